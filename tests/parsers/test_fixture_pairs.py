@@ -1,0 +1,45 @@
+"""Every fixture parses to its hand-checked .expected.json, and detection names its source."""
+
+from __future__ import annotations
+
+import pytest
+
+from topodiag.parsers import ParseError, blank_provenance_header, detect, get, to_jsonable
+from tests.fixtures_index import parser_fixtures
+
+FIXTURES = parser_fixtures()
+
+
+def test_there_are_fixtures() -> None:
+    assert len(FIXTURES) >= 10
+
+
+@pytest.mark.parametrize("fx", FIXTURES, ids=lambda f: f.id)
+def test_fixture_parses_to_expected(fx) -> None:
+    parser = get(fx.source)
+    expected = fx.expected()
+    text = blank_provenance_header(fx.text())
+    if "parse_error" in expected:
+        with pytest.raises(ParseError) as info:
+            parser.parse(text)
+        want = expected["parse_error"]
+        if "line_no" in want:
+            assert info.value.line_no == want["line_no"]
+        assert want["contains"].lower() in info.value.message.lower()
+        return
+    assert to_jsonable(parser.parse(text)) == expected
+
+
+@pytest.mark.parametrize("fx", FIXTURES, ids=lambda f: f.id)
+def test_fixture_streaming_matches_whole_text(fx) -> None:
+    parser = get(fx.source)
+    if not hasattr(parser, "parse_lines") or "parse_error" in fx.expected():
+        pytest.skip("no streaming form")
+    text = blank_provenance_header(fx.text())
+    lines = text.splitlines(keepends=True)
+    assert to_jsonable(parser.parse_lines(iter(lines))) == to_jsonable(parser.parse(text))
+
+
+@pytest.mark.parametrize("fx", FIXTURES, ids=lambda f: f.id)
+def test_detection_names_the_fixture_source(fx) -> None:
+    assert detect(blank_provenance_header(fx.text())) == get(fx.source).SOURCE

@@ -1,0 +1,84 @@
+"""What every parser shares: ParseError, the `#@` provenance header, text normalisation.
+
+A parser module exposes:
+  SOURCE: str                      the source name (e.g. "nvidia_smi_topo_m")
+  parse(text: str) -> dataclass    pure; raises ParseError and nothing else
+  sniff(text: str) -> float        0.0 (not this tool) .. 1.0 (certainly this tool); looks at a
+                                   prefix of the text only, must be cheap and never raise
+and optionally
+  parse_lines(lines: Iterable[str]) -> dataclass   streaming form for large inputs
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields, is_dataclass
+from enum import Enum
+from typing import Any, Iterable, Iterator
+
+HEADER_PREFIX = "#@"
+HEADER_END = "#@ ---"
+
+ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+
+
+class ParseError(Exception):
+    """Text that is not the output of the tool the parser reads.
+
+    `line_no` is 1-based and counts lines of the text as given (the provenance header included,
+    since the loader blanks header lines rather than removing them); 0 when no line applies.
+    """
+
+    def __init__(self, message: str, line_no: int = 0):
+        super().__init__(message)
+        self.message = message
+        self.line_no = line_no
+
+    def __str__(self) -> str:
+        return f"line {self.line_no}: {self.message}" if self.line_no else self.message
+
+
+def blank_provenance_header(text: str) -> str:
+    """Replace a leading `#@ ` provenance header (up to `#@ ---`) with empty lines.
+
+    Line numbers in the rest of the text stay those of the file. Text without a header is
+    returned unchanged.
+    """
+    if not text.startswith(HEADER_PREFIX):
+        return text
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if not line.startswith(HEADER_PREFIX):
+            return "\n" * i + "\n".join(lines[i:])  # header without terminator: blank what it had
+        if line.rstrip("\r").strip() == HEADER_END:
+            return "\n" * (i + 1) + "\n".join(lines[i + 1 :])
+    return "\n" * (len(lines) - 1)
+
+
+def strip_ansi(line: str) -> str:
+    """Remove ANSI escape sequences (nvidia-smi underlines its topo header on a TTY)."""
+    return ANSI_RE.sub("", line) if "\x1b" in line else line
+
+
+def clean_lines(text: str) -> list[str]:
+    """Split into lines without line terminators (LF, CRLF or CR), ANSI codes and trailing blanks."""
+    return [strip_ansi(line).rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+
+
+def iter_clean_lines(lines: Iterable[str]) -> Iterator[str]:
+    """Streaming form of clean_lines for an iterable of raw lines (e.g. an open file)."""
+    for raw in lines:
+        yield strip_ansi(raw.rstrip("\r\n")).rstrip()
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Dataclasses -> dicts (field order kept), tuples -> lists, enums -> values."""
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_jsonable(getattr(obj, f.name)) for f in fields(obj) if not f.name.startswith("_")}
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, Enum):
+        return obj.value
+    return obj

@@ -1,0 +1,1 @@
+"""Turning results into text for people and data for programs."""

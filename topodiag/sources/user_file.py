@@ -1,0 +1,96 @@
+"""Reading a file the user names (or `-` for stdin), with errors a person can act on.
+
+Nothing here modifies the file. Text is decoded as UTF-8 with undecodable bytes replaced, so a
+stray Latin-1 byte in a log does not stop the analysis; NUL bytes in the first block mean the file
+is binary and is refused.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import sys
+from dataclasses import dataclass
+from typing import Iterator
+
+BINARY_PROBE_BYTES = 8192
+
+
+class InputError(Exception):
+    """A user-named input that cannot be read as text; `where` is `file` or `file:line`."""
+
+    def __init__(self, where: str, message: str):
+        super().__init__(f"{where}: {message}")
+        self.where = where
+        self.message = message
+
+
+@dataclass
+class OpenedText:
+    """An open text input: its name for messages, its first block (for detection), the lines."""
+
+    name: str
+    head: str
+    handle: io.TextIOBase
+
+    def lines(self) -> Iterator[str]:
+        """All lines, from the beginning, with their terminators."""
+        self.handle.seek(0) if self.handle.seekable() else None
+        return iter(self.handle)
+
+    def read(self) -> str:
+        self.handle.seek(0) if self.handle.seekable() else None
+        return self.handle.read()
+
+    def close(self) -> None:
+        if self.handle is not sys.stdin:
+            self.handle.close()
+
+
+def open_text(path: str) -> OpenedText:
+    """Open `path` for reading as text, refusing what is not a readable, non-empty text file."""
+    if path == "-":
+        data = sys.stdin.buffer.read()
+        return _from_bytes("<stdin>", data)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except PermissionError:
+        raise InputError(path, "permission denied") from None
+    except OSError as exc:
+        raise InputError(path, exc.strerror or str(exc)) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(path, "is a directory, expected a file (parse takes one tool output)")
+    try:
+        raw = open(path, "rb")
+    except PermissionError:
+        raise InputError(path, "permission denied") from None
+    except OSError as exc:
+        raise InputError(path, exc.strerror or str(exc)) from None
+    try:
+        first = raw.read(BINARY_PROBE_BYTES)
+    except OSError as exc:
+        raw.close()
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    _refuse_binary_or_empty(path, first)
+    raw.seek(0)
+    handle = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
+    head = handle.read(256 * 1024)
+    return OpenedText(path, head, handle)
+
+
+def _from_bytes(name: str, data: bytes) -> OpenedText:
+    _refuse_binary_or_empty(name, data[:BINARY_PROBE_BYTES])
+    text = data.decode("utf-8", errors="replace")
+    return OpenedText(name, text[: 256 * 1024], io.StringIO(text, newline=""))
+
+
+def _refuse_binary_or_empty(name: str, first: bytes) -> None:
+    if not first:
+        raise InputError(name, "empty file, expected the text output of a tool")
+    if b"\x00" in first:
+        raise InputError(name, "binary data (NUL bytes), expected the text output of a tool")
+    if first[:2] == b"\x1f\x8b":
+        raise InputError(name, "gzip data; decompress it first (a bundle goes to `check --from`)")
