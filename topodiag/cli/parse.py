@@ -54,7 +54,7 @@ def parse_command(
     file: str = typer.Argument(..., metavar="FILE", help="A tool's saved output, or - for stdin."),
     source: Optional[str] = typer.Option(
         None, "--source", "-s", callback=_check_source,
-        help="Which tool produced FILE (default: detected from its content). See --list-sources.",
+        help="Which tool produced FILE (default: detected from its content): nvidia_smi_topo_m, nvidia_smi_nvlink_s, ibstat, ibv_devinfo, ibstatus, nccl_debug, nccl_tests, nccl_topo_xml.",
     ),
     output_format: Optional[OutputFormat] = typer.Option(
         None, "--format", "-f", help="json (default when stdout is not a terminal) or text."

@@ -1,0 +1,210 @@
+"""`topodiag parse`: exit codes one by one, error messages for people, JSON on a pipe."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from topodiag.exit_codes import ExitCode
+from tests.fixtures_index import FIXTURES, parser_fixtures
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args: str, stdin: bytes | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "topodiag", *args], cwd=ROOT, input=stdin, capture_output=True,
+        timeout=60, env={**os.environ, **(env or {})},
+    )
+
+
+def first_fixture(source: str) -> Path:
+    for fx in parser_fixtures():
+        if fx.source == source and "parse_error" not in fx.expected():
+            return fx.path
+    pytest.skip(f"no {source} fixture yet")
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
+    err = proc.stderr.decode()
+    assert "Traceback" not in err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("topodiag: error: ")
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    assert proc.stdout == b""
+
+
+def test_ok_json_on_a_pipe() -> None:
+    path = first_fixture("nvidia_smi_topo_m")
+    proc = run("parse", str(path))
+    assert proc.returncode == ExitCode.OK, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["source"] == "nvidia_smi_topo_m"
+    assert data["devices"] and data["links"]
+
+
+def test_ok_text_format() -> None:
+    path = first_fixture("nvidia_smi_topo_m")
+    proc = run("parse", str(path), "--format", "text")
+    assert proc.returncode == ExitCode.OK, proc.stderr
+    out = proc.stdout.decode()
+    assert out.startswith("source: nvidia_smi_topo_m")
+    assert "GPU0" in out
+
+
+def test_stdin_dash() -> None:
+    path = first_fixture("nvidia_smi_topo_m")
+    proc = run("parse", "-", stdin=path.read_bytes())
+    assert proc.returncode == ExitCode.OK, proc.stderr
+    assert json.loads(proc.stdout)["source"] == "nvidia_smi_topo_m"
+
+
+def test_named_source_overrides_detection() -> None:
+    path = first_fixture("nvidia_smi_topo_m")
+    proc = run("parse", str(path), "--source", "nccl_tests")
+    assert proc.returncode == ExitCode.INCOMPLETE
+    assert_one_line_error(proc, str(path))
+
+
+def test_missing_file_exits_3(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.txt"
+    proc = run("parse", str(missing))
+    assert proc.returncode == ExitCode.INCOMPLETE
+    assert_one_line_error(proc, str(missing), "no such file")
+
+
+def test_directory_exits_3(tmp_path: Path) -> None:
+    proc = run("parse", str(tmp_path))
+    assert proc.returncode == ExitCode.INCOMPLETE
+    assert_one_line_error(proc, str(tmp_path), "is a directory")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_file_exits_3(tmp_path: Path) -> None:
+    f = tmp_path / "locked.txt"
+    f.write_text("GPU0\n")
+    f.chmod(0)
+    proc = run("parse", str(f))
+    assert proc.returncode == ExitCode.INCOMPLETE
+    assert_one_line_error(proc, "permission denied")
+
+
+def test_binary_garbage_exits_3(tmp_path: Path) -> None:
+    f = tmp_path / "core.bin"
+    f.write_bytes(bytes(range(256)) * 64)
+    proc = run("parse", str(f))
+    assert proc.returncode == ExitCode.INCOMPLETE
+    assert_one_line_error(proc, str(f), "binary")
+
+
+def test_gzip_exits_3_with_hint(tmp_path: Path) -> None:
+    import gzip
+
+    f = tmp_path / "bundle.tar.gz"
+    f.write_bytes(gzip.compress(b"GPU0 GPU1\n" * 100))
+    proc = run("parse", str(f))
+    assert proc.returncode == ExitCode.INCOMPLETE
+    assert_one_line_error(proc, str(f))
+
+
+def test_empty_file_exits_3(tmp_path: Path) -> None:
+    f = tmp_path / "empty.txt"
+    f.write_bytes(b"")
+    proc = run("parse", str(f))
+    assert proc.returncode == ExitCode.INCOMPLETE
+    assert_one_line_error(proc, str(f), "empty")
+
+
+def test_blank_file_exits_3(tmp_path: Path) -> None:
+    f = tmp_path / "blank.txt"
+    f.write_bytes(b"\n  \r\n\t\n")
+    proc = run("parse", str(f))
+    assert proc.returncode == ExitCode.INCOMPLETE
+    assert_one_line_error(proc, str(f), "no output")
+
+
+def test_unrecognised_text_exits_3(tmp_path: Path) -> None:
+    f = tmp_path / "notes.txt"
+    f.write_text("Dear support,\nmy training job is slow since Tuesday.\nThanks\n")
+    proc = run("parse", str(f))
+    assert proc.returncode == ExitCode.INCOMPLETE
+    assert_one_line_error(proc, str(f), "--source")
+
+
+def test_wrong_tool_names_file_and_line(tmp_path: Path) -> None:
+    path = first_fixture("nvidia_smi_topo_m")
+    proc = run("parse", str(path), "--source", "ibstat")
+    assert proc.returncode == ExitCode.INCOMPLETE
+    err = proc.stderr.decode().strip()
+    assert_one_line_error(proc, str(path))
+    assert err.startswith(f"topodiag: error: {path}:")
+
+
+def test_input_file_is_not_modified(tmp_path: Path) -> None:
+    src = first_fixture("nvidia_smi_topo_m")
+    f = tmp_path / src.name
+    f.write_bytes(src.read_bytes())
+    before = (f.read_bytes(), f.stat().st_mtime_ns)
+    assert run("parse", str(f)).returncode == ExitCode.OK
+    assert (f.read_bytes(), f.stat().st_mtime_ns) == before
+
+
+def test_unknown_option_is_usage_error() -> None:
+    proc = run("parse", "--frobnicate", "x")
+    assert proc.returncode == ExitCode.USAGE
+    assert b"Traceback" not in proc.stderr
+
+
+def test_unknown_source_is_usage_error() -> None:
+    proc = run("parse", "x.txt", "--source", "dmesg")
+    assert proc.returncode == ExitCode.USAGE
+    assert b"unknown source" in proc.stderr
+
+
+def test_missing_argument_is_usage_error() -> None:
+    proc = run("parse")
+    assert proc.returncode == ExitCode.USAGE
+
+
+def test_internal_error_exits_4_without_traceback(tmp_path: Path) -> None:
+    # A parser bug (an exception other than ParseError) must become exit 4 and one line.
+    shim = tmp_path / "sitecustomize.py"
+    shim.write_text(
+        "import topodiag.parsers as p\n"
+        "m = p.get('nvidia_smi_topo_m')\n"
+        "def boom(text):\n    raise ZeroDivisionError('planted bug')\n"
+        "m.parse = boom\n"
+        "if hasattr(m, 'parse_lines'): del m.parse_lines\n"
+    )
+    path = first_fixture("nvidia_smi_topo_m")
+    proc = run("parse", str(path), env={"PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"})
+    assert proc.returncode == ExitCode.INTERNAL
+    err = proc.stderr.decode()
+    assert "Traceback" not in err and "planted bug" in err and "--debug" in err
+
+
+def test_version() -> None:
+    proc = run("--version")
+    assert proc.returncode == ExitCode.OK
+    assert proc.stdout.decode().startswith("topodiag ")
+
+
+def test_exit_code_table_is_in_readme() -> None:
+    readme = (ROOT / "README.md").read_text()
+    for code in ExitCode:
+        assert f"| {code.value} |" in readme, f"exit code {code.value} missing from README table"
+
+
+def test_every_fixture_parses_through_the_cli() -> None:
+    assert FIXTURES.is_dir()
+    for fx in parser_fixtures():
+        proc = run("parse", str(fx.path), "--source", fx.source)
+        want = ExitCode.INCOMPLETE if "parse_error" in fx.expected() else ExitCode.OK
+        assert proc.returncode == want, (fx.id, proc.stderr)
