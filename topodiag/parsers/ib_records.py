@@ -1,0 +1,258 @@
+"""Records shared by the InfiniBand parsers (ibstat, ibv_devinfo, ibstatus) and their vocabulary.
+
+The three tools print the same facts in three dialects ("Active" / "PORT_ACTIVE (4)" / "4: ACTIVE",
+"0x7425540300353ded" / "7425:5403:0035:3ded"). Every parser builds the same frozen records from
+them, normalised so rules compare like with like, with the printed form kept where it differs.
+This module defines no SOURCE: it is not a parser.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+# -- records ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Gid:
+    """One entry of a port's GID table (ibv_devinfo -v): `GID[  3]: ::ffff:200.0.209.6, RoCE v2`."""
+
+    index: int
+    gid: str  # as printed (full or inet_ntop-compressed form)
+    type: str | None  # "IB", "RoCE v1", "RoCE v2" as printed; None when the tool prints no type
+
+
+@dataclass(frozen=True)
+class Port:
+    """One HCA port. Fields a tool does not print are None (or () for gids)."""
+
+    port: int | None  # None only in a fragment that lacks the port header
+    state: str | None  # Down | Initializing | Armed | Active | ActiveDefer
+    state_raw: str | None
+    physical_state: str | None  # Sleep | Polling | Disabled | PortConfigurationTraining | LinkUp | ...
+    physical_state_raw: str | None
+    rate_gbps: float | None
+    rate_raw: str | None  # ibstat "40 (FDR10)", ibstatus "100 Gb/sec (4X EDR)"; None for ibv_devinfo
+    link_layer: str | None  # InfiniBand | Ethernet
+    base_lid: int | None
+    sm_lid: int | None
+    lmc: int | None
+    port_guid: str | None  # 0x + 16 lowercase hex digits
+    capability_mask: str | None  # 0x + 8 lowercase hex digits (ibstat / ibv_devinfo -v port_cap_flags)
+    default_gid: str | None  # ibstatus
+    active_mtu: int | None  # ibv_devinfo, bytes
+    max_mtu: int | None
+    active_width: str | None  # ibv_devinfo -v: "4X"
+    active_speed_gbps: float | None  # ibv_devinfo -v: per-lane speed
+    gids: tuple[Gid, ...]
+    line_no: int  # line of the port header (or of its first fact in a fragment)
+
+
+@dataclass(frozen=True)
+class CA:
+    """One channel adapter (HCA, or a switch / router where ibstat says so)."""
+
+    name: str | None  # None only in a fragment that lacks the device header
+    node_type: str | None  # ibstat: "CA", "Switch", "Router", "iWARP RNIC"
+    type: str | None  # "MT4129"; ibv_devinfo: "MT<vendor_part_id>" for Mellanox/NVIDIA vendor ids
+    num_ports: int | None  # ibstat "Number of ports", ibv_devinfo "phys_port_cnt"
+    firmware: str | None
+    hardware_version: str | None  # as printed ("0", "0x0")
+    node_guid: str | None  # 0x + 16 lowercase hex digits
+    system_guid: str | None
+    transport: str | None  # ibv_devinfo: "InfiniBand", "iWARP", ...
+    vendor_id: str | None  # ibv_devinfo: "0x02c9"
+    vendor_part_id: int | None
+    board_id: str | None
+    printed_by: str  # the tool whose block format this record came from
+    line_no: int
+    ports: tuple[Port, ...]
+
+
+@dataclass(frozen=True)
+class ErrorLine:
+    """A line where the tool reported a failure (ibpanic, Fatal error, Failed to ...)."""
+
+    line_no: int
+    text: str
+
+
+# -- vocabulary ------------------------------------------------------------------------------
+
+_STATE_BY_WORD = {
+    "DOWN": "Down",
+    "INIT": "Initializing",
+    "INITIALIZING": "Initializing",
+    "INITIALIZE": "Initializing",
+    "ARMED": "Armed",
+    "ACTIVE": "Active",
+    "ACTIVEDEFER": "ActiveDefer",
+}
+_STATE_BY_NUMBER = {1: "Down", 2: "Initializing", 3: "Armed", 4: "Active", 5: "ActiveDefer"}
+
+_PHYS_BY_WORD = {
+    "SLEEP": "Sleep",
+    "POLLING": "Polling",
+    "DISABLED": "Disabled",
+    "PORTCONFIGURATIONTRAINING": "PortConfigurationTraining",
+    "PORTCONFIGURATIONTRAINNING": "PortConfigurationTraining",  # rdma-core's spelling
+    "LINKUP": "LinkUp",
+    "LINKERRORRECOVERY": "LinkErrorRecovery",
+    "PHYTEST": "PhyTest",
+}
+_PHYS_BY_NUMBER = {
+    1: "Sleep",
+    2: "Polling",
+    3: "Disabled",
+    4: "PortConfigurationTraining",
+    5: "LinkUp",
+    6: "LinkErrorRecovery",
+    7: "PhyTest",
+}
+
+_NUM_PREFIX = re.compile(r"^(\d{1,18})\s*:\s*(.*)$")  # sysfs "4: ACTIVE"
+_NUM_SUFFIX = re.compile(r"^(.*?)\s*\((\d{1,18})\)$")  # verbs "PORT_ACTIVE (4)"
+
+
+def _split_code(raw: str) -> tuple[str, int | None]:
+    text = raw.strip()
+    m = _NUM_PREFIX.match(text)
+    if m:
+        return m.group(2), int(m.group(1))
+    m = _NUM_SUFFIX.match(text)
+    if m:
+        return m.group(1), int(m.group(2))
+    return text, None
+
+
+def _word_key(text: str) -> str:
+    return re.sub(r"[^A-Z]", "", text.upper())
+
+
+def norm_state(raw: str | None) -> str | None:
+    """'Active', 'PORT_ACTIVE (4)', '4: ACTIVE' -> 'Active'; None when unrecognised."""
+    if raw is None:
+        return None
+    word, num = _split_code(raw)
+    key = _word_key(word)
+    if key.startswith("PORT"):
+        key = key[4:]
+    if key in _STATE_BY_WORD:
+        return _STATE_BY_WORD[key]
+    return _STATE_BY_NUMBER.get(num) if num is not None and not key else None
+
+
+def norm_physical_state(raw: str | None) -> str | None:
+    """'LinkUp', 'LINK_UP (5)', '5: LinkUp' -> 'LinkUp'; None when unrecognised."""
+    if raw is None:
+        return None
+    word, num = _split_code(raw)
+    key = _word_key(word)
+    if key in _PHYS_BY_WORD:
+        return _PHYS_BY_WORD[key]
+    return _PHYS_BY_NUMBER.get(num) if num is not None and not key else None
+
+
+def norm_link_layer(raw: str | None) -> str | None:
+    """'InfiniBand' / 'IB' -> 'InfiniBand', 'Ethernet' / 'ETH' -> 'Ethernet', else None."""
+    if raw is None:
+        return None
+    key = _word_key(raw)
+    if key in ("INFINIBAND", "IB"):
+        return "InfiniBand"
+    if key in ("ETHERNET", "ETH"):
+        return "Ethernet"
+    return None
+
+
+_HEX = re.compile(r"^(?:0x)?([0-9a-fA-F]+)$")
+
+
+def norm_guid(raw: str) -> str | None:
+    """'0x7425540300353ded' or 'a088:c203:0030:9a0d' -> '0x...' (16 lowercase hex digits)."""
+    text = raw.strip()
+    if re.fullmatch(r"[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{1,4}){3}", text):
+        return "0x" + "".join(part.zfill(4) for part in text.split(":")).lower()
+    m = _HEX.match(text)
+    if m and len(m.group(1)) <= 16:
+        return "0x" + m.group(1).lower().zfill(16)
+    return None
+
+
+def norm_mask(raw: str) -> str | None:
+    """'0xa750e848' -> '0xa750e848' (8 lowercase hex digits), None when not hex."""
+    m = re.fullmatch(r"0x([0-9a-fA-F]{1,8})", raw.strip())
+    return "0x" + m.group(1).lower().zfill(8) if m else None
+
+
+def parse_int(raw: str) -> int | None:
+    """Decimal ('65535') or hex ('0x0', '0x00'); None when neither."""
+    text = raw.strip()
+    if re.fullmatch(r"\d{1,18}", text):
+        return int(text)
+    if re.fullmatch(r"0[xX][0-9a-fA-F]+", text):
+        return int(text, 16)
+    return None
+
+
+def leading_number(raw: str) -> float | None:
+    """The number a value starts with: '40 (FDR10)' -> 40.0, '100 Gb/sec (4X EDR)' -> 100.0."""
+    m = re.match(r"\s*(\d{1,18}(?:\.\d{1,18})?)", raw)
+    return float(m.group(1)) if m else None
+
+
+# -- drafts: mutable while a parser reads, frozen at the end -----------------------------------
+
+PORT_FIELDS = (
+    "state", "state_raw", "physical_state", "physical_state_raw", "rate_gbps", "rate_raw",
+    "link_layer", "base_lid", "sm_lid", "lmc", "port_guid", "capability_mask", "default_gid",
+    "active_mtu", "max_mtu", "active_width", "active_speed_gbps",
+)
+CA_FIELDS = (
+    "node_type", "type", "num_ports", "firmware", "hardware_version", "node_guid", "system_guid",
+    "transport", "vendor_id", "vendor_part_id", "board_id",
+)
+
+
+def new_port(port: int | None, line_no: int) -> dict[str, Any]:
+    draft: dict[str, Any] = dict.fromkeys(PORT_FIELDS)
+    draft.update(port=port, line_no=line_no, gids=[])
+    return draft
+
+
+def new_ca(name: str | None, printed_by: str, line_no: int) -> dict[str, Any]:
+    draft: dict[str, Any] = dict.fromkeys(CA_FIELDS)
+    draft.update(name=name, printed_by=printed_by, line_no=line_no, ports=[])
+    return draft
+
+
+def set_once(draft: dict[str, Any], key: str, value: Any) -> None:
+    """Keep the first value printed for a field (a repeated key is a paste artefact)."""
+    if draft.get(key) is None and value is not None:
+        draft[key] = value
+
+
+def freeze_port(draft: dict[str, Any]) -> Port:
+    return Port(
+        port=draft["port"],
+        **{k: draft[k] for k in PORT_FIELDS},
+        gids=tuple(draft["gids"]),
+        line_no=draft["line_no"],
+    )
+
+
+def freeze_ca(draft: dict[str, Any]) -> CA:
+    return CA(
+        name=draft["name"],
+        **{k: draft[k] for k in CA_FIELDS},
+        printed_by=draft["printed_by"],
+        line_no=draft["line_no"],
+        ports=tuple(freeze_port(p) for p in draft["ports"]),
+    )
+
+
+def strip_paste(line: str) -> str:
+    """A cleaned line without indentation and the Markdown backticks a paste may wrap it in."""
+    return line.strip().strip("`").strip()

@@ -1,0 +1,219 @@
+"""Parser for `ibstat` (infiniband-diags): one block per CA, one sub-block per port.
+
+    CA 'mlx5_0'
+            CA type: MT4129
+            Number of ports: 1
+            Firmware version: 28.43.2026
+            Hardware version: 0
+            Node GUID: 0xa088c2030074cfda
+            System image GUID: 0xa088c2030074cfda
+            Port 1:
+                    State: Active
+                    Physical state: LinkUp
+                    Rate: 400
+                    Base lid: 50
+                    LMC: 0
+                    SM lid: 1
+                    Capability mask: 0xa751e848
+                    Port GUID: 0xa088c2030074cfda
+                    Link layer: InfiniBand
+    ibpanic: [1400444] main: stat of IB device 'mlx5_8' failed: No such file or directory
+
+Also read: `ibstat <ca> <port>` ("CA: 'mlx5_0'" then an unindented port block), `ibstat -s` (CA
+headers only), switches ("Switch 'x'" / "Switch type:"), "Rate: 40 (FDR10)", "Rate: 2.5",
+pastes that lost their indentation or kept Markdown backticks, and shell prompts / prose between
+outputs (skipped). ibstat aborts at the first device it cannot stat ("ibpanic: ... stat of IB
+device ... failed"); what it printed before is kept and the ibpanic/ibwarn/iberror line goes to
+`errors`. `ibstatus` blocks pasted in the same text are read too (their CA has
+`printed_by: "ibstatus"`), since both describe the same ports.
+
+JSON: {source: "ibstat", cas: [CA], errors: [{line_no, text}]}; CA and Port as in ib_records:
+CA name, node_type, type ("MT4129"), num_ports, firmware, hardware_version, node_guid /
+system_guid ("0x" + 16 hex), ports [{port, state ("Active" ...), state_raw, physical_state
+("LinkUp" ...), physical_state_raw, rate_gbps (400.0), rate_raw ("400"), link_layer, base_lid,
+lmc, sm_lid, capability_mask, port_guid, line_no}]; fields ibstat never prints are None.
+`ibstat -l` / `ibstat -p` (bare names / GUIDs) carry no structure and are refused.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from . import ibstatus
+from .base import ParseError, clean_lines, iter_clean_lines
+from .ib_records import (
+    CA,
+    ErrorLine,
+    freeze_ca,
+    leading_number,
+    new_ca,
+    new_port,
+    norm_guid,
+    norm_link_layer,
+    norm_mask,
+    norm_physical_state,
+    norm_state,
+    parse_int,
+    set_once,
+    strip_paste,
+)
+
+SOURCE = "ibstat"
+
+_NODE = r"(CA|Switch|Router|iWARP RNIC|\?\?\?)"
+CA_RE = re.compile(rf"^{_NODE}(:?) '([^']*)'$")
+TYPE_RE = re.compile(rf"^{_NODE} type:\s*(.*)$")
+PORT_RE = re.compile(r"^Port (\d{1,18}):$")
+CA_KEYS = {
+    "Number of ports": "num_ports",
+    "Firmware version": "firmware",
+    "Hardware version": "hardware_version",
+    "Node GUID": "node_guid",
+    "System image GUID": "system_guid",
+}
+PORT_KEYS = ("State", "Physical state", "Rate", "Base lid", "LMC", "SM lid", "Capability mask", "Port GUID",
+             "Link layer")
+FIELD_RE = re.compile(r"^(" + "|".join(map(re.escape, [*CA_KEYS, *PORT_KEYS])) + r"):\s*(.*)$")
+ERROR_RE = re.compile(r"^(?:ibpanic:|ibwarn:|iberror:|ibstat: |\S+: iberror:)")
+
+_SNIFF_CA = re.compile(rf"^[ \t`]*{_NODE}:? '[^']*'[ \t`]*\r?\n(?:[^\n]*\n){{0,2}}?[ \t`]*{_NODE} type:", re.M)
+_SNIFF_PANIC = re.compile(r"ibpanic: \[\d{1,18}\] main: (?:stat of IB device|'[^']*' IB device can't be found|can't)")
+_SNIFF_PORT = re.compile(r"^[ \t]*Physical state: \w+\s*\n[ \t]*Rate: [\d.]+", re.M)
+
+
+@dataclass(frozen=True)
+class IbstatReport:
+    source: str = SOURCE
+    cas: tuple[CA, ...] = ()
+    errors: tuple[ErrorLine, ...] = ()
+
+
+def _need(value: Any, what: str, key: str, raw: str, line_no: int) -> Any:
+    if value is None:
+        raise ParseError(f"expected {what} after '{key}:', found '{raw[:40]}'", line_no)
+    return value
+
+
+def _ca_field(ca: dict[str, Any], key: str, value: str, line_no: int) -> None:
+    field = CA_KEYS[key]
+    if field == "num_ports":
+        set_once(ca, field, _need(parse_int(value), "a port count", key, value, line_no))
+    elif field in ("node_guid", "system_guid"):
+        set_once(ca, field, _need(norm_guid(value), "a GUID such as '0x0c42a10300a58684'", key, value, line_no))
+    elif value:
+        set_once(ca, field, value)
+
+
+def _port_field(port: dict[str, Any], key: str, value: str, line_no: int) -> None:
+    if not value:
+        return
+    if key == "State":
+        set_once(port, "state_raw", value)
+        set_once(port, "state", norm_state(value))
+    elif key == "Physical state":
+        set_once(port, "physical_state_raw", value)
+        set_once(port, "physical_state", norm_physical_state(value))
+    elif key == "Rate":
+        set_once(port, "rate_raw", value)
+        set_once(port, "rate_gbps", _need(leading_number(value), "a rate in Gb/s such as '200'", key, value, line_no))
+    elif key in ("Base lid", "SM lid", "LMC"):
+        field = {"Base lid": "base_lid", "SM lid": "sm_lid", "LMC": "lmc"}[key]
+        set_once(port, field, _need(parse_int(value), "an integer", key, value, line_no))
+    elif key == "Capability mask":
+        set_once(port, "capability_mask", _need(norm_mask(value), "a mask such as '0xa651e848'", key, value, line_no))
+    elif key == "Port GUID":
+        set_once(port, "port_guid", _need(norm_guid(value), "a GUID such as '0x0c42a10300a58684'", key, value, line_no))
+    elif key == "Link layer":
+        set_once(port, "link_layer", norm_link_layer(value))
+
+
+def _parse(lines: Iterable[str]) -> IbstatReport:
+    cas: list[dict[str, Any]] = []
+    errors: list[ErrorLine] = []
+    ca: dict[str, Any] | None = None  # current ibstat CA
+    port: dict[str, Any] | None = None  # current ibstat port
+    st_port: dict[str, Any] | None = None  # current ibstatus port, when its blocks are pasted in
+    first_text: tuple[int, str] | None = None
+    own_error = False
+    for line_no, raw in enumerate(lines, 1):
+        line = strip_paste(raw)
+        if not line:
+            continue
+        if first_text is None:
+            first_text = (line_no, line)
+        m = CA_RE.match(line)
+        if m:
+            ca = new_ca(m.group(3), SOURCE, line_no)
+            ca["node_type"] = m.group(1) if m.group(1) != "???" else None
+            cas.append(ca)
+            port = st_port = None
+            continue
+        m = PORT_RE.match(line)
+        if m:
+            if ca is None:  # a fragment that starts inside a CA
+                ca = new_ca(None, SOURCE, line_no)
+                cas.append(ca)
+            port = new_port(int(m.group(1)), line_no)
+            ca["ports"].append(port)
+            st_port = None
+            continue
+        if ERROR_RE.match(line):
+            errors.append(ErrorLine(line_no, line))
+            own_error = own_error or line.startswith(("ibpanic:", "ibwarn:"))
+            continue
+        m = TYPE_RE.match(line)
+        if m:
+            if ca is not None and m.group(2):
+                set_once(ca, "type", m.group(2))
+            continue
+        m = FIELD_RE.match(line)
+        if m:
+            key, value = m.group(1), m.group(2).strip()
+            if key in CA_KEYS:
+                if ca is not None:
+                    _ca_field(ca, key, value, line_no)
+            elif port is not None:
+                _port_field(port, key, value, line_no)
+            continue
+        m = ibstatus.HEADER_RE.match(line)
+        if m:
+            st_port = ibstatus.start_block(cas, m, line_no)
+            ca = port = None
+            continue
+        m = ibstatus.FIELD_RE.match(line)
+        if m and st_port is not None:
+            ibstatus.apply_field(st_port, m.group(1), m.group(2), line_no)
+        # anything else (prompts, prose, other tools' output) is skipped
+    if not own_error and not any(c["name"] is not None or any(p["state_raw"] or p["physical_state_raw"] for p in c["ports"])
+                                 for c in cas):
+        if first_text is None:
+            raise ParseError("expected ibstat output (\"CA '<name>'\" blocks), found no text", 0)
+        line_no, line = first_text
+        raise ParseError(f"expected a \"CA '<name>'\" line (ibstat output), found '{line[:60]}'", line_no)
+    return IbstatReport(cas=tuple(freeze_ca(c) for c in cas), errors=tuple(errors))
+
+
+def parse(text: str) -> IbstatReport:
+    """ibstat output -> IbstatReport; ParseError when the text holds no ibstat CA, port or ibpanic."""
+    return _parse(clean_lines(text))
+
+
+def parse_lines(lines: Iterable[str]) -> IbstatReport:
+    """Streaming form of parse for an iterable of raw lines."""
+    return _parse(iter_clean_lines(lines))
+
+
+def sniff(text: str) -> float:
+    """0.95 for "CA 'x'" followed by "CA type:", 0.9 for ibstat's ibpanic, 0.7 for a bare port block."""
+    try:
+        if _SNIFF_CA.search(text):
+            return 0.95
+        if _SNIFF_PANIC.search(text):
+            return 0.9
+        if _SNIFF_PORT.search(text):
+            return 0.7
+    except Exception:  # pragma: no cover - regex search on str does not raise
+        return 0.0
+    return 0.0

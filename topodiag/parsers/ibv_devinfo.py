@@ -1,0 +1,274 @@
+"""Parser for `ibv_devinfo` (rdma-core / MLNX_OFED libibverbs), plain and `-v`.
+
+    hca_id: mlx5_0
+            transport:                      InfiniBand (0)
+            fw_ver:                         28.39.2048
+            node_guid:                      58a2:e103:002a:09b8
+            sys_image_guid:                 58a2:e103:002a:09b8
+            vendor_id:                      0x02c9
+            vendor_part_id:                 4129
+            hw_ver:                         0x0
+            board_id:                       MT_0000000838
+            phys_port_cnt:                  1
+                    port:   1
+                            state:                  PORT_DOWN (1)
+                            max_mtu:                4096 (5)
+                            active_mtu:             4096 (5)
+                            sm_lid:                 0
+                            port_lid:               65535
+                            port_lmc:               0x00
+                            link_layer:             InfiniBand
+    (-v adds)               active_width:           4X (2)
+                            active_speed:           25.0 Gbps (32)
+                            phys_state:             LINK_UP (5)
+                            GID[  3]:               ::ffff:200.0.209.6, RoCE v2
+
+`-v` also prints device capability blocks (max_qp, device_cap_flags and their flag lists,
+MOFED's device_cap_exp_flags, "Unknown flags: 0x...", odp/tso/rss caps): tolerated and skipped.
+Also read: `ibv_devinfo -l` ("2 HCAs found:" and the names -> CAs with only a name), fragments
+(a device block with no port is a CA with zero ports; port lines with no header go to a CA / port
+whose name / number is None), libibverbs warnings and the tool's failures ("No IB devices found",
+"Failed to ...") -> `errors`; a text with only such a failure parses to zero CAs.
+
+JSON: {source: "ibv_devinfo", cas: [CA], errors: [{line_no, text}]}, CA / Port as in ib_records.
+Mapping: hca_id -> name, fw_ver -> firmware, sys_image_guid -> system_guid, phys_port_cnt ->
+num_ports, hw_ver -> hardware_version, transport ("InfiniBand (0)" -> "InfiniBand"), vendor_id,
+vendor_part_id, board_id; type = "MT<vendor_part_id>" for Mellanox/NVIDIA vendor ids (what
+ibstat's "CA type" shows), else None. GUIDs "a088:c203:0030:9a0d" -> "0xa088c20300309a0d".
+Port: state ("PORT_ACTIVE (4)" -> "Active"), physical_state ("LINK_UP (5)" -> "LinkUp"),
+port_lid -> base_lid, port_lmc -> lmc, sm_lid, active_mtu / max_mtu (bytes), link_layer,
+port_cap_flags -> capability_mask, active_width ("4X"), active_speed_gbps (per lane), rate_gbps =
+width x lane speed (-v only; plain output has no rate -> None), gids [{index, gid, type}].
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from .base import ParseError, clean_lines, iter_clean_lines
+from .ib_records import (
+    CA,
+    ErrorLine,
+    Gid,
+    freeze_ca,
+    new_ca,
+    new_port,
+    norm_guid,
+    norm_link_layer,
+    norm_mask,
+    norm_physical_state,
+    norm_state,
+    parse_int,
+    set_once,
+    strip_paste,
+)
+
+SOURCE = "ibv_devinfo"
+
+MELLANOX_VENDOR_IDS = {0x02C9, 0x15B3}  # Mellanox OUI and PCI vendor id (ibstat's "CA type: MT<part>")
+
+KEY_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_ ]*?):\s*(.*)$")
+GID_RE = re.compile(r"^GID\[\s*(\d{1,18})\]:\s*([^,\s]+)\s*(?:,\s*(.*?))?$")
+LIST_RE = re.compile(r"^(\d{1,18}) HCAs? found:$")
+NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]+$")
+VERBS_STATE_RE = re.compile(r"^PORT_[A-Z_]+ \(\d{1,18}\)$")
+VERBS_PHYS_RE = re.compile(r"^[A-Z][A-Z_ ]+ \(\d{1,18}\)$")
+ERROR_RE = re.compile(
+    r"^(?:libibverbs: |No IB devices found|Failed to |IB device '.*' wasn't found|Invalid port requested)"
+)
+OWN_ERROR_RE = re.compile(r"^(?:No IB devices found|Failed to get IB devices list|IB device '.*' wasn't found)")
+
+CA_KEYS = {"transport", "fw_ver", "node_guid", "sys_image_guid", "vendor_id", "vendor_part_id", "hw_ver",
+           "board_id", "phys_port_cnt"}
+PORT_KEYS = {"state", "max_mtu", "active_mtu", "sm_lid", "port_lid", "port_lmc", "link_layer",
+             "port_cap_flags", "active_width", "active_speed", "phys_state"}
+
+_SNIFF_STRONG = re.compile(r"^[ \t`]*hca_id:[ \t]*\S+", re.M)
+_SNIFF_PORT = re.compile(
+    r"^[ \t]*(?:GID\[\s*\d{1,18}\]:|state:[ \t]+PORT_[A-Z_]+ \(\d\)|phys_state:[ \t]+[A-Z_ ]+ \(\d\))", re.M)
+_SNIFF_LIST = re.compile(r"^\d{1,18} HCAs? found:[ \t]*\r?\n[ \t]+\S", re.M)
+_SNIFF_FAIL = re.compile(r"^(?:No IB devices found|Failed to get IB devices list)", re.M)
+
+
+@dataclass(frozen=True)
+class IbvDevinfoReport:
+    source: str = SOURCE
+    cas: tuple[CA, ...] = ()
+    errors: tuple[ErrorLine, ...] = ()
+
+
+def _need(value: Any, what: str, key: str, raw: str, line_no: int) -> Any:
+    if value is None:
+        raise ParseError(f"expected {what} after '{key}:', found '{raw[:40]}'", line_no)
+    return value
+
+
+def _code_stripped(value: str) -> str:
+    """'InfiniBand (0)' -> 'InfiniBand'."""
+    return re.sub(r"\s*\(\d{1,18}\)$", "", value)
+
+
+def _ca_field(ca: dict[str, Any], key: str, value: str, line_no: int) -> None:
+    if key == "transport":
+        set_once(ca, "transport", _code_stripped(value))
+    elif key == "fw_ver":
+        set_once(ca, "firmware", value)
+    elif key in ("node_guid", "sys_image_guid"):
+        guid = _need(norm_guid(value), "a GUID such as 'a088:c203:0030:9a0d'", key, value, line_no)
+        set_once(ca, "node_guid" if key == "node_guid" else "system_guid", guid)
+    elif key == "vendor_id":
+        _need(parse_int(value), "a vendor id such as '0x02c9'", key, value, line_no)
+        set_once(ca, "vendor_id", value.lower())
+    elif key == "vendor_part_id":
+        set_once(ca, "vendor_part_id", _need(parse_int(value), "a part number", key, value, line_no))
+    elif key == "hw_ver":
+        set_once(ca, "hardware_version", value)
+    elif key == "board_id":
+        set_once(ca, "board_id", value)
+    elif key == "phys_port_cnt":
+        set_once(ca, "num_ports", _need(parse_int(value), "a port count", key, value, line_no))
+
+
+def _port_field(port: dict[str, Any], key: str, value: str, line_no: int) -> None:
+    if key == "state":
+        set_once(port, "state_raw", value)
+        set_once(port, "state", norm_state(value))
+    elif key == "phys_state":
+        set_once(port, "physical_state_raw", value)
+        set_once(port, "physical_state", norm_physical_state(value))
+    elif key in ("max_mtu", "active_mtu"):
+        m = re.match(r"(\d{1,18})\b", value)  # "4096 (5)"; "invalid MTU (0)" -> None
+        set_once(port, key, int(m.group(1)) if m else None)
+    elif key in ("sm_lid", "port_lid", "port_lmc"):
+        field = {"sm_lid": "sm_lid", "port_lid": "base_lid", "port_lmc": "lmc"}[key]
+        set_once(port, field, _need(parse_int(value), "an integer", key, value, line_no))
+    elif key == "link_layer":
+        set_once(port, "link_layer", norm_link_layer(value))
+    elif key == "port_cap_flags":
+        set_once(port, "capability_mask", _need(norm_mask(value), "a mask such as '0x2651e848'", key, value, line_no))
+    elif key == "active_width":
+        m = re.match(r"(\d{1,18})X\b", value)  # "4X (2)"; "invalid widthX (0)" -> None
+        set_once(port, "active_width", f"{m.group(1)}X" if m else None)
+    elif key == "active_speed":
+        m = re.match(r"(\d{1,18}(?:\.\d{1,18})?) Gbps\b", value)  # "25.0 Gbps (32)"; "invalid speed (0)" -> None
+        set_once(port, "active_speed_gbps", float(m.group(1)) if m else None)
+
+
+def _finish_ca(ca: dict[str, Any]) -> None:
+    vendor = parse_int(ca["vendor_id"]) if ca["vendor_id"] else None
+    if ca["type"] is None and vendor in MELLANOX_VENDOR_IDS and ca["vendor_part_id"] is not None:
+        ca["type"] = f"MT{ca['vendor_part_id']}"
+    for port in ca["ports"]:
+        if port["active_width"] and port["active_speed_gbps"] is not None:
+            port["rate_gbps"] = int(port["active_width"][:-1]) * port["active_speed_gbps"]
+
+
+def _parse(lines: Iterable[str]) -> IbvDevinfoReport:
+    cas: list[dict[str, Any]] = []
+    errors: list[ErrorLine] = []
+    ca: dict[str, Any] | None = None
+    port: dict[str, Any] | None = None
+    listing = False  # inside the name list of `ibv_devinfo -l`
+    strong = False  # saw something only ibv_devinfo prints
+    first_text: tuple[int, str] | None = None
+
+    def current_port(line_no: int) -> dict[str, Any]:
+        nonlocal ca, port
+        if ca is None:
+            ca = new_ca(None, SOURCE, line_no)
+            cas.append(ca)
+        if port is None:
+            port = new_port(None, line_no)
+            ca["ports"].append(port)
+        return port
+
+    for line_no, raw in enumerate(lines, 1):
+        line = strip_paste(raw)
+        if not line:
+            listing = False
+            continue
+        if first_text is None:
+            first_text = (line_no, line)
+        if ERROR_RE.match(line):
+            errors.append(ErrorLine(line_no, line))
+            strong = strong or bool(OWN_ERROR_RE.match(line))
+            continue
+        m = LIST_RE.match(line)
+        if m:
+            listing = strong = True
+            ca = port = None
+            continue
+        if listing:
+            if NAME_RE.match(line):
+                cas.append(new_ca(line, SOURCE, line_no))
+                continue
+            listing = False
+        m = GID_RE.match(line)
+        if m:
+            current_port(line_no)["gids"].append(Gid(int(m.group(1)), m.group(2), m.group(3) or None))
+            strong = True
+            continue
+        m = KEY_RE.match(line)
+        if not m:
+            continue  # capability flag lists, "core clock not supported", prose
+        key, value = m.group(1), m.group(2).strip()
+        if key == "hca_id":
+            if value:
+                ca = new_ca(value.split()[0], SOURCE, line_no)
+                cas.append(ca)
+                port = None
+                strong = True
+        elif key == "port":
+            num = parse_int(value)
+            if num is not None:
+                if ca is None:
+                    ca = new_ca(None, SOURCE, line_no)
+                    cas.append(ca)
+                port = new_port(num, line_no)
+                ca["ports"].append(port)
+        elif key in CA_KEYS and value:
+            if ca is None:
+                ca = new_ca(None, SOURCE, line_no)
+                cas.append(ca)
+            _ca_field(ca, key, value, line_no)
+        elif key in PORT_KEYS and value:
+            if (key == "state" and VERBS_STATE_RE.match(value)) or (key == "phys_state" and VERBS_PHYS_RE.match(value)):
+                strong = True
+            _port_field(current_port(line_no), key, value, line_no)
+        # other keys: -v device capabilities (max_qp ...), MOFED extras, prompts ("root@host:~# ...")
+    if not strong:
+        if first_text is None:
+            raise ParseError("expected ibv_devinfo output ('hca_id: <device>' blocks), found no text", 0)
+        line_no, line = first_text
+        raise ParseError(f"expected an 'hca_id: <device>' line (ibv_devinfo output), found '{line[:60]}'", line_no)
+    for c in cas:
+        _finish_ca(c)
+    return IbvDevinfoReport(cas=tuple(freeze_ca(c) for c in cas), errors=tuple(errors))
+
+
+def parse(text: str) -> IbvDevinfoReport:
+    """ibv_devinfo [-v|-l] output -> IbvDevinfoReport; ParseError when nothing in it is ibv_devinfo's."""
+    return _parse(clean_lines(text))
+
+
+def parse_lines(lines: Iterable[str]) -> IbvDevinfoReport:
+    """Streaming form of parse for an iterable of raw lines."""
+    return _parse(iter_clean_lines(lines))
+
+
+def sniff(text: str) -> float:
+    """0.95 'hca_id:', 0.8 verbs port lines (GID[ n]:, PORT_ACTIVE (4)), 0.7 the -l list, 0.6 its failure."""
+    try:
+        if _SNIFF_STRONG.search(text):
+            return 0.95
+        if _SNIFF_PORT.search(text):
+            return 0.8
+        if _SNIFF_LIST.search(text):
+            return 0.7
+        if _SNIFF_FAIL.search(text):
+            return 0.6
+    except Exception:  # pragma: no cover - regex search on str does not raise
+        return 0.0
+    return 0.0

@@ -1,0 +1,569 @@
+"""Parser for nccl-tests results (all_reduce_perf, sendrecv_perf, alltoall_perf, ... stdout).
+
+What nccl-tests prints (src/common.cu; the banner and columns changed across versions):
+
+    # nccl-tests version 2.20.0 (b4d5bee) nccl-headers=23102 nccl-library=23102
+    # Collective test starting: all_reduce_perf
+    # nThread 1 nGpus 1 minBytes 8192 maxBytes 8589934592 step: 2(factor) warmup iters: 10 iters: 100 ...
+    # Using devices
+    #  Rank  0 Group  0 Pid 1666603 on spark-d708 device  0 [000f:01:00] NVIDIA GB10
+    #       size         count      type   redop    root     time   algbw   busbw  #wrong     time ...
+         8192          2048     float     sum      -1    35.15    0.23    0.23       0    30.33 ...
+    # Out of bounds values : 0 OK
+    # Avg bus bandwidth    : 0.6575
+
+Older builds (2.4 era) print no "root" column and an `error` column (max error, "1e-07") instead
+of `#wrong`, and no Group on device lines. The column layout is read from the results header when
+there is one, else inferred from the row. Tolerated: srun " 0: " prefixes, MPI "[0]" tags (even
+glued inside a row), NCCL INFO lines interleaved, indentation, CRLF, ANSI codes, fragments that
+start or end mid-table, duplicated banners of non-MPI builds (each process a 1-rank run).
+
+JSON: {source: "nccl_tests", collective ("all_reduce"; from "Collective test starting: X_perf" or
+an echoed command line; null), nccl_tests_version, nccl_version ("2.31.2", from nccl-library= or an
+"NCCL version" line), nccl_headers_version, nranks (distinct ranks on "#  Rank N" lines of one run,
+else NCCL's "nranks N"), devices [{rank, group, host, pid, device, bus_id, name}], parameters
+({nthread, ngpus, min_bytes, max_bytes, step_factor | step_bytes, warmup_iters, iters, agg_iters,
+validation, graph, unalign, ...}), rows [{size_bytes, count, type, redop, root, oop_time_us,
+oop_algbw_gbps, oop_busbw_gbps, oop_wrong, oop_error, ip_time_us, ip_algbw_gbps, ip_busbw_gbps,
+ip_wrong, ip_error, run, line_no}] ("N/A" -> null), avg_busbw_gbps, peak_busbw_gbps (max over rows
+of oop/ip busbw), out_of_bounds, out_of_bounds_ok, runs (banners / results headers seen; > 1 means
+several independent runs in one file), failures [{line_no, text, size_bytes}] (Test CUDA/NCCL
+failure, FAILED, aborts), warnings [{line_no, text}] (NCCL WARN lines), notes [str]}.
+A row's `run` is the run whose banner or header last preceded it (approximate when the output of
+several processes interleaves). NCCL INFO lines are otherwise left to the nccl_debug parser.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from .base import ParseError, clean_lines, iter_clean_lines
+
+SOURCE = "nccl_tests"
+
+# Line prefixes a launcher adds: srun "-l" (" 0: "), OpenMPI --tag-output ("[1,0]<stdout>:"), "[0]".
+_SRUN_RE = re.compile(r"^\d+:(?:\s+|$)")
+_TAG_RE = re.compile(r"\[\d+(?:,\d+)*\](?:<std(?:out|err)>:?)?")
+_LEAD_TAG_RE = re.compile(r"^\[\d+(?:,\d+)*\](?:<std(?:out|err)>)?:?\s*")
+
+_NCCL_LOG_RE = re.compile(r"\bNCCL (INFO|WARN|TRACE|ABORT)\b")
+_NCCL_VERSION_RE = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)")
+_NRANKS_RE = re.compile(r"\bnranks (\d+)\b")
+
+_TESTS_VERSION_RE = re.compile(r"^#\s*(?:nccl|rccl)-tests version (\S+)")
+_HEADERS_RE = re.compile(r"\bnccl-headers=(\d+)")
+_LIBRARY_RE = re.compile(r"\bnccl-library=(\d+)")
+_STARTING_RE = re.compile(r"^#\s*Collective test starting:\s*(\S+)")
+_NTHREAD_RE = re.compile(r"^#\s*nThread\s+\d+")
+_USING_RE = re.compile(r"^#\s*Using devices\b")
+_DEVICE_RE = re.compile(
+    r"^#\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$")
+_OOB_RE = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)\s*(\w+)?")
+_AVG_RE = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
+_REDUCED_RE = re.compile(r"^#\s*Reducing maxBytes to (\d+)")
+_ERROR_RE = re.compile(r"^#\s*error:\s*(.+)$")
+_PERF_RE = re.compile(r"(?:^|[\s/])([a-z][a-z0-9_]*?)_perf(?:_mpi)?(?=\s|$)")
+
+_FAIL_RE = re.compile(
+    r"Test (?:CUDA |NCCL )?failure|Test timeout|\bFAILED\b|\bAborted\b|MPI_ABORT|exited on signal"
+    r"|Segmentation fault|terminate called|core dumped")
+
+_INT_RE = re.compile(r"^-?\d+$")
+_NUM_RE = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+_WORD_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+# header column name -> the row field it fills (None: a column this parser does not report)
+_HALF_NAMES = {"time": "time", "cputime": "time", "algbw": "algbw", "busbw": "busbw", "#wrong": "wrong",
+               "error": "error"}
+_PARAM_KEYS = {"nThread": "nthread", "nGpus": "ngpus", "minBytes": "min_bytes", "maxBytes": "max_bytes",
+               "warmup iters": "warmup_iters", "agg iters": "agg_iters"}
+
+_SNIFF_STRONG = re.compile(
+    r"^[^\n#]{0,24}#\s*(?:(?:nccl|rccl)-tests version |Collective test starting:|nThread \d+ nGpus \d+"
+    r"|\s*size\s+count\s+type\s|\s+out-of-place\s+in-place)", re.M)
+_SNIFF_SUMMARY = re.compile(r"^[^\n#]{0,24}#\s*(?:Out of bounds values|Avg bus bandwidth)\s*:", re.M)
+_SNIFF_DEVICE = re.compile(r"^[^\n#]{0,24}#\s*Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+\S+\s+device\s", re.M)
+_SNIFF_ROW = re.compile(
+    r"^\s*(?:\d+:\s+)?(?:\[\d+\]\s*)?\d+\s+\d+\s+(?:float|half|bfloat16|double|u?int(?:8|32|64)|char|int|fp8\w*)"
+    r"\s+\S+\s+-?\d+", re.M)
+
+
+@dataclass(frozen=True)
+class Device:
+    rank: int
+    group: int | None
+    host: str
+    pid: int
+    device: int
+    bus_id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Row:
+    size_bytes: int
+    count: int
+    type: str
+    redop: str | None
+    root: int | None
+    oop_time_us: float | None
+    oop_algbw_gbps: float | None
+    oop_busbw_gbps: float | None
+    oop_wrong: int | None
+    oop_error: float | None
+    ip_time_us: float | None
+    ip_algbw_gbps: float | None
+    ip_busbw_gbps: float | None
+    ip_wrong: int | None
+    ip_error: float | None
+    run: int
+    line_no: int
+
+
+@dataclass(frozen=True)
+class Failure:
+    line_no: int
+    text: str
+    size_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class WarningLine:
+    line_no: int
+    text: str
+
+
+@dataclass(frozen=True)
+class NcclTestsReport:
+    source: str = SOURCE
+    collective: str | None = None
+    nccl_tests_version: str | None = None
+    nccl_version: str | None = None
+    nccl_headers_version: str | None = None
+    nranks: int | None = None
+    devices: tuple[Device, ...] = ()
+    parameters: dict[str, Any] = field(default_factory=dict)
+    rows: tuple[Row, ...] = ()
+    avg_busbw_gbps: float | None = None
+    peak_busbw_gbps: float | None = None
+    out_of_bounds: int | None = None
+    out_of_bounds_ok: bool | None = None
+    runs: int = 1
+    failures: tuple[Failure, ...] = ()
+    warnings: tuple[WarningLine, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where the columns of a results row are: leading names, then the two halves' field names."""
+    lead: tuple[str, ...]
+    oop: tuple[str | None, ...]
+    ip: tuple[str | None, ...]
+
+
+def version_from_code(code: int) -> str:
+    """NCCL_VERSION_CODE -> dotted version: 23102 -> "2.31.2" (>= 2.9), 2708 -> "2.7.8" (older)."""
+    if code >= 10000:
+        return f"{code // 10000}.{code % 10000 // 100}.{code % 100}"
+    return f"{code // 1000}.{code % 1000 // 100}.{code % 100}"
+
+
+def collective_name(program: str) -> str:
+    """'all_reduce_perf' / 'all_reduce_perf_mpi' / './build/sendrecv_perf' -> 'all_reduce' / 'sendrecv'."""
+    name = program.rsplit("/", 1)[-1]
+    for suffix in ("_perf_mpi", "_perf"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _strip_prefix(line: str) -> str:
+    """The line without indentation, an srun task prefix or a leading MPI rank tag."""
+    s = line.strip()
+    for _ in range(2):
+        m = _SRUN_RE.match(s) or _LEAD_TAG_RE.match(s)
+        if not m:
+            break
+        s = s[m.end():].strip()
+    return s
+
+
+def _num(tok: str) -> float | None:
+    """A table cell as a float; 'N/A', nan and inf as None."""
+    if not _NUM_RE.match(tok):
+        return None
+    v = float(tok)
+    return v if math.isfinite(v) else None
+
+
+def _cell_ok(tok: str) -> bool:
+    return tok == "N/A" or bool(_NUM_RE.match(tok)) or tok.lower() in ("nan", "-nan", "inf", "-inf")
+
+
+def _parse_params(s: str) -> dict[str, Any]:
+    """'# nThread 1 nGpus 1 minBytes 8 ... step: 2(factor) warmup iters: 5 ...' -> dict of numbers."""
+    out: dict[str, Any] = {}
+    label: list[str] = []
+    for tok in s.lstrip("#").split():
+        m = re.match(r"^(-?\d+)\((\w+)\)$", tok)
+        if m and label:
+            out["step_factor" if m.group(2) == "factor" else "step_bytes"] = int(m.group(1))
+            label = []
+            continue
+        if _NUM_RE.match(tok) and label:
+            name = " ".join(label).rstrip(":").strip()
+            key = _PARAM_KEYS.get(name)
+            if key is None:
+                key = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name)
+                key = re.sub(r"[^A-Za-z0-9]+", "_", key).strip("_").lower()
+            v = float(tok)
+            out[key] = int(v) if _INT_RE.match(tok) else v
+            label = []
+            continue
+        label.append(tok)
+    return out
+
+
+def _header_layout(tokens: list[str]) -> _Layout | None:
+    """Column layout from the '#  size  count  type  redop  root  time ...' header tokens."""
+    times = [i for i, t in enumerate(tokens) if t in ("time", "cputime")]
+    if not times:
+        return None
+    lead = tuple(tokens[: times[0]])
+    if not lead or lead[0] != "size":
+        return None
+    if len(times) >= 2:
+        h1, h2 = tokens[times[0]: times[1]], tokens[times[1]:]
+    else:
+        h1 = tokens[times[0]:]
+        h2 = h1
+    oop = tuple(_HALF_NAMES.get(t) for t in h1)
+    ip = tuple(_HALF_NAMES.get(t) for t in h2 if t != "timestamp")
+    return _Layout(lead, oop, ip)
+
+
+def _lead_ok(name: str, tok: str) -> bool:
+    if name in ("size", "count", "root"):
+        return bool(_INT_RE.match(tok))
+    if name in ("type", "redop"):
+        return bool(_WORD_RE.match(tok))
+    return True
+
+
+def _infer_layout(tokens: list[str]) -> _Layout | None:
+    """Column layout of a row printed without a header in view (a fragment)."""
+    if len(tokens) < 3 or not (_INT_RE.match(tokens[0]) and _INT_RE.match(tokens[1]) and _WORD_RE.match(tokens[2])):
+        return None
+    lead = ["size", "count", "type"]
+    i = 3
+    if i < len(tokens) and _WORD_RE.match(tokens[i]) and tokens[i] not in ("nan", "inf"):
+        lead.append("redop")
+        i += 1
+    rest = len(tokens) - i
+    if rest >= 1 and _INT_RE.match(tokens[i]) and (rest % 4 == 1 or rest < 4):
+        lead.append("root")
+        i += 1
+    cells = tokens[i:]
+    kinds = []
+    for j in (3, 7):  # the 4th cell of each half: #wrong (an integer or N/A) or the old max error
+        tok = cells[j] if j < len(cells) else "0"
+        kinds.append("error" if ("e" in tok.lower() or "." in tok) and tok != "N/A" else "wrong")
+    return _Layout(tuple(lead), ("time", "algbw", "busbw", kinds[0]), ("time", "algbw", "busbw", kinds[1]))
+
+
+def _half(names: tuple[str | None, ...], cells: list[str]) -> dict[str, Any] | None:
+    if len(cells) < len(names):
+        return None
+    out: dict[str, Any] = {}
+    for name, tok in zip(names, cells):
+        if name is None:
+            continue
+        if not _cell_ok(tok):
+            return None
+        v = _num(tok)
+        out[name] = (int(v) if v is not None else None) if name == "wrong" else v
+    return out
+
+
+class _Parser:
+    def __init__(self) -> None:
+        self.collective: str | None = None
+        self.collective_cmd: str | None = None
+        self.collectives: list[str] = []
+        self.tests_version: str | None = None
+        self.library: int | None = None
+        self.headers: int | None = None
+        self.nccl_line_version: str | None = None
+        self.info_nranks: int | None = None
+        self.devices: list[Device] = []
+        self.parameters: dict[str, Any] = {}
+        self.rows: list[Row] = []
+        self.avgs: list[float | None] = []
+        self.oob: int | None = None
+        self.oob_ok: bool | None = None
+        self.failures: list[Failure] = []
+        self.warnings: list[WarningLine] = []
+        self.notes: list[str] = []
+        self.counts = {"version": 0, "starting": 0, "nthread": 0, "header": 0}
+        self.banner = False
+        self.layout: _Layout | None = None
+        self.first_text: tuple[int, str] | None = None
+
+    # -- runs -------------------------------------------------------------------------------
+    def run_index(self) -> int:
+        return max(0, max(self.counts.values()) - 1)
+
+    # -- one line ---------------------------------------------------------------------------
+    def feed(self, line_no: int, line: str) -> None:
+        s = _strip_prefix(line)
+        if not s:
+            return
+        if self.first_text is None:
+            self.first_text = (line_no, s)
+        m = _NCCL_LOG_RE.search(s)
+        if m:
+            if m.group(1) in ("WARN", "ABORT"):
+                self.warnings.append(WarningLine(line_no, s))
+            v = _NCCL_VERSION_RE.search(s)
+            if v and self.nccl_line_version is None:
+                self.nccl_line_version = v.group(1)
+            n = _NRANKS_RE.search(s)
+            if n and self.info_nranks is None:
+                self.info_nranks = int(n.group(1))
+            return
+        if s.startswith("NCCL version "):
+            v = _NCCL_VERSION_RE.search(s)
+            if v and self.nccl_line_version is None:
+                self.nccl_line_version = v.group(1)
+            return
+        failed = bool(_FAIL_RE.search(s))
+        if s.startswith("#"):
+            self.comment(line_no, s)
+            if failed:
+                self.failures.append(Failure(line_no, s))
+            return
+        if self.row(line_no, s):
+            return
+        if failed:
+            self.failures.append(Failure(line_no, s))
+            return
+        m = _PERF_RE.search(s)
+        if m and self.collective_cmd is None:
+            self.collective_cmd = collective_name(m.group(1))
+
+    def comment(self, line_no: int, s: str) -> None:
+        m = _TESTS_VERSION_RE.match(s)
+        if m:
+            self.counts["version"] += 1
+            self.banner = True
+            if self.tests_version is None:
+                self.tests_version = m.group(1)
+            h, lib = _HEADERS_RE.search(s), _LIBRARY_RE.search(s)
+            if h and self.headers is None:
+                self.headers = int(h.group(1))
+            if lib and self.library is None:
+                self.library = int(lib.group(1))
+            return
+        m = _STARTING_RE.match(s)
+        if m:
+            self.counts["starting"] += 1
+            self.banner = True
+            name = collective_name(m.group(1))
+            self.collectives.append(name)
+            if self.collective is None:
+                self.collective = name
+            return
+        if _NTHREAD_RE.match(s):
+            self.counts["nthread"] += 1
+            self.banner = True
+            if not self.parameters:
+                self.parameters = _parse_params(s)
+            return
+        if _USING_RE.match(s):
+            self.banner = True
+            return
+        m = _DEVICE_RE.match(s)
+        if m:
+            self.banner = True
+            self.devices.append(Device(
+                rank=int(m.group(1)), group=int(m.group(2)) if m.group(2) is not None else None, pid=int(m.group(3)),
+                host=m.group(4), device=int(m.group(5)), bus_id=m.group(6).strip(), name=m.group(7).strip()))
+            return
+        tokens = s.lstrip("#").split()
+        if len(tokens) >= 3 and tokens[0] == "size" and tokens[1] == "count":
+            self.counts["header"] += 1
+            layout = _header_layout(tokens)
+            if layout is not None and (len(layout.oop) == len(layout.ip) and (
+                    self.layout is None or tokens.count("time") + tokens.count("cputime") >= 2)):
+                self.layout = layout
+            elif self.layout is None and layout is not None:
+                self.layout = layout
+            return
+        m = _OOB_RE.match(s)
+        if m:
+            if self.oob is None:
+                self.oob = int(m.group(1))
+                word = (m.group(2) or "").upper()
+                self.oob_ok = True if word == "OK" else False if word == "FAILED" else self.oob == 0
+            return
+        m = _AVG_RE.match(s)
+        if m:
+            self.avgs.append(_num(m.group(1)))
+            return
+        m = _REDUCED_RE.match(s)
+        if m:
+            self.parameters = {**self.parameters, "max_bytes_reduced_to": int(m.group(1))}
+            self.notes.append(f"line {line_no}: maxBytes reduced to {m.group(1)} due to GPU memory limitation")
+            return
+        m = _ERROR_RE.match(s)
+        if m:
+            self.failures.append(Failure(line_no, s))
+
+    def row(self, line_no: int, s: str) -> bool:
+        """A results row (or a row cut short by a failure); False when the line is something else."""
+        tokens = _TAG_RE.sub(" ", s).split()
+        if len(tokens) >= 4 and all(_cell_ok(t) for t in tokens):
+            # numbers only: the tail of a row whose start was cut (a real row has a type word)
+            self.notes.append(f"line {line_no}: partial results row skipped (no size/count/type columns)")
+            return True
+        if not tokens or not _INT_RE.match(tokens[0]):
+            return False
+        fail = _FAIL_RE.search(s)
+        if fail:  # "2097152  32768  float  none  -1 node0: Test CUDA failure common.cu:389 '...'"
+            pre = _TAG_RE.sub(" ", s[: fail.start()]).split()
+            size = int(pre[0]) if len(pre) >= 3 and _INT_RE.match(pre[0]) and _INT_RE.match(pre[1]) else None
+            if size is None:
+                return False
+            text = s[fail.start():]
+            host = re.search(r"(\S+:\s*)$", s[: fail.start()])
+            if host and not _INT_RE.match(host.group(1).rstrip(": ")):
+                text = host.group(1) + text
+            self.failures.append(Failure(line_no, text.strip(), size))
+            return True
+        layout = self.layout
+        if layout is None or len(tokens) < len(layout.lead) or not all(
+                _lead_ok(n, t) for n, t in zip(layout.lead, tokens)):
+            layout = _infer_layout(tokens)
+            if layout is None:
+                return False
+        lead = dict(zip(layout.lead, tokens))
+        cells = tokens[len(layout.lead):]
+        oop = _half(layout.oop, cells)
+        if oop is None:
+            return False
+        ip = _half(layout.ip, cells[len(layout.oop):])
+        if ip is None:
+            self.notes.append(f"line {line_no}: results row cut after the out-of-place columns")
+            ip = {}
+        self.rows.append(Row(
+            size_bytes=int(lead["size"]), count=int(lead["count"]), type=lead.get("type", ""),
+            redop=lead.get("redop"), root=int(lead["root"]) if "root" in lead else None,
+            oop_time_us=oop.get("time"), oop_algbw_gbps=oop.get("algbw"), oop_busbw_gbps=oop.get("busbw"),
+            oop_wrong=oop.get("wrong"), oop_error=oop.get("error"),
+            ip_time_us=ip.get("time"), ip_algbw_gbps=ip.get("algbw"), ip_busbw_gbps=ip.get("busbw"),
+            ip_wrong=ip.get("wrong"), ip_error=ip.get("error"),
+            run=self.run_index(), line_no=line_no))
+        return True
+
+    # -- the report -------------------------------------------------------------------------
+    def finish(self) -> NcclTestsReport:
+        if not (self.banner or self.counts["header"] or self.rows or self.failures and any(
+                f.size_bytes is not None for f in self.failures)):
+            if self.first_text is None:
+                raise ParseError("expected nccl-tests output (a '# nThread ...' banner, a results header or rows), "
+                                 "found no text", 0)
+            line_no, s = self.first_text
+            raise ParseError("expected nccl-tests output (a '# nThread ...' banner, a '#  size  count  type ...' "
+                             f"results header or a results row), found '{s[:60]}'", line_no)
+        runs = max(1, *self.counts.values())
+        ranks = {d.rank for d in self.devices}
+        nranks = len(ranks) if ranks else self.info_nranks
+        busbws = [v for r in self.rows for v in (r.oop_busbw_gbps, r.ip_busbw_gbps) if v is not None]
+        peak = max(busbws) if busbws else None
+        notes = list(self.notes)
+        self.independent_run_notes(notes, runs, nranks, busbws)
+        if len(set(self.collectives)) > 1:
+            notes.append("the file holds runs of several tests: " + ", ".join(dict.fromkeys(self.collectives)))
+        if len(self.avgs) > 1 and len(set(self.avgs)) > 1:
+            notes.append(f"{len(self.avgs)} result summaries: Avg bus bandwidth "
+                         + ", ".join("?" if a is None else f"{a:g}" for a in self.avgs)
+                         + " (avg_busbw_gbps is the first)")
+        nccl_version = version_from_code(self.library) if self.library else self.nccl_line_version
+        return NcclTestsReport(
+            collective=self.collective or self.collective_cmd,
+            nccl_tests_version=self.tests_version,
+            nccl_version=nccl_version,
+            nccl_headers_version=version_from_code(self.headers) if self.headers else None,
+            nranks=nranks,
+            devices=tuple(self.devices),
+            parameters=dict(self.parameters),
+            rows=tuple(self.rows),
+            avg_busbw_gbps=self.avgs[0] if self.avgs else None,
+            peak_busbw_gbps=peak,
+            out_of_bounds=self.oob,
+            out_of_bounds_ok=self.oob_ok,
+            runs=runs,
+            failures=tuple(self.failures),
+            warnings=tuple(self.warnings),
+            notes=tuple(notes),
+        )
+
+    def independent_run_notes(self, notes: list[str], runs: int, nranks: int | None, busbws: list[float]) -> None:
+        """Signs that each process ran its own 1-rank test (nccl-tests built without MPI=1)."""
+        rank0 = [d for d in self.devices if d.rank == 0]
+        if self.devices and len(rank0) == len(self.devices) and max(len(rank0), runs) >= 2:
+            n = max(len(rank0), runs)
+            notes.append(f"{n} independent 1-rank runs: nccl-tests not built with MPI=1 "
+                         "(each process lists itself as Rank 0)")
+        algbws = [v for r in self.rows for v in (r.oop_algbw_gbps, r.ip_algbw_gbps) if v is not None]
+        if busbws and all(v == 0 for v in busbws) and algbws and max(algbws) >= 1.0 and nranks in (None, 1):
+            said = "NCCL reports nranks 1" if self.info_nranks == 1 else "1-rank communicators"
+            notes.append(f"busbw is 0 in all {len(self.rows)} rows while algbw reaches {max(algbws):.2f} GB/s: "
+                         f"{said}, so each process ran its own test (nccl-tests not built with MPI=1?)")
+        by_run: dict[int, list[Row]] = {}
+        for r in self.rows:
+            by_run.setdefault(r.run, []).append(r)
+        for rows in by_run.values():
+            keys = [(r.size_bytes, r.type, r.redop, r.root) for r in rows]
+            if len(set(keys)) < len(keys):
+                notes.append(f"results rows repeat message sizes out of order ({len(set(keys))} distinct in "
+                             f"{len(keys)} rows): output of several independent processes interleaved")
+                break
+
+
+def _parse(lines: Iterable[str]) -> NcclTestsReport:
+    p = _Parser()
+    for line_no, line in enumerate(lines, 1):
+        p.feed(line_no, line)
+    return p.finish()
+
+
+def parse(text: str) -> NcclTestsReport:
+    """nccl-tests stdout -> NcclTestsReport; ParseError without a banner, results header or row."""
+    return _parse(clean_lines(text))
+
+
+def parse_lines(lines: Iterable[str]) -> NcclTestsReport:
+    """Streaming form of parse for an iterable of raw lines."""
+    return _parse(iter_clean_lines(lines))
+
+
+def sniff(text: str) -> float:
+    """0.95 banner or results header, 0.9 summary lines, 0.7 bare rows, 0.5 a device list alone."""
+    try:
+        if _SNIFF_STRONG.search(text):
+            return 0.95
+        if _SNIFF_SUMMARY.search(text):
+            return 0.9
+        rows = _SNIFF_ROW.findall(text, 0, 65536)
+        if len(rows) >= 2:
+            return 0.7
+        if _SNIFF_DEVICE.search(text):  # a device list alone: often the head of an NCCL_DEBUG log excerpt
+            return 0.5
+    except Exception:  # pragma: no cover - regex search on str does not raise
+        return 0.0
+    return 0.0
