@@ -21,14 +21,15 @@ start or end mid-table, duplicated banners of non-MPI builds (each process a 1-r
 JSON: {source: "nccl_tests", collective ("all_reduce"; from "Collective test starting: X_perf" or
 an echoed command line; null), nccl_tests_version, nccl_version ("2.31.2", from nccl-library= or an
 "NCCL version" line), nccl_headers_version, nranks (distinct ranks on "#  Rank N" lines of one run,
-else NCCL's "nranks N"), devices [{rank, group, host, pid, device, bus_id, name}], parameters
+else NCCL's "nranks N"), devices [{rank, group, host, pid, device, bus_id, name, run}], parameters
 ({nthread, ngpus, min_bytes, max_bytes, step_factor | step_bytes, warmup_iters, iters, agg_iters,
 validation, graph, unalign, ...}), rows [{size_bytes, count, type, redop, root, oop_time_us,
 oop_algbw_gbps, oop_busbw_gbps, oop_wrong, oop_error, ip_time_us, ip_algbw_gbps, ip_busbw_gbps,
-ip_wrong, ip_error, run, line_no}] ("N/A" -> null), avg_busbw_gbps, peak_busbw_gbps (max over rows
-of oop/ip busbw), out_of_bounds, out_of_bounds_ok, runs (banners / results headers seen; > 1 means
-several independent runs in one file), failures [{line_no, text, size_bytes}] (Test CUDA/NCCL
-failure, FAILED, aborts), warnings [{line_no, text}] (NCCL WARN lines), notes [str]}.
+ip_wrong, ip_error, run, line_no}] ("N/A" -> null), avg_busbw_gbps (the first summary's),
+peak_busbw_gbps (max over rows of oop/ip busbw), out_of_bounds (summed over runs), out_of_bounds_ok,
+runs (banners / results headers seen; > 1 means several independent runs in one file), failures
+[{line_no, text, size_bytes, run}] (Test CUDA/NCCL failure, FAILED, aborts), warnings [{line_no,
+text}] (NCCL WARN lines), notes [str]}.
 A row's `run` is the run whose banner or header last preceded it (approximate when the output of
 several processes interleaves). NCCL INFO lines are otherwise left to the nccl_debug parser.
 """
@@ -49,7 +50,7 @@ _SRUN_RE = re.compile(r"^\d+:(?:\s+|$)")
 _TAG_RE = re.compile(r"\[\d+(?:,\d+)*\](?:<std(?:out|err)>:?)?")
 _LEAD_TAG_RE = re.compile(r"^\[\d+(?:,\d+)*\](?:<std(?:out|err)>)?:?\s*")
 
-_NCCL_LOG_RE = re.compile(r"\bNCCL (INFO|WARN|TRACE|ABORT)\b")
+_NCCL_LOG_RE = re.compile(r"\bNCCL (INFO|WARN|TRACE)\b")
 _NCCL_VERSION_RE = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)")
 _NRANKS_RE = re.compile(r"\bnranks (\d+)\b")
 
@@ -100,6 +101,7 @@ class Device:
     device: int
     bus_id: str
     name: str
+    run: int = 0
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,7 @@ class Failure:
     line_no: int
     text: str
     size_bytes: int | None = None
+    run: int = 0
 
 
 @dataclass(frozen=True)
@@ -201,6 +204,7 @@ def _num(tok: str) -> float | None:
 
 
 def _cell_ok(tok: str) -> bool:
+    """Whether a token can be a time/bandwidth/#wrong/error cell."""
     return tok == "N/A" or bool(_NUM_RE.match(tok)) or tok.lower() in ("nan", "-nan", "inf", "-inf")
 
 
@@ -220,8 +224,7 @@ def _parse_params(s: str) -> dict[str, Any]:
             if key is None:
                 key = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name)
                 key = re.sub(r"[^A-Za-z0-9]+", "_", key).strip("_").lower()
-            v = float(tok)
-            out[key] = int(v) if _INT_RE.match(tok) else v
+            out[key] = int(tok) if _INT_RE.match(tok) else _num(tok)
             label = []
             continue
         label.append(tok)
@@ -247,6 +250,7 @@ def _header_layout(tokens: list[str]) -> _Layout | None:
 
 
 def _lead_ok(name: str, tok: str) -> bool:
+    """Whether a token fits a leading column (size, count, type, redop, root)."""
     if name in ("size", "count", "root"):
         return bool(_INT_RE.match(tok))
     if name in ("type", "redop"):
@@ -276,6 +280,7 @@ def _infer_layout(tokens: list[str]) -> _Layout | None:
 
 
 def _half(names: tuple[str | None, ...], cells: list[str]) -> dict[str, Any] | None:
+    """One half (out-of-place or in-place) of a row by column name; None when cells are missing or bad."""
     if len(cells) < len(names):
         return None
     out: dict[str, Any] = {}
@@ -290,12 +295,14 @@ def _half(names: tuple[str | None, ...], cells: list[str]) -> dict[str, Any] | N
 
 
 class _Parser:
+    """Line-by-line state: what the banner, device list, header, rows and summary said so far."""
+
     def __init__(self) -> None:
         self.collective: str | None = None
         self.collective_cmd: str | None = None
         self.collectives: list[str] = []
         self.tests_version: str | None = None
-        self.library: int | None = None
+        self.libraries: list[int] = []
         self.headers: int | None = None
         self.nccl_line_version: str | None = None
         self.info_nranks: int | None = None
@@ -312,9 +319,11 @@ class _Parser:
         self.banner = False
         self.layout: _Layout | None = None
         self.first_text: tuple[int, str] | None = None
+        self.summary_line: tuple[int, str] | None = None
 
     # -- runs -------------------------------------------------------------------------------
     def run_index(self) -> int:
+        """0-based index of the run in progress: banners and results headers seen so far, minus one."""
         return max(0, max(self.counts.values()) - 1)
 
     # -- one line ---------------------------------------------------------------------------
@@ -326,7 +335,7 @@ class _Parser:
             self.first_text = (line_no, s)
         m = _NCCL_LOG_RE.search(s)
         if m:
-            if m.group(1) in ("WARN", "ABORT"):
+            if m.group(1) == "WARN":
                 self.warnings.append(WarningLine(line_no, s))
             v = _NCCL_VERSION_RE.search(s)
             if v and self.nccl_line_version is None:
@@ -344,12 +353,12 @@ class _Parser:
         if s.startswith("#"):
             self.comment(line_no, s)
             if failed:
-                self.failures.append(Failure(line_no, s))
+                self.failures.append(Failure(line_no, s, None, self.run_index()))
             return
         if self.row(line_no, s):
             return
         if failed:
-            self.failures.append(Failure(line_no, s))
+            self.failures.append(Failure(line_no, s, None, self.run_index()))
             return
         m = _PERF_RE.search(s)
         if m and self.collective_cmd is None:
@@ -365,8 +374,8 @@ class _Parser:
             h, lib = _HEADERS_RE.search(s), _LIBRARY_RE.search(s)
             if h and self.headers is None:
                 self.headers = int(h.group(1))
-            if lib and self.library is None:
-                self.library = int(lib.group(1))
+            if lib:
+                self.libraries.append(int(lib.group(1)))
             return
         m = _STARTING_RE.match(s)
         if m:
@@ -391,24 +400,26 @@ class _Parser:
             self.banner = True
             self.devices.append(Device(
                 rank=int(m.group(1)), group=int(m.group(2)) if m.group(2) is not None else None, pid=int(m.group(3)),
-                host=m.group(4), device=int(m.group(5)), bus_id=m.group(6).strip(), name=m.group(7).strip()))
+                host=m.group(4), device=int(m.group(5)), bus_id=m.group(6).strip(), name=m.group(7).strip(),
+                run=self.run_index()))
             return
         tokens = s.lstrip("#").split()
         if len(tokens) >= 3 and tokens[0] == "size" and tokens[1] == "count":
             self.counts["header"] += 1
             layout = _header_layout(tokens)
-            if layout is not None and (len(layout.oop) == len(layout.ip) and (
-                    self.layout is None or tokens.count("time") + tokens.count("cputime") >= 2)):
-                self.layout = layout
-            elif self.layout is None and layout is not None:
+            complete = tokens.count("time") + tokens.count("cputime") >= 2
+            if layout is not None and (complete or self.layout is None):  # a cut header: only if nothing better
                 self.layout = layout
             return
         m = _OOB_RE.match(s)
+        if (m or _AVG_RE.match(s)) and self.summary_line is None:
+            self.summary_line = (line_no, s)
         if m:
-            if self.oob is None:
-                self.oob = int(m.group(1))
-                word = (m.group(2) or "").upper()
-                self.oob_ok = True if word == "OK" else False if word == "FAILED" else self.oob == 0
+            n = int(m.group(1))
+            word = (m.group(2) or "").upper()
+            ok = True if word == "OK" else False if word == "FAILED" else n == 0
+            self.oob = n + (self.oob or 0)  # several runs: the total, and OK only if every run said OK
+            self.oob_ok = ok and self.oob_ok is not False
             return
         m = _AVG_RE.match(s)
         if m:
@@ -421,7 +432,7 @@ class _Parser:
             return
         m = _ERROR_RE.match(s)
         if m:
-            self.failures.append(Failure(line_no, s))
+            self.failures.append(Failure(line_no, s, None, self.run_index()))
 
     def row(self, line_no: int, s: str) -> bool:
         """A results row (or a row cut short by a failure); False when the line is something else."""
@@ -442,7 +453,7 @@ class _Parser:
             host = re.search(r"(\S+:\s*)$", s[: fail.start()])
             if host and not _INT_RE.match(host.group(1).rstrip(": ")):
                 text = host.group(1) + text
-            self.failures.append(Failure(line_no, text.strip(), size))
+            self.failures.append(Failure(line_no, text.strip(), size, self.run_index()))
             return True
         layout = self.layout
         if layout is None or len(tokens) < len(layout.lead) or not all(
@@ -476,11 +487,15 @@ class _Parser:
             if self.first_text is None:
                 raise ParseError("expected nccl-tests output (a '# nThread ...' banner, a results header or rows), "
                                  "found no text", 0)
+            if self.summary_line is not None:
+                line_no, s = self.summary_line
+                raise ParseError("expected nccl-tests results (a banner, a results header or rows), found only the "
+                                 f"summary lines ('{s[:60]}')", line_no)
             line_no, s = self.first_text
             raise ParseError("expected nccl-tests output (a '# nThread ...' banner, a '#  size  count  type ...' "
                              f"results header or a results row), found '{s[:60]}'", line_no)
         runs = max(1, *self.counts.values())
-        ranks = {d.rank for d in self.devices}
+        ranks = {d.rank for d in self.devices if d.run == self.devices[0].run} if self.devices else set()
         nranks = len(ranks) if ranks else self.info_nranks
         busbws = [v for r in self.rows for v in (r.oop_busbw_gbps, r.ip_busbw_gbps) if v is not None]
         peak = max(busbws) if busbws else None
@@ -492,7 +507,11 @@ class _Parser:
             notes.append(f"{len(self.avgs)} result summaries: Avg bus bandwidth "
                          + ", ".join("?" if a is None else f"{a:g}" for a in self.avgs)
                          + " (avg_busbw_gbps is the first)")
-        nccl_version = version_from_code(self.library) if self.library else self.nccl_line_version
+        nccl_version = version_from_code(self.libraries[0]) if self.libraries else self.nccl_line_version
+        if len(set(self.libraries)) > 1:
+            notes.append("runs used different NCCL libraries: "
+                         + ", ".join(version_from_code(c) for c in dict.fromkeys(self.libraries))
+                         + " (nccl_version is the first)")
         return NcclTestsReport(
             collective=self.collective or self.collective_cmd,
             nccl_tests_version=self.tests_version,

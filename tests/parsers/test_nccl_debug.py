@@ -1,0 +1,299 @@
+"""Hand-written checks of the facts each NCCL_DEBUG corpus file's `#@ expected:` line states,
+plus edge cases (CRLF, tabs, ANSI, truncation, caps, other tools' output)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from topodiag.parsers import ParseError, blank_provenance_header, detect
+from topodiag.parsers import nccl_debug
+from topodiag.parsers.nccl_debug import MAX_LIST, parse, parse_lines, sniff
+
+ROOT = Path(__file__).resolve().parents[2]
+FX = ROOT / "fixtures" / "nccl_debug"
+# two corpus files are nccl-tests output with NCCL INFO lines: their fixture copies live under
+# fixtures/nccl_tests (detection gives them to nccl_tests), the NCCL facts are checked here
+FX_TESTS = ROOT / "fixtures" / "nccl_tests"
+
+
+def load(name: str, folder: Path = FX):
+    path = folder / name
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    return parse(blank_provenance_header(path.read_text(errors="replace")))
+
+
+def test_ib_disabled_socket_mpi_interleaved() -> None:
+    r = load("nccl-ib-disabled-socket-mpi-interleaved-01.log")
+    assert r.env["NCCL_IB_DISABLE"] == "1"
+    assert r.network == "Socket"
+    assert [(d.name, d.kind, d.address) for d in r.net_devices] == [
+        ("ibs85f0", "socket", "192.168.1.14"), ("ib0", "socket", "192.168.1.15")]
+    assert r.net_plugin is None
+    assert r.socket_fallback_reasons == ("NCCL_IB_DISABLE=1",)
+    assert r.cuda_version == "12.2"  # cudaDriverVersion 12020, no banner
+    assert r.nccl_lines == 12 and r.lines == 21  # the 3 OpenMPI help lines are not NCCL
+
+
+def test_ib_gdrdma_p2p_direct_2node() -> None:
+    r = load("nccl-ib-gdrdma-p2p-direct-2node-01.log")
+    assert r.transports == {"NET/IB/GDRDMA": 2, "P2P/direct pointer": 10}
+    assert r.gdr is True
+    assert r.hosts == ("nodea", "nodeb")
+    rank14 = next(x for x in r.ranks if x.rank == 14)
+    assert (rank14.host, rank14.cuda_dev, rank14.bus_id) == ("nodeb", 6, "c9000")
+    assert r.nranks == 16 and r.nranks_from == "max_rank"
+
+
+def test_ib_mixed_roce_ring_25() -> None:
+    r = load("nccl-ib-mixed-roce-ring-p2pipc-2.5-rankprefix-01.log")
+    assert [(d.index, d.name, d.port, d.link_layer) for d in r.net_devices] == [
+        (0, "mlx5_1", 1, "IB"), (1, "mlx5_3", 1, "IB"), (2, "mlx5_0", 1, "IB"),
+        (3, "mlx5_2", 1, "RoCE"), (4, "mlx5_4", 1, "IB")]
+    assert r.transports == {"P2P/IPC": 3}
+    assert r.hosts == ("crow-ib-new-nccl-256-info-19",)  # the "[155] " MPI tag is not a host
+    r155 = next(x for x in r.ranks if x.rank == 155)
+    assert (r155.cuda_dev, r155.bus_id) == (3, "3d000")
+
+
+def test_ib_single_hca_219() -> None:
+    r = load("nccl-ib-single-hca-a100pcie-2.19-01.log")
+    assert r.nccl_version == "2.19.3" and r.cuda_version == "12.3" and r.cuda_driver_version == "12.3"
+    assert r.network == "IB"
+    assert [(d.name, d.port, d.link_layer) for d in r.net_devices] == [("mlx5_0", 1, "IB")]
+    assert r.env == {"NCCL_IB_DISABLE": "0", "NCCL_IB_HCA": "mlx5_0", "NCCL_IB_MERGE_VFS": "0"}
+    assert r.gdr is None  # no GDR lines in this fragment
+
+
+def test_ibext_sharp_plugin() -> None:
+    r = load("nccl-ibext-sharp-plugin-load-h100-01.log")
+    assert r.network == "IBext"
+    assert r.net_plugin == "NCCL RDMA Plugin v6"
+    assert r.collnet_plugin == "SHARP"
+    assert r.net_plugin_path == "/opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so"
+    assert [d.name for d in r.net_devices] == ["mlx5_0", "mlx5_1", "mlx5_4", "mlx5_5"]
+    assert all(d.sharp and d.link_layer == "IB" for d in r.net_devices)
+
+
+def test_nvls_init_complete() -> None:
+    r = load("nccl-nvls-multinode-init-complete-01.log")
+    assert r.channels == {"coll": 16, "collnet": 0, "nvls": 16, "p2p": 16, "p2p_per_peer": 1}
+    assert r.transports == {"NVLS": 2}
+    assert r.init_complete is True
+    assert r.nranks == 64 and r.nranks_from == "comm"
+    assert [x.rank for x in r.ranks] == [32, 34, 35, 36]
+    assert next(x for x in r.ranks if x.rank == 36).bus_id == "9b000"
+
+
+def test_ofi_p4d_topo_file() -> None:
+    r = load("nccl-ofi-p4d-topo-file-2.7-01.log")
+    assert r.net_plugin == "aws-ofi-nccl"
+    assert r.env["NCCL_TOPO_FILE"] == "/usr/local/share/aws-ofi-nccl/xml/p4d-24xl-topo.xml"
+    assert r.network is None
+
+
+def test_ofi_on_roce_fallback_ib_channels() -> None:
+    r = load("nccl-ofi-plugin-on-roce-fallback-ib-2.27-channels-01.log")
+    assert r.transports == {"NET/IB/GDRDMA": 30, "P2P/IPC": 25}
+    assert r.gdr is True
+    assert len(r.connections_sample) == 20
+    r14 = next(x for x in r.ranks if x.rank == 14)
+    assert (r14.host, r14.cuda_dev) == ("tpgds-aihub0008", 6)
+
+
+@pytest.mark.parametrize("name,kinds", [
+    ("nccl-pytorch-watchdog-timeout-allgather-teardown-01.log",
+     ["watchdog_timeout", "watchdog_timeout", "watchdog_exception", "watchdog_timeout", "watchdog_abort"]),
+    ("nccl-pytorch-watchdog-timeout-allreduce-01.log",
+     ["watchdog_timeout", "watchdog_timeout", "watchdog_exception", "watchdog_exception"]),
+])
+def test_watchdog_timeouts_are_errors(name, kinds) -> None:
+    r = load(name)
+    assert [e.kind for e in r.errors] == kinds
+    assert r.errors[0].line_no == 7 and "Watchdog caught collective operation timeout" in r.errors[0].text
+    assert r.nccl_version is None and r.network is None and r.hosts == () and r.ranks == ()
+    assert r.transports == {} and r.nranks is None
+
+
+def test_roce_macvlan_213() -> None:
+    r = load("nccl-roce-macvlan-gid-2.13-01.log")
+    assert r.nccl_version == "2.13.4" and r.cuda_version == "11.3" and r.cuda_driver_version == "11.7"
+    assert [(d.name, d.port, d.link_layer) for d in r.net_devices] == [("mlx5_4", 1, "RoCE")]
+    assert r.network == "IB"
+
+
+def test_shm_plus_socket() -> None:
+    r = load("nccl-shm-plus-socket-2node-01.log")
+    assert r.transports == {"NET/Socket": 8, "SHM": 7}
+    assert r.hosts == ("ubuntu",)
+
+
+def test_single_node_shm() -> None:
+    r = load("nccl-single-node-shm-no-p2p-01.log")
+    assert r.transports == {"SHM": 11}
+    assert r.network is None and r.net_devices == ()
+    assert [x.rank for x in r.ranks] == list(range(8))
+
+
+def test_socket_azure() -> None:
+    r = load("nccl-socket-azure-vm-2.17-01.log")
+    assert r.network == "Socket"
+    assert [(d.name, d.address) for d in r.net_devices] == [("eth0", "10.0.0.5")]
+
+
+def test_socket_aws_rings_24() -> None:
+    r = load("nccl-socket-fallback-aws-noib-02-rings.log")
+    assert r.transports == {"NET/Socket": 10}
+    assert r.nranks == 64 and r.init_complete is True
+    assert len(r.hosts) == 15
+
+
+def test_socket_ib_no_device_channels() -> None:
+    r = load("nccl-socket-fallback-ib-no-device-channels-01.log")
+    assert r.transports == {"NET/Socket": 2, "P2P/IPC": 14}  # "P2P/IPC/read" normalised
+    assert r.hosts == ("<cluster_name>",)
+
+
+def test_socket_forced_211() -> None:
+    r = load("nccl-socket-forced-netsocket-2.11-01.log")
+    assert r.nccl_version == "2.11.4" and r.cuda_version == "11.4"  # bare banner line
+    assert r.network == "Socket"
+    assert [(d.name, d.address) for d in r.net_devices] == [("enp225s0f1", "10.10.10.2")]
+    assert not any(d.kind == "ib" for d in r.net_devices)
+
+
+def test_socket_loopback() -> None:
+    r = load("nccl-socket-loopback-topo-dump-01.log")
+    assert r.env["NCCL_IB_DISABLE"] == "1" and r.env["NCCL_IBEXT_DISABLE"] == "1"
+    assert [(d.name, d.address) for d in r.net_devices] == [("lo", "127.0.0.1")]
+    assert r.gdr is False and r.gdr_lines[0].line_no == 15
+    assert r.socket_fallback_reasons == ("NCCL_IB_DISABLE=1",)
+
+
+def test_socket_ring_25() -> None:
+    r = load("nccl-socket-ring-2.5-01.log")
+    assert r.transports == {"NET/Socket": 4}
+    assert r.hosts == ("sh-01", "sh-03")
+    assert [d.name for d in r.net_devices] == ["enP1p1s0f0", "enP1p1s0f1"]
+
+
+@pytest.mark.parametrize("name,vendor", [
+    ("nccl-warn-ib-completion-error-ipv6gid-01.log", "vendor err 129"),
+    ("nccl-warn-ib-completion-error4-h100-01.log", "vendor err 81"),
+])
+def test_ib_completion_errors(name, vendor) -> None:
+    r = load(name)
+    assert [e.line_no for e in r.errors] == [7, 12, 17]
+    assert all(e.kind == "ib_completion" and vendor in e.text for e in r.errors)
+    assert r.warnings_total == 3 and r.errors_total == 3
+
+
+def test_nccltests_collnet_log_nccl_facts() -> None:
+    r = load("nccl-collnet-sharp-fallback-ib-gdrdma-01.log", FX_TESTS)
+    assert r.nccl_version == "2.23.4" and r.nranks == 8 and len(r.hosts) == 4
+    assert r.network == "IBext_v8" and r.net_plugin == "IBext_v8"
+    assert all(d.sharp for d in r.net_devices)
+    assert r.transports == {"CollNet": 4, "NET/IBext_v8/GDRDMA": 58, "P2P/CUMEM": 24}
+    assert r.channels["coll"] == 3
+    assert any("Cannot initialize CollNet" in w.text for w in r.warnings)
+
+
+def test_nccltests_gather_log_nccl_facts() -> None:
+    r = load("nccl-ib-roce-mixed-gdr-2.16-gather-01.log", FX_TESTS)
+    assert r.nccl_version == "2.16.5" and r.cuda_version == "11.8" and r.cuda_driver_version == "12.8"
+    assert [(d.name, d.link_layer) for d in r.net_devices] == [("mlx5_0", "RoCE"), ("mlx5_2", "IB")]
+    assert r.gdr is True and r.env["NCCL_NET_GDR_LEVEL"] == "SYS"
+    assert r.transports == {"NET/IB/GDRDMA": 6}  # NET/1 only; "/Shared" suffix dropped
+
+
+# ---- edge cases -----------------------------------------------------------------------------
+
+SAMPLE = (
+    "node017:12345:12400 [3] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_2:1/RoCE ; OOB eth0:10.0.0.1<0>\n"
+    "node017:12345:12400 [3] NCCL INFO Using network IB\n"
+    "node017:12345:12400 [3] NCCL INFO NCCL_IB_GID_INDEX set by environment to 3.\n"
+    "node017:12345:12400 [3] NCCL INFO Channel 00/0 : 3[3] -> 4[0] [send] via NET/IB/0/GDRDMA\n"
+    "node017:12345:12400 [3] NCCL INFO comm 0x1 rank 3 nranks 16 cudaDev 3 busId 45000 commId 0x2 - Init COMPLETE\n"
+)
+
+
+def test_basic_sample() -> None:
+    r = parse(SAMPLE)
+    assert r.gid_index == 3 and r.gdr is True and r.init_complete
+    assert r.ranks[0].rank == 3 and r.ranks[0].bus_id == "45000" and r.ranks[0].nranks == 16
+    assert r.net_devices[1].link_layer == "RoCE" and r.net_devices[0].kind == "ib"
+
+
+def test_crlf_tabs_ansi_same_result() -> None:
+    base = parse(SAMPLE)
+    assert parse(SAMPLE.replace("\n", "\r\n")) == base
+    ansi = "\x1b[32m" + SAMPLE.replace("\n", "\x1b[0m\n", 1)
+    assert parse(ansi).network == "IB"
+    tabbed = SAMPLE.replace("[3] NCCL INFO", "[3]\tNCCL INFO")
+    assert parse(tabbed).transports == base.transports
+
+
+def test_truncated_last_line_and_slurm_prefix() -> None:
+    text = "0: " + SAMPLE.replace("\n", "\n0: ")[:-3] + "node017:12345:12400 [3] NCCL INFO Bootstrap : Us"
+    r = parse(text)
+    assert r.hosts == ("node017",) and r.network == "IB"
+
+
+def test_empty_and_other_tool_output_refused() -> None:
+    with pytest.raises(ParseError) as e:
+        parse("")
+    assert e.value.line_no == 0
+    with pytest.raises(ParseError) as e:
+        parse("\tGPU0\tGPU1\nGPU0\t X \tNV18\nGPU1\tNV18\t X \n")
+    assert e.value.line_no == 3 and "no NCCL log lines" in e.value.message
+    with pytest.raises(ParseError):
+        parse("CA 'mlx5_0'\n\tCA type: MT4129\n")
+
+
+def test_error_kinds() -> None:
+    text = (
+        "h1: Test NCCL failure common.cu:958 'internal error - please report this issue to the NCCL developers / '\n"
+        "h1:1:2 [0] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer h2<3>\n"
+        "h1:1:2 [0] proxy.cc:1 NCCL WARN [Proxy] remote process exited or there was a network error\n"
+        "torch.distributed.DistBackendError: NCCL error in: x.cpp:1, unhandled system error, NCCL version 2.19.3\n"
+    )
+    r = parse(text)
+    assert [e.kind for e in r.errors] == ["internal_error", "connection_closed", "remote_process_exited",
+                                          "unhandled_system_error"]
+    assert r.nccl_version is None  # a version inside an error message is not a banner
+
+
+def test_caps_keep_totals() -> None:
+    lines = (f"h:1:2 [0] x.cc:1 NCCL WARN NET/IB : Got completion from peer p with error 4 n={i}\n"
+             for i in range(MAX_LIST + 50))
+    r = parse_lines(lines)
+    assert len(r.warnings) == MAX_LIST and r.warnings_total == MAX_LIST + 50
+    assert len(r.errors) == MAX_LIST and r.errors_total == MAX_LIST + 50
+
+
+def test_socket_fallback_reasons() -> None:
+    text = ("h:1:1 [0] NCCL INFO NET/IB : No device found.\n"
+            "h:1:1 [0] NCCL INFO NCCL_NET set by environment to Socket\n"
+            "h:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+            "h:1:1 [0] NCCL INFO Using network Socket\n")
+    assert parse(text).socket_fallback_reasons == ("NET/IB : No device found", "NCCL_NET=Socket")
+
+
+def test_transport_normalisation() -> None:
+    n = nccl_debug.normalise_transport
+    assert n("P2P/IPC/read") == "P2P/IPC" and n("P2P/CUMEM/read") == "P2P/CUMEM"
+    assert n("P2P/direct pointer/read") == "P2P/direct pointer"
+    assert n("SHM/direct/direct") == "SHM"
+    assert n("NET/IB/1/GDRDMA/Shared") == "NET/IB/GDRDMA" and n("NET/Socket/3") == "NET/Socket"
+    assert n("NET/IBext_v8/2(0)/GDRDMA") == "NET/IBext_v8/GDRDMA"
+    assert n("NET/AWS Libfabric/0/GDRDMA") == "NET/AWS Libfabric/GDRDMA"
+    assert n("COLLNET/SHARP/0/GDRDMA") == "CollNet"
+
+
+def test_sniff() -> None:
+    assert sniff(SAMPLE) == 0.8
+    assert sniff("[rank0]:[E1 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout") == 0.8
+    assert sniff("CA 'mlx5_0'\n") == 0.0
+    assert detect(SAMPLE) == "nccl_debug"

@@ -1,0 +1,654 @@
+"""Parser for NCCL_DEBUG=INFO logs (NCCL 2.4 .. 2.27, net plugins, Slurm/MPI line prefixes).
+
+    n013:101855:101885 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_2:1/IB [RO]; OOB ibp209s0f0:10.128.3.13<0>
+    n013:101855:101885 [0] NCCL INFO Using network IB
+    NCCL version 2.16.5+cuda11.8
+    gpu36:20775:20807 [0] NCCL INFO Channel 00/0 : 1[81000] -> 0[81000] [receive] via NET/IB/1/GDRDMA
+    [155] crow-19:5330:5499 [3] NCCL INFO Ring 00 : 155[3d000] -> 157[b2000] via P2P/IPC
+    H100-2:19989:20082 [1] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer ... with error 4, ...
+    n013:101855:101885 [0] NCCL INFO comm 0x72a6b00 rank 0 nranks 2 cudaDev 0 busId 81000 commId 0xb2 - Init COMPLETE
+
+Lines are read one at a time (`parse_lines` is the implementation, `parse(text)` feeds it), so a
+multi-GB log parses in constant memory: every list is capped (warnings/errors keep the first 200
+with `warnings_total`/`errors_total`), every dict is bounded. Lines without "NCCL" cost one
+substring test; connection lines repeat per channel and are memoised on their text after the
+channel number. Other program output (MPI, PyTorch, nccl-tests tables) is skipped.
+
+PyTorch c10d watchdog logs (`ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective
+operation timeout: WorkNCCL(...)`) are parsed, not refused: their timeout lines go to `errors`
+(kind "watchdog_timeout" ...) and every other field stays empty/null, so the timeout reaches the
+rules. ParseError only when no NCCL line at all was seen (line 0 for empty text, else the last line).
+
+JSON: {source: "nccl_debug", nccl_version ("2.18.3", first banner), cuda_version (banner "+cuda12.2",
+else from cudaDriverVersion), cuda_driver_version ("12.2" from "cudaDriverVersion 12020"), hosts
+(sorted prefix host names), nranks (largest "nranks N" of comm lines, else largest rank seen + 1),
+nranks_from ("comm" | "max_rank" | null), ranks [{rank, host, cuda_dev, bus_id, nranks}] (sorted,
+ranks >= nranks dropped; host only for the rank that logged the line; a bracket "8[20000]" of two
+or fewer digits is a cudaDev (NCCL >= 2.19), longer a busId), network (first "Using network X"),
+networks (distinct, in order), net_plugin ("Loaded net plugin X", else "P2P plugin [vN] X", else
+"aws-ofi-nccl" when NET/OFI lines appear), net_plugin_path, collnet_plugin, net_devices [{name, port,
+link_layer ("IB"|"RoCE"|null), index, kind ("ib"|"socket"), address, sharp}] (from "NET/IB : Using"
+/ "NET/Socket : Using", distinct by kind+name+port), gid_index, gdr (true: "GPU Direct RDMA Enabled" or
+a GDRDMA transport; false: only "Disabled" lines; null: no evidence), gdr_lines [{line_no, text}],
+transports {kind: count} (keys "P2P/IPC", "P2P/CUMEM", "P2P/direct pointer" -- a "/read" suffix is
+dropped --, "SHM" (any SHM/...), "NET/<name>" with "/GDRDMA" when the path says so (device number and
+"/Shared" dropped), "CollNet", "NVLS" (one per "Connected NVLS" line)), connections_sample
+[{line_no, text}] (first 20), env {NCCL_*: value} (first value printed; also NCCL_TOPO_FILE set by
+aws-ofi-nccl), channels {coll, collnet, nvls, p2p, p2p_per_peer} (first summary line), init_complete,
+warnings [{line_no, text}], warnings_total, errors [{line_no, text, kind}] (kinds: ib_completion,
+remote_process_exited, unhandled_system_error, internal_error, unhandled_cuda_error, cuda_failure,
+connection_closed, nccl_failure, nccl_error, watchdog_timeout, watchdog_exception, watchdog_abort),
+errors_total, socket_fallback_reasons (only when a socket transport is in evidence: "NET/IB : No
+device found", "NCCL_IB_DISABLE=1", "NCCL_NET=Socket"), lines, nccl_lines}.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+from .base import ParseError, strip_ansi
+
+SOURCE = "nccl_debug"
+
+MAX_LIST = 200
+MAX_SAMPLE = 20
+MAX_GDR_LINES = 8
+MAX_HOSTS = 4096
+MAX_RANKS = 4096
+MAX_NET_DEVICES = 64
+MAX_ENV = 128
+MAX_TRANSPORTS = 32
+MAX_NETWORKS = 8
+MAX_TEXT = 500
+MAX_CACHE = 65536
+
+NO_NCCL = "no NCCL log lines (NCCL INFO/WARN) found"
+
+
+@dataclass(frozen=True)
+class Rank:
+    rank: int
+    host: Optional[str]
+    cuda_dev: Optional[int]
+    bus_id: Optional[str]
+    nranks: Optional[int]
+
+
+@dataclass(frozen=True)
+class NetDevice:
+    name: str
+    port: Optional[int]
+    link_layer: Optional[str]
+    index: Optional[int]
+    kind: str
+    address: Optional[str]
+    sharp: bool
+
+
+@dataclass(frozen=True)
+class LogLine:
+    line_no: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ErrorLine:
+    line_no: int
+    text: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class Result:
+    source: str = SOURCE
+    nccl_version: Optional[str] = None
+    cuda_version: Optional[str] = None
+    cuda_driver_version: Optional[str] = None
+    hosts: tuple[str, ...] = ()
+    nranks: Optional[int] = None
+    nranks_from: Optional[str] = None
+    ranks: tuple[Rank, ...] = ()
+    network: Optional[str] = None
+    networks: tuple[str, ...] = ()
+    net_plugin: Optional[str] = None
+    net_plugin_path: Optional[str] = None
+    collnet_plugin: Optional[str] = None
+    net_devices: tuple[NetDevice, ...] = ()
+    gid_index: Optional[int] = None
+    gdr: Optional[bool] = None
+    gdr_lines: tuple[LogLine, ...] = ()
+    transports: dict = None  # type: ignore[assignment]
+    connections_sample: tuple[LogLine, ...] = ()
+    env: dict = None  # type: ignore[assignment]
+    channels: dict = None  # type: ignore[assignment]
+    init_complete: bool = False
+    warnings: tuple[LogLine, ...] = ()
+    warnings_total: int = 0
+    errors: tuple[ErrorLine, ...] = ()
+    errors_total: int = 0
+    socket_fallback_reasons: tuple[str, ...] = ()
+    lines: int = 0
+    nccl_lines: int = 0
+
+
+PREFIX_RE = re.compile(r"([^\s:\[\]]+):\d+:\d+\s+\[(\d+)\]")
+VERSION_RE = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:[-+.][^\s]*?cuda(\d+\.\d+))?")
+COMM_RE = re.compile(
+    r"comm 0x[0-9a-fA-F]+ rank (\d+) n[Rr]anks (\d+)(?: cudaDev (\d+))?(?: nvmlDev \d+)?(?: busId ([0-9a-fA-F]+))?")
+ENV_RE = re.compile(r"(NCCL_[A-Z0-9_]+) set (?:by environment )?to (.*)")
+DEVICE_RE = re.compile(r"\[(\d+)\]([^\s:\[\]]+):(\S+)")
+GID_RE = re.compile(r"GID index (\d+)|\bGID (\d+) \(")
+CHANNELS_RE = re.compile(r"(\d+) (coll|collnet|nvls|p2p) channels(?: per peer)?")
+DRIVER_RE = re.compile(r"(?:cudaDriverVersion|CUDA Driver version)\s*:?\s*(\d+)")
+PLUGIN_RE = re.compile(r"Loaded net plugin (.+?)(?: \(v\d+\))?$")
+COLLNET_PLUGIN_RE = re.compile(r"Loaded collnet plugin (.+?)(?: \(v\d+\))?$")
+P2P_PLUGIN_RE = re.compile(r"P2P plugin (?:v\d+ )?(\S+)")
+TOPO_FILE_RE = re.compile(r"Setting NCCL_TOPO_FILE environment variable to (\S+)")
+
+
+def _driver_version(n: int) -> str:
+    return f"{n // 1000}.{(n % 1000) // 10}"
+
+
+def normalise_transport(path: str) -> str:
+    """'NET/IB/0/GDRDMA' -> 'NET/IB/GDRDMA', 'P2P/IPC/read' -> 'P2P/IPC', 'SHM/direct/direct' -> 'SHM'."""
+    parts = path.strip().split("/")
+    top = parts[0]
+    if top == "NET" and len(parts) > 1:
+        key = "NET/" + parts[1]
+        return key + "/GDRDMA" if "GDRDMA" in parts[2:] else key
+    if top == "P2P" and len(parts) > 1:
+        return "P2P/" + parts[1]
+    if top == "SHM":
+        return "SHM"
+    if top.upper() == "COLLNET":
+        return "CollNet"
+    if top == "NVLS":
+        return "NVLS"
+    return top[:40]
+
+
+def _end_point(tok: str) -> tuple[Optional[int], Optional[str]]:
+    """'8[20000]' -> (8, '20000'); '35' -> (35, None)."""
+    b = tok.find("[")
+    if b < 0:
+        return (int(tok), None) if tok.isdigit() else (None, None)
+    num = tok[:b]
+    inner = tok[b + 1 : -1] if tok.endswith("]") else tok[b + 1 :]
+    return (int(num) if num.isdigit() else None), (inner or None)
+
+
+def _classify_error(s: str) -> Optional[str]:
+    if "Got completion from peer" in s:
+        return "ib_completion"
+    if "remote process exited" in s:
+        return "remote_process_exited"
+    if "unhandled system error" in s:
+        return "unhandled_system_error"
+    if "internal error" in s:
+        return "internal_error"
+    if "unhandled cuda error" in s:
+        return "unhandled_cuda_error"
+    if "Cuda failure" in s:
+        return "cuda_failure"
+    if "Connection closed by remote peer" in s:
+        return "connection_closed"
+    if "NCCL failure" in s:
+        return "nccl_failure"
+    return None
+
+
+class _State:
+    """Mutable accumulator for one log; `result()` freezes it."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.nccl = 0
+        self.version: Optional[str] = None
+        self.cuda: Optional[str] = None
+        self.driver: Optional[str] = None
+        self.hosts: set[str] = set()
+        self.comm_nranks: Optional[int] = None
+        self.max_rank = -1
+        self.ranks: dict[int, list] = {}
+        self.network: Optional[str] = None
+        self.networks: list[str] = []
+        self.plugin_loaded: Optional[str] = None
+        self.plugin_p2p: Optional[str] = None
+        self.plugin_ofi = False
+        self.plugin_path: Optional[str] = None
+        self.collnet_plugin: Optional[str] = None
+        self.devices: dict[tuple, NetDevice] = {}
+        self.gid: Optional[int] = None
+        self.gdr_on = False
+        self.gdr_off = False
+        self.gdr_lines: list[LogLine] = []
+        self.transports: dict[str, int] = {}
+        self.sample: list[LogLine] = []
+        self.env: dict[str, str] = {}
+        self.channels: dict[str, int] = {}
+        self.init_complete = False
+        self.warnings: list[LogLine] = []
+        self.warnings_total = 0
+        self.errors: list[ErrorLine] = []
+        self.errors_total = 0
+        self.ib_no_device = False
+        self.prefix_cache: dict[str, tuple] = {}
+        self.conn_cache: dict[tuple, str] = {}
+        self.transport_cache: dict[str, str] = {}
+
+    # ---- helpers -------------------------------------------------------------------------
+    def prefix(self, pre: str) -> tuple:
+        got = self.prefix_cache.get(pre)
+        if got is None:
+            m = PREFIX_RE.search(pre)
+            got = (m.group(1), int(m.group(2))) if m else (None, None)
+            if len(self.prefix_cache) >= MAX_CACHE:
+                self.prefix_cache.clear()
+            self.prefix_cache[pre] = got
+            if got[0] is not None and len(self.hosts) < MAX_HOSTS:
+                self.hosts.add(got[0])
+        return got
+
+    def add_rank(self, rank: int, host, dev, bus, nranks) -> None:
+        if rank > self.max_rank:
+            self.max_rank = rank
+        rec = self.ranks.get(rank)
+        if rec is None:
+            if len(self.ranks) >= MAX_RANKS:
+                return
+            self.ranks[rank] = [host, dev, bus, nranks]
+            return
+        for i, v in enumerate((host, dev, bus, nranks)):
+            if rec[i] is None and v is not None:
+                rec[i] = v
+
+    def count_transport(self, key: str) -> None:
+        t = self.transports
+        if key in t:
+            t[key] += 1
+        elif len(t) < MAX_TRANSPORTS:
+            t[key] = 1
+
+    def add_error(self, line_no: int, text: str, kind: str) -> None:
+        self.errors_total += 1
+        if len(self.errors) < MAX_LIST:
+            self.errors.append(ErrorLine(line_no, text[:MAX_TEXT], kind))
+
+    # ---- line kinds ----------------------------------------------------------------------
+    def connection(self, line_no: int, line: str, pre: str, rest: str, collnet: bool) -> None:
+        key = self.conn_cache.get((pre, rest))
+        if key is not None:
+            t = self.transports
+            if key in t:
+                t[key] += 1
+            return
+        vi = rest.find(" via ")
+        if vi < 0:
+            return  # ring order line ("Channel 00/02 :    0   1", "Ring 00 : 1 -> 0 -> 1")
+        path = rest[vi + 5 :].strip()
+        key = self.transport_cache.get(path)
+        if key is None:
+            key = normalise_transport(path)
+            if len(self.transport_cache) < MAX_CACHE:
+                self.transport_cache[path] = key
+        host, dev = self.prefix(pre)
+        toks = rest[:vi].split()
+        if collnet:
+            if toks:
+                r, _ = _end_point(toks[0])
+                if r is not None:
+                    self.add_rank(r, host, dev, None, None)
+        elif len(toks) >= 3 and toks[1] == "->":
+            a, ab = _end_point(toks[0])
+            b, bb = _end_point(toks[2])
+            local_is_b = len(toks) > 3 and toks[3] == "[receive]"
+            for r, br, local in ((a, ab, not local_is_b), (b, bb, local_is_b)):
+                if r is None:
+                    continue
+                cdev, bus = None, None
+                if br is not None:
+                    if len(br) <= 2 and br.isdigit():
+                        cdev = int(br)
+                    else:
+                        bus = br
+                if local:
+                    self.add_rank(r, host, cdev if cdev is not None else dev, bus, None)
+                else:
+                    self.add_rank(r, None, cdev, bus, None)
+        if "GDRDMA" in key:
+            self.gdr_on = True
+        if len(self.sample) < MAX_SAMPLE:
+            self.sample.append(LogLine(line_no, line[:MAX_TEXT]))
+        if len(self.conn_cache) >= MAX_CACHE:
+            self.conn_cache.clear()
+        self.conn_cache[(pre, rest)] = key
+        self.count_transport(key)
+
+    def net_using(self, msg: str, kind: str) -> None:
+        body = msg.split(":", 1)[1] if ":" in msg else msg
+        body = body.split(";", 1)[0]
+        for m in DEVICE_RE.finditer(body):
+            idx, name, spec = int(m.group(1)), m.group(2), m.group(3)
+            port = ll = addr = None
+            sharp = False
+            if kind == "ib":
+                bits = spec.split("/")
+                port = int(bits[0]) if bits[0].isdigit() else None
+                for b in bits[1:]:
+                    if b == "IB":
+                        ll = "IB"
+                    elif b == "RoCE":
+                        ll = "RoCE"
+                    elif b == "SHARP":
+                        sharp = True
+            else:
+                addr = spec[:-3] if spec.endswith("<0>") else re.sub(r"<\d+>$", "", spec)
+            dkey = (kind, name, port)
+            if dkey not in self.devices and len(self.devices) < MAX_NET_DEVICES:
+                self.devices[dkey] = NetDevice(name, port, ll, idx, kind, addr, sharp)
+
+    def info(self, line_no: int, line: str, pre: str, msg: str) -> None:
+        c = msg[:1]
+        if c == "C":
+            if msg.startswith("Channel "):
+                j = msg.find(" : ")
+                if j > 0:
+                    self.connection(line_no, line, pre, msg[j + 3 :], False)
+                return
+            if msg.startswith("CollNet "):
+                j = msg.find(" : ")
+                if j > 0:
+                    self.connection(line_no, line, pre, msg[j + 3 :], True)
+                return
+            if msg.startswith("Connected NVLS"):
+                self.prefix(pre)
+                self.count_transport("NVLS")
+                return
+        elif c == "R":
+            if msg.startswith("Ring "):
+                j = msg.find(" : ")
+                if j > 0:
+                    self.connection(line_no, line, pre, msg[j + 3 :], False)
+                return
+        self.prefix(pre)
+        if c == "N":
+            if msg.startswith("NCCL_"):
+                m = ENV_RE.match(msg)
+                if m:
+                    val = m.group(2).strip()
+                    if val.endswith("."):
+                        val = val[:-1]
+                    if m.group(1) not in self.env and len(self.env) < MAX_ENV:
+                        self.env[m.group(1)] = val
+                    if m.group(1) == "NCCL_IB_GID_INDEX" and self.gid is None and val.lstrip("-").isdigit():
+                        self.gid = int(val)
+                return
+            if msg.startswith("NCCL version"):
+                self.banner(msg)
+                return
+            if msg.startswith("NET/IB : Using") or msg.startswith("NET/IB: Using"):
+                self.net_using(msg, "ib")
+                return
+            if msg.startswith("NET/Socket : Using") or msg.startswith("NET/Socket: Using"):
+                self.net_using(msg, "socket")
+                return
+            if msg.startswith("NET/IB : No device found") or msg.startswith("NET/IB: No device found"):
+                self.ib_no_device = True
+                return
+            if msg.startswith("NET/OFI"):
+                self.plugin_ofi = True
+                m = TOPO_FILE_RE.search(msg)
+                if m and "NCCL_TOPO_FILE" not in self.env and len(self.env) < MAX_ENV:
+                    self.env["NCCL_TOPO_FILE"] = m.group(1)
+                return
+            if msg.startswith("NET/Plugin"):
+                m = PLUGIN_RE.search(msg)
+                if m and self.plugin_loaded is None:
+                    self.plugin_loaded = m.group(1).strip()
+                m = COLLNET_PLUGIN_RE.search(msg)
+                if m and self.collnet_plugin is None:
+                    self.collnet_plugin = m.group(1).strip()
+                return
+        elif c == "U":
+            if msg.startswith("Using network "):
+                net = msg[14:].strip()
+                if self.network is None:
+                    self.network = net
+                if net not in self.networks and len(self.networks) < MAX_NETWORKS:
+                    self.networks.append(net)
+                return
+        elif c == "c":
+            if msg.startswith("comm "):
+                self.comm(msg, pre)
+                return
+            if msg.startswith("cudaDriverVersion"):
+                self.driver_line(msg)
+                return
+        elif c == "n":
+            if msg.startswith("ncclCommInitRank comm "):
+                self.comm(msg[17:], pre)
+                return
+        elif c == "P":
+            if msg.startswith("P2P plugin "):
+                m = P2P_PLUGIN_RE.match(msg)
+                if m and self.plugin_p2p is None:
+                    self.plugin_p2p = m.group(1)
+                return
+            if msg.startswith("Plugin Path : "):
+                if self.plugin_path is None:
+                    self.plugin_path = msg[14:].strip()[:MAX_TEXT]
+                return
+        elif c.isdigit():
+            if " coll channels" in msg:
+                if not self.channels:
+                    for m in CHANNELS_RE.finditer(msg):
+                        k = m.group(2) + ("_per_peer" if m.group(0).endswith("per peer") else "")
+                        self.channels.setdefault(k, int(m.group(1)))
+                return
+        elif c == "g" or c == "G" or c == "D":
+            pass
+        if "GPU Direct RDMA" in msg:
+            if "Enabled" in msg:
+                self.gdr_on = True
+            elif "Disabled" in msg:
+                self.gdr_off = True
+            if len(self.gdr_lines) < MAX_GDR_LINES:
+                self.gdr_lines.append(LogLine(line_no, line[:MAX_TEXT]))
+            return
+        if "GID" in msg and self.gid is None:
+            m = GID_RE.search(msg)
+            if m:
+                self.gid = int(m.group(1) or m.group(2))
+            return
+        if "CUDA Driver" in msg:
+            self.driver_line(msg)
+            return
+        if "Init COMPLETE" in msg:
+            self.init_complete = True
+
+    def comm(self, msg: str, pre: str) -> None:
+        m = COMM_RE.match(msg)
+        if not m:
+            return
+        rank, nranks = int(m.group(1)), int(m.group(2))
+        dev = int(m.group(3)) if m.group(3) else None
+        host, pdev = self.prefix(pre)
+        self.add_rank(rank, host, dev if dev is not None else pdev, m.group(4), nranks)
+        if self.comm_nranks is None or nranks > self.comm_nranks:
+            self.comm_nranks = nranks
+        if "Init COMPLETE" in msg:
+            self.init_complete = True
+
+    def driver_line(self, msg: str) -> None:
+        m = DRIVER_RE.search(msg)
+        if m and self.driver is None:
+            self.driver = _driver_version(int(m.group(1)))
+
+    def banner(self, s: str) -> None:
+        m = VERSION_RE.search(s)
+        if m and self.version is None:
+            self.version = m.group(1)
+            if m.group(2):
+                self.cuda = m.group(2)
+
+    def warn(self, line_no: int, line: str, pre: str) -> None:
+        self.prefix(pre)
+        self.warnings_total += 1
+        if len(self.warnings) < MAX_LIST:
+            self.warnings.append(LogLine(line_no, line[:MAX_TEXT]))
+        kind = _classify_error(line)
+        if kind:
+            self.add_error(line_no, line, kind)
+        if "GPU Direct RDMA" in line:
+            if "Enabled" in line:
+                self.gdr_on = True
+            elif "Disabled" in line:
+                self.gdr_off = True
+
+    def other(self, line_no: int, line: str) -> bool:
+        """A line with "NCCL" but no INFO/WARN tag: banner, c10d watchdog, test failure. True if NCCL output."""
+        if "ProcessGroupNCCL" in line:
+            if "Watchdog caught collective operation timeout" in line or "Timeout at NCCL work" in line:
+                self.add_error(line_no, line, "watchdog_timeout")
+            elif "detected by watchdog" in line:
+                self.add_error(line_no, line, "watchdog_exception")
+            elif "Some NCCL operations have failed or timed out" in line:
+                self.add_error(line_no, line, "watchdog_abort")
+            else:
+                kind = _classify_error(line)
+                if kind:
+                    self.add_error(line_no, line, kind)
+            return True
+        if "NCCL failure" in line or "NCCL error" in line:
+            self.add_error(line_no, line, _classify_error(line) or ("nccl_failure" if "NCCL failure" in line else "nccl_error"))
+            return True
+        i = line.find("NCCL version ")
+        if i >= 0:
+            before = line[:i].strip()
+            if not before or (len(before) < 80 and before[-1] in ":]" and "error" not in before.lower()):
+                self.banner(line[i:])
+                return True
+        return False
+
+    # ---- freeze ---------------------------------------------------------------------------
+    def result(self) -> Result:
+        if self.nccl == 0:
+            raise ParseError(NO_NCCL, self.n)
+        if self.comm_nranks is not None:
+            nranks, nfrom = self.comm_nranks, "comm"
+        elif self.max_rank >= 0:
+            nranks, nfrom = self.max_rank + 1, "max_rank"
+        else:
+            nranks, nfrom = None, None
+        ranks = tuple(
+            Rank(r, v[0], v[1], v[2], v[3])
+            for r, v in sorted(self.ranks.items())
+            if nranks is None or r < nranks
+        )
+        gdr = True if self.gdr_on else (False if self.gdr_off else None)
+        plugin = self.plugin_loaded or self.plugin_p2p or ("aws-ofi-nccl" if self.plugin_ofi else None)
+        socket_seen = (self.network == "Socket" or any(k.startswith("NET/Socket") for k in self.transports)
+                       or any(d.kind == "socket" for d in self.devices.values()))
+        reasons: list[str] = []
+        if socket_seen:
+            if self.ib_no_device:
+                reasons.append("NET/IB : No device found")
+            if self.env.get("NCCL_IB_DISABLE") == "1":
+                reasons.append("NCCL_IB_DISABLE=1")
+            if self.env.get("NCCL_NET", "").lower() == "socket":
+                reasons.append("NCCL_NET=Socket")
+        cuda = self.cuda or self.driver
+        return Result(
+            nccl_version=self.version,
+            cuda_version=cuda,
+            cuda_driver_version=self.driver,
+            hosts=tuple(sorted(self.hosts)),
+            nranks=nranks,
+            nranks_from=nfrom,
+            ranks=ranks,
+            network=self.network,
+            networks=tuple(self.networks),
+            net_plugin=plugin,
+            net_plugin_path=self.plugin_path,
+            collnet_plugin=self.collnet_plugin,
+            net_devices=tuple(self.devices.values()),
+            gid_index=self.gid,
+            gdr=gdr,
+            gdr_lines=tuple(self.gdr_lines),
+            transports=dict(sorted(self.transports.items())),
+            connections_sample=tuple(self.sample),
+            env=dict(sorted(self.env.items())),
+            channels=dict(self.channels),
+            init_complete=self.init_complete,
+            warnings=tuple(self.warnings),
+            warnings_total=self.warnings_total,
+            errors=tuple(self.errors),
+            errors_total=self.errors_total,
+            socket_fallback_reasons=tuple(reasons),
+            lines=self.n,
+            nccl_lines=self.nccl,
+        )
+
+
+def parse_lines(lines: Iterable[str]) -> Result:
+    """Parse an iterable of log lines (an open file, a generator) in constant memory."""
+    st = _State()
+    n = 0
+    nccl = 0
+    info = st.info
+    for raw in lines:
+        n += 1
+        if "NCCL" not in raw:
+            continue
+        if "\x1b" in raw:
+            raw = strip_ansi(raw)
+        if "\t" in raw:
+            raw = raw.replace("\t", " ")
+        i = raw.find("NCCL INFO ")
+        if i < 0:
+            i = raw.find("NCCL TRACE ")
+            if i >= 0:
+                nccl += 1
+                line = raw.strip()
+                info(n, line, raw[:i], raw[i + 11 :].strip())
+                continue
+            i = raw.find("NCCL WARN")
+            if i >= 0:
+                nccl += 1
+                st.warn(n, raw.strip(), raw[:i])
+                continue
+            line = raw.strip()
+            if line.endswith("NCCL INFO"):
+                nccl += 1
+                continue
+            if st.other(n, line):
+                nccl += 1
+            continue
+        nccl += 1
+        msg = raw[i + 10 :].strip()
+        info(n, raw.strip(), raw[:i], msg)
+    st.n = n
+    st.nccl = nccl
+    return st.result()
+
+
+def parse(text: str) -> Result:
+    """Parse a whole NCCL_DEBUG log held in memory (see parse_lines)."""
+    return parse_lines(text.splitlines())
+
+
+def sniff(text: str) -> float:
+    """0.8 when NCCL INFO/WARN lines or c10d watchdog NCCL lines appear, else 0."""
+    try:
+        if "NCCL INFO" in text or "NCCL WARN" in text:
+            return 0.8
+        if "ProcessGroupNCCL" in text and ("Watchdog" in text or "NCCL work" in text):
+            return 0.8
+        if re.search(r"(?m)^\s*NCCL version \d+\.\d+\.\d+", text):
+            return 0.5
+    except Exception:
+        return 0.0
+    return 0.0

@@ -1,0 +1,571 @@
+"""Parser for `nvidia-smi topo -m` (`topo --matrix`): the GPU/NIC path matrix and CPU/NUMA affinity.
+
+            GPU0    GPU1    NIC0    NIC1    CPU Affinity    NUMA Affinity   GPU NUMA ID
+    GPU0     X      NV18    PIX     NODE    0-47,96-143     0               N/A
+    GPU1    NV18     X      NODE    PIX     0-47,96-143     0               N/A
+    NIC0    PIX     NODE     X      NODE
+    NIC1    NODE    PIX     NODE     X
+
+    Legend:
+      X    = Self
+      SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)
+      ...
+      NV#  = Connection traversing a bonded set of # NVLinks
+
+    NIC Legend:
+      NIC0: mlx5_0
+      NIC1: mlx5_1
+
+Also read: tab- or space-separated output (tabs expanded to 8 columns, as a terminal shows them), an
+ANSI-underlined header, CRLF, leading indentation, older drivers (`SOC` for SYS, NICs named `mlx5_0`
+directly as columns, only `CPU Affinity`), columns in any order (cells are mapped by header name),
+the CPU affinity glued to the NUMA affinity ('0-45,92-1370' = '0-45,92-137' + '0', split using the
+other rows), and terminal-truncated pastes where the header lost its right-hand columns (devices that
+only appear as rows are kept, their links taken from their own rows, and a note says the columns and
+the CPU affinity are incomplete). The "Legend:" block is not part of the matrix.
+
+JSON: {source: "nvidia_smi_topo_m", devices: [Device], links: [Link], affinity_columns: [str],
+notes: [str]}.
+Device: name ("GPU0", "NIC0", or "mlx5_0" where the column is named so), kind ("gpu" | "nic"),
+device (RDMA device name for NICs from the NIC Legend or the column name; null for GPUs or when
+unknown), cpu_affinity ("0-47,96-143" as printed; null when absent, N/A or unreadable), numa_affinity
+("0", "0-1" as printed; null when absent or N/A), numa_node (int when numa_affinity is one node,
+else null), gpu_numa_id (string or null), line_no (line of the device's row; null without a row).
+Devices come in header order, then devices that only have a row (truncated header).
+Link: a, b (device names; a is the earlier device), type (exactly as printed: "NV18", "PIX", "SOC"),
+line_no (line of the row the cell was read from). One link per unordered pair, ordered by the
+device order of (a, b); a pair with no readable cell has no link (and a note).
+affinity_columns: the affinity columns the header names, as printed ("CPU Affinity", ...).
+notes: what a reader must know (truncated header, missing cells, mirror disagreements, a repaired
+glued affinity, NIC Legend gaps); empty when nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Iterable
+
+from .base import ANSI_RE, ParseError, clean_lines
+
+SOURCE = "nvidia_smi_topo_m"
+
+AFFINITY_COLUMNS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
+KNOWN_TYPES = {"X", "SYS", "SOC", "NODE", "PHB", "PXB", "PIX"}  # plus NV<n>
+# `nvidia-smi topo -p2p` status words: a matrix of these is not a topo -m matrix.
+P2P_WORDS = {"OK", "CNS", "GNS", "TNS", "NS", "DR", "U"}
+NOT_CELLS = {"CPU", "GPU", "NUMA", "NIC", "ID"}  # header words
+
+CELL_RE = re.compile(r"^(?:X|NV\d{1,3}|[A-Z][A-Z0-9]{1,4})$")
+GPU_RE = re.compile(r"^GPU\d{1,4}$")
+NIC_RE = re.compile(r"^NIC\d{1,4}$")
+NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]{0,63}$")
+HEADER_TOKEN_RE = re.compile(r"CPU Affinity|NUMA Affinity|GPU NUMA ID|\S+")
+TOKEN_RE = re.compile(r"\S+")
+NIC_LEGEND_RE = re.compile(r"^(NIC\d{1,4}):\s*(\S+)$")
+LEGEND_ENTRY_RE = re.compile(r"^(\S{1,6})\s*=\s")
+LIST_RE = re.compile(r"^\d{1,9}(?:-\d{1,9})?(?:,\d{1,9}(?:-\d{1,9})?)*$")
+ELISION_RE = re.compile(r"^(?:\.{3,}|…+|\[\.\.\.\])$")
+MAX_LISTED = 12
+
+_SNIFF_HEADER = re.compile(r"^[ \t]*GPU\d+(?:[ \t]+[\w.:-]+)*[ \t]+CPU Affinity\b", re.M)
+_SNIFF_ROW = re.compile(r"^[ \t]*GPU\d+[ \t]+(?:X[ \t]+(?:SYS|SOC|NODE|PHB|PXB|PIX|NV\d+)|"
+                        r"(?:SYS|SOC|NODE|PHB|PXB|PIX|NV\d+)[ \t]+X)\b", re.M)
+_SNIFF_TOPO_HEAD = re.compile(r"^[ \t]*GPU0[ \t]+(?:GPU1|NIC0|mlx\d_\d+)\b", re.M)
+_SNIFF_LEGEND = re.compile(r"NV#\s+= Connection traversing a bonded set of # NVLinks")
+
+
+@dataclass(frozen=True)
+class Device:
+    name: str
+    kind: str  # "gpu" | "nic"
+    device: str | None
+    cpu_affinity: str | None
+    numa_affinity: str | None
+    numa_node: int | None
+    gpu_numa_id: str | None
+    line_no: int | None
+
+
+@dataclass(frozen=True)
+class Link:
+    a: str
+    b: str
+    type: str
+    line_no: int
+
+
+@dataclass(frozen=True)
+class TopoMatrix:
+    source: str = SOURCE
+    devices: tuple[Device, ...] = ()
+    links: tuple[Link, ...] = ()
+    affinity_columns: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Row:
+    name: str
+    cells: tuple[str, ...]  # path cells, by header column index
+    raw: tuple[tuple[int, str], ...]  # (position, value) of the tokens after the path cells
+    line_no: int
+
+
+# -- small readers ------------------------------------------------------------------------------
+
+
+def _tokens(line: str) -> list[tuple[int, str]]:
+    return [(m.start(), m.group()) for m in TOKEN_RE.finditer(line.expandtabs(8))]
+
+
+def _is_cell(token: str) -> bool:
+    return (bool(CELL_RE.match(token)) and token not in P2P_WORDS and token not in NOT_CELLS
+            and not GPU_RE.match(token) and not NIC_RE.match(token))
+
+
+def _ranges(text: str) -> list[tuple[int, int]] | None:
+    """'0-45,92-137' -> [(0, 45), (92, 137)]; None unless a valid list of ascending ranges."""
+    if not LIST_RE.match(text):
+        return None
+    out = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        a, b = int(lo), int(hi or lo)
+        if a > b or (out and a <= out[-1][1]):
+            return None
+        out.append((a, b))
+    return out
+
+
+def _count(ranges: list[tuple[int, int]]) -> int:
+    return sum(b - a + 1 for a, b in ranges)
+
+
+def _listing(names: Iterable[str]) -> str:
+    names = list(names)
+    shown = ", ".join(names[:MAX_LISTED])
+    return shown + (f" and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else "")
+
+
+def _kind(name: str) -> str:
+    return "gpu" if GPU_RE.match(name) else "nic"
+
+
+# -- the matrix ---------------------------------------------------------------------------------
+
+
+def _looks_like_row(line: str) -> bool:
+    toks = line.split()
+    return len(toks) >= 2 and bool(NAME_RE.match(toks[0])) and _is_cell(toks[1])
+
+
+def _find_header(lines: list[str]) -> int:
+    """Index of the 'GPU0 GPU1 ... CPU Affinity' header row (one followed by a matrix row);
+    ParseError when there is none."""
+    first: tuple[int, str] | None = None
+    lonely: int | None = None  # a header with no rows after it
+    for i, line in enumerate(lines):
+        toks = line.split()
+        if not toks:
+            continue
+        if first is None:
+            first = (i + 1, line.strip())
+        if not GPU_RE.match(toks[0]) or (len(toks) > 1 and _is_cell(toks[1])):
+            continue
+        heads = [m.group() for m in HEADER_TOKEN_RE.finditer(line)]
+        if not all(NAME_RE.match(t) or t in AFFINITY_COLUMNS for t in heads):
+            continue
+        nxt = next((ln for ln in lines[i + 1:] if ln.strip() and not ELISION_RE.match(ln.strip())), "")
+        if _looks_like_row(nxt):
+            return i
+        if lonely is None:
+            lonely = i
+    if lonely is not None:
+        raise ParseError("found the matrix header row but no 'GPU0  X  ...' rows after it", lonely + 1)
+    if first is None:
+        raise ParseError("expected a 'GPU0 GPU1 ... CPU Affinity' matrix header row (nvidia-smi topo -m), "
+                         "found no text", 0)
+    raise ParseError("expected a 'GPU0 GPU1 ... CPU Affinity' matrix header row (nvidia-smi topo -m), "
+                     f"found '{first[1][:60]}'", first[0])
+
+
+def _read_header(line: str, line_no: int, notes: list[str]) -> tuple[list[str], list[tuple[str, int]]]:
+    """Header -> (device column names, [(affinity column name, start position)])."""
+    devices: list[str] = []
+    affinity: list[tuple[str, int]] = []
+    for m in HEADER_TOKEN_RE.finditer(line.expandtabs(8)):
+        tok = m.group()
+        if tok in AFFINITY_COLUMNS:
+            if any(tok == name for name, _ in affinity):
+                raise ParseError(f"header names the column '{tok}' twice", line_no)
+            affinity.append((tok, m.start()))
+        elif affinity or not NAME_RE.match(tok):
+            notes.append(f"header column '{tok[:30]}' (line {line_no}) is not a device or affinity column: "
+                         "ignored")
+        elif tok in devices:
+            raise ParseError(f"header names the device '{tok}' twice: cells cannot be assigned", line_no)
+        else:
+            devices.append(tok)
+    return devices, affinity
+
+
+def _fits(col: str, val: str) -> bool:
+    if val == "N/A":
+        return True
+    if col == "GPU NUMA ID":
+        return val.isdigit()
+    return _ranges(val) is not None
+
+
+def _assign_affinity(row: _Row, columns: list[tuple[str, int]], seen: dict[str, set[str]]) -> dict:
+    """Affinity tokens of one row -> {column: raw value}. When some are missing (or two ran together),
+    the columns are chosen by what the other rows print there, then by position."""
+    values = row.raw
+    out: dict = {c: None for c, _ in columns}
+    if not values:
+        return out
+    if len(values) > len(columns):
+        raise ParseError(f"row {row.name} has {len(values)} values after its path cells but the header names "
+                         f"{len(columns)} affinity column(s): {_listing(c for c, _ in columns) or 'none'}",
+                         row.line_no)
+    if len(values) == len(columns):
+        for (col, _), (_, val) in zip(columns, values):
+            out[col] = val
+        return out
+    best: tuple[float, tuple[int, ...]] | None = None
+    for combo in combinations(range(len(columns)), len(values)):
+        score = 0.0
+        for j, (pos, val) in zip(combo, values):
+            col, start = columns[j]
+            score += 2 * (val in seen.get(col, ())) + _fits(col, val) - abs(start - pos) / 1000
+        if best is None or score > best[0]:
+            best = (score, combo)
+    for j, (_, val) in zip(best[1], values):
+        out[columns[j][0]] = val
+    return out
+
+
+def _read_rows(lines: list[str], start: int, n_cols: int, header: list[str],
+               columns: list[tuple[str, int]], notes: list[str]) -> tuple[list[_Row], int]:
+    """Matrix rows after the header; returns them and the index of the first line after the matrix."""
+    rows: list[_Row] = []
+    seen: set[str] = set()
+    i = start
+    elided = []
+    while i < len(lines):
+        line = lines[i]
+        line_no = i + 1
+        toks = _tokens(line)
+        if not toks:
+            if rows:
+                break
+            i += 1
+            continue
+        if len(toks) == 1 and ELISION_RE.match(toks[0][1]):
+            elided.append(line_no)
+            i += 1
+            continue
+        label = toks[0][1]
+        if len(toks) < 2 or not _is_cell(toks[1][1]) or not NAME_RE.match(label):
+            break
+        cells = []
+        k = 1
+        while k < len(toks) and _is_cell(toks[k][1]):
+            cells.append(toks[k][1])
+            k += 1
+        values = toks[k:]
+        p2p = next((v for _, v in values if v in P2P_WORDS), None)
+        if p2p:
+            raise ParseError(f"'{p2p}' in row {label} is an `nvidia-smi topo -p2p` status, not a topo -m path type",
+                             line_no)
+        if label in seen:
+            raise ParseError(f"a second row for {label}: which one holds its cells is unclear", line_no)
+        if len(cells) > n_cols:
+            raise ParseError(f"row {label} has {len(cells)} path cells but the header names {n_cols} devices",
+                             line_no)
+        if values and len(cells) < n_cols:
+            raise ParseError(f"row {label} has {len(cells)} path cells for {n_cols} device columns and then "
+                             f"values ('{values[0][1][:20]}'): the cells cannot be assigned to columns", line_no)
+        own = header.index(label) if label in header else None
+        for j, cell in enumerate(cells):
+            if (cell == "X") != (j == own):
+                where = header[j]
+                if cell == "X":
+                    raise ParseError(f"row {label} has its 'X' (self) under {where}: rows and columns disagree",
+                                     line_no)
+                raise ParseError(f"row {label} has '{cell}' under its own column {where}, expected 'X'", line_no)
+        if own is not None and len(cells) < n_cols:
+            rest = " and no affinity values" if columns else ""
+            notes.append(f"row {label} (line {line_no}) has {len(cells)} of {n_cols} path cells{rest}: "
+                         "the rest is missing (cut?)")
+        seen.add(label)
+        rows.append(_Row(label, tuple(cells), tuple(values), line_no))
+        i += 1
+    if elided:
+        notes.append(f"elision line(s) in the matrix ({_listing(map(str, elided))}): rows may be missing")
+    return rows, i
+
+
+# -- affinity -----------------------------------------------------------------------------------
+
+
+def _split_glued(raw: str, counts: set[int], numas: set[str]) -> tuple[str, str] | None:
+    """'0-45,92-1370' -> ('0-45,92-137', '0'): the one split into a valid CPU list and NUMA list,
+    preferring CPU counts and NUMA ids other rows show; None when no split or no single best one."""
+    scored = []
+    for k in range(1, len(raw)):
+        cpu, numa = raw[:k], raw[k:]
+        cpu_r, numa_r = _ranges(cpu), _ranges(numa)
+        if cpu_r is None or numa_r is None or (len(numa) > 1 and numa.startswith("0")):
+            continue
+        score = (_count(cpu_r) in counts) + (numa in numas)
+        scored.append((score, cpu, numa))
+    if not scored:
+        return None
+    top = max(s for s, _, _ in scored)
+    best = [(c, n) for s, c, n in scored if s == top]
+    return best[0] if len(best) == 1 else None
+
+
+def _group(found: dict, key: tuple, name: str) -> None:
+    found.setdefault(key, []).append(name)
+
+
+def _affinities(rows: list[_Row], columns: list[tuple[str, int]], truncated: bool,
+                notes: list[str]) -> dict[str, dict]:
+    """Per device name: {column: value or None}, N/A dropped, glued values split, unreadable ones left out."""
+    names = [c for c, _ in columns]
+    seen: dict[str, set[str]] = {c: set() for c in names}
+    for r in rows:
+        if len(r.raw) == len(columns):
+            for c, (_, val) in zip(names, r.raw):
+                seen[c].add(val)
+    assigned = {r.name: _assign_affinity(r, columns, seen) for r in rows}
+    out: dict[str, dict] = {n: {c: (None if a[c] in (None, "N/A") else a[c]) for c in names}
+                            for n, a in assigned.items()}
+    counts = {_count(r) for v in out.values() if v.get("CPU Affinity") and v.get("NUMA Affinity")
+              for r in [_ranges(v["CPU Affinity"])] if r}
+    numas = {v["NUMA Affinity"] for v in out.values() if v.get("NUMA Affinity")}
+    found: dict = {}  # (note kind, detail...) -> device names, so one note covers alike rows
+    for row in rows:
+        v, raw = out[row.name], assigned[row.name]
+        printed = [c for c in names if raw.get(c) is not None]
+        if not printed:
+            continue  # NIC rows print no affinity
+        last = names.index(printed[-1])
+        absent = [c for c in names[:last] if raw.get(c) is None]
+        if absent == ["NUMA Affinity"] and raw.get("CPU Affinity"):
+            # the CPU list ran into the NUMA id ('0-45,92-1370'); something printed after it says the
+            # NUMA column was not just cut off
+            split = _split_glued(raw["CPU Affinity"], counts, numas)
+            if split:
+                v["CPU Affinity"], v["NUMA Affinity"] = split
+                _group(found, ("glued", raw["CPU Affinity"], *split), row.name)
+                continue
+        for c in absent:
+            _group(found, ("absent", c), row.name)
+        cut = [c for c in names[last + 1:]]
+        if cut:
+            _group(found, ("cut", ", ".join(cut)), row.name)
+    for row in rows:
+        v = out[row.name]
+        for col, what in (("CPU Affinity", "a CPU list"), ("NUMA Affinity", "a NUMA node list")):
+            val = v.get(col)
+            if val is not None and _ranges(val) is None:
+                _group(found, ("bad", col, val[:40], what), row.name)
+                v[col] = None
+        val = v.get("GPU NUMA ID")
+        if val is not None and not re.match(r"^\d{1,9}$", val):
+            _group(found, ("bad", "GPU NUMA ID", val[:40], "a number"), row.name)
+            v["GPU NUMA ID"] = None
+    if truncated:
+        # a value cut at its left can still look like a CPU list: '2-63,96-127' for '32-63,96-127'
+        for row in rows:
+            v = out[row.name]
+            cpu = v.get("CPU Affinity")
+            longer = [o["CPU Affinity"] for o in out.values() if cpu and o.get("CPU Affinity")
+                      and o["CPU Affinity"] != cpu and o["CPU Affinity"].endswith(cpu)
+                      and o.get("NUMA Affinity") == v.get("NUMA Affinity")]
+            if longer:
+                _group(found, ("tail", cpu, longer[0]), row.name)
+                v["CPU Affinity"] = None
+    for key, who in found.items():
+        names_ = _listing(who)
+        if key[0] == "glued":
+            notes.append(f"{names_}: CPU and NUMA affinity printed without a separator ('{key[1]}'); "
+                         f"read as CPU '{key[2]}', NUMA '{key[3]}'")
+        elif key[0] == "absent":
+            notes.append(f"{names_}: no value under '{key[1]}'")
+        elif key[0] == "cut":
+            notes.append(f"{names_}: row ends before {key[1]} (cut?)")
+        elif key[0] == "bad":
+            notes.append(f"{names_}: {key[1]} '{key[2]}' is not {key[3]} (cut by the terminal?): left out")
+        else:
+            notes.append(f"{names_}: CPU Affinity '{key[1]}' is the tail of '{key[2]}' (same NUMA affinity) "
+                         "and looks cut: left out")
+    return out
+
+
+# -- the whole output ---------------------------------------------------------------------------
+
+
+def _nic_legend(lines: list[str], start: int, notes: list[str]) -> tuple[dict[str, str], bool]:
+    legend: dict[str, str] = {}
+    seen_block = False
+    for i in range(start, len(lines)):
+        text = lines[i].strip()
+        if text == "NIC Legend:":
+            seen_block = True
+            continue
+        m = NIC_LEGEND_RE.match(text)
+        if m:
+            nic, dev = m.group(1), m.group(2)
+            if nic in legend and legend[nic] != dev:
+                notes.append(f"NIC Legend names {nic} twice ('{legend[nic]}', then '{dev}' at line {i + 1}): "
+                             "kept the first")
+                continue
+            legend.setdefault(nic, dev)
+    return legend, seen_block
+
+
+def _legend_types(lines: list[str], start: int) -> set[str] | None:
+    """Keys of the 'Legend:' block (X, SYS, ..., NV#), or None when there is none."""
+    keys: set[str] | None = None
+    for i in range(start, len(lines)):
+        text = lines[i].strip()
+        if text == "Legend:":
+            keys = set()
+            continue
+        if keys is not None:
+            if text == "NIC Legend:":
+                break
+            m = LEGEND_ENTRY_RE.match(text)
+            if m:
+                keys.add(m.group(1))
+    return keys
+
+
+def _parse(lines: list[str]) -> TopoMatrix:
+    notes: list[str] = []
+    h = _find_header(lines)
+    header_no = h + 1
+    header, columns = _read_header(lines[h], header_no, notes)
+    rows, end = _read_rows(lines, h + 1, len(header), header, columns, notes)
+    if not rows:
+        raise ParseError("found the matrix header row but no 'GPU0  X  ...' rows after it", header_no)
+    by_name = {r.name: r for r in rows}
+    extra = [r.name for r in rows if r.name not in header]
+    names = header + extra
+    truncated = bool(extra)
+    if not any(GPU_RE.match(n) for n in names):
+        raise ParseError("the matrix has no GPU", header_no)
+    if truncated:
+        notes.append(f"the header (line {header_no}) names {len(header)} devices but rows also list "
+                     f"{_listing(extra)}: its right-hand columns were cut (terminal width?); links of those "
+                     "devices come from their own rows only, and CPU affinity may be incomplete")
+    missing_rows = [n for n in header if n not in by_name]
+    if missing_rows:
+        notes.append(f"no matrix row for {_listing(missing_rows)}: links of "
+                     f"{'these devices' if len(missing_rows) > 1 else missing_rows[0]} come from the other rows only")
+    for k in range(end, len(lines)):
+        toks = lines[k].split()
+        if toks and GPU_RE.match(toks[0]) and len(toks) > 1 and (toks[1] in header or toks[1] in AFFINITY_COLUMNS
+                                                                   or toks[1] == "CPU"):
+            notes.append(f"another matrix header at line {k + 1}: only the first matrix (line {header_no}) is read")
+            break
+        if toks and toks[0] in by_name and len(toks) > 1 and _is_cell(toks[1]):
+            notes.append(f"line {k + 1} looks like a matrix row after the matrix ended: ignored")
+            break
+
+    affinity = _affinities(rows, columns, truncated, notes)
+    legend, legend_block = _nic_legend(lines, end, notes)
+    nic_cols = [n for n in names if NIC_RE.match(n)]
+    if nic_cols and not legend:
+        notes.append(f"no 'NIC Legend:' entries: the RDMA device names of {_listing(nic_cols)} are unknown"
+                     + (" (output cut?)" if not legend_block else ""))
+    elif nic_cols:
+        unnamed = [n for n in nic_cols if n not in legend]
+        if unnamed:
+            notes.append(f"the NIC Legend does not name {_listing(unnamed)}")
+        stray = [n for n in legend if n not in nic_cols]
+        if stray:
+            notes.append(f"the NIC Legend names {_listing(stray)}, which the matrix does not show")
+
+    devices = []
+    for name in names:
+        row = by_name.get(name)
+        v = affinity.get(name, {})
+        numa = v.get("NUMA Affinity")
+        kind = _kind(name)
+        devices.append(Device(
+            name=name,
+            kind=kind,
+            device=None if kind == "gpu" else (legend.get(name) if NIC_RE.match(name) else name),
+            cpu_affinity=v.get("CPU Affinity"),
+            numa_affinity=numa,
+            numa_node=int(numa) if numa is not None and numa.isdigit() else None,
+            gpu_numa_id=v.get("GPU NUMA ID"),
+            line_no=row.line_no if row else None,
+        ))
+
+    col = {n: i for i, n in enumerate(header)}
+
+    def cell(row_name: str, col_name: str) -> tuple[str, int] | None:
+        row = by_name.get(row_name)
+        j = col.get(col_name)
+        if row is None or j is None or j >= len(row.cells):
+            return None
+        return row.cells[j], row.line_no
+
+    links = []
+    unknown_pairs = []
+    used: set[str] = set()
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            mine, mirror = cell(a, b), cell(b, a)
+            if mine and mirror and mine[0] != mirror[0]:
+                notes.append(f"{a}-{b}: row {a} says {mine[0]} (line {mine[1]}), row {b} says {mirror[0]} "
+                             f"(line {mirror[1]}): kept {mine[0]}")
+            got = mine or mirror
+            if got is None:
+                unknown_pairs.append(f"{a}-{b}")
+                continue
+            links.append(Link(a, b, got[0], got[1]))
+            used.add(got[0])
+    if unknown_pairs:
+        notes.append(f"no cell for {len(unknown_pairs)} pair(s): {_listing(unknown_pairs)}")
+    odd = sorted(t for t in used if t not in KNOWN_TYPES and not re.match(r"^NV\d+$", t))
+    if odd:
+        notes.append(f"path type(s) {_listing(odd)} are not in nvidia-smi's legend (X, SYS/SOC, NODE, PHB, "
+                     "PXB, PIX, NV#)")
+    legend_keys = _legend_types(lines, end)
+    if legend_keys and "NV#" in legend_keys:  # a legend that reached its last line
+        unexplained = sorted(t for t in used if t not in legend_keys and not re.match(r"^NV\d+$", t))
+        if unexplained:
+            notes.append(f"path type(s) {_listing(unexplained)} used in the matrix but not in its Legend block")
+    return TopoMatrix(devices=tuple(devices), links=tuple(links),
+                      affinity_columns=tuple(c for c, _ in columns), notes=tuple(notes))
+
+
+def parse(text: str) -> TopoMatrix:
+    """`nvidia-smi topo -m` output -> TopoMatrix; ParseError when there is no readable matrix."""
+    return _parse(clean_lines(text))
+
+
+def sniff(text: str) -> float:
+    """0.95 for a 'GPU0 ... CPU Affinity' header, 0.9 for a 'GPU0  X  NV18' row under a GPU header,
+    0.6 for the topo legend's NV# line alone."""
+    try:
+        if "\x1b" in text:
+            text = ANSI_RE.sub("", text)
+        if _SNIFF_HEADER.search(text):
+            return 0.95
+        if _SNIFF_ROW.search(text) and _SNIFF_TOPO_HEAD.search(text):
+            return 0.9
+        if _SNIFF_LEGEND.search(text):
+            return 0.6
+    except Exception:  # pragma: no cover - regex search on str does not raise
+        return 0.0
+    return 0.0
