@@ -48,8 +48,9 @@ def _init_block(rng: random.Random, nodes: int, gpus: int, comm: int) -> list[st
         host = f"node{node + 1:03d}"
         for g in range(gpus):
             rank = node * gpus + g
-            pid = 10000 + comm * 97 + rank
-            pre = f"{host}:{pid}:{pid + 55} [{g}] NCCL INFO "
+            pid = 10000 + rank * 7  # one job: the same processes create communicator after communicator
+            tid = pid + 40 + comm % 997  # each communicator's init runs on a new thread
+            pre = f"{host}:{pid}:{tid} [{g}] NCCL INFO "
             pre0 = f"{host}:{pid}:{pid} [{g}] NCCL INFO "
             if comm == 0 and rank == 0:
                 out.append("NCCL version 2.21.5+cuda12.4")
@@ -81,7 +82,7 @@ def _init_block(rng: random.Random, nodes: int, gpus: int, comm: int) -> list[st
                     out.append(pre + f"Channel {c:02d}/0 : {prv}[{gpus - 1}] -> {rank}[0] [receive] "
                                f"via NET/IB/{g}/GDRDMA")
                 if rng.random() < 0.3:
-                    out.append(f"{host}:{pid}:{pid + 60} [{g}] NCCL INFO New proxy send connection {c} from "
+                    out.append(f"{host}:{pid}:{tid + 1} [{g}] NCCL INFO New proxy send connection {c} from "
                                f"local rank {g}, transport 2")
                     out.append(pre + f"Connection to proxy localRank {g} -> connection 0x7f{rng.getrandbits(32):08x}")
             out += [
@@ -89,13 +90,13 @@ def _init_block(rng: random.Random, nodes: int, gpus: int, comm: int) -> list[st
                 pre + "Connected all trees",
                 pre + "threadThresholds 8/8/64 | 512/8/64 | 512 | 512",
                 pre + f"{nch} coll channels, 0 collnet channels, 0 nvls channels, 16 p2p channels, 2 p2p channels per peer",
-                f"{host}:{pid}:{pid + 60} [{g}] NCCL INFO NET/IB: IbDev {g} Port 1 qpn {rng.randrange(100, 9000)} "
+                f"{host}:{pid}:{tid + 1} [{g}] NCCL INFO NET/IB: IbDev {g} Port 1 qpn {rng.randrange(100, 9000)} "
                 f"mtu 5 GID 3 (0/D4010A0AFFFF0000)",
                 pre + f"comm 0x55{comm:04x}{rank:04x} rank {rank} nranks {nranks} cudaDev {g} nvmlDev {g} "
                 f"busId {busids[g % 8]} commId 0x{comm:016x} - Init COMPLETE",
             ]
             if rng.random() < 0.002:
-                out.append(f"{host}:{pid}:{pid + 60} [{g}] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got "
+                out.append(f"{host}:{pid}:{tid + 1} [{g}] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got "
                            f"completion from peer 10.1.{node}.20<{rng.randrange(30000, 60000)}> with status=12 "
                            f"opcode=0 len=0 vendor err 129 (Recv)")
     return out

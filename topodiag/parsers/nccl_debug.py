@@ -45,10 +45,11 @@ device found", "NCCL_IB_DISABLE=1", "NCCL_NET=Socket"), lines, nccl_lines}.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from .base import ParseError, strip_ansi
+from .base import ANSI_RE, ParseError
 
 SOURCE = "nccl_debug"
 
@@ -237,6 +238,10 @@ class _State:
         self.ib_no_device = False
         self.prefix_cache: dict[str, tuple] = {}
         self.conn_cache: dict[tuple, str] = {}
+        self.host_tried: set[int] = set()
+        self.partial = False
+        self.seen_msgs: set[str] = set()
+        self.pending: list[ErrorLine] = []
         self.transport_cache: dict[str, str] = {}
 
     # ---- helpers -------------------------------------------------------------------------
@@ -252,14 +257,21 @@ class _State:
                 self.hosts.add(got[0])
         return got
 
-    def add_rank(self, rank: int, host, dev, bus, nranks) -> None:
+    def add_rank(self, rank: int, host, dev, bus, nranks, from_comm: bool = False) -> None:
+        """Record what a line says about a rank: comm (Init) lines win, otherwise first value seen."""
         if rank > self.max_rank:
             self.max_rank = rank
         rec = self.ranks.get(rank)
         if rec is None:
             if len(self.ranks) >= MAX_RANKS:
                 return
-            self.ranks[rank] = [host, dev, bus, nranks]
+            self.ranks[rank] = [host, dev, bus, nranks, from_comm]
+            return
+        if from_comm and not rec[4]:
+            for i, v in enumerate((host, dev, bus, nranks)):
+                if v is not None:
+                    rec[i] = v
+            rec[4] = True
             return
         for i, v in enumerate((host, dev, bus, nranks)):
             if rec[i] is None and v is not None:
@@ -273,59 +285,82 @@ class _State:
             t[key] = 1
 
     def add_error(self, line_no: int, text: str, kind: str) -> None:
+        """Errors of a chunk come from several scans: gathered here, put in line order by flush_errors."""
         self.errors_total += 1
-        if len(self.errors) < MAX_LIST:
-            self.errors.append(ErrorLine(line_no, text[:MAX_TEXT], kind))
+        if len(self.errors) + len(self.pending) < MAX_LIST:
+            self.pending.append(ErrorLine(line_no, text[:MAX_TEXT], kind))
+
+    def flush_errors(self) -> None:
+        if self.pending:
+            self.pending.sort(key=lambda e: e.line_no)
+            self.errors.extend(self.pending[: MAX_LIST - len(self.errors)])
+            self.pending = []
 
     # ---- line kinds ----------------------------------------------------------------------
-    def connection(self, line_no: int, line: str, pre: str, rest: str, collnet: bool) -> None:
-        key = self.conn_cache.get((pre, rest))
-        if key is not None:
-            t = self.transports
-            if key in t:
-                t[key] += 1
-            return
-        vi = rest.find(" via ")
+    def new_connection(self, chunk: str, base: int, word: str, tail: str, count: int) -> str:
+        """First sight of a connection line's text after the channel number: classify, record ranks.
+
+        The line's prefix (host, device) is looked up only while the sample is filling or the local
+        rank has no host yet, so a huge log pays this once per rank, not once per line."""
+        collnet = word == "CollNet"
+        vi = tail.find(" via ")
         if vi < 0:
-            return  # ring order line ("Channel 00/02 :    0   1", "Ring 00 : 1 -> 0 -> 1")
-        path = rest[vi + 5 :].strip()
+            return ""  # ring order line ("Channel 00/02 :    0   1", "Ring 00 : 1 -> 0 -> 1")
+        path = tail[vi + 5 :].strip()
         key = self.transport_cache.get(path)
         if key is None:
             key = normalise_transport(path)
             if len(self.transport_cache) < MAX_CACHE:
                 self.transport_cache[path] = key
-        host, dev = self.prefix(pre)
-        toks = rest[:vi].split()
+        toks = tail[:vi].split()
+        ends: list[tuple] = []  # (rank, bracket, local)
         if collnet:
             if toks:
                 r, _ = _end_point(toks[0])
                 if r is not None:
-                    self.add_rank(r, host, dev, None, None)
+                    ends.append((r, None, True))
         elif len(toks) >= 3 and toks[1] == "->":
             a, ab = _end_point(toks[0])
             b, bb = _end_point(toks[2])
             local_is_b = len(toks) > 3 and toks[3] == "[receive]"
-            for r, br, local in ((a, ab, not local_is_b), (b, bb, local_is_b)):
-                if r is None:
-                    continue
-                cdev, bus = None, None
-                if br is not None:
-                    if len(br) <= 2 and br.isdigit():
-                        cdev = int(br)
-                    else:
-                        bus = br
-                if local:
-                    self.add_rank(r, host, cdev if cdev is not None else dev, bus, None)
+            if a is not None:
+                ends.append((a, ab, not local_is_b))
+            if b is not None:
+                ends.append((b, bb, local_is_b))
+        host = dev = None
+        want_sample = len(self.sample) < MAX_SAMPLE
+        local = next((e[0] for e in ends if e[2]), None)
+        want_host = (local is not None and local not in self.host_tried and len(self.host_tried) < MAX_RANKS
+                     and (local not in self.ranks or self.ranks[local][0] is None))
+        if want_sample or want_host:
+            needle = ": " + tail
+            pos = chunk.find(needle + "\n")
+            if pos < 0:
+                pos = chunk.find(needle)
+            if pos >= 0:
+                ls = chunk.rfind("\n", 0, pos) + 1
+                le = chunk.find("\n", pos)
+                line = chunk[ls : le if le >= 0 else len(chunk)].strip()
+                ti = chunk.rfind("NCCL ", ls, pos)
+                host, dev = self.prefix(chunk[ls:ti] if ti >= 0 else "")
+                if want_sample:
+                    self.sample.append(LogLine(base + chunk.count("\n", 0, ls) + 1, line[:MAX_TEXT]))
+            if local is not None:
+                self.host_tried.add(local)
+        for r, br, is_local in ends:
+            cdev, bus = None, None
+            if br is not None:
+                if len(br) <= 2 and br.isdigit():
+                    cdev = int(br)
                 else:
-                    self.add_rank(r, None, cdev, bus, None)
+                    bus = br
+            if is_local:
+                self.add_rank(r, host, cdev if cdev is not None else dev, bus, None)
+            else:
+                self.add_rank(r, None, cdev, bus, None)
         if "GDRDMA" in key:
             self.gdr_on = True
-        if len(self.sample) < MAX_SAMPLE:
-            self.sample.append(LogLine(line_no, line[:MAX_TEXT]))
-        if len(self.conn_cache) >= MAX_CACHE:
-            self.conn_cache.clear()
-        self.conn_cache[(pre, rest)] = key
-        self.count_transport(key)
+        return key
 
     def net_using(self, msg: str, kind: str) -> None:
         body = msg.split(":", 1)[1] if ":" in msg else msg
@@ -352,27 +387,10 @@ class _State:
 
     def info(self, line_no: int, line: str, pre: str, msg: str) -> None:
         c = msg[:1]
-        if c == "C":
-            if msg.startswith("Channel "):
-                j = msg.find(" : ")
-                if j > 0:
-                    self.connection(line_no, line, pre, msg[j + 3 :], False)
-                return
-            if msg.startswith("CollNet "):
-                j = msg.find(" : ")
-                if j > 0:
-                    self.connection(line_no, line, pre, msg[j + 3 :], True)
-                return
-            if msg.startswith("Connected NVLS"):
-                self.prefix(pre)
-                self.count_transport("NVLS")
-                return
-        elif c == "R":
-            if msg.startswith("Ring "):
-                j = msg.find(" : ")
-                if j > 0:
-                    self.connection(line_no, line, pre, msg[j + 3 :], False)
-                return
+        if c == "C" and msg.startswith("Connected NVLS"):
+            self.prefix(pre)
+            self.count_transport("NVLS")
+            return
         self.prefix(pre)
         if c == "N":
             if msg.startswith("NCCL_"):
@@ -450,14 +468,6 @@ class _State:
                 return
         elif c == "g" or c == "G" or c == "D":
             pass
-        if "GPU Direct RDMA" in msg:
-            if "Enabled" in msg:
-                self.gdr_on = True
-            elif "Disabled" in msg:
-                self.gdr_off = True
-            if len(self.gdr_lines) < MAX_GDR_LINES:
-                self.gdr_lines.append(LogLine(line_no, line[:MAX_TEXT]))
-            return
         if "GID" in msg and self.gid is None:
             m = GID_RE.search(msg)
             if m:
@@ -502,11 +512,6 @@ class _State:
         kind = _classify_error(line)
         if kind:
             self.add_error(line_no, line, kind)
-        if "GPU Direct RDMA" in line:
-            if "Enabled" in line:
-                self.gdr_on = True
-            elif "Disabled" in line:
-                self.gdr_off = True
 
     def other(self, line_no: int, line: str) -> bool:
         """A line with "NCCL" but no INFO/WARN tag: banner, c10d watchdog, test failure. True if NCCL output."""
@@ -593,51 +598,184 @@ class _State:
         )
 
 
-def parse_lines(lines: Iterable[str]) -> Result:
-    """Parse an iterable of log lines (an open file, a generator) in constant memory."""
-    st = _State()
-    n = 0
-    nccl = 0
+# connection lines, the bulk of a big log: counted per distinct text after the channel number
+CONN_RE = re.compile(r"NCCL INFO (Channel|Ring|CollNet) [^:\n]*: ([^\n]*)")
+# the other INFO/TRACE lines the parser reads (proxy, topology and tuning chatter is skipped)
+INFO_RE = re.compile(
+    r"NCCL (?:INFO|TRACE) ((?:NCCL|NET/(?!IB: Dev )|Using network|comm 0x|ncclCommInitRank|cudaDriverVersion|"
+    r"CUDA Driver|P2P plugin|Plugin Path|Connected NVLS|Bootstrap|Trees|\d+ coll channels)[^\n]*)")
+OTHER_MARKS = ("ProcessGroupNCCL", "NCCL failure", "NCCL error", "NCCL version")
+CHUNK = 1 << 22
+
+
+class _LineNo:
+    """Line numbers of increasing positions in a chunk, counted incrementally."""
+
+    def __init__(self, chunk: str, base: int) -> None:
+        self.chunk, self.pos, self.line = chunk, 0, base + 1
+
+    def at(self, pos: int) -> int:
+        if pos < self.pos:
+            self.pos, self.line = 0, self.line - self.chunk.count("\n", 0, self.pos)
+        self.line += self.chunk.count("\n", self.pos, pos)
+        self.pos = pos
+        return self.line
+
+
+def _line_at(chunk: str, pos: int) -> tuple[int, int]:
+    ls = chunk.rfind("\n", 0, pos) + 1
+    le = chunk.find("\n", pos)
+    return ls, (le if le >= 0 else len(chunk))
+
+
+def _feed(st: _State, chunk: str) -> None:
+    """Read one chunk of whole lines (the last chunk may end without a newline)."""
+    if "\r" in chunk:
+        chunk = chunk.replace("\r\n", "\n").replace("\r", "\n")
+    if "\x1b" in chunk:
+        chunk = ANSI_RE.sub("", chunk)
+    if "\t" in chunk:
+        chunk = chunk.replace("\t", " ")
+    base = st.n
+    st.n += chunk.count("\n")
+    if not chunk.endswith("\n"):
+        st.partial = True
+    if "NCCL" not in chunk:
+        return
+    n_info = chunk.count("NCCL INFO")
+    n_warn = chunk.count("NCCL WARN") if "NCCL WARN" in chunk else 0
+    n_trace = chunk.count("NCCL TRACE") if "NCCL TRACE" in chunk else 0
+    st.nccl += n_info + n_warn + n_trace
+    # "NCCL" mentions that are neither a tag nor an NCCL_* variable: banner, watchdog, failures
+    untagged = chunk.count("NCCL") - n_info - n_warn - n_trace - chunk.count("NCCL_")
+    # connections: one Counter pass in C, Python work only per distinct text
+    cache = st.conn_cache
+    for (word, tail), cnt in Counter(CONN_RE.findall(chunk)).items():
+        ck = (word == "CollNet", tail)
+        key = cache.get(ck)
+        if key is None:
+            key = st.new_connection(chunk, base, word, tail, cnt)
+            if len(cache) >= MAX_CACHE:
+                cache.clear()
+            cache[ck] = key
+        if key:
+            t = st.transports
+            if key in t:
+                t[key] += cnt
+            elif len(t) < MAX_TRANSPORTS:
+                t[key] = cnt
+    # GPU Direct RDMA evidence
+    if "GPU Direct RDMA" in chunk:
+        if "GPU Direct RDMA Enabled" in chunk:
+            st.gdr_on = True
+        if "GPU Direct RDMA Disabled" in chunk:
+            st.gdr_off = True
+        if len(st.gdr_lines) < MAX_GDR_LINES:
+            ln = _LineNo(chunk, base)
+            pos = chunk.find("GPU Direct RDMA")
+            while pos >= 0 and len(st.gdr_lines) < MAX_GDR_LINES:
+                ls, le = _line_at(chunk, pos)
+                st.gdr_lines.append(LogLine(ln.at(ls), chunk[ls:le].strip()[:MAX_TEXT]))
+                pos = chunk.find("GPU Direct RDMA", le)
+    # the INFO lines that carry facts
+    # the same message from many ranks has its effect once (all are first-wins), only the host is new
+    seen = st.seen_msgs
+    pcache = st.prefix_cache
+    prefix = st.prefix
     info = st.info
-    for raw in lines:
-        n += 1
-        if "NCCL" not in raw:
+    rfind = chunk.rfind
+    for m in INFO_RE.finditer(chunk):
+        start = m.start()
+        pre = chunk[rfind("\n", 0, start) + 1 : start]
+        msg = m.group(1)
+        if msg in seen:
+            if pre not in pcache:
+                prefix(pre)
             continue
-        if "\x1b" in raw:
-            raw = strip_ansi(raw)
-        if "\t" in raw:
-            raw = raw.replace("\t", " ")
-        i = raw.find("NCCL INFO ")
-        if i < 0:
-            i = raw.find("NCCL TRACE ")
-            if i >= 0:
-                nccl += 1
-                line = raw.strip()
-                info(n, line, raw[:i], raw[i + 11 :].strip())
+        if len(seen) >= MAX_CACHE:
+            seen.clear()
+        if not msg.startswith("Connected NVLS"):
+            seen.add(msg)
+        info(0, "", pre, msg.strip())
+    # WARN lines
+    if "NCCL WARN" in chunk:
+        ln = _LineNo(chunk, base)
+        pos = chunk.find("NCCL WARN")
+        while pos >= 0:
+            ls, le = _line_at(chunk, pos)
+            st.warn(ln.at(ls), chunk[ls:le].strip(), chunk[ls:pos])
+            pos = chunk.find("NCCL WARN", le)
+    # NCCL lines without a tag: bare banner, c10d watchdog, nccl-tests / PyTorch failures
+    starts: set[int] = set()
+    for mark in OTHER_MARKS if untagged > 0 else ():
+        pos = chunk.find(mark)
+        while pos >= 0:
+            ls, le = _line_at(chunk, pos)
+            starts.add(ls)
+            pos = chunk.find(mark, le)
+    if starts:
+        ln = _LineNo(chunk, base)
+        for ls in sorted(starts):
+            _, le = _line_at(chunk, ls)
+            line = chunk[ls:le]
+            if "NCCL INFO" in line or "NCCL WARN" in line or "NCCL TRACE" in line:
                 continue
-            i = raw.find("NCCL WARN")
-            if i >= 0:
-                nccl += 1
-                st.warn(n, raw.strip(), raw[:i])
-                continue
-            line = raw.strip()
-            if line.endswith("NCCL INFO"):
-                nccl += 1
-                continue
-            if st.other(n, line):
-                nccl += 1
-            continue
-        nccl += 1
-        msg = raw[i + 10 :].strip()
-        info(n, raw.strip(), raw[:i], msg)
-    st.n = n
-    st.nccl = nccl
+            if st.other(ln.at(ls), line.strip()):
+                st.nccl += 1
+    st.flush_errors()
+
+
+def parse_lines(lines: Iterable[str]) -> Result:
+    """Parse an iterable of log lines (an open text file, a list, a generator) in constant memory.
+
+    Lines are gathered into chunks of about 4 MiB that are scanned with a few C-level passes; an
+    open file is read in chunks directly."""
+    st = _State()
+    read = getattr(lines, "read", None)
+    if callable(read):
+        readline = lines.readline  # type: ignore[attr-defined]
+        while True:
+            chunk = read(CHUNK)
+            if not chunk:
+                break
+            if not chunk.endswith("\n"):
+                chunk += readline()
+            _feed(st, chunk)
+    else:
+        buf: list[str] = []
+        size = 0
+        for line in lines:
+            if not line.endswith("\n"):
+                line += "\n"
+            buf.append(line)
+            size += len(line)
+            if size >= CHUNK:
+                _feed(st, "".join(buf))
+                buf, size = [], 0
+        if buf:
+            _feed(st, "".join(buf))
+    if st.partial:
+        st.n += 1
     return st.result()
 
 
 def parse(text: str) -> Result:
-    """Parse a whole NCCL_DEBUG log held in memory (see parse_lines)."""
-    return parse_lines(text.splitlines())
+    """Parse a whole NCCL_DEBUG log held in memory (same engine as parse_lines)."""
+    st = _State()
+    start = 0
+    end = len(text)
+    while start < end:
+        cut = start + CHUNK
+        if cut >= end:
+            cut = end
+        else:
+            nl = text.find("\n", cut)
+            cut = end if nl < 0 else nl + 1
+        _feed(st, text[start:cut])
+        start = cut
+    if st.partial:
+        st.n += 1
+    return st.result()
 
 
 def sniff(text: str) -> float:

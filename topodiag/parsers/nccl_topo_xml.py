@@ -18,7 +18,9 @@ and graph dumps:
         <channel><net dev="0"/><gpu dev="0"/><gpu dev="1"/><net dev="0"/></channel>
 
 A DOCTYPE or ENTITY declaration is refused before parsing (entity expansion attacks); so is XML
-whose root is not `system` or `graphs`.
+whose root is not `system` or `graphs`, or that has none of their elements, or is cut off (a
+truncated paste: the error names its last line). Text before the first XML line (a prompt, `cat
+topo.xml`) and after the root's end tag is skipped with a note; line numbers stay those of the text.
 
 JSON: {source: "nccl_topo_xml", kind: "system" | "graphs", version,
        cpus: [{numaid, affinity (as printed), cpus ("0-27,56-83" decoded from the mask: comma-separated
@@ -52,9 +54,9 @@ MAX_DEPTH = 64  # NCCL trees are a handful of levels deep; deeper is not a topol
 MAX_CPU_BITS = 1 << 16
 
 _DECL_RE = re.compile(r"<!\s*(DOCTYPE|ENTITY)", re.I)
+_XML_START_RE = re.compile(r"^[ \t\ufeff]*<(?:\?xml|!--|[A-Za-z_])", re.M)
 _ROOT_TAG_RE = re.compile(r"<(?![?!])\s*([A-Za-z_][\w.\-]*)")
-_SNIFF_SYSTEM = re.compile(r"<system\b[^>]*>")
-_SNIFF_GRAPHS = re.compile(r"<graphs\b[^>]*>")
+_SNIFF_ROOT = re.compile(r"^[ \t\ufeff]*<(system|graphs)\b[^>]*>", re.M)
 _SNIFF_SYSTEM_CHILD = re.compile(r"<(?:cpu|pci)\b[^>]*(?:numaid|busid)=")
 _SNIFF_GRAPH_CHILD = re.compile(r"<graph\b[^>]*(?:pattern|nchannels)=")
 _GTS_RE = re.compile(r"^\s*(\d{1,4}(?:\.\d{1,6})?)\s*GT/s", re.I)
@@ -208,18 +210,11 @@ def decode_affinity(mask: str) -> str | None:
     value = 0
     for w in words:
         value = (value << 32) | int(w, 16)
+    bits = bin(value)[:1:-1] if value else ""  # least significant bit first
     ranges: list[str] = []
-    bit = 0
-    while value >> bit:
-        if not (value >> bit) & 1:
-            # skip a run of zeros quickly
-            low = (value >> bit) & -(value >> bit)
-            bit += low.bit_length() - 1
-            continue
-        start = bit
-        while (value >> bit) & 1:
-            bit += 1
-        ranges.append(f"{start}-{bit - 1}" if bit - 1 > start else str(start))
+    for m in re.finditer(r"1+", bits):
+        start, end = m.start(), m.end() - 1
+        ranges.append(f"{start}-{end}" if end > start else str(start))
     return ",".join(ranges)
 
 
@@ -255,19 +250,39 @@ def _line_of(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
-def _load(text: str) -> ET.Element:
-    """The root element; ParseError (with the line of the file) for anything that is not safe, well-formed XML."""
+def _load(text: str, notes: list[str]) -> ET.Element:
+    """The root element; ParseError (with the line of the file) for anything that is not safe, well-formed XML.
+
+    Blank lines before the XML (a blanked provenance header) keep their numbers; other text before
+    the first XML line (a shell prompt, `cat topo.xml`) and after the root's end tag is skipped with a note.
+    """
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     decl = _DECL_RE.search(text)
     if decl:
         raise ParseError(
             f"XML with a <!{decl.group(1).upper()} ...> declaration is refused (NCCL topology files have none; "
             "entity expansion can exhaust memory)", _line_of(text, decl.start()))
-    start = len(text) - len(text.lstrip())
-    if start == len(text):
+    if not text.strip():
         raise ParseError("expected NCCL topology XML ('<system version=...>' or '<graphs ...>'), found no text", 0)
-    offset = text.count("\n", 0, start)  # lines blanked before the XML (a provenance header, say)
+    first = _XML_START_RE.search(text)
+    if first is None:
+        stripped = text.lstrip()
+        line = _line_of(text, len(text) - len(stripped))
+        raise ParseError("expected NCCL topology XML ('<system version=...>' or '<graphs ...>'), "
+                         f"found '{stripped.splitlines()[0][:60]}'", line)
+    start = first.start()
+    offset = text.count("\n", 0, start)  # lines before the XML (blanked header lines, say)
+    if text[:start].strip():
+        notes.append(f"line{'s 1-' if offset > 1 else ' '}{offset}: text before the XML skipped")
     body = text[start:]
+    close = max(body.rfind("</system>"), body.rfind("</graphs>"))
+    if close >= 0:
+        end = body.index(">", close) + 1
+        rest = body[end:]
+        if rest.strip():
+            junk = end + len(rest) - len(rest.lstrip())
+            notes.append(f"line {offset + _line_of(body, junk)}: text after the root element's end tag skipped")
+            body = body[:end]
     try:
         root = ET.fromstring(body)
     except ET.ParseError as exc:
@@ -282,11 +297,25 @@ def _load(text: str) -> ET.Element:
     except (ValueError, RecursionError, MemoryError) as exc:  # pragma: no cover - expat reports via ParseError
         raise ParseError(f"unreadable XML: {exc}", offset + 1) from None
     if root.tag not in ("system", "graphs"):
-        m = _ROOT_TAG_RE.search(body)
-        line = offset + (_line_of(body, m.start()) if m else 1)
         raise ParseError(
-            f"expected an NCCL topology root element <system> or <graphs>, found <{str(root.tag)[:40]}>", line)
+            f"expected an NCCL topology root element <system> or <graphs>, found <{str(root.tag)[:40]}>",
+            offset + _root_line(body))
     return root
+
+
+def _root_line(text: str) -> int:
+    """Line of the root element's start tag (past the declaration and comments), for errors about it."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    pos = 0
+    while True:
+        m = _ROOT_TAG_RE.search(text, pos)
+        if m is None:
+            return 1
+        before = text[:m.start()]
+        if before.count("<!--") > before.count("-->"):  # inside a comment: look further
+            pos = m.end()
+            continue
+        return _line_of(text, m.start())
 
 
 def _depth_ok(root: ET.Element) -> None:
@@ -332,7 +361,8 @@ def _system(root: ET.Element, rd: _Reader) -> NcclTopology:
             affinity = rd.str(top, "affinity")
             decoded = decode_affinity(affinity) if affinity is not None else None
             if affinity is not None and decoded is None:
-                rd.notes.append(f"<cpu numaid={numaid}> affinity '{affinity[:40]}' is not a hex CPU mask: cpus null")
+                rd.notes.append(f"<cpu numaid={numaid}> affinity '{affinity[:40]}' is not a CPU mask of comma-separated "
+                                "32-bit hex words (at most 65536 CPUs): cpus null")
             cpus.append(Cpu(numaid, affinity, decoded, rd.str(top, "arch"), rd.str(top, "vendor"),
                             rd.int(top, "familyid"), rd.int(top, "modelid"), rd.str(top, "host_hash")))
             stack.extend((child, None, numaid) for child in reversed(list(top)))
@@ -397,23 +427,26 @@ def _graphs(root: ET.Element, rd: _Reader) -> NcclTopology:
 
 def parse(text: str) -> NcclTopology:
     """NCCL topology or graph XML -> NcclTopology; ParseError for unsafe, malformed or other XML."""
-    root = _load(text)
+    notes: list[str] = []
+    root = _load(text, notes)
     _depth_ok(root)
+    wanted = ("cpu", "pci", "nic", "gpu") if root.tag == "system" else ("graph",)
+    if not any(child.tag in wanted for child in root):
+        raise ParseError(f"found <{root.tag}> without any <{'> or <'.join(wanted)}> element: "
+                         "not an NCCL topology or graph dump", _root_line(text.replace("\r\n", "\n")))
     rd = _Reader()
+    rd.notes.extend(notes)
     return _system(root, rd) if root.tag == "system" else _graphs(root, rd)
 
 
 def sniff(text: str) -> float:
-    """0.95 for a <system> root with <cpu>/<pci> children or a <graphs> root with <graph> children;
-    0.6 for the bare root element; else 0."""
+    """0.95 for a <system> root with <cpu>/<pci> children or a <graphs> root with <graph> children
+    (the root tag at the start of a line); 0.6 for the bare root element; else 0."""
     try:
-        head = text.lstrip()[:4096]
-        if not head.startswith("<"):
+        root = _SNIFF_ROOT.search(text)
+        if root is None:
             return 0.0
-        if _SNIFF_SYSTEM.search(text):
-            return 0.95 if _SNIFF_SYSTEM_CHILD.search(text) else 0.6
-        if _SNIFF_GRAPHS.search(text):
-            return 0.95 if _SNIFF_GRAPH_CHILD.search(text) else 0.6
+        child = _SNIFF_SYSTEM_CHILD if root.group(1) == "system" else _SNIFF_GRAPH_CHILD
+        return 0.95 if child.search(text, root.end()) else 0.6
     except Exception:  # pragma: no cover - regex search on str does not raise
         return 0.0
-    return 0.0

@@ -38,7 +38,6 @@ from typing import Any, Iterable
 from .base import ParseError, clean_lines, iter_clean_lines
 
 SOURCE = "nvidia_smi_nvlink_s"
-SOURCE_ALIASES = ("nvidia_smi_nvlink_status",)
 
 # "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-...)" possibly followed by an NVML message on the same line
 GPU_RE = re.compile(r"^GPU\s+(\d{1,6}):\s*(.*?)\s*\(UUID:\s*([^)]*?)\s*\)\s*(.*)$")
@@ -53,7 +52,7 @@ ALL_INACTIVE_RE = re.compile(r"Unable to retrieve NVLink information as all link
 UNSUPPORTED_RE = re.compile(r"does not have or support NVLink", re.I)
 ERROR_RE = re.compile(r"^(?:Unable to determine|Failed to|Unable to|Error:|NVML:|No devices were found)", re.I)
 LINK_FRAGMENT_RE = re.compile(r"^(?:L|Li|Lin|Link|Link\s+\d{1,4}:?)$")
-UUID_OK_RE = re.compile(r"^(?:GPU|MIG)-[0-9a-fA-F]{4,}(?:-[0-9a-fA-F]{2,})*$")
+UUID_OK_RE = re.compile(r"^(?:GPU|MIG)-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 # Lines of the other `nvidia-smi nvlink` modes, and how to name them in the refusal.
 OTHER_MODES: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -203,7 +202,7 @@ def _parse(lines: Iterable[str]) -> NvlinkStatus:
                     cur["truncated"] = True
             elif cur is None and leading_elision and index > 0:
                 hidden.extend(range(0, index))
-            cur = _new_gpu(index, header.group(2), header.group(3) if (m or open_header) else None, line_no, notes)
+            cur = _new_gpu(index, header.group(2), header.group(3) if m else None, line_no, notes)
             gpus.append(cur)
             if open_header:
                 cur["truncated"] = True

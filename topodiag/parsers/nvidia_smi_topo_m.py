@@ -22,7 +22,9 @@ directly as columns, only `CPU Affinity`), columns in any order (cells are mappe
 the CPU affinity glued to the NUMA affinity ('0-45,92-1370' = '0-45,92-137' + '0', split using the
 other rows), and terminal-truncated pastes where the header lost its right-hand columns (devices that
 only appear as rows are kept, their links taken from their own rows, and a note says the columns and
-the CPU affinity are incomplete). The "Legend:" block is not part of the matrix.
+the CPU affinity are incomplete). The "Legend:" block is not part of the matrix. Refused: text with
+no header row followed by a matrix row, rows whose cells cannot be placed under the header (too many
+path cells or values, an 'X' off the diagonal, a repeated row), and `topo -p2p` matrices (OK/NS...).
 
 JSON: {source: "nvidia_smi_topo_m", devices: [Device], links: [Link], affinity_columns: [str],
 notes: [str]}.
@@ -177,8 +179,10 @@ def _find_header(lines: list[str]) -> int:
         heads = [m.group() for m in HEADER_TOKEN_RE.finditer(line)]
         if not all(NAME_RE.match(t) or t in AFFINITY_COLUMNS for t in heads):
             continue
-        nxt = next((ln for ln in lines[i + 1:] if ln.strip() and not ELISION_RE.match(ln.strip())), "")
-        if _looks_like_row(nxt):
+        k = i + 1
+        while k < len(lines) and (not lines[k].strip() or ELISION_RE.match(lines[k].strip())):
+            k += 1
+        if k < len(lines) and _looks_like_row(lines[k]):
             return i
         if lonely is None:
             lonely = i

@@ -1,0 +1,222 @@
+"""Parser for `nvidia-smi topo -p2p r|w|n|a|p`: the GPU-to-GPU peer-to-peer capability matrix.
+
+            GPU0    GPU1    GPU2
+     GPU0   X       OK      OK
+     GPU1   OK      X       GNS
+     GPU2   OK      GNS     X
+
+    Legend:
+
+      X    = Self
+      OK   = Status Ok
+      CNS  = Chipset not supported
+      GNS  = GPU not supported
+      TNS  = Topology not supported
+      NS   = Not supported
+      DR   = Disabled by regkey
+      U    = Unknown
+
+Also read: tab- or space-separated output, rows with a leading space or trailing tab, irregular
+indentation from pastes, CRLF, ANSI codes, the older legend without `DR`, a shell prompt line before
+it (`$ nvidia-smi topo -p2p r` gives `mode`), and a `topo -m` matrix printed before it (skipped).
+The cell in row i, column j is the status from GPUi to GPUj; both directions are kept.
+
+JSON: {source: "nvidia_smi_topo_p2p", mode ("r", "w", "n", "a", "p", "rw" as on the prompt line;
+null when the text does not show the command), gpus: [str] in header order, cells: [{src, dst,
+status ("OK", "CNS", "GNS", "TNS", "NS", "DR", "U" as printed), ok (status == "OK"), line_no}] for
+every ordered pair src != dst with a readable cell, ordered by (src, dst) header index, legend:
+[{code, meaning}] as printed, notes: [str] (asymmetric pairs, cut rows, unknown codes)].
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .base import ANSI_RE, ParseError, clean_lines
+
+SOURCE = "nvidia_smi_topo_p2p"
+
+STATUSES = {"OK", "CNS", "GNS", "TNS", "NS", "DR", "U"}
+CODE_RE = re.compile(r"^(?:X|[A-Z]{1,4})$")
+GPU_RE = re.compile(r"^GPU\d{1,4}$")
+TOPO_TYPES_RE = re.compile(r"^(?:SYS|SOC|NODE|PHB|PXB|PIX|NV\d+)$")
+PROMPT_RE = re.compile(r"nvidia-smi\s+topo\s+(?:-p2p|--p2pstatus)\s+([rwnap]{1,5})\b")
+LEGEND_RE = re.compile(r"^(X|[A-Z]{1,4})\s+=\s+(.+)$")
+MAX_LISTED = 12
+
+_SNIFF_LEGEND = re.compile(r"^\s*OK\s+= Status Ok\s*$|^\s*CNS\s+= Chipset not supported\s*$", re.M)
+_SNIFF_ROW = re.compile(r"^[ \t]*GPU\d+[ \t]+(?:X[ \t]+(?:OK|CNS|GNS|TNS|NS|DR|U)|(?:OK|CNS|GNS|TNS|NS|DR|U)"
+                        r"[ \t]+X)(?:[ \t]|$)", re.M)
+_SNIFF_HEAD = re.compile(r"^[ \t]*GPU0(?:[ \t]+GPU\d+)*[ \t]*$", re.M)
+
+
+@dataclass(frozen=True)
+class Cell:
+    src: str
+    dst: str
+    status: str
+    ok: bool
+    line_no: int
+
+
+@dataclass(frozen=True)
+class LegendEntry:
+    code: str
+    meaning: str
+
+
+@dataclass(frozen=True)
+class P2PMatrix:
+    source: str = SOURCE
+    mode: str | None = None
+    gpus: tuple[str, ...] = ()
+    cells: tuple[Cell, ...] = ()
+    legend: tuple[LegendEntry, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def _listing(items: list[str]) -> str:
+    shown = ", ".join(items[:MAX_LISTED])
+    return shown + (f" and {len(items) - MAX_LISTED} more" if len(items) > MAX_LISTED else "")
+
+
+def _is_row(toks: list[str]) -> bool:
+    """A matrix row, or what is meant as one: topo -m path types in it are refused, not skipped."""
+    return len(toks) >= 2 and bool(GPU_RE.match(toks[0])) and (toks[1] in STATUSES | {"X"}
+                                                                or bool(TOPO_TYPES_RE.match(toks[1])))
+
+
+def _find_header(lines: list[str]) -> int:
+    first: tuple[int, str] | None = None
+    lonely: int | None = None
+    for i, line in enumerate(lines):
+        toks = line.split()
+        if not toks:
+            continue
+        if first is None:
+            first = (i + 1, line.strip())
+        if not all(GPU_RE.match(t) for t in toks):
+            continue
+        k = i + 1
+        while k < len(lines) and not lines[k].strip():
+            k += 1
+        nxt = lines[k].split() if k < len(lines) else []
+        if len(nxt) >= 2 and GPU_RE.match(nxt[0]) and any(TOPO_TYPES_RE.match(t) for t in nxt[1:]):
+            continue  # a topo -m matrix without affinity columns
+        if _is_row(nxt):
+            return i
+        if lonely is None:
+            lonely = i
+    if lonely is not None:
+        raise ParseError("found a 'GPU0 GPU1 ...' header but no 'GPU0  X  OK ...' rows after it", lonely + 1)
+    if first is None:
+        raise ParseError("expected a 'GPU0 GPU1 ...' P2P matrix header row (nvidia-smi topo -p2p), found no text", 0)
+    raise ParseError("expected a 'GPU0 GPU1 ...' P2P matrix header row (nvidia-smi topo -p2p), "
+                     f"found '{first[1][:60]}'", first[0])
+
+
+def _parse(lines: list[str]) -> P2PMatrix:
+    notes: list[str] = []
+    h = _find_header(lines)
+    gpus = lines[h].split()
+    if len(set(gpus)) != len(gpus):
+        raise ParseError("header names a GPU twice: cells cannot be assigned", h + 1)
+    mode = None
+    for line in lines[:h]:
+        m = PROMPT_RE.search(line)
+        if m:
+            mode = m.group(1)
+    rows: dict[str, tuple[list[str], int]] = {}
+    i = h + 1
+    while i < len(lines):
+        toks = lines[i].split()
+        line_no = i + 1
+        if not toks:
+            if rows:
+                break
+            i += 1
+            continue
+        if not _is_row(toks):
+            break
+        label, cells = toks[0], toks[1:]
+        bad = next((c for c in cells if not CODE_RE.match(c) or TOPO_TYPES_RE.match(c)), None)
+        if bad is not None:
+            hint = " (a topo -m path type)" if TOPO_TYPES_RE.match(bad) else ""
+            raise ParseError(f"row {label} has '{bad[:20]}'{hint}, expected a P2P status (OK, NS, CNS, GNS, TNS, DR, "
+                             "U) or X", line_no)
+        if label in rows:
+            raise ParseError(f"a second row for {label}: which one holds its cells is unclear", line_no)
+        if len(cells) > len(gpus):
+            raise ParseError(f"row {label} has {len(cells)} cells but the header names {len(gpus)} GPUs", line_no)
+        own = gpus.index(label) if label in gpus else None
+        for j, c in enumerate(cells):
+            if (c == "X") != (j == own):
+                raise ParseError(f"row {label} has '{c}' under {gpus[j]}: the 'X' (self) must be under its own "
+                                 "column", line_no)
+        if len(cells) < len(gpus):
+            notes.append(f"row {label} (line {line_no}) has {len(cells)} of {len(gpus)} cells (cut?)")
+        rows[label] = (cells, line_no)
+        i += 1
+    extra = [r for r in rows if r not in gpus]
+    if extra:
+        notes.append(f"rows for {_listing(extra)} have no header column (header cut?): their cells are read "
+                     "by position")
+    names = gpus + extra
+    missing = [g for g in gpus if g not in rows]
+    if missing:
+        notes.append(f"no row for {_listing(missing)}: cells from those GPUs are unknown")
+    out: list[Cell] = []
+    unknown_codes: set[str] = set()
+    for src in names:
+        if src not in rows:
+            continue
+        cells, line_no = rows[src]
+        for j, status in enumerate(cells):
+            dst = gpus[j]
+            if dst == src:
+                continue
+            out.append(Cell(src, dst, status, status == "OK", line_no))
+            if status not in STATUSES:
+                unknown_codes.add(status)
+    index = {n: k for k, n in enumerate(names)}
+    out.sort(key=lambda c: (index[c.src], index[c.dst]))
+    status = {(c.src, c.dst): c.status for c in out}
+    odd = [f"{a}->{b} {status[(a, b)]} / {b}->{a} {status[(b, a)]}" for (a, b) in status
+           if (b, a) in status and index[a] < index[b] and status[(a, b)] != status[(b, a)]]
+    if odd:
+        notes.append(f"asymmetric P2P status: {_listing(odd)}")
+    if unknown_codes:
+        notes.append(f"status code(s) {_listing(sorted(unknown_codes))} are not in nvidia-smi's P2P legend")
+    legend: list[LegendEntry] = []
+    in_legend = False
+    for line in lines[i:]:
+        text = line.strip()
+        if text == "Legend:":
+            in_legend = True
+            continue
+        m = LEGEND_RE.match(text)
+        if in_legend and m:
+            legend.append(LegendEntry(m.group(1), m.group(2)))
+        elif in_legend and text and legend:
+            break
+    return P2PMatrix(mode=mode, gpus=tuple(names), cells=tuple(out), legend=tuple(legend), notes=tuple(notes))
+
+
+def parse(text: str) -> P2PMatrix:
+    """`nvidia-smi topo -p2p` output -> P2PMatrix; ParseError when there is no P2P matrix."""
+    return _parse(clean_lines(text))
+
+
+def sniff(text: str) -> float:
+    """0.95 for the P2P legend ('OK   = Status Ok'), 0.9 for a 'GPU0  X  OK' row under a GPU-only header."""
+    try:
+        if "\x1b" in text:
+            text = ANSI_RE.sub("", text)
+        if _SNIFF_LEGEND.search(text):
+            return 0.95
+        if _SNIFF_ROW.search(text) and _SNIFF_HEAD.search(text):
+            return 0.9
+    except Exception:  # pragma: no cover - regex search on str does not raise
+        return 0.0
+    return 0.0
