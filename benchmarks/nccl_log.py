@@ -54,13 +54,16 @@ def _init_block(rng: random.Random, nodes: int, gpus: int, comm: int) -> list[st
             pre0 = f"{host}:{pid}:{pid} [{g}] NCCL INFO "
             if comm == 0 and rank == 0:
                 out.append("NCCL version 2.21.5+cuda12.4")
+            if comm == 0:  # NCCL initialises the process once: bootstrap, plugin and NIC lines come once
+                out += [
+                    pre0 + f"Bootstrap : Using ibp12s0:10.1.{node}.{g + 10}<0>",
+                    pre0 + "cudaDriverVersion 12040",
+                    pre0 + "NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file: No such file "
+                    "or directory No plugin found (libnccl-net.so), using internal implementation",
+                    pre + "NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_3:1/IB [2]mlx5_4:1/IB [3]mlx5_5:1/IB "
+                    "[4]mlx5_6:1/IB [5]mlx5_9:1/IB [6]mlx5_10:1/IB [7]mlx5_11:1/IB [RO]; OOB ibp12s0:10.1.0.1<0>",
+                ]
             out += [
-                pre0 + f"Bootstrap : Using ibp12s0:10.1.{node}.{g + 10}<0>",
-                pre0 + "cudaDriverVersion 12040",
-                pre0 + "NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file: No such file "
-                "or directory No plugin found (libnccl-net.so), using internal implementation",
-                pre + "NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_3:1/IB [2]mlx5_4:1/IB [3]mlx5_5:1/IB "
-                "[4]mlx5_6:1/IB [5]mlx5_9:1/IB [6]mlx5_10:1/IB [7]mlx5_11:1/IB [RO]; OOB ibp12s0:10.1.0.1<0>",
                 pre + "Using network IB",
                 pre + f"ncclCommInitRank comm 0x55{comm:04x}{rank:04x} rank {rank} nranks {nranks} cudaDev {g} "
                 f"nvmlDev {g} busId {busids[g % 8]} commId 0x{comm:016x} - Init START",
@@ -81,6 +84,9 @@ def _init_block(rng: random.Random, nodes: int, gpus: int, comm: int) -> list[st
                 if g == 0:
                     out.append(pre + f"Channel {c:02d}/0 : {prv}[{gpus - 1}] -> {rank}[0] [receive] "
                                f"via NET/IB/{g}/GDRDMA")
+                if rng.random() < 0.1:
+                    out.append(pre + f"GPU Direct RDMA Enabled for GPU {busids[g % 8]} / HCA {g} (distance 3 <= 4), "
+                               f"read 1 mode Default")
                 if rng.random() < 0.3:
                     out.append(f"{host}:{pid}:{tid + 1} [{g}] NCCL INFO New proxy send connection {c} from "
                                f"local rank {g}, transport 2")

@@ -240,6 +240,7 @@ class _State:
         self.conn_cache: dict[tuple, str] = {}
         self.host_tried: set[int] = set()
         self.partial = False
+        self.comm_seen: set[str] = set()
         self.seen_msgs: set[str] = set()
         self.pending: list[ErrorLine] = []
         self.transport_cache: dict[str, str] = {}
@@ -480,6 +481,18 @@ class _State:
             self.init_complete = True
 
     def comm(self, msg: str, pre: str) -> None:
+        # every communicator repeats "rank r nranks n cudaDev d ... busId b" with a new address: read it once
+        r = msg.find(" rank ")
+        c = msg.find(" commId", r)
+        key = msg[r:c] if c > 0 else msg[r:]
+        done = "Init COMPLETE" in msg
+        if done:
+            self.init_complete = True
+        if key in self.comm_seen:
+            return
+        if len(self.comm_seen) >= MAX_CACHE:
+            self.comm_seen.clear()
+        self.comm_seen.add(key)
         m = COMM_RE.match(msg)
         if not m:
             return
@@ -601,9 +614,11 @@ class _State:
 # connection lines, the bulk of a big log: counted per distinct text after the channel number
 CONN_RE = re.compile(r"NCCL INFO (Channel|Ring|CollNet) [^:\n]*: ([^\n]*)")
 # the other INFO/TRACE lines the parser reads (proxy, topology and tuning chatter is skipped)
-INFO_RE = re.compile(
-    r"NCCL (?:INFO|TRACE) ((?:NCCL|NET/(?!IB: Dev )|Using network|comm 0x|ncclCommInitRank|cudaDriverVersion|"
-    r"CUDA Driver|P2P plugin|Plugin Path|Connected NVLS|Bootstrap|Trees|\d+ coll channels)[^\n]*)")
+_INFO_STARTS = (r"NCCL|Using network|comm 0x(?![0-9a-fA-F]+ rank \d+ nRanks)|ncclCommInitRank|cudaDriverVersion|"
+                r"CUDA Driver|P2P plugin|Plugin Path|Connected NVLS|Bootstrap|Trees|\d+ coll channels")
+INFO_RE = re.compile(r"NCCL (?:INFO|TRACE) ((?:NET/(?!IB: Dev )|" + _INFO_STARTS + r")[^\n]*)")
+# once the GID index is known, the per-QP "NET/IB: IbDev 0 Port 1 qpn 123 mtu 5 GID 3 (...)" lines are skipped
+INFO_NO_GID_RE = re.compile(r"NCCL (?:INFO|TRACE) ((?:NET/(?!IB: (?:Dev|IbDev) )|" + _INFO_STARTS + r")[^\n]*)")
 OTHER_MARKS = ("ProcessGroupNCCL", "NCCL failure", "NCCL error", "NCCL version")
 CHUNK = 1 << 22
 
@@ -684,7 +699,7 @@ def _feed(st: _State, chunk: str) -> None:
     prefix = st.prefix
     info = st.info
     rfind = chunk.rfind
-    for m in INFO_RE.finditer(chunk):
+    for m in (INFO_RE if st.gid is None else INFO_NO_GID_RE).finditer(chunk):
         start = m.start()
         pre = chunk[rfind("\n", 0, start) + 1 : start]
         msg = m.group(1)

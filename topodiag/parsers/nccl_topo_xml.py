@@ -161,7 +161,7 @@ class _Reader:
     def __init__(self) -> None:
         self.notes: list[str] = []
 
-    def int(self, el: ET.Element, name: str) -> int | None:
+    def int_attr(self, el: ET.Element, name: str) -> int | None:
         raw = el.get(name)
         if raw is None:
             return None
@@ -178,7 +178,7 @@ class _Reader:
         self._bad(el, name, raw, "an integer")
         return None
 
-    def float(self, el: ET.Element, *names: str) -> float | None:
+    def float_attr(self, el: ET.Element, *names: str) -> float | None:
         for name in names:
             raw = el.get(name)
             if raw is None:
@@ -192,7 +192,7 @@ class _Reader:
             return None
         return None
 
-    def str(self, el: ET.Element, name: str) -> str | None:
+    def str_attr(self, el: ET.Element, name: str) -> str | None:
         raw = el.get(name)
         return None if raw is None else raw.strip()
 
@@ -338,18 +338,18 @@ def _system(root: ET.Element, rd: _Reader) -> NcclTopology:
         links = []
         for child in el:
             if child.tag == "nvlink":
-                links.append(NvlinkRef(rd.str(child, "target"), rd.int(child, "count"), rd.str(child, "tclass")))
+                links.append(NvlinkRef(rd.str_attr(child, "target"), rd.int_attr(child, "count"), rd.str_attr(child, "tclass")))
             else:
                 skipped.add(f"<{child.tag}> in <gpu>")
-        gpus.append(Gpu(busid, numaid, rd.int(el, "dev"), rd.int(el, "rank"), rd.int(el, "sm"),
-                        rd.int(el, "gdr"), tuple(links)))
+        gpus.append(Gpu(busid, numaid, rd.int_attr(el, "dev"), rd.int_attr(el, "rank"), rd.int_attr(el, "sm"),
+                        rd.int_attr(el, "gdr"), tuple(links)))
 
     def nic(el: ET.Element, busid: str | None, numaid: int | None) -> None:
         for child in el:
             if child.tag == "net":
-                nets.append(Net(rd.str(child, "name"), rd.int(child, "dev"), rd.int(child, "port"),
-                                rd.str(child, "guid"), rd.int(child, "speed"), rd.int(child, "gdr"),
-                                rd.int(child, "maxconn"), busid, numaid))
+                nets.append(Net(rd.str_attr(child, "name"), rd.int_attr(child, "dev"), rd.int_attr(child, "port"),
+                                rd.str_attr(child, "guid"), rd.int_attr(child, "speed"), rd.int_attr(child, "gdr"),
+                                rd.int_attr(child, "maxconn"), busid, numaid))
             else:
                 skipped.add(f"<{child.tag}> in <nic>")
 
@@ -357,14 +357,14 @@ def _system(root: ET.Element, rd: _Reader) -> NcclTopology:
     stack: list[tuple[ET.Element, str | None, int | None]] = []
     for top in root:
         if top.tag == "cpu":
-            numaid = rd.int(top, "numaid")
-            affinity = rd.str(top, "affinity")
+            numaid = rd.int_attr(top, "numaid")
+            affinity = rd.str_attr(top, "affinity")
             decoded = decode_affinity(affinity) if affinity is not None else None
             if affinity is not None and decoded is None:
                 rd.notes.append(f"<cpu numaid={numaid}> affinity '{affinity[:40]}' is not a CPU mask of comma-separated "
                                 "32-bit hex words (at most 65536 CPUs): cpus null")
-            cpus.append(Cpu(numaid, affinity, decoded, rd.str(top, "arch"), rd.str(top, "vendor"),
-                            rd.int(top, "familyid"), rd.int(top, "modelid"), rd.str(top, "host_hash")))
+            cpus.append(Cpu(numaid, affinity, decoded, rd.str_attr(top, "arch"), rd.str_attr(top, "vendor"),
+                            rd.int_attr(top, "familyid"), rd.int_attr(top, "modelid"), rd.str_attr(top, "host_hash")))
             stack.extend((child, None, numaid) for child in reversed(list(top)))
         else:
             stack.append((top, None, None))
@@ -373,7 +373,7 @@ def _system(root: ET.Element, rd: _Reader) -> NcclTopology:
             _walk(el, parent, numaid, stack, pcis, gpu, nic, rd, skipped)
     notes = list(rd.notes)
     notes.extend(f"{what} skipped (not part of the model)" for what in sorted(skipped))
-    return NcclTopology(kind="system", version=rd.int(root, "version"), cpus=tuple(cpus), pci=tuple(pcis),
+    return NcclTopology(kind="system", version=rd.int_attr(root, "version"), cpus=tuple(cpus), pci=tuple(pcis),
                         gpus=tuple(gpus), nets=tuple(nets), notes=tuple(notes))
 
 
@@ -381,13 +381,13 @@ def _walk(el: ET.Element, parent: str | None, numaid: int | None, stack: list, p
           gpu: Any, nic: Any, rd: _Reader, skipped: set[str]) -> None:
     """Handle one element below a <cpu> (or at the top level), pushing its children."""
     if el.tag == "pci":
-        busid = rd.str(el, "busid")
-        pci_class = rd.str(el, "class")
-        speed = rd.str(el, "link_speed")
+        busid = rd.str_attr(el, "busid")
+        pci_class = rd.str_attr(el, "class")
+        speed = rd.str_attr(el, "link_speed")
         gts = _GTS_RE.match(speed) if speed else None
-        pcis.append(Pci(busid, parent, numaid, pci_class, pci_kind(pci_class, el), rd.str(el, "vendor"),
-                        rd.str(el, "device"), speed, float(gts.group(1)) if gts else None,
-                        rd.int(el, "link_width")))
+        pcis.append(Pci(busid, parent, numaid, pci_class, pci_kind(pci_class, el), rd.str_attr(el, "vendor"),
+                        rd.str_attr(el, "device"), speed, float(gts.group(1)) if gts else None,
+                        rd.int_attr(el, "link_width")))
         stack.extend((child, busid, numaid) for child in reversed(list(el)))
     elif el.tag == "gpu":
         gpu(el, parent, numaid)
@@ -412,17 +412,17 @@ def _graphs(root: ET.Element, rd: _Reader) -> NcclTopology:
             hops = []
             for hop in ch:
                 if hop.tag in ("gpu", "net"):
-                    hops.append(Hop(hop.tag, rd.int(hop, "dev")))
+                    hops.append(Hop(hop.tag, rd.int_attr(hop, "dev")))
                 else:
                     skipped.add(f"<{hop.tag}> in <channel>")
             channels.append(tuple(hops))
-        graphs.append(Graph(rd.int(g, "id"), rd.int(g, "pattern"), rd.int(g, "crossnic"), rd.int(g, "nchannels"),
-                            rd.float(g, "speedintra", "bwintra"), rd.float(g, "speedinter", "bwinter"),
-                            rd.str(g, "typeintra"), rd.str(g, "typeinter"), rd.int(g, "samechannels"),
+        graphs.append(Graph(rd.int_attr(g, "id"), rd.int_attr(g, "pattern"), rd.int_attr(g, "crossnic"), rd.int_attr(g, "nchannels"),
+                            rd.float_attr(g, "speedintra", "bwintra"), rd.float_attr(g, "speedinter", "bwinter"),
+                            rd.str_attr(g, "typeintra"), rd.str_attr(g, "typeinter"), rd.int_attr(g, "samechannels"),
                             tuple(channels)))
     notes = list(rd.notes)
     notes.extend(f"{what} skipped (not part of the model)" for what in sorted(skipped))
-    return NcclTopology(kind="graphs", version=rd.int(root, "version"), graphs=tuple(graphs), notes=tuple(notes))
+    return NcclTopology(kind="graphs", version=rd.int_attr(root, "version"), graphs=tuple(graphs), notes=tuple(notes))
 
 
 def parse(text: str) -> NcclTopology:
