@@ -297,3 +297,28 @@ def test_sniff() -> None:
     assert sniff("[rank0]:[E1 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout") == 0.8
     assert sniff("CA 'mlx5_0'\n") == 0.0
     assert detect(SAMPLE) == "nccl_debug"
+
+
+def test_chunk_boundaries_do_not_change_the_result() -> None:
+    import io
+
+    from topodiag.parsers.nccl_debug import CHUNK
+
+    block = SAMPLE + "".join(
+        f"node{h:03d}:9:9 [{g}] NCCL INFO Channel {c:02d}/0 : {h * 8 + g}[{g}] -> {h * 8 + (g + 1) % 8}[{(g + 1) % 8}]"
+        f" via P2P/IPC/read\nstep {c} loss 1.0\n"
+        for h in range(4) for g in range(8) for c in range(8))
+    block += "h:1:2 [0] x.cc:1 NCCL WARN NET/IB : Got completion from peer p with error 4\n"
+    text = block * (2 * CHUNK // len(block) + 2)  # spans several chunks
+    whole = parse(text)
+    assert parse_lines(iter(text.splitlines(keepends=True))) == whole
+    assert parse_lines(io.StringIO(text)) == whole
+    assert whole.lines == text.count("\n")
+    assert whole.transports["P2P/IPC"] == text.count("via P2P/IPC")
+    assert [e.line_no for e in whole.errors][:2] == [
+        i + 1 for i, line in enumerate(text.split("\n")) if "NCCL WARN" in line][:2]
+
+
+def test_trace_lines_are_read() -> None:
+    r = parse("h:1:2 [0] 1.5 init.cc:1 NCCL TRACE Using network IB\n")
+    assert r.network == "IB" and r.nccl_lines == 1

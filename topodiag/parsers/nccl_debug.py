@@ -8,11 +8,15 @@
     H100-2:19989:20082 [1] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer ... with error 4, ...
     n013:101855:101885 [0] NCCL INFO comm 0x72a6b00 rank 0 nranks 2 cudaDev 0 busId 81000 commId 0xb2 - Init COMPLETE
 
-Lines are read one at a time (`parse_lines` is the implementation, `parse(text)` feeds it), so a
-multi-GB log parses in constant memory: every list is capped (warnings/errors keep the first 200
-with `warnings_total`/`errors_total`), every dict is bounded. Lines without "NCCL" cost one
-substring test; connection lines repeat per channel and are memoised on their text after the
-channel number. Other program output (MPI, PyTorch, nccl-tests tables) is skipped.
+The log is read in chunks of about 4 MiB (`parse_lines` takes an open file or any iterable of
+lines; `parse(text)` uses the same engine), so a multi-GB log parses in constant memory: every
+list is capped (warnings/errors keep the first 200, with `warnings_total`/`errors_total`), every
+dict and cache is bounded. Each chunk gets a few C-level passes: line/tag counts, one
+`Counter(findall)` over connection lines (the bulk of a big log, so Python only sees each distinct
+"8[0] -> 15[7] via P2P/IPC" text once), one regex for the INFO lines that carry facts (proxy,
+topology-dump and tuning chatter is never looked at), and substring searches for WARN, GDR,
+banner and watchdog lines. Facts are first-seen (comm/Init lines win for a rank's fields), so the
+result does not depend on where chunks are cut.
 
 PyTorch c10d watchdog logs (`ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective
 operation timeout: WorkNCCL(...)`) are parsed, not refused: their timeout lines go to `errors`
@@ -21,8 +25,9 @@ rules. ParseError only when no NCCL line at all was seen (line 0 for empty text,
 
 JSON: {source: "nccl_debug", nccl_version ("2.18.3", first banner), cuda_version (banner "+cuda12.2",
 else from cudaDriverVersion), cuda_driver_version ("12.2" from "cudaDriverVersion 12020"), hosts
-(sorted prefix host names), nranks (largest "nranks N" of comm lines, else largest rank seen + 1),
-nranks_from ("comm" | "max_rank" | null), ranks [{rank, host, cuda_dev, bus_id, nranks}] (sorted,
+(sorted host names from the "host:pid:tid [dev]" prefixes of the lines read: banner/env/NET/Bootstrap/
+comm/Trees/WARN lines and the first line of each connection), nranks (largest "nranks N" of comm
+lines, else largest rank seen + 1), nranks_from ("comm" | "max_rank" | null), ranks [{rank, host, cuda_dev, bus_id, nranks}] (sorted,
 ranks >= nranks dropped; host only for the rank that logged the line; a bracket "8[20000]" of two
 or fewer digits is a cudaDev (NCCL >= 2.19), longer a busId), network (first "Using network X"),
 networks (distinct, in order), net_plugin ("Loaded net plugin X", else "P2P plugin [vN] X", else
@@ -33,13 +38,14 @@ a GDRDMA transport; false: only "Disabled" lines; null: no evidence), gdr_lines 
 transports {kind: count} (keys "P2P/IPC", "P2P/CUMEM", "P2P/direct pointer" -- a "/read" suffix is
 dropped --, "SHM" (any SHM/...), "NET/<name>" with "/GDRDMA" when the path says so (device number and
 "/Shared" dropped), "CollNet", "NVLS" (one per "Connected NVLS" line)), connections_sample
-[{line_no, text}] (first 20), env {NCCL_*: value} (first value printed; also NCCL_TOPO_FILE set by
+[{line_no, text}] (first line of each of the first 20 distinct connection texts), env {NCCL_*: value} (first value printed; also NCCL_TOPO_FILE set by
 aws-ofi-nccl), channels {coll, collnet, nvls, p2p, p2p_per_peer} (first summary line), init_complete,
 warnings [{line_no, text}], warnings_total, errors [{line_no, text, kind}] (kinds: ib_completion,
 remote_process_exited, unhandled_system_error, internal_error, unhandled_cuda_error, cuda_failure,
 connection_closed, nccl_failure, nccl_error, watchdog_timeout, watchdog_exception, watchdog_abort),
 errors_total, socket_fallback_reasons (only when a socket transport is in evidence: "NET/IB : No
-device found", "NCCL_IB_DISABLE=1", "NCCL_NET=Socket"), lines, nccl_lines}.
+device found", "NCCL_IB_DISABLE=1", "NCCL_NET=Socket"), lines, nccl_lines (occurrences of "NCCL
+INFO"/"NCCL WARN"/"NCCL TRACE" plus untagged banner/watchdog/failure lines)}.
 """
 
 from __future__ import annotations
@@ -753,13 +759,18 @@ def parse_lines(lines: Iterable[str]) -> Result:
             chunk = read(CHUNK)
             if not chunk:
                 break
-            if not chunk.endswith("\n"):
-                chunk += readline()
+            if isinstance(chunk, bytes):  # a file opened in binary mode
+                chunk += readline(CHUNK) if not chunk.endswith(b"\n") else b""
+                chunk = chunk.decode("utf-8", "replace")
+            elif not chunk.endswith("\n"):
+                chunk += readline(CHUNK)  # bounded: a giant line is cut rather than held whole
             _feed(st, chunk)
     else:
         buf: list[str] = []
         size = 0
         for line in lines:
+            if not isinstance(line, str):
+                line = line.decode("utf-8", "replace") if isinstance(line, (bytes, bytearray)) else str(line)
             if not line.endswith("\n"):
                 line += "\n"
             buf.append(line)

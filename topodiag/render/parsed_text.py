@@ -20,6 +20,8 @@ def _scalar(value: Any) -> str:
         return f"{value:g}"
     if isinstance(value, list):
         return ", ".join(_scalar(v) for v in value) if value else "-"
+    if isinstance(value, dict):  # a small record inside a list: its values, e.g. "gpu:0"
+        return ":".join(_scalar(v) for v in value.values())
     return str(value)
 
 
@@ -33,8 +35,10 @@ def _table(rows: list[dict[str, Any]], indent: str) -> list[str]:
     cols: list[str] = []
     for row in rows:
         for key in row:
-            if key not in cols and _is_flat(row[key]):
+            if key not in cols and all(_is_flat(r[key]) for r in rows if key in r):
                 cols.append(key)
+    # a column nobody filled in (all null / empty) says nothing in a table; JSON keeps it
+    cols = [c for c in cols if any(r.get(c) not in (None, [], "") for r in rows)]
     shown = rows[:_MAX_ROWS]
     cells = [[_scalar(row.get(c)) for c in cols] for row in shown]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(cols)]
@@ -43,7 +47,7 @@ def _table(rows: list[dict[str, Any]], indent: str) -> list[str]:
     if len(rows) > _MAX_ROWS:
         out.append(f"{indent}... {len(rows) - _MAX_ROWS} more rows (use --format json for all)")
     for n, row in enumerate(shown):
-        nested = {k: v for k, v in row.items() if not _is_flat(v)}
+        nested = {k: v for k, v in row.items() if k not in cols and v not in (None, [], {}, "")}
         if nested:
             label = next((str(row[k]) for k in ("name", "index", "port", "link", "a") if k in row), str(n))
             out.append(f"{indent}[{label}]")
@@ -65,6 +69,11 @@ def _lines(data: dict[str, Any], indent: str = "") -> list[str]:
         elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
             out.append(f"{indent}{key} ({len(value)}):")
             out += _table(value, indent + "  ")
+        elif isinstance(value, list) and (
+            any(isinstance(v, list) for v in value) or len(", ".join(_scalar(v) for v in value)) > 80
+        ):
+            out.append(f"{indent}{key} ({len(value)}):")
+            out += [f"{indent}  - {_scalar(v)}" for v in value]
         else:
             out.append(f"{indent}{key}: {_scalar(value)}")
     return out
