@@ -23,29 +23,31 @@ operation timeout: WorkNCCL(...)`) are parsed, not refused: their timeout lines 
 (kind "watchdog_timeout" ...) and every other field stays empty/null, so the timeout reaches the
 rules. ParseError only when no NCCL line at all was seen (line 0 for empty text, else the last line).
 
-JSON: {source: "nccl_debug", nccl_version ("2.18.3", first banner), cuda_version (banner "+cuda12.2",
-else from cudaDriverVersion), cuda_driver_version ("12.2" from "cudaDriverVersion 12020"), hosts
-(sorted host names from the "host:pid:tid [dev]" prefixes of the lines read: banner/env/NET/Bootstrap/
-comm/Trees/WARN lines and the first line of each connection), nranks (largest "nranks N" of comm
-lines, else largest rank seen + 1), nranks_from ("comm" | "max_rank" | null), ranks [{rank, host, cuda_dev, bus_id, nranks}] (sorted,
-ranks >= nranks dropped; host only for the rank that logged the line; a bracket "8[20000]" of two
-or fewer digits is a cudaDev (NCCL >= 2.19), longer a busId), network (first "Using network X"),
-networks (distinct, in order), net_plugin ("Loaded net plugin X", else "P2P plugin [vN] X", else
-"aws-ofi-nccl" when NET/OFI lines appear), net_plugin_path, collnet_plugin, net_devices [{name, port,
-link_layer ("IB"|"RoCE"|null), index, kind ("ib"|"socket"), address, sharp}] (from "NET/IB : Using"
-/ "NET/Socket : Using", distinct by kind+name+port), gid_index, gdr (true: "GPU Direct RDMA Enabled" or
-a GDRDMA transport; false: only "Disabled" lines; null: no evidence), gdr_lines [{line_no, text}],
-transports {kind: count} (keys "P2P/IPC", "P2P/CUMEM", "P2P/direct pointer" -- a "/read" suffix is
-dropped --, "SHM" (any SHM/...), "NET/<name>" with "/GDRDMA" when the path says so (device number and
-"/Shared" dropped), "CollNet", "NVLS" (one per "Connected NVLS" line)), connections_sample
-[{line_no, text}] (first line of each of the first 20 distinct connection texts), env {NCCL_*: value} (first value printed; also NCCL_TOPO_FILE set by
-aws-ofi-nccl), channels {coll, collnet, nvls, p2p, p2p_per_peer} (first summary line), init_complete,
-warnings [{line_no, text}], warnings_total, errors [{line_no, text, kind}] (kinds: ib_completion,
-remote_process_exited, unhandled_system_error, internal_error, unhandled_cuda_error, cuda_failure,
-connection_closed, nccl_failure, nccl_error, watchdog_timeout, watchdog_exception, watchdog_abort),
-errors_total, socket_fallback_reasons (only when a socket transport is in evidence: "NET/IB : No
-device found", "NCCL_IB_DISABLE=1", "NCCL_NET=Socket"), lines, nccl_lines (occurrences of "NCCL
-INFO"/"NCCL WARN"/"NCCL TRACE" plus untagged banner/watchdog/failure lines)}.
+JSON: {source: "nccl_debug", nccl_version ("2.18.3", first banner), cuda_version (banner
+"+cuda12.2", else from cudaDriverVersion), cuda_driver_version ("12.2" from "cudaDriverVersion
+12020"), hosts (sorted host names from the "host:pid:tid [dev]" prefixes of the lines read:
+banner/env/NET/Bootstrap/comm/Trees/WARN lines and the first line of each connection), nranks
+(largest "nranks N" of comm lines, else largest rank seen + 1), nranks_from ("comm" | "max_rank" |
+null), ranks [{rank, host, cuda_dev, bus_id, nranks}] (sorted, ranks >= nranks dropped; host only
+for the rank that logged the line; a bracket "8[20000]" of two or fewer digits is a cudaDev (NCCL >=
+2.19), longer a busId), network (first "Using network X"), networks (distinct, in order), net_plugin
+("Loaded net plugin X", else "P2P plugin [vN] X", else "aws-ofi-nccl" when NET/OFI lines appear),
+net_plugin_path, collnet_plugin, net_devices [{name, port, link_layer ("IB"|"RoCE"|null), index,
+kind ("ib"|"socket"), address, sharp}] (from "NET/IB : Using" / "NET/Socket : Using", distinct by
+kind+name+port), gid_index, gdr (true: "GPU Direct RDMA Enabled" or a GDRDMA transport; false: only
+"Disabled" lines; null: no evidence), gdr_lines [{line_no, text}], transports {kind: count} (keys
+"P2P/IPC", "P2P/CUMEM", "P2P/direct pointer" -- a "/read" suffix is dropped --, "SHM" (any SHM/...),
+"NET/<name>" with "/GDRDMA" when the path says so (device number and "/Shared" dropped), "CollNet",
+"NVLS" (one per "Connected NVLS" line)), connections_sample [{line_no, text}] (first line of each of
+the first 20 distinct connection texts), env {NCCL_*: value} (first value printed; also
+NCCL_TOPO_FILE set by aws-ofi-nccl), channels {coll, collnet, nvls, p2p, p2p_per_peer} (first
+summary line), init_complete, warnings [{line_no, text}], warnings_total, errors [{line_no, text,
+kind}] (kinds: ib_completion, remote_process_exited, unhandled_system_error, internal_error,
+unhandled_cuda_error, cuda_failure, connection_closed, nccl_failure, nccl_error, watchdog_timeout,
+watchdog_exception, watchdog_abort), errors_total, socket_fallback_reasons (only when a socket
+transport is in evidence: "NET/IB : No device found", "NCCL_IB_DISABLE=1", "NCCL_NET=Socket"),
+lines, nccl_lines (occurrences of "NCCL INFO"/"NCCL WARN"/"NCCL TRACE" plus untagged
+banner/watchdog/failure lines)}.
 """
 
 from __future__ import annotations
@@ -547,7 +549,8 @@ class _State:
                     self.add_error(line_no, line, kind)
             return True
         if "NCCL failure" in line or "NCCL error" in line:
-            self.add_error(line_no, line, _classify_error(line) or ("nccl_failure" if "NCCL failure" in line else "nccl_error"))
+            kind = _classify_error(line) or ("nccl_failure" if "NCCL failure" in line else "nccl_error")
+            self.add_error(line_no, line, kind)
             return True
         i = line.find("NCCL version ")
         if i >= 0:
