@@ -82,7 +82,13 @@ def parse_command(
                   f"({', '.join(names())}) if you know which tool wrote it")
         parser = get(chosen)
         try:
-            if hasattr(parser, "parse_lines"):
+            # big logs: the parser scans bytes; a file with a `#@` provenance header (fixtures)
+            # goes through the line path, which blanks the header
+            use_binary = hasattr(parser, "parse_binary") and not opened.head.startswith("#@")
+            binary = opened.binary() if use_binary else None
+            if binary is not None:
+                result = parser.parse_binary(binary)
+            elif hasattr(parser, "parse_lines"):
                 result = parser.parse_lines(_blank_header_lines(opened.lines()))
             else:
                 result = parser.parse(blank_provenance_header(opened.read()))

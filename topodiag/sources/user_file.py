@@ -39,6 +39,14 @@ class OpenedText:
         self.handle.seek(0) if self.handle.seekable() else None
         return iter(self.handle)
 
+    def binary(self):
+        """The underlying binary file from its beginning, or None (stdin is held as text)."""
+        raw = getattr(self.handle, "buffer", None)
+        if raw is None or not raw.seekable():
+            return None
+        raw.seek(0)
+        return raw
+
     def read(self) -> str:
         self.handle.seek(0) if self.handle.seekable() else None
         return self.handle.read()
