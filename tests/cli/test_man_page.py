@@ -42,3 +42,16 @@ def test_every_exit_code_is_in_the_man_page() -> None:
     section = MAN_TEXT.split(".SH EXIT STATUS", 1)[1].split(".SH", 1)[0]
     for code in ExitCode:
         assert f".B {code.value}\n" in section
+
+
+def test_every_source_is_documented() -> None:
+    from topodiag.cli.parse import parse_command  # noqa: F401  (the --source help text)
+    from topodiag.parsers import names
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    commands, _ = _commands()
+    source_help = next(p.help for p in commands["parse"].params if p.name == "source")
+    for name in names():
+        assert name in MAN_TEXT, f"source {name} missing from man/topodiag.1"
+        assert f"`{name}`" in readme, f"source {name} missing from README's parse table"
+        assert name in source_help, f"source {name} missing from parse --source help"
