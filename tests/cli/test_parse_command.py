@@ -209,7 +209,7 @@ def test_every_fixture_through_the_cli(fx) -> None:
 
     from topodiag.cli import app
 
-    result = CliRunner().invoke(app, ["parse", str(fx.path), "--format", "json"])
+    result = CliRunner().invoke(app, ["parse", str(fx.path), "--source", fx.source, "--format", "json"])
     expected = fx.expected()
     if "parse_error" in expected:
         assert result.exit_code == ExitCode.INCOMPLETE, result.output
