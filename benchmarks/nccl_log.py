@@ -6,7 +6,8 @@
 Generates an NCCL_DEBUG=INFO log shaped like the corpus (host:pid:tid [dev] prefixes, banners,
 NET/IB lines, Channel/Ring connection lines over P2P/SHM/NET, proxy and GDR lines, occasional
 WARN, interleaved training/MPI output), then measures in fresh subprocesses: wall time and peak
-RSS of `parse_lines(open(file))`, and wall time of `grep -cE 'NCCL (INFO|WARN)' FILE`. Prints a
+RSS of `parse_binary(open(file, "rb"))` (the CLI's path; `--text`: `parse_lines(open(file))`, the
+str engine), and wall time of `grep -cE 'NCCL (INFO|WARN)' FILE`. Prints a
 table and one JSON line. Targets: parser within 5x grep's wall time, peak RSS under 100 MB.
 """
 
@@ -28,9 +29,16 @@ ROOT = Path(__file__).resolve().parent.parent
 CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
-from topodiag.parsers.nccl_debug import parse_lines
-with open(sys.argv[1], encoding="utf-8", errors="replace") as f:
-    r = parse_lines(f)
+from topodiag.parsers import nccl_debug
+from topodiag.parsers.nccl_debug import parse_binary, parse_lines
+if sys.argv[3] == "1":
+    nccl_debug.PARALLEL_MIN_BYTES = None  # no worker process
+if sys.argv[2] == "binary":  # the path the CLI uses
+    with open(sys.argv[1], "rb") as f:
+        r = parse_binary(f)
+else:
+    with open(sys.argv[1], encoding="utf-8", errors="replace") as f:
+        r = parse_lines(f)
 t1 = time.perf_counter()
 print(json.dumps({"parse_s": t1 - t0, "lines": r.lines, "nccl_lines": r.nccl_lines,
                   "transports": r.transports, "warnings_total": r.warnings_total,
@@ -153,11 +161,11 @@ def generate(path: Path, size_mb: float, seed: int = 1) -> int:
     return path.stat().st_size
 
 
-def measure(path: Path, grep_timeout: float = 600.0) -> dict:
+def measure(path: Path, grep_timeout: float = 600.0, mode: str = "binary", one_process: bool = False) -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(path)], capture_output=True, text=True, env=env,
-                          timeout=3600)
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(path), mode, "1" if one_process else "0"],
+                          capture_output=True, text=True, env=env, timeout=3600)
     parse_wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(f"parser subprocess failed: {proc.stderr.strip()}")
@@ -174,6 +182,7 @@ def measure(path: Path, grep_timeout: float = 600.0) -> dict:
     grep_wall = min(grep_runs)
     size_mb = path.stat().st_size / (1024 * 1024)
     return {
+        "api": ("parse_binary" + (" (one process)" if one_process else "")) if mode == "binary" else "parse_lines",
         "size_mb": round(size_mb, 1),
         "lines": child["lines"],
         "nccl_lines": child["nccl_lines"],
@@ -196,6 +205,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="write the log here (default: a temp dir, removed afterwards)")
     ap.add_argument("--keep", action="store_true", help="keep the generated log")
     ap.add_argument("--reuse", action="store_true", help="reuse --out if it exists instead of regenerating")
+    ap.add_argument("--text", action="store_true",
+                    help="measure parse_lines(open(file, text mode)) (the str engine) instead of parse_binary")
+    ap.add_argument("--one-process", action="store_true",
+                    help="parse_binary without its worker process (PARALLEL_MIN_BYTES = None)")
     args = ap.parse_args(argv)
     tmp = None
     if args.out:
@@ -209,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
             generate(path, args.size_mb)
             print(f"generated {path} ({path.stat().st_size / 1048576:.1f} MB) in {time.perf_counter() - t0:.1f} s",
                   file=sys.stderr)
-        res = measure(path)
+        res = measure(path, mode="text" if args.text else "binary", one_process=args.one_process)
     finally:
         if not args.keep and (tmp or not args.out):
             try:
@@ -220,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
                 pass
     rows = [
         ("log size", f"{res['size_mb']} MB, {res['lines']} lines ({res['nccl_lines']} NCCL)"),
-        ("parser wall", f"{res['parse_wall_s']} s ({res['parse_mb_per_s']} MB/s)"),
+        ("parser wall", f"{res['api']}: {res['parse_wall_s']} s ({res['parse_mb_per_s']} MB/s)"),
         ("grep -cE wall", f"{res['grep_wall_s']} s ({res['grep_mb_per_s']} MB/s), count {res['grep_count']}"),
         ("ratio to grep", f"{res['ratio_to_grep']}x (target <= 5x)"),
         ("parser peak RSS", f"{res['peak_rss_mb']} MB (target < 100 MB)"),

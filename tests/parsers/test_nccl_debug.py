@@ -322,3 +322,166 @@ def test_chunk_boundaries_do_not_change_the_result() -> None:
 def test_trace_lines_are_read() -> None:
     r = parse("h:1:2 [0] 1.5 init.cc:1 NCCL TRACE Using network IB\n")
     assert r.network == "IB" and r.nccl_lines == 1
+
+
+# ---- parse_binary: the bytes engine gives the str engine's result ---------------------------------
+
+import io  # noqa: E402
+import os  # noqa: E402
+from unittest import mock  # noqa: E402
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as hst  # noqa: E402
+
+from tests.fixtures_index import parser_fixtures  # noqa: E402
+from topodiag.parsers import to_jsonable  # noqa: E402
+from topodiag.parsers.nccl_debug import parse_binary  # noqa: E402
+
+# every nccl_debug fixture, and the nccl_tests fixtures that carry NCCL INFO lines
+BINARY_FIXTURES = [f for f in parser_fixtures()
+                   if f.source == "nccl_debug" or (f.source == "nccl_tests" and "NCCL INFO" in f.text())]
+
+
+def _outcome(fn, arg):
+    try:
+        return ("ok", to_jsonable(fn(arg)))
+    except ParseError as e:
+        return ("error", e.line_no, e.message)
+
+
+def _reference_binary(data: bytes):
+    """What parse_lines did with a binary file before the bytes engine: decode each chunk, str engine."""
+    st = nccl_debug._State()
+    f = io.BytesIO(data)
+    while True:
+        chunk = f.read(nccl_debug.CHUNK)
+        if not chunk:
+            break
+        if not chunk.endswith(b"\n"):
+            chunk += f.readline(nccl_debug.CHUNK)
+        nccl_debug._feed(st, chunk.decode("utf-8", "replace"))
+    if st.partial:
+        st.n += 1
+    return st.result()
+
+
+def test_there_are_binary_fixtures() -> None:
+    assert len([f for f in BINARY_FIXTURES if f.source == "nccl_debug"]) >= 20
+
+
+@pytest.mark.parametrize("fx", BINARY_FIXTURES, ids=lambda f: f.id)
+def test_parse_binary_matches_parse_on_fixtures(fx) -> None:
+    text = blank_provenance_header(fx.text())
+    assert _outcome(parse_binary, io.BytesIO(text.encode())) == _outcome(parse, text)
+    crlf = text.replace("\n", "\r\n")
+    assert _outcome(parse_binary, io.BytesIO(crlf.encode())) == _outcome(parse, crlf)
+    assert _outcome(parse_lines, io.BytesIO(text.encode())) == _outcome(parse, text)
+
+
+@pytest.mark.parametrize("fx", BINARY_FIXTURES, ids=lambda f: f.id)
+def test_parse_binary_small_chunks_cut_mid_line(fx, monkeypatch) -> None:
+    text = blank_provenance_header(fx.text())
+    data = text.encode()
+    # chunks end mid-line and take the rest of the line: with every line shorter than a chunk the
+    # cuts are parse()'s (for ASCII text, where chars are bytes)
+    longest = max(len(line) for line in data.split(b"\n"))
+    monkeypatch.setattr(nccl_debug, "CHUNK", longest + 1)
+    if data.isascii():
+        assert _outcome(parse_binary, io.BytesIO(data)) == _outcome(parse, text)
+        crlf = text.replace("\n", "\r\n")
+        monkeypatch.setattr(nccl_debug, "CHUNK", longest + 2)
+        assert _outcome(parse_binary, io.BytesIO(crlf.encode())) == _outcome(parse, crlf)
+    # tiny chunks cut long lines too: still exactly the decode-each-chunk result
+    for size in (61, 256):
+        monkeypatch.setattr(nccl_debug, "CHUNK", size)
+        assert _outcome(parse_binary, io.BytesIO(data)) == _outcome(_reference_binary, data)
+
+
+def test_parse_binary_multichunk_and_text_handle(monkeypatch) -> None:
+    monkeypatch.setattr(nccl_debug, "CHUNK", 1000)
+    block = SAMPLE + "".join(
+        f"node{h:03d}:9:9 [{g}] NCCL INFO Channel {c:02d}/0 : {h * 8 + g}[{g}] -> {h * 8 + (g + 1) % 8}[{(g + 1) % 8}]"
+        f" via P2P/IPC/read\nstep {c} loss 1.0\n" for h in range(2) for g in range(8) for c in range(3))
+    block += ("h:1:2 [0] x.cc:1 NCCL WARN NET/IB : Got completion from peer p with error 4\n"
+              "NCCL version 2.19.3+cuda12.3\n[rank0]:[E ProcessGroupNCCL.cpp:1] [Rank 0] Watchdog caught "
+              "collective operation timeout\nh:1:3 [1] NCCL INFO NET/IB: IbDev 1 Port 1 qpn 7 mtu 5 GID 2 (0/0)\n")
+    text = block * 20
+    whole = parse(text)
+    assert parse_binary(io.BytesIO(text.encode())) == whole
+    assert parse_binary(io.BytesIO(text.replace("\n", "\r\n").encode())) == whole
+    assert parse_binary(io.StringIO(text)) == whole
+    assert whole.warnings_total == 20 and whole.lines == text.count("\n")
+
+
+def test_parse_binary_worker_process(tmp_path, monkeypatch) -> None:
+    """A big regular file gets a worker for the counts: the same result, and the worker is used."""
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork")
+    monkeypatch.setattr(nccl_debug, "CHUNK", 4096)
+    monkeypatch.setattr(nccl_debug, "PARALLEL_MIN_BYTES", 0)
+    text = "".join(blank_provenance_header(f.text()) for f in BINARY_FIXTURES if f.text().isascii()) * 3
+    path = tmp_path / "nccl.log"
+    path.write_bytes(text.encode())
+    started = []
+    real_start = nccl_debug._start_helper
+    monkeypatch.setattr(nccl_debug, "_start_helper", lambda h: started.append(real_start(h)) or started[-1])
+    with open(path, "rb") as f:
+        got = _outcome(parse_binary, f)
+    assert started and started[0] is not None
+    assert got == _outcome(parse, text)
+    monkeypatch.setattr(nccl_debug, "PARALLEL_MIN_BYTES", None)
+    with open(path, "rb") as f:
+        assert _outcome(parse_binary, f) == got
+
+
+def test_parse_binary_refuses_a_non_file() -> None:
+    with pytest.raises(ParseError):
+        parse_binary(object())  # type: ignore[arg-type]
+    with pytest.raises(ParseError):
+        parse_binary(io.BytesIO(b""))
+
+
+BYTE_WORDS = hst.sampled_from([
+    b"NCCL INFO", b"NCCL WARN", b"NCCL TRACE", b"NCCL", b"WARNCCL", b"NCCL version 2.18.3+cuda12.2",
+    b"ProcessGroupNCCL", b"Channel 00/0 :", b"Ring 01 :", b"CollNet", b"0[0] -> 1[1]", b"3[3000] -> 4[0]", b"via",
+    b"P2P/IPC/read", b"NET/IB/0/GDRDMA", b"SHM/direct/direct", b"[send]", b"[receive]",
+    b"comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 commId 0x2 - Init COMPLETE", b"ncclCommInitRank comm 0x5",
+    b"rank 1 nRanks 2", b"Using network IB", b"NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE",
+    b"NET/Socket : Using [0]eth0:10.0.0.1<0>", b"NCCL_IB_GID_INDEX set by environment to 3.",
+    b"NET/IB: IbDev 0 Port 1 qpn 1 mtu 5 GID 3 (0/0)", b"GPU Direct RDMA Enabled", b"GPU Direct RDMA Disabled",
+    b"Trees [0] 1/-1/-1->0->-1", b"16 coll channels, 0 nvls channels, 2 p2p channels per peer", b"Connected NVLS",
+    b"Got completion from peer", b"NCCL failure", b"NCCL error", b"Watchdog caught collective operation timeout",
+    b"cudaDriverVersion 12020", b"h1:1:2 [0]", b"node1:10:11 [3]", b":", b" ", b"\t", b"\r", b"\r\n", b"\x1b[32m",
+    b"\x1c", b"\xc3\xa9", b"\xff", b"\n", b"\x85",
+])
+BYTE_LOGS = hst.lists(hst.lists(BYTE_WORDS, max_size=10).map(b" ".join), max_size=25).map(b"\n".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=BYTE_LOGS | hst.binary(max_size=300))
+def test_parse_binary_is_parse_of_the_decoded_text(data: bytes) -> None:
+    assert _outcome(parse_binary, io.BytesIO(data)) == _outcome(parse, data.decode("utf-8", "replace"))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=BYTE_LOGS, size=hst.integers(min_value=8, max_value=200))
+def test_parse_binary_small_chunks_are_decode_each_chunk(data: bytes, size: int) -> None:
+    with mock.patch.object(nccl_debug, "CHUNK", size):
+        assert _outcome(parse_binary, io.BytesIO(data)) == _outcome(_reference_binary, data)
+
+
+def test_parse_binary_survives_a_broken_worker(tmp_path, monkeypatch) -> None:
+    """A worker that dies or sends nonsense costs time, not correctness."""
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork")
+    monkeypatch.setattr(nccl_debug, "CHUNK", 2048)
+    monkeypatch.setattr(nccl_debug, "PARALLEL_MIN_BYTES", 0)
+    text = "".join(blank_provenance_header(f.text()) for f in BINARY_FIXTURES if f.text().isascii()) * 2
+    path = tmp_path / "nccl.log"
+    path.write_bytes(text.encode())
+    want = _outcome(parse, text)
+    for broken in (lambda fd, off, wfd: os.write(wfd, b"not a pickle"),
+                   lambda fd, off, wfd: 1 / 0):
+        monkeypatch.setattr(nccl_debug, "_worker", broken)
+        with open(path, "rb") as f:
+            assert _outcome(parse_binary, f) == want

@@ -18,6 +18,15 @@ topology-dump and tuning chatter is never looked at), and substring searches for
 banner and watchdog lines. Facts are first-seen (comm/Init lines win for a rank's fields), so the
 result does not depend on where chunks are cut.
 
+`parse_binary(handle)` (a file opened "rb": what the CLI uses for big logs) is the fast path: an
+ASCII chunk is scanned as bytes (one scan for fact lines and rare tags, one Counter(findall) for
+connections, C counts), only the fact lines it finds are decoded, and every decision on them is
+the code above, so its result is exactly `parse(data.decode("utf-8", "replace"))` for any bytes (a
+chunk with non-ASCII bytes is decoded and read by the str engine). A regular file of 64 MiB or more
+gets one forked worker that computes the state-free counts of each chunk while this process does
+the rest; anything odd about the worker and this process does it all. `parse_lines` on a binary
+file uses the same bytes engine, in one process.
+
 PyTorch c10d watchdog logs (`ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective
 operation timeout: WorkNCCL(...)`) are parsed, not refused: their timeout lines go to `errors`
 (kind "watchdog_timeout" ...) and every other field stays empty/null, so the timeout reaches the
@@ -52,10 +61,13 @@ banner/watchdog/failure lines)}.
 
 from __future__ import annotations
 
+import io
+import os
 import re
+import stat
 from collections import Counter
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import BinaryIO, Iterable, Optional
 
 from .base import ANSI_RE, ParseError
 
@@ -245,11 +257,14 @@ class _State:
         self.errors_total = 0
         self.ib_no_device = False
         self.prefix_cache: dict[str, tuple] = {}
+        self.prefix_seen_b: set[bytes] = set()  # bytes engine: raw prefixes whose text is in prefix_cache
         self.conn_cache: dict[tuple, str] = {}
         self.host_tried: set[int] = set()
         self.partial = False
         self.comm_seen: set[str] = set()
+        self.comm_seen_b: set[bytes] = set()  # bytes engine: raw comm keys whose text is in comm_seen
         self.seen_msgs: set[str] = set()
+        self.seen_msgs_b: set[bytes] = set()  # bytes engine: raw messages whose text is in seen_msgs
         self.pending: list[ErrorLine] = []
         self.transport_cache: dict[str, str] = {}
 
@@ -261,6 +276,7 @@ class _State:
             got = (m.group(1), int(m.group(2))) if m else (None, None)
             if len(self.prefix_cache) >= MAX_CACHE:
                 self.prefix_cache.clear()
+                self.prefix_seen_b.clear()
             self.prefix_cache[pre] = got
             if got[0] is not None and len(self.hosts) < MAX_HOSTS:
                 self.hosts.add(got[0])
@@ -342,18 +358,32 @@ class _State:
         want_host = (local is not None and local not in self.host_tried and len(self.host_tried) < MAX_RANKS
                      and (local not in self.ranks or self.ranks[local][0] is None))
         if want_sample or want_host:
-            needle = ": " + tail
-            pos = chunk.find(needle + "\n")
-            if pos < 0:
-                pos = chunk.find(needle)
-            if pos >= 0:
-                ls = chunk.rfind("\n", 0, pos) + 1
-                le = chunk.find("\n", pos)
-                line = chunk[ls : le if le >= 0 else len(chunk)].strip()
-                ti = chunk.rfind("NCCL ", ls, pos)
-                host, dev = self.prefix(chunk[ls:ti] if ti >= 0 else "")
-                if want_sample:
-                    self.sample.append(LogLine(base + chunk.count("\n", 0, ls) + 1, line[:MAX_TEXT]))
+            if isinstance(chunk, bytes):  # an ASCII chunk of the bytes engine: same positions, same text
+                needle_b = b": " + tail.encode("ascii")
+                pos = chunk.find(needle_b + b"\n")
+                if pos < 0:
+                    pos = chunk.find(needle_b)
+                if pos >= 0:
+                    ls = chunk.rfind(b"\n", 0, pos) + 1
+                    le = chunk.find(b"\n", pos)
+                    line = chunk[ls : le if le >= 0 else len(chunk)].decode("ascii").strip()
+                    ti = chunk.rfind(b"NCCL ", ls, pos)
+                    host, dev = self.prefix(chunk[ls:ti].decode("ascii") if ti >= 0 else "")
+                    if want_sample:
+                        self.sample.append(LogLine(base + chunk.count(b"\n", 0, ls) + 1, line[:MAX_TEXT]))
+            else:
+                needle = ": " + tail
+                pos = chunk.find(needle + "\n")
+                if pos < 0:
+                    pos = chunk.find(needle)
+                if pos >= 0:
+                    ls = chunk.rfind("\n", 0, pos) + 1
+                    le = chunk.find("\n", pos)
+                    line = chunk[ls : le if le >= 0 else len(chunk)].strip()
+                    ti = chunk.rfind("NCCL ", ls, pos)
+                    host, dev = self.prefix(chunk[ls:ti] if ti >= 0 else "")
+                    if want_sample:
+                        self.sample.append(LogLine(base + chunk.count("\n", 0, ls) + 1, line[:MAX_TEXT]))
             if local is not None:
                 self.host_tried.add(local)
         for r, br, is_local in ends:
@@ -500,6 +530,7 @@ class _State:
             return
         if len(self.comm_seen) >= MAX_CACHE:
             self.comm_seen.clear()
+            self.comm_seen_b.clear()
         self.comm_seen.add(key)
         m = COMM_RE.match(msg)
         if not m:
@@ -633,22 +664,24 @@ CHUNK = 1 << 22
 
 
 class _LineNo:
-    """Line numbers of increasing positions in a chunk, counted incrementally."""
+    """Line numbers of increasing positions in a chunk (str or bytes), counted incrementally."""
 
-    def __init__(self, chunk: str, base: int) -> None:
+    def __init__(self, chunk, base: int) -> None:
         self.chunk, self.pos, self.line = chunk, 0, base + 1
+        self.nl = b"\n" if isinstance(chunk, bytes) else "\n"
 
     def at(self, pos: int) -> int:
         if pos < self.pos:
-            self.pos, self.line = 0, self.line - self.chunk.count("\n", 0, self.pos)
-        self.line += self.chunk.count("\n", self.pos, pos)
+            self.pos, self.line = 0, self.line - self.chunk.count(self.nl, 0, self.pos)
+        self.line += self.chunk.count(self.nl, self.pos, pos)
         self.pos = pos
         return self.line
 
 
-def _line_at(chunk: str, pos: int) -> tuple[int, int]:
-    ls = chunk.rfind("\n", 0, pos) + 1
-    le = chunk.find("\n", pos)
+def _line_at(chunk, pos: int) -> tuple[int, int]:
+    nl = b"\n" if isinstance(chunk, bytes) else "\n"
+    ls = chunk.rfind(nl, 0, pos) + 1
+    le = chunk.find(nl, pos)
     return ls, (le if le >= 0 else len(chunk))
 
 
@@ -718,6 +751,7 @@ def _feed(st: _State, chunk: str) -> None:
             continue
         if len(seen) >= MAX_CACHE:
             seen.clear()
+            st.seen_msgs_b.clear()
         if not msg.startswith("Connected NVLS"):
             seen.add(msg)
         info(0, "", pre, msg.strip())
@@ -749,6 +783,359 @@ def _feed(st: _State, chunk: str) -> None:
     st.flush_errors()
 
 
+# ---- the bytes engine (parse_binary) ------------------------------------------------------------
+# An ASCII chunk is scanned as bytes, with no decode: only the few lines that carry facts are
+# decoded, and every decision on them is the str engine's own code, so the result is that of
+# `_feed(st, chunk.decode())`. A chunk with any non-ASCII byte is decoded ("replace") and given to
+# the str engine, since there text and byte positions differ.
+B_ANSI_RE = re.compile(ANSI_RE.pattern.encode())
+# connection lines, keyed with their channel number: one group, so no tuple per line
+B_CONN_RE = re.compile(rb"NCCL INFO ((?:Channel|Ring|CollNet) [^:\n]*: [^\n]*)")
+# one pass for the fact lines (group 1: INFO_RE's group, its starts nested by first letter, which
+# the regex engine tries faster) and the rare tags: WARN (as "NCCL WAR" before an "N", so that no
+# tag hides the "NCCL" of another), TRACE and the untagged marks failure/error/version (the
+# ProcessGroupNCCL mark is looked for by `_digest`); all start at the literal "NCCL "
+_B_STARTS = (rb"N(?:ET/(?!IB: %s )|CCL)|Using network|c(?:omm 0x(?![0-9a-fA-F]+ rank \d+ nRanks)|udaDriverVersion)|"
+             rb"ncclCommInitRank|C(?:UDA Driver|onnected NVLS)|P(?:2P plugin|lugin Path)|Bootstrap|Trees|"
+             rb"\d+ coll channels")
+B_SCAN_RE = re.compile(rb"NCCL (?:(?:INFO |TRACE )((?:" + _B_STARTS % rb"Dev" + rb")[^\n]*)"
+                       rb"|WAR(?=N)|TRACE|failure|error|version)")
+B_SCAN_NO_GID_RE = re.compile(rb"NCCL (?:(?:INFO |TRACE )((?:" + _B_STARTS % rb"(?:Dev|IbDev)" + rb")[^\n]*)"
+                              rb"|WAR(?=N)|TRACE|failure|error|version)")
+B_OTHER_MARKS = tuple(m.encode() for m in OTHER_MARKS)
+B_WARN = b"NCCL WARN"
+B_TRACE = b"NCCL TRACE"
+B_GDR = b"GPU Direct RDMA"
+
+
+def _normalise_b(c: bytes) -> bytes:
+    if b"\r" in c:
+        c = c.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if b"\x1b" in c:
+        c = B_ANSI_RE.sub(b"", c)
+    if b"\t" in c:
+        c = c.replace(b"\t", b" ")
+    return c
+
+
+def _digest(c: bytes) -> tuple:
+    """The state-free bulk passes over a normalised ASCII chunk (also run in a worker process):
+    (lines, has "NCCL", "NCCL INFO"/"NCCL WARN"/"NCCL TRACE" counts, the connection keys with their
+    counts in order of first appearance, bits: GPU Direct RDMA 1 any / 2 Enabled / 4 Disabled,
+    8 "ProcessGroupNCCL")."""
+    if b"NCCL" not in c:
+        return c.count(b"\n"), False, 0, 0, 0, [], 0
+    gdr = 8 if b"ProcessGroupNCCL" in c else 0
+    if B_GDR in c:
+        gdr |= 1 | (2 if b"GPU Direct RDMA Enabled" in c else 0) | (4 if b"GPU Direct RDMA Disabled" in c else 0)
+    return (c.count(b"\n"), True, c.count(b"NCCL INFO"), c.count(B_WARN), c.count(B_TRACE),
+            list(Counter(B_CONN_RE.findall(c)).items()), gdr)
+
+
+def _feed_bytes(st: _State, raw: bytes, digest: Optional[tuple] = None) -> None:
+    """Read one chunk of whole lines as bytes; same effect on `st` as `_feed(st, raw.decode(...))`.
+
+    `digest` is `_digest` of the normalised chunk when a worker already computed it."""
+    if not raw.isascii():
+        _feed(st, raw.decode("utf-8", "replace"))
+        return
+    c = _normalise_b(raw)
+    n_lines, has_nccl, n_info, n_warn, n_trace, items, gdr = digest if digest is not None else _digest(c)
+    base = st.n
+    st.n += n_lines
+    if not c.endswith(b"\n"):
+        st.partial = True
+    if not has_nccl:
+        return
+    st.nccl += n_info + n_warn + n_trace
+    # connections
+    cache = st.conn_cache
+    t = st.transports
+    for kb, cnt in items:
+        k = kb.decode("ascii")
+        word = k[: k.index(" ")]
+        tail = k[k.index(":") + 2 :]
+        ck = (word == "CollNet", tail)
+        key = cache.get(ck)
+        if key is None:
+            key = st.new_connection(c, base, word, tail, cnt)
+            if len(cache) >= MAX_CACHE:
+                cache.clear()
+            cache[ck] = key
+        if key:
+            if key in t:
+                t[key] += cnt
+            elif len(t) < MAX_TRANSPORTS:
+                t[key] = cnt
+    # GPU Direct RDMA evidence
+    if gdr & 1:
+        if gdr & 2:
+            st.gdr_on = True
+        if gdr & 4:
+            st.gdr_off = True
+        if len(st.gdr_lines) < MAX_GDR_LINES:
+            ln = _LineNo(c, base)
+            pos = c.find(B_GDR)
+            while pos >= 0 and len(st.gdr_lines) < MAX_GDR_LINES:
+                ls, le = _line_at(c, pos)
+                st.gdr_lines.append(LogLine(ln.at(ls), c[ls:le].decode("ascii").strip()[:MAX_TEXT]))
+                pos = c.find(B_GDR, le)
+    # fact lines, and the positions of the rare tags. Every effect of a fact line is idempotent, so
+    # a line whose message is known (or a comm line whose rank record is known) only adds its
+    # prefix's host; raw bytes known as text skip the decode. The scan finds exactly INFO_RE's
+    # matches (a tag match cannot overlap the "NCCL" of another line's tag).
+    seen, seen_b = st.seen_msgs, st.seen_msgs_b
+    pcache, pseen_b = st.prefix_cache, st.prefix_seen_b
+    comm_seen_b = st.comm_seen_b
+    prefix = st.prefix
+    info = st.info
+    rfind = c.rfind
+    warns: list[int] = []
+    marks = bool(gdr & 8)
+    for m in (B_SCAN_RE if st.gid is None else B_SCAN_NO_GID_RE).finditer(c):
+        msg_b = m.group(1)
+        start = m.start()
+        if msg_b is None:  # a tag: "NCCL WAR(N)", TRACE (counted already), or a mark
+            n = m.end() - start
+            if n == 8:
+                warns.append(start)
+            elif n != 10 or c[start + 5] != 84:
+                marks = True
+            continue
+        kb = None
+        known = msg_b in seen_b
+        if not known and msg_b[-1] > 32 and msg_b.startswith((b"comm ", b"ncclCommInitRank comm ")):
+            # the key comm() reads (the message has nothing to strip): a known key only sets init_complete
+            mm = msg_b[17:] if msg_b[0] == 110 else msg_b
+            r = mm.find(b" rank ")
+            e = mm.find(b" commId", r)
+            kb = mm[r:e] if e > 0 else mm[r:]
+            if kb in comm_seen_b:
+                if b"Init COMPLETE" in msg_b:
+                    st.init_complete = True
+                known = True
+        pre_b = c[rfind(b"\n", 0, start) + 1 : start]
+        if known:
+            if pre_b not in pseen_b:
+                pre = pre_b.decode("ascii")
+                if pre not in pcache:
+                    prefix(pre)
+                pseen_b.add(pre_b)
+            continue
+        msg = msg_b.decode("ascii")
+        pre = pre_b.decode("ascii")
+        if msg in seen:
+            if pre not in pcache:
+                prefix(pre)
+            continue
+        if len(seen) >= MAX_CACHE:
+            seen.clear()
+            seen_b.clear()
+        if not msg.startswith("Connected NVLS"):
+            seen.add(msg)
+            seen_b.add(msg_b)
+        info(0, "", pre, msg.strip())
+        if kb is not None and kb.decode("ascii") in st.comm_seen:
+            comm_seen_b.add(kb)
+    # WARN lines: the first of each line. The tags found are all of them unless one sits inside a
+    # fact line or two overlap ("NCCL WARNCCL WARN"); then search as the str engine does
+    if n_warn:
+        ln = _LineNo(c, base)
+        if len(warns) != n_warn or any(c.startswith(b"NCCL", p + 8) for p in warns):
+            warns = []
+            pos = c.find(B_WARN)
+            while pos >= 0:
+                warns.append(pos)
+                pos = c.find(B_WARN, _line_at(c, pos)[1])
+        le = -1
+        for pos in warns:
+            if pos < le:
+                continue
+            ls, le = _line_at(c, pos)
+            st.warn(ln.at(ls), c[ls:le].decode("ascii").strip(), c[ls:pos].decode("ascii"))
+    # NCCL lines without a tag, only when the str engine would look (untagged "NCCL" mentions)
+    if marks and c.count(b"NCCL") - n_info - n_warn - n_trace - c.count(b"NCCL_") > 0:
+        starts: set[int] = set()
+        for mark in B_OTHER_MARKS:
+            pos = c.find(mark)
+            while pos >= 0:
+                ls, le = _line_at(c, pos)
+                starts.add(ls)
+                pos = c.find(mark, le)
+        ln = _LineNo(c, base)
+        for ls in sorted(starts):
+            _, le = _line_at(c, ls)
+            line = c[ls:le]
+            if b"NCCL INFO" in line or B_WARN in line or B_TRACE in line:
+                continue
+            if st.other(ln.at(ls), line.decode("ascii").strip()):
+                st.nccl += 1
+    st.flush_errors()
+
+
+# ---- a worker process for the state-free passes of a big regular file ------------------------
+PARALLEL_MIN_BYTES = 64 << 20  # files from this size get a worker process (None: never)
+
+
+def _pread_full(fd: int, n: int, off: int) -> bytes:
+    parts = []
+    got = 0
+    while got < n:
+        b = os.pread(fd, n - got, off + got)
+        if not b:
+            break
+        parts.append(b)
+        got += len(b)
+    return b"".join(parts)
+
+
+def _worker(fd: int, off: int, wfd: int) -> None:
+    """Child: cut the file exactly as parse_binary does (read(CHUNK) + readline(CHUNK)) with pread, so
+    the parent's file offset is untouched, and send (length, last bytes, digest) per chunk."""
+    import pickle
+
+    with os.fdopen(wfd, "wb") as out:
+        chunk_size = CHUNK
+        while True:
+            data = _pread_full(fd, chunk_size, off)
+            if not data:
+                break
+            if not data.endswith(b"\n"):
+                extra = _pread_full(fd, chunk_size, off + len(data))
+                i = extra.find(b"\n")
+                data += extra[: i + 1] if i >= 0 else extra
+            off += len(data)
+            dg = _digest(_normalise_b(data)) if data.isascii() else None
+            pickle.dump((len(data), data[-16:], dg), out, protocol=pickle.HIGHEST_PROTOCOL)
+            out.flush()
+
+
+class _Helper:
+    """The parent's end of the worker: `get(chunk)` gives the chunk's digest, or None once anything
+    is off (then the parent computes every digest itself)."""
+
+    def __init__(self, pid: int, rfd: int) -> None:
+        import pickle
+
+        self.pid = pid
+        self.load = pickle.load
+        self.f = os.fdopen(rfd, "rb")
+
+    def get(self, chunk: bytes) -> Optional[tuple]:
+        if self.f is None:
+            return None
+        try:
+            n, tail, dg = self.load(self.f)
+            if n == len(chunk) and tail == chunk[-16:]:
+                return dg
+        except Exception:
+            pass
+        self.close()
+        return None
+
+    def close(self) -> None:
+        if self.f is not None:
+            try:
+                self.f.close()
+            except OSError:
+                pass
+            self.f = None
+        if self.pid:
+            import signal
+
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                os.waitpid(self.pid, 0)
+            except OSError:
+                pass
+            self.pid = 0
+
+
+def _start_helper(handle) -> Optional[_Helper]:
+    """A worker for a big regular file read through a plain buffered binary file object, when fork
+    exists, two CPUs are usable and no other thread runs; else None (one process does everything)."""
+    if PARALLEL_MIN_BYTES is None or not hasattr(os, "fork") or not hasattr(os, "pread"):
+        return None
+    if type(handle) is not io.BufferedReader or type(getattr(handle, "raw", None)) is not io.FileIO:
+        return None
+    try:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        if cpus < 2:
+            return None
+        import threading
+
+        if threading.active_count() > 1:
+            return None
+        fd = handle.fileno()
+        off = handle.tell()
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size - off < PARALLEL_MIN_BYTES:
+            return None
+        rfd, wfd = os.pipe()
+    except (OSError, ValueError, AttributeError):
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(rfd)
+        os.close(wfd)
+        return None
+    if pid == 0:  # the worker: never returns
+        code = 0
+        try:
+            os.close(rfd)
+            _worker(fd, off, wfd)
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(wfd)
+    return _Helper(pid, rfd)
+
+
+def parse_binary(handle: BinaryIO) -> Result:
+    """Parse an NCCL_DEBUG log from a file opened in binary mode (or any object with read/readline
+    giving bytes), in constant memory; the same result as `parse(data.decode("utf-8", "replace"))`
+    (and as `parse_lines` on the same file). Chunks are cut as parse_lines cuts them. A regular file
+    of PARALLEL_MIN_BYTES or more gets a worker process for the line/connection counts."""
+    st = _State()
+    try:
+        read = handle.read
+        readline = handle.readline
+    except AttributeError:
+        raise ParseError("not a readable file") from None
+    helper = _start_helper(handle)
+    try:
+        while True:
+            try:
+                chunk = read(CHUNK)
+                if not chunk:
+                    break
+                if isinstance(chunk, str):  # a text-mode file after all
+                    if not chunk.endswith("\n"):
+                        chunk += readline(CHUNK)
+                    if helper is not None:
+                        helper.close()
+                        helper = None
+                    _feed(st, chunk)
+                    continue
+                chunk = bytes(chunk)
+                if not chunk.endswith(b"\n"):
+                    chunk += bytes(readline(CHUNK))
+            except (OSError, ValueError, TypeError) as e:
+                raise ParseError(f"cannot read the log: {e}", st.n) from None
+            _feed_bytes(st, chunk, helper.get(chunk) if helper is not None else None)
+    finally:
+        if helper is not None:
+            helper.close()
+    if st.partial:
+        st.n += 1
+    return st.result()
+
+
 def parse_lines(lines: Iterable[str]) -> Result:
     """Parse an iterable of log lines (an open text file, a list, a generator) in constant memory.
 
@@ -762,10 +1149,11 @@ def parse_lines(lines: Iterable[str]) -> Result:
             chunk = read(CHUNK)
             if not chunk:
                 break
-            if isinstance(chunk, bytes):  # a file opened in binary mode
+            if isinstance(chunk, bytes):  # a file opened in binary mode: the bytes engine, same result
                 chunk += readline(CHUNK) if not chunk.endswith(b"\n") else b""
-                chunk = chunk.decode("utf-8", "replace")
-            elif not chunk.endswith("\n"):
+                _feed_bytes(st, chunk)
+                continue
+            if not chunk.endswith("\n"):
                 chunk += readline(CHUNK)  # bounded: a giant line is cut rather than held whole
             _feed(st, chunk)
     else:
