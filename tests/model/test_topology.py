@@ -1,0 +1,112 @@
+"""The Topology facade on hand-made graphs: merging, conflicts kept, domain queries, JSON form."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from topodiag.model import SCHEMA_VERSION, Topology, class_rank, nv_count
+from topodiag.model.topology import source_ref
+
+TOPO = source_ref("nvidia_smi_topo_m", "topo.txt", 8)
+XML = source_ref("nccl_topo_xml", "topo.xml", None)
+
+
+def small() -> Topology:
+    t = Topology()
+    for i in range(3):
+        t.add_node(f"gpu:{i}", "gpu", TOPO, index=i, numa_node=0 if i < 2 else 1)
+    t.add_node("nic:mlx5_0", "nic", TOPO, name="mlx5_0")
+    t.add_node("nic:mlx5_1", "nic", TOPO, name="mlx5_1")
+    t.add_edge("gpu:1", "gpu:0", "path", TOPO, **{"class": "NV12", "link_count": 12})
+    t.add_edge("gpu:0", "gpu:2", "path", TOPO, **{"class": "SYS"})
+    t.add_edge("gpu:0", "nic:mlx5_1", "path", TOPO, **{"class": "NODE"})
+    t.add_edge("gpu:0", "nic:mlx5_0", "path", TOPO, **{"class": "NODE"})
+    t.add_edge("gpu:1", "nic:mlx5_1", "path", TOPO, **{"class": "PIX"})
+    t.add_alias("GPU0", "gpu:0")
+    return t
+
+
+def test_class_order():
+    assert nv_count("NV18") == 18 and nv_count("PIX") is None and nv_count(None) is None
+    ranked = sorted(["SYS", "PIX", "NV4", "NODE", "NV18", "PHB", "PXB", "weird"], key=class_rank)
+    assert ranked == ["NV18", "NV4", "PIX", "PXB", "PHB", "NODE", "SYS", "weird"]
+
+
+def test_pairs_and_nearest_nic():
+    t = small()
+    assert t.gpus() == ["gpu:0", "gpu:1", "gpu:2"]
+    assert t.pair_class("gpu:0", "gpu:1") == "NV12" == t.pair_class("GPU0", "gpu:1")
+    assert t.pair("gpu:1", "gpu:2") is None
+    assert t.gpu_pairs() == [("gpu:0", "gpu:1", "NV12"), ("gpu:0", "gpu:2", "SYS"), ("gpu:1", "gpu:2", None)]
+    assert t.nearest_nic("gpu:0") == ("nic:mlx5_0", "NODE")  # a tie goes to the lower NIC
+    assert t.nearest_nic("gpu:1") == ("nic:mlx5_1", "PIX")
+    assert t.nearest_nic("gpu:2") is None
+    assert t.numa_of("gpu:2") == 1 and t.numa_of("nic:mlx5_0") is None and t.numa_of("nope") is None
+
+
+def test_conflicting_fact_is_kept_not_overwritten():
+    t = small()
+    t.add_edge("gpu:0", "gpu:1", "path", XML, **{"class": "NV8"})
+    t.add_node("gpu:0", "gpu", XML, numa_node=0, uuid="GPU-1")
+    assert t.pair_class("gpu:0", "gpu:1") == "NV12"
+    [c] = t.conflicts()
+    assert c["field"] == "class" and [v["value"] for v in c["values"]] == ["NV12", "NV8"]
+    assert [v["source"]["source"] for v in c["values"]] == ["nvidia_smi_topo_m", "nccl_topo_xml"]
+    node = t.node("gpu:0")
+    assert node["uuid"] == "GPU-1" and node["provenance"]["uuid"] == XML
+    assert node["sources"] == [TOPO, XML]  # the agreeing numa_node is no conflict
+
+
+def test_nested_ports_merge_field_by_field():
+    t = Topology()
+    a, b = source_ref("ibstat", "a", 9), source_ref("ibv_devinfo", "b", 19)
+    t.add_node("nic:mlx5_0", "nic", a, ports={"1": {"state": "Active", "state_raw": "Active", "rate_gbps": 400.0}})
+    t.add_node("nic:mlx5_0", "nic", b, ports={"1": {"state": "Down", "state_raw": "PORT_DOWN (1)", "active_mtu": 4096}})
+    [(nic, port)] = t.ib_ports()
+    assert nic == "nic:mlx5_0" and port["port"] == 1
+    assert port["state"] == "Active" and port["active_mtu"] == 4096 and port["rate_gbps"] == 400.0
+    [c] = t.conflicts()  # printed forms (state_raw) differ by dialect and are no conflict
+    assert c["subject"] == "nic:mlx5_0 port 1" and c["field"] == "state"
+    assert [v["value"] for v in c["values"]] == ["Active", "Down"]
+
+
+def test_alias_to_two_nodes_is_a_conflict():
+    t = small()
+    t.add_alias("GPU0", "gpu:1")
+    assert t.resolve("GPU0") == "gpu:0"
+    assert t.conflicts()[0]["field"] == "alias"
+
+
+def test_json_round_trip():
+    t = small()
+    t.add_edge("gpu:0", "gpu:1", "path", XML, **{"class": "NV8"})
+    data = json.loads(json.dumps(t.to_json()))
+    assert data["schema_version"] == SCHEMA_VERSION == 1
+    assert {"nodes", "edges", "conflicts", "aliases"} <= set(data)
+    back = Topology.from_json(data)
+    assert back.to_json() == data
+    assert back.pair_class("GPU0", "gpu:1") == "NV12" and back.nearest_nic("gpu:1") == ("nic:mlx5_1", "PIX")
+    assert len(back.conflicts()) == 1
+
+
+def test_from_json_refuses_other_versions():
+    with pytest.raises(ValueError, match="schema_version"):
+        Topology.from_json({"schema_version": 2, "nodes": [], "edges": []})
+
+
+def test_importing_the_model_does_not_import_networkx():
+    code = "import sys, topodiag.model; print('networkx' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_nominal_bandwidth_hook():
+    t = small()
+    assert t.pair("gpu:0", "gpu:1")["nominal_gbps"] is None  # every edge has the slot
+    t.set_nominal("GPU0", "gpu:1", "path", 300.0, source_ref("knowledge", None, None))
+    assert t.pair("gpu:0", "gpu:1")["nominal_gbps"] == 300.0
+    assert t.pair("gpu:0", "gpu:1")["provenance"]["nominal_gbps"]["source"] == "knowledge"

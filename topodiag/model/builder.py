@@ -1,0 +1,417 @@
+"""Merge parsed inputs into one Topology, keeping where each fact came from and what disagrees.
+
+Joins: `topo -m` GPUs ("GPU3") and `nvlink -s` GPUs ("GPU 3") by index; `topo -m` NICs by their
+RDMA device name (the NIC Legend's `device`, or a column named mlx5_0) with the IB tools' CA
+names; NCCL topology XML GPUs by CUDA device index where an index-keyed GPU exists (else by bus
+id), NICs by net name. NCCL logs and nccl-tests results are kept as observations on the host node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from ..parsers.base import to_jsonable
+from .topology import Topology, nv_count, source_ref
+
+# A GPU has at most this many NVLinks of its own (H100/H200/B200: 18); a `topo -m` row whose NV#
+# counts add up to more sees a switched fabric, where each peer's NV# is the GPU's whole bundle.
+MAX_NVLINKS_PER_GPU = 18
+
+IB_SOURCES = ("ibstat", "ibv_devinfo", "ibstatus")
+# Order in which inputs are merged, so ids and first-seen facts do not depend on argument order.
+_ORDER = ("nvidia_smi_topo_m", "nvidia_smi_nvlink_s", "nccl_topo_xml", *IB_SOURCES,
+          "nccl_debug", "nccl_tests")
+
+
+@dataclass(frozen=True)
+class ParsedInput:
+    """One parsed input: the source name, the file it came from (None for live), the parse result."""
+
+    source: str
+    path: str | None
+    result: Any
+
+
+def build(inputs: Iterable[ParsedInput], host: str | None = None) -> Topology:
+    """One Topology from whatever inputs are present; unknown sources are noted and skipped."""
+    topo = Topology()
+    items = sorted(inputs, key=lambda i: _ORDER.index(i.source) if i.source in _ORDER else len(_ORDER))
+    host_id = f"host:{host or _host_from(items) or 'local'}"
+    topo.add_node(host_id, "host", name=host_id.split(":", 1)[1])
+    for item in items:
+        merge = _MERGERS.get(item.source)
+        if merge is None:
+            topo.notes.append(f"{item.source} ({item.path}): not merged into the topology")
+            continue
+        merge(topo, item, host_id)
+    _check_nvlink_counts(topo)
+    return topo
+
+
+def _host_from(items: list[ParsedInput]) -> str | None:
+    for item in items:
+        if item.source == "nccl_debug":
+            hosts = list(getattr(item.result, "hosts", ()) or ())
+            if len(hosts) == 1:
+                return hosts[0]
+    return None
+
+
+def _ref(item: ParsedInput, line_no: int | None) -> dict:
+    return source_ref(item.source, item.path, line_no)
+
+
+# -- nvidia-smi topo -m -----------------------------------------------------------------------
+
+def _device_id(dev: Any) -> str:
+    if dev.kind == "gpu":
+        return f"gpu:{dev.name[3:]}" if dev.name.startswith("GPU") and dev.name[3:].isdigit() else f"gpu:{dev.name}"
+    return f"nic:{dev.device or dev.name}"
+
+
+def _merge_topo_m(topo: Topology, item: ParsedInput, host_id: str) -> None:
+    r = item.result
+    ids: dict[str, str] = {}
+    for dev in r.devices:
+        node_id = _device_id(dev)
+        ids[dev.name] = node_id
+        ref = _ref(item, dev.line_no)
+        facts: dict[str, Any] = {"name": dev.name, "cpu_affinity": dev.cpu_affinity,
+                                 "numa_affinity": dev.numa_affinity, "numa_node": dev.numa_node}
+        if dev.kind == "gpu":
+            tail = node_id.split(":", 1)[1]
+            facts["index"] = int(tail) if tail.isdigit() else None
+            facts["gpu_numa_id"] = dev.gpu_numa_id
+        else:
+            facts["name"] = dev.device or dev.name
+            facts["topo_name"] = dev.name
+        topo.add_node(node_id, dev.kind, ref, **facts)
+        if dev.name != node_id:
+            topo.add_alias(dev.name, node_id, ref)
+        if dev.numa_node is not None:
+            numa = f"numa:{dev.numa_node}"
+            topo.add_node(numa, "numa", ref, name=numa, numa_node=dev.numa_node)
+            if dev.cpu_affinity is not None:
+                _add_numa_cpus(topo, numa, dev.cpu_affinity, ref)
+            topo.add_edge(node_id, numa, "numa", ref)
+    for link in r.links:
+        a, b = ids.get(link.a), ids.get(link.b)
+        if a is None or b is None:
+            continue
+        cls = "SYS" if link.type == "SOC" else link.type
+        topo.add_edge(a, b, "path", _ref(item, link.line_no), **{
+            "class": cls, "class_raw": link.type if cls != link.type else None,
+            "link_count": nv_count(cls)})
+    topo.notes.extend(f"nvidia_smi_topo_m: {n}" for n in r.notes)
+
+
+def _add_numa_cpus(topo: Topology, numa: str, cpus: str, ref: dict) -> None:
+    """A NUMA node's CPU list; GPUs of one node may print different affinity (kept as a list)."""
+    attrs = topo.graph.nodes[numa]
+    seen = attrs.setdefault("cpu_affinities", [])
+    if cpus not in seen:
+        seen.append(cpus)
+    if "cpu_affinity" not in attrs:
+        attrs["cpu_affinity"] = cpus
+        attrs["provenance"]["cpu_affinity"] = ref
+
+
+# -- nvidia-smi nvlink -s ---------------------------------------------------------------------
+
+def _merge_nvlink_s(topo: Topology, item: ParsedInput, host_id: str) -> None:
+    r = item.result
+    for g in r.gpus:
+        ref = _ref(item, g.line_no)
+        node_id = f"gpu:{g.index}"
+        links = [{"link": ln.link, "active": ln.active, "speed_gbps": ln.speed_gbps,
+                  "state": ln.state, "line_no": ln.line_no} for ln in g.links]
+        speeds = sorted({ln.speed_gbps for ln in g.links if ln.active and ln.speed_gbps is not None})
+        nvlink = {"links": links, "active_count": sum(1 for ln in g.links if ln.active),
+                  "shown_count": len(links), "speeds_gbps": speeds, "truncated": g.truncated,
+                  "all_links_inactive": g.all_links_inactive,
+                  "nvlink_unsupported": g.nvlink_unsupported, "message": g.message,
+                  "source": ref}
+        topo.add_node(node_id, "gpu", ref, index=g.index, model=g.name, uuid=g.uuid, nvlink=nvlink)
+    if r.errors or r.elided_gpu_indices:
+        _observe(topo, host_id, item, {
+            "errors": [{"line_no": e.line_no, "text": e.text} for e in r.errors],
+            "elided_gpu_indices": list(r.elided_gpu_indices)})
+    topo.notes.extend(f"nvidia_smi_nvlink_s: {n}" for n in r.notes)
+
+
+def topo_nvlink_count(topo: Topology, gpu: str) -> int | None:
+    """How many NVLinks `topo -m` says a GPU has: the sum of its NV# peers, or on a switched
+    fabric (the sum exceeds what one GPU has) the largest NV#. None without NV# pairs."""
+    counts = [d.get("link_count") for _, b, k, d in topo.graph.edges(gpu, keys=True, data=True)
+              if k == "path" and topo.graph.nodes[b].get("kind") == "gpu" and d.get("link_count")]
+    if not counts:
+        return None
+    total = sum(counts)
+    return total if total <= MAX_NVLINKS_PER_GPU else max(counts)
+
+
+def _check_nvlink_counts(topo: Topology) -> None:
+    """`topo -m` NV# against the active links `nvlink -s` lists, and against the NVLink count of a
+    GPU-GPU link in NCCL's XML: a disagreement is a conflict."""
+    for a, b, k, d in list(topo.graph.edges(keys=True, data=True)):
+        if k != "nvlink" or d.get("link_count") is None:
+            continue
+        path = topo.graph.get_edge_data(a, b, key="path")
+        if path and path.get("link_count") is not None and path["link_count"] != d["link_count"]:
+            topo.add_conflict(f"{a}~{b}", "link_count",
+                              [(path["link_count"], path["sources"][0] if path["sources"] else None),
+                               (d["link_count"], d["sources"][0] if d["sources"] else None)],
+                              f"{a}-{b}: topo -m says {path['class']}, NCCL's topology "
+                              f"{d['link_count']} NVLinks")
+    for gpu in topo.gpus():
+        attrs = topo.graph.nodes[gpu]
+        nvl = attrs.get("nvlink")
+        expected = topo_nvlink_count(topo, gpu)
+        if nvl is None or expected is None or nvl["truncated"]:
+            continue
+        attrs["topo_nvlink_count"] = expected
+        if nvl["active_count"] != expected:
+            topo_src = next((s for s in attrs["sources"] if s["source"] == "nvidia_smi_topo_m"), None)
+            topo.add_conflict(gpu, "nvlink_count", [(expected, topo_src), (nvl["active_count"], nvl["source"])],
+                              f"{gpu}: nvidia-smi topo -m implies {expected} NVLinks, "
+                              f"nvlink -s shows {nvl['active_count']} active")
+
+
+# -- InfiniBand tools -------------------------------------------------------------------------
+
+def _merge_ib(topo: Topology, item: ParsedInput, host_id: str) -> None:
+    r = item.result
+    for ca in r.cas:
+        ref = _ref(item, ca.line_no)
+        if ca.name is None:
+            topo.notes.append(f"{item.source} ({item.path}) line {ca.line_no}: a CA without a name "
+                              "(fragment) is not in the topology")
+            continue
+        ports = {}
+        for p in ca.ports:
+            if p.port is None:
+                continue
+            pd = to_jsonable(p)
+            pd.pop("port", None)
+            pd["printed_by"] = ca.printed_by
+            pd["sources"] = [_ref(item, p.line_no)]
+            ports[str(p.port)] = {k: v for k, v in pd.items() if v is not None and v != []}
+        topo.add_node(f"nic:{ca.name}", "nic", ref, name=ca.name, ca_type=ca.type,
+                      node_type=ca.node_type, firmware=ca.firmware,
+                      hardware_version=_hw_version(ca.hardware_version), node_guid=ca.node_guid,
+                      system_guid=ca.system_guid, transport=ca.transport, vendor_id=ca.vendor_id,
+                      vendor_part_id=ca.vendor_part_id, board_id=ca.board_id,
+                      num_ports=ca.num_ports, ports=ports or None)
+    if r.errors:
+        _observe(topo, host_id, item, {"errors": [{"line_no": e.line_no, "text": e.text} for e in r.errors]})
+
+
+def _hw_version(raw: str | None) -> str | None:
+    """ibstat prints the hardware revision in decimal ("0"), ibv_devinfo in hex ("0x0"): one form."""
+    if raw is None:
+        return None
+    try:
+        return f"0x{int(raw, 0):x}"
+    except ValueError:
+        return raw
+
+
+# -- NCCL topology XML ------------------------------------------------------------------------
+
+def _merge_nccl_xml(topo: Topology, item: ParsedInput, host_id: str) -> None:
+    r = item.result
+    if r.kind != "system":
+        _observe(topo, host_id, item, {"graphs": to_jsonable(r.graphs)})
+        return
+    ref = _ref(item, None)
+    for cpu in r.cpus:
+        if cpu.numaid is None or cpu.numaid < 0:
+            continue
+        cid, numa = f"cpu:{cpu.numaid}", f"numa:{cpu.numaid}"
+        topo.add_node(cid, "cpu", ref, name=cid, numa_node=cpu.numaid, affinity_mask=cpu.affinity,
+                      cpu_affinity=cpu.cpus, arch=cpu.arch, vendor=cpu.vendor, family=cpu.family,
+                      model=cpu.model)
+        topo.add_node(numa, "numa", ref, name=numa, numa_node=cpu.numaid)
+        if cpu.cpus:
+            _add_numa_cpus(topo, numa, cpu.cpus, ref)
+        topo.add_edge(cid, numa, "numa", ref)
+    gpu_by_bus = {g.busid: g for g in r.gpus if g.busid}
+    nets_by_bus: dict[str, list] = {}
+    for n in r.nets:
+        nets_by_bus.setdefault(n.busid, []).append(n)
+    ids: dict[str, list[str]] = {}  # pci busid -> node ids it stands for
+    for p in r.pci:
+        if p.busid is None:
+            continue
+        facts = {"busid": p.busid, "pci_class": p.pci_class, "vendor_id": p.vendor, "device_id": p.device,
+                 "pcie_link_speed": p.link_speed, "pcie_link_gts": p.link_speed_gts,
+                 "pcie_link_width": p.link_width, "numa_node": _numa(p.numaid)}
+        if p.kind == "gpu":
+            g = gpu_by_bus.get(p.busid)
+            node_id = _xml_gpu_id(topo, p.busid, g.dev if g else None)
+            extra = {"cuda_dev": g.dev, "nccl_rank": g.rank, "sm": g.sm, "gdr": g.gdr} if g else {}
+            topo.add_node(node_id, "gpu", ref, **facts, **extra)
+            ids[p.busid] = [node_id]
+        elif p.kind == "nic" or p.busid in nets_by_bus:
+            names = [n.name for n in nets_by_bus.get(p.busid, []) if n.name]
+            ids[p.busid] = []
+            for n in nets_by_bus.get(p.busid, []):
+                if not n.name:
+                    continue
+                node_id = f"nic:{n.name}"
+                topo.add_node(node_id, "nic", ref, name=n.name, **facts, nccl_dev=n.dev,
+                              net_port=n.port, net_guid=n.guid, speed_mbps=n.speed_mbps, gdr=n.gdr)
+                ids[p.busid].append(node_id)
+            if not names:
+                node_id = f"nic:{p.busid}"
+                topo.add_node(node_id, "nic", ref, name=p.busid, **facts)
+                ids[p.busid] = [node_id]
+            topo.add_alias(p.busid, ids[p.busid][0], ref)
+        else:
+            node_id = f"pcisw:{p.busid}"
+            topo.add_node(node_id, "pcisw", ref, name=p.busid, **facts)
+            ids[p.busid] = [node_id]
+    for p in r.pci:
+        if p.busid is None or p.busid not in ids:
+            continue
+        parent = (ids.get(p.parent_busid) or [None])[0] if p.parent_busid else (
+            f"cpu:{p.numaid}" if _numa(p.numaid) is not None else None)
+        if parent is None:
+            continue
+        for child in ids[p.busid]:
+            topo.add_edge(child, parent, "pci", ref, pcie_link_speed=p.link_speed,
+                          pcie_link_gts=p.link_speed_gts, pcie_link_width=p.link_width)
+    for g in r.gpus:
+        if not g.busid or g.busid not in ids:
+            continue
+        gid = ids[g.busid][0]
+        for nv in g.nvlinks:
+            if not nv.target:
+                continue
+            target = topo.resolve(nv.target)
+            if target not in topo.graph:
+                peer = gpu_by_bus.get(nv.target)
+                if peer is not None:
+                    target = _xml_gpu_id(topo, nv.target, peer.dev)
+                    topo.add_node(target, "gpu", ref, busid=nv.target)
+                else:
+                    target = f"nvswitch:{nv.target}"
+                    topo.add_node(target, "nvswitch", ref, name=nv.target, pci_class=nv.tclass)
+            topo.add_edge(gid, target, "nvlink", ref, link_count=nv.count, tclass=nv.tclass)
+    _derive_xml_paths(topo, r, ids, ref)
+    topo.notes.extend(f"nccl_topo_xml: {n}" for n in r.notes)
+
+
+def _derive_xml_paths(topo: Topology, r: Any, ids: dict[str, list[str]], ref: dict) -> None:
+    """Path classes for GPU-GPU and GPU-NIC pairs of the XML that no `topo -m` matrix gave, in
+    NCCL's own terms (`derived: True`): NV<links> over NVLink (summed over shared NVSwitches), PIX
+    under one switch, PXB across switches, PHB through one CPU (NCCL does not tell PHB from
+    NODE), SYS across CPUs. Where `topo -m` printed the pair, its class stands alone. GPU-GPU
+    pairs only for GPUs the file has <gpu> elements for (NCCL dumps list their NVLinks)."""
+    parent = {p.busid: p.parent_busid for p in r.pci if p.busid}
+    cpu_of = {p.busid: _numa(p.numaid) for p in r.pci if p.busid}
+
+    def chain(busid: str) -> list[str]:
+        out, seen = [], {busid}
+        while parent.get(busid) and parent[busid] not in seen:
+            busid = parent[busid]
+            seen.add(busid)
+            out.append(busid)
+        return out
+
+    dumped = [(g.busid, ids[g.busid][0]) for g in r.gpus if g.busid in ids]  # NCCL saw their NVLinks
+    gpus = dumped + [(p.busid, ids[p.busid][0]) for p in r.pci if p.kind == "gpu" and p.busid in ids
+                     and all(p.busid != b for b, _ in dumped)]
+    nics = [(busid, nid) for busid, nids in ids.items() for nid in nids if nid.startswith("nic:")]
+    # A static file without <gpu> elements says nothing of NVLink: no GPU-GPU class from it.
+    pairs = [(a, b) for i, a in enumerate(dumped) for b in dumped[i + 1:]] + [(g, n) for g in gpus for n in nics]
+    for (bus_a, a), (bus_b, b) in pairs:
+        if topo.graph.get_edge_data(a, b, key="path") is not None:
+            continue
+        cls = _nvlink_class(topo, a, b) if b.startswith("gpu:") else None
+        if cls is None:
+            up_a, up_b = chain(bus_a), chain(bus_b)
+            common = next((x for x in up_a if x in up_b), None)
+            if common is not None:
+                cls = "PIX" if up_a[:1] == up_b[:1] == [common] else "PXB"
+            elif cpu_of.get(bus_a) is not None and cpu_of.get(bus_a) == cpu_of.get(bus_b):
+                cls = "PHB"
+            elif cpu_of.get(bus_a) is not None and cpu_of.get(bus_b) is not None:
+                cls = "SYS"
+        if cls is not None:
+            topo.add_edge(a, b, "path", ref, **{"class": cls, "link_count": nv_count(cls), "derived": True})
+
+
+def _nvlink_class(topo: Topology, a: str, b: str) -> str | None:
+    """NV<n> for two GPUs NVLinked directly, or through the NVSwitches they share."""
+    direct = topo.graph.get_edge_data(a, b, key="nvlink")
+    if direct and direct.get("link_count"):
+        return f"NV{direct['link_count']}"
+    links_a = {peer: d.get("link_count") or 0 for peer, d in topo.nvlink_edges(a) if peer.startswith("nvswitch:")}
+    links_b = {peer for peer, _ in topo.nvlink_edges(b) if peer.startswith("nvswitch:")}
+    shared = sum(n for peer, n in links_a.items() if peer in links_b)
+    return f"NV{shared}" if shared else None
+
+
+def _numa(numaid: int | None) -> int | None:
+    return numaid if numaid is not None and numaid >= 0 else None
+
+
+def _xml_gpu_id(topo: Topology, busid: str, dev: int | None) -> str:
+    """gpu:<dev> when a GPU of that index is known (or dev is the only name), else gpu:<busid>."""
+    known = topo.aliases.get(busid)
+    if known:
+        return known
+    node_id = f"gpu:{dev}" if dev is not None else f"gpu:{busid}"
+    if dev is not None:
+        topo.add_node(node_id, "gpu", None, index=dev)
+    topo.add_alias(busid, node_id)
+    return node_id
+
+
+# -- NCCL logs and nccl-tests: observations ---------------------------------------------------
+
+def _observe(topo: Topology, host_id: str, item: ParsedInput, facts: dict) -> None:
+    attrs = topo.graph.nodes[host_id]
+    attrs.setdefault("observations", []).append({"source": item.source, "file": item.path, **facts})
+    ref = _ref(item, None)
+    if ref not in attrs["sources"]:
+        attrs["sources"].append(ref)
+
+
+def _merge_nccl_debug(topo: Topology, item: ParsedInput, host_id: str) -> None:
+    r = item.result
+    _observe(topo, host_id, item, {
+        "nccl_version": r.nccl_version, "cuda_version": r.cuda_version, "hosts": list(r.hosts),
+        "nranks": r.nranks, "network": r.network, "networks": list(r.networks),
+        "net_plugin": r.net_plugin, "net_devices": to_jsonable(r.net_devices), "gdr": r.gdr,
+        "gdr_lines": to_jsonable(r.gdr_lines)[:5], "transports": dict(r.transports),
+        "env": dict(r.env), "socket_fallback_reasons": list(r.socket_fallback_reasons or ()),
+        "init_complete": r.init_complete, "warnings_total": r.warnings_total,
+        "errors_total": r.errors_total, "errors": to_jsonable(r.errors)[:20]})
+
+
+def _merge_nccl_tests(topo: Topology, item: ParsedInput, host_id: str) -> None:
+    r = item.result
+    rows = [{"size_bytes": x.size_bytes, "oop_busbw_gbps": x.oop_busbw_gbps,
+             "ip_busbw_gbps": x.ip_busbw_gbps, "oop_wrong": x.oop_wrong, "ip_wrong": x.ip_wrong,
+             "run": x.run, "line_no": x.line_no} for x in r.rows]
+    largest = max(rows, key=lambda x: x["size_bytes"] or 0) if rows else None
+    _observe(topo, host_id, item, {
+        "collective": r.collective, "nccl_version": r.nccl_version, "nranks": r.nranks,
+        "avg_busbw_gbps": r.avg_busbw_gbps, "peak_busbw_gbps": r.peak_busbw_gbps,
+        "out_of_bounds": r.out_of_bounds, "out_of_bounds_ok": r.out_of_bounds_ok, "runs": r.runs,
+        "failures": len(r.failures), "rows": rows, "largest": largest})
+
+
+_MERGERS = {
+    "nvidia_smi_topo_m": _merge_topo_m,
+    "nvidia_smi_nvlink_s": _merge_nvlink_s,
+    "nccl_topo_xml": _merge_nccl_xml,
+    "ibstat": _merge_ib,
+    "ibv_devinfo": _merge_ib,
+    "ibstatus": _merge_ib,
+    "nccl_debug": _merge_nccl_debug,
+    "nccl_tests": _merge_nccl_tests,
+}

@@ -1,0 +1,291 @@
+"""The node's topology: one networkx MultiGraph behind domain methods, provenance on every fact.
+
+Node ids: `gpu:<index>` (`gpu:<busid>` when only the bus id is known; `aliases` maps other names
+such as "GPU0" or a bus id to the id), `nic:mlx5_0`, `numa:0`, `cpu:0`, `pcisw:<busid>`,
+`nvswitch:<busid>`, `host:<name>`. Node attributes: kind, name, facts (cpu_affinity, numa_node,
+model, uuid, firmware, `ports` as nested dicts for NICs ...), `sources` (every input that spoke of
+the node, as {source, file, line_no}) and `provenance` ({fact: the source that first said it}).
+Edges are keyed by kind: "path" (a `topo -m` class), "nvlink" (a physical link aggregate), "pci",
+"numa"; attributes class, link_count, state, speed_gbps, nominal_gbps (a hook filled from the
+knowledge tables later), sources, provenance.
+
+When two inputs disagree on a fact the first value stays and the disagreement is recorded in
+`conflicts()`: nothing is overwritten silently. networkx is imported here only, and only when a
+Topology is made, so commands that never build one do not pay for it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+# Path classes of `topo -m`, best first (NV# sorts before all of them, by link count).
+PCIE_CLASS_ORDER = ("PIX", "PXB", "PHB", "NODE", "SYS")
+_NV_RE = re.compile(r"^NV(\d+)$")
+_RESERVED = {"kind", "sources", "provenance"}
+
+
+def nv_count(path_class: str | None) -> int | None:
+    """The number of bonded NVLinks a class names ("NV18" -> 18), None for PCIe classes."""
+    m = _NV_RE.match(path_class or "")
+    return int(m.group(1)) if m else None
+
+
+def class_rank(path_class: str | None) -> tuple[int, int]:
+    """Sort key of a path class: smaller is closer. NV# before PCIe (more links first), unknown last."""
+    n = nv_count(path_class)
+    if n is not None:
+        return (0, -n)
+    if path_class in PCIE_CLASS_ORDER:
+        return (1, PCIE_CLASS_ORDER.index(path_class))
+    return (2, 0)
+
+
+def source_ref(source: str, file: str | None = None, line_no: int | None = None) -> dict:
+    """The provenance record every fact carries."""
+    return {"source": source, "file": file, "line_no": line_no}
+
+
+def _index_key(node_id: str) -> tuple:
+    """Natural order of the part after the kind: gpu:2 < gpu:10, mlx5_2 < mlx5_10."""
+    tail = node_id.split(":", 1)[-1]
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", tail) if p)
+
+
+class Topology:
+    """One node's devices and links. Build it with `topodiag.model.builder.build`."""
+
+    def __init__(self) -> None:
+        import networkx as nx  # paid only by commands that build a model
+
+        self.graph = nx.MultiGraph()
+        self.aliases: dict[str, str] = {}
+        self.notes: list[str] = []
+        self._conflicts: list[dict] = []
+
+    # -- building ---------------------------------------------------------------------------
+
+    def resolve(self, name: str) -> str:
+        """The node id for an id or alias ("GPU0", "NIC0", a bus id); the name itself if unknown."""
+        return name if name in self.graph else self.aliases.get(name, name)
+
+    def add_alias(self, alias: str, node_id: str, source: dict | None = None) -> None:
+        """Record another name of a node; a second, different target is a conflict."""
+        old = self.aliases.get(alias)
+        if old is None:
+            self.aliases[alias] = node_id
+        elif old != node_id:
+            self.add_conflict(alias, "alias", [(old, None), (node_id, source)],
+                              f"{alias} names both {old} and {node_id}")
+
+    def add_node(self, node_id: str, kind: str, source: dict | None = None, **facts: Any) -> str:
+        """Add or merge a node; facts that are None are not facts. Returns the id."""
+        if node_id not in self.graph:
+            self.graph.add_node(node_id, kind=kind, sources=[], provenance={})
+        attrs = self.graph.nodes[node_id]
+        if attrs.get("kind") != kind:
+            self.add_conflict(node_id, "kind", [(attrs.get("kind"), None), (kind, source)])
+        self._merge(node_id, attrs, facts, source)
+        return node_id
+
+    def add_edge(self, a: str, b: str, kind: str, source: dict | None = None, **facts: Any) -> None:
+        """Add or merge the edge of this kind between a and b (one per kind and pair). Every edge
+        has a `nominal_gbps` slot (None until the knowledge tables fill it, see set_nominal)."""
+        if a.split(":")[0] == b.split(":")[0]:  # gpu:1-gpu:0 is stored as gpu:0-gpu:1
+            a, b = sorted((a, b), key=_index_key)
+        if not self.graph.has_edge(a, b, key=kind):
+            self.graph.add_edge(a, b, key=kind, kind=kind, nominal_gbps=None, sources=[], provenance={})
+        attrs = self.graph.edges[a, b, kind]
+        self._merge(f"{a}~{b}:{kind}", attrs, facts, source)
+
+    def set_nominal(self, a: str, b: str, kind: str, gbps: float, source: dict | None = None) -> None:
+        """The hook for the knowledge tables: an edge's nominal bandwidth in GB/s."""
+        a, b = self.resolve(a), self.resolve(b)
+        self._merge(f"{a}~{b}:{kind}", self.graph.edges[a, b, kind], {"nominal_gbps": gbps}, source)
+
+    def set_fact(self, node_id: str, field: str, value: Any, source: dict | None = None) -> None:
+        """Merge one fact into an existing node."""
+        self._merge(node_id, self.graph.nodes[node_id], {field: value}, source)
+
+    def add_conflict(self, subject: str, field: str, values: list[tuple[Any, dict | None]],
+                     message: str | None = None) -> None:
+        """Record that sources disagree on `field` of `subject` (a node id, edge or alias)."""
+        vals = [{"value": v, "source": s} for v, s in values]
+        if message is None:
+            message = f"{subject} {field}: " + " vs ".join(
+                f"{v!r} ({s['source'] if s else 'earlier input'})" for v, s in values)
+        self._conflicts.append({"subject": subject, "field": field, "values": vals, "message": message})
+
+    def _merge(self, subject: str, attrs: dict, facts: dict, source: dict | None) -> None:
+        if source is not None and source not in attrs["sources"]:
+            attrs["sources"].append(source)
+        for field, value in facts.items():
+            if value is None or field in _RESERVED:
+                continue
+            if field not in attrs or attrs[field] is None:
+                attrs[field] = value
+                attrs["provenance"][field] = source
+            elif isinstance(attrs[field], dict) and isinstance(value, dict) and field == "ports":
+                self._merge_ports(subject, attrs[field], value, attrs["provenance"].get(field), source)
+            elif attrs[field] != value:
+                self.add_conflict(subject, field,
+                                  [(attrs[field], attrs["provenance"].get(field)), (value, source)])
+
+    def _merge_ports(self, subject: str, have: dict, new: dict, old_src: dict | None,
+                     source: dict | None) -> None:
+        """Port facts merge one by one; printed forms (`*_raw`) differ by dialect and never conflict."""
+        for port, pfacts in new.items():
+            mine = have.setdefault(port, {})
+            known = mine.setdefault("sources", [])
+            first = known[0] if known else old_src
+            new_refs = pfacts.get("sources") or ([source] if source else [])
+            known.extend(r for r in new_refs if r not in known)
+            if new_refs:
+                source = new_refs[0]
+            for k, v in pfacts.items():
+                if v is None or v == () or v == [] or k == "sources":
+                    continue
+                if mine.get(k) is None:
+                    mine[k] = v
+                elif k not in ("line_no", "printed_by") and not k.endswith("_raw") and mine[k] != v:
+                    self.add_conflict(f"{subject} port {port}", k, [(mine[k], first), (v, source)])
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def node(self, node_id: str) -> dict:
+        """The attributes of a node (id or alias); KeyError if absent."""
+        return self.graph.nodes[self.resolve(node_id)]
+
+    def nodes(self, kind: str | None = None) -> list[str]:
+        """Node ids of a kind (all when None), GPUs and the like in index order."""
+        out = [n for n, k in self.graph.nodes(data="kind") if kind is None or k == kind]
+        return sorted(out, key=lambda n: (n.split(":")[0],) + _index_key(n))
+
+    def gpus(self) -> list[str]:
+        return self.nodes("gpu")
+
+    def nics(self) -> list[str]:
+        return self.nodes("nic")
+
+    def host(self) -> str | None:
+        hosts = self.nodes("host")
+        return hosts[0] if hosts else None
+
+    def edge(self, a: str, b: str, kind: str) -> dict | None:
+        """The attributes of the edge of this kind between a and b (ids or aliases), or None."""
+        return self.graph.get_edge_data(self.resolve(a), self.resolve(b), key=kind)
+
+    def pair(self, a: str, b: str) -> dict | None:
+        """The `topo -m` path edge between two devices ({class, link_count, sources...}) or None."""
+        return self.edge(a, b, "path")
+
+    def pair_class(self, a: str, b: str) -> str | None:
+        data = self.pair(a, b)
+        return data.get("class") if data else None
+
+    def gpu_pairs(self) -> list[tuple[str, str, str | None]]:
+        """Every unordered GPU pair with its path class (None where no input says), index order."""
+        gpus = self.gpus()
+        return [(a, b, self.pair_class(a, b)) for i, a in enumerate(gpus) for b in gpus[i + 1:]]
+
+    def nearest_nic(self, gpu: str) -> tuple[str, str] | None:
+        """The NIC with the closest path class to the GPU, and that class (ties: lowest NIC)."""
+        gpu = self.resolve(gpu)
+        best: tuple[tuple, str, str] | None = None
+        for nic in self.nics():
+            cls = self.pair_class(gpu, nic)
+            if cls is None:
+                continue
+            key = class_rank(cls)
+            if best is None or key < best[0]:
+                best = (key, nic, cls)
+        return (best[1], best[2]) if best else None
+
+    def nvlinks(self, gpu: str) -> list[dict]:
+        """Per-link NVLink status of a GPU from `nvlink -s` ({link, active, speed_gbps, state})."""
+        return list(self.node(gpu).get("nvlink", {}).get("links", []))
+
+    def nvlink_edges(self, gpu: str) -> list[tuple[str, dict]]:
+        """NVLink aggregates from the GPU to peers or NVSwitches (NCCL XML): (peer id, edge data)."""
+        gpu = self.resolve(gpu)
+        return [(b, d) for _, b, k, d in self.graph.edges(gpu, keys=True, data=True) if k == "nvlink"]
+
+    def ib_ports(self) -> list[tuple[str, dict]]:
+        """(nic id, port facts) for every HCA port any IB tool reported, in NIC then port order."""
+        out = []
+        for nic in self.nics():
+            ports = self.graph.nodes[nic].get("ports") or {}
+            for port in sorted(ports, key=lambda p: (len(p), p)):
+                out.append((nic, {"port": int(port) if port.isdigit() else port, **ports[port]}))
+        return out
+
+    def numa_of(self, node_id: str) -> int | None:
+        """The NUMA node of a device: its own numa_node fact, else a "numa" edge to numa:N."""
+        node_id = self.resolve(node_id)
+        if node_id not in self.graph:
+            return None
+        attrs = self.graph.nodes[node_id]
+        if attrs.get("kind") == "numa":
+            return attrs.get("numa_node")
+        if attrs.get("numa_node") is not None:
+            return attrs["numa_node"]
+        for _, b, k in self.graph.edges(node_id, keys=True):
+            if k == "numa" and self.graph.nodes[b].get("kind") == "numa":
+                return self.graph.nodes[b].get("numa_node")
+        return None
+
+    def observations(self, source: str | None = None) -> list[dict]:
+        """Summaries of logs and benchmark results (nccl_debug, nccl_tests) kept on the host node."""
+        host = self.host()
+        obs = self.graph.nodes[host].get("observations", []) if host else []
+        return [o for o in obs if source is None or o.get("source") == source]
+
+    def conflicts(self) -> list[dict]:
+        """Facts two inputs disagree on: {subject, field, values [{value, source}], message}."""
+        return list(self._conflicts)
+
+    # -- JSON -------------------------------------------------------------------------------
+
+    def to_json(self) -> dict:
+        """The versioned JSON form: {schema_version, nodes, edges, aliases, conflicts, notes}."""
+        nodes = [{"id": n, **_jsonable(self.graph.nodes[n])} for n in self.nodes()]
+        edges = []
+        for a, b, k, d in self.graph.edges(keys=True, data=True):
+            edges.append({"a": a, "b": b, **_jsonable(d), "kind": k})
+        edges.sort(key=lambda e: (e["kind"], _index_key(e["a"]), _index_key(e["b"]), e["a"], e["b"]))
+        return {"schema_version": SCHEMA_VERSION, "nodes": nodes, "edges": edges,
+                "aliases": dict(sorted(self.aliases.items())), "conflicts": _jsonable(self._conflicts),
+                "notes": list(self.notes)}
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2, sort_keys=False)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Topology":
+        """Rebuild a Topology from `to_json` output; ValueError for another schema version."""
+        version = data.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise ValueError(f"topology schema_version {version!r} is not {SCHEMA_VERSION}")
+        topo = cls()
+        for n in data.get("nodes", []):
+            attrs = {k: v for k, v in n.items() if k != "id"}
+            topo.graph.add_node(n["id"], **attrs)
+        for e in data.get("edges", []):
+            attrs = {k: v for k, v in e.items() if k not in ("a", "b")}
+            topo.graph.add_edge(e["a"], e["b"], key=e["kind"], **attrs)
+        topo.aliases = dict(data.get("aliases", {}))
+        topo._conflicts = list(data.get("conflicts", []))
+        topo.notes = list(data.get("notes", []))
+        return topo
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    return obj
+
