@@ -37,7 +37,13 @@ except ImportError:  # Python 3.10
 
 from . import knowledge
 
-DEFAULT_DIR = Path(__file__).resolve().parent.parent / "rules" / "profiles"
+
+def default_profiles_dir() -> Path:
+    """`profiles/` of the shipped rules directory (topodiag/rules in a wheel, rules/ in a checkout)."""
+    from .engine.catalog import default_rules_dir
+
+    return default_rules_dir() / "profiles"
+
 LINK_LAYERS = ("InfiniBand", "Ethernet")
 
 
@@ -212,7 +218,7 @@ def load_profile(path: str | Path) -> Profile:
 
 def load_profiles(dir: str | Path | None = None) -> dict[str, Profile]:  # noqa: A002 (the API's name)
     """Every *.toml profile in `dir` (default rules/profiles/ of the checkout), by name, sorted."""
-    directory = DEFAULT_DIR if dir is None else Path(dir)
+    directory = default_profiles_dir() if dir is None else Path(dir)
     if not directory.is_dir():
         raise ProfileError(f"{directory}: profile directory not found")
     return {p.name: p for p in (load_profile(f) for f in sorted(directory.glob("*.toml")))}

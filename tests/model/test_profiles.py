@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from topodiag import knowledge
-from topodiag.profiles import (DEFAULT_DIR, BusbwExpectation, Profile, ProfileError, detect_profile,
+from topodiag.profiles import (default_profiles_dir, BusbwExpectation, Profile, ProfileError, detect_profile,
                                load_profile, load_profiles)
 from tests.fixtures_index import FIXTURES
 
@@ -23,7 +23,7 @@ def profiles() -> dict[str, Profile]:
 
 def test_every_profile_loads(profiles):
     assert EXPECTED_PROFILES <= set(profiles)
-    assert set(profiles) == {p.stem for p in DEFAULT_DIR.glob("*.toml")}
+    assert set(profiles) == {p.stem for p in default_profiles_dir().glob("*.toml")}
     for name, prof in profiles.items():
         assert prof.name == name and prof.description and prof.match
         assert prof.path is not None and prof.path.stem == name

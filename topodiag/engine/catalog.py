@@ -1,0 +1,407 @@
+"""The rule catalog: `rules/<family>/<CODE>-<slug>.toml`, one rule per file, validated on load.
+
+Data says *what* (code, slug, severity, message, why, fix, examples); the Python check registered
+under the same code says *how*. Every problem is one line naming the file and the key, e.g.
+`rules/ib/IB001-ib-port-down.toml: severity: 'fatal' is not one of info, warning, error, critical`.
+`rules/profiles/` holds platform expectations, not rules, and is not read here.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Iterable, Iterator, Mapping, Optional
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+from .findings import Severity, names as severity_names
+
+CODE_RE = re.compile(r"^[A-Z]+\d{3}$")
+SLUG_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")  # input and param names
+TAG_RE = re.compile(r"^[a-z][a-z0-9-]*$")
+FILE_RE = re.compile(r"^(?P<code>[A-Za-z]+\d+)-(?P<slug>.+)\.toml$")
+NOT_RULE_DIRS = {"profiles"}
+
+REQUIRED_KEYS = ("code", "slug", "title", "severity", "message", "why", "fix")
+OPTIONAL_KEYS = ("tags", "requires", "params", "how_to_check", "references", "examples", "builtin")
+EXAMPLE_KEYS = ("description", "inputs", "inline", "problems", "params", "raises", "subjects")
+PROBLEM_KEYS = ("source", "kind", "reason", "file", "line_no")
+PROBLEM_KINDS = ("failed", "unparseable")
+
+
+class CatalogError(Exception):
+    """One or more invalid rule files; `errors` holds one line per problem."""
+
+    def __init__(self, errors: Iterable[str]):
+        self.errors = list(errors)
+        super().__init__("\n".join(self.errors))
+
+
+@dataclass(frozen=True)
+class Example:
+    """A pass or fail case a test runs through the rule's check.
+
+    `inputs` maps an input name to a fixture path (relative to the repository root), `inline` maps
+    an input name to the tool's text itself; `problems` are source failures (SYS001/SYS002),
+    `raises` names an exception a throwaway check raises (SYS003); `subjects` optionally lists
+    node ids a fail example must name; `params` override the rule's defaults for this case.
+    """
+
+    description: str = ""
+    inputs: Mapping[str, str] = field(default_factory=dict)
+    inline: Mapping[str, str] = field(default_factory=dict)
+    problems: tuple[Mapping[str, Any], ...] = ()
+    params: Mapping[str, Any] = field(default_factory=dict)
+    raises: Optional[str] = None
+    subjects: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One checklist entry as its TOML file states it."""
+
+    code: str
+    slug: str
+    title: str
+    severity: Severity
+    message: str
+    why: str
+    fix: str
+    tags: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()
+    params: Mapping[str, Any] = field(default_factory=dict)
+    how_to_check: str = ""
+    references: tuple[str, ...] = ()
+    pass_examples: tuple[Example, ...] = ()
+    fail_examples: tuple[Example, ...] = ()
+    builtin: bool = False
+    path: Optional[Path] = None
+
+    @property
+    def family(self) -> str:
+        """The letters of the code: `TOPO` for TOPO001."""
+        return self.code.rstrip("0123456789")
+
+    def format_message(self, values: Mapping[str, Any], params: Optional[Mapping[str, Any]] = None) -> str:
+        """The message template filled with params then values (values win); KeyError if one is missing."""
+        merged = dict(self.params if params is None else params)
+        merged.update(values)
+        return self.message.format_map(merged)
+
+
+class Catalog:
+    """The rules by code, in code order; lookup by code or slug."""
+
+    def __init__(self, rules: Iterable[Rule], root: Optional[Path] = None):
+        self._rules = {r.code: r for r in sorted(rules, key=lambda r: (r.family, r.code))}
+        self._slugs = {r.slug: r for r in self._rules.values()}
+        self.root = root
+
+    def __iter__(self) -> Iterator[Rule]:
+        return iter(self._rules.values())
+
+    def __len__(self) -> int:
+        return len(self._rules)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.find(key) is not None
+
+    def codes(self) -> list[str]:
+        return list(self._rules)
+
+    def families(self) -> list[str]:
+        return sorted({r.family for r in self._rules.values()})
+
+    def find(self, key: str) -> Optional[Rule]:
+        """The rule with this code (any case) or slug, or None."""
+        return self._rules.get(key.upper()) or self._slugs.get(key.lower())
+
+    def get(self, key: str) -> Rule:
+        """The rule with this code or slug; KeyError naming the key otherwise."""
+        rule = self.find(key)
+        if rule is None:
+            raise KeyError(f"no rule {key!r}")
+        return rule
+
+    def with_tag(self, tag: str) -> list[Rule]:
+        return [r for r in self if tag in r.tags]
+
+
+def default_rules_dir() -> Path:
+    """Where the shipped rules live: `topodiag/rules` in a wheel, else `rules/` beside the package."""
+    pkg = Path(__file__).resolve().parent.parent
+    for candidate in (pkg / "rules", pkg.parent / "rules"):
+        if candidate.is_dir():
+            return candidate
+    return pkg.parent / "rules"
+
+
+def rule_files(rules_dir: Path) -> list[Path]:
+    """Every `<family>/*.toml` under the rules directory (profiles excluded), sorted."""
+    return sorted(
+        p
+        for d in rules_dir.iterdir()
+        if d.is_dir() and d.name not in NOT_RULE_DIRS and not d.name.startswith((".", "_"))
+        for p in d.glob("*.toml")
+    )
+
+
+def load_catalog(rules_dir: "Path | str | None" = None) -> Catalog:
+    """Load and validate every rule file; CatalogError listing every problem (one line each)."""
+    root = Path(rules_dir) if rules_dir is not None else default_rules_dir()
+    if not root.is_dir():
+        raise CatalogError([f"{root}: rules directory not found"])
+    errors: list[str] = []
+    rules: list[Rule] = []
+    for path in rule_files(root):
+        try:
+            rules.append(load_rule(path, label=_label(path, root)))
+        except CatalogError as exc:
+            errors.extend(exc.errors)
+    by_code: dict[str, Rule] = {}
+    by_slug: dict[str, Rule] = {}
+    for rule in rules:
+        label = _label(rule.path, root)
+        if rule.code in by_code:
+            errors.append(f"{label}: code: {rule.code} is also used by {_label(by_code[rule.code].path, root)}")
+        else:
+            by_code[rule.code] = rule
+        if rule.slug in by_slug:
+            errors.append(f"{label}: slug: {rule.slug!r} is also used by {_label(by_slug[rule.slug].path, root)}")
+        else:
+            by_slug[rule.slug] = rule
+    if errors:
+        raise CatalogError(errors)
+    return Catalog(rules, root=root)
+
+
+def _label(path: Optional[Path], root: Path) -> str:
+    if path is None:
+        return "<rule>"
+    try:
+        return str(Path(root.name) / path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def load_rule(path: "Path | str", label: Optional[str] = None) -> Rule:
+    """Read and validate one rule file; CatalogError with one line per problem."""
+    path = Path(path)
+    where = label or str(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogError([f"{where}: not valid TOML: {exc}"]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogError([f"{where}: cannot read: {exc}"]) from None
+    return rule_from_dict(data, where, path)
+
+
+def rule_from_dict(data: Mapping[str, Any], where: str, path: Optional[Path] = None) -> Rule:
+    """Validate a parsed rule table (`where` prefixes each error line)."""
+    v = _Validator(where)
+    for key in data:
+        if key not in REQUIRED_KEYS and key not in OPTIONAL_KEYS:
+            v.err(key, f"unknown key (known: {', '.join(REQUIRED_KEYS + OPTIONAL_KEYS)})")
+    for key in REQUIRED_KEYS:
+        if key not in data:
+            v.err(key, "missing")
+
+    code = v.string(data, "code")
+    if code is not None and not CODE_RE.match(code):
+        v.err("code", f"{code!r} is not letters then three digits (like TOPO001)")
+        code = None
+    slug = v.string(data, "slug")
+    if slug is not None and not SLUG_RE.match(slug):
+        v.err("slug", f"{slug!r} is not lowercase words joined by hyphens (like gpu-link-asymmetry)")
+        slug = None
+    if path is not None and code and slug and path.name != f"{code}-{slug}.toml":
+        v.err("code", f"file name must be {code}-{slug}.toml (from code and slug), not {path.name}")
+    title = v.string(data, "title")
+    severity = None
+    sev_text = v.string(data, "severity")
+    if sev_text is not None:
+        if sev_text not in severity_names():
+            v.err("severity", f"{sev_text!r} is not one of {', '.join(severity_names())}")
+        else:
+            severity = Severity.parse(sev_text)
+    why = v.string(data, "why", nonempty=True)
+    fix = v.string(data, "fix", nonempty=True)
+    how_to_check = v.string(data, "how_to_check") or ""
+    tags = v.string_list(data, "tags", TAG_RE, "lowercase words with hyphens")
+    requires = v.string_list(data, "requires", NAME_RE, "a lowercase input name (like nvidia_smi_topo_m)")
+    references = v.string_list(data, "references")
+    params = v.params(data)
+    message = v.string(data, "message", nonempty=True)
+    if message is not None:
+        v.template(message)
+    builtin = data.get("builtin", False)
+    if not isinstance(builtin, bool):
+        v.err("builtin", "must be true or false")
+    pass_examples, fail_examples = v.examples(data)
+
+    if v.errors:
+        raise CatalogError(v.errors)
+    return Rule(
+        code=code, slug=slug, title=title, severity=severity, message=message, why=why, fix=fix,
+        tags=tags, requires=requires, params=params, how_to_check=how_to_check, references=references,
+        pass_examples=pass_examples, fail_examples=fail_examples, builtin=builtin, path=path,
+    )
+
+
+class _Validator:
+    def __init__(self, where: str):
+        self.where = where
+        self.errors: list[str] = []
+
+    def err(self, key: str, message: str) -> None:
+        self.errors.append(f"{self.where}: {key}: {message}")
+
+    def string(self, data: Mapping[str, Any], key: str, nonempty: bool = False) -> Optional[str]:
+        if key not in data:
+            return None
+        value = data[key]
+        if not isinstance(value, str):
+            self.err(key, f"must be a string, not {_type_name(value)}")
+            return None
+        if nonempty and not value.strip():
+            self.err(key, "must not be empty")
+            return None
+        return value
+
+    def string_list(self, data: Mapping[str, Any], key: str, pattern: Optional[re.Pattern] = None,
+                    what: str = "") -> tuple[str, ...]:
+        value = data.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+            self.err(key, "must be a list of strings")
+            return ()
+        for item in value:
+            if pattern is not None and not pattern.match(item):
+                self.err(key, f"{item!r} is not {what}")
+        if len(set(value)) != len(value):
+            self.err(key, "lists an entry twice")
+        return tuple(value)
+
+    def params(self, data: Mapping[str, Any]) -> Mapping[str, Any]:
+        value = data.get("params", {})
+        if not isinstance(value, dict):
+            self.err("params", "must be a table of name = default value")
+            return MappingProxyType({})
+        for name, default in value.items():
+            if not NAME_RE.match(name):
+                self.err(f"params.{name}", "is not a lowercase name (like min_fraction)")
+            if isinstance(default, dict) or (
+                isinstance(default, list) and not all(isinstance(x, (str, int, float, bool)) for x in default)
+            ):
+                self.err(f"params.{name}", "default must be a string, number, boolean or list of those")
+        return MappingProxyType(dict(value))
+
+    def template(self, message: str) -> None:
+        try:
+            for _, name, _, _ in string.Formatter().parse(message):
+                if name is None:
+                    continue
+                base = re.split(r"[.\[]", name, maxsplit=1)[0]
+                if not NAME_RE.match(base):
+                    self.err("message", f"placeholder {{{name}}} must be a name, like {{gpu}}")
+        except ValueError as exc:
+            self.err("message", f"bad template: {exc} (write {{{{ and }}}} for literal braces)")
+
+    def examples(self, data: Mapping[str, Any]) -> tuple[tuple[Example, ...], tuple[Example, ...]]:
+        value = data.get("examples", {})
+        if not isinstance(value, dict):
+            self.err("examples", "must be a table with pass and fail lists")
+            return (), ()
+        for key in value:
+            if key not in ("pass", "fail"):
+                self.err(f"examples.{key}", "unknown key (known: pass, fail)")
+        out = []
+        for kind in ("pass", "fail"):
+            items = value.get(kind, [])
+            if not isinstance(items, list):
+                self.err(f"examples.{kind}", "must be a list of tables ([[examples.pass]])")
+                out.append(())
+                continue
+            out.append(tuple(
+                ex for i, item in enumerate(items)
+                if (ex := self.example(item, f"examples.{kind}[{i}]")) is not None
+            ))
+        return out[0], out[1]
+
+    def example(self, item: Any, key: str) -> Optional[Example]:
+        if not isinstance(item, dict):
+            self.err(key, "must be a table")
+            return None
+        ok = True
+        for k in item:
+            if k not in EXAMPLE_KEYS:
+                self.err(f"{key}.{k}", f"unknown key (known: {', '.join(EXAMPLE_KEYS)})")
+                ok = False
+        maps = {}
+        for k in ("inputs", "inline"):
+            m = item.get(k, {})
+            if not isinstance(m, dict) or not all(isinstance(x, str) for x in m.values()):
+                self.err(f"{key}.{k}", "must be a table of input name = text")
+                ok = False
+                m = {}
+            for name in m:
+                if not NAME_RE.match(name):
+                    self.err(f"{key}.{k}.{name}", "is not a lowercase input name")
+                    ok = False
+            maps[k] = MappingProxyType(dict(m))
+        params = item.get("params", {})
+        if not isinstance(params, dict):
+            self.err(f"{key}.params", "must be a table")
+            ok, params = False, {}
+        problems = item.get("problems", [])
+        if not isinstance(problems, list):
+            self.err(f"{key}.problems", "must be a list of tables")
+            ok, problems = False, []
+        for j, p in enumerate(problems):
+            pk = f"{key}.problems[{j}]"
+            if not isinstance(p, dict):
+                self.err(pk, "must be a table")
+                ok = False
+                continue
+            for k in p:
+                if k not in PROBLEM_KEYS:
+                    self.err(f"{pk}.{k}", f"unknown key (known: {', '.join(PROBLEM_KEYS)})")
+                    ok = False
+            for k in ("source", "kind", "reason"):
+                if not isinstance(p.get(k), str):
+                    self.err(f"{pk}.{k}", "missing or not a string")
+                    ok = False
+            if isinstance(p.get("kind"), str) and p["kind"] not in PROBLEM_KINDS:
+                self.err(f"{pk}.kind", f"{p['kind']!r} is not one of {', '.join(PROBLEM_KINDS)}")
+                ok = False
+        description = item.get("description", "")
+        raises = item.get("raises")
+        subjects = item.get("subjects", [])
+        if not isinstance(description, str):
+            self.err(f"{key}.description", "must be a string")
+            ok = False
+        if raises is not None and not isinstance(raises, str):
+            self.err(f"{key}.raises", "must be a string (an exception name, like ZeroDivisionError)")
+            ok = False
+        if not isinstance(subjects, list) or not all(isinstance(s, str) for s in subjects):
+            self.err(f"{key}.subjects", "must be a list of node ids")
+            ok, subjects = False, []
+        if not ok:
+            return None
+        return Example(
+            description=description, inputs=maps["inputs"], inline=maps["inline"],
+            problems=tuple(MappingProxyType(dict(p)) for p in problems),
+            params=MappingProxyType(dict(params)), raises=raises, subjects=tuple(subjects),
+        )
+
+
+def _type_name(value: Any) -> str:
+    return {str: "a string", int: "a number", float: "a number", bool: "a boolean", list: "a list",
+            dict: "a table"}.get(type(value), type(value).__name__)

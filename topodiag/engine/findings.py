@@ -1,0 +1,146 @@
+"""What the engine reports: Severity, Evidence and Finding (frozen, JSON-ready), and the Hit a check yields.
+
+A check says *what it saw* (a Hit: subjects, the values for the rule's message template, evidence,
+optionally a severity or expectation of its own); the runner turns each Hit into a Finding by
+adding what the rule's TOML file says (code, slug, severity, message template, why, fix).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping, Optional
+
+
+class Severity(IntEnum):
+    """Ordered: info < warning < error < critical (so `severity >= fail_on` works)."""
+
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+    CRITICAL = 4
+
+    @classmethod
+    def parse(cls, value: "str | int | Severity") -> "Severity":
+        """`"error"` / `"ERROR"` / `3` / Severity.ERROR -> Severity.ERROR; ValueError otherwise."""
+        if isinstance(value, Severity):
+            return value
+        if isinstance(value, str):
+            try:
+                return cls[value.strip().upper()]
+            except KeyError:
+                raise ValueError(f"unknown severity {value!r}; one of: {', '.join(names())}") from None
+        if isinstance(value, int) and not isinstance(value, bool):
+            return cls(value)
+        raise ValueError(f"unknown severity {value!r}; one of: {', '.join(names())}")
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+def names() -> list[str]:
+    """Severity names as the TOML files, the CLI and the JSON report spell them, lowest first."""
+    return [s.name.lower() for s in Severity]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Where a fact came from: a source name, the file it was read from, and a 1-based line (or None)."""
+
+    source: str
+    file: Optional[str] = None
+    line_no: Optional[int] = None
+
+    @classmethod
+    def coerce(cls, value: "Evidence | Mapping[str, Any]") -> "Evidence":
+        """Accept an Evidence or a `{source, file, line_no}` dict (the model's `sources` entries)."""
+        if isinstance(value, Evidence):
+            return value
+        if isinstance(value, Mapping):
+            return cls(source=str(value.get("source", "")), file=value.get("file"), line_no=value.get("line_no"))
+        raise TypeError(f"evidence must be Evidence or a mapping, not {type(value).__name__}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "file": self.file, "line_no": self.line_no}
+
+
+def _evidence_tuple(items: Iterable[Any]) -> tuple[Evidence, ...]:
+    if isinstance(items, (Evidence, Mapping)):
+        items = (items,)
+    return tuple(Evidence.coerce(e) for e in items)
+
+
+def _subjects_tuple(items: Any) -> tuple[str, ...]:
+    if isinstance(items, str):
+        return (items,)
+    return tuple(str(s) for s in items)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing the checklist found, ready for a report. `subjects` are model node ids."""
+
+    code: str
+    slug: str
+    severity: Severity
+    subjects: tuple[str, ...]
+    message: str
+    evidence: tuple[Evidence, ...] = ()
+    why: str = ""
+    fix: str = ""
+    expectation: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "severity", Severity.parse(self.severity))
+        object.__setattr__(self, "subjects", _subjects_tuple(self.subjects))
+        object.__setattr__(self, "evidence", _evidence_tuple(self.evidence))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report's form of a finding (severity by name)."""
+        return {
+            "code": self.code,
+            "slug": self.slug,
+            "severity": str(self.severity),
+            "subjects": list(self.subjects),
+            "message": self.message,
+            "evidence": [e.to_dict() for e in self.evidence],
+            "why": self.why,
+            "fix": self.fix,
+            "expectation": self.expectation,
+        }
+
+
+@dataclass(frozen=True)
+class Hit:
+    """What a check yields: the runner adds the rule's code, slug, why and fix and formats the message.
+
+    `values` fill the rule's `message` template (together with the rule's params); `severity`
+    overrides the rule's default for this one hit (e.g. asymmetry that is by design is only info);
+    `expectation` names what "right" was taken from (a profile, the best peer on the host...).
+    """
+
+    subjects: tuple[str, ...] = ()
+    values: Mapping[str, Any] = field(default_factory=dict)
+    evidence: tuple[Evidence, ...] = ()
+    severity: Optional[Severity] = None
+    expectation: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "subjects", _subjects_tuple(self.subjects))
+        object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
+        object.__setattr__(self, "evidence", _evidence_tuple(self.evidence))
+        if self.severity is not None:
+            object.__setattr__(self, "severity", Severity.parse(self.severity))
+
+
+def hit(
+    subjects: Any = (),
+    *,
+    evidence: Iterable[Any] = (),
+    severity: "Severity | str | None" = None,
+    expectation: Optional[str] = None,
+    **values: Any,
+) -> Hit:
+    """Shorthand for checks: `yield hit(["gpu:0", "gpu:1"], path="SYS", ratio=7.0, evidence=e)`."""
+    return Hit(subjects=subjects, values=values, evidence=evidence, severity=severity, expectation=expectation)

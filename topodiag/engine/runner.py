@@ -1,0 +1,362 @@
+"""Run the selected rules over the inputs: skips with reasons, crash isolation, the exit code.
+
+- A rule whose required input is absent (or None) is skipped, with the reason (and the source's
+  failure when one was recorded).
+- A check that raises becomes a SYS003 check-crashed finding naming the rule and the exception;
+  the run goes on with the next rule.
+- Source failures handed in as InputProblems become SYS001 (failed) / SYS002 (unparseable).
+- `--select` / `--ignore` take codes, family prefixes (`TOPO`, `NVL00`) or slugs; `--ignore` wins.
+  Tool-health rules (family SYS) are always on unless ignored: narrowing the checklist must not
+  hide that the tool itself failed.
+- Exit code (DESIGN.md "Exit codes"): findings at or above `fail_on` win (1); else a SYS003 finding
+  means an internal error (4); else a SYS001/SYS002 finding means incomplete (3); else 0. SYS
+  findings never count toward `fail_on`: a broken diagnostic must not drain a node.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping, Optional
+
+from ..exit_codes import ExitCode
+from . import registry
+from .catalog import Catalog, Rule
+from .findings import Evidence, Finding, Hit, Severity, names as severity_names
+
+TOOL_FAMILY = "SYS"
+SOURCE_FAILED, SOURCE_UNPARSEABLE, CHECK_CRASHED = "SYS001", "SYS002", "SYS003"
+PROBLEM_RULE = {"failed": SOURCE_FAILED, "unparseable": SOURCE_UNPARSEABLE}
+CONFIG_KEYS = ("enabled", "severity", "params")
+
+# Used when the catalog lacks a tool-health rule, so crash isolation never depends on data files.
+FALLBACK_RULES = (
+    Rule(code=SOURCE_FAILED, slug="source-failed", title="An input source could not be collected",
+         severity=Severity.ERROR, message="{source} could not be collected: {reason}",
+         why="Without this input the rules that need it cannot run: no verdict on them.",
+         fix="Run the command by hand and fix what stops it.", builtin=True),
+    Rule(code=SOURCE_UNPARSEABLE, slug="source-unparseable", title="An input is not that tool's output",
+         severity=Severity.ERROR, message="{where}: not readable as {source} output: {reason}",
+         why="Without this input the rules that need it cannot run: no verdict on them.",
+         fix="Give the tool's complete, unedited output.", builtin=True),
+    Rule(code=CHECK_CRASHED, slug="check-crashed", title="A check crashed",
+         severity=Severity.ERROR, message="check {rule} ({slug}) crashed: {error}",
+         why="A bug in topodiag: this rule gave no verdict; the other rules ran.",
+         fix="Rerun with --debug and report the traceback.", builtin=True),
+)
+
+
+class SelectionError(ValueError):
+    """A --select/--ignore entry that names no rule."""
+
+
+class ConfigError(ValueError):
+    """A rule override (severity, params, enabled) that does not fit the catalog."""
+
+
+@dataclass(frozen=True)
+class InputProblem:
+    """A source that failed (`kind="failed"`: rc, timeout, not installed) or did not parse ("unparseable")."""
+
+    source: str
+    kind: str
+    reason: str
+    file: Optional[str] = None
+    line_no: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in PROBLEM_RULE:
+            raise ValueError(f"input problem kind {self.kind!r} is not one of {', '.join(PROBLEM_RULE)}")
+
+
+@dataclass(frozen=True)
+class Skipped:
+    code: str
+    slug: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "slug": self.slug, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Crash:
+    """A check that raised: for `--debug`, the formatted traceback."""
+
+    code: str
+    error: str
+    traceback: str
+
+
+@dataclass(frozen=True)
+class RuleSettings:
+    """A rule as configured for this run: enabled, severity (None: the rule's own), params merged."""
+
+    enabled: bool
+    severity: Optional[Severity]
+    params: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    findings: tuple[Finding, ...]
+    skipped: tuple[Skipped, ...]
+    ran: tuple[str, ...]
+    crashes: tuple[Crash, ...]
+    fail_on: Optional[Severity]
+    exit_code: ExitCode
+
+    def counts(self) -> dict[str, int]:
+        """Findings per severity name, every severity present (0 when none)."""
+        out = {name: 0 for name in severity_names()}
+        for f in self.findings:
+            out[str(f.severity)] += 1
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "findings": self.counts(),
+            "rules_run": len(self.ran),
+            "rules_skipped": len(self.skipped),
+            "fail_on": None if self.fail_on is None else str(self.fail_on),
+            "exit_code": int(self.exit_code),
+        }
+
+
+def split_codes(value: "str | Iterable[str] | None") -> tuple[str, ...]:
+    """`"TOPO, NVL001"` or `["TOPO", "NVL001,IB"]` -> `("TOPO", "NVL001", "IB")`."""
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else list(value)
+    return tuple(part.strip() for item in items for part in item.split(",") if part.strip())
+
+
+def parse_fail_on(value: "str | Severity | None") -> Optional[Severity]:
+    """A --fail-on value: a severity name, or `never`/`none` (findings never fail the run)."""
+    if value is None or isinstance(value, Severity):
+        return value
+    if value.strip().lower() in ("never", "none"):
+        return None
+    return Severity.parse(value)
+
+
+def _matches(rule: Rule, selector: str) -> bool:
+    up = selector.upper()
+    return rule.code == up or rule.code.startswith(up) and up.isalnum() or rule.slug == selector.lower()
+
+
+def select_rules(catalog: Iterable[Rule], select: Any = None, ignore: Any = None) -> list[Rule]:
+    """The rules that --select (default: all) and --ignore leave; SelectionError for a selector naming nothing."""
+    rules = list(catalog)
+    sel, ign = split_codes(select), split_codes(ignore)
+    for opt, selectors in (("--select", sel), ("--ignore", ign)):
+        for s in selectors:
+            if not any(_matches(r, s) for r in rules):
+                families = sorted({r.family for r in rules})
+                raise SelectionError(f"{opt}: {s!r} names no rule (codes like TOPO001, families: {', '.join(families)})")
+    out = []
+    for rule in rules:
+        if any(_matches(rule, s) for s in ign):
+            continue
+        if sel and rule.family != TOOL_FAMILY and not any(_matches(rule, s) for s in sel):
+            continue
+        out.append(rule)
+    return out
+
+
+def resolve_config(catalog: Catalog, config: Optional[Mapping[str, Any]] = None) -> dict[str, RuleSettings]:
+    """Per-rule settings from `{CODE or slug: {enabled, severity, params}}`; ConfigError (one line) on misfit."""
+    overrides: dict[str, Mapping[str, Any]] = {}
+    for key, table in (config or {}).items():
+        rule = catalog.find(key)
+        if rule is None:
+            raise ConfigError(f"config: rules.{key}: no such rule")
+        if not isinstance(table, Mapping):
+            raise ConfigError(f"config: rules.{key}: must be a table (enabled, severity, params)")
+        for k in table:
+            if k not in CONFIG_KEYS:
+                raise ConfigError(f"config: rules.{key}.{k}: unknown key (known: {', '.join(CONFIG_KEYS)})")
+        if rule.code in overrides:
+            raise ConfigError(f"config: rules.{key}: {rule.code} configured twice")
+        overrides[rule.code] = table
+    out = {}
+    for rule in catalog:
+        table = overrides.get(rule.code, {})
+        enabled = table.get("enabled", True)
+        if not isinstance(enabled, bool):
+            raise ConfigError(f"config: rules.{rule.code}.enabled: must be true or false")
+        severity = None
+        if "severity" in table:
+            try:
+                severity = Severity.parse(table["severity"])
+            except ValueError as exc:
+                raise ConfigError(f"config: rules.{rule.code}.severity: {exc}") from None
+        params = dict(rule.params)
+        given = table.get("params", {})
+        if not isinstance(given, Mapping):
+            raise ConfigError(f"config: rules.{rule.code}.params: must be a table")
+        for name, value in given.items():
+            if name not in rule.params:
+                known = ", ".join(rule.params) or "none"
+                raise ConfigError(f"config: rules.{rule.code}.params.{name}: unknown parameter (known: {known})")
+            if not _same_kind(rule.params[name], value):
+                raise ConfigError(
+                    f"config: rules.{rule.code}.params.{name}: {value!r} is not a {type(rule.params[name]).__name__} "
+                    f"like the default {rule.params[name]!r}"
+                )
+            params[name] = value
+        out[rule.code] = RuleSettings(enabled, severity, MappingProxyType(params))
+    return out
+
+
+def _same_kind(default: Any, value: Any) -> bool:
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(default, bool) and isinstance(value, bool)
+    if isinstance(default, (int, float)):
+        return isinstance(value, (int, float))
+    return isinstance(value, type(default))
+
+
+def exit_code_for(findings: Iterable[Finding], fail_on: Optional[Severity] = Severity.ERROR) -> ExitCode:
+    """1 for a checklist finding at or above fail_on; else 4 for a crash; else 3 for a failed input; else 0."""
+    tool: list[Finding] = []
+    real: list[Finding] = []
+    for f in findings:
+        is_tool = f.code.startswith(TOOL_FAMILY) and f.code[len(TOOL_FAMILY):].isdigit()
+        (tool if is_tool else real).append(f)
+    if fail_on is not None and any(f.severity >= fail_on for f in real):
+        return ExitCode.FINDINGS
+    if any(f.code == CHECK_CRASHED for f in tool):
+        return ExitCode.INTERNAL
+    if tool:
+        return ExitCode.INCOMPLETE
+    return ExitCode.OK
+
+
+def _finding(rule: Rule, settings: Optional[RuleSettings], h: Hit) -> Finding:
+    severity = (settings.severity if settings else None) or h.severity or rule.severity
+    params = settings.params if settings else rule.params
+    return Finding(
+        code=rule.code, slug=rule.slug, severity=severity, subjects=h.subjects,
+        message=rule.format_message(h.values, params), evidence=h.evidence,
+        why=rule.why, fix=rule.fix, expectation=h.expectation,
+    )
+
+
+def run(
+    catalog: Catalog,
+    inputs: Mapping[str, Any],
+    *,
+    select: Any = None,
+    ignore: Any = None,
+    config: Optional[Mapping[str, Any]] = None,
+    fail_on: "Severity | str | None" = Severity.ERROR,
+    problems: Iterable[InputProblem] = (),
+    deadline_s: Optional[float] = None,
+) -> Outcome:
+    """Run the selected rules of `catalog` over `inputs` (name -> parsed value; None counts as absent).
+
+    Raises SelectionError / ConfigError (usage errors, exit 2 in the CLI) before running anything.
+    """
+    fail_on = parse_fail_on(fail_on)
+    missing_builtin = [r for r in FALLBACK_RULES if r.code not in catalog.codes()]
+    full = Catalog(list(catalog) + missing_builtin, root=catalog.root) if missing_builtin else catalog
+    settings = resolve_config(full, config)
+    rules = select_rules(full, select, ignore)
+    problems = list(problems)
+    by_source: dict[str, InputProblem] = {}
+    for p in problems:
+        by_source.setdefault(p.source, p)
+    active = {r.code for r in rules if settings[r.code].enabled}
+    start = time.monotonic()
+
+    findings: list[Finding] = []
+    skipped: list[Skipped] = []
+    ran: list[str] = []
+    crashes: list[Crash] = []
+
+    def crashed(rule: Rule, exc: BaseException) -> None:
+        error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        tb = traceback.extract_tb(exc.__traceback__)
+        crashes.append(Crash(rule.code, error, "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))))
+        if CHECK_CRASHED not in active:
+            return
+        crash_rule = full.get(CHECK_CRASHED)
+        evidence = (Evidence("topodiag", tb[-1].filename, tb[-1].lineno),) if tb else ()
+        values = {"rule": rule.code, "slug": rule.slug, "error": error, "exception": type(exc).__name__}
+        findings.append(_finding(crash_rule, settings[CHECK_CRASHED], Hit((f"rule:{rule.code}",), values, evidence)))
+
+    # Tool health first: which inputs failed.
+    for p in problems:
+        code = PROBLEM_RULE[p.kind]
+        if code in active:
+            where = p.file or "live output"
+            if p.line_no:
+                where = f"{where}:{p.line_no}" if p.file else f"{where} line {p.line_no}"
+            values = {"source": p.source, "reason": p.reason, "file": p.file or "", "line_no": p.line_no or 0,
+                      "where": where}
+            ev = (Evidence(p.source, p.file, p.line_no),)
+            findings.append(_finding(full.get(code), settings[code], Hit((f"source:{p.source}",), values, ev)))
+
+    for rule in rules:
+        conf = settings[rule.code]
+        if rule.builtin:
+            continue  # emitted by the engine itself (above, and on crashes)
+        if not conf.enabled:
+            skipped.append(Skipped(rule.code, rule.slug, "disabled in the config"))
+            continue
+        if deadline_s is not None and time.monotonic() - start > deadline_s:
+            skipped.append(Skipped(rule.code, rule.slug, f"run deadline of {deadline_s:g} s reached"))
+            continue
+        spec = registry.get(rule.code)
+        if spec is None:
+            skipped.append(Skipped(rule.code, rule.slug, "no check is implemented for this rule"))
+            continue
+        needed = list(dict.fromkeys(rule.requires + spec.required))
+        absent = [name for name in needed if inputs.get(name) is None]
+        if absent:
+            skipped.append(Skipped(rule.code, rule.slug, "; ".join(_absent_reason(n, by_source) for n in absent)))
+            continue
+        kwargs = {name: inputs[name] for name in spec.inputs if inputs.get(name) is not None}
+        if "params" in spec.wants:
+            kwargs["params"] = conf.params
+        if "rule" in spec.wants:
+            kwargs["rule"] = rule
+        ran.append(rule.code)
+        try:
+            produced = _collect(rule, conf, spec.func(**kwargs))
+        except Exception as exc:  # crash isolation: the run goes on
+            crashed(rule, exc)
+            continue
+        findings.extend(produced)
+
+    return Outcome(
+        findings=tuple(findings), skipped=tuple(skipped), ran=tuple(ran), crashes=tuple(crashes),
+        fail_on=fail_on, exit_code=exit_code_for(findings, fail_on),
+    )
+
+
+def _collect(rule: Rule, conf: RuleSettings, result: Any) -> list[Finding]:
+    """Hits/Findings from what a check returned (None, one, or an iterable); raises on anything else."""
+    if result is None:
+        return []
+    items = [result] if isinstance(result, (Hit, Finding)) else list(result)
+    out = []
+    for item in items:
+        if isinstance(item, Finding):
+            out.append(item)
+        elif isinstance(item, Hit):
+            out.append(_finding(rule, conf, item))
+        else:
+            raise TypeError(f"check {rule.code} produced {type(item).__name__}, not a Hit or Finding")
+    return out
+
+
+def _absent_reason(name: str, by_source: Mapping[str, InputProblem]) -> str:
+    p = by_source.get(name)
+    if p is None:
+        return f"needs {name} (not given)"
+    word = "source failed" if p.kind == "failed" else "not parseable"
+    return f"needs {name} ({word}: {p.reason})"
