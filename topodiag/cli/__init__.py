@@ -40,6 +40,10 @@ def _root(
 
 
 from . import parse as _parse  # noqa: E402,F401  (registers the command)
+from . import check as _check  # noqa: E402,F401
+from . import rules as _rules  # noqa: E402,F401
+from . import explain as _explain  # noqa: E402,F401
+from . import show as _show  # noqa: E402,F401
 
 
 def main() -> None:

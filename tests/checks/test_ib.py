@@ -1,0 +1,186 @@
+"""IB001-IB005 on real fixtures, beyond the catalog examples: hand-checked findings, severities,
+messages, and the profile-driven expectations (which examples cannot pass in)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from topodiag import parsers
+from topodiag.checks import ib
+from topodiag.engine import Severity, load_catalog, load_checks, run
+from topodiag.model.builder import ParsedInput, build
+from topodiag.profiles import load_profiles
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def topo_of(*files: str, inline: dict | None = None):
+    items = []
+    for rel in files:
+        source = Path(rel).parent.name
+        text = (REPO / rel).read_text(encoding="utf-8", errors="replace")
+        items.append(ParsedInput(source, rel, parsers.get(source).parse(parsers.blank_provenance_header(text))))
+    for source, text in (inline or {}).items():
+        items.append(ParsedInput(source, None, parsers.get(source).parse(text)))
+    return build(items)
+
+
+def findings(code: str, *files: str, profile=None, params=None, inline=None):
+    """The code's findings, run through the engine so messages and severities are the final ones."""
+    load_checks()
+    inputs = {"topology": topo_of(*files, inline=inline)}
+    if profile is not None:
+        inputs["profile"] = profile
+    config = {code: {"params": params}} if params else None
+    outcome = run(load_catalog(REPO / "rules"), inputs, select=code, config=config)
+    assert not outcome.crashes, outcome.crashes
+    return [f for f in outcome.findings if f.code == code]
+
+
+NDR = "fixtures/ibstat/ibstat-cx7-ndr-400-ib-active-h20-01.txt"
+B300 = "fixtures/ibstat/ibstat-b300-cx8-disabled-cx7-100g-11ca-01.txt"
+CX6_DISABLED = "fixtures/ibstat/ibstat-cx6-hdr-one-port-disabled-01.txt"
+CX4LX_MIXED = "fixtures/ibstat/ibstat-cx4lx-eth-25g-plus-cx6-hdr-ib-4ca-01.txt"
+ROCE = "fixtures/ibstat/ibstat-cx6dx-roce-ethernet-100g-01.txt"
+GPUD = "fixtures/ibstat/ibstat-gpud-a100-8ca-ibpanic-mlx5_8-01.txt"
+AZURE = "fixtures/ibstat/ibstat-azure-initializing-ibpanic-an0-ibstatus-01.txt"
+VF = "fixtures/ibstat/ibstat-cx6-vf-ib-state-down-physical-linkup-01.txt"
+MLX4 = "fixtures/ibstat/ibstat-invented-mlx4-dual-port-polling-crlf-01.txt"
+FULL = "fixtures/ibv_devinfo/ibv_devinfo-v-invented-cx7-ib-roce-full-01.txt"
+NO_DEV = "fixtures/ibv_devinfo/ibv_devinfo-invented-no-devices-driver-warning-01.txt"
+NO_SYSFS = "fixtures/ibstatus/ibstatus-error-no-sysfs-01.txt"
+
+
+@pytest.mark.parametrize("code", ["IB001", "IB002", "IB003", "IB004", "IB005"])
+def test_healthy_ndr_gives_nothing_even_under_the_dgx_h100_profile(code):
+    assert findings(code, NDR) == []
+    assert findings(code, NDR, profile=load_profiles()["dgx-h100"]) == []
+
+
+def test_ib001_b300_seven_cx8_disabled_are_errors_and_the_cx7s_are_fine():
+    found = findings("IB001", B300)
+    assert sorted(s for f in found for s in f.subjects) == sorted(
+        f"nic:mlx5_{i}" for i in (0, 1, 6, 7, 8, 9, 10))
+    assert {f.severity for f in found} == {Severity.ERROR}
+    assert "mlx5_0 port 1 is Down / Disabled (InfiniBand)" in found[0].message
+
+
+def test_ib001_disabled_second_port_of_an_active_card_is_a_warning():
+    (f,) = findings("IB001", CX6_DISABLED)
+    assert f.subjects == ("nic:mlx5_1",) and f.severity is Severity.WARNING
+    assert "Down / Disabled" in f.message and "mlx5_0 port 1" in f.message and "NCCL_IB_HCA" in f.message
+    assert f.evidence[0].line_no is not None
+
+
+def test_ib001_sm_not_activating_and_polling_are_errors_with_both_states():
+    (vf,) = findings("IB001", VF)
+    assert vf.severity is Severity.ERROR and "Down / LinkUp" in vf.message and "subnet manager" in vf.message
+    (az,) = findings("IB001", AZURE)
+    assert az.subjects == ("nic:mlx5_ib0",) and "Initializing / LinkUp" in az.message
+    (pl,) = findings("IB001", MLX4)
+    assert pl.severity is Severity.ERROR and "port 2 is Down / Polling" in pl.message
+    assert "link partner" in pl.message
+
+
+def test_ib001_mixed_host_both_disabled_ports_are_spares():
+    found = findings("IB001", CX4LX_MIXED)
+    assert {f.subjects[0]: f.severity for f in found} == {"nic:mlx5_1": Severity.WARNING,
+                                                          "nic:mlx5_3": Severity.WARNING}
+
+
+def test_ib002_b300_cx7s_below_their_ndr_capability_as_one_warning():
+    (f,) = findings("IB002", B300)
+    assert f.subjects == ("nic:mlx5_2", "nic:mlx5_3", "nic:mlx5_4", "nic:mlx5_5")
+    assert f.severity is Severity.WARNING
+    assert "100 Gb/s (EDR, 12.5 GB/s) is below the 400 Gb/s (NDR, 50 GB/s)" in f.message
+    assert "ConnectX-7" in f.message
+
+
+def test_ib002_profile_expectation_is_an_error_and_named():
+    h100 = load_profiles()["dgx-h100"]
+    (f,) = findings("IB002", GPUD, profile=h100)
+    assert len(f.subjects) == 8 and f.severity is Severity.ERROR
+    assert "200 Gb/s (HDR, 25 GB/s) is below the 400 Gb/s (NDR, 50 GB/s) of profile dgx-h100" in f.message
+    assert f.expectation == "profile dgx-h100: nic_rate_gbps = 400"
+    # the A100 profile expects HDR 200: the same host passes
+    assert findings("IB002", GPUD, profile=load_profiles()["dgx-a100"]) == []
+
+
+def test_ib002_ethernet_ports_are_not_held_to_an_infiniband_profile():
+    assert findings("IB002", ROCE, profile=load_profiles()["dgx-h100"]) == []
+
+
+def _ca(name: str, ca_type: str, rate: int, layer: str = "InfiniBand", fw: str = "28.39.2048") -> str:
+    return (f"CA '{name}'\n\tCA type: {ca_type}\n\tNumber of ports: 1\n\tFirmware version: {fw}\n"
+            f"\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: {rate}\n"
+            f"\t\tBase lid: 5\n\t\tSM lid: 1\n\t\tLink layer: {layer}\n")
+
+
+def test_ib002_peer_same_model_is_an_error_other_model_a_warning():
+    assert findings("IB002", FULL) == []  # 400 IB and 200 RoCE are different link layers
+    (same,) = findings("IB002", inline={"ibstat": _ca("mlx5_0", "MT4129", 400) + _ca("mlx5_1", "MT4129", 200)})
+    assert same.subjects == ("nic:mlx5_1",) and same.severity is Severity.ERROR
+    assert "best InfiniBand port on the host (mlx5_0 port 1, same HCA model)" in same.message
+    (other,) = findings("IB002", inline={"ibstat": _ca("mlx5_0", "MT4129", 400) + _ca("mlx5_1", "MT4123", 200)})
+    assert other.subjects == ("nic:mlx5_1",) and other.severity is Severity.WARNING
+
+
+def test_ib002_site_param_wins():
+    (f,) = findings("IB002", NDR, params={"expected_rate_gbps": 800})
+    assert "of the site config" in f.message and f.expectation == "params.expected_rate_gbps"
+
+
+def test_ib003_mixed_without_profile_is_a_warning_and_names_both_sides():
+    (f,) = findings("IB003", CX4LX_MIXED)
+    assert f.subjects == ("nic:mlx5_0",) and f.severity is Severity.WARNING
+    assert "mlx5_0 port 1" in f.message and "InfiniBand ports: mlx5_2 port 1" in f.message
+
+
+def test_ib003_roce_only_passes_unless_the_profile_says_infiniband():
+    assert findings("IB003", ROCE) == []
+    (f,) = findings("IB003", ROCE, profile=load_profiles()["dgx-h100"])
+    assert f.severity is Severity.ERROR and f.subjects == ("nic:mlx5_0", "nic:mlx5_1")
+    assert "profile dgx-h100 expects InfiniBand" in f.message and "InfiniBand ports: none" in f.message
+
+
+def test_ib004_names_the_lagging_firmware():
+    (f,) = findings("IB004", FULL)
+    assert f.subjects == ("nic:rocep1s0f0",)
+    assert f.message == ("ConnectX-7 (MT4129) HCAs differ in firmware: 28.39.2048 on mlx5_0, mlx5_1; "
+                         "28.45.4028 on rocep1s0f0")
+
+
+def test_ib004_different_models_are_not_compared():
+    assert findings("IB004", B300) == [] and findings("IB004", CX4LX_MIXED) == []
+
+
+def test_ib005_no_device_is_an_error_with_the_provider_hint():
+    (f,) = findings("IB005", NO_DEV)
+    assert f.severity is Severity.ERROR and f.subjects == ("host:local",)
+    assert f.message.startswith("ibv_devinfo line 6: No IB devices found: no RDMA device")
+    assert "libmlx5-rdmav34.so" in f.message and "NET/Socket" in f.message
+    (g,) = findings("IB005", NO_SYSFS)
+    assert g.severity is Severity.ERROR and "sys files not found" in g.message
+
+
+def test_ib005_ibpanic_is_a_warning_or_info_when_another_block_lists_the_device():
+    (f,) = findings("IB005", GPUD)
+    assert f.subjects == ("nic:mlx5_8",) and f.severity is Severity.WARNING
+    (g,) = findings("IB005", AZURE)
+    assert g.subjects == ("nic:mlx5_an0",) and g.severity is Severity.INFO
+
+
+def test_rate_names():
+    assert ib.rate_name(400) == "NDR" and ib.rate_name(56) == "FDR" and ib.rate_name(25) == "25G"
+    assert ib.rate_name(None) == "unknown"
+
+
+def test_ib003_extra_ethernet_ports_pass_when_the_profile_rails_are_all_infiniband():
+    import dataclasses
+
+    one_rail = dataclasses.replace(load_profiles()["dgx-h100"], nics=1)
+    assert findings("IB003", FULL, profile=one_rail) == []  # 1 IB rail as expected; RoCE = storage
+    (f,) = findings("IB003", FULL, profile=load_profiles()["dgx-h100"])  # 1 of 8 rails: error
+    assert f.severity is Severity.ERROR and "1 InfiniBand port(s) of the 8 compute NICs expected" in f.message

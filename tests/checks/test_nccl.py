@@ -1,0 +1,203 @@
+"""NCCL001-NCCL005 over the corpus logs: hand-checked verdicts, severities, reasons and line numbers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from topodiag import parsers
+from topodiag.checks import nccl
+from topodiag.engine import Severity
+from topodiag.model.builder import ParsedInput, build
+
+REPO = Path(__file__).resolve().parents[2]
+DEBUG = REPO / "fixtures" / "nccl_debug"
+TOPO_A100_8NIC = "fixtures/nvidia_smi_topo_m/topo-a100-sxm4-80g-nv12-8nic-roce-01.txt"
+
+
+def parse(name: str, text: str | None = None):
+    raw = text if text is not None else (DEBUG / name).read_text(encoding="utf-8", errors="replace")
+    return parsers.get("nccl_debug").parse(parsers.blank_provenance_header(raw))
+
+
+def hits(result) -> list:
+    if result is None:
+        return []
+    return [result] if hasattr(result, "values") and not hasattr(result, "__next__") else list(result)
+
+
+def topology(**sources: str):
+    items = []
+    for source, path in sources.items():
+        text = (REPO / path).read_text(encoding="utf-8") if path.startswith("fixtures/") else path
+        items.append(ParsedInput(source, path if path.startswith("fixtures/") else None,
+                                 parsers.get(source).parse(parsers.blank_provenance_header(text))))
+    return build(items)
+
+
+# -- NCCL001 -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", [
+    "nccl-socket-fallback-ib-no-device-channels-01.log",
+    "nccl-socket-ring-2.5-01.log",
+    "nccl-socket-fallback-aws-noib-02-rings.log",
+    "nccl-shm-plus-socket-2node-01.log",
+    "nccl-socket-azure-vm-2.17-01.log",
+    "nccl-socket-forced-netsocket-2.11-01.log",
+])
+def test_socket_without_a_forcing_env_is_an_error(name):
+    [h] = hits(nccl.nccl001(parse(name)))
+    assert h.severity is None  # the rule's default: error
+
+
+def test_socket_counts_the_connection_lines():
+    [h] = hits(nccl.nccl001(parse("nccl-socket-fallback-aws-noib-02-rings.log")))
+    assert h.values["what"] == "10 connection line(s) via NET/Socket"
+    assert len(h.subjects) == 8  # 15 hosts in the log, subjects capped at 8
+
+
+@pytest.mark.parametrize("name", ["nccl-ib-disabled-socket-mpi-interleaved-01.log",
+                                  "nccl-socket-loopback-topo-dump-01.log"])
+def test_ib_disabled_by_the_user_is_reported_as_a_warning_with_the_variable(name):
+    [h] = hits(nccl.nccl001(parse(name)))
+    assert h.severity == Severity.WARNING
+    assert "NCCL_IB_DISABLE=1" in h.values["reason"]
+
+
+def test_printed_reason_is_passed_on():
+    text = ("n1:1:1 [0] NCCL INFO NET/IB : No device found.\n"
+            "n1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+            "n1:1:1 [0] NCCL INFO Using network Socket\n")
+    [h] = hits(nccl.nccl001(parse("", text)))
+    assert "No device found" in h.values["reason"] and h.severity is None
+
+
+def test_nccl_net_socket_env_is_forced():
+    text = ("n1:1:1 [0] NCCL INFO NCCL_NET set by environment to Socket\n"
+            "n1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+            "n1:1:1 [0] NCCL INFO Using network Socket\n")
+    result = parse("", text)
+    if (parsers.base.to_jsonable(result)["env"] or {}).get("NCCL_NET") != "Socket":
+        pytest.skip("the parser does not report NCCL_NET from this line")
+    [h] = hits(nccl.nccl001(result))
+    assert h.severity == Severity.WARNING and "NCCL_NET=Socket" in h.values["reason"]
+
+
+@pytest.mark.parametrize("name", [
+    "nccl-ib-gdrdma-p2p-direct-2node-01.log",
+    "nccl-collnet-sharp-fallback-ib-gdrdma-01.log",
+    "nccl-ofi-plugin-on-roce-fallback-ib-2.27-channels-01.log",
+    "nccl-single-node-shm-no-p2p-01.log",
+    "nccl-roce-macvlan-gid-2.13-01.log",
+])
+def test_ib_or_no_network_is_not_a_socket_fallback(name):
+    assert hits(nccl.nccl001(parse(name))) == []
+
+
+# -- NCCL002 -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", [
+    "nccl-ib-gdrdma-p2p-direct-2node-01.log",          # NET/IB/0/GDRDMA
+    "nccl-ib-roce-mixed-gdr-2.16-gather-01.log",       # GPU Direct RDMA Enabled
+    "nccl-collnet-sharp-fallback-ib-gdrdma-01.log",    # NET/IBext_v8/GDRDMA
+    "nccl-ib-single-hca-a100pcie-2.19-01.log",         # no evidence in the fragment
+    "nccl-socket-loopback-topo-dump-01.log",           # GDR disabled for 'lo', but Socket, not IB
+])
+def test_gdr_on_or_unknown_gives_nothing(name):
+    assert hits(nccl.nccl002(parse(name))) == []
+
+
+def test_ib_connections_without_gdrdma():
+    text = ("a:1:1 [0] NCCL INFO Using network IB\n"
+            "a:1:2 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IB/0\n"
+            "a:1:2 [0] NCCL INFO Channel 01/0 : 8[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\n")
+    [h] = hits(nccl.nccl002(parse("", text)))
+    assert h.values["detail"].startswith("1 connection line(s) via NET/IB without /GDRDMA")
+    assert "only on some" in h.values["detail"]
+
+
+# -- NCCL003 -----------------------------------------------------------------------------------
+
+def test_shm_without_topology_is_a_warning():
+    [h] = hits(nccl.nccl003(parse("nccl-single-node-shm-no-p2p-01.log")))
+    assert h.values["count"] == 11 and h.severity is None
+
+
+def test_shm_on_an_nvlinked_node_is_an_error():
+    topo = topology(nvidia_smi_topo_m=TOPO_A100_8NIC)
+    [h] = hits(nccl.nccl003(parse("nccl-single-node-shm-no-p2p-01.log"), topology=topo))
+    assert h.severity == Severity.ERROR
+    assert "NV12" in h.values["context"] and "28 NVLink pair(s)" in h.values["context"]
+
+
+@pytest.mark.parametrize("name", ["nccl-ofi-plugin-on-roce-fallback-ib-2.27-channels-01.log",
+                                  "nccl-socket-fallback-ib-no-device-channels-01.log",
+                                  "nccl-nvls-multinode-init-complete-01.log"])
+def test_p2p_or_nvls_gives_nothing(name):
+    assert hits(nccl.nccl003(parse(name))) == []
+
+
+# -- NCCL004 -----------------------------------------------------------------------------------
+
+def test_completion_error_4_names_status_vendor_code_and_lines():
+    [h] = hits(nccl.nccl004(parse("nccl-warn-ib-completion-error4-h100-01.log")))
+    assert h.values["what"] == "IB completion error" and h.values["count"] == 3
+    assert h.values["lines"] == "7, 12, 17"
+    assert "status 4 = IBV_WC_LOC_PROT_ERR" in h.values["detail"] and "vendor err 81" in h.values["detail"]
+    assert [e.line_no for e in h.evidence] == [7, 12, 17]
+    assert set(h.subjects) == {"host:H100-1", "host:H100-2", "host:H100-5"}
+
+
+def test_completion_status_12_is_retry_exceeded():
+    [h] = hits(nccl.nccl004(parse("nccl-warn-ib-completion-error-ipv6gid-01.log")))
+    assert "IBV_WC_RETRY_EXC_ERR" in h.values["detail"] and "vendor err 129" in h.values["detail"]
+
+
+def test_watchdog_timeouts_are_errors_by_kind():
+    found = {h.values["what"]: h for h in hits(nccl.nccl004(parse("nccl-pytorch-watchdog-timeout-allreduce-01.log")))}
+    timeout = found["collective timeout (PyTorch watchdog)"]
+    assert timeout.values["lines"] == "7, 8" and timeout.severity is None
+    assert "SeqNum=1580" in timeout.values["detail"]
+
+
+def test_plain_warn_lines_are_warnings():
+    [h] = hits(nccl.nccl004(parse("nccl-collnet-sharp-fallback-ib-gdrdma-01.log")))
+    assert h.severity == Severity.WARNING and h.values["count"] == 8
+    assert h.values["lines"].startswith("165, 169, 177")
+
+
+@pytest.mark.parametrize("name", ["nccl-nvls-multinode-init-complete-01.log", "nccl-ib-gdrdma-p2p-direct-2node-01.log",
+                                  "nccl-socket-ring-2.5-01.log"])
+def test_clean_logs_give_nothing(name):
+    assert hits(nccl.nccl004(parse(name))) == []
+
+
+# -- NCCL005 -----------------------------------------------------------------------------------
+
+USING = ("nodea:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [2]mlx5_2:1/RoCE "
+         "[3]mlx5_3:1/RoCE [4]mlx5_4:1/RoCE [5]mlx5_5:1/RoCE [6]mlx5_6:1/RoCE [7]mlx5_7:1/RoCE ; OOB eth0:10.0.0.1<0>\n")
+PARAMS = {"far_classes": ["NODE", "SYS"]}
+
+
+def _far(lines: str):
+    log = parse("", USING + lines)
+    return hits(nccl.nccl005(log, topology(nvidia_smi_topo_m=TOPO_A100_8NIC, nccl_debug=USING + lines), PARAMS))
+
+
+def test_far_nic_named_with_path_and_the_better_nic():
+    [h] = _far("nodea:1:2 [2] NCCL INFO Channel 00/0 : 2[2] -> 10[2] [send] via NET/IB/6/GDRDMA\n")
+    assert h.subjects == ("gpu:2", "nic:mlx5_6")
+    assert h.values["path"] == "SYS" and h.values["better"] == "; mlx5_2 is at PXB"
+
+
+def test_node_distance_is_far_too_and_pxb_is_fine():
+    [h] = _far("nodea:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/2\n")
+    assert h.values["path"] == "NODE"
+    assert _far("nodea:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/1\n") == []
+
+
+def test_without_net_device_names_nothing_is_paired():
+    log = parse("nccl-ofi-plugin-on-roce-fallback-ib-2.27-channels-01.log")  # no "NET/IB : Using" line
+    topo = topology(nvidia_smi_topo_m=TOPO_A100_8NIC)
+    assert hits(nccl.nccl005(log, topo, PARAMS)) == []

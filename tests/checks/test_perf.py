@@ -1,0 +1,178 @@
+"""PERF001/PERF002 over the corpus nccl-tests outputs: hand-checked expectations, numbers and verdicts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from topodiag import parsers
+from topodiag.checks import perf
+from topodiag.engine import Severity
+from topodiag.model.builder import ParsedInput, build
+from topodiag.profiles import load_profiles
+
+REPO = Path(__file__).resolve().parents[2]
+TESTS = REPO / "fixtures" / "nccl_tests"
+PARAMS = {"min_fraction": 0.8, "min_size_bytes": 268435456}
+
+
+def parse(name: str):
+    raw = (TESTS / name).read_text(encoding="utf-8", errors="replace")
+    return parsers.get("nccl_tests").parse(parsers.blank_provenance_header(raw))
+
+
+def p1(name: str, **kw) -> list:
+    return list(perf.perf001(parse(name), kw.pop("params", PARAMS), **kw))
+
+
+def p2(name: str) -> list:
+    return list(perf.perf002(parse(name)))
+
+
+# -- PERF001 -----------------------------------------------------------------------------------
+
+def test_2x8_h100_ndr_155_fails_against_8_nics_x_50():
+    [h] = p1("nccltests-allreduce-2x8h100-ndr-degraded-155-srun-prefix-01.txt")
+    assert h.severity is None  # rule default (error)
+    assert (h.values["busbw"], h.values["size"], h.values["expected"]) == ("155.57", "8 GiB", "400")
+    assert h.values["verdict"].startswith("is 39% of the expected 400 GB/s")
+    assert "dgx-h100" in h.values["how"] and "8 x 50 GB/s" in h.values["how"]
+    assert h.expectation == h.values["how"]
+    assert set(h.subjects) == {"host:node005", "host:node007"}
+
+
+def test_ring_90_is_22_percent():
+    [h] = p1("nccltests-allreduce-2x8h100-ndr-ring-degraded-90-srun-prefix-01.txt")
+    assert h.values["verdict"].startswith("is 22%")
+
+
+@pytest.mark.parametrize("name", [
+    "nccltests-allreduce-h100-a3mega-2node-tcpxo-01.txt",                 # 338.8 >= 0.8 x 400
+    "nccltests-allreduce-h200-4gpu-v2.19.7-two-runs-cuda-failure-md-01.txt",  # 354.9 >= 0.8 x 346
+])
+def test_healthy_runs_pass(name):
+    assert p1(name) == []
+
+
+def test_two_runs_all_reduce_passes_and_all_gather_is_not_judged_as_all_reduce():
+    [h] = p1("nccltests-invented-two-tests-sequential-wrong-oob-failed-01.txt")
+    assert h.severity == Severity.INFO and h.values["run"] == 2 and h.values["verdict"] == "not judged"
+
+
+def test_a100_234_passes_with_the_gpu_model_from_nvlink_s():
+    items = []
+    for source, path in (("nccl_tests", "fixtures/nccl_tests/nccltests-allreduce-dgxa100-4gpu-nvswitch-234-01.txt"),
+                         ("nvidia_smi_nvlink_s", "fixtures/nvidia_smi_nvlink_s/nvlink-s-a100-sxm4-12links-25gbs-elided-01.txt")):
+        text = (REPO / path).read_text(encoding="utf-8")
+        items.append(ParsedInput(source, path, parsers.get(source).parse(parsers.blank_provenance_header(text))))
+    topo = build(items)
+    result = items[0].result
+    assert list(perf.perf001(result, PARAMS, topology=topo)) == []
+    # The derived number is 300 GB/s one-way NVLink3 x 0.77 = 231 GB/s: at 1.02 x it would fail.
+    [h] = perf.perf001(result, {**PARAMS, "min_fraction": 1.02}, topology=topo)
+    assert h.values["expected"] == "231" and "A100" in h.values["how"] and "0.77" in h.values["how"]
+    assert "names no hosts" in h.values["how"]
+
+
+def test_a100_234_alone_cannot_be_judged_and_says_why():
+    [h] = p1("nccltests-allreduce-dgxa100-4gpu-nvswitch-234-01.txt")
+    assert h.severity == Severity.INFO and "no '# Rank' lines" in h.values["how"]
+
+
+def test_a100_234_with_the_dgx_a100_profile_passes_and_a_higher_bar_fails():
+    profile = load_profiles()["dgx-a100"]
+    # No "# Rank" lines: the profile alone does not make it an in-node run (hosts unknown).
+    assert p1("nccltests-allreduce-dgxa100-4gpu-nvswitch-234-01.txt", profile=profile)[0].severity == Severity.INFO
+    [h] = p1("nccltests-allreduce-h200-4gpu-v2.19.7-two-runs-cuda-failure-md-01.txt",
+             profile=profile, params={**PARAMS, "min_fraction": 1.6})
+    assert h.values["expected"] == "230" and "profile dgx-a100" in h.values["how"]
+
+
+def test_small_sizes_only_give_an_info_that_the_run_cannot_be_judged():
+    [h] = p1("nccltests-allreduce-gb10-spark-v2.20-banner-01.txt")
+    assert h.severity == Severity.INFO and h.values["size"] == "64 KiB"
+    assert h.values["verdict"].startswith("cannot be judged: the largest size is below 256 MiB")
+
+
+def test_pcie_v100_128mib_is_too_small():
+    [h] = p1("nccltests-allreduce-v100-pcie-4gpu-nccl2.4-oldformat-01.txt")
+    assert h.severity == Severity.INFO and h.values["size"] == "128 MiB"
+
+
+@pytest.mark.parametrize("name, why", [
+    ("nccltests-allreduce-h100-2node-2gpu-147busbw-01.txt", "no profile or IB port list"),
+    ("nccltests-sendrecv-a100-8gpu-nvlink-01.txt", "no busbw baseline for sendrecv"),
+    ("nccltests-invented-v2.20-bitwise-timestamp-columns-01.txt", "no busbw baseline for reduce_scatter"),
+])
+def test_runs_without_a_baseline_are_info_only(name, why):
+    [h] = p1(name)
+    assert h.severity == Severity.INFO and why in h.values["how"]
+
+
+def test_one_rank_runs_are_left_to_perf002():
+    assert p1("nccltests-allreduce-h100-nompi-build-busbw-zero-01.txt") == []
+
+
+def test_unnamed_collective_is_recognised_from_the_rows():
+    rows = [{"size_bytes": 1 << 30, "count": 1 << 28, "type": "float", "redop": "sum", "root": -1}]
+    assert perf._looks_like_all_reduce(rows)
+    assert not perf._looks_like_all_reduce([{**rows[0], "count": 1 << 25}])  # all_gather-like count
+    assert not perf._looks_like_all_reduce([{**rows[0], "redop": "none"}])
+
+
+# -- PERF002 -----------------------------------------------------------------------------------
+
+def test_busbw_zero_nranks_1_is_a_build_without_mpi():
+    [h] = p2("nccltests-allreduce-h100-nompi-build-busbw-zero-01.txt")
+    assert h.values["problem"] == "every rank ran alone" and "MPI=1" in h.values["detail"]
+
+
+def test_duplicated_rank_0_runs_on_two_hosts():
+    [h] = p2("nccltests-allreduce-v100-2node-10gbe-dup-banner-01.txt")
+    assert "2 processes on different hosts" in h.values["detail"]
+
+
+def test_wrong_and_out_of_bounds():
+    found = {h.values["problem"]: h for h in p2("nccltests-invented-two-tests-sequential-wrong-oob-failed-01.txt")}
+    assert set(found) == {"wrong results", "validation failed"}
+    assert "in-place 1024" in found["wrong results"].values["detail"]
+    assert found["wrong results"].evidence[0].line_no == 49
+    assert found["validation failed"].evidence[0].line_no == 50
+
+
+def test_cuda_failure_lines():
+    [h] = p2("nccltests-alltoall-h800-v2.17.6-cuda-failure-01.txt")
+    assert h.values["problem"] == "test failure" and "first at line 33" in h.values["detail"]
+    assert "illegal memory access" in h.values["detail"]
+
+
+def test_two_separate_multi_rank_runs_are_not_every_rank_alone():
+    problems = [h.values["problem"] for h in p2("nccltests-allreduce-h200-4gpu-v2.19.7-two-runs-cuda-failure-md-01.txt")]
+    assert problems == ["test failure"]
+
+
+@pytest.mark.parametrize("name", [
+    "nccltests-allreduce-2x8h100-ndr-degraded-155-srun-prefix-01.txt",
+    "nccltests-allreduce-dgxa100-4gpu-nvswitch-234-01.txt",
+    "nccltests-allreduce-h100-a3mega-2node-tcpxo-01.txt",
+    "nccltests-sendrecv-a100-8gpu-nvlink-01.txt",
+])
+def test_clean_runs_give_nothing(name):
+    assert p2(name) == []
+
+
+def _with_ibstat(tests_name: str, ibstat: str):
+    items = []
+    for source, path in (("nccl_tests", f"fixtures/nccl_tests/{tests_name}"), ("ibstat", f"fixtures/ibstat/{ibstat}")):
+        text = (REPO / path).read_text(encoding="utf-8")
+        items.append(ParsedInput(source, path, parsers.get(source).parse(parsers.blank_provenance_header(text))))
+    return items[0].result, build(items)
+
+
+def test_across_nodes_from_the_topology_ib_ports():
+    # 3 Active NDR 400 Gb/s ports; 2 GPUs per node use at most 2 of them: 2 x 50 = 100 GB/s; 147.98 passes.
+    result, topo = _with_ibstat("nccltests-allreduce-h100-2node-2gpu-147busbw-01.txt", "ibstat-cx7-ndr-400-ib-active-h20-01.txt")
+    assert list(perf.perf001(result, PARAMS, topology=topo)) == []
+    [h] = perf.perf001(result, {**PARAMS, "min_fraction": 1.5}, topology=topo)
+    assert h.values["expected"] == "100" and "2 active IB port(s) per node (topology) x 400 Gb/s" in h.values["how"]

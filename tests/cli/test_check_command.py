@@ -1,0 +1,181 @@
+"""`topodiag check`: exit codes one by one, the JSON report's shape, the text report, --config.
+
+These tests do not depend on which checklist rules exist: they run the SYS rules (`--select SYS`)
+or a throwaway catalog with probe checks (monkeypatched in), except one smoke test over the real
+catalog on a healthy all-NV18 H100 matrix.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import topodiag.engine as engine
+from topodiag.cli import app
+from topodiag.engine import Catalog, Rule, Severity, check, hit, registry
+from topodiag.engine.runner import FALLBACK_RULES
+from topodiag.exit_codes import ExitCode
+
+ROOT = Path(__file__).resolve().parents[2]
+HGX = ROOT / "fixtures/nvidia_smi_topo_m/topo-h100-hgx-nv18-8nic-pix-gpunumaid-01.txt"
+BROKEN = ROOT / "fixtures/nvidia_smi_topo_m/topo-invented-row-too-many-cells-01.txt"
+PROBE = Rule(code="ZZZ001", slug="probe-gpus", title="probe", severity=Severity.ERROR,
+             message="{n} GPUs seen", why="because", fix="nothing", params={"limit": 1})
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+@pytest.fixture
+def probe_catalog(monkeypatch):
+    """A catalog of the SYS rules and ZZZ001, whose check reports when the model has > limit GPUs."""
+    monkeypatch.setattr(engine, "load_catalog", lambda *a, **k: Catalog(list(FALLBACK_RULES) + [PROBE]))
+    with registry.scoped():
+        @check("ZZZ001")
+        def probe(topology, params):
+            n = len(topology.gpus())
+            if n > params["limit"]:
+                yield hit(topology.gpus()[:1], n=n, expectation="at most limit GPUs")
+        yield
+
+
+def test_exit_0_ok_on_a_healthy_matrix_with_the_sys_rules():
+    res = invoke("check", "--from", str(HGX), "--select", "SYS", "--format", "json")
+    assert res.exit_code == ExitCode.OK, res.output
+    data = json.loads(res.stdout)
+    assert data["summary"]["exit_code"] == 0
+    assert data["inputs"] == [{"path": str(HGX), "source": "nvidia_smi_topo_m", "status": "parsed", "reason": ""}]
+
+
+def test_exit_1_findings(probe_catalog):
+    res = invoke("check", "--from", str(HGX), "--format", "json")
+    assert res.exit_code == ExitCode.FINDINGS, res.output
+    data = json.loads(res.stdout)
+    (f,) = data["findings"]
+    assert {k: f[k] for k in ("code", "slug", "severity", "subjects", "message", "expectation")} == {
+        "code": "ZZZ001", "slug": "probe-gpus", "severity": "error", "subjects": ["gpu:0"],
+        "message": "8 GPUs seen", "expectation": "at most limit GPUs"}
+    assert "evidence" in f
+    for key in ("schema_version", "tool", "host", "inputs", "findings", "skipped", "summary"):
+        assert key in data
+    assert data["summary"]["exit_code"] == 1 and data["summary"]["findings"]["error"] == 1
+
+
+def test_fail_on_critical_makes_an_error_pass(probe_catalog):
+    assert invoke("check", "--from", str(HGX), "--fail-on", "critical").exit_code == ExitCode.OK
+
+
+def test_exit_2_usage_without_from():
+    res = invoke("check")
+    assert res.exit_code == ExitCode.USAGE
+    assert "issue 4" in res.stderr
+
+
+@pytest.mark.parametrize("args", [("--fail-on", "fatal"), ("--select", "NOPE999"), ("--profile", "no-such")])
+def test_exit_2_usage_bad_values(args):
+    res = invoke("check", "--from", str(HGX), *args)
+    assert res.exit_code == ExitCode.USAGE, res.output
+    assert res.stderr.startswith("topodiag: error: ")
+
+
+def test_exit_3_incomplete_on_an_unparseable_input():
+    res = invoke("check", "--from", str(BROKEN), "--select", "SYS", "--format", "json")
+    assert res.exit_code == ExitCode.INCOMPLETE, res.output
+    data = json.loads(res.stdout)
+    assert [f["code"] for f in data["findings"]] == ["SYS002"]
+    assert data["inputs"][0]["status"] == "unparseable"
+
+
+def test_exit_3_for_a_bundle(tmp_path):
+    bundle = tmp_path / "node.tar.gz"
+    bundle.write_bytes(b"\x1f\x8b")
+    res = invoke("check", "--from", str(bundle))
+    assert res.exit_code == ExitCode.INCOMPLETE
+    assert "issue 4" in res.stderr
+
+
+def test_exit_4_internal_when_a_check_crashes(monkeypatch):
+    monkeypatch.setattr(engine, "load_catalog", lambda *a, **k: Catalog(list(FALLBACK_RULES) + [PROBE]))
+    with registry.scoped():
+        @check("ZZZ001")
+        def probe(topology):
+            raise RuntimeError("boom")
+
+        res = invoke("check", "--from", str(HGX), "--format", "json")
+    assert res.exit_code == ExitCode.INTERNAL, res.output
+    assert [f["code"] for f in json.loads(res.stdout)["findings"]] == ["SYS003"]
+
+
+def test_config_overrides_params_severity_and_enabled(probe_catalog, tmp_path):
+    conf = tmp_path / "site.toml"
+    conf.write_text('[rules.probe-gpus]\nseverity = "warning"\n[rules.probe-gpus.params]\nlimit = 2\n')
+    res = invoke("check", "--from", str(HGX), "--config", str(conf), "--format", "json")
+    assert res.exit_code == ExitCode.OK, res.output  # a warning is below --fail-on error
+    assert json.loads(res.stdout)["findings"][0]["severity"] == "warning"
+    conf.write_text("[rules.ZZZ001]\nenabled = false\n")
+    res = invoke("check", "--from", str(HGX), "--config", str(conf), "--format", "json")
+    assert res.exit_code == ExitCode.OK
+    assert json.loads(res.stdout)["skipped"][0]["reason"] == "disabled in the config"
+
+
+@pytest.mark.parametrize("text", ["[rules.ZZZ001]\nseverity = 'fatal'\n", "[rules.NOPE001]\n", "colour = 1\n", "[[["])
+def test_bad_config_is_a_usage_error(probe_catalog, tmp_path, text):
+    conf = tmp_path / "site.toml"
+    conf.write_text(text)
+    res = invoke("check", "--from", str(HGX), "--config", str(conf))
+    assert res.exit_code == ExitCode.USAGE, res.output
+
+
+def test_text_report_has_summary_matrix_and_findings_without_colour(probe_catalog):
+    res = invoke("check", "--from", str(HGX), "--format", "text")
+    out = res.stdout
+    assert res.exit_code == ExitCode.FINDINGS
+    assert out.startswith("FINDINGS") and "1 error" in out
+    assert "NV18" in out and "mlx5_7" in out
+    assert "ERROR (1)" in out and "ZZZ001 probe-gpus: 8 GPUs seen" in out and "why: because" in out
+    assert "\x1b[" not in out
+
+
+def test_a_directory_and_extra_paths(tmp_path):
+    (tmp_path / "topo.txt").write_text(HGX.read_text())
+    (tmp_path / "topo.expected.json").write_text("{}")
+    (tmp_path / ".hidden").write_text("x")
+    (tmp_path / "notes.txt").write_text("hello, nothing to see\n")
+    res = invoke("check", "--from", str(tmp_path), "--select", "SYS", "--format", "json")
+    data = json.loads(res.stdout)
+    assert [(Path(i["path"]).name, i["status"]) for i in data["inputs"]] == [
+        ("notes.txt", "unparseable"), ("topo.txt", "parsed")]
+    assert res.exit_code == ExitCode.INCOMPLETE
+    res = invoke("check", "--from", str(HGX), str(HGX), "--select", "SYS", "--format", "json")
+    assert len(json.loads(res.stdout)["inputs"]) == 2
+
+
+def test_missing_file_is_a_failed_input_not_a_crash(tmp_path):
+    res = invoke("check", "--from", str(tmp_path / "nope.txt"), "--select", "SYS", "--format", "json")
+    assert res.exit_code == ExitCode.INCOMPLETE
+    assert json.loads(res.stdout)["findings"][0]["code"] == "SYS001"
+
+
+def test_smoke_the_real_catalog_on_a_healthy_hgx_matrix():
+    res = invoke("check", "--from", str(HGX), "--format", "json")
+    assert res.exit_code in (ExitCode.OK, ExitCode.FINDINGS), res.output
+    data = json.loads(res.stdout)
+    assert not [f for f in data["findings"] if f["code"] == "SYS003"]
+
+
+def test_profile_is_detected_from_gpu_models_or_given():
+    from topodiag.cli.check import choose_profile
+    from topodiag.model import Topology
+
+    topo = Topology()
+    for i in range(8):
+        topo.add_node(f"gpu:{i}", "gpu", model="NVIDIA H100 80GB HBM3")
+    prof, how = choose_profile(None, topo)
+    assert prof is not None and prof.name == "dgx-h100" and "detected" in how
+    prof, how = choose_profile("pcie-8gpu", topo)
+    assert prof.name == "pcie-8gpu" and how == "pcie-8gpu (given)"
+    assert choose_profile(None, Topology())[0] is None

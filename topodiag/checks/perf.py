@@ -1,0 +1,258 @@
+"""Performance rules over nccl-tests output: PERF001 busbw-low and PERF002 nccl-tests-wrong.
+
+PERF001 judges each run's busbw at its largest message size (only >= `min_size_bytes`, 256 MB by
+default: smaller sizes are latency-bound) against an expectation it states, with how it was derived:
+
+- a platform profile (the `profile` input, else auto-detected from the GPU model on the "# Rank"
+  lines when every node shows the profile's GPU count): in one node the profile's busbw for the
+  collective; across nodes the NICs a node's GPUs can use (min(profile NICs, GPUs per node)) x the
+  line rate (NCCL ring/tree all_reduce busbw across nodes tracks a node's total NIC bandwidth);
+- else derived from knowledge: in one node the GPU's one-way NVLink bandwidth x the ring efficiency
+  of the measured anchors (DESIGN.md: 8xA100 ~230 of 300 GB/s, 8xH100 ~370 of 450 -> 0.77, the lower);
+  across nodes the active IB ports of the topology x their rate.
+
+Only all_reduce is judged (the anchors are all_reduce numbers); a run whose collective the banner
+does not name is taken for all_reduce when its rows look like one (reducing op, root -1, count x type
+size == size). Runs with one rank are left to PERF002.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping, Optional
+
+from .. import knowledge
+from ..parsers.base import to_jsonable
+from ..engine import Evidence, Severity, check, hit
+
+SOURCE = "nccl_tests"
+MIN_SIZE_BYTES = 256 * 1024 * 1024
+# Lower of the two measured ring all_reduce anchors over per-GPU one-way NVLink (DESIGN.md).
+NVLINK_RING_EFFICIENCY = 0.77
+
+TYPE_BYTES = {
+    "int8": 1, "uint8": 1, "char": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "f8e4m3": 1, "f8e5m2": 1,
+    "half": 2, "float16": 2, "bfloat16": 2, "bf16": 2, "fp16": 2,
+    "int32": 4, "uint32": 4, "int": 4, "float": 4, "float32": 4,
+    "int64": 8, "uint64": 8, "double": 8, "float64": 8,
+}
+
+
+def _busbw(row: Mapping[str, Any]) -> Optional[float]:
+    vals = [v for v in (row.get("oop_busbw_gbps"), row.get("ip_busbw_gbps")) if isinstance(v, (int, float))]
+    return max(vals) if vals else None
+
+
+def _runs(nccl_tests: Mapping[str, Any]) -> dict[int, list[dict]]:
+    runs: dict[int, list[dict]] = {}
+    for row in nccl_tests.get("rows") or []:
+        runs.setdefault(row.get("run") or 0, []).append(row)
+    return runs
+
+
+def _collective(nccl_tests: Mapping[str, Any], rows: list[dict]) -> Optional[str]:
+    """The run's collective: the banner's name for a one-run file, else what the rows look like."""
+    name = nccl_tests.get("collective")
+    if name and (nccl_tests.get("runs") or 1) <= 1:
+        try:
+            return knowledge.normalize_collective(name)
+        except ValueError:
+            return None
+    # No banner name, or several runs (the banner names the first only): all_reduce prints a
+    # reducing op, root -1 and count = size / type size (all_gather/reduce_scatter count per rank).
+    return "all_reduce" if _looks_like_all_reduce(rows) else None
+
+
+def _looks_like_all_reduce(rows: list[dict]) -> bool:
+    for row in rows:
+        redop, root, typ = row.get("redop"), row.get("root"), str(row.get("type") or "").lower()
+        size, count = row.get("size_bytes"), row.get("count")
+        if not redop or redop == "none" or root not in (None, -1) or typ not in TYPE_BYTES:
+            return False
+        if not size or not count or count * TYPE_BYTES[typ] != size:
+            return False
+    return bool(rows)
+
+
+def _layout(nccl_tests: Mapping[str, Any], run: int) -> tuple[list[str], dict[str, int], list[str]]:
+    """Hosts (in order), GPUs per host and GPU names of one run's "# Rank" lines."""
+    devices = [d for d in nccl_tests.get("devices") or [] if (d.get("run") or 0) == run] \
+        or list(nccl_tests.get("devices") or [])
+    per_host: dict[str, int] = {}
+    names = []
+    for d in devices:
+        host = d.get("host") or "?"
+        per_host[host] = per_host.get(host, 0) + 1
+        if d.get("name"):
+            names.append(d["name"])
+    return list(per_host), per_host, names
+
+
+def _profile_for(profile, names: list[str], per_host: dict[str, int]):
+    """The given profile, else one auto-detected when every node has that profile's GPU count."""
+    if profile is not None:
+        return profile, f"profile {profile.name}"
+    counts = set(per_host.values())
+    if not names or len(counts) != 1:
+        return None, ""
+    from ..profiles import detect_profile
+
+    found = detect_profile(names, gpu_count=counts.pop())
+    if found is None:
+        return None, ""
+    return found, f"profile {found.name} (auto-detected from {names[0]!r} x{found.gpus} per node)"
+
+
+def _topology_nics(topology) -> tuple[int, float] | None:
+    """(active IB ports, lowest rate Gb/s) from the topology, or None."""
+    if topology is None:
+        return None
+    rates = []
+    for _, port in topology.ib_ports():
+        state = str(port.get("state") or "").lower()
+        rate = port.get("rate_gbps")
+        if isinstance(rate, (int, float)) and rate > 0 and (not state or "active" in state):
+            rates.append(float(rate))
+    return (len(rates), min(rates)) if rates else None
+
+
+def _expectation(collective: str, nranks: int, hosts: list[str], per_host: dict[str, int], names: list[str],
+                 profile, topology) -> tuple[Optional[float], str]:
+    """(expected busbw GB/s, how it was derived) or (None, why it cannot be derived)."""
+    if collective != "all_reduce":
+        return None, f"no busbw baseline for {collective} (the anchors are all_reduce numbers)"
+    prof, prof_label = _profile_for(profile, names, per_host)
+    multi = len(hosts) > 1
+    if not hosts:
+        return None, "the output names no hosts or GPUs (no '# Rank' lines)"
+    if multi:
+        gpus_per_node = max(per_host.values())
+        if prof is not None and prof.nics and prof.nic_rate_gbps:
+            rails = min(prof.nics, gpus_per_node)
+            per_nic = knowledge.gbit_to_gbyte(prof.nic_rate_gbps)
+            return rails * per_nic, (f"{prof_label}: {rails} NIC(s) per node used by {gpus_per_node} GPU(s) x "
+                                     f"{prof.nic_rate_gbps:g} Gb/s = {rails} x {per_nic:g} GB/s")
+        nics = _topology_nics(topology)
+        if nics is not None:
+            count, rate = nics
+            rails = min(count, gpus_per_node)
+            per_nic = knowledge.gbit_to_gbyte(rate)
+            return rails * per_nic, (f"derived: {rails} active IB port(s) per node (topology) x {rate:g} Gb/s "
+                                     f"= {rails} x {per_nic:g} GB/s")
+        return None, "across nodes, and no profile or IB port list says how many NICs at what rate"
+    if prof is not None and collective in prof.busbw:
+        exp = prof.busbw[collective]
+        return exp.in_node_gbps, f"{prof_label}: {collective} busbw {exp.in_node_gbps:g} GB/s in one node"
+    facts = knowledge.gpu_facts(names[0]) if names else None
+    if facts is None or facts.nvlink_one_way_gbyte_s is None or facts.nvlink_bridge:
+        what = names[0] if names else "unknown GPU"
+        return None, f"no NVSwitch/NVLink bandwidth known for {what} (PCIe-only or bridged GPUs are not judged)"
+    one_way = facts.nvlink_one_way_gbyte_s
+    expected = one_way * NVLINK_RING_EFFICIENCY
+    return expected, (f"derived: {facts.model} NVLink {one_way:g} GB/s one-way per GPU x {NVLINK_RING_EFFICIENCY} "
+                      f"ring efficiency (measured anchors) = {expected:.0f} GB/s")
+
+
+def _size(n: int) -> str:
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= div:
+            return f"{n / div:g} {unit}"
+    return f"{n} B"
+
+
+def _as_dict(value):
+    """The parser's dataclass result as plain dicts and lists (the JSON form its docstring lists)."""
+    return value if isinstance(value, dict) else to_jsonable(value)
+
+
+@check("PERF001")
+def perf001(nccl_tests, params, topology=None, profile=None) -> Iterator:
+    """busbw at the largest size >= min_size_bytes below min_fraction of the stated expectation."""
+    nccl_tests = _as_dict(nccl_tests)
+    fraction = float(params.get("min_fraction", 0.8))
+    min_size = int(params.get("min_size_bytes", MIN_SIZE_BYTES))
+    for run, rows in sorted(_runs(nccl_tests).items()):
+        rows = [r for r in rows if r.get("size_bytes") and _busbw(r) is not None]
+        hosts_assumed = False
+        if not rows:
+            continue
+        hosts, per_host, names = _layout(nccl_tests, run)
+        nranks = nccl_tests.get("nranks") or sum(per_host.values())
+        if not hosts and topology is not None:
+            # No "# Rank" lines: take the run for one on the node the topology describes when it fits.
+            models = [m for g in topology.gpus() if (m := topology.graph.nodes[g].get("model"))]
+            if models and (not nranks or nranks <= len(topology.gpus())):
+                host = topology.host() or "host:?"
+                hosts, per_host, names = [host.split(":", 1)[-1]], {host: nranks or len(models)}, models
+                hosts_assumed = True
+        if nranks == 1 or all(_busbw(r) == 0 for r in rows):
+            continue  # every rank alone: PERF002
+        largest = max(rows, key=lambda r: r["size_bytes"])
+        measured = _busbw(largest)
+        size = largest["size_bytes"]
+        collective = _collective(nccl_tests, rows) or "unknown collective"
+        subjects = [f"host:{h}" for h in hosts[:8]] or ["nccl-tests"]
+        ev = [Evidence(SOURCE, None, largest.get("line_no"))]
+        base = dict(collective=collective, size=_size(size), busbw=f"{measured:g}", run=run + 1)
+        if size < min_size:
+            yield hit(subjects, severity=Severity.INFO, evidence=ev, **base, expected="n/a",
+                      verdict=f"cannot be judged: the largest size is below {_size(min_size)} (latency-bound; "
+                              f"rerun with -e 8G)",
+                      how="none (too small to judge)")
+            continue
+        expected, how = _expectation(collective, nranks, hosts, per_host, names, profile, topology)
+        if expected is not None and hosts_assumed:
+            how += " (the output names no hosts: taken for a run inside the node the other inputs describe)"
+        if expected is None:
+            yield hit(subjects, severity=Severity.INFO, evidence=ev, **base, expected="n/a",
+                      verdict="not judged", how=how)
+            continue
+        if measured >= fraction * expected:
+            continue
+        yield hit(subjects, evidence=ev, expectation=how, **base, expected=f"{expected:.0f}",
+                  verdict=(f"is {100 * measured / expected:.0f}% of the expected {expected:.0f} GB/s "
+                           f"(below {fraction:g} x)"), how=how)
+
+
+@check("PERF002")
+def perf002(nccl_tests) -> Iterator:
+    """Wrong results, out-of-bounds FAILED, failure lines, or every rank alone (busbw 0 / many "Rank 0")."""
+    nccl_tests = _as_dict(nccl_tests)
+    subjects = sorted({f"host:{d['host']}" for d in nccl_tests.get("devices") or [] if d.get("host")})[:8] \
+        or ["nccl-tests"]
+    rows = nccl_tests.get("rows") or []
+    wrong = [r for r in rows if (r.get("oop_wrong") or 0) > 0 or (r.get("ip_wrong") or 0) > 0]
+    if wrong:
+        r = wrong[0]
+        yield hit(subjects, problem="wrong results",
+                  detail=(f"{len(wrong)} row(s) with non-zero #wrong, first at {_size(r['size_bytes'])}: "
+                          f"out-of-place {r.get('oop_wrong')}, in-place {r.get('ip_wrong')}"),
+                  evidence=[Evidence(SOURCE, None, x.get("line_no")) for x in wrong[:5]])
+    oob = nccl_tests.get("out_of_bounds")
+    if (oob or 0) > 0 or nccl_tests.get("out_of_bounds_ok") is False:
+        lines = [f["line_no"] for f in nccl_tests.get("failures") or [] if "Out of bounds" in f.get("text", "")]
+        yield hit(subjects, problem="validation failed", detail=f"Out of bounds values : {oob} FAILED",
+                  evidence=[Evidence(SOURCE, None, lines[0] if lines else None)])
+    failures = [f for f in nccl_tests.get("failures") or [] if "Out of bounds" not in f.get("text", "")]
+    if failures:
+        first = failures[0]["text"].strip()
+        yield hit(subjects, problem="test failure",
+                  detail=f"{len(failures)} failure line(s), first at line {failures[0]['line_no']}: {first[:160]}",
+                  evidence=[Evidence(SOURCE, None, f["line_no"]) for f in failures[:5]])
+    nranks = nccl_tests.get("nranks")
+    zero = rows and all(_busbw(r) == 0 for r in rows if _busbw(r) is not None) and nranks == 1
+    ranks_by_run: dict[int, set] = {}
+    for d in nccl_tests.get("devices") or []:
+        ranks_by_run.setdefault(d.get("run") or 0, set()).add(d.get("rank"))
+    alone = {(d.get("host"), d.get("pid")) for d in nccl_tests.get("devices") or []
+             if ranks_by_run.get(d.get("run") or 0) == {0}}
+    split = len(alone) > 1 and len({h for h, _ in alone}) > 1
+    if zero or split:
+        why = []
+        if zero:
+            why.append("busbw is 0 on every row with nranks 1")
+        if split:
+            why.append(f"{len(alone)} processes on different hosts each ran a 1-rank test as Rank 0")
+        yield hit(subjects, problem="every rank ran alone",
+                  detail="; ".join(why) + ": nccl-tests was not built with MPI=1 (or not launched through MPI), "
+                                          "so each process ran its own 1-rank test",
+                  evidence=[Evidence(SOURCE, None, (rows[0].get("line_no") if rows else None))])

@@ -1,0 +1,180 @@
+"""TOPO rules over the `nvidia-smi topo -m` matrix: GPU-pair asymmetry, SYS pairs, far NICs.
+
+Bandwidth figures come from knowledge.path_nominal_gbyte_s (one-way GB/s). Where the GPU model is
+unknown (topo -m alone does not name it), NV# counts 25 GB/s per link (NVLink 2-4; NVLink 5 has more)
+and PCIe classes the fastest PCIe in the tables (Gen5 x16, 64 GB/s): a ratio is then a lower bound
+and the message says "at least".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import knowledge
+from ..engine import check, hit
+from ..model.topology import class_rank, nv_count
+
+UNKNOWN_PER_LINK_GBYTE_S = 25.0  # NVLink 2.0-4.0 one-way per link (DOMAIN.md "NVLink")
+UNKNOWN_PCIE_GEN = 5  # fastest row of DOMAIN.md "PCIe (x16)": an upper bound for the PCIe path
+
+
+def _node_facts(topology) -> Any:
+    """GpuFacts of the node's GPU model when every GPU that names one names the same model, else None."""
+    facts = set()
+    for gpu in topology.gpus():
+        model = topology.graph.nodes[gpu].get("model")
+        if model:
+            facts.add(knowledge.gpu_facts(model))
+    return facts.pop() if len(facts) == 1 else None
+
+
+def _pair_gbyte_s(cls: str, facts) -> tuple[float | None, bool]:
+    """(one-way GB/s of a pair of this class, exact?). exact is False when a default was assumed."""
+    if nv_count(cls) is not None:
+        if facts is not None and facts.nvlink_generation is not None:
+            return knowledge.path_nominal_gbyte_s(cls, nvlink_generation=facts.nvlink_generation,
+                                                  bridge=facts.nvlink_bridge), True
+        return nv_count(cls) * UNKNOWN_PER_LINK_GBYTE_S, False
+    if facts is not None and facts.pcie_gen in knowledge.PCIE_X16_GBYTE_S:
+        return knowledge.path_nominal_gbyte_s(cls, pcie_gen=facts.pcie_gen), True
+    return knowledge.path_nominal_gbyte_s(cls, pcie_gen=UNKNOWN_PCIE_GEN), False
+
+
+def _pair_evidence(topology, a: str, b: str) -> list:
+    data = topology.pair(a, b) or {}
+    return list(data.get("sources") or [])[:1]
+
+
+def _known_pairs(topology) -> list[tuple[str, str, str]]:
+    return [(a, b, c) for a, b, c in topology.gpu_pairs() if c]
+
+
+def is_dgx1_cube_mesh(topology, facts=None) -> bool:
+    """8 GPUs, every pair NV1, NV2 or SYS, each GPU 4 NVLink peers holding 6 links: the DGX-1 (V100)
+    hybrid cube-mesh. A GPU model other than V100 rules it out."""
+    if facts is not None and facts.arch != "Volta":
+        return False
+    gpus = topology.gpus()
+    pairs = _known_pairs(topology)
+    if len(gpus) != 8 or len(pairs) != 28:
+        return False
+    if any(c not in ("NV1", "NV2", "SYS") for _, _, c in pairs):
+        return False
+    for g in gpus:
+        counts = [nv_count(c) for a, b, c in pairs if g in (a, b) and nv_count(c)]
+        if len(counts) != 4 or sum(counts) != 6:
+            return False
+    return True
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.0f}" if x >= 10 else f"{x:.1f}"
+
+
+@check("TOPO001")
+def gpu_link_asymmetry(topology, nvidia_smi_topo_m, params, profile=None):
+    pairs = _known_pairs(topology)
+    if len(pairs) < 2:
+        return
+    best_cls = min((c for _, _, c in pairs), key=class_rank)
+    if nv_count(best_cls) is None:
+        return  # no NVLink at all: PCIe/SYS differences are TOPO002's
+    worse = [(a, b, c) for a, b, c in pairs if class_rank(c) > class_rank(best_cls)]
+    if not worse:
+        return
+    facts = _node_facts(topology)
+    dgx1 = is_dgx1_cube_mesh(topology, facts)
+    assumed_model = dgx1 and facts is None
+    if assumed_model:
+        facts = knowledge.gpu_facts("V100-SXM2")
+    slow_a, slow_b, slow_cls = max(worse, key=lambda p: class_rank(p[2]))
+    best_bw, best_exact = _pair_gbyte_s(best_cls, facts)
+    slow_bw, slow_exact = _pair_gbyte_s(slow_cls, facts)
+    ratio = best_bw / slow_bw if best_bw and slow_bw else None
+    if ratio is None:
+        ratio_text = "unknown"
+    elif nv_count(slow_cls) is not None:
+        ratio_text = f"{ratio:.1f}x"  # NV# against NV#: the link counts alone give it
+    else:
+        ratio_text = f"{ratio:.1f}x"
+        if slow_cls == "SYS":
+            ratio_text += " or more (SYS counted at the PCIe figure, an upper bound for the cross-socket path)"
+    if not (best_exact and slow_exact) and nv_count(slow_cls) is None:
+        ratio_text += "; GPU model unknown, so 25 GB/s per NVLink (NVLink 2.0-4.0) and PCIe Gen5 x16 are assumed"
+    subjects = sorted({g for a, b, _ in worse for g in (a, b)}, key=topology.gpus().index)
+    if dgx1:
+        note = ("; this is the DGX-1 hybrid cube-mesh (V100: each GPU has 6 NVLinks to 4 peers, NV1/NV2, "
+                "the other 3 over SYS): asymmetric by design, not a fault")
+        severity, expectation = "info", "DGX-1 hybrid cube-mesh (by design)"
+    else:
+        unlinked = [g for g in topology.gpus()
+                    if not any(nv_count(c) for a, b, c in pairs if g in (a, b))]
+        note = (f"; {', '.join(unlinked)} {'has' if len(unlinked) == 1 else 'have'} no NVLink to any GPU"
+                if unlinked else "")
+        note += ("; a collective over all GPUs runs at the slowest pair")
+        severity, expectation = None, f"the node's best GPU pair ({best_cls})"
+        want = getattr(profile, "gpu_pair_class", None)
+        if want and nv_count(want) is not None and class_rank(slow_cls) > class_rank(want):
+            severity, expectation = "error", f"profile {profile.name}: every GPU pair {want}"
+    model = "" if facts is None else (f" ({facts.model}, assumed from the DGX-1 shape)" if assumed_model
+                                      else f" ({facts.model})")
+    yield hit(subjects, evidence=_pair_evidence(topology, slow_a, slow_b), severity=severity,
+              expectation=expectation, slow_a=slow_a, slow_b=slow_b, slow_class=slow_cls,
+              slow_gbyte_s=_fmt(slow_bw) if slow_bw else "?", best_class=best_cls,
+              best_gbyte_s=_fmt(best_bw) if best_bw else "?", ratio=ratio_text, weak_pairs=len(worse),
+              pairs=len(pairs), model=model, note=note)
+
+
+@check("TOPO002")
+def gpu_pair_cross_socket(topology, nvidia_smi_topo_m, params, profile=None):
+    pairs = _known_pairs(topology)
+    sys_pairs = [(a, b) for a, b, c in pairs if c == "SYS"]
+    if not sys_pairs:
+        return
+    facts = _node_facts(topology)
+    dgx1 = is_dgx1_cube_mesh(topology, facts)
+    same_numa = [(a, b) for a, b in sys_pairs
+                 if topology.numa_of(a) is not None and topology.numa_of(a) == topology.numa_of(b)]
+    notes = []
+    if same_numa:
+        a, b = same_numa[0]
+        notes.append(f"{len(same_numa)} of them join GPUs on the same NUMA node (e.g. {a}-{b}, both NUMA "
+                     f"{topology.numa_of(a)}): SYS within one NUMA node is not a real cross-socket path but a "
+                     "hidden PCIe topology (typically a VM whose hypervisor does not expose the PCIe switches); "
+                     "the real path and whether P2P works are unknown from this matrix")
+    if dgx1:
+        notes.append("this is the DGX-1 hybrid cube-mesh, where the GPUs without an NVLink between them "
+                     "cross the sockets by design")
+    if len(sys_pairs) == len(pairs):
+        notes.append("every GPU pair is SYS")
+    listed = ", ".join(f"{a}-{b}" for a, b in sys_pairs[:6]) + (", ..." if len(sys_pairs) > 6 else "")
+    subjects = sorted({g for p in sys_pairs for g in p}, key=topology.gpus().index)
+    severity = "info" if dgx1 and not same_numa else None
+    expectation = "DGX-1 hybrid cube-mesh (by design)" if dgx1 else "GPU pairs within one socket"
+    if getattr(profile, "gpu_pair_class", None) == "SYS":
+        severity, expectation = "info", f"profile {profile.name}: GPU pairs up to SYS expected"
+    yield hit(subjects, evidence=_pair_evidence(topology, *sys_pairs[0]), severity=severity,
+              expectation=expectation,
+              count=len(sys_pairs), pairs=len(pairs), listed=listed,
+              note=("; " + "; ".join(notes)) if notes else "")
+
+
+@check("TOPO003")
+def gpu_nic_far(topology, nvidia_smi_topo_m, params, profile=None):
+    if not topology.nics():
+        return
+    max_path = getattr(profile, "gpu_nic_max_path", None) or params.get("max_path", "PXB")
+    max_path = knowledge.normalize_path_class(max_path)
+    expectation = (f"profile {profile.name}: nearest NIC at {max_path} or closer"
+                   if getattr(profile, "gpu_nic_max_path", None) else f"nearest NIC at {max_path} or closer")
+    for gpu in topology.gpus():
+        near = topology.nearest_nic(gpu)
+        if near is None:
+            continue
+        nic, cls = near
+        if class_rank(cls) <= class_rank(max_path):
+            continue
+        topo_name = topology.graph.nodes[nic].get("topo_name")
+        label = nic + (f" ({topo_name})" if topo_name and topo_name not in nic else "")
+        yield hit([gpu, nic], evidence=_pair_evidence(topology, gpu, nic), expectation=expectation,
+                  gpu=gpu, nic=label, path=cls, max_path=max_path)

@@ -1,0 +1,167 @@
+"""The people's report of `topodiag check` and the table of `topodiag show`, drawn with rich.
+
+Summary line, the GPU/NIC path matrix coloured by class (NVLink green, PIX/PXB cyan, PHB/NODE
+yellow, SYS red), findings grouped by severity (worst first) with why and fix, inputs that failed,
+rules skipped. rich decides colour from the terminal: none when stdout is not a TTY.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Iterable
+
+SEVERITY_STYLE = {"critical": "bold white on red", "error": "bold red", "warning": "yellow", "info": "blue"}
+CLASS_STYLE = {"PIX": "cyan", "PXB": "cyan", "PHB": "yellow", "NODE": "yellow", "SYS": "red",
+               "SOC": "red", "X": "dim"}
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(file=sys.stdout, highlight=False, width=None if sys.stdout.isatty() else 200)
+
+
+def class_style(path_class: str | None) -> str:
+    from ..model import nv_count
+
+    if not path_class:
+        return "dim"
+    if nv_count(path_class) is not None:
+        return "green"
+    return CLASS_STYLE.get(path_class, "")
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _label(topology, node_id: str) -> str:
+    attrs = topology.node(node_id)
+    if attrs.get("kind") == "gpu":
+        return attrs.get("topo_name") or node_id.replace("gpu:", "GPU")
+    return attrs.get("name") or node_id.split(":", 1)[-1]
+
+
+def matrix_table(topology):
+    """The GPU x (GPU + NIC) path matrix as a rich Table, or None when the model has no GPU pairs."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    gpus, nics = topology.gpus(), topology.nics()
+    cols = gpus + nics
+    if not gpus or not any(topology.pair_class(a, b) for a in gpus for b in cols if a != b):
+        return None
+    table = Table(title="Paths (nvidia-smi topo -m classes)", box=box.SIMPLE_HEAD, pad_edge=False,
+                  title_justify="left")
+    table.add_column("")
+    for c in cols:
+        table.add_column(_label(topology, c), justify="center")
+    for a in gpus:
+        cells = []
+        for b in cols:
+            cls = "X" if a == b else topology.pair_class(a, b)
+            cells.append(Text(cls or "-", style=class_style(cls)))
+        table.add_row(_label(topology, a), *cells)
+    return table
+
+
+def render_check(outcome, topology, statuses: Iterable[Any], profile: str | None = None) -> None:
+    from rich.text import Text
+
+    from ..engine import Severity
+    from .json_report import host_name
+
+    console = _console()
+    counts = outcome.counts()
+    statuses = list(statuses)
+    bad_inputs = [s for s in statuses if s.status in ("failed", "unparseable")]
+    verdict = {0: ("OK", "bold green"), 1: ("FINDINGS", "bold red"), 3: ("INCOMPLETE", "bold yellow"),
+               4: ("INTERNAL ERROR", "bold magenta")}.get(int(outcome.exit_code), ("?", ""))
+    line = Text()
+    line.append(f"{verdict[0]}", style=verdict[1])
+    line.append(f"  host {host_name(topology) or '-'}  ")
+    line.append(", ".join(f"{counts[n]} {n}" for n in reversed(list(counts))))
+    line.append(f"  |  {len(outcome.ran)} rules run, {len(outcome.skipped)} skipped"
+                f"  |  {len(statuses) - len(bad_inputs)} of {len(statuses)} inputs read"
+                f"  |  profile {profile or '-'}")
+    console.print(line)
+
+    table = matrix_table(topology)
+    if table is not None:
+        console.print()
+        console.print(table)
+
+    for sev in sorted(Severity, reverse=True):
+        group = [f for f in outcome.findings if f.severity == sev]
+        if not group:
+            continue
+        console.print()
+        console.print(Text(f"{str(sev).upper()} ({len(group)})", style=SEVERITY_STYLE[str(sev)]))
+        for f in group:
+            head = Text("  ")
+            head.append(f"{f.code} {f.slug}", style="bold")
+            head.append(f": {f.message}")
+            console.print(head)
+            if f.subjects:
+                console.print(Text(f"    subjects: {', '.join(f.subjects)}", style="dim"))
+            where = [e.file + (f":{e.line_no}" if e.line_no else "") for e in f.evidence if e.file]
+            if where:
+                console.print(Text(f"    evidence: {', '.join(dict.fromkeys(where))}", style="dim"))
+            if f.expectation:
+                console.print(Text(f"    expected: {f.expectation}", style="dim"))
+            if f.why:
+                console.print(Text(f"    why: {_flat(f.why)}"))
+            if f.fix:
+                console.print(Text(f"    fix: {_flat(f.fix)}"))
+
+    if bad_inputs:
+        console.print()
+        console.print(Text("Inputs not read", style="bold"))
+        for s in bad_inputs:
+            console.print(Text(f"  {s.path}: {s.status}: {s.reason}"))
+    if outcome.skipped:
+        console.print()
+        console.print(Text(f"Skipped ({len(outcome.skipped)})", style="bold"))
+        for s in outcome.skipped:
+            console.print(Text(f"  {s.code} {s.slug}: {s.reason}", style="dim"))
+
+
+def render_topology(topology) -> None:
+    """`show --format table`: the matrix, then nodes and links (kind, facts) as tables."""
+    from rich.table import Table
+
+    console = _console()
+    host = topology.host()
+    console.print(f"host {topology.node(host).get('name') if host else '-'}")
+    table = matrix_table(topology)
+    if table is not None:
+        console.print(table)
+    nodes = Table(title="Nodes")
+    for col in ("id", "kind", "name", "facts"):
+        nodes.add_column(col)
+    skip = {"kind", "name", "sources", "provenance", "observations", "ports", "nvlink"}
+    for n in topology.nodes():
+        attrs = topology.node(n)
+        facts = ", ".join(f"{k}={v}" for k, v in attrs.items() if k not in skip and v not in (None, "", [], {}))
+        extra = []
+        if attrs.get("ports"):
+            extra.append(f"ports={len(attrs['ports'])}")
+        if attrs.get("nvlink"):
+            extra.append(f"nvlinks={len(attrs['nvlink'].get('links', []))}")
+        nodes.add_row(n, str(attrs.get("kind", "")), str(attrs.get("name", "") or ""),
+                      ", ".join(filter(None, [facts] + extra)))
+    console.print(nodes)
+    edges = [(a, b, k, d) for a, b, k, d in topology.graph.edges(keys=True, data=True) if k != "path"]
+    if edges:
+        links = Table(title="Links (other than topo -m paths)")
+        for col in ("a", "b", "kind", "facts"):
+            links.add_column(col)
+        for a, b, k, d in edges:
+            facts = ", ".join(f"{x}={v}" for x, v in d.items() if x not in ("sources", "provenance", "kind") and v is not None)
+            links.add_row(a, b, k, facts)
+        console.print(links)
+    for c in topology.conflicts():
+        console.print(f"conflict: {c.get('message', c)}")
+    for note in topology.notes:
+        console.print(f"note: {note}")
