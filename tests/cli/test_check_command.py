@@ -179,3 +179,20 @@ def test_profile_is_detected_from_gpu_models_or_given():
     prof, how = choose_profile("pcie-8gpu", topo)
     assert prof.name == "pcie-8gpu" and how == "pcie-8gpu (given)"
     assert choose_profile(None, Topology())[0] is None
+
+
+def test_an_nccl_tests_run_with_nccl_debug_is_read_as_both_sources():
+    log = ROOT / "fixtures/nccl_tests/nccl-collnet-sharp-fallback-ib-gdrdma-01.log"
+    res = invoke("check", "--from", str(log), "--select", "SYS", "--format", "json")
+    assert res.exit_code == ExitCode.OK, res.output
+    inputs = json.loads(res.stdout)["inputs"]
+    assert {(i["source"], i["status"]) for i in inputs} == {("nccl_tests", "parsed"), ("nccl_debug", "parsed")}
+
+
+def test_a_second_input_of_one_source_says_which_the_rules_read():
+    from topodiag.sources.inputs import gather
+
+    g = gather([str(HGX), str(HGX)])
+    assert len(g.parsed) == 2 and g.statuses[0].reason == ""
+    assert "also read from" in g.statuses[1].reason
+    assert g.engine_inputs()["nvidia_smi_topo_m"] is g.parsed[0].result

@@ -1,10 +1,10 @@
-"""NCCL rules (NCCL001-NCCL004): what an NCCL_DEBUG=INFO log says about transport selection and errors.
+"""NCCL rules (NCCL001-NCCL005): what an NCCL_DEBUG=INFO log says about transport selection and errors.
 
 Every check reads the `nccl_debug` parser's fields (topodiag/parsers/nccl_debug.py): `network`,
 `networks`, `transports` ({"NET/Socket": 8, "NET/IB/GDRDMA": 2, "SHM": 7, ...}), `gdr`, `env`,
-`socket_fallback_reasons`, `warnings`, `errors`. Line numbers in evidence are the log's.
-NCCL005 (nccl-far-nic) is not here: no input names which NIC NCCL paired with which GPU together
-with the path class between them (see the report of the piece that owns it).
+`socket_fallback_reasons`, `warnings`, `errors`, `net_devices`, `connections_sample`. Line numbers
+in evidence are the log's. NCCL003 and NCCL005 also read the topology (`nvidia-smi topo -m`): NCCL003
+to tell NVLinked GPUs from PCIe-only ones, NCCL005 (required) for the GPU-NIC path class.
 """
 
 from __future__ import annotations

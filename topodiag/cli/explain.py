@@ -21,13 +21,11 @@ def explain_command(
     catalog = load_catalog()
     rule = catalog.find(code.strip())
     if rule is None:
-        keys = catalog.codes() + [r.slug for r in catalog]
         close = difflib.get_close_matches(code.strip().upper(), catalog.codes(), n=3, cutoff=0.5) or \
             difflib.get_close_matches(code.strip().lower(), [r.slug for r in catalog], n=3, cutoff=0.5)
         hint = f"did you mean {', '.join(close)}? " if close else ""
         print(f"topodiag: error: no rule {code!r}; {hint}known codes: {', '.join(catalog.codes())} "
               "(`topodiag rules` lists them)", file=sys.stderr)
-        del keys
         raise typer.Exit(ExitCode.USAGE)
     out = [f"{rule.code} {rule.slug}: {rule.title}",
            f"severity: {rule.severity}" + (" (reported by topodiag itself)" if rule.builtin else "")]

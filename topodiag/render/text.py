@@ -18,7 +18,7 @@ CLASS_STYLE = {"PIX": "cyan", "PXB": "cyan", "PHB": "yellow", "NODE": "yellow", 
 def _console():
     from rich.console import Console
 
-    return Console(file=sys.stdout, highlight=False, width=None if sys.stdout.isatty() else 200)
+    return Console(file=sys.stdout, highlight=False, markup=False, emoji=False, width=None if sys.stdout.isatty() else 200)
 
 
 def class_style(path_class: str | None) -> str:
@@ -33,6 +33,13 @@ def class_style(path_class: str | None) -> str:
 
 def _flat(text: str) -> str:
     return " ".join(text.split())
+
+
+def _wrap(text: str, width: int) -> str:
+    import textwrap
+
+    return textwrap.fill(text, width=width, initial_indent="    ", subsequent_indent="      ",
+                         break_long_words=False, break_on_hyphens=False)
 
 
 def _label(topology, node_id: str) -> str:
@@ -110,10 +117,9 @@ def render_check(outcome, topology, statuses: Iterable[Any], profile: str | None
                 console.print(Text(f"    evidence: {', '.join(dict.fromkeys(where))}", style="dim"))
             if f.expectation:
                 console.print(Text(f"    expected: {f.expectation}", style="dim"))
-            if f.why:
-                console.print(Text(f"    why: {_flat(f.why)}"))
-            if f.fix:
-                console.print(Text(f"    fix: {_flat(f.fix)}"))
+            for word, prose in (("why", f.why), ("fix", f.fix)):
+                if prose:
+                    console.print(Text(_wrap(f"{word}: {_flat(prose)}", min(console.width, 110))))
 
     if bad_inputs:
         console.print()
