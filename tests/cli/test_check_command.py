@@ -196,3 +196,15 @@ def test_a_second_input_of_one_source_says_which_the_rules_read():
     assert len(g.parsed) == 2 and g.statuses[0].reason == ""
     assert "also read from" in g.statuses[1].reason
     assert g.engine_inputs()["nvidia_smi_topo_m"] is g.parsed[0].result
+
+
+def test_an_empty_directory_is_incomplete(tmp_path):
+    res = invoke("check", "--from", str(tmp_path))
+    assert res.exit_code == ExitCode.INCOMPLETE and "no files to read" in res.stderr
+
+
+def test_matrix_colours_by_class():
+    from topodiag.render.text import class_style
+
+    assert class_style("NV18") == "green" and class_style("PIX") == "cyan"
+    assert class_style("NODE") == "yellow" and class_style("SYS") == "red" and class_style(None) == "dim"
