@@ -27,7 +27,7 @@ from collections import defaultdict
 from typing import Any, Iterable
 
 from .. import knowledge
-from ..engine import Severity, check, hit
+from ..engine import Evidence, Severity, check, hit
 
 IB_SOURCES = ("ibstat", "ibv_devinfo", "ibstatus")
 OK_STATES = ("Active", "ActiveDefer")
@@ -210,11 +210,33 @@ def ib002(topology, params, profile=None):
 
 # -- IB003 -------------------------------------------------------------------------------------
 
+def _nccl_mix(nccl_debug) -> Any:
+    """IB003 from an NCCL log alone: its "NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_2:1/IB" line lists
+    RoCE and InfiniBand devices together (no ibstat/ibv_devinfo to read the ports from)."""
+    devices = [d for d in getattr(nccl_debug, "net_devices", ()) if d.kind == "ib"]
+    roce = [d for d in devices if d.link_layer == "RoCE"]
+    ib = [d for d in devices if d.link_layer == "IB"]
+    if not (roce and ib):
+        return None
+    label = lambda ds: ", ".join(f"{d.name}:{d.port}" if d.port is not None else d.name for d in ds)  # noqa: E731
+    return hit([f"nic:{d.name}" for d in roce], evidence=[Evidence("nccl_debug", None, None)],
+               expectation="one link layer among the devices NCCL uses",
+               ethernet=label(roce), infiniband=label(ib),
+               detail="NCCL's NET/IB device list mixes RoCE and InfiniBand devices: rings that pair a RoCE "
+                      "rail with an IB rail cannot connect or run at the slower rate; pin the compute HCAs "
+                      "with NCCL_IB_HCA")
+
+
 @check("IB003")
-def ib003(topology, params, profile=None):
+def ib003(topology, params, profile=None, nccl_debug=None):
     active = [p for p in _ports(topology) if _is_active(p) and p.get("link_layer")]
     ib = [p for p in active if p["link_layer"] == "InfiniBand"]
     eth = [p for p in active if p["link_layer"] == "Ethernet"]
+    if not active and nccl_debug is not None:  # no IB tool output: what NCCL listed is the evidence
+        mixed = _nccl_mix(nccl_debug)
+        if mixed is not None:
+            yield mixed
+        return
     if not eth:
         return
     prof_layer = getattr(profile, "link_layer", None) if profile is not None else None
