@@ -176,3 +176,42 @@ def test_across_nodes_from_the_topology_ib_ports():
     assert list(perf.perf001(result, PARAMS, topology=topo)) == []
     [h] = perf.perf001(result, {**PARAMS, "min_fraction": 1.5}, topology=topo)
     assert h.values["expected"] == "100" and "2 active IB port(s) per node (topology) x 400 Gb/s" in h.values["how"]
+
+
+# -- PERF003 -----------------------------------------------------------------------------------
+# Values read off the raw rows by hand (busbw = the better of out-of-place / in-place per row).
+P3 = {"max_drop_fraction": 0.6, "min_size_bytes": 67108864}
+
+
+def p3(name: str) -> list:
+    return list(perf.perf003(parse(name), P3))
+
+
+def test_collapse_after_32_mib_is_reported_with_both_rows():
+    [h] = p3("nccltests-allreduce-degraded-collapse-tagged-output-01.txt")
+    v = h.values
+    # line 13: 33554432 ... 29.50 (oop) / 28.14 (ip); line 14: 67108864 ... 5.27 / 5.27;
+    # last row 536870912 ... 5.31 / 5.33
+    assert (v["peak"], v["peak_size"], v["from_size"]) == ("29.5", "32 MiB", "64 MiB")
+    assert (v["last"], v["last_size"], v["ratio"]) == ("5.33", "512 MiB", "18%")
+    assert [e.line_no for e in h.evidence] == [13, 14]
+
+
+def test_gather_drop_after_1_5_gib():
+    [h] = p3("nccl-ib-roce-mixed-gdr-2.16-gather-01.log")
+    v = h.values
+    # line 104: 1610612736 ... in-place 23.61; line 140: 6442450944 ... 10.51 / 11.76 (< 0.6 x 23.61)
+    assert (v["peak"], v["peak_size"], v["from_size"], v["last"]) == ("23.61", "1.5 GiB", "6 GiB", "10.91")
+    assert v["collective"] == "gather"
+
+
+@pytest.mark.parametrize("name", [
+    "nccltests-allreduce-dgxa100-4gpu-nvswitch-234-01.txt",  # in-place outlier at 4 GiB, oop 230+
+    "nccltests-allreduce-2x8h100-ndr-ring-degraded-90-srun-prefix-01.txt",  # 89.9 of 102.27: 88%
+    "nccltests-allreduce-2x8h100-ndr-degraded-155-srun-prefix-01.txt",  # 155.57 of 167.87: 93%
+    "nccltests-allreduce-h100-a3mega-2node-tcpxo-01.txt",
+    "nccltests-allreduce-v100-pcie-4gpu-nccl2.4-oldformat-01.txt",  # largest 128 MiB, flat at 11.2
+    "nccltests-allreduce-gb10-spark-v2.20-banner-01.txt",  # only small sizes: not judged
+])
+def test_flat_or_rising_curves_pass(name):
+    assert p3(name) == []

@@ -1,4 +1,4 @@
-"""Performance rules over nccl-tests output: PERF001 busbw-low and PERF002 nccl-tests-wrong.
+"""Performance rules over nccl-tests output: PERF001 busbw-low, PERF002 nccl-tests-wrong, PERF003 busbw-collapse.
 
 PERF001 judges each run's busbw at its largest message size (only >= `min_size_bytes`, 256 MB by
 default: smaller sizes are latency-bound) against an expectation it states, with how it was derived:
@@ -256,3 +256,35 @@ def perf002(nccl_tests) -> Iterator:
                   detail="; ".join(why) + ": nccl-tests was not built with MPI=1 (or not launched through MPI), "
                                           "so each process ran its own 1-rank test",
                   evidence=[Evidence(SOURCE, None, (rows[0].get("line_no") if rows else None))])
+
+
+@check("PERF003")
+def perf003(nccl_tests, params) -> Iterator:
+    """busbw at a run's largest sizes falls well below the peak it reached at a smaller size.
+
+    A healthy nccl-tests curve rises and flattens: the largest sizes are the best (within noise and
+    the odd in-place outlier, which is why each row counts as the better of out-of-place and
+    in-place). A curve that peaks and then drops means large messages take a slower path (host
+    staging, a NIC or rail without GPUDirect RDMA, an exhausted buffer or memory registration), which
+    needs no baseline to see."""
+    nccl_tests = _as_dict(nccl_tests)
+    fraction = float(params.get("max_drop_fraction", 0.6))
+    min_size = int(params.get("min_size_bytes", 64 * 1024 * 1024))
+    runs: dict[int, list[dict[str, Any]]] = {}
+    for row in nccl_tests.get("rows") or []:
+        if _busbw(row) is not None:
+            runs.setdefault(row.get("run") or 0, []).append(row)
+    for run, rows in sorted(runs.items()):
+        rows.sort(key=lambda r: r["size_bytes"])
+        last = rows[-1]
+        if last["size_bytes"] < min_size:
+            continue
+        peak = max(rows[:-1], key=_busbw, default=None)
+        if peak is None or not _busbw(peak) or _busbw(last) >= fraction * _busbw(peak):
+            continue
+        falls = next(r for r in rows if r["size_bytes"] > peak["size_bytes"] and _busbw(r) < fraction * _busbw(peak))
+        yield hit(["nccl-tests"], run=run, collective=nccl_tests.get("collective") or "nccl-tests",
+                  peak=f"{_busbw(peak):g}", peak_size=_size(peak["size_bytes"]),
+                  last=f"{_busbw(last):g}", last_size=_size(last["size_bytes"]),
+                  ratio=f"{_busbw(last) / _busbw(peak):.0%}", from_size=_size(falls["size_bytes"]),
+                  evidence=[Evidence(SOURCE, None, peak.get("line_no")), Evidence(SOURCE, None, falls.get("line_no"))])
