@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from enum import Enum
-from typing import Iterable, Iterator, Optional
+from typing import Optional
 
 import typer
 
@@ -35,20 +35,6 @@ def _fail(where: str, message: str, code: ExitCode = ExitCode.INCOMPLETE) -> Non
     raise typer.Exit(code)
 
 
-def _blank_header_lines(lines: Iterable[str]) -> Iterator[str]:
-    """Streaming form of blank_provenance_header: `#@` lines at the top become empty lines."""
-    in_header = True
-    for line in lines:
-        if in_header:
-            if line.startswith("#@"):
-                yield "\n"
-                if line.strip() == "#@ ---":
-                    in_header = False
-                continue
-            in_header = False
-        yield line
-
-
 @app.command("parse")
 def parse_command(
     file: str = typer.Argument(..., metavar="FILE", help="A tool's saved output, or - for stdin."),
@@ -66,7 +52,7 @@ def parse_command(
     Exit 0 when it parsed, 3 when FILE cannot be read or is not that tool's output.
     """
     from ..parsers import ParseError, blank_provenance_header, detect, get, names, to_jsonable
-    from ..sources.user_file import InputError, open_text
+    from ..sources.user_file import InputError, open_text, parse_opened
 
     try:
         opened = open_text(file)
@@ -82,16 +68,7 @@ def parse_command(
                   f"({', '.join(names())}) if you know which tool wrote it")
         parser = get(chosen)
         try:
-            # big logs: the parser scans bytes; a file with a `#@` provenance header (fixtures)
-            # goes through the line path, which blanks the header
-            use_binary = hasattr(parser, "parse_binary") and not opened.head.startswith("#@")
-            binary = opened.binary() if use_binary else None
-            if binary is not None:
-                result = parser.parse_binary(binary)
-            elif hasattr(parser, "parse_lines"):
-                result = parser.parse_lines(_blank_header_lines(opened.lines()))
-            else:
-                result = parser.parse(blank_provenance_header(opened.read()))
+            result = parse_opened(parser, opened)
         except ParseError as exc:
             where = f"{opened.name}:{exc.line_no}" if exc.line_no else opened.name
             hint = "" if source else f" (detected as {chosen}; pass --source to choose another)"

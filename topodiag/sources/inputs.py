@@ -17,7 +17,7 @@ from typing import Iterable, Iterator, Optional
 
 from ..engine.runner import InputProblem
 from ..model.builder import ParsedInput
-from .user_file import InputError, open_text
+from .user_file import InputError, open_text, parse_opened
 
 UNKNOWN_SOURCE = "unknown"
 
@@ -118,7 +118,7 @@ def _gather_file(path: str, out: Gathered) -> None:
         for source in sources:
             parser = get(source)
             try:
-                result = _parse(parser, opened)
+                result = parse_opened(parser, opened)
             except ParseError as exc:
                 errors.append((source, exc.message, exc.line_no or None))
                 continue
@@ -141,29 +141,3 @@ def _gather_file(path: str, out: Gathered) -> None:
                 break  # the best-scored source's error says it; the rest would repeat it
     finally:
         opened.close()
-
-
-def _parse(parser, opened):
-    from .. import parsers
-
-    use_binary = hasattr(parser, "parse_binary") and not opened.head.startswith("#@")
-    binary = opened.binary() if use_binary else None
-    if binary is not None:
-        return parser.parse_binary(binary)
-    if hasattr(parser, "parse_lines"):
-        return parser.parse_lines(_blank_header_lines(opened.lines()))
-    return parser.parse(parsers.blank_provenance_header(opened.read()))
-
-
-def _blank_header_lines(lines: Iterable[str]) -> Iterator[str]:
-    """`#@` provenance lines at the top become empty lines (line numbers stay those of the file)."""
-    in_header = True
-    for line in lines:
-        if in_header:
-            if line.startswith("#@"):
-                yield "\n"
-                if line.strip() == "#@ ---":
-                    in_header = False
-                continue
-            in_header = False
-        yield line
