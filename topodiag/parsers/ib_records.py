@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .base import ParseError
+
 # -- records ---------------------------------------------------------------------------------
 
 
@@ -256,3 +258,12 @@ def freeze_ca(draft: dict[str, Any]) -> CA:
 def strip_paste(line: str) -> str:
     """A cleaned line without indentation and the Markdown backticks a paste may wrap it in."""
     return line.strip().strip("`").strip()
+
+
+def not_this_tool(first_text: tuple[int, str] | None, tool: str, blocks: str, line: str) -> ParseError:
+    """The ParseError for text in which none of `tool`'s structure was found: it names the first
+    non-blank line (or says there was no text), e.g. 'expected a "CA '<name>'" line (ibstat output)'."""
+    if first_text is None:
+        return ParseError(f"expected {tool} output ({blocks}), found no text", 0)
+    line_no, text = first_text
+    return ParseError(f"expected {line} ({tool} output), found '{text[:60]}'", line_no)

@@ -47,6 +47,7 @@ from .ib_records import (
     CA,
     ErrorLine,
     freeze_ca,
+    not_this_tool,
     leading_number,
     new_ca,
     new_port,
@@ -188,10 +189,7 @@ def _parse(lines: Iterable[str]) -> IbstatReport:
         # anything else (prompts, prose, other tools' output) is skipped
     if not own_error and not any(c["name"] is not None or any(p["state_raw"] or p["physical_state_raw"] for p in c["ports"])
                                  for c in cas):
-        if first_text is None:
-            raise ParseError("expected ibstat output (\"CA '<name>'\" blocks), found no text", 0)
-        line_no, line = first_text
-        raise ParseError(f"expected a \"CA '<name>'\" line (ibstat output), found '{line[:60]}'", line_no)
+        raise not_this_tool(first_text, "ibstat", "\"CA '<name>'\" blocks", "a \"CA '<name>'\" line")
     return IbstatReport(cas=tuple(freeze_ca(c) for c in cas), errors=tuple(errors))
 
 

@@ -37,6 +37,7 @@ from .ib_records import (
     CA,
     ErrorLine,
     freeze_ca,
+    not_this_tool,
     leading_number,
     new_ca,
     new_port,
@@ -126,13 +127,8 @@ def _parse(lines: Iterable[str]) -> IbstatusReport:
             apply_field(port, m.group(1), m.group(2), line_no)
         # anything else (prompts, prose, other tools' output) is not ibstatus' and is skipped
     if not cas and not own_error:
-        if first_text is None:
-            raise ParseError("expected ibstatus output ('Infiniband device ... status:' blocks), found no text", 0)
-        line_no, line = first_text
-        raise ParseError(
-            f"expected an \"Infiniband device '<dev>' port <n> status:\" line (ibstatus output), found '{line[:60]}'",
-            line_no,
-        )
+        raise not_this_tool(first_text, "ibstatus", "'Infiniband device ... status:' blocks",
+                            "an \"Infiniband device '<dev>' port <n> status:\" line")
     return IbstatusReport(cas=tuple(freeze_ca(c) for c in cas), errors=tuple(errors))
 
 

@@ -53,6 +53,7 @@ from .ib_records import (
     ErrorLine,
     Gid,
     freeze_ca,
+    not_this_tool,
     new_ca,
     new_port,
     norm_guid,
@@ -239,10 +240,7 @@ def _parse(lines: Iterable[str]) -> IbvDevinfoReport:
             _port_field(current_port(line_no), key, value, line_no)
         # other keys: -v device capabilities (max_qp ...), MOFED extras, prompts ("root@host:~# ...")
     if not strong:
-        if first_text is None:
-            raise ParseError("expected ibv_devinfo output ('hca_id: <device>' blocks), found no text", 0)
-        line_no, line = first_text
-        raise ParseError(f"expected an 'hca_id: <device>' line (ibv_devinfo output), found '{line[:60]}'", line_no)
+        raise not_this_tool(first_text, "ibv_devinfo", "'hca_id: <device>' blocks", "an 'hca_id: <device>' line")
     for c in cas:
         _finish_ca(c)
     return IbvDevinfoReport(cas=tuple(freeze_ca(c) for c in cas), errors=tuple(errors))
