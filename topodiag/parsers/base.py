@@ -71,6 +71,13 @@ def iter_clean_lines(lines: Iterable[str]) -> Iterator[str]:
         yield strip_ansi(raw.rstrip("\r\n")).rstrip()
 
 
+def listing(names: Iterable[str], limit: int = 12) -> str:
+    """Names for a note or message, cut after `limit`: "GPU0, GPU1 and 6 more"."""
+    names = list(names)
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
 def to_jsonable(obj: Any) -> Any:
     """Dataclasses -> dicts (field order kept), tuples -> lists, enums -> values."""
     if is_dataclass(obj) and not isinstance(obj, type):

@@ -47,9 +47,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Iterable
 
-from .base import ANSI_RE, ParseError, clean_lines
+from .base import ANSI_RE, ParseError, clean_lines, listing
 
 SOURCE = "nvidia_smi_topo_m"
 
@@ -69,7 +68,6 @@ NIC_LEGEND_RE = re.compile(r"^(NIC\d{1,4}):\s*(\S+)$")
 LEGEND_ENTRY_RE = re.compile(r"^(\S{1,6})\s*=\s")
 LIST_RE = re.compile(r"^\d{1,9}(?:-\d{1,9})?(?:,\d{1,9}(?:-\d{1,9})?)*$")
 ELISION_RE = re.compile(r"^(?:\.{3,}|…+|\[\.\.\.\])$")
-MAX_LISTED = 12
 
 _SNIFF_HEADER = re.compile(r"^[ \t]*GPU\d+(?:[ \t]+[\w.:-]+)*[ \t]+CPU Affinity\b", re.M)
 _SNIFF_ROW = re.compile(r"^[ \t]*GPU\d+[ \t]+(?:X[ \t]+(?:SYS|SOC|NODE|PHB|PXB|PIX|NV\d+)|"
@@ -143,12 +141,6 @@ def _ranges(text: str) -> list[tuple[int, int]] | None:
 
 def _count(ranges: list[tuple[int, int]]) -> int:
     return sum(b - a + 1 for a, b in ranges)
-
-
-def _listing(names: Iterable[str]) -> str:
-    names = list(names)
-    shown = ", ".join(names[:MAX_LISTED])
-    return shown + (f" and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else "")
 
 
 def _kind(name: str) -> str:
@@ -232,7 +224,7 @@ def _assign_affinity(row: _Row, columns: list[tuple[str, int]], seen: dict[str, 
         return out
     if len(values) > len(columns):
         raise ParseError(f"row {row.name} has {len(values)} values after its path cells but the header names "
-                         f"{len(columns)} affinity column(s): {_listing(c for c, _ in columns) or 'none'}",
+                         f"{len(columns)} affinity column(s): {listing(c for c, _ in columns) or 'none'}",
                          row.line_no)
     if len(values) == len(columns):
         for (col, _), (_, val) in zip(columns, values):
@@ -308,7 +300,7 @@ def _read_rows(lines: list[str], start: int, n_cols: int, header: list[str],
         rows.append(_Row(label, tuple(cells), tuple(values), line_no))
         i += 1
     if elided:
-        notes.append(f"elision line(s) in the matrix ({_listing(map(str, elided))}): rows may be missing")
+        notes.append(f"elision line(s) in the matrix ({listing(map(str, elided))}): rows may be missing")
     return rows, i
 
 
@@ -396,7 +388,7 @@ def _affinities(rows: list[_Row], columns: list[tuple[str, int]], truncated: boo
                 _group(found, ("tail", cpu, longer[0]), row.name)
                 v["CPU Affinity"] = None
     for key, who in found.items():
-        names_ = _listing(who)
+        names_ = listing(who)
         if key[0] == "glued":
             notes.append(f"{names_}: CPU and NUMA affinity printed without a separator ('{key[1]}'); "
                          f"read as CPU '{key[2]}', NUMA '{key[3]}'")
@@ -467,11 +459,11 @@ def _parse(lines: list[str]) -> TopoMatrix:
         raise ParseError("the matrix has no GPU", header_no)
     if truncated:
         notes.append(f"the header (line {header_no}) names {len(header)} devices but rows also list "
-                     f"{_listing(extra)}: its right-hand columns were cut (terminal width?); links of those "
+                     f"{listing(extra)}: its right-hand columns were cut (terminal width?); links of those "
                      "devices come from their own rows only, and CPU affinity may be incomplete")
     missing_rows = [n for n in header if n not in by_name]
     if missing_rows:
-        notes.append(f"no matrix row for {_listing(missing_rows)}: links of "
+        notes.append(f"no matrix row for {listing(missing_rows)}: links of "
                      f"{'these devices' if len(missing_rows) > 1 else missing_rows[0]} come from the other rows only")
     for k in range(end, len(lines)):
         toks = lines[k].split()
@@ -487,15 +479,15 @@ def _parse(lines: list[str]) -> TopoMatrix:
     legend, legend_block = _nic_legend(lines, end, notes)
     nic_cols = [n for n in names if NIC_RE.match(n)]
     if nic_cols and not legend:
-        notes.append(f"no 'NIC Legend:' entries: the RDMA device names of {_listing(nic_cols)} are unknown"
+        notes.append(f"no 'NIC Legend:' entries: the RDMA device names of {listing(nic_cols)} are unknown"
                      + (" (output cut?)" if not legend_block else ""))
     elif nic_cols:
         unnamed = [n for n in nic_cols if n not in legend]
         if unnamed:
-            notes.append(f"the NIC Legend does not name {_listing(unnamed)}")
+            notes.append(f"the NIC Legend does not name {listing(unnamed)}")
         stray = [n for n in legend if n not in nic_cols]
         if stray:
-            notes.append(f"the NIC Legend names {_listing(stray)}, which the matrix does not show")
+            notes.append(f"the NIC Legend names {listing(stray)}, which the matrix does not show")
 
     devices = []
     for name in names:
@@ -539,16 +531,16 @@ def _parse(lines: list[str]) -> TopoMatrix:
             links.append(Link(a, b, got[0], got[1]))
             used.add(got[0])
     if unknown_pairs:
-        notes.append(f"no cell for {len(unknown_pairs)} pair(s): {_listing(unknown_pairs)}")
+        notes.append(f"no cell for {len(unknown_pairs)} pair(s): {listing(unknown_pairs)}")
     odd = sorted(t for t in used if t not in KNOWN_TYPES and not re.match(r"^NV\d+$", t))
     if odd:
-        notes.append(f"path type(s) {_listing(odd)} are not in nvidia-smi's legend (X, SYS/SOC, NODE, PHB, "
+        notes.append(f"path type(s) {listing(odd)} are not in nvidia-smi's legend (X, SYS/SOC, NODE, PHB, "
                      "PXB, PIX, NV#)")
     legend_keys = _legend_types(lines, end)
     if legend_keys and "NV#" in legend_keys:  # a legend that reached its last line
         unexplained = sorted(t for t in used if t not in legend_keys and not re.match(r"^NV\d+$", t))
         if unexplained:
-            notes.append(f"path type(s) {_listing(unexplained)} used in the matrix but not in its Legend block")
+            notes.append(f"path type(s) {listing(unexplained)} used in the matrix but not in its Legend block")
     return TopoMatrix(devices=tuple(devices), links=tuple(links),
                       affinity_columns=tuple(c for c, _ in columns), notes=tuple(notes))
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .base import ANSI_RE, ParseError, clean_lines
+from .base import ANSI_RE, ParseError, clean_lines, listing
 
 SOURCE = "nvidia_smi_topo_p2p"
 
@@ -43,7 +43,6 @@ GPU_RE = re.compile(r"^GPU\d{1,4}$")
 TOPO_TYPES_RE = re.compile(r"^(?:SYS|SOC|NODE|PHB|PXB|PIX|NV\d+)$")
 PROMPT_RE = re.compile(r"nvidia-smi\s+topo\s+(?:-p2p|--p2pstatus)\s+([rwnap]{1,5})\b")
 LEGEND_RE = re.compile(r"^(X|[A-Z]{1,4})\s+=\s+(.+)$")
-MAX_LISTED = 12
 
 _SNIFF_LEGEND = re.compile(r"^\s*OK\s+= Status Ok\s*$|^\s*CNS\s+= Chipset not supported\s*$", re.M)
 _SNIFF_ROW = re.compile(r"^[ \t]*GPU\d+[ \t]+(?:X[ \t]+(?:OK|CNS|GNS|TNS|NS|DR|U)|(?:OK|CNS|GNS|TNS|NS|DR|U)"
@@ -74,11 +73,6 @@ class P2PMatrix:
     cells: tuple[Cell, ...] = ()
     legend: tuple[LegendEntry, ...] = ()
     notes: tuple[str, ...] = ()
-
-
-def _listing(items: list[str]) -> str:
-    shown = ", ".join(items[:MAX_LISTED])
-    return shown + (f" and {len(items) - MAX_LISTED} more" if len(items) > MAX_LISTED else "")
 
 
 def _is_row(toks: list[str]) -> bool:
@@ -160,12 +154,12 @@ def _parse(lines: list[str]) -> P2PMatrix:
         i += 1
     extra = [r for r in rows if r not in gpus]
     if extra:
-        notes.append(f"rows for {_listing(extra)} have no header column (header cut?): their cells are read "
+        notes.append(f"rows for {listing(extra)} have no header column (header cut?): their cells are read "
                      "by position")
     names = gpus + extra
     missing = [g for g in gpus if g not in rows]
     if missing:
-        notes.append(f"no row for {_listing(missing)}: cells from those GPUs are unknown")
+        notes.append(f"no row for {listing(missing)}: cells from those GPUs are unknown")
     out: list[Cell] = []
     unknown_codes: set[str] = set()
     for src in names:
@@ -185,9 +179,9 @@ def _parse(lines: list[str]) -> P2PMatrix:
     odd = [f"{a}->{b} {status[(a, b)]} / {b}->{a} {status[(b, a)]}" for (a, b) in status
            if (b, a) in status and index[a] < index[b] and status[(a, b)] != status[(b, a)]]
     if odd:
-        notes.append(f"asymmetric P2P status: {_listing(odd)}")
+        notes.append(f"asymmetric P2P status: {listing(odd)}")
     if unknown_codes:
-        notes.append(f"status code(s) {_listing(sorted(unknown_codes))} are not in nvidia-smi's P2P legend")
+        notes.append(f"status code(s) {listing(sorted(unknown_codes))} are not in nvidia-smi's P2P legend")
     legend: list[LegendEntry] = []
     in_legend = False
     for line in lines[i:]:
