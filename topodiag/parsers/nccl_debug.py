@@ -322,6 +322,23 @@ class _State:
             self.pending = []
 
     # ---- line kinds ----------------------------------------------------------------------
+    def count_connections(self, chunk, base: int, word: str, tail: str, cnt: int) -> None:
+        """Count `cnt` connection lines with this text; the first of each distinct text is read
+        once (new_connection) and its transport key cached."""
+        ck = (word == "CollNet", tail)
+        key = self.conn_cache.get(ck)
+        if key is None:
+            key = self.new_connection(chunk, base, word, tail, cnt)
+            if len(self.conn_cache) >= MAX_CACHE:
+                self.conn_cache.clear()
+            self.conn_cache[ck] = key
+        if key:
+            t = self.transports
+            if key in t:
+                t[key] += cnt
+            elif len(t) < MAX_TRANSPORTS:
+                t[key] = cnt
+
     def new_connection(self, chunk: str, base: int, word: str, tail: str, count: int) -> str:
         """First sight of a connection line's text after the channel number: classify, record ranks.
 
@@ -706,21 +723,8 @@ def _feed(st: _State, chunk: str) -> None:
     # "NCCL" mentions that are neither a tag nor an NCCL_* variable: banner, watchdog, failures
     untagged = chunk.count("NCCL") - n_info - n_warn - n_trace - chunk.count("NCCL_")
     # connections: one Counter pass in C, Python work only per distinct text
-    cache = st.conn_cache
     for (word, tail), cnt in Counter(CONN_RE.findall(chunk)).items():
-        ck = (word == "CollNet", tail)
-        key = cache.get(ck)
-        if key is None:
-            key = st.new_connection(chunk, base, word, tail, cnt)
-            if len(cache) >= MAX_CACHE:
-                cache.clear()
-            cache[ck] = key
-        if key:
-            t = st.transports
-            if key in t:
-                t[key] += cnt
-            elif len(t) < MAX_TRANSPORTS:
-                t[key] = cnt
+        st.count_connections(chunk, base, word, tail, cnt)
     # GPU Direct RDMA evidence
     if "GPU Direct RDMA" in chunk:
         if "GPU Direct RDMA Enabled" in chunk:
@@ -849,24 +853,9 @@ def _feed_bytes(st: _State, raw: bytes, digest: Optional[tuple] = None) -> None:
         return
     st.nccl += n_info + n_warn + n_trace
     # connections
-    cache = st.conn_cache
-    t = st.transports
     for kb, cnt in items:
         k = kb.decode("ascii")
-        word = k[: k.index(" ")]
-        tail = k[k.index(":") + 2 :]
-        ck = (word == "CollNet", tail)
-        key = cache.get(ck)
-        if key is None:
-            key = st.new_connection(c, base, word, tail, cnt)
-            if len(cache) >= MAX_CACHE:
-                cache.clear()
-            cache[ck] = key
-        if key:
-            if key in t:
-                t[key] += cnt
-            elif len(t) < MAX_TRANSPORTS:
-                t[key] = cnt
+        st.count_connections(c, base, k[: k.index(" ")], k[k.index(":") + 2 :], cnt)
     # GPU Direct RDMA evidence
     if gdr & 1:
         if gdr & 2:
