@@ -55,6 +55,21 @@ def blank_provenance_header(text: str) -> str:
     return "\n" * (len(lines) - 1)
 
 
+def blank_provenance_header_lines(lines: Iterable[str]) -> Iterator[str]:
+    """Streaming form of blank_provenance_header: `#@` provenance lines at the top become
+    empty lines, so line numbers stay those of the file."""
+    in_header = True
+    for line in lines:
+        if in_header:
+            if line.startswith("#@"):
+                yield "\n"
+                if line.strip() == "#@ ---":
+                    in_header = False
+                continue
+            in_header = False
+        yield line
+
+
 def strip_ansi(line: str) -> str:
     """Remove ANSI escape sequences (nvidia-smi underlines its topo header on a TTY)."""
     return ANSI_RE.sub("", line) if "\x1b" in line else line

@@ -12,7 +12,7 @@ import os
 import stat
 import sys
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Iterator
 
 BINARY_PROBE_BYTES = 8192
 
@@ -104,31 +104,16 @@ def _refuse_binary_or_empty(name: str, first: bytes) -> None:
         raise InputError(name, "gzip data; decompress it first (a bundle goes to `check --from`)")
 
 
-def blank_header_lines(lines: Iterable[str]) -> Iterator[str]:
-    """Streaming form of parsers.blank_provenance_header: `#@` provenance lines at the top become
-    empty lines, so line numbers stay those of the file."""
-    in_header = True
-    for line in lines:
-        if in_header:
-            if line.startswith("#@"):
-                yield "\n"
-                if line.strip() == "#@ ---":
-                    in_header = False
-                continue
-            in_header = False
-        yield line
-
-
 def parse_opened(parser, opened: OpenedText):
     """Run one parser module over an opened input, by the cheapest path it offers: the bytes engine
     for a plain file (a file with a `#@` header, i.e. a fixture, takes the line path, which blanks
     the header), else the streaming line parser, else the whole text. Raises what the parser raises."""
-    from ..parsers import blank_provenance_header
+    from ..parsers.base import blank_provenance_header, blank_provenance_header_lines
 
     use_binary = hasattr(parser, "parse_binary") and not opened.head.startswith("#@")
     binary = opened.binary() if use_binary else None
     if binary is not None:
         return parser.parse_binary(binary)
     if hasattr(parser, "parse_lines"):
-        return parser.parse_lines(blank_header_lines(opened.lines()))
+        return parser.parse_lines(blank_provenance_header_lines(opened.lines()))
     return parser.parse(blank_provenance_header(opened.read()))
