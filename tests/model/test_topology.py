@@ -110,3 +110,43 @@ def test_nominal_bandwidth_hook():
     t.set_nominal("GPU0", "gpu:1", "path", 300.0, source_ref("knowledge", None, None))
     assert t.pair("gpu:0", "gpu:1")["nominal_gbps"] == 300.0
     assert t.pair("gpu:0", "gpu:1")["provenance"]["nominal_gbps"]["source"] == "knowledge"
+
+
+def test_edges_are_listed_once_each_and_per_node():
+    t = small()
+    t.add_edge("gpu:0", "gpu:1", "nvlink", XML, link_count=12)  # a second edge kind on one pair
+    all_edges = [(a, b, k) for a, b, k, _ in t.edges()]
+    assert len(all_edges) == len(set(all_edges)) == 6
+    assert ("gpu:0", "gpu:1", "path") in all_edges and ("gpu:0", "gpu:1", "nvlink") in all_edges
+    assert sorted((b, k) for _, b, k, _ in t.edges("GPU0")) == [
+        ("gpu:1", "nvlink"), ("gpu:1", "path"), ("gpu:2", "path"), ("nic:mlx5_0", "path"), ("nic:mlx5_1", "path")]
+    assert [b for _, b, _, _ in t.edges("gpu:1", "path")] == ["gpu:0", "nic:mlx5_1"]
+    assert t.edges("nic:mlx5_0", "nvlink") == []
+    # one attribute dict per edge, whichever end it is read from
+    assert t.edge("gpu:1", "gpu:0", "path") is t.edge("gpu:0", "gpu:1", "path")
+
+
+def test_to_networkx_holds_the_same_graph():
+    t = small()
+    g = t.to_networkx()
+    assert sorted(g.nodes) == t.nodes()
+    assert g.nodes["gpu:2"]["numa_node"] == 1 and g.nodes["gpu:2"]["kind"] == "gpu"
+    assert sorted((a, b, k) for a, b, k in g.edges(keys=True)) == sorted((a, b, k) for a, b, k, _ in t.edges())
+    assert g.edges["gpu:0", "gpu:1", "path"]["class"] == "NV12"
+    assert g.edges["gpu:0", "gpu:1", "path"]["sources"] == [TOPO]
+
+
+def test_a_check_run_imports_neither_networkx_nor_rich():
+    """`topodiag check --format json` stays off networkx (0.3-0.5 s to import) and rich: the prolog budget."""
+    fixture = "fixtures/nvidia_smi_topo_m/topo-h100-hgx-nv18-8nic-pix-gpunumaid-01.txt"
+    code = ("import io, sys\n"
+            f"sys.argv = ['topodiag', 'check', '--from', {fixture!r}, '--format', 'json']\n"
+            "from topodiag.cli import main\n"
+            "sys.stdout = io.StringIO()\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "sys.stdout = sys.__stdout__\n"
+            "print(' '.join(sorted({m.split('.')[0] for m in sys.modules} & {'networkx', 'rich', 'pydantic'})))\n")
+    from tests.fixtures_index import ROOT
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == ""

@@ -82,7 +82,7 @@ def _ports(topology) -> list[dict[str, Any]]:
     """Every HCA port (switches left out) as {nic, name, port, state, ..., ca_type, firmware, ...}."""
     out = []
     for nic, p in topology.ib_ports():
-        facts = topology.graph.nodes[nic]
+        facts = topology.node(nic)
         if facts.get("node_type") not in (None, "CA"):
             continue
         out.append({**p, "nic": nic, "name": facts.get("name") or nic.split(":", 1)[1],
@@ -279,7 +279,7 @@ def ib004(topology, params):
     for p in ports:
         cas.setdefault(p["nic"], p)
     for nic in topology.nics():  # CAs without ports still carry firmware
-        facts = topology.graph.nodes[nic]
+        facts = topology.node(nic)
         if nic not in cas and facts.get("ca_type") and facts.get("node_type") in (None, "CA"):
             cas[nic] = {"nic": nic, "name": facts.get("name") or nic, "ca_type": facts["ca_type"],
                         "firmware": facts.get("firmware"), "nic_sources": facts.get("sources") or []}

@@ -14,7 +14,7 @@ from ..engine import check, hit
 def _gpu_nvlink(topology):
     """(gpu id, attrs, nvlink facts) for every GPU that `nvlink -s` reported."""
     for gpu in topology.gpus():
-        attrs = topology.graph.nodes[gpu]
+        attrs = topology.node(gpu)
         nvl = attrs.get("nvlink")
         if nvl is not None:
             yield gpu, attrs, nvl

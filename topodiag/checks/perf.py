@@ -179,7 +179,7 @@ def perf001(nccl_tests, params, topology=None, profile=None) -> Iterator:
         nranks = nccl_tests.get("nranks") or sum(per_host.values())
         if not hosts and topology is not None:
             # No "# Rank" lines: take the run for one on the node the topology describes when it fits.
-            models = [m for g in topology.gpus() if (m := topology.graph.nodes[g].get("model"))]
+            models = [m for g in topology.gpus() if (m := topology.node(g).get("model"))]
             if models and (not nranks or nranks <= len(topology.gpus())):
                 host = topology.host() or "host:?"
                 hosts, per_host, names = [host.split(":", 1)[-1]], {host: nranks or len(models)}, models

@@ -22,7 +22,7 @@ def _node_facts(topology) -> Any:
     """GpuFacts of the node's GPU model when every GPU that names one names the same model, else None."""
     facts = set()
     for gpu in topology.gpus():
-        model = topology.graph.nodes[gpu].get("model")
+        model = topology.node(gpu).get("model")
         if model:
             facts.add(knowledge.gpu_facts(model))
     return facts.pop() if len(facts) == 1 else None
@@ -174,7 +174,7 @@ def gpu_nic_far(topology, nvidia_smi_topo_m, params, profile=None):
         nic, cls = near
         if class_rank(cls) <= class_rank(max_path):
             continue
-        topo_name = topology.graph.nodes[nic].get("topo_name")
+        topo_name = topology.node(nic).get("topo_name")
         label = nic + (f" ({topo_name})" if topo_name and topo_name not in nic else "")
         yield hit([gpu, nic], evidence=_pair_evidence(topology, gpu, nic), expectation=expectation,
                   gpu=gpu, nic=label, path=cls, max_path=max_path)

@@ -25,7 +25,8 @@ def fail(message: str, code: ExitCode) -> None:
 
 
 def gather_or_exit(paths: List[str]):
-    """The parsed inputs of the paths (bundles: exit 3 until issue 4; nothing given: exit 2)."""
+    """The parsed inputs of the paths (an unusable bundle or an archive: exit 3; nothing given: exit 2)."""
+    from ..sources.bundle import BundleError
     from ..sources.inputs import BundleNotSupported, gather
 
     if not paths:
@@ -33,7 +34,7 @@ def gather_or_exit(paths: List[str]):
              "live collection arrives with issue 4 (`topodiag collect`)", ExitCode.USAGE)
     try:
         gathered = gather(paths)
-    except BundleNotSupported as exc:
+    except (BundleNotSupported, BundleError) as exc:
         fail(str(exc), ExitCode.INCOMPLETE)
     if not gathered.statuses:
         fail(f"{', '.join(paths)}: no files to read", ExitCode.INCOMPLETE)
@@ -127,7 +128,7 @@ def check_command(
         rules_config, config_profile = load_site_config(config)
         profile = profile or config_profile
     gathered = gather_or_exit(list(paths) + list(more or []))
-    topology = build(gathered.parsed)
+    topology = build(gathered.parsed, host=gathered.host)
     prof, profile_how = choose_profile(profile, topology)
     inputs: dict[str, Any] = dict(gathered.engine_inputs())
     inputs["topology"] = topology

@@ -18,45 +18,42 @@ class ShowFormat(str, Enum):
     graphml = "graphml"
 
 
-def _flat_graph(topology):
-    """A copy of the graph with only scalar attributes (the dot and graphml writers take no lists or dicts)."""
+def _flat(attrs: dict) -> dict:
+    """Scalar attributes only (the dot and graphml formats take no lists or dicts): others as JSON."""
     import json
 
+    return {k: v if isinstance(v, (str, int, float, bool)) else json.dumps(v, sort_keys=True, default=str)
+            for k, v in attrs.items() if v is not None}
+
+
+def _graphml(topology) -> str:
+    """GraphML through networkx (the one command path that imports it)."""
     import networkx as nx
 
-    def flat(attrs: dict) -> dict:
-        out = {}
-        for k, v in attrs.items():
-            if v is None:
-                continue
-            out[k] = v if isinstance(v, (str, int, float, bool)) else json.dumps(v, sort_keys=True, default=str)
-        return out
-
     g = nx.MultiGraph()
-    for n, d in topology.graph.nodes(data=True):
-        g.add_node(n, **flat(d))
-    for a, b, k, d in topology.graph.edges(keys=True, data=True):
-        g.add_edge(a, b, key=k, **flat({**d, "kind": k}))
-    return g
+    for n in topology.nodes():
+        g.add_node(n, **_flat(topology.node(n)))
+    for a, b, k, d in topology.edges():
+        g.add_edge(a, b, key=k, **_flat({**d, "kind": k}))
+    return "\n".join(nx.generate_graphml(g)) + "\n"
 
 
 def _dot(topology) -> str:
     """Graphviz DOT, written here (networkx's writer needs pydot or pygraphviz)."""
-    g = _flat_graph(topology)
 
     def q(s) -> str:
         return '"' + str(s).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
     def shown(d: dict) -> dict:  # provenance makes a drawing unreadable; JSON and GraphML keep it
-        return {k: v for k, v in d.items() if k not in ("sources", "provenance")}
+        return {k: v for k, v in _flat(d).items() if k not in ("sources", "provenance")}
 
     lines = ["graph topology {"]
-    for n, d in g.nodes(data=True):
-        attrs = ", ".join(f"{q(k)}={q(v)}" for k, v in shown(d).items())
+    for n in topology.nodes():
+        attrs = ", ".join(f"{q(k)}={q(v)}" for k, v in shown(topology.node(n)).items())
         lines.append(f"  {q(n)} [{attrs}];")
-    for a, b, d in g.edges(data=True):
-        label = d.get("class") or d.get("kind")
-        attrs = ", ".join(f"{q(k)}={q(v)}" for k, v in {"label": label, **shown(d)}.items())
+    for a, b, k, d in topology.edges():
+        label = d.get("class") or k
+        attrs = ", ".join(f"{q(x)}={q(v)}" for x, v in {"label": label, **shown({**d, "kind": k})}.items())
         lines.append(f"  {q(a)} -- {q(b)} [{attrs}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
@@ -78,15 +75,13 @@ def show_command(
     for s in gathered.statuses:
         if s.status in ("failed", "unparseable"):
             print(f"topodiag: warning: {s.path}: {s.status}: {s.reason}", file=sys.stderr)
-    topology = build(gathered.parsed)
+    topology = build(gathered.parsed, host=gathered.host)
     if output_format is ShowFormat.json:
         sys.stdout.write(topology.dumps() + "\n")
     elif output_format is ShowFormat.dot:
         sys.stdout.write(_dot(topology))
     elif output_format is ShowFormat.graphml:
-        import networkx as nx
-
-        sys.stdout.write("\n".join(nx.generate_graphml(_flat_graph(topology))) + "\n")
+        sys.stdout.write(_graphml(topology))
     else:
         from ..render.text import render_topology
 

@@ -108,7 +108,7 @@ def _merge_topo_m(topo: Topology, item: ParsedInput, host_id: str) -> None:
 
 def _add_numa_cpus(topo: Topology, numa: str, cpus: str, ref: dict) -> None:
     """A NUMA node's CPU list; GPUs of one node may print different affinity (kept as a list)."""
-    attrs = topo.graph.nodes[numa]
+    attrs = topo.node(numa)
     seen = attrs.setdefault("cpu_affinities", [])
     if cpus not in seen:
         seen.append(cpus)
@@ -143,8 +143,8 @@ def _merge_nvlink_s(topo: Topology, item: ParsedInput, host_id: str) -> None:
 def topo_nvlink_count(topo: Topology, gpu: str) -> int | None:
     """How many NVLinks `topo -m` says a GPU has: the sum of its NV# peers, or on a switched
     fabric (the sum exceeds what one GPU has) the largest NV#. None without NV# pairs."""
-    counts = [d.get("link_count") for _, b, k, d in topo.graph.edges(gpu, keys=True, data=True)
-              if k == "path" and topo.graph.nodes[b].get("kind") == "gpu" and d.get("link_count")]
+    counts = [d.get("link_count") for _, b, _, d in topo.edges(gpu, "path")
+              if topo.node(b).get("kind") == "gpu" and d.get("link_count")]
     if not counts:
         return None
     total = sum(counts)
@@ -154,10 +154,10 @@ def topo_nvlink_count(topo: Topology, gpu: str) -> int | None:
 def _check_nvlink_counts(topo: Topology) -> None:
     """`topo -m` NV# against the active links `nvlink -s` lists, and against the NVLink count of a
     GPU-GPU link in NCCL's XML: a disagreement is a conflict."""
-    for a, b, k, d in list(topo.graph.edges(keys=True, data=True)):
-        if k != "nvlink" or d.get("link_count") is None:
+    for a, b, _, d in topo.edges(kind="nvlink"):
+        if d.get("link_count") is None:
             continue
-        path = topo.graph.get_edge_data(a, b, key="path")
+        path = topo.edge(a, b, "path")
         if path and path.get("link_count") is not None and path["link_count"] != d["link_count"]:
             topo.add_conflict(f"{a}~{b}", "link_count",
                               [(path["link_count"], path["sources"][0] if path["sources"] else None),
@@ -165,7 +165,7 @@ def _check_nvlink_counts(topo: Topology) -> None:
                               f"{a}-{b}: topo -m says {path['class']}, NCCL's topology "
                               f"{d['link_count']} NVLinks")
     for gpu in topo.gpus():
-        attrs = topo.graph.nodes[gpu]
+        attrs = topo.node(gpu)
         nvl = attrs.get("nvlink")
         expected = topo_nvlink_count(topo, gpu)
         if nvl is None or expected is None or nvl["truncated"]:
@@ -290,7 +290,7 @@ def _merge_nccl_xml(topo: Topology, item: ParsedInput, host_id: str) -> None:
             if not nv.target:
                 continue
             target = topo.resolve(nv.target)
-            if target not in topo.graph:
+            if not topo.has_node(target):
                 peer = gpu_by_bus.get(nv.target)
                 if peer is not None:
                     target = _xml_gpu_id(topo, nv.target, peer.dev)
@@ -327,7 +327,7 @@ def _derive_xml_paths(topo: Topology, r: Any, ids: dict[str, list[str]], ref: di
     # A static file without <gpu> elements says nothing of NVLink: no GPU-GPU class from it.
     pairs = [(a, b) for i, a in enumerate(dumped) for b in dumped[i + 1:]] + [(g, n) for g in gpus for n in nics]
     for (bus_a, a), (bus_b, b) in pairs:
-        if topo.graph.get_edge_data(a, b, key="path") is not None:
+        if topo.edge(a, b, "path") is not None:
             continue
         cls = _nvlink_class(topo, a, b) if b.startswith("gpu:") else None
         if cls is None:
@@ -345,7 +345,7 @@ def _derive_xml_paths(topo: Topology, r: Any, ids: dict[str, list[str]], ref: di
 
 def _nvlink_class(topo: Topology, a: str, b: str) -> str | None:
     """NV<n> for two GPUs NVLinked directly, or through the NVSwitches they share."""
-    direct = topo.graph.get_edge_data(a, b, key="nvlink")
+    direct = topo.edge(a, b, "nvlink")
     if direct and direct.get("link_count"):
         return f"NV{direct['link_count']}"
     links_a = {peer: d.get("link_count") or 0 for peer, d in topo.nvlink_edges(a) if peer.startswith("nvswitch:")}
@@ -373,7 +373,7 @@ def _xml_gpu_id(topo: Topology, busid: str, dev: int | None) -> str:
 # -- NCCL logs and nccl-tests: observations ---------------------------------------------------
 
 def _observe(topo: Topology, host_id: str, item: ParsedInput, facts: dict) -> None:
-    attrs = topo.graph.nodes[host_id]
+    attrs = topo.node(host_id)
     attrs.setdefault("observations", []).append({"source": item.source, "file": item.path, **facts})
     ref = _ref(item, None)
     if ref not in attrs["sources"]:

@@ -1,4 +1,4 @@
-"""The node's topology: one networkx MultiGraph behind domain methods, provenance on every fact.
+"""The node's topology: one multigraph (networkx's shape) behind domain methods, provenance on every fact.
 
 Node ids: `gpu:<index>` (`gpu:<busid>` when only the bus id is known; `aliases` maps other names
 such as "GPU0" or a bus id to the id), `nic:mlx5_0`, `numa:0`, `cpu:0`, `pcisw:<busid>`,
@@ -10,8 +10,13 @@ Edges are keyed by kind: "path" (a `topo -m` class), "nvlink" (a physical link a
 knowledge tables later), sources, provenance.
 
 When two inputs disagree on a fact the first value stays and the disagreement is recorded in
-`conflicts()`: nothing is overwritten silently. networkx is imported here only, and only when a
-Topology is made, so commands that never build one do not pay for it.
+`conflicts()`: nothing is overwritten silently.
+
+The store is a MultiGraph in networkx's own shape (node -> attrs; node -> peer -> edge key -> attrs,
+one attribute dict shared by both directions), held in plain dicts: importing networkx costs
+0.3-0.5 s, more than the whole budget of `topodiag check` in a Slurm prolog. `to_networkx()` gives
+the same nodes, edges and attributes as a real `nx.MultiGraph` for the commands that draw or
+export the graph (`show --format graphml|dot`) or want its algorithms; only they import networkx.
 """
 
 from __future__ import annotations
@@ -59,9 +64,8 @@ class Topology:
     """One node's devices and links. Build it with `topodiag.model.builder.build`."""
 
     def __init__(self) -> None:
-        import networkx as nx  # paid only by commands that build a model
-
-        self.graph = nx.MultiGraph()
+        self._nodes: dict[str, dict] = {}  # node id -> attributes, in insertion order
+        self._adj: dict[str, dict[str, dict[str, dict]]] = {}  # node -> peer -> kind -> attributes
         self.aliases: dict[str, str] = {}
         self.notes: list[str] = []
         self._conflicts: list[dict] = []
@@ -70,7 +74,7 @@ class Topology:
 
     def resolve(self, name: str) -> str:
         """The node id for an id or alias ("GPU0", "NIC0", a bus id); the name itself if unknown."""
-        return name if name in self.graph else self.aliases.get(name, name)
+        return name if name in self._nodes else self.aliases.get(name, name)
 
     def add_alias(self, alias: str, node_id: str, source: dict | None = None) -> None:
         """Record another name of a node; a second, different target is a conflict."""
@@ -83,9 +87,10 @@ class Topology:
 
     def add_node(self, node_id: str, kind: str, source: dict | None = None, **facts: Any) -> str:
         """Add or merge a node; facts that are None are not facts. Returns the id."""
-        if node_id not in self.graph:
-            self.graph.add_node(node_id, kind=kind, sources=[], provenance={})
-        attrs = self.graph.nodes[node_id]
+        if node_id not in self._nodes:
+            self._nodes[node_id] = {"kind": kind, "sources": [], "provenance": {}}
+            self._adj[node_id] = {}
+        attrs = self._nodes[node_id]
         if attrs.get("kind") != kind:
             self.add_conflict(node_id, "kind", [(attrs.get("kind"), None), (kind, source)])
         self._merge(node_id, attrs, facts, source)
@@ -96,19 +101,25 @@ class Topology:
         has a `nominal_gbps` slot (None until the knowledge tables fill it, see set_nominal)."""
         if a.split(":")[0] == b.split(":")[0]:  # gpu:1-gpu:0 is stored as gpu:0-gpu:1
             a, b = sorted((a, b), key=_index_key)
-        if not self.graph.has_edge(a, b, key=kind):
-            self.graph.add_edge(a, b, key=kind, kind=kind, nominal_gbps=None, sources=[], provenance={})
-        attrs = self.graph.edges[a, b, kind]
+        for n in (a, b):
+            if n not in self._nodes:  # as networkx does: an edge brings its nodes
+                self._nodes[n] = {}
+                self._adj[n] = {}
+        attrs = self._adj[a].get(b, {}).get(kind)
+        if attrs is None:
+            attrs = {"kind": kind, "nominal_gbps": None, "sources": [], "provenance": {}}
+            self._adj[a].setdefault(b, {})[kind] = attrs
+            self._adj[b].setdefault(a, {})[kind] = attrs
         self._merge(f"{a}~{b}:{kind}", attrs, facts, source)
 
     def set_nominal(self, a: str, b: str, kind: str, gbps: float, source: dict | None = None) -> None:
         """The hook for the knowledge tables: an edge's nominal bandwidth in GB/s."""
         a, b = self.resolve(a), self.resolve(b)
-        self._merge(f"{a}~{b}:{kind}", self.graph.edges[a, b, kind], {"nominal_gbps": gbps}, source)
+        self._merge(f"{a}~{b}:{kind}", self._adj[a][b][kind], {"nominal_gbps": gbps}, source)
 
     def set_fact(self, node_id: str, field: str, value: Any, source: dict | None = None) -> None:
         """Merge one fact into an existing node."""
-        self._merge(node_id, self.graph.nodes[node_id], {field: value}, source)
+        self._merge(node_id, self._nodes[node_id], {field: value}, source)
 
     def add_conflict(self, subject: str, field: str, values: list[tuple[Any, dict | None]],
                      message: str | None = None) -> None:
@@ -155,14 +166,34 @@ class Topology:
 
     # -- reading ----------------------------------------------------------------------------
 
+    def has_node(self, node_id: str) -> bool:
+        """True when the id (or alias) names a node of the model."""
+        return self.resolve(node_id) in self._nodes
+
     def node(self, node_id: str) -> dict:
         """The attributes of a node (id or alias); KeyError if absent."""
-        return self.graph.nodes[self.resolve(node_id)]
+        return self._nodes[self.resolve(node_id)]
 
     def nodes(self, kind: str | None = None) -> list[str]:
         """Node ids of a kind (all when None), GPUs and the like in index order."""
-        out = [n for n, k in self.graph.nodes(data="kind") if kind is None or k == kind]
+        out = [n for n, attrs in self._nodes.items() if kind is None or attrs.get("kind") == kind]
         return sorted(out, key=lambda n: (n.split(":")[0],) + _index_key(n))
+
+    def edges(self, node_id: str | None = None, kind: str | None = None) -> list[tuple[str, str, str, dict]]:
+        """(a, b, kind, attributes) of every edge (of one node, of one kind), each edge once, in
+        the order the edges were made (a node's own edges: that node first)."""
+        if node_id is not None:
+            a = self.resolve(node_id)
+            return [(a, b, k, d) for b, kinds in self._adj.get(a, {}).items() for k, d in kinds.items()
+                    if kind is None or k == kind]
+        out, done = [], set()
+        for a, peers in self._adj.items():
+            for b, kinds in peers.items():
+                if b in done:
+                    continue
+                out.extend((a, b, k, d) for k, d in kinds.items() if kind is None or k == kind)
+            done.add(a)
+        return out
 
     def gpus(self) -> list[str]:
         return self.nodes("gpu")
@@ -176,7 +207,7 @@ class Topology:
 
     def edge(self, a: str, b: str, kind: str) -> dict | None:
         """The attributes of the edge of this kind between a and b (ids or aliases), or None."""
-        return self.graph.get_edge_data(self.resolve(a), self.resolve(b), key=kind)
+        return self._adj.get(self.resolve(a), {}).get(self.resolve(b), {}).get(kind)
 
     def pair(self, a: str, b: str) -> dict | None:
         """The `topo -m` path edge between two devices ({class, link_count, sources...}) or None."""
@@ -210,14 +241,13 @@ class Topology:
 
     def nvlink_edges(self, gpu: str) -> list[tuple[str, dict]]:
         """NVLink aggregates from the GPU to peers or NVSwitches (NCCL XML): (peer id, edge data)."""
-        gpu = self.resolve(gpu)
-        return [(b, d) for _, b, k, d in self.graph.edges(gpu, keys=True, data=True) if k == "nvlink"]
+        return [(b, d) for _, b, _, d in self.edges(gpu, "nvlink")]
 
     def ib_ports(self) -> list[tuple[str, dict]]:
         """(nic id, port facts) for every HCA port any IB tool reported, in NIC then port order."""
         out = []
         for nic in self.nics():
-            ports = self.graph.nodes[nic].get("ports") or {}
+            ports = self._nodes[nic].get("ports") or {}
             for port in sorted(ports, key=lambda p: (len(p), p)):
                 out.append((nic, {"port": int(port) if port.isdigit() else port, **ports[port]}))
         return out
@@ -225,22 +255,22 @@ class Topology:
     def numa_of(self, node_id: str) -> int | None:
         """The NUMA node of a device: its own numa_node fact, else a "numa" edge to numa:N."""
         node_id = self.resolve(node_id)
-        if node_id not in self.graph:
+        if node_id not in self._nodes:
             return None
-        attrs = self.graph.nodes[node_id]
+        attrs = self._nodes[node_id]
         if attrs.get("kind") == "numa":
             return attrs.get("numa_node")
         if attrs.get("numa_node") is not None:
             return attrs["numa_node"]
-        for _, b, k in self.graph.edges(node_id, keys=True):
-            if k == "numa" and self.graph.nodes[b].get("kind") == "numa":
-                return self.graph.nodes[b].get("numa_node")
+        for _, b, _, _ in self.edges(node_id, "numa"):
+            if self._nodes[b].get("kind") == "numa":
+                return self._nodes[b].get("numa_node")
         return None
 
     def observations(self, source: str | None = None) -> list[dict]:
         """Summaries of logs and benchmark results (nccl_debug, nccl_tests) kept on the host node."""
         host = self.host()
-        obs = self.graph.nodes[host].get("observations", []) if host else []
+        obs = self._nodes[host].get("observations", []) if host else []
         return [o for o in obs if source is None or o.get("source") == source]
 
     def conflicts(self) -> list[dict]:
@@ -251,14 +281,26 @@ class Topology:
 
     def to_json(self) -> dict:
         """The versioned JSON form: {schema_version, nodes, edges, aliases, conflicts, notes}."""
-        nodes = [{"id": n, **_jsonable(self.graph.nodes[n])} for n in self.nodes()]
-        edges = []
-        for a, b, k, d in self.graph.edges(keys=True, data=True):
-            edges.append({"a": a, "b": b, **_jsonable(d), "kind": k})
+        nodes = [{"id": n, **_jsonable(self._nodes[n])} for n in self.nodes()]
+        edges = [{"a": a, "b": b, **_jsonable(d), "kind": k} for a, b, k, d in self.edges()]
         edges.sort(key=lambda e: (e["kind"], _index_key(e["a"]), _index_key(e["b"]), e["a"], e["b"]))
         return {"schema_version": SCHEMA_VERSION, "nodes": nodes, "edges": edges,
                 "aliases": dict(sorted(self.aliases.items())), "conflicts": _jsonable(self._conflicts),
                 "notes": list(self.notes)}
+
+    def to_networkx(self):
+        """The model as an `nx.MultiGraph` (edge keys are the edge kinds), with the same nodes,
+        edges and attributes (copied). Imports networkx: for export and graph algorithms, not the check path."""
+        import networkx as nx
+
+        g = nx.MultiGraph()
+        for n, attrs in self._nodes.items():
+            g.add_node(n)
+            g.nodes[n].update(attrs)
+        for a, b, k, d in self.edges():
+            g.add_edge(a, b, key=k)
+            g.edges[a, b, k].update(d)
+        return g
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, sort_keys=False)
@@ -271,11 +313,15 @@ class Topology:
             raise ValueError(f"topology schema_version {version!r} is not {SCHEMA_VERSION}")
         topo = cls()
         for n in data.get("nodes", []):
-            attrs = {k: v for k, v in n.items() if k != "id"}
-            topo.graph.add_node(n["id"], **attrs)
+            topo._nodes[n["id"]] = {k: v for k, v in n.items() if k != "id"}
+            topo._adj[n["id"]] = {}
         for e in data.get("edges", []):
             attrs = {k: v for k, v in e.items() if k not in ("a", "b")}
-            topo.graph.add_edge(e["a"], e["b"], key=e["kind"], **attrs)
+            for x in (e["a"], e["b"]):
+                topo._nodes.setdefault(x, {})
+                topo._adj.setdefault(x, {})
+            topo._adj[e["a"]].setdefault(e["b"], {})[e["kind"]] = attrs
+            topo._adj[e["b"]].setdefault(e["a"], {})[e["kind"]] = attrs
         topo.aliases = dict(data.get("aliases", {}))
         topo._conflicts = list(data.get("conflicts", []))
         topo.notes = list(data.get("notes", []))

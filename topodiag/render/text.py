@@ -158,7 +158,7 @@ def render_topology(topology) -> None:
         nodes.add_row(n, str(attrs.get("kind", "")), str(attrs.get("name", "") or ""),
                       ", ".join(filter(None, [facts] + extra)))
     console.print(nodes)
-    edges = [(a, b, k, d) for a, b, k, d in topology.graph.edges(keys=True, data=True) if k != "path"]
+    edges = [(a, b, k, d) for a, b, k, d in topology.edges() if k != "path"]
     if edges:
         links = Table(title="Links (other than topo -m paths)")
         for col in ("a", "b", "kind", "facts"):

@@ -3,9 +3,11 @@
 A file is parsed by every source `parsers.detect_all` names (an nccl-tests run with NCCL_DEBUG=INFO
 is both an nccl_tests output and an NCCL log); when at least one parses, the others' errors are
 noise of detection and are only noted. A directory stands for each regular file in it (sorted;
-`*.expected.json` and dotfiles skipped). A file nobody recognises, or that cannot be read, becomes
-an engine InputProblem (SYS001/SYS002 finding), never a crash. Bundles (.tar.gz) arrive with
-`topodiag collect` (issue 4): for now they raise BundleNotSupported.
+`*.expected.json` and dotfiles skipped), unless it holds a manifest.json: then it is a bundle
+(sources/bundle.py) and each member is read as the source its manifest entry names. A file nobody
+recognises, or that cannot be read, becomes an engine InputProblem (SYS001/SYS002 finding), never
+a crash. Bundle archives (.tar.gz) arrive with `topodiag collect` (issue 4): for now they raise
+BundleNotSupported.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Iterable, Iterator, Optional
 
 from ..engine.runner import InputProblem
 from ..model.builder import ParsedInput
+from .bundle import BundleError, is_bundle_dir, member_path, read_manifest, sha256_of
 from .user_file import InputError, open_text, parse_opened
 
 UNKNOWN_SOURCE = "unknown"
@@ -37,7 +40,7 @@ class InputStatus:
 
     path: str
     source: Optional[str]
-    status: str  # parsed | unparseable | failed | ignored
+    status: str  # parsed | unparseable | failed | ignored | absent (not on the host: no problem)
     reason: str = ""
 
     def to_dict(self) -> dict:
@@ -49,6 +52,7 @@ class Gathered:
     parsed: list[ParsedInput] = field(default_factory=list)
     problems: list[InputProblem] = field(default_factory=list)
     statuses: list[InputStatus] = field(default_factory=list)
+    host: Optional[str] = None  # what a bundle's manifest says (first bundle wins)
 
     def engine_inputs(self) -> dict:
         """source name -> parse result (the first file of each source; all of them go to the model)."""
@@ -66,8 +70,6 @@ def is_bundle(path: str) -> bool:
 def expand(paths: Iterable[str]) -> Iterator[str]:
     """The files the paths stand for, in order (directories: their regular files, sorted)."""
     for path in paths:
-        if is_bundle(path):
-            raise BundleNotSupported(path)
         try:
             st = os.stat(path)
         except OSError:
@@ -88,15 +90,94 @@ def expand(paths: Iterable[str]) -> Iterator[str]:
 
 
 def gather(paths: Iterable[str]) -> Gathered:
-    """Parse every file the paths stand for; raises only BundleNotSupported."""
+    """Parse every file and bundle the paths stand for. Raises only BundleNotSupported (an archive)
+    and BundleError (a bundle whose manifest or members cannot be trusted at all)."""
     out = Gathered()
-    for path in expand(paths):
-        _gather_file(path, out)
+    for path in paths:
+        if is_bundle(path):
+            raise BundleNotSupported(path)
+        if os.path.isdir(path) and is_bundle_dir(path):
+            _gather_bundle(path, out)
+            continue
+        for file in expand([path]):
+            _gather_file(file, out)
     return out
 
 
+def _gather_bundle(root: str, out: Gathered) -> None:
+    """Every source entry of a bundle directory: parsed with the parser it names, or recorded as
+    failed / not available on the host."""
+    from ..parsers import SOURCES
+
+    manifest = read_manifest(root)
+    out.host = out.host or manifest.host
+    for e in manifest.sources:
+        label = os.path.join(root, e.member) if e.member else f"{root}: {e.source}"
+        if e.status == "not_available":
+            out.statuses.append(InputStatus(label, e.source, "absent", e.reason or "not available on the host"))
+            continue
+        if e.status in ("failed", "timed_out"):
+            reason = e.reason or ("timed out" if e.timed_out else f"exit status {e.rc}")
+            if e.timed_out and e.duration_s is not None and "timed out" not in reason:
+                reason += f" (timed out after {e.duration_s:g} s)"
+            out.problems.append(InputProblem(e.source, "failed", reason, label))
+            out.statuses.append(InputStatus(label, e.source, "failed", reason))
+        if not e.member:
+            continue
+        path = member_path(manifest, e.member)  # BundleError: the bundle is not to be trusted
+        if e.sha256 is not None and sha256_of(path) != e.sha256:
+            _unparseable(out, e.source, label, "sha256 differs from the manifest's: the member changed "
+                         "after collection", None)
+            continue
+        if e.source not in SOURCES:
+            reason = f"the manifest names source {e.source!r}, which this topodiag does not read"
+            out.statuses.append(InputStatus(label, e.source, "ignored", reason))
+            continue
+        try:
+            opened = open_text(path)
+        except InputError as exc:
+            if e.status == "ok":  # an empty output of a failed tool is already reported
+                out.problems.append(InputProblem(e.source, "failed", exc.message, label))
+                out.statuses.append(InputStatus(label, e.source, "failed", exc.message))
+            continue
+        try:
+            error = _parse_as(e.source, opened, label, out)
+        finally:
+            opened.close()
+        if error is not None:  # the partial output of a failed tool is already reported as failed
+            _unparseable(out, e.source, label, *error, report=e.status == "ok")
+
+
+def _parse_as(source: str, opened, label: str, out: Gathered) -> Optional[tuple[str, Optional[int]]]:
+    """Parse an opened input as `source` and record it; None on success, else (message, line_no)
+    for the caller to report or pass over."""
+    from ..parsers import ParseError, get
+
+    try:
+        result = parse_opened(get(source), opened)
+    except ParseError as exc:
+        return exc.message, exc.line_no or None
+    except RecursionError:
+        return "input nested too deeply", None
+    first = next((p.path for p in out.parsed if p.source == source), None)
+    note = (f"{source} was also read from {first}: rules that read {source} itself use that one; "
+            "the model merges both") if first else ""
+    out.parsed.append(ParsedInput(source, label, result))
+    out.statuses.append(InputStatus(label, source, "parsed", note))
+    return None
+
+
+def _unparseable(out: Gathered, source: str, label: str, message: str, line_no: Optional[int],
+                 report: bool = True) -> None:
+    """Record a parse failure: a problem (SYS002) when `report`, else only an ignored-input row."""
+    if report:
+        out.problems.append(InputProblem(source, "unparseable", message, label, line_no))
+    where = f"line {line_no}: {message}" if line_no else message
+    out.statuses.append(InputStatus(label, source, "unparseable" if report else "ignored", where))
+
+
 def _gather_file(path: str, out: Gathered) -> None:
-    from ..parsers import ParseError, blank_provenance_header, detect_all, get
+    from ..parsers import blank_provenance_header, detect_all
 
     try:
         opened = open_text(path)
@@ -113,31 +194,15 @@ def _gather_file(path: str, out: Gathered) -> None:
             out.problems.append(InputProblem(UNKNOWN_SOURCE, "unparseable", reason, opened.name))
             out.statuses.append(InputStatus(opened.name, None, "unparseable", reason))
             return
-        errors: list[tuple[str, str, Optional[int]]] = []
-        ok = False
-        for source in sources:
-            parser = get(source)
-            try:
-                result = parse_opened(parser, opened)
-            except ParseError as exc:
-                errors.append((source, exc.message, exc.line_no or None))
-                continue
-            except RecursionError:
-                errors.append((source, "input nested too deeply", None))
-                continue
-            ok = True
-            first = next((p.path for p in out.parsed if p.source == source), None)
-            note = (f"{source} was also read from {first}: rules that read {source} itself use that one; "
-                    "the model merges both") if first else ""
-            out.parsed.append(ParsedInput(source, opened.name, result))
-            out.statuses.append(InputStatus(opened.name, source, "parsed", note))
-        for source, message, line_no in errors:
-            where = f"line {line_no}: {message}" if line_no else message
-            if ok:  # another source read the file: this detection was a near miss
-                out.statuses.append(InputStatus(opened.name, source, "ignored", where))
-            else:
-                out.problems.append(InputProblem(source, "unparseable", message, opened.name, line_no))
-                out.statuses.append(InputStatus(opened.name, source, "unparseable", where))
-                break  # the best-scored source's error says it; the rest would repeat it
+        errors = {source: _parse_as(source, opened, opened.name, out) for source in sources}
+        failed = [(source, err) for source, err in errors.items() if err is not None]
+        if len(failed) == len(sources):
+            # No detected source reads the file: the best-scored one's error says why (the others'
+            # would repeat it).
+            source, (message, line_no) = failed[0]
+            _unparseable(out, source, opened.name, message, line_no)
+        else:  # another source read the file: these detections were near misses
+            for source, (message, line_no) in failed:
+                _unparseable(out, source, opened.name, message, line_no, report=False)
     finally:
         opened.close()

@@ -1,0 +1,171 @@
+"""The bundle: what `topodiag collect` writes and `check --from` reads, as a directory.
+
+    <bundle>/manifest.json
+    <bundle>/commands/<source>.txt     a command's raw output (or a file the user handed over)
+    <bundle>/probes/<name>.json        NVML / sysfs probe records
+
+manifest.json (schema_version 1):
+
+    {"schema_version": 1,
+     "tool": {"name": "topodiag", "version": "0.1.0"},
+     "host": "node017", "created": "2026-12-02T17:00:00Z", "redacted": false,
+     "notes": ["free text, e.g. where a fixture's members came from"],
+     "sources": [
+       {"source": "nvidia_smi_topo_m", "status": "ok", "member": "commands/nvidia_smi_topo_m.txt",
+        "argv": ["nvidia-smi", "topo", "-m"], "rc": 0, "duration_s": 0.21, "timed_out": false,
+        "sha256": "<hex of the member>", "reason": ""},
+       {"source": "ibstat", "status": "not_available", "member": null, "argv": ["ibstat"],
+        "rc": null, "duration_s": 0.0, "timed_out": false, "reason": "ibstat is not installed"}]}
+
+`status`: ok (the member holds the output), failed (the tool ran and failed: rc, reason),
+timed_out, not_available (no such tool or device on the host: a normal outcome, not a problem).
+A member is read with the parser its entry names (no detection: a bundle says what each file is),
+after its sha256 is checked. Members are plain files inside the bundle: an entry naming an absolute
+path, `..`, a link or anything but a regular file is refused. Tar archives of this layout arrive
+with `topodiag collect` (issue 4).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+MANIFEST = "manifest.json"
+SCHEMA_VERSION = 1
+STATUSES = ("ok", "failed", "timed_out", "not_available")
+MAX_MANIFEST_BYTES = 4 * 1024 * 1024
+
+
+class BundleError(Exception):
+    """A bundle whose manifest cannot be used at all (one line: where and what was expected)."""
+
+
+@dataclass(frozen=True)
+class SourceEntry:
+    """One `sources` entry of a manifest."""
+
+    source: str
+    status: str
+    member: Optional[str] = None
+    argv: tuple[str, ...] = ()
+    rc: Optional[int] = None
+    duration_s: Optional[float] = None
+    timed_out: bool = False
+    sha256: Optional[str] = None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    root: str
+    host: Optional[str]
+    tool_version: Optional[str]
+    created: Optional[str]
+    redacted: bool
+    sources: tuple[SourceEntry, ...]
+    notes: tuple[str, ...] = field(default=())
+
+
+def is_bundle_dir(path: str) -> bool:
+    """A directory with a manifest.json is a bundle (any other directory is a folder of outputs)."""
+    return os.path.isfile(os.path.join(path, MANIFEST))
+
+
+def read_manifest(root: str) -> Manifest:
+    """Load and check `<root>/manifest.json`; BundleError naming the file and the key otherwise."""
+    where = os.path.join(root, MANIFEST)
+    try:
+        st = os.lstat(where)
+        if not stat.S_ISREG(st.st_mode):
+            raise BundleError(f"{where}: not a regular file")
+        if st.st_size > MAX_MANIFEST_BYTES:
+            raise BundleError(f"{where}: {st.st_size} bytes, more than a manifest can be ({MAX_MANIFEST_BYTES})")
+        with open(where, "rb") as fh:
+            data = json.loads(fh.read().decode("utf-8"))
+    except OSError as exc:
+        raise BundleError(f"{where}: cannot read: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        line = getattr(exc, "lineno", None)
+        raise BundleError(f"{where}{f':{line}' if line else ''}: not valid JSON: "
+                          f"{getattr(exc, 'msg', exc)}") from None
+    if not isinstance(data, dict):
+        raise BundleError(f"{where}: expected a JSON object with schema_version and sources")
+    if data.get("schema_version") != SCHEMA_VERSION:
+        raise BundleError(f"{where}: schema_version {data.get('schema_version')!r}; this topodiag reads "
+                          f"version {SCHEMA_VERSION}")
+    raw = data.get("sources")
+    if not isinstance(raw, list):
+        raise BundleError(f"{where}: sources: expected a list of source entries")
+    entries = tuple(_entry(where, i, e) for i, e in enumerate(raw))
+    host = data.get("host")
+    tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
+    notes = data.get("notes") or []
+    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+        raise BundleError(f"{where}: notes: expected a list of strings")
+    return Manifest(root=root, host=host if isinstance(host, str) and host else None,
+                    tool_version=tool.get("version") if isinstance(tool.get("version"), str) else None,
+                    created=data.get("created") if isinstance(data.get("created"), str) else None,
+                    redacted=data.get("redacted") is True, sources=entries, notes=tuple(notes))
+
+
+def _entry(where: str, i: int, e: Any) -> SourceEntry:
+    key = f"{where}: sources[{i}]"
+    if not isinstance(e, dict):
+        raise BundleError(f"{key}: expected an object with source and status")
+    source, status = e.get("source"), e.get("status")
+    if not isinstance(source, str) or not source:
+        raise BundleError(f"{key}.source: expected a source name")
+    if status not in STATUSES:
+        raise BundleError(f"{key}.status: {status!r} is not one of {', '.join(STATUSES)}")
+    member = e.get("member")
+    if member is not None and not isinstance(member, str):
+        raise BundleError(f"{key}.member: expected a relative path or null")
+    if status == "ok" and not member:
+        raise BundleError(f"{key}.member: status ok needs the member that holds the output")
+    argv = e.get("argv") or []
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        raise BundleError(f"{key}.argv: expected a list of strings")
+    rc = e.get("rc")
+    duration = e.get("duration_s")
+    sha = e.get("sha256")
+    return SourceEntry(
+        source=source, status=status, member=member, argv=tuple(argv),
+        rc=rc if isinstance(rc, int) and not isinstance(rc, bool) else None,
+        duration_s=float(duration) if isinstance(duration, (int, float)) and not isinstance(duration, bool) else None,
+        timed_out=e.get("timed_out") is True or status == "timed_out",
+        sha256=sha.lower() if isinstance(sha, str) and sha else None,
+        reason=e.get("reason") if isinstance(e.get("reason"), str) else "",
+    )
+
+
+def member_path(manifest: Manifest, member: str) -> str:
+    """The file a member names, refusing what would leave the bundle or is not a regular file
+    (BundleError, one line)."""
+    parts = member.replace("\\", "/").split("/")
+    if member.startswith(("/", "\\")) or os.path.isabs(member) or ".." in parts or "" in parts:
+        raise BundleError(f"{member}: a member must be a relative path inside the bundle")
+    path = os.path.join(manifest.root, *parts)
+    probe = manifest.root
+    for part in parts:  # no link anywhere on the way (a link could point outside)
+        probe = os.path.join(probe, part)
+        try:
+            st = os.lstat(probe)
+        except OSError:
+            raise BundleError(f"{member}: listed in the manifest but not in the bundle") from None
+        if stat.S_ISLNK(st.st_mode):
+            raise BundleError(f"{member}: a link; bundles hold plain files only")
+    if not stat.S_ISREG(os.lstat(path).st_mode):
+        raise BundleError(f"{member}: not a regular file")
+    return path
+
+
+def sha256_of(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
