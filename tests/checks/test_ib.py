@@ -16,7 +16,7 @@ from topodiag.profiles import load_profiles
 REPO = Path(__file__).resolve().parents[2]
 
 
-def topo_of(*files: str, inline: dict | None = None):
+def parsed_of(*files: str, inline: dict | None = None) -> list[ParsedInput]:
     items = []
     for rel in files:
         source = Path(rel).parent.name
@@ -24,13 +24,18 @@ def topo_of(*files: str, inline: dict | None = None):
         items.append(ParsedInput(source, rel, parsers.get(source).parse(parsers.blank_provenance_header(text))))
     for source, text in (inline or {}).items():
         items.append(ParsedInput(source, None, parsers.get(source).parse(text)))
-    return build(items)
+    return items
+
+
+def topo_of(*files: str, inline: dict | None = None):
+    return build(parsed_of(*files, inline=inline))
 
 
 def findings(code: str, *files: str, profile=None, params=None, inline=None):
     """The code's findings, run through the engine so messages and severities are the final ones."""
     load_checks()
-    inputs = {"topology": topo_of(*files, inline=inline)}
+    items = parsed_of(*files, inline=inline)
+    inputs = {"topology": build(items), **{i.source: i.result for i in items}}
     if profile is not None:
         inputs["profile"] = profile
     config = {code: {"params": params}} if params else None

@@ -189,13 +189,18 @@ def test_an_nccl_tests_run_with_nccl_debug_is_read_as_both_sources():
     assert {(i["source"], i["status"]) for i in inputs} == {("nccl_tests", "parsed"), ("nccl_debug", "parsed")}
 
 
-def test_a_second_input_of_one_source_says_which_the_rules_read():
-    from topodiag.sources.inputs import gather
-
-    g = gather([str(HGX), str(HGX)])
-    assert len(g.parsed) == 2 and g.statuses[0].reason == ""
-    assert "also read from" in g.statuses[1].reason
-    assert g.engine_inputs()["nvidia_smi_topo_m"] is g.parsed[0].result
+def test_every_file_of_one_source_is_judged_with_its_own_evidence():
+    """Two nccl-tests runs (155 and 90 GB/s busbw on 2x8 H100 NDR): PERF001 judges each, and each
+    finding's evidence names the file and line of that run's largest size."""
+    a = ROOT / "fixtures/nccl_tests/nccltests-allreduce-2x8h100-ndr-degraded-155-srun-prefix-01.txt"
+    b = ROOT / "fixtures/nccl_tests/nccltests-allreduce-2x8h100-ndr-ring-degraded-90-srun-prefix-01.txt"
+    res = invoke("check", "--from", str(a), str(b), "--select", "PERF001", "--format", "json")
+    assert res.exit_code == ExitCode.FINDINGS, res.output
+    perf = [f for f in json.loads(res.stdout)["findings"] if f["code"] == "PERF001"]
+    assert len(perf) == 2
+    files = [f["evidence"][0]["file"] for f in perf]
+    assert files == [str(a), str(b)]
+    assert "155.57 GB/s" in perf[0]["message"] and "89.9 GB/s" in perf[1]["message"]
 
 
 def test_an_empty_directory_is_incomplete(tmp_path):

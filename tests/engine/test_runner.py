@@ -411,3 +411,52 @@ def test_scoped_restores_the_registry():
         assert "ZZZ004" in registry.registered()
     assert registry.registered() == before
     registry.unregister("ZZZ999")  # unknown: no error
+
+
+def test_alternatives_in_requires_are_met_by_any_one(tmp_path):
+    path = tmp_path / "rules" / "ib" / "CCC001-any-ib.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text(textwrap.dedent("""
+        code = "CCC001"
+        slug = "any-ib"
+        title = "any IB tool"
+        severity = "error"
+        requires = ["topology", "ibstat|ibv_devinfo"]
+        message = "m"
+        why = "w"
+        fix = "f"
+    """))
+    cat = load_catalog(tmp_path / "rules")
+    calls = []
+
+    @check("CCC001")
+    def ccc001(topology):
+        calls.append(topology)
+
+    out = run(cat, {"topology": "T", "ibv_devinfo": "parsed"})
+    assert out.ran == ("CCC001",) and calls == ["T"]
+    out = run(cat, {"topology": "T"})
+    assert {s.code: s.reason for s in out.skipped}["CCC001"] == "needs one of ibstat, ibv_devinfo (not given)"
+    out = run(cat, {"topology": "T"}, problems=[InputProblem("ibstat", "failed", "timed out after 5 s")])
+    assert {s.code: s.reason for s in out.skipped}["CCC001"] == (
+        "needs one of ibstat, ibv_devinfo (ibstat source failed: timed out after 5 s)")
+
+
+def test_each_file_of_a_source_runs_the_check_once_and_names_its_file(catalog):
+    from topodiag.engine import Each
+
+    got = []
+
+    @check("AAA001")
+    def aaa001(nvidia_smi_topo_m, params):
+        got.append(nvidia_smi_topo_m)
+        yield hit("gpu:0", gpu=nvidia_smi_topo_m, path="SYS", evidence=[Evidence("nvidia_smi_topo_m", None, 7),
+                                                                         Evidence("other", None, 1)])
+
+    out = run(catalog, {"nvidia_smi_topo_m": Each.of([("A", "a.txt"), ("B", "b.txt")])}, select="AAA001")
+    assert got == ["A", "B"] and out.ran == ("AAA001",)
+    assert [f.message for f in out.findings] == ["A is far (SYS)", "B is far (SYS)"]
+    assert [f.evidence for f in out.findings] == [
+        (Evidence("nvidia_smi_topo_m", "a.txt", 7), Evidence("other", None, 1)),
+        (Evidence("nvidia_smi_topo_m", "b.txt", 7), Evidence("other", None, 1))]
+    assert run(catalog, {"nvidia_smi_topo_m": Each.of([])}, select="AAA001").ran == ()

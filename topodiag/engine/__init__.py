@@ -12,6 +12,7 @@ from .registry import CheckSpec, check, load_checks
 from .runner import (
     ConfigError,
     Crash,
+    Each,
     InputProblem,
     Outcome,
     SelectionError,
@@ -27,6 +28,6 @@ __all__ = [
     "Catalog", "CatalogError", "Example", "Rule", "default_rules_dir", "load_catalog", "load_rule",
     "Evidence", "Finding", "Hit", "Severity", "hit",
     "CheckSpec", "check", "load_checks",
-    "ConfigError", "Crash", "InputProblem", "Outcome", "SelectionError", "Skipped",
+    "ConfigError", "Crash", "Each", "InputProblem", "Outcome", "SelectionError", "Skipped",
     "exit_code_for", "parse_fail_on", "run", "select_rules", "split_codes",
 ]

@@ -25,6 +25,7 @@ from .findings import Severity, names as severity_names
 CODE_RE = re.compile(r"^[A-Z]+\d{3}$")
 SLUG_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")  # input and param names
+REQUIRES_RE = re.compile(r"^[a-z][a-z0-9_]*(\|[a-z][a-z0-9_]*)*$")  # an input, or alternatives a|b
 TAG_RE = re.compile(r"^[a-z][a-z0-9-]*$")
 FILE_RE = re.compile(r"^(?P<code>[A-Za-z]+\d+)-(?P<slug>.+)\.toml$")
 NOT_RULE_DIRS = {"profiles"}
@@ -236,7 +237,9 @@ def rule_from_dict(data: Mapping[str, Any], where: str, path: Optional[Path] = N
     fix = v.string(data, "fix", nonempty=True)
     how_to_check = v.string(data, "how_to_check") or ""
     tags = v.string_list(data, "tags", TAG_RE, "lowercase words with hyphens")
-    requires = v.string_list(data, "requires", NAME_RE, "a lowercase input name (like nvidia_smi_topo_m)")
+    requires = v.string_list(data, "requires", REQUIRES_RE,
+                             "a lowercase input name (like nvidia_smi_topo_m), or alternatives joined by | "
+                             "(like ibstat|ibv_devinfo)")
     references = v.string_list(data, "references")
     params = v.params(data)
     message = v.string(data, "message", nonempty=True)

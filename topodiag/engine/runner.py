@@ -1,7 +1,11 @@
 """Run the selected rules over the inputs: skips with reasons, crash isolation, the exit code.
 
 - A rule whose required input is absent (or None) is skipped, with the reason (and the source's
-  failure when one was recorded).
+  failure when one was recorded). A `requires` entry "ibstat|ibv_devinfo|ibstatus" is met by any
+  one of them (the check itself reads what they put in the model).
+- An input given as `Each` (several files of one source: two nccl-tests runs, a log per node) runs
+  each check that takes it once per file; evidence of that source that names no file gets the
+  file's name.
 - A check that raises becomes a SYS003 check-crashed finding naming the rule and the exception;
   the run goes on with the next rule.
 - Source failures handed in as InputProblems become SYS001 (failed) / SYS002 (unparseable).
@@ -15,9 +19,10 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Optional
 
@@ -54,6 +59,26 @@ class SelectionError(ValueError):
 
 class ConfigError(ValueError):
     """A rule override (severity, params, enabled) that does not fit the catalog."""
+
+
+@dataclass(frozen=True)
+class Each:
+    """Several parsed inputs of one source, as (value, file) pairs; checks that take the source run
+    once per item."""
+
+    items: tuple[tuple[Any, Optional[str]], ...]
+
+    @classmethod
+    def of(cls, pairs: Iterable[tuple[Any, Optional[str]]]) -> "Each":
+        return cls(tuple(pairs))
+
+    def first(self) -> Any:
+        return self.items[0][0] if self.items else None
+
+
+def _present(inputs: Mapping[str, Any], name: str) -> bool:
+    value = inputs.get(name)
+    return value is not None and not (isinstance(value, Each) and not value.items)
 
 
 @dataclass(frozen=True)
@@ -315,27 +340,51 @@ def run(
             skipped.append(Skipped(rule.code, rule.slug, "no check is implemented for this rule"))
             continue
         needed = list(dict.fromkeys(rule.requires + spec.required))
-        absent = [name for name in needed if inputs.get(name) is None]
+        absent = [group for group in needed if not any(_present(inputs, n) for n in group.split("|"))]
         if absent:
-            skipped.append(Skipped(rule.code, rule.slug, "; ".join(_absent_reason(n, by_source) for n in absent)))
+            skipped.append(Skipped(rule.code, rule.slug, "; ".join(_absent_reason(g, by_source) for g in absent)))
             continue
-        kwargs = {name: inputs[name] for name in spec.inputs if inputs.get(name) is not None}
-        if "params" in spec.wants:
-            kwargs["params"] = conf.params
-        if "rule" in spec.wants:
-            kwargs["rule"] = rule
         ran.append(rule.code)
-        try:
-            produced = _collect(rule, conf, spec.func(**kwargs))
-        except Exception as exc:  # crash isolation: the run goes on
-            crashed(rule, exc)
-            continue
-        findings.extend(produced)
+        for kwargs, files in _calls(spec, inputs):
+            if "params" in spec.wants:
+                kwargs["params"] = conf.params
+            if "rule" in spec.wants:
+                kwargs["rule"] = rule
+            try:
+                produced = _collect(rule, conf, spec.func(**kwargs))
+            except Exception as exc:  # crash isolation: the run goes on
+                crashed(rule, exc)
+                break
+            findings.extend(_with_files(f, files) for f in produced)
 
     return Outcome(
         findings=tuple(findings), skipped=tuple(skipped), ran=tuple(ran), crashes=tuple(crashes),
         fail_on=fail_on, exit_code=exit_code_for(findings, fail_on),
     )
+
+
+def _calls(spec: registry.CheckSpec, inputs: Mapping[str, Any]):
+    """The keyword sets to call a check with: once, or once per file of each `Each` input it takes
+    (with the {source: file} of that call, for evidence)."""
+    taken = [name for name in spec.inputs if _present(inputs, name)]
+    plain = {name: inputs[name] for name in taken if not isinstance(inputs[name], Each)}
+    many = [name for name in taken if isinstance(inputs[name], Each)]
+    for combo in itertools.product(*(inputs[name].items for name in many)):
+        kwargs = dict(plain)
+        files = {}
+        for name, (value, file) in zip(many, combo):
+            kwargs[name] = value
+            files[name] = file
+        yield kwargs, files
+
+
+def _with_files(finding: Finding, files: Mapping[str, Optional[str]]) -> Finding:
+    """Evidence of a per-file input that names no file gets the file the check was called with."""
+    if not files or not any(e.file is None and files.get(e.source) for e in finding.evidence):
+        return finding
+    evidence = tuple(replace(e, file=files[e.source]) if e.file is None and files.get(e.source) else e
+                     for e in finding.evidence)
+    return replace(finding, evidence=evidence)
 
 
 def _collect(rule: Rule, conf: RuleSettings, result: Any) -> list[Finding]:
@@ -354,9 +403,12 @@ def _collect(rule: Rule, conf: RuleSettings, result: Any) -> list[Finding]:
     return out
 
 
-def _absent_reason(name: str, by_source: Mapping[str, InputProblem]) -> str:
-    p = by_source.get(name)
-    if p is None:
-        return f"needs {name} (not given)"
+def _absent_reason(group: str, by_source: Mapping[str, InputProblem]) -> str:
+    names = group.split("|")
+    failed = [by_source[n] for n in names if n in by_source]
+    what = names[0] if len(names) == 1 else "one of " + ", ".join(names)
+    if not failed:
+        return f"needs {what} (not given)"
+    p = failed[0]
     word = "source failed" if p.kind == "failed" else "not parseable"
-    return f"needs {name} ({word}: {p.reason})"
+    return f"needs {what} ({p.source} {word}: {p.reason})" if len(names) > 1 else f"needs {what} ({word}: {p.reason})"

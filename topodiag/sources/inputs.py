@@ -17,7 +17,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional
 
-from ..engine.runner import InputProblem
+from ..engine.runner import Each, InputProblem
 from ..model.builder import ParsedInput
 from .bundle import BundleError, is_bundle_dir, member_path, read_manifest, sha256_of
 from .user_file import InputError, open_text, parse_opened
@@ -55,11 +55,12 @@ class Gathered:
     host: Optional[str] = None  # what a bundle's manifest says (first bundle wins)
 
     def engine_inputs(self) -> dict:
-        """source name -> parse result (the first file of each source; all of them go to the model)."""
-        out: dict = {}
+        """source name -> Each (value, file) of every file of that source: a rule that reads a
+        source itself runs once per file; the model merges them all."""
+        out: dict[str, list] = {}
         for item in self.parsed:
-            out.setdefault(item.source, item.result)
-        return out
+            out.setdefault(item.source, []).append((item.result, item.path))
+        return {source: Each.of(pairs) for source, pairs in out.items()}
 
 
 def is_bundle(path: str) -> bool:
@@ -159,11 +160,8 @@ def _parse_as(source: str, opened, label: str, out: Gathered) -> Optional[tuple[
         return exc.message, exc.line_no or None
     except RecursionError:
         return "input nested too deeply", None
-    first = next((p.path for p in out.parsed if p.source == source), None)
-    note = (f"{source} was also read from {first}: rules that read {source} itself use that one; "
-            "the model merges both") if first else ""
     out.parsed.append(ParsedInput(source, label, result))
-    out.statuses.append(InputStatus(label, source, "parsed", note))
+    out.statuses.append(InputStatus(label, source, "parsed"))
     return None
 
 
