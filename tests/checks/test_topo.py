@@ -98,19 +98,33 @@ def test_real_cross_socket_pairs_do_not_claim_a_vm(catalog):
     assert topo(catalog, "TOPO002", "topo-2gpu-node-indented-linewrapped-paste-01") == []
 
 
-def test_far_nics_named_per_gpu(catalog):
+def test_far_nics_named_per_nic_and_class(catalog):
+    """A800 (corpus): GPU0 and GPU2 have no NIC closer than NIC0 (mlx5_0) at NODE; GPU4, 5 and 6 none
+    closer than NIC2 (mlx5_2) at NODE (NIC2 and NIC3 are PIX to GPU7 only)."""
     found = topo(catalog, "TOPO003", "topo-a800-nv8-4nic-dualport-01")
-    assert [f.subjects[0] for f in found] == ["gpu:0", "gpu:2", "gpu:4", "gpu:5", "gpu:6"]
-    by_gpu = {f.subjects[0]: f for f in found}
-    assert by_gpu["gpu:0"].subjects == ("gpu:0", "nic:mlx5_0")
-    assert "at NODE" in by_gpu["gpu:0"].message and "NIC0" in by_gpu["gpu:0"].message
+    assert [f.subjects for f in found] == [("gpu:0", "gpu:2", "nic:mlx5_0"),
+                                           ("gpu:4", "gpu:5", "gpu:6", "nic:mlx5_2")]
+    assert found[0].message.startswith("gpu:0, gpu:2 are nearest to nic:mlx5_0 (NIC0) at NODE (worse than PXB)")
+    assert "derived" not in found[0].message
 
 
 def test_dgx1_single_hca(catalog):
+    """DGX-1 (corpus): one HCA mlx5_0, PIX to GPU2/3, NODE to GPU0/1, SYS to GPU4-7."""
     found = topo(catalog, "TOPO003", "topo-v100-dgx1-mlx5-legacy-01")
-    paths = {f.subjects[0]: f.message for f in found}
-    assert sorted(paths) == ["gpu:0", "gpu:1", "gpu:4", "gpu:5", "gpu:6", "gpu:7"]
-    assert "at NODE" in paths["gpu:0"] and "at SYS" in paths["gpu:7"]
+    assert [(f.subjects, "at NODE" in f.message, "at SYS" in f.message) for f in found] == [
+        (("gpu:0", "gpu:1", "nic:mlx5_0"), True, False),
+        (("gpu:4", "gpu:5", "gpu:6", "gpu:7", "nic:mlx5_0"), False, True)]
+
+
+def test_far_nic_from_nccl_topology_xml(catalog):
+    """Azure NDv2 topology file (corpus): GPUs 0001-0004 and the only NIC 0101 under CPU 0 (no PCIe
+    switch in the file: PHB), GPUs 0005-0008 under CPU 1 (SYS)."""
+    found = findings(catalog, "TOPO003", nccl_topo_xml="fixtures/nccl_topo_xml/nccl-topo-xml-azure-ndv2-static-01.xml")
+    assert [(f.subjects[:-1], f.subjects[-1]) for f in found] == [
+        (("gpu:0001:00:00.0", "gpu:0002:00:00.0", "gpu:0003:00:00.0", "gpu:0004:00:00.0"), "nic:0101:00:00.0"),
+        (("gpu:0005:00:00.0", "gpu:0006:00:00.0", "gpu:0007:00:00.0", "gpu:0008:00:00.0"), "nic:0101:00:00.0")]
+    assert " at PHB " in found[0].message and " at SYS " in found[1].message
+    assert "derived from NCCL's topology XML" in found[1].message
 
 
 def test_management_nic_far_away_does_not_count(catalog):
@@ -121,8 +135,7 @@ def test_management_nic_far_away_does_not_count(catalog):
 def test_k40m_phb_nic(catalog):
     found = topo(catalog, "TOPO003", "topo-k40m-4gpu-mlx4-soc-oldlegend-tabs-01")
     assert [(f.subjects, "PHB" in f.message) for f in found] == [
-        (("gpu:0", "nic:mlx4_0"), False), (("gpu:1", "nic:mlx4_0"), False),
-        (("gpu:2", "nic:mlx4_0"), True), (("gpu:3", "nic:mlx4_0"), True)]
+        (("gpu:0", "gpu:1", "nic:mlx4_0"), False), (("gpu:2", "gpu:3", "nic:mlx4_0"), True)]
 
 
 def test_max_path_param(catalog):
@@ -131,7 +144,10 @@ def test_max_path_param(catalog):
     parsed = parsers.get("nvidia_smi_topo_m").parse(parsers.blank_provenance_header(text))
     inputs = {"nvidia_smi_topo_m": parsed, "topology": build([ParsedInput("nvidia_smi_topo_m", rel, parsed)])}
     outcome = run(catalog, inputs, select="TOPO003", config={"TOPO003": {"params": {"max_path": "PIX"}}})
-    assert len([f for f in outcome.findings if f.code == "TOPO003"]) == 8  # every GPU is PXB to its NIC
+    # every GPU is PXB to its NICs (GPU0/1 to NIC0/1 ...); the nearest tie goes to the lower NIC
+    assert [f.subjects for f in outcome.findings if f.code == "TOPO003"] == [
+        ("gpu:0", "gpu:1", "nic:mlx5_0"), ("gpu:2", "gpu:3", "nic:mlx5_2"),
+        ("gpu:4", "gpu:5", "nic:mlx5_4"), ("gpu:6", "gpu:7", "nic:mlx5_6")]
 
 
 def test_unequal_nv_counts_ratio_from_link_counts(catalog):
@@ -156,6 +172,42 @@ def test_pcie_profile_expects_sys():
     t = build([ParsedInput("nvidia_smi_topo_m", rel, parsed)])
     from topodiag.checks.topo import gpu_pair_cross_socket
 
-    [h] = list(gpu_pair_cross_socket(t, parsed, {}, profile=load_profiles()["pcie-8gpu"]))
+    [h] = list(gpu_pair_cross_socket(t, {}, profile=load_profiles()["pcie-8gpu"]))
     assert h.severity == Severity.INFO and h.expectation.startswith("profile pcie-8gpu")
     assert "hidden PCIe topology" in h.values["note"]
+
+
+P2P = "fixtures/nvidia_smi_topo_p2p/"
+
+
+def test_p2p_refused_on_consumer_gpus(catalog):
+    """RTX 5090 workstation (corpus, same report): topo -m GPU0-GPU1 PHB, topo -p2p rw GNS both ways."""
+    [f] = findings(catalog, "TOPO004", nvidia_smi_topo_m=TOPO_M + "topo-rtx5090-2gpu-phb-tabs-workstation-01.txt",
+                   nvidia_smi_topo_p2p=P2P + "topo-p2p-rw-rtx5090-2gpu-gns-01.txt")
+    assert f.subjects == ("gpu:0", "gpu:1") and f.severity == Severity.WARNING
+    assert f.message == ("P2P access refused between 1 GPU pair(s): gpu:0-gpu:1: GNS (GPU not supported "
+                         "(GeForce/consumer boards refuse P2P)); topo -m path PHB")
+
+
+def test_p2p_all_ok_and_one_way_refusals(catalog):
+    assert findings(catalog, "TOPO004", nvidia_smi_topo_p2p=P2P + "topo-p2p-r-h100-8gpu-all-ok-01.txt") == []
+    found = findings(catalog, "TOPO004", nvidia_smi_topo_p2p=P2P + "topo-p2p-invented-w-4gpu-asymmetric-prompt-crlf-01.txt")
+    assert found and all("write" in f.message for f in found)
+
+
+def test_p2p_refused_on_an_nvlinked_pair_is_an_error(catalog):
+    topo_text = ("        GPU0    GPU1    CPU Affinity    NUMA Affinity\n"
+                 "GPU0     X      NV4     0-31            0\n"
+                 "GPU1    NV4      X      0-31            0\n")
+    p2p_text = "$ nvidia-smi topo -p2p n\n        GPU0    GPU1\n GPU0   X       NS\n GPU1   NS      X\n"
+    items = [ParsedInput(src, None, parsers.get(src).parse(text))
+             for src, text in (("nvidia_smi_topo_m", topo_text), ("nvidia_smi_topo_p2p", p2p_text))]
+    inputs = {i.source: i.result for i in items}
+    inputs["topology"] = build(items)
+    [f] = [f for f in run(catalog, inputs, select="TOPO004").findings if f.code == "TOPO004"]
+    assert f.severity == Severity.ERROR and "over NVLink" in f.message and "NVLinked (gpu:0-gpu:1 NV4)" in f.message
+    # the same NS over NVLink between two PCIe GPUs is by design: no finding
+    items[0] = ParsedInput("nvidia_smi_topo_m", None, parsers.get("nvidia_smi_topo_m").parse(topo_text.replace("NV4", "PHB")))
+    inputs = {i.source: i.result for i in items}
+    inputs["topology"] = build(items)
+    assert [f for f in run(catalog, inputs, select="TOPO004").findings if f.code == "TOPO004"] == []

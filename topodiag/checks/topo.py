@@ -1,4 +1,8 @@
-"""TOPO rules over the `nvidia-smi topo -m` matrix: GPU-pair asymmetry, SYS pairs, far NICs.
+"""TOPO rules over the node's path classes: GPU-pair asymmetry, SYS pairs, far NICs, P2P refused.
+
+Path classes come from `nvidia-smi topo -m`, or, where no matrix was given, from NCCL's topology XML
+(the builder derives NV#/PIX/PXB/PHB/SYS from the PCI tree and NVLinks, `derived: True`, and the
+messages say so). P2P status comes from `nvidia-smi topo -p2p`.
 
 Bandwidth figures come from knowledge.path_nominal_gbyte_s (one-way GB/s). Where the GPU model is
 unknown (topo -m alone does not name it), NV# counts 25 GB/s per link (NVLink 2-4; NVLink 5 has more)
@@ -71,8 +75,14 @@ def _fmt(x: float) -> str:
     return f"{x:.0f}" if x >= 10 else f"{x:.1f}"
 
 
+def _derived_note(topology, pairs) -> str:
+    """'; classes derived from NCCL's topology XML' when the judged pairs came from there."""
+    derived = any((topology.pair(a, b) or {}).get("derived") for a, b in pairs)
+    return "; path classes derived from NCCL's topology XML (no topo -m matrix given)" if derived else ""
+
+
 @check("TOPO001")
-def gpu_link_asymmetry(topology, nvidia_smi_topo_m, params, profile=None):
+def gpu_link_asymmetry(topology, params, profile=None):
     pairs = _known_pairs(topology)
     if len(pairs) < 2:
         return
@@ -111,7 +121,7 @@ def gpu_link_asymmetry(topology, nvidia_smi_topo_m, params, profile=None):
                     if not any(nv_count(c) for a, b, c in pairs if g in (a, b))]
         note = (f"; {', '.join(unlinked)} {'has' if len(unlinked) == 1 else 'have'} no NVLink to any GPU"
                 if unlinked else "")
-        note += ("; a collective over all GPUs runs at the slowest pair")
+        note += ("; a collective over all GPUs runs at the slowest pair") + _derived_note(topology, [(slow_a, slow_b)])
         severity, expectation = None, f"the node's best GPU pair ({best_cls})"
         want = getattr(profile, "gpu_pair_class", None)
         if want and nv_count(want) is not None and class_rank(slow_cls) > class_rank(want):
@@ -126,7 +136,7 @@ def gpu_link_asymmetry(topology, nvidia_smi_topo_m, params, profile=None):
 
 
 @check("TOPO002")
-def gpu_pair_cross_socket(topology, nvidia_smi_topo_m, params, profile=None):
+def gpu_pair_cross_socket(topology, params, profile=None):
     pairs = _known_pairs(topology)
     sys_pairs = [(a, b) for a, b, c in pairs if c == "SYS"]
     if not sys_pairs:
@@ -147,6 +157,9 @@ def gpu_pair_cross_socket(topology, nvidia_smi_topo_m, params, profile=None):
                      "cross the sockets by design")
     if len(sys_pairs) == len(pairs):
         notes.append("every GPU pair is SYS")
+    derived = _derived_note(topology, sys_pairs)
+    if derived:
+        notes.append(derived[2:])
     listed = ", ".join(f"{a}-{b}" for a, b in sys_pairs[:6]) + (", ..." if len(sys_pairs) > 6 else "")
     subjects = sorted({g for p in sys_pairs for g in p}, key=topology.gpus().index)
     severity = "info" if dgx1 and not same_numa else None
@@ -160,21 +173,71 @@ def gpu_pair_cross_socket(topology, nvidia_smi_topo_m, params, profile=None):
 
 
 @check("TOPO003")
-def gpu_nic_far(topology, nvidia_smi_topo_m, params, profile=None):
+def gpu_nic_far(topology, params, profile=None):
+    """One finding per (NIC, class): the GPUs whose nearest NIC is that NIC at that class."""
     if not topology.nics():
         return
     max_path = getattr(profile, "gpu_nic_max_path", None) or params.get("max_path", "PXB")
     max_path = knowledge.normalize_path_class(max_path)
     expectation = (f"profile {profile.name}: nearest NIC at {max_path} or closer"
                    if getattr(profile, "gpu_nic_max_path", None) else f"nearest NIC at {max_path} or closer")
+    groups: dict[tuple[str, str], list[str]] = {}
     for gpu in topology.gpus():
         near = topology.nearest_nic(gpu)
         if near is None:
             continue
         nic, cls = near
-        if class_rank(cls) <= class_rank(max_path):
-            continue
+        if class_rank(cls) > class_rank(max_path):
+            groups.setdefault((nic, cls), []).append(gpu)
+    for (nic, cls), gpus in sorted(groups.items(), key=lambda kv: topology.gpus().index(kv[1][0])):
         topo_name = topology.node(nic).get("topo_name")
         label = nic + (f" ({topo_name})" if topo_name and topo_name not in nic else "")
-        yield hit([gpu, nic], evidence=_pair_evidence(topology, gpu, nic), expectation=expectation,
-                  gpu=gpu, nic=label, path=cls, max_path=max_path)
+        pairs = [(g, nic) for g in gpus]
+        yield hit(gpus + [nic], evidence=_pair_evidence(topology, gpus[0], nic), expectation=expectation,
+                  gpus=", ".join(gpus), verb="is" if len(gpus) == 1 else "are", nic=label, path=cls,
+                  max_path=max_path, note=_derived_note(topology, pairs))
+
+
+P2P_MEANING = {"CNS": "chipset not supported", "GNS": "GPU not supported (GeForce/consumer boards refuse P2P)",
+               "TNS": "topology not supported", "NS": "not supported", "DR": "disabled by regkey",
+               "U": "unknown"}
+P2P_MODE = {"r": "read", "w": "write", "rw": "read/write", "n": "over NVLink", "a": "atomics", "p": "over PCIe",
+            "unknown": "access"}  # unknown: the paste does not show which -p2p mode ran
+
+
+@check("TOPO004")
+def gpu_p2p_unsupported(topology, params, profile=None):
+    """GPU pairs whose `topo -p2p` status is not OK: NCCL cannot use P2P between them.
+
+    Read/write (r, w, rw; unknown mode counts as read/write) refusals are judged; NVLink (n) and
+    atomics (a) refusals only where `topo -m` says the pair is NVLinked, since a PCIe pair has no
+    NVLink P2P and often no P2P atomics by design."""
+    refused: dict[tuple[str, str], list[tuple[str, str, bool]]] = {}  # (mode, status) -> (a, b, one way)
+    for a, b, _, d in topology.edges(kind="p2p"):
+        nvlinked = nv_count(topology.pair_class(a, b)) is not None
+        for key, cells in d.items():
+            mode = key[len("status_"):] if key.startswith("status_") else None
+            if mode is None or (mode in ("n", "a") and not nvlinked):
+                continue
+            for status in sorted({st for st in cells.values() if st != "OK"}):
+                both = all(st == status for st in cells.values()) and len(cells) == 2
+                refused.setdefault((mode, status), []).append((a, b, not both))
+    order = topology.gpus()
+    for (mode, status), cells in sorted(refused.items()):
+        pairs = sorted(((a, b) for a, b, _ in cells), key=lambda p: (order.index(p[0]), order.index(p[1])))
+        nvlinked = [p for p in pairs if nv_count(topology.pair_class(*p)) is not None]
+        subjects = sorted({g for p in pairs for g in p}, key=order.index)
+        listed = ", ".join(f"{a}-{b}" for a, b in pairs[:8]) + (", ..." if len(pairs) > 8 else "")
+        paths = sorted({c for p in pairs if (c := topology.pair_class(*p))}, key=class_rank)
+        notes = [f"topo -m path {'/'.join(paths)}"] if paths else []
+        one_way = [f"{a}-{b}" for a, b, partial in cells if partial]
+        if one_way:
+            notes.append(f"refused in one direction only for {', '.join(one_way[:4])}")
+        if nvlinked:
+            a, b = nvlinked[0]
+            notes.append(f"{len(nvlinked)} of these pairs are NVLinked ({a}-{b} {topology.pair_class(a, b)}): "
+                         "P2P should work there (driver, fabric manager or a faulty link)")
+        yield hit(subjects, evidence=list((topology.edge(*pairs[0], "p2p") or {}).get("sources") or [])[:1],
+                  severity="error" if nvlinked else None, expectation="P2P OK between every GPU pair",
+                  count=len(pairs), listed=listed, status=status, meaning=P2P_MEANING.get(status, status),
+                  mode=P2P_MODE.get(mode, mode), note="".join(f"; {n}" for n in notes))

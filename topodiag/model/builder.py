@@ -20,7 +20,7 @@ MAX_NVLINKS_PER_GPU = 18
 
 IB_SOURCES = ("ibstat", "ibv_devinfo", "ibstatus")
 # Order in which inputs are merged, so ids and first-seen facts do not depend on argument order.
-_ORDER = ("nvidia_smi_topo_m", "nvidia_smi_nvlink_s", "nccl_topo_xml", *IB_SOURCES,
+_ORDER = ("nvidia_smi_topo_m", "nvidia_smi_topo_p2p", "nvidia_smi_nvlink_s", "nccl_topo_xml", *IB_SOURCES,
           "nccl_debug", "nccl_tests")
 
 
@@ -115,6 +115,32 @@ def _add_numa_cpus(topo: Topology, numa: str, cpus: str, ref: dict) -> None:
     if "cpu_affinity" not in attrs:
         attrs["cpu_affinity"] = cpus
         attrs["provenance"]["cpu_affinity"] = ref
+
+
+# -- nvidia-smi topo -p2p ---------------------------------------------------------------------
+
+def _merge_topo_p2p(topo: Topology, item: ParsedInput, host_id: str) -> None:
+    """One "p2p" edge per GPU pair: `status_<mode>` = {"gpu:0>gpu:1": "OK", "gpu:1>gpu:0": "OK"}
+    (mode r, w, n, a, p, rw as on the prompt line; "unknown" when the text does not show it)."""
+    r = item.result
+    key = f"status_{r.mode or 'unknown'}"
+    ids = {}
+    for name in r.gpus:
+        tail = name[3:]
+        ids[name] = f"gpu:{tail}" if name.startswith("GPU") and tail.isdigit() else f"gpu:{name}"
+        topo.add_node(ids[name], "gpu", _ref(item, None), index=int(tail) if tail.isdigit() else None)
+    pairs: dict[tuple[str, str], dict] = {}
+    lines: dict[tuple[str, str], int] = {}
+    for c in r.cells:
+        a, b = ids.get(c.src), ids.get(c.dst)
+        if a is None or b is None:
+            continue
+        pair = tuple(sorted((a, b)))
+        pairs.setdefault(pair, {})[f"{a}>{b}"] = c.status
+        lines.setdefault(pair, c.line_no)
+    for (a, b), cells in pairs.items():
+        topo.add_edge(a, b, "p2p", _ref(item, lines[(a, b)]), **{key: dict(sorted(cells.items()))})
+    topo.notes.extend(f"nvidia_smi_topo_p2p: {n}" for n in r.notes)
 
 
 # -- nvidia-smi nvlink -s ---------------------------------------------------------------------
@@ -407,6 +433,7 @@ def _merge_nccl_tests(topo: Topology, item: ParsedInput, host_id: str) -> None:
 
 _MERGERS = {
     "nvidia_smi_topo_m": _merge_topo_m,
+    "nvidia_smi_topo_p2p": _merge_topo_p2p,
     "nvidia_smi_nvlink_s": _merge_nvlink_s,
     "nccl_topo_xml": _merge_nccl_xml,
     "ibstat": _merge_ib,
