@@ -208,6 +208,117 @@ def test_invented_bitwise_and_timestamp_columns() -> None:
     assert any("Bitwise mismatches" in f.text for f in r.failures)
 
 
+# --- healthy anchors (real published runs) -------------------------------------------------------
+
+def test_8xh100_single_node_nvls_476() -> None:
+    r = load("nccltests-allreduce-8xh100-nvls-476-single-node-01.txt")
+    assert r.nranks == 8 and {d.name for d in r.devices} == {"NVIDIA H100 80GB HBM3"}
+    assert {d.host for d in r.devices} == {"node005"} and len({d.pid for d in r.devices}) == 1  # -g 8
+    assert r.parameters["ngpus"] == 8 and r.parameters["iters"] == 2
+    assert r.collective is None  # no command line, no "Collective test starting"
+    assert [row.size_bytes for row in r.rows] == [134217728 << i for i in range(6)]
+    last = r.rows[-1]
+    assert last.size_bytes == 4294967296
+    assert (last.oop_busbw_gbps, last.ip_busbw_gbps) == (473.60, 476.53)  # NVLS, ~480 GB/s anchor
+    assert last.oop_algbw_gbps == 270.63
+    assert all(464 <= v <= 477 for row in large(r, 1 << 30) for v in busbw(row))
+    assert r.peak_busbw_gbps == 476.53 and r.avg_busbw_gbps == 439.369
+
+
+def test_2x8h100_ndr_nvlstree_469_with_mpi_noise() -> None:
+    r = load("nccltests-allreduce-2x8h100-ndr-nvlstree-469-xpmem-warning-01.txt")
+    assert r.nranks == 16 and {d.host for d in r.devices} == {"bm-h100-01", "bm-h100-02"}
+    assert [d.rank for d in r.devices] == list(range(16))  # the MPI help lines inside the list are skipped
+    assert r.devices[0].bus_id == "0000:19:00" and r.devices[-1].bus_id == "0000:db:00"
+    assert r.nccl_version == "2.26.2" and r.collective == "all_reduce"
+    assert r.parameters["max_bytes"] == 17179869184
+    assert len(r.rows) == 32 and r.rows[0].size_bytes == 8 and r.rows[0].line_no == 53
+    last = r.rows[-1]
+    assert last.size_bytes == 17179869184
+    assert (last.oop_busbw_gbps, last.ip_busbw_gbps) == (469.21, 469.10)
+    assert all(249 <= row.oop_algbw_gbps <= 251 for row in large(r, 8589934592))
+    assert {row.size_bytes: row for row in r.rows}[256].oop_time_us == 94.40  # small-size outlier
+    assert r.peak_busbw_gbps == 469.21 and r.avg_busbw_gbps == 139.56
+    assert r.failures == () and r.out_of_bounds_ok is True
+
+
+def test_2x8h100_ib400_ring_392_wrapped_command() -> None:
+    r = load("nccltests-allreduce-2x8h100-ib400-ring-392-wrapped-cmd-01.txt")
+    assert r.nranks == 16 and {d.host for d in r.devices} == {"0666a154", "b749a9b0"}
+    assert r.collective == "all_reduce"  # from the echoed command, wrapped before "-f 2 -g 1"
+    assert r.parameters["min_bytes"] == 1048576 and r.parameters["max_bytes"] == 8589934592
+    assert len(r.rows) == 14
+    last = r.rows[-1]
+    assert last.size_bytes == 8589934592
+    assert (last.oop_busbw_gbps, last.ip_busbw_gbps) == (392.69, 392.30)  # ring: the 8x400G network limit
+    assert last.oop_algbw_gbps == 209.43
+    assert all(384 <= v <= 393 for row in large(r, 1 << 30) for v in busbw(row))
+    assert r.avg_busbw_gbps == 248.186
+
+
+def test_2x8h100_oci_roce_465() -> None:
+    r = load("nccltests-allreduce-2x8h100-oci-roce-465-01.txt")
+    assert r.nranks == 16 and len({d.host for d in r.devices}) == 2
+    assert {d.name for d in r.devices} == {"NVIDIA H100 80GB HBM3"}
+    assert r.collective == "all_reduce"
+    assert [row.size_bytes for row in r.rows] == [1073741824 << i for i in range(5)]
+    last = r.rows[-1]
+    assert (last.oop_busbw_gbps, last.ip_busbw_gbps) == (464.57, 464.79)
+    assert all(445 <= v <= 465 for row in r.rows for v in busbw(row))
+    assert r.peak_busbw_gbps == 464.79 and r.avg_busbw_gbps == 458.452
+
+
+def test_8xa100_sxm4_80gb_232() -> None:
+    r = load("nccltests-allreduce-8xa100-sxm4-80gb-232-01.txt")
+    assert r.nranks == 8 and {d.name for d in r.devices} == {"NVIDIA A100-SXM4-80GB"}
+    assert {d.host for d in r.devices} == {"thanos"} and r.parameters["ngpus"] == 8
+    assert r.collective == "all_reduce"
+    assert len(r.rows) == 30 and r.rows[0].size_bytes == 8
+    by_size = {row.size_bytes: row for row in r.rows}
+    assert [by_size[s].oop_busbw_gbps for s in (1 << 30, 1 << 31, 1 << 32)] == [227.83, 230.13, 232.44]
+    assert by_size[1 << 32].ip_busbw_gbps == 231.59 and by_size[1 << 32].oop_algbw_gbps == 132.82
+    assert by_size[536870912].ip_busbw_gbps == 221.02  # in-place faster than out-of-place (203.03) at 512 MiB
+    assert r.peak_busbw_gbps == 232.44 and r.avg_busbw_gbps == 66.2058
+
+
+def test_8xa100_mpirun_help_lines_between_rows() -> None:
+    r = load("nccltests-allreduce-8xa100-sxm4-80gb-mpirun-help-lines-01.txt")
+    assert r.nranks == 8 and len({d.pid for d in r.devices}) == 8  # one process per GPU
+    assert {d.name for d in r.devices} == {"NVIDIA A100-SXM4-80GB"}
+    assert len(r.rows) == 30  # the two "help message" lines are not rows and do not cut the table
+    assert r.rows[0].line_no == 25 and r.rows[-1].line_no == 55
+    last = r.rows[-1]
+    assert last.size_bytes == 4294967296
+    assert (last.oop_busbw_gbps, last.ip_busbw_gbps) == (232.81, 232.93)
+    assert r.rows[0].ip_time_us == 17.74
+    assert r.peak_busbw_gbps == 232.93 and r.avg_busbw_gbps == 72.7724
+    assert r.failures == ()
+
+
+def test_8xa100_sxm4_40gb_oci_single_size() -> None:
+    r = load("nccltests-allreduce-8xa100-sxm4-40gb-oci-bm-gpu4-232-01.txt")
+    assert r.nranks == 8 and {d.name for d in r.devices} == {"NVIDIA A100-SXM4-40GB"}
+    assert len(r.rows) == 1
+    row = r.rows[0]
+    assert row.size_bytes == 10737418240 and row.count == 2684354560
+    assert (row.oop_busbw_gbps, row.ip_busbw_gbps) == (232.04, 231.54)
+    assert row.oop_algbw_gbps == 132.60
+    assert r.avg_busbw_gbps == 231.793
+
+
+def test_8xh200_single_node_nvls_477() -> None:
+    r = load("nccltests-allreduce-8xh200-nvls-477-8gib-01.txt")
+    assert r.nranks == 8 and {d.name for d in r.devices} == {"NVIDIA H200"}
+    assert {d.bus_id for d in r.devices} == {"0x00"}  # the VM reports bus id 0x00 for every GPU
+    assert r.nccl_version == "2.19.3" and r.collective == "all_reduce"
+    assert len(r.rows) == 1
+    row = r.rows[0]
+    assert row.size_bytes == 8589934592
+    assert (row.oop_busbw_gbps, row.ip_busbw_gbps) == (476.96, 476.98)
+    assert row.oop_algbw_gbps == 272.55
+    assert r.avg_busbw_gbps == 476.967
+
+
 # --- edge cases ----------------------------------------------------------------------------------
 
 MODERN = """# nThread 1 nGpus 2 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
