@@ -189,3 +189,45 @@ def test_ib003_extra_ethernet_ports_pass_when_the_profile_rails_are_all_infiniba
     assert findings("IB003", FULL, profile=one_rail) == []  # 1 IB rail as expected; RoCE = storage
     (f,) = findings("IB003", FULL, profile=load_profiles()["dgx-h100"])  # 1 of 8 rails: error
     assert f.severity is Severity.ERROR and "1 InfiniBand port(s) of the 8 compute NICs expected" in f.message
+
+
+def _gids(source: str, rel: str):
+    load_checks()
+    text = (REPO / rel).read_text(encoding="utf-8", errors="replace")
+    parsed = parsers.get(source).parse(parsers.blank_provenance_header(text))
+    outcome = run(load_catalog(REPO / "rules"), {source: parsed}, select="IB006")
+    assert not outcome.crashes, outcome.crashes
+    return [f for f in outcome.findings if f.code == "IB006"]
+
+
+def test_ib006_pods_with_different_gid_indexes():
+    """multus-cni #1100 (corpus): pod 1's IPv4 RoCE v2 GID (172.20.1.1) at index 5, pod 2's (172.20.1.2) at 7."""
+    [f] = _gids("show_gids", "fixtures/show_gids/show_gids-roce-macvlan-pods-01.txt")
+    assert f.severity == Severity.WARNING and f.subjects == ("nic:mlx5_4",)
+    assert "index 5 on mlx5_4:1 (table 1) 172.20.1.1; 7 on mlx5_4:1 (table 2) 172.20.1.2" in f.message
+
+
+def test_ib006_names_the_index_to_use_and_skips_the_cut_port():
+    """nccl #1538 (corpus): index 7 is the IPv4 RoCE v2 GID on mlx5_0..2; the paste stops inside mlx5_3
+    (only its fe80 rows 4/5 shown), which must not be called link-local only."""
+    [f] = _gids("show_gids", "fixtures/show_gids/show_gids-roce-8nic-01.txt")
+    assert f.severity == Severity.INFO and f.subjects == ("nic:mlx5_0", "nic:mlx5_1", "nic:mlx5_2")
+    assert "NCCL_IB_GID_INDEX=7" in f.message and "index 5 is the link-local fe80:: RoCE v2 GID" in f.message
+
+
+def test_ib006_from_ibv_devinfo_gid_types():
+    """nccl #769 (corpus): GID[1] fe80:: RoCE v2 (not routable), GID[3] ::ffff:200.0.209.6 RoCE v2."""
+    [f] = _gids("ibv_devinfo", "fixtures/ibv_devinfo/ibv_devinfo-v-gid-fragment-roce-bond-01.txt")
+    assert f.severity == Severity.INFO and "NCCL_IB_GID_INDEX=3" in f.message and "200.0.209.6" in f.message
+    assert "index 1 is the link-local" in f.message
+
+
+def test_ib006_port_without_an_address():
+    text = ("DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---\n"
+            "mlx5_0\t1\t0\tfe80:0000:0000:0000:0ac0:ebff:fe21:03da\t\t\tv1\trdma0\n"
+            "mlx5_0\t1\t1\tfe80:0000:0000:0000:0ac0:ebff:fe21:03da\t\t\tv2\trdma0\n"
+            "n_gids_found=2\n")
+    load_checks()
+    outcome = run(load_catalog(REPO / "rules"), {"show_gids": parsers.get("show_gids").parse(text)}, select="IB006")
+    [f] = outcome.findings
+    assert f.severity == Severity.WARNING and "mlx5_0:1 has only link-local (fe80::) RoCE v2 GIDs" in f.message
