@@ -201,3 +201,66 @@ def test_without_net_device_names_nothing_is_paired():
     log = parse("nccl-ofi-plugin-on-roce-fallback-ib-2.27-channels-01.log")  # no "NET/IB : Using" line
     topo = topology(nvidia_smi_topo_m=TOPO_A100_8NIC)
     assert hits(nccl.nccl005(log, topo, PARAMS)) == []
+
+
+# -- NCCL001: loopback and IB ports up ----------------------------------------------------------
+
+def test_nccl001_socket_on_loopback():
+    """nccl #1053 (corpus): NCCL_IB_DISABLE=1 and NET/Socket on lo:127.0.0.1 (one host in the log)."""
+    [h] = hits(nccl.nccl001(parse("nccl-socket-loopback-topo-dump-01.log")))
+    assert "loopback interface lo (127.0.0.1)" in h.values["reason"] and "NCCL_SOCKET_IFNAME" in h.values["reason"]
+    assert h.severity == Severity.WARNING  # one host: multi-node is not shown to fail
+
+
+def test_nccl001_says_the_ib_ports_were_up():
+    """nccl-tests #188 (corpus, same user): ibstat shows mlx5_0 and mlx5_2 Active at HDR, and the job
+    ran with NCCL_IB_DISABLE=1 over sockets."""
+    topo = topology(ibstat="fixtures/ibstat/ibstat-cx6-hdr-one-port-disabled-01.txt")
+    [h] = hits(nccl.nccl001(parse("nccl-ib-disabled-socket-mpi-interleaved-01.log"), topology=topo))
+    assert "2 InfiniBand port(s) are Active on this host (mlx5_0 port 1, mlx5_2 port 1)" in h.values["reason"]
+    assert h.severity == Severity.WARNING  # switched off on purpose, still reported
+
+
+def test_nccl001_no_ib_line_in_the_log():
+    [h] = hits(nccl.nccl001(parse("nccl-socket-forced-netsocket-2.11-01.log")))
+    assert h.values["reason"].startswith("no NET/IB line in this log") and h.severity is None
+
+
+# -- NCCL006 -----------------------------------------------------------------------------------
+
+def test_nccl006_four_nics_for_the_gpus_of_an_h100_node():
+    """nccl #1357 (corpus): NET/IB lists mlx5_0, mlx5_1, mlx5_4, mlx5_5; qh100-gpu19's lines carry
+    CUDA devices [1] [2] [3] [6], so the node has at least 7 GPUs."""
+    [h] = hits(nccl.nccl006(parse("nccl-ibext-sharp-plugin-load-h100-01.log"), {}))
+    assert h.severity == Severity.INFO
+    assert h.values["summary"].startswith("at least 7 GPUs per node (the log shows CUDA device [6] on qh100-gpu19) "
+                                          "share 4 NIC(s) (mlx5_0, mlx5_1, mlx5_4, mlx5_5)")
+    assert set(h.subjects) >= {"nic:mlx5_0", "nic:mlx5_1", "nic:mlx5_4", "nic:mlx5_5"}
+
+
+def test_nccl006_with_the_rate_from_ibstat_and_hcas_left_out():
+    """The single-HCA A100 log (NCCL_IB_HCA=mlx5_0) on a host whose ibstat shows mlx5_0 and mlx5_2
+    Active at 200 Gb/s (HDR): mlx5_2 is left out (warning); 1 x 200 Gb/s = 25 GB/s for the node."""
+    topo = topology(ibstat="fixtures/ibstat/ibstat-cx6-hdr-one-port-disabled-01.txt")
+    [h] = hits(nccl.nccl006(parse("nccl-ib-single-hca-a100pcie-2.19-01.log"), {}, topology=topo))
+    assert h.severity == Severity.WARNING
+    assert "Active HCA port(s) NCCL does not use: mlx5_2 (NCCL_IB_HCA=mlx5_0 leaves them out)" in h.values["note"]
+
+
+def test_nccl006_gpu_count_from_the_topology():
+    """The model counts the GPUs when it describes a host of the log (here: named testgpu1); a model
+    of an unnamed host beside a two-host log does not (the log's device numbers count then)."""
+    items = []
+    for source, rel in (("nvidia_smi_topo_m", TOPO_A100_8NIC), ("ibstat", "fixtures/ibstat/ibstat-cx6-hdr-one-port-disabled-01.txt")):
+        text = (REPO / rel).read_text(encoding="utf-8")
+        items.append(ParsedInput(source, rel, parsers.get(source).parse(parsers.blank_provenance_header(text))))
+    topo = build(items, host="testgpu1")
+    [h] = hits(nccl.nccl006(parse("nccl-ib-single-hca-a100pcie-2.19-01.log"), {}, topology=topo))
+    assert h.values["summary"].startswith("8 GPUs per node (GPUs in the topology) share 1 NIC(s) (mlx5_0): a node "
+                                          "sends at most 1 x 200 Gb/s = 25 GB/s across the fabric, 3.1 GB/s per GPU")
+    [h] = hits(nccl.nccl006(parse("nccl-ib-single-hca-a100pcie-2.19-01.log"), {}, topology=build(items)))
+    assert h.values["summary"].startswith("at least 2 GPUs per node (the log shows CUDA device [1] on testgpu2)")
+
+
+def test_nccl006_nothing_when_each_gpu_has_a_nic():
+    assert hits(nccl.nccl006(parse("nccl-ofi-plugin-on-roce-fallback-ib-2.27-channels-01.log"), {})) == []

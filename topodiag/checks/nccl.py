@@ -72,9 +72,19 @@ def _as_dict(value):
     return value if isinstance(value, dict) else to_jsonable(value)
 
 
+def _active_ib_ports(topology) -> list[str]:
+    """'mlx5_0 port 1' for every InfiniBand port an IB tool reported Active / LinkUp."""
+    if topology is None:
+        return []
+    return [f"{nic.split(':', 1)[-1]} port {p['port']}" for nic, p in topology.ib_ports()
+            if p.get("state") == "Active" and p.get("physical_state") in (None, "LinkUp")
+            and p.get("link_layer") in (None, "InfiniBand")]
+
+
 @check("NCCL001")
-def nccl001(nccl_debug):
-    """NET/Socket carried the network traffic: say why NCCL chose it (a printed reason or the env)."""
+def nccl001(nccl_debug, topology=None):
+    """NET/Socket carried the network traffic: say why NCCL chose it (a printed reason or the env),
+    whether it bound a loopback address, and whether IB ports were up on the host all along."""
     nccl_debug = _as_dict(nccl_debug)
     transports = nccl_debug.get("transports") or {}
     networks = list(nccl_debug.get("networks") or [])
@@ -93,24 +103,46 @@ def nccl001(nccl_debug):
     for f in forced:
         if f not in reasons:
             reasons.append(f)
+    devices = nccl_debug.get("net_devices") or []
+    tried_ib = any(d.get("kind") == "ib" for d in devices) or "NET/IB : No device found" in reasons
     if forced:
         reason = ", ".join(reasons) + " (set by the user: IB was switched off on purpose)"
         severity = Severity.WARNING
     elif reasons:
         reason = ", ".join(reasons)
         severity = None
+    elif not tried_ib:
+        reason = ("no NET/IB line in this log: NCCL did not try InfiniBand/RoCE (NCCL_NET=Socket, which NCCL "
+                  "does not log, or an IB transport that failed to load), or the excerpt leaves those lines out; "
+                  "a host without a usable HCA prints 'NET/IB : No device found'")
+        severity = None
     else:
         reason = ("NCCL printed no reason (no usable IB/RoCE device found or loaded; "
                   "if NCCL_NET=Socket or NCCL_IB_DISABLE=1 was set, this is what was asked for)")
         severity = None
+    notes = []
+    loopback = [d for d in devices if d.get("kind") == "socket"
+                and (d.get("name") == "lo" or str(d.get("address") or "").startswith(("127.", "::1")))]
+    if loopback:
+        d = loopback[0]
+        hosts = [h for h in nccl_debug.get("hosts") or [] if h]
+        notes.append(f"NET/Socket uses the loopback interface {d.get('name')} ({d.get('address') or 'no address'}): "
+                     "other nodes cannot reach it, so a multi-node job cannot connect; set NCCL_SOCKET_IFNAME to the "
+                     "node's data interface")
+        severity = Severity.ERROR if len(hosts) > 1 else Severity.WARNING
+    active = _active_ib_ports(topology)
+    if active:
+        notes.append(f"{len(active)} InfiniBand port(s) are Active on this host ({', '.join(active[:4])}"
+                     f"{', ...' if len(active) > 4 else ''}): the fabric was there")
     if socket_conns:
         what = f"{socket_conns} connection line(s) via NET/Socket"
     else:
         what = '"Using network Socket"'
     evidence = [_ev(s["line_no"]) for s in nccl_debug.get("connections_sample") or []
                 if "NET/Socket" in s.get("text", "")][:3]
-    return hit(_hosts_subject(nccl_debug), what=what, reason=reason, severity=severity,
-               evidence=evidence or [_ev()], expectation="NET/IB (or a net plugin) for inter-node traffic")
+    return hit(_hosts_subject(nccl_debug), what=what, reason=reason + "".join(f"; {n}" for n in notes),
+               severity=severity, evidence=evidence or [_ev()],
+               expectation="NET/IB (or a net plugin) for inter-node traffic")
 
 
 @check("NCCL002")
@@ -293,3 +325,79 @@ def nccl005(nccl_debug, topology, params) -> Iterator:
             better = f"; {nearest[0].split(':', 1)[-1]} is at {nearest[1]}"
         yield hit([gpu, nic], gpu=gpu, nic=nic.split(":", 1)[-1], path=cls, better=better,
                   evidence=[_ev(line_no)], expectation="GPU-NIC path PIX/PXB (same PCIe switch) for GPUDirect RDMA")
+
+
+def _gpus_per_node(nccl_debug: Mapping[str, Any], topology) -> tuple[Optional[int], str]:
+    """(GPUs a node runs ranks on, how that is known): the model's GPU count when it describes the
+    log's host, else the [dev] numbers of the log's prefixes (device N means at least N+1 GPUs)."""
+    hosts = [h for h in nccl_debug.get("hosts") or [] if h]
+    if topology is not None and topology.gpus():
+        topo_host = (topology.host() or "").split(":", 1)[-1]
+        if topo_host in hosts or len(hosts) <= 1:
+            return len(topology.gpus()), "GPUs in the topology"
+    devs = nccl_debug.get("cuda_devs") or {}
+    best = max(((max(d) + 1, h) for h, d in devs.items() if d), default=None)
+    if best is None:
+        return None, ""
+    return best[0], f"the log shows CUDA device [{best[0] - 1}] on {best[1]}"
+
+
+@check("NCCL006")
+def nccl006(nccl_debug, params, topology=None, profile=None):
+    """NCCL's NET/IB device list against the GPUs of a node: fewer NICs than GPUs caps what a node
+    can send across the fabric (info, with the math); Active HCAs that NCCL leaves out (warning)."""
+    nccl_debug = _as_dict(nccl_debug)
+    used = []
+    for d in nccl_debug.get("net_devices") or []:
+        if d.get("kind") == "ib" and d.get("name") and d["name"] not in used:
+            used.append(d["name"])
+    if not used:
+        return None
+    gpus, gpus_how = _gpus_per_node(nccl_debug, topology)
+    rates = {}
+    active_ib = set()
+    if topology is not None:
+        for nic, p in topology.ib_ports():
+            name = nic.split(":", 1)[-1]
+            if p.get("state") == "Active" and p.get("rate_gbps"):
+                rates.setdefault(name, p["rate_gbps"])
+                active_ib.add(name)
+    env = nccl_debug.get("env") or {}
+    hca = _env_flag(env, "NCCL_IB_HCA")
+    left_out = sorted(active_ib - set(used))
+    notes = []
+    severity = Severity.INFO
+    expectation = "a NIC per GPU for inter-node traffic (DGX/HGX: 8 x 400 Gb/s for 8 GPUs)"
+    if left_out:
+        severity = Severity.WARNING
+        notes.append(f"Active HCA port(s) NCCL does not use: {', '.join(left_out)}"
+                     + (f" (NCCL_IB_HCA={hca} leaves them out)" if hca else ""))
+    elif hca:
+        notes.append(f"NCCL_IB_HCA={hca} chose this list")
+    prof_nics = getattr(profile, "nics", None)
+    if prof_nics and len(used) < prof_nics:
+        severity = Severity.WARNING
+        expectation = f"profile {profile.name}: {prof_nics} compute NICs"
+        notes.append(f"profile {profile.name} has {prof_nics} compute NICs")
+    if gpus is None or len(used) >= gpus:
+        if severity is Severity.INFO:
+            return None  # a NIC per GPU (or no GPU count to compare with): nothing to say
+    if gpus is not None and len(used) < gpus:
+        rate = min((rates[n] for n in used if n in rates), default=None)
+        if rate is None and getattr(profile, "nic_rate_gbps", None):
+            rate = float(profile.nic_rate_gbps)
+        if rate:
+            per_nic = rate / 8
+            ceiling = (f"a node sends at most {len(used)} x {rate:g} Gb/s = {len(used) * per_nic:g} GB/s across the "
+                       f"fabric, {len(used) * per_nic / gpus:.1f} GB/s per GPU; ~{len(used) * per_nic:g} GB/s is then the "
+                       "ceiling of cross-node all_reduce busbw")
+        else:
+            ceiling = (f"a node sends at most {len(used)} x its line rate across the fabric ({gpus / len(used):g} "
+                       "GPUs per NIC); cross-node all_reduce busbw is capped near that")
+        what = f"at least {gpus}" if gpus_how.startswith("the log") else f"{gpus}"
+        summary = f"{what} GPUs per node ({gpus_how}) share {len(used)} NIC(s) ({', '.join(used)}): {ceiling}"
+    else:
+        summary = f"NCCL uses {len(used)} NIC(s) ({', '.join(used)})"
+    evidence = [_ev()]
+    return hit(_hosts_subject(nccl_debug) + [f"nic:{n}" for n in used], severity=severity, evidence=evidence,
+               expectation=expectation, summary=summary, note="".join(f"; {n}" for n in notes))

@@ -35,7 +35,9 @@ rules. ParseError only when no NCCL line at all was seen (line 0 for empty text,
 JSON: {source: "nccl_debug", nccl_version ("2.18.3", first banner), cuda_version (banner
 "+cuda12.2", else from cudaDriverVersion), cuda_driver_version ("12.2" from "cudaDriverVersion
 12020"), hosts (sorted host names from the "host:pid:tid [dev]" prefixes of the lines read:
-banner/env/NET/Bootstrap/comm/Trees/WARN lines and the first line of each connection), nranks
+banner/env/NET/Bootstrap/comm/Trees/WARN lines and the first line of each connection), cuda_devs
+{host: [CUDA device numbers in the "[dev]" of those prefixes]} (a lower bound on how many GPUs
+each host runs ranks on), nranks
 (largest "nranks N" of comm lines, else largest rank seen + 1), nranks_from ("comm" | "max_rank" |
 null), ranks [{rank, host, cuda_dev, bus_id, nranks}] (sorted, ranks >= nranks dropped; host only
 for the rank that logged the line; a bracket "8[20000]" of two or fewer digits is a cudaDev (NCCL >=
@@ -77,6 +79,7 @@ MAX_LIST = 200
 MAX_SAMPLE = 20
 MAX_GDR_LINES = 8
 MAX_HOSTS = 4096
+MAX_DEVS_PER_HOST = 256
 MAX_RANKS = 4096
 MAX_NET_DEVICES = 64
 MAX_ENV = 128
@@ -128,6 +131,7 @@ class Result:
     cuda_version: Optional[str] = None
     cuda_driver_version: Optional[str] = None
     hosts: tuple[str, ...] = ()
+    cuda_devs: dict = None  # type: ignore[assignment]
     nranks: Optional[int] = None
     nranks_from: Optional[str] = None
     ranks: tuple[Rank, ...] = ()
@@ -231,6 +235,7 @@ class _State:
         self.cuda: Optional[str] = None
         self.driver: Optional[str] = None
         self.hosts: set[str] = set()
+        self.cuda_devs: dict[str, set[int]] = {}
         self.comm_nranks: Optional[int] = None
         self.max_rank = -1
         self.ranks: dict[int, list] = {}
@@ -280,6 +285,8 @@ class _State:
             self.prefix_cache[pre] = got
             if got[0] is not None and len(self.hosts) < MAX_HOSTS:
                 self.hosts.add(got[0])
+            if got[0] in self.hosts and len(self.cuda_devs.get(got[0], ())) < MAX_DEVS_PER_HOST:
+                self.cuda_devs.setdefault(got[0], set()).add(got[1])
         return got
 
     def add_rank(self, rank: int, host, dev, bus, nranks, from_comm: bool = False) -> None:
@@ -641,6 +648,7 @@ class _State:
             cuda_version=cuda,
             cuda_driver_version=self.driver,
             hosts=tuple(sorted(self.hosts)),
+            cuda_devs={h: sorted(d) for h, d in sorted(self.cuda_devs.items())},
             nranks=nranks,
             nranks_from=nfrom,
             ranks=ranks,
