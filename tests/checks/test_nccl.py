@@ -264,3 +264,12 @@ def test_nccl006_gpu_count_from_the_topology():
 
 def test_nccl006_nothing_when_each_gpu_has_a_nic():
     assert hits(nccl.nccl006(parse("nccl-ofi-plugin-on-roce-fallback-ib-2.27-channels-01.log"), {})) == []
+
+
+def test_nccl002_from_the_topology_dump_alone():
+    """nccl #2397 (corpus): both nets of the ConnectX-6 Dx carry gdr="0"."""
+    topo = topology(nccl_topo_xml="fixtures/nccl_topo_xml/nccl-topo-dump-a100pcie-2gpu-roce-nccl2.30-01.xml")
+    [h] = hits(nccl.nccl002(topology=topo))
+    assert h.subjects == ("nic:mlx5_0", "nic:mlx5_1") and "marks mlx5_0, mlx5_1 gdr=0" in h.values["detail"]
+    topo = topology(nccl_topo_xml="fixtures/nccl_topo_xml/nccl-topo-xml-azure-ndv4-static-01.xml")
+    assert hits(nccl.nccl002(topology=topo)) == []  # a static file says nothing of GDR

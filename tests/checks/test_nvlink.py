@@ -109,7 +109,7 @@ def test_speed_low_fail_example_message(catalog):
 def test_topo001_profile_escalates_to_error():
     t, parsed = model_of("topo-rtxa6000-3gpu-nv4-bridge-ansi-01", "nvidia_smi_topo_m", "fixtures/nvidia_smi_topo_m/")
     profile = SimpleNamespace(name="x", gpu_pair_class="NV4", gpu_nic_max_path=None)
-    [h] = list(topo.gpu_link_asymmetry(t, parsed, {}, profile=profile))
+    [h] = list(topo.gpu_link_asymmetry(t, {}, profile=profile))
     assert h.severity == Severity.ERROR and h.expectation == "profile x: every GPU pair NV4"
 
 
@@ -122,7 +122,7 @@ def test_topo001_with_model_from_nvlink_s_uses_exact_numbers():
         text = (REPO / rel).read_text(encoding="utf-8")
         items.append(ParsedInput(src, rel, parsers.get(src).parse(parsers.blank_provenance_header(text))))
     t = build(items)
-    [h] = list(topo.gpu_link_asymmetry(t, items[0].result, {}))
+    [h] = list(topo.gpu_link_asymmetry(t, {}))
     assert h.severity == Severity.INFO and h.values["model"] == " (V100 SXM2)"
     assert h.values["slow_gbyte_s"] == "16" and h.values["best_gbyte_s"] == "50"
 

@@ -62,7 +62,7 @@ def test_dgx1_cube_mesh_is_info_by_design_with_the_ratio(catalog):
 def test_dgx1_sys_pairs_are_info(catalog):
     [f] = topo(catalog, "TOPO002", "topo-v100-dgx1-4mlx5-unordered-oldlegend-01")
     assert f.severity == Severity.INFO
-    assert f.message.startswith("12 of 28 GPU pairs are SYS in topo -m")
+    assert f.message.startswith("12 of 28 GPU pairs are SYS (PCIe plus the inter-socket link)")
 
 
 def test_unbridged_gpu_is_a_warning_naming_the_slow_pair(catalog):
@@ -84,7 +84,7 @@ def test_all_sys_vm_says_hidden_topology(catalog):
     [f] = topo(catalog, "TOPO002", "topo-pcie-8gpu-all-sys-tabs-gpunumaid-01")
     assert f.severity == Severity.WARNING
     assert len(f.subjects) == 8
-    assert f.message.startswith("28 of 28 GPU pairs are SYS in topo -m")
+    assert f.message.startswith("28 of 28 GPU pairs are SYS (PCIe plus the inter-socket link)")
     assert "same NUMA node" in f.message and "hidden PCIe topology" in f.message
     assert "every GPU pair is SYS" in f.message
     # GPU0-3 are NUMA 0 and GPU4-7 NUMA 1: 2 x C(4,2) = 12 same-node SYS pairs
@@ -211,3 +211,31 @@ def test_p2p_refused_on_an_nvlinked_pair_is_an_error(catalog):
     inputs = {i.source: i.result for i in items}
     inputs["topology"] = build(items)
     assert [f for f in run(catalog, inputs, select="TOPO004").findings if f.code == "TOPO004"] == []
+
+
+def test_nic_pcie_link_below_its_ports(catalog):
+    """nccl #2397 (corpus): the ConnectX-6 Dx 0000:16:00.0 (mlx5_0 port 1, mlx5_1 port 2, 100000 Mb/s
+    each) at link_speed 16.0 GT/s, link_width 8: Gen4 x8 = 32 * 8/16 = 16 GB/s < 2 x 12.5 = 25 GB/s."""
+    found = findings(catalog, "TOPO005", nccl_topo_xml="fixtures/nccl_topo_xml/nccl-topo-dump-a100pcie-2gpu-roce-nccl2.30-01.xml")
+    [f] = found
+    assert f.subjects == ("nic:mlx5_0", "nic:mlx5_1")
+    assert f.message.startswith("NIC 0000:16:00.0 (mlx5_0, mlx5_1): PCIe Gen4 x8 carries 16 GB/s one-way, less than "
+                                "its port(s) 100 + 100 Gb/s = 25 GB/s; the slot caps the NIC at 64%")
+
+
+def test_gpu_pcie_link_narrower_than_x16(catalog):
+    xml = ('<system version="1">\n <cpu numaid="0" affinity="ffffffff" arch="x86_64" vendor="GenuineIntel">\n'
+           '  <pci busid="0000:17:00.0" class="0x030200" vendor="0x10de" device="0x2330" link_speed="32.0 GT/s PCIe" link_width="8">\n'
+           '   <gpu dev="0" sm="90" rank="0" gdr="1"/>\n  </pci>\n'
+           '  <pci busid="0000:18:00.0" class="0x030200" vendor="0x10de" device="0x2330" link_speed="32.0 GT/s PCIe" link_width="16">\n'
+           '   <gpu dev="1" sm="90" rank="1" gdr="1"/>\n  </pci>\n </cpu>\n</system>\n')
+    parsed = parsers.get("nccl_topo_xml").parse(xml)
+    inputs = {"nccl_topo_xml": parsed, "topology": build([ParsedInput("nccl_topo_xml", None, parsed)])}
+    [f] = [f for f in run(catalog, inputs, select="TOPO005").findings if f.code == "TOPO005"]
+    assert f.subjects == ("gpu:0",)
+    assert f.message.startswith("gpu:0: PCIe link runs x8 instead of x16: 32 of 64 GB/s one-way host<->GPU bandwidth")
+
+
+def test_healthy_pcie_links(catalog):
+    assert findings(catalog, "TOPO005", nccl_topo_xml="fixtures/nccl_topo_xml/nccl-topo-xml-azure-ndv4-static-01.xml") == []
+    assert findings(catalog, "TOPO005", nccl_topo_xml="fixtures/nccl_topo_xml/nccl-topo-xml-aws-p4d-24xl-static-01.xml") == []

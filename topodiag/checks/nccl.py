@@ -145,9 +145,26 @@ def nccl001(nccl_debug, topology=None):
                expectation="NET/IB (or a net plugin) for inter-node traffic")
 
 
+def _xml_no_gdr(topology):
+    """NCCL002 from NCCL's topology dump alone: its <net gdr="0"> NICs (NCCL found no GPUDirect RDMA
+    support for them: nvidia-peermem / DMA-BUF missing)."""
+    nics = [n for n in topology.nics() if topology.node(n).get("gdr") == 0]
+    if not nics:
+        return None
+    names = ", ".join(n.split(":", 1)[-1] for n in nics)
+    evidence = [ref for n in nics[:1] for ref in topology.node(n).get("sources", [])[:1]]
+    return hit(nics, evidence=evidence, expectation="gdr=1 on the NICs of NCCL's topology",
+               detail=(f"NCCL's topology dump marks {names} gdr=0: NCCL found no GPUDirect RDMA support for "
+                       "them (nvidia-peermem not loaded and no DMA-BUF), so every inter-node message is staged "
+                       "through host memory"))
+
+
 @check("NCCL002")
-def nccl002(nccl_debug):
-    """NET/IB (or IBext) in use but without GPUDirect RDMA: data bounces through host memory."""
+def nccl002(nccl_debug=None, topology=None):
+    """NET/IB (or IBext) in use but without GPUDirect RDMA: data bounces through host memory. From
+    an NCCL log (its transports and GDR lines), else from NCCL's topology dump (net gdr=0)."""
+    if nccl_debug is None:
+        return _xml_no_gdr(topology) if topology is not None else None
     nccl_debug = _as_dict(nccl_debug)
     transports = nccl_debug.get("transports") or {}
     ib_plain = sum(n for k, n in transports.items()

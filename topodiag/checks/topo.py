@@ -241,3 +241,62 @@ def gpu_p2p_unsupported(topology, params, profile=None):
                   severity="error" if nvlinked else None, expectation="P2P OK between every GPU pair",
                   count=len(pairs), listed=listed, status=status, meaning=P2P_MEANING.get(status, status),
                   mode=P2P_MODE.get(mode, mode), note="".join(f"; {n}" for n in notes))
+
+
+def _pcie(attrs: dict) -> tuple[int | None, int | None]:
+    """(PCIe generation, width) of a device's current link, from the model's pcie_link_* facts."""
+    gen = knowledge.pcie_gen_from_link_speed(attrs.get("pcie_link_gts") or attrs.get("pcie_link_speed"))
+    width = attrs.get("pcie_link_width")
+    return gen, width if isinstance(width, int) and width > 0 else None
+
+
+@check("TOPO005")
+def pcie_link_degraded(topology, params):
+    """A GPU whose PCIe link trained narrower than x16 (or below its maximum, where a source says
+    it), and a NIC whose PCIe link carries less than its ports' line rate."""
+    full_width = int(params.get("gpu_width", 16))
+    for gpu in topology.gpus():
+        attrs = topology.node(gpu)
+        gen, width = _pcie(attrs)
+        if width is None:
+            continue
+        max_width = attrs.get("pcie_max_link_width") or full_width
+        max_gen = knowledge.pcie_gen_from_link_speed(attrs.get("pcie_max_link_gts"))
+        problems = []
+        if width < max_width:
+            problems.append(f"x{width} instead of x{max_width}")
+        if gen is not None and max_gen is not None and gen < max_gen:
+            problems.append(f"Gen{gen} instead of Gen{max_gen}")
+        if not problems:
+            continue
+        now = knowledge.pcie_one_way_gbyte_s(gen, width) if gen else None
+        full = knowledge.pcie_one_way_gbyte_s(max_gen or gen, max_width) if (max_gen or gen) else None
+        math = (f": {_fmt(now)} of {_fmt(full)} GB/s one-way host<->GPU bandwidth" if now and full else "")
+        yield hit([gpu], evidence=list(attrs.get("sources") or [])[:1],
+                  expectation=f"GPU PCIe link x{max_width}" + (f" Gen{max_gen}" if max_gen else ""),
+                  device=gpu, what=f"PCIe link runs {' and '.join(problems)}{math}",
+                  note=("; a narrow link is a seating, riser or slot problem (or a BIOS bifurcation setting); "
+                        "it slows host<->GPU copies, GPUDirect RDMA and P2P over PCIe"))
+    by_bus: dict[str, list[str]] = {}
+    for nic in topology.nics():
+        attrs = topology.node(nic)
+        if attrs.get("busid") and attrs.get("speed_mbps"):
+            by_bus.setdefault(attrs["busid"], []).append(nic)
+    for busid, nics in sorted(by_bus.items()):
+        attrs = topology.node(nics[0])
+        gen, width = _pcie(attrs)
+        link = knowledge.pcie_one_way_gbyte_s(gen, width) if gen and width else None
+        ports_gbit = sum(topology.node(n)["speed_mbps"] for n in nics) / 1000
+        ports = knowledge.gbit_to_gbyte(ports_gbit)
+        if link is None or link >= ports * (1 - knowledge.IB_RATE_REL_TOL):
+            continue
+        names = ", ".join(n.split(":", 1)[-1] for n in nics)
+        port_rates = " + ".join(f"{topology.node(n)['speed_mbps'] / 1000:g}" for n in nics)
+        yield hit(nics, evidence=list(attrs.get("sources") or [])[:1],
+                  expectation="a NIC's PCIe link at least its ports' line rate",
+                  device=f"NIC {busid} ({names})",
+                  what=(f"PCIe Gen{gen} x{width} carries {_fmt(link)} GB/s one-way, less than its port(s) "
+                        f"{port_rates} Gb/s = "
+                        f"{_fmt(ports)} GB/s"),
+                  note=(f"; the slot caps the NIC at {100 * link / ports:.0f}% of its line rate when its ports run "
+                        "together (a x8 slot or a link that trained narrow)"))
