@@ -36,43 +36,21 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from .base import ParseError, clean_lines, iter_clean_lines
+from .nvidia_smi_gpu_blocks import (ALL_INACTIVE_RE, ELISION_RE, ERROR_RE, GPU_BARE_RE, GPU_OPEN_RE, GPU_RE,
+                                    LINK_FRAGMENT_RE, UNSUPPORTED_RE, UUID_OK_RE, ErrorLine, other_modes)
+from .nvidia_smi_gpu_blocks import SNIFF_HEADER as _SNIFF_HEADER
 
 SOURCE = "nvidia_smi_nvlink_s"
 
-# "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-...)" possibly followed by an NVML message on the same line
-GPU_RE = re.compile(r"^GPU\s+(\d{1,6}):\s*(.*?)\s*\(UUID:\s*([^)]*?)\s*\)\s*(.*)$")
-GPU_OPEN_RE = re.compile(r"^GPU\s+(\d{1,6}):\s*(.*?)\s*\(UUID:?\s*([^)]*)$")  # header cut before ')'
-GPU_BARE_RE = re.compile(r"^GPU\s+(\d{1,6}):\s*(\S.*)$")  # no UUID printed (or pasted without it)
 PARTIAL_SPEED_RE = re.compile(r"^\d{1,6}(?:\.\d{0,6})?\s*(?:G|GB|GB/)?$", re.I)  # "26.5", "26.562 GB/" cut off
 LINK_RE = re.compile(r"^Link\s+(\d{1,4})\s*:\s*(.*)$")
 SPEED_RE = re.compile(r"^(\d{1,6}(?:\.\d{1,6})?)\s*GB/s$", re.I)
 INACTIVE_RE = re.compile(r"^<?\s*in-?active\s*>?$", re.I)
-ELISION_RE = re.compile(r"^(?:\.{2,}|\u2026+|\[\s*(?:\.{2,}|\u2026)\s*\]|\(\s*\.{2,}\s*\)|<snip>|\[snip\])$", re.I)
-ALL_INACTIVE_RE = re.compile(r"Unable to retrieve NVLink information as all links are in-?active", re.I)
-UNSUPPORTED_RE = re.compile(r"does not have or support NVLink", re.I)
-ERROR_RE = re.compile(r"^(?:Unable to determine|Failed to|Unable to|Error:|NVML:|No devices were found)", re.I)
-LINK_FRAGMENT_RE = re.compile(r"^(?:L|Li|Lin|Link|Link\s+\d{1,4}:?)$")
-UUID_OK_RE = re.compile(r"^(?:GPU|MIG)-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 # Lines of the other `nvidia-smi nvlink` modes, and how to name them in the refusal.
-OTHER_MODES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"^Link\s+\d+\s*,\s*.*(?:supported|Supported)\s*:\s*(?:true|false)$", re.I),
-     "`nvidia-smi nvlink -c` (capabilities)"),
-    (re.compile(r"^Link\s+\d+\s*:\s*(?:Replay|Recovery|CRC|Flit CRC|Data CRC|ECC)\s+Errors?\s*:", re.I),
-     "`nvidia-smi nvlink -e` (error counters)"),
-    (re.compile(r"^Link\s+\d+\s*:\s*Lane\s+\d+", re.I), "`nvidia-smi nvlink -ec` (per-lane CRC error counters)"),
-    (re.compile(r"^Link\s+\d+\s*:\s*Remote Device\b", re.I), "`nvidia-smi nvlink -R` (remote link info)"),
-    (re.compile(r"^Link\s+\d+\s*:\s*(?:Remote (?:PCI Bus ID|info pci_dev)\s*:?\s*)?"
-                r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$", re.I),
-     "`nvidia-smi nvlink -p` (remote PCI bus ids)"),
-    (re.compile(r"^Link\s+\d+\s*:\s*(?:Data|Raw)\s+[TR]x\s*:", re.I), "`nvidia-smi nvlink -gt` (throughput counters)"),
-    (re.compile(r"^Link\s+\d+\s*,\s*[TR]x\d?\s*:", re.I), "`nvidia-smi nvlink -g` (utilization counters)"),
-    (re.compile(r"^(?:NVLE|NVLink Encryption)\s*:|^Firmware Version\s*:|^(?:MSE|NETIR(?: [A-Z]+)?)\s*:\s*\d+:\d+:\d+$"),
-     "`nvidia-smi nvlink -info` (encryption and firmware)"),
-)
+OTHER_MODES: tuple[tuple[re.Pattern[str], str], ...] = other_modes("s")
 
 _SNIFF_STATUS = re.compile(r"^[ \t]*Link \d{1,4}: (?:\d{1,6}(?:\.\d{1,6})? GB/s|<inactive>)[ \t\r]*$", re.M)
-_SNIFF_HEADER = re.compile(r"^GPU \d{1,6}: .*\(UUID: ", re.M)
 _SNIFF_OTHER = re.compile(
     r"^[ \t]*(?:Link \d{1,4}, (?:P2P is supported|Access to system memory supported|SLI is supported): |"
     r"Link \d{1,4}: (?:Replay|Recovery|CRC) Errors: |Link \d{1,4}: Remote Device |Link \d{1,4}: Data [TR]x: |"
@@ -99,12 +77,6 @@ class Gpu:
     nvlink_unsupported: bool
     message: str | None
     truncated: bool
-
-
-@dataclass(frozen=True)
-class ErrorLine:
-    line_no: int
-    text: str
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,155 @@
+"""Parser for `nvidia-smi nvlink -c` / `--capabilities` (what each NVLink supports).
+
+One block per GPU, a header then six 'Link k, <capability>: true|false' lines per link:
+
+    GPU 0: NVIDIA H800 (UUID: GPU-34bf77d1-c686-6821-79a8-32d326c5039c)
+             Link 0, P2P is supported: true
+             Link 0, Access to system memory supported: true
+             Link 0, P2P atomics supported: true
+             Link 0, System memory atomics supported: true
+             Link 0, SLI is supported: true
+             Link 0, Link is supported: false
+
+Capabilities get stable names (p2p_supported, sysmem_access, p2p_atomics, sysmem_atomics, sli,
+link_supported; any other printed capability its snake_case name) with the printed name kept. Values
+are printed as NVML reports them: 'Link is supported: false' on every link of an H800 / driver 525
+and 'true' on an H100 are both real outputs, so a rule should not read it as "link unusable". A GPU
+whose links are elided ('...', '[...]') or cut short is `truncated`; the NVML all-inactive line and
+"does not have or support Nvlink" are kept as for `nvidia-smi nvlink -s`. Output of the other modes
+(-s, -e, -R, -p, -gt, -info ...) is refused with a ParseError naming it.
+
+JSON: {source: "nvidia_smi_nvlink_c",
+       gpus: [{index (null: link lines pasted without a 'GPU n:' header), name, uuid (null when redacted
+               or absent), line_no,
+               links: [{link, capabilities: {<name>: {raw_name, value (true | false | null when neither
+                        is printed), line_no}}, line_no}],
+               all_links_inactive (NVML said so), nvlink_unsupported, message (that NVML / driver line,
+               or null), truncated (links of this GPU elided, or the output ended inside it)}],
+       elided, elided_gpu_indices, errors [{line_no, text}] (nvidia-smi failures), notes [strings]}
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from .base import clean_lines, iter_clean_lines
+from .nvidia_smi_gpu_blocks import SNIFF_HEADER, ErrorLine, GpuBlock, Walk, snake, walk
+
+SOURCE = "nvidia_smi_nvlink_c"
+MODE_NAME = "`nvidia-smi nvlink -c` (capabilities)"
+EXPECT = "'Link <n>, <capability>: true|false' lines"
+
+CAPABILITY_RE = re.compile(r"^Link\s+(\d{1,4})\s*,\s*([^:]{1,80}?)\s*:\s*(.*)$")
+LINK_LINE_RE = re.compile(r"^Link\s+\d{1,4}\s*,", re.I)  # a capability line cut before its ':'
+
+# Printed capability (lowercased, ' is ' dropped) -> stable name. nvidia-smi prints NVML's
+# nvmlNvLinkCapability_t: P2P_SUPPORTED, SYSMEM_ACCESS, P2P_ATOMICS, SYSMEM_ATOMICS, SLI_BRIDGE, VALID.
+NAMES = {
+    "p2p supported": "p2p_supported",
+    "access to system memory supported": "sysmem_access",
+    "p2p atomics supported": "p2p_atomics",
+    "system memory atomics supported": "sysmem_atomics",
+    "sli supported": "sli",
+    "link supported": "link_supported",
+}
+
+_SNIFF_CAPABILITY = re.compile(r"^[ \t]*Link \d{1,4}, [A-Za-z0-9 ]{1,60}supported: (?:true|false)", re.M)
+
+
+@dataclass(frozen=True)
+class Capability:
+    raw_name: str  # as printed: "Access to system memory supported"
+    value: bool | None
+    line_no: int
+
+
+@dataclass(frozen=True)
+class Link:
+    link: int
+    capabilities: dict[str, Capability]
+    line_no: int
+
+
+@dataclass(frozen=True)
+class Gpu:
+    index: int | None
+    name: str | None
+    uuid: str | None
+    line_no: int
+    links: tuple[Link, ...]
+    all_links_inactive: bool
+    nvlink_unsupported: bool
+    message: str | None
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class NvlinkCapabilities:
+    source: str = SOURCE
+    gpus: tuple[Gpu, ...] = ()
+    elided: bool = False
+    elided_gpu_indices: tuple[int, ...] = ()
+    errors: tuple[ErrorLine, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def capability_name(raw_name: str) -> str:
+    """'P2P is supported' -> 'p2p_supported', 'SLI is supported' -> 'sli'."""
+    key = re.sub(r"\s+", " ", re.sub(r"\bis\b", " ", raw_name.lower())).strip()
+    return NAMES.get(key) or snake(key)
+
+
+def _read(line: str, raw: str, line_no: int, gpu: GpuBlock) -> str | None:
+    m = CAPABILITY_RE.match(line)
+    if m is None:
+        return "partial" if LINK_LINE_RE.match(line) else None
+    text = m.group(3).strip().lower()
+    if not text or (text not in ("true", "false") and ("true".startswith(text) or "false".startswith(text))):
+        return "partial"  # "Link 7, SLI is supported: tr": the value cut off
+    link, raw_name = int(m.group(1)), re.sub(r"\s+", " ", m.group(2))
+    name = capability_name(raw_name)
+    value = {"true": True, "false": False}.get(text)
+    links: dict[int, dict] = gpu.data.setdefault("links", {})
+    entry = links.setdefault(link, {"line_no": line_no, "capabilities": {}})
+    notes: list[str] = gpu.data.setdefault("notes", [])
+    if value is None:
+        notes.append(f"line {line_no}: {gpu.label} link {link} '{raw_name}' is '{text[:20]}', not true/false: null")
+    if name in entry["capabilities"]:
+        notes.append(f"line {line_no}: {gpu.label} link {link} '{raw_name}' printed twice: the later value kept")
+    entry["capabilities"][name] = Capability(raw_name, value, line_no)
+    return "content"
+
+
+def _freeze(g: GpuBlock) -> Gpu:
+    links = tuple(Link(k, dict(v["capabilities"]), v["line_no"]) for k, v in g.data.get("links", {}).items())
+    return Gpu(g.index, g.name, g.uuid, g.line_no, links, g.all_inactive, g.unsupported, g.message, g.truncated)
+
+
+def _result(w: Walk) -> NvlinkCapabilities:
+    notes = list(w.notes)
+    for g in w.gpus:
+        notes.extend(g.data.get("notes", ()))
+    return NvlinkCapabilities(gpus=tuple(_freeze(g) for g in w.gpus), elided=w.elided,
+                              elided_gpu_indices=w.elided_gpu_indices, errors=w.errors, notes=tuple(notes))
+
+
+def parse(text: str) -> NvlinkCapabilities:
+    """`nvidia-smi nvlink -c` output -> NvlinkCapabilities; ParseError when the text is not capabilities."""
+    return _result(walk(clean_lines(text), _read, "c", MODE_NAME, EXPECT))
+
+
+def parse_lines(lines: Iterable[str]) -> NvlinkCapabilities:
+    """Streaming form of parse for an iterable of raw lines."""
+    return _result(walk(iter_clean_lines(lines), _read, "c", MODE_NAME, EXPECT))
+
+
+def sniff(text: str) -> float:
+    """0.95 for capability lines under a GPU header, 0.8 for capability lines alone, else 0."""
+    try:
+        if _SNIFF_CAPABILITY.search(text):
+            return 0.95 if SNIFF_HEADER.search(text) else 0.8
+    except Exception:  # pragma: no cover - regex search on str does not raise
+        return 0.0
+    return 0.0
