@@ -148,3 +148,20 @@ def test_shipped_profiles():
     t, parsed = model_of("topo-a800-nv8-4nic-dualport-01", "nvidia_smi_topo_m", "fixtures/nvidia_smi_topo_m/")
     out = run(cat, {"nvidia_smi_topo_m": parsed, "topology": t, "profile": profiles["dgx-a100"]}, select="TOPO003")
     assert out.findings and all(f.expectation.startswith("profile dgx-a100") for f in out.findings)
+
+
+def test_nvl004_v100_replays_and_a_saturated_crc_counter():
+    """ScuffedSquared notes (fixture): GPU 0 link 3 Replay Errors 211 (line 22); GPU 2 link 0 Replay
+    Errors 2 (line 35) and CRC Errors 65535 (line 37), the V100 counter's ceiling."""
+    from topodiag.engine import load_catalog, load_checks, run
+
+    load_checks()
+    rel = "fixtures/nvidia_smi_nvlink_e/nvlink-e-v100-sxm2-replay-crc-nonzero-01.txt"
+    parsed = parsers.get("nvidia_smi_nvlink_e").parse(parsers.blank_provenance_header((REPO / rel).read_text()))
+    a, b = run(load_catalog(REPO / "rules"), {"nvidia_smi_nvlink_e": parsed}, select="NVL004").findings
+    assert (a.subjects, a.severity) == (("gpu:0",), Severity.WARNING)
+    assert a.message == "gpu:0 (Tesla V100-SXM2-32GB-LS): NVLink errors on 1 link(s): link 3 replay errors 211"
+    assert [e.line_no for e in a.evidence] == [22]
+    assert (b.subjects, b.severity) == (("gpu:2",), Severity.ERROR)  # at the ceiling: >= error_count
+    assert "link 0 crc errors 65535 (the 16-bit counter's ceiling: at least that many)" in b.message
+    assert [e.line_no for e in b.evidence] == [35, 37]

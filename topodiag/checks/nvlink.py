@@ -8,7 +8,7 @@ in order, from a profile, the GPU model (knowledge.gpu_facts), and `topo -m`'s N
 from __future__ import annotations
 
 from .. import knowledge
-from ..engine import check, hit
+from ..engine import Evidence, check, hit
 
 
 def _gpu_nvlink(topology):
@@ -138,3 +138,32 @@ def nvlink_count_unequal(topology, nvidia_smi_nvlink_s, params):
                   expectation="all GPUs of one model alike (the best GPU on the node)",
                   model=model, most=most, per_gpu=per_gpu,
                   fewer=", ".join(g for g, _, _ in fewer))
+
+
+_SATURATED = {65535: "16-bit", 4294967295: "32-bit"}
+
+
+@check("NVL004")
+def nvlink_errors(nvidia_smi_nvlink_e, params):
+    """GPUs whose NVLink error counters (`nvidia-smi nvlink -e`) are above zero: one finding per GPU,
+    error when a link recovered or a counter reached `error_count` (or its ceiling), else warning."""
+    threshold = int(params.get("error_count", 1000))
+    for g in nvidia_smi_nvlink_e.gpus:
+        if not g.nonzero:
+            continue
+        gpu = f"gpu:{g.index}" if g.index is not None else "gpu:?"
+        links = sorted({n.link for n in g.nonzero})
+        parts = []
+        serious = False
+        for n in g.nonzero:
+            text = f"link {n.link} {n.counter.replace('_', ' ')} {n.value}"
+            if n.value in _SATURATED:
+                text += f" (the {_SATURATED[n.value]} counter's ceiling: at least that many)"
+            parts.append(text)
+            serious = serious or n.value >= threshold or "recovery" in n.counter
+        yield hit([gpu], severity="error" if serious else None,
+                  evidence=[Evidence("nvidia_smi_nvlink_e", None, n.line_no) for n in g.nonzero[:3]],
+                  expectation="every NVLink error counter at 0",
+                  gpu=gpu, model=g.name or "?", links=len(links), detail="; ".join(parts[:8]) +
+                  (f"; and {len(parts) - 8} more" if len(parts) > 8 else ""),
+                  note="; the output of this GPU is truncated, other links are unknown" if g.truncated else "")
