@@ -231,3 +231,17 @@ def test_ib006_port_without_an_address():
     outcome = run(load_catalog(REPO / "rules"), {"show_gids": parsers.get("show_gids").parse(text)}, select="IB006")
     [f] = outcome.findings
     assert f.severity == Severity.WARNING and "mlx5_0:1 has only link-local (fe80::) RoCE v2 GIDs" in f.message
+
+
+def test_ib001_lone_disabled_card_of_another_model_is_a_warning():
+    """Mooncake #1999 (corpus): mlx5_0/mlx5_1 ConnectX-7 (MT4129) Active at 200 Gb/s Ethernet, mlx5_10 a
+    ConnectX-6 Dx (MT4125) Down / Disabled: an extra card to leave out of NCCL_IB_HCA, not a dead rail."""
+    [f] = findings("IB001", "fixtures/ibstat/ibstat-cx7-roce-200g-mixed-cx6dx-disabled-01.txt")
+    assert f.subjects == ("nic:mlx5_10",) and f.severity == Severity.WARNING
+    assert "the host's only ConnectX-6 Dx (MT4125) port next to 2 Active ConnectX-7 (MT4129) port(s)" in f.message
+
+
+def test_ib001_b300_disabled_rails_outnumber_the_active_model_and_stay_errors():
+    found = findings("IB001", B300)
+    assert len(found) == 7 and {f.severity for f in found} == {Severity.ERROR}
+    assert not [f for f in found if "spare card" in f.message]

@@ -132,6 +132,31 @@ def _down_meaning(state: str | None, phys: str | None, link_layer: str | None) -
     return "the port cannot carry traffic until it is Active / LinkUp"
 
 
+def _odd_card(p: dict[str, Any], ports: list[dict[str, Any]]) -> str:
+    """Why a disabled port looks like an extra card, not a compute rail ("" when it does not): its
+    HCA model has no Active port on the host and fewer ports than the model whose ports are Active
+    (a B300's seven disabled ConnectX-8 next to four Active ConnectX-7 are the rails, not extras)."""
+    model = p.get("ca_type")
+    if not model:
+        return ""
+    active: dict[str, int] = defaultdict(int)
+    count: dict[str, int] = defaultdict(int)
+    for q in ports:
+        if q.get("ca_type"):
+            count[q["ca_type"]] += 1
+            active[q["ca_type"]] += _is_active(q)
+    active = {m: n for m, n in active.items() if n}
+    if model in active or not active:
+        return ""
+    main, n_main = max(active.items(), key=lambda kv: kv[1])
+    if count[model] >= n_main:
+        return ""
+    name, main_name = hca_model(model) or model, hca_model(main) or main
+    what = f"the host's only {name} ({model}) port" if count[model] == 1 else \
+        f"one of {count[model]} {name} ({model}) ports, none Active,"
+    return f"{what} next to {n_main} Active {main_name} ({main}) port(s)"
+
+
 @check("IB001")
 def ib001(topology, params, profile=None):
     ports = _ports(topology)
@@ -147,12 +172,18 @@ def ib001(topology, params, profile=None):
         if state in (None, *OK_STATES) and phys in (None, "LinkUp"):
             continue
         siblings = [q for key in {p.get("system_guid") or p["nic"], p["nic"]} for q in by_card[key] if q is not p]
-        spare = phys == "Disabled" and state in (None, "Down") and any(_is_active(q) for q in siblings)
+        disabled = phys == "Disabled" and state in (None, "Down")
+        spare = disabled and any(_is_active(q) for q in siblings)
+        odd = disabled and not spare and _odd_card(p, ports)
         meaning = _down_meaning(state, phys, p.get("link_layer"))
         if spare:
             active = sorted({_label(q) for q in siblings if _is_active(q)})
             meaning += f"; another port of the same card ({', '.join(active)}) is Active, so this is an unused " \
                        "second port: exclude it from NCCL_IB_HCA, or cable it if it should be a rail"
+        elif odd:
+            meaning += f"; it is {odd}: likely a storage/management or spare card rather than a compute rail; " \
+                       "exclude it from NCCL_IB_HCA (or cable it if it should carry jobs)"
+        spare = spare or bool(odd)
         yield hit(
             [p["nic"]], evidence=_evidence([p]),
             severity=Severity.WARNING if spare else None,
