@@ -283,7 +283,9 @@ def perf003(nccl_tests, params) -> Iterator:
         if peak is None or not _busbw(peak) or _busbw(last) >= fraction * _busbw(peak):
             continue
         falls = next(r for r in rows if r["size_bytes"] > peak["size_bytes"] and _busbw(r) < fraction * _busbw(peak))
-        yield hit(["nccl-tests"], run=run, collective=nccl_tests.get("collective") or "nccl-tests",
+        hosts, _, _ = _layout(nccl_tests, run)
+        yield hit([f"host:{h}" for h in hosts[:8]] or ["nccl-tests"], run=run + 1,
+                  collective=nccl_tests.get("collective") or "nccl-tests",
                   peak=f"{_busbw(peak):g}", peak_size=_size(peak["size_bytes"]),
                   last=f"{_busbw(last):g}", last_size=_size(last["size_bytes"]),
                   ratio=f"{_busbw(last) / _busbw(peak):.0%}", from_size=_size(falls["size_bytes"]),
