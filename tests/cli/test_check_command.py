@@ -213,3 +213,24 @@ def test_matrix_colours_by_class():
 
     assert class_style("NV18") == "green" and class_style("PIX") == "cyan"
     assert class_style("NODE") == "yellow" and class_style("SYS") == "red" and class_style(None) == "dim"
+
+
+def test_config_host_blocks_follow_the_host(probe_catalog, tmp_path):
+    """[[hosts]] blocks apply by the host the inputs come from (--host, or what a bundle or log says);
+    the JSON report says which patterns matched."""
+    conf = tmp_path / "site.toml"
+    conf.write_text('[[hosts]]\nmatch = "gpu[001-064]"\n[hosts.rules.ZZZ001]\nseverity = "info"\n')
+    res = invoke("check", "--from", str(HGX), "--config", str(conf), "--host", "gpu017", "--format", "json")
+    report = json.loads(res.stdout)
+    assert res.exit_code == ExitCode.OK, res.output  # the probe's error became info on this host
+    assert report["host"] == "gpu017" and report["findings"][0]["severity"] == "info"
+    assert report["config"] == {"file": str(conf), "host": "gpu017", "matched": ["gpu[001-064]"]}
+    res = invoke("check", "--from", str(HGX), "--config", str(conf), "--host", "gpu065", "--format", "json")
+    assert res.exit_code == ExitCode.FINDINGS and json.loads(res.stdout)["config"]["matched"] == []
+
+
+def test_unknown_profile_in_the_config_is_a_usage_error(probe_catalog, tmp_path):
+    conf = tmp_path / "site.toml"
+    conf.write_text('profile = "dgx-z900"\n')
+    res = invoke("check", "--from", str(HGX), "--config", str(conf))
+    assert res.exit_code == ExitCode.USAGE and "dgx-z900" in res.stderr

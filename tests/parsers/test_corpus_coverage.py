@@ -13,7 +13,7 @@ from tests.fixtures_index import CORPUS, FIXTURES, parser_fixtures
 PARSED_KINDS = {
     "topo": ("topo-",),
     "nvlink": ("nvlink-",),
-    "ib": ("ibstat-", "ibstatus-", "ibv_devinfo-"),
+    "ib": ("ibstat-", "ibstatus-", "ibv_devinfo-", "iblinkinfo-", "ibnetdiscover-"),
     "nccl": ("nccl-",),
     "nccltests": ("nccltests-",),
     "other": ("nccl-",),  # the NCCL topology / graph XML files

@@ -11,9 +11,6 @@ import typer
 from ..exit_codes import ExitCode
 from . import app
 
-CONFIG_KEYS = ("profile", "rules")
-
-
 class ReportFormat(str, Enum):
     text = "text"
     json = "json"
@@ -39,35 +36,6 @@ def gather_or_exit(paths: List[str]):
     if not gathered.statuses:
         fail(f"{', '.join(paths)}: no files to read", ExitCode.INCOMPLETE)
     return gathered
-
-
-def load_site_config(path: str) -> tuple[dict[str, Any], Optional[str]]:
-    """`--config site.toml` -> (the engine's {CODE or slug: {enabled, severity, params}}, profile name).
-
-    The file holds `profile = "dgx-h100"` (optional) and `[rules.CODE]` (or `[rules.slug]`) tables
-    with `enabled`, `severity` and a `[rules.CODE.params]` table. Host patterns come later.
-    """
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except OSError as exc:
-        fail(f"{path}: cannot read the config: {exc.strerror or exc}", ExitCode.USAGE)
-    except tomllib.TOMLDecodeError as exc:
-        fail(f"{path}: not valid TOML: {exc}", ExitCode.USAGE)
-    unknown = [k for k in data if k not in CONFIG_KEYS]
-    if unknown:
-        fail(f"{path}: {unknown[0]}: unknown key (known: {', '.join(CONFIG_KEYS)})", ExitCode.USAGE)
-    rules = data.get("rules", {})
-    if not isinstance(rules, dict):
-        fail(f"{path}: rules: must be a table of [rules.CODE] tables", ExitCode.USAGE)
-    profile = data.get("profile")
-    if profile is not None and not isinstance(profile, str):
-        fail(f"{path}: profile: must be a profile name", ExitCode.USAGE)
-    return rules, profile
 
 
 def choose_profile(name: Optional[str], topology) -> tuple[Any, str]:
@@ -101,7 +69,10 @@ def check_command(
     profile: Optional[str] = typer.Option(None, "--profile", "-p",
                                           help="Platform profile (rules/profiles/); default: detected from the GPU model."),
     config: Optional[str] = typer.Option(None, "--config", "-c", metavar="FILE",
-                                         help="Site config TOML: profile, [rules.CODE] enabled/severity/params."),
+                                         help="Site config TOML: profile, [rules.CODE] enabled/severity/params, "
+                                              "[[hosts]] blocks by host pattern."),
+    host: Optional[str] = typer.Option(None, "--host", metavar="NAME",
+                                       help="The host the inputs come from (default: what a bundle or NCCL log says)."),
     output_format: Optional[ReportFormat] = typer.Option(
         None, "--format", "-f", help="text (default on a terminal) or json (default otherwise)."),
     fail_on: str = typer.Option("error", "--fail-on", metavar="LEVEL",
@@ -123,12 +94,23 @@ def check_command(
         fail_level = parse_fail_on(fail_on)
     except ValueError as exc:
         fail(f"--fail-on: {exc}", ExitCode.USAGE)
-    rules_config: dict[str, Any] = {}
+    site = None
     if config:
-        rules_config, config_profile = load_site_config(config)
-        profile = profile or config_profile
+        from ..engine.site_config import load as load_site_config
+
+        try:
+            site = load_site_config(config)
+        except ConfigError as exc:
+            fail(str(exc), ExitCode.USAGE)
     gathered = gather_or_exit(list(paths) + list(more or []))
-    topology = build(gathered.parsed, host=gathered.host)
+    topology = build(gathered.parsed, host=host or gathered.host)
+    rules_config: dict[str, Any] = {}
+    config_info = None
+    if site is not None:
+        name = topology.node(topology.host()).get("name")
+        rules_config, config_profile, matched = site.for_host(name)
+        profile = profile or config_profile
+        config_info = {"file": config, "host": name, "matched": matched}
     prof, profile_how = choose_profile(profile, topology)
     inputs: dict[str, Any] = dict(gathered.engine_inputs())
     inputs["topology"] = topology
@@ -151,7 +133,7 @@ def check_command(
 
         from ..render.json_report import report
 
-        data = report(outcome, topology, gathered.statuses, profile_how)
+        data = report(outcome, topology, gathered.statuses, profile_how, config_info)
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
         from ..render.text import render_check

@@ -23,6 +23,8 @@ SNIFF_CHARS = 256 * 1024
 # one parser and not all of them: each costs 5-15 ms to import (regexes, dataclasses), and `check`
 # runs inside a Slurm prolog's budget. tests/parsers/test_registry.py holds it to the package.
 SOURCES = (
+    "iblinkinfo",
+    "ibnetdiscover",
     "ibstat",
     "ibstatus",
     "ibv_devinfo",

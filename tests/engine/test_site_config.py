@@ -1,0 +1,95 @@
+"""The site config: host patterns NHC- and ClusterShell-style, blocks applied in order, errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from topodiag.engine.runner import ConfigError
+from topodiag.engine.site_config import HostPattern, load
+
+
+@pytest.mark.parametrize("pattern, host, matches", [
+    ("gpu[001-064]", "gpu001", True),
+    ("gpu[001-064]", "gpu064", True),
+    ("gpu[001-064]", "gpu065", False),
+    ("gpu[001-064]", "gpu1", False),       # zero-padded range: three digits
+    ("gpu[001-064]", "gpu0010", False),
+    ("gpu[1-64]", "gpu17", True),          # unpadded: any width
+    ("gpu[001-064,100]", "gpu100", True),
+    ("gpu[001-004]-ib", "gpu003-ib", True),
+    ("gpu[001-004]-ib", "gpu003", False),
+    ("rack[1-2]-n[01-16]", "rack2-n16", True),
+    ("rack[1-2]-n[01-16]", "rack3-n16", False),
+    ("gpu*", "gpu017.cluster", True),
+    ("*.cluster", "gpu017.cluster", True),
+    ("*.cluster", "gpu017", False),
+    ("gpu0?7", "gpu017", True),
+    ("/^login/", "login02", True),
+    ("/^login/", "gpu-login", False),
+    ("/n0[0-9]$/", "rack1-n07", True),
+    ("node017", "node017", True),
+    ("node017", "node0170", False),
+])
+def test_host_patterns(pattern, host, matches):
+    assert HostPattern.parse(pattern, "t").matches(host) is matches
+
+
+def write(tmp_path, text):
+    path = tmp_path / "site.toml"
+    path.write_text(text)
+    return str(path)
+
+
+SITE = """
+profile = "dgx-h100"
+
+[rules.TOPO003]
+severity = "error"
+params.max_path = "PXB"
+
+[[hosts]]
+match = "gpu[001-064]"
+profile = "hgx-h200"
+[hosts.rules.IB002.params]
+expected_rate_gbps = 200
+
+[[hosts]]
+match = "gpu0[0-9][0-9]"
+[hosts.rules.TOPO003]
+params.max_path = "PIX"
+[hosts.rules.NCCL001]
+enabled = false
+"""
+
+
+def test_blocks_apply_in_order_over_the_top_level(tmp_path):
+    site = load(write(tmp_path, SITE))
+    rules, profile, matched = site.for_host("gpu017")
+    assert profile == "hgx-h200" and matched == ["gpu[001-064]", "gpu0[0-9][0-9]"]
+    assert rules["TOPO003"] == {"severity": "error", "params": {"max_path": "PIX"}}
+    assert rules["IB002"] == {"params": {"expected_rate_gbps": 200}} and rules["NCCL001"] == {"enabled": False}
+    rules, profile, matched = site.for_host("gpu100")
+    assert profile == "dgx-h100" and matched == []  # gpu100: outside 001-064 and not gpu0NN
+    rules, profile, matched = site.for_host("login1")
+    assert matched == [] and rules == {"TOPO003": {"severity": "error", "params": {"max_path": "PXB"}}}
+    assert site.for_host(None)[2] == []  # a host nobody named matches no block
+    # the config itself is not changed by asking
+    assert site.for_host("login1")[0]["TOPO003"]["params"] == {"max_path": "PXB"}
+
+
+@pytest.mark.parametrize("text, where", [
+    ("colour = 1", "colour: unknown key"),
+    ("[[hosts]]\nprofile = 'x'", "hosts[0]: match: missing"),
+    ("[[hosts]]\nmatch = 'gpu[9-1]'", "runs backwards"),
+    ("[[hosts]]\nmatch = '/gpu[/'", "not a valid regular expression"),
+    ("[[hosts]]\nmatch = 'a'\nwhat = 1", "hosts[0]: what: unknown key"),
+    ("hosts = 3", "hosts: expected [[hosts]] tables"),
+    ("rules = 3", "rules: must be [rules.CODE] tables"),
+    ("profile = 3", "profile: must be a profile name"),
+    ("x = [", "not valid TOML"),
+])
+def test_config_errors_name_the_file_and_key(tmp_path, text, where):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load(path)
+    assert str(info.value).startswith(path) and where in str(info.value)

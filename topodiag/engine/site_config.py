@@ -1,0 +1,170 @@
+"""The site config (`check --config site.toml`): what a site expects, per host pattern, NHC-style.
+
+    profile = "dgx-h100"                 # for every host (a --profile on the command line wins)
+
+    [rules.TOPO003]                      # or [rules.gpu-nic-far]
+    severity = "error"                   # enabled, severity, params as the rule defines them
+
+    [[hosts]]                            # every block whose pattern matches the host applies,
+    match = "gpu[001-064]"               # in file order, a later one over an earlier one
+    profile = "hgx-h200"
+    [hosts.rules.IB002.params]
+    expected_rate_gbps = 200
+
+    [[hosts]]
+    match = "/^login/"                   # /regex/ (searched), a glob (gpu*, *.cluster), or a node
+    rules.NCCL001.enabled = false        # range gpu[001-064,100], as NHC and ClusterShell write them
+
+Errors are ConfigError (the runner's), one line naming the file and the key. Rule names and params are checked
+against the catalog by the runner (engine.runner.resolve_config).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+from .runner import ConfigError  # a config that does not fit: one line, file and key
+
+TOP_KEYS = ("profile", "rules", "hosts")
+HOST_KEYS = ("match", "profile", "rules")
+_RANGE_RE = re.compile(r"\[([0-9,\-\s]+)\]")
+
+
+@dataclass(frozen=True)
+class HostPattern:
+    """One `match` of a [[hosts]] block."""
+
+    text: str
+    _regex: re.Pattern = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
+    _ranges: tuple = field(repr=False, compare=False, default=())
+
+    @classmethod
+    def parse(cls, text: str, where: str) -> "HostPattern":
+        if not isinstance(text, str) or not text.strip():
+            raise ConfigError(f"{where}: match: expected a host pattern (a glob, /regex/ or gpu[001-064])")
+        text = text.strip()
+        if len(text) > 1 and text.startswith("/") and text.endswith("/"):
+            try:
+                return cls(text, re.compile(text[1:-1]), ())
+            except re.error as exc:
+                raise ConfigError(f"{where}: match: {text}: not a valid regular expression: {exc}") from None
+        ranges = []
+        parts = []
+        pos = 0
+        for m in _RANGE_RE.finditer(text):
+            parts.append(fnmatch.translate(text[pos:m.start()])[4:-3] if m.start() > pos else "")
+            parts.append(r"(\d+)")
+            ranges.append(_ranges(m.group(1), f"{where}: match: {text}"))
+            pos = m.end()
+        parts.append(fnmatch.translate(text[pos:])[4:-3] if pos < len(text) else "")
+        return cls(text, re.compile("".join(parts) + r"\Z"), tuple(ranges))
+
+    def matches(self, host: str) -> bool:
+        if self.text.startswith("/") and self.text.endswith("/") and len(self.text) > 1:
+            return self._regex.search(host) is not None
+        m = self._regex.match(host)
+        if m is None:
+            return False
+        for digits, allowed in zip(m.groups(), self._ranges):
+            if not any(lo <= int(digits) <= hi and (width is None or len(digits) == width)
+                       for lo, hi, width in allowed):
+                return False
+        return True
+
+
+def _ranges(spec: str, where: str) -> tuple[tuple[int, int, Optional[int]], ...]:
+    """"001-064,100" -> ((1, 64, 3), (100, 100, 3)); a zero-padded bound fixes the digit count."""
+    out = []
+    for part in spec.replace(" ", "").split(","):
+        lo, _, hi = part.partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            raise ConfigError(f"{where}: [{spec}] is not a list of numbers and ranges like 001-064,100")
+        hi = hi or lo
+        if int(hi) < int(lo):
+            raise ConfigError(f"{where}: [{spec}]: {lo}-{hi} runs backwards")
+        width = len(lo) if lo.startswith("0") and len(lo) > 1 else None
+        out.append((int(lo), int(hi), width))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class SiteConfig:
+    path: str
+    profile: Optional[str] = None
+    rules: Mapping[str, Any] = field(default_factory=dict)
+    hosts: tuple[tuple[HostPattern, Optional[str], Mapping[str, Any]], ...] = ()
+
+    def for_host(self, host: Optional[str]) -> tuple[dict[str, Any], Optional[str], list[str]]:
+        """(the rules config for this host, its profile, the patterns that matched it)."""
+        rules = {k: _copy(v) for k, v in self.rules.items()}
+        profile = self.profile
+        matched = []
+        for pattern, prof, block_rules in self.hosts:
+            if host is None or not pattern.matches(host):
+                continue
+            matched.append(pattern.text)
+            profile = prof or profile
+            for key, table in block_rules.items():
+                base = rules.setdefault(key, {})
+                for k, v in table.items():
+                    if k == "params" and isinstance(v, Mapping) and isinstance(base.get("params"), dict):
+                        base["params"].update(v)
+                    else:
+                        base[k] = _copy(v)
+        return rules, profile, matched
+
+
+def _copy(v: Any) -> Any:
+    return {k: _copy(x) for k, x in v.items()} if isinstance(v, Mapping) else v
+
+
+def load(path: str) -> SiteConfig:
+    """Read and check a site config; ConfigError (one line) for what cannot be used."""
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the config: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    for key in data:
+        if key not in TOP_KEYS:
+            raise ConfigError(f"{path}: {key}: unknown key (known: {', '.join(TOP_KEYS)})")
+    profile = _profile(data.get("profile"), f"{path}: profile")
+    rules = _rules(data.get("rules", {}), f"{path}: rules")
+    blocks = data.get("hosts", [])
+    if not isinstance(blocks, list):
+        raise ConfigError(f"{path}: hosts: expected [[hosts]] tables (match, profile, rules)")
+    hosts = []
+    for i, block in enumerate(blocks):
+        where = f"{path}: hosts[{i}]"
+        if not isinstance(block, dict):
+            raise ConfigError(f"{where}: expected a table with match, profile, rules")
+        for key in block:
+            if key not in HOST_KEYS:
+                raise ConfigError(f"{where}: {key}: unknown key (known: {', '.join(HOST_KEYS)})")
+        if "match" not in block:
+            raise ConfigError(f"{where}: match: missing (a host pattern such as gpu[001-064])")
+        hosts.append((HostPattern.parse(block["match"], where), _profile(block.get("profile"), f"{where}: profile"),
+                      _rules(block.get("rules", {}), f"{where}: rules")))
+    return SiteConfig(path=path, profile=profile, rules=rules, hosts=tuple(hosts))
+
+
+def _profile(value: Any, where: str) -> Optional[str]:
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise ConfigError(f"{where}: must be a profile name (like dgx-h100)")
+    return value
+
+
+def _rules(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict) or not all(isinstance(t, dict) for t in value.values()):
+        raise ConfigError(f"{where}: must be [rules.CODE] tables (enabled, severity, params)")
+    return value

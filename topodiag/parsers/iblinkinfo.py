@@ -1,0 +1,385 @@
+"""Parser for `iblinkinfo` (infiniband-diags): every port of every node in the fabric, with its
+width, lane speed, state and the port at the other end of the cable.
+
+    CA: gpu-v100-3 HCA-1:
+          0xb88303ffff7f61c4      6    1[  ] ==( 4X      25.78125 Gbps Active/  LinkUp)==>       3    3[  ] "MF0;ibswitch254:MQM8700/U1" ( )
+    Switch: 0x08c0eb0300add04e Quantum Mellanox Technologies:
+              10    5[  ] ==(                Down/ Polling)==>             [  ] "" ( )
+              10   21[  ] ==( 4X      25.78125 Gbps Active/  LinkUp)==>      40    1[  ] "node3 HCA-2" ( Could be 53.125 Gbps)
+              10   40[  ] ==( 4X        53.125 Gbps Active/  LinkUp)==>       4   40[  ] "MF0;d32-03-1:MQM8700/U1" ( )
+
+A CA line starts with the port GUID, a switch line with the switch LID (the header carries the
+switch GUID). iblinkinfo prints the signalling rate of ONE lane ("25.78125 Gbps" is EDR): the
+link's nominal data rate is width x lane rate (4X EDR = 100 Gb/s), given here as `rate_gbps`.
+"( Could be 53.125 Gbps)" / "(Could be 4X )" is iblinkinfo's own verdict that the link trained
+below what both of its ends support. A Down port prints no width or speed (they are undefined
+then, IBA C14-24.2.1).
+
+Also read: `iblinkinfo -l` (one line per port: port GUID and node description first; the node
+kind is not printed, so `kind` is None), `-p` (" (HOQ:n VL_Stall:n)" after the link), older
+builds' narrower columns ("( 4X 10.0 Gbps Active/  LinkUp)"), FDR10 ("10.0 Gbps (FDR10)"),
+'"Port not available"', Router nodes, indented or Markdown pastes, "..." elision lines
+(`elided`), prompts and prose (skipped), a cut-off last line (kept as far as it goes, with a
+note). ibwarn/ibpanic/iberror lines go to `errors`.
+
+JSON: {source: "iblinkinfo", line_mode, nodes: [Node], elided, notes: [str], errors: [{line_no,
+text}]}. Node: kind ("CA" | "Switch" | "Router"; None in -l output), guid (switch header GUID,
+"0x" + 16 hex; None for CAs, whose lines carry port GUIDs; in -l output the GUID all its lines
+share), description (node description as printed), line_no, links [Link]. Link: port, port_guid
+(CA and -l lines), lid (the port's base LID; a switch's LID on switch lines), ext_port, width
+("4X" as printed), width_lanes (4), speed_gbps (per-lane signalling rate as printed, 25.78125),
+speed_raw ("25.78125 Gbps"), speed_name ("EDR"; SDR DDR QDR FDR10 FDR EDR HDR NDR XDR),
+rate_gbps (nominal link data rate: width_lanes x nominal lane rate, 4X EDR = 100.0, 4X FDR =
+56.0), state ("Active" ...), state_raw, physical_state ("LinkUp", "Polling" ...),
+physical_state_raw, peer {guid (-l only), lid, port, ext_port, description} or None (down / not
+available / cut off), could_be (text inside the trailing parentheses, None when empty),
+could_be_width ("4X"), could_be_speed_gbps (53.125), could_be_speed_name ("HDR", "FDR10"),
+hoq_life, vl_stall_count (-p only), line_no. Width and speed fields are None for Down ports.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping
+
+from .base import ParseError, clean_lines, iter_clean_lines
+from .ib_records import ErrorLine, norm_guid, norm_physical_state, norm_state, strip_paste
+
+SOURCE = "iblinkinfo"
+
+# -- InfiniBand lane speeds (shared with ibnetdiscover) -------------------------------------------
+
+# name -> (per-lane signalling rate in Gb/s as iblinkinfo prints it, nominal per-lane data rate in
+# Gb/s as the 4x link rates count it: 4x EDR = 100, 4x FDR = 56, 4x FDR10 = 40).
+IB_SPEEDS: Mapping[str, tuple[float, float]] = MappingProxyType({
+    "SDR": (2.5, 2.5),
+    "DDR": (5.0, 5.0),
+    "QDR": (10.0, 10.0),
+    "FDR10": (10.3125, 10.0),
+    "FDR": (14.0625, 14.0),
+    "EDR": (25.78125, 25.0),
+    "HDR": (53.125, 50.0),
+    "NDR": (106.25, 100.0),
+    "XDR": (212.5, 200.0),
+})
+_NAME_BY_SIGNALLING = {signalling: name for name, (signalling, _) in IB_SPEEDS.items()}
+
+
+def speed_name_of(lane_gbps: float | None) -> str | None:
+    """25.78125 -> "EDR"; "10.0" is QDR (iblinkinfo marks FDR10 separately); None if unknown."""
+    if lane_gbps is None:
+        return None
+    for signalling, name in _NAME_BY_SIGNALLING.items():
+        if abs(lane_gbps - signalling) < 1e-6:
+            return name
+    return None
+
+
+def link_rate_gbps(lanes: int | None, speed_name: str | None) -> float | None:
+    """Nominal data rate of a link: 4 lanes x EDR -> 100.0; None when either is unknown."""
+    if lanes is None or speed_name not in IB_SPEEDS:
+        return None
+    return lanes * IB_SPEEDS[speed_name][1]
+
+
+# -- records ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Peer:
+    """The port at the other end of the cable, as iblinkinfo names it."""
+
+    guid: str | None  # its port GUID; printed by `iblinkinfo -l` only
+    lid: int
+    port: int
+    ext_port: int | None
+    description: str  # its node's description (node-name-map applied by the tool)
+
+
+@dataclass(frozen=True)
+class Link:
+    """One port line."""
+
+    port: int
+    port_guid: str | None  # CA/router lines and -l lines; switch lines print no port GUID
+    lid: int  # base LID of the port; on switch lines the switch's LID
+    ext_port: int | None
+    width: str | None  # "4X" as printed; None when not printed (Down) or undefined
+    width_lanes: int | None
+    speed_gbps: float | None  # per-lane signalling rate as printed (25.78125)
+    speed_raw: str | None  # "25.78125 Gbps", "10.0 Gbps (FDR10)"
+    speed_name: str | None  # "EDR"
+    rate_gbps: float | None  # nominal link data rate: width_lanes x nominal lane rate (4X EDR = 100)
+    state: str | None  # Down | Initializing | Armed | Active
+    state_raw: str
+    physical_state: str | None  # Polling | Disabled | LinkUp | ...
+    physical_state_raw: str
+    peer: Peer | None
+    could_be: str | None  # iblinkinfo's "(Could be 4X Could be 53.125 Gbps)", without parentheses
+    could_be_width: str | None
+    could_be_speed_gbps: float | None
+    could_be_speed_name: str | None  # "HDR"; "FDR10" for "Could be FDR10"
+    hoq_life: int | None  # -p
+    vl_stall_count: int | None  # -p
+    line_no: int
+
+
+@dataclass(frozen=True)
+class Node:
+    kind: str | None  # "CA" | "Switch" | "Router"; None when not printed (-l, or a fragment)
+    guid: str | None
+    description: str | None
+    line_no: int
+    links: tuple[Link, ...]
+
+
+@dataclass(frozen=True)
+class IblinkinfoReport:
+    source: str = SOURCE
+    line_mode: bool = False  # `iblinkinfo -l`
+    nodes: tuple[Node, ...] = ()
+    elided: bool = False  # the text had "..." lines: someone left ports out
+    notes: tuple[str, ...] = ()
+    errors: tuple[ErrorLine, ...] = ()
+
+
+# -- grammar --------------------------------------------------------------------------------------
+
+HEADER_RE = re.compile(r"^(?P<kind>CA|Switch|Router|\?\?):\s+(?:(?P<guid>0x[0-9a-fA-F]{16})\s+)?(?P<desc>.*?)\s*:$")
+LINK_RE = re.compile(
+    r"^(?:(?P<lguid>0x[0-9a-fA-F]{1,16})\s+(?:\"(?P<ldesc>[^\"]*)\"\s+)?)?"
+    r"(?P<lid>\d{1,9})\s+(?P<port>\d{1,5})\[\s*(?P<ext>\d{0,5})\s*\]\s*"
+    r"==\((?P<body>.*)\)==>\s*(?P<remote>.*)$"
+)
+_HOQ_RE = re.compile(r"\)\s*\(HOQ:(\d{1,9})\s+VL_Stall:(\d{1,9})\s*$")
+_STATE_RE = re.compile(r"(?P<state>[A-Za-z]{1,30}|\?\(\d{1,5}\))\s*/\s*(?P<phys>[A-Za-z]{1,40}|\?\(\d{1,5}\))\s*$")
+_WIDTH_RE = re.compile(r"^(?P<width>\d{1,2}X|undefined\s*\(\d{1,5}\)|\?\?)\s*(?P<speed>.*)$")
+_SPEED_RE = re.compile(r"^(?P<gbps>\d{1,3}(?:\.\d{1,8})?)\s*Gbps(?:\s*\(\s*(?P<fdr10>FDR10)\s*\))?$")
+_REMOTE_RE = re.compile(
+    r"^(?:(?P<rguid>0x[0-9a-fA-F]{1,16})\s+)?(?P<rlid>\d{1,9})\s+(?P<rport>\d{1,5})\[\s*(?P<rext>\d{0,5})\s*\]\s*"
+    r"\"(?P<rdesc>.*)\"\s*\((?P<could>.*)\)$"
+)
+_REMOTE_DOWN_RE = re.compile(r"^\[\s*\]\s*\"\"\s*\(\s*\)$")
+_REMOTE_NA_RE = re.compile(r"^\"Port not available\"$")
+_COULD_WIDTH_RE = re.compile(r"Could be (\d{1,2}X)")
+_COULD_SPEED_RE = re.compile(r"Could be (\d{1,3}(?:\.\d{1,8})?) Gbps")
+ELISION_RE = re.compile(r"^(?:\.{3,}|\u2026|\[\s*\.{3,}\s*\]|\(\s*\.{3,}\s*\)|<\s*snip\s*>|\[\s*snip\s*\])$", re.I)
+ERROR_RE = re.compile(r"^(?:ibwarn:|ibpanic:|iberror:|ibdebug:|WARN: |\S{1,40}: iberror:)")
+OWN_ERROR_RE = re.compile(r"^iblinkinfo: ")
+
+# Longer lines are not the tool's (two node descriptions of 64 bytes and the columns make ~300).
+MAX_LINE = 2048
+
+_SNIFF_LINK = re.compile(
+    r"^[ \t`]*(?:0x[0-9a-fA-F]{16}[ \t]+(?:\"[^\"\n]{0,200}\"[ \t]+)?)?"
+    r"\d{1,9}[ \t]+\d{1,5}\[[ \d]{0,5}\][ \t]*==\(",
+    re.M,
+)
+_SNIFF_HEADER = re.compile(r"^[ \t`]*(?:CA|Switch|Router): [^\n]{0,300}:[ \t]*\r?$", re.M)
+
+
+def _int(text: str | None) -> int | None:
+    return int(text) if text and text.isdigit() else None
+
+
+def _guid(text: str | None) -> str | None:
+    return norm_guid(text) if text else None
+
+
+# -- one line ---------------------------------------------------------------------------------
+
+
+def _link_from_match(m: re.Match[str], line_no: int, notes: list[str]) -> Link | None:
+    """A Link from a LINK_RE match; None (with a note) when the state part is unreadable."""
+    body = m.group("body")
+    hoq = vls = None
+    h = _HOQ_RE.search(body)
+    if h:
+        hoq, vls = int(h.group(1)), int(h.group(2))
+        body = body[: h.start()]
+    s = _STATE_RE.search(body)
+    if not s:
+        notes.append(f"line {line_no}: port line without a readable state/physical state; skipped")
+        return None
+    width = lanes = speed_raw = speed_name = None
+    speed_gbps = None
+    pre = body[: s.start()].strip()
+    w = _WIDTH_RE.match(pre) if pre else None
+    if w:
+        if w.group("width")[0].isdigit():
+            width = w.group("width")
+            lanes = int(width[:-1])
+        speed_raw = w.group("speed").strip() or None
+    elif pre:
+        speed_raw = pre
+    if speed_raw:
+        sp = _SPEED_RE.match(speed_raw)
+        if sp:
+            speed_gbps = float(sp.group("gbps"))
+            speed_name = "FDR10" if sp.group("fdr10") else speed_name_of(speed_gbps)
+    state_raw, phys_raw = s.group("state"), s.group("phys")
+
+    remote = m.group("remote").strip()
+    peer = None
+    could = could_width = could_speed = could_speed_name = None
+    r = _REMOTE_RE.match(remote)
+    if r:
+        peer = Peer(
+            guid=_guid(r.group("rguid")),
+            lid=int(r.group("rlid")),
+            port=int(r.group("rport")),
+            ext_port=_int(r.group("rext")),
+            description=r.group("rdesc"),
+        )
+        could = r.group("could").strip() or None
+        if could:
+            cw = _COULD_WIDTH_RE.search(could)
+            cs = _COULD_SPEED_RE.search(could)
+            could_width = cw.group(1) if cw else None
+            could_speed = float(cs.group(1)) if cs else None
+            could_speed_name = "FDR10" if "Could be FDR10" in could else speed_name_of(could_speed)
+    elif not (_REMOTE_DOWN_RE.match(remote) or _REMOTE_NA_RE.match(remote)):
+        notes.append(f"line {line_no}: the far end of port {m.group('port')} is cut off or unreadable")
+    return Link(
+        port=int(m.group("port")),
+        port_guid=_guid(m.group("lguid")),
+        lid=int(m.group("lid")),
+        ext_port=_int(m.group("ext")),
+        width=width,
+        width_lanes=lanes,
+        speed_gbps=speed_gbps,
+        speed_raw=speed_raw,
+        speed_name=speed_name,
+        rate_gbps=link_rate_gbps(lanes, speed_name),
+        state=norm_state(state_raw),
+        state_raw=state_raw,
+        physical_state=norm_physical_state(phys_raw),
+        physical_state_raw=phys_raw,
+        peer=peer,
+        could_be=could,
+        could_be_width=could_width,
+        could_be_speed_gbps=could_speed,
+        could_be_speed_name=could_speed_name,
+        hoq_life=hoq,
+        vl_stall_count=vls,
+        line_no=line_no,
+    )
+
+
+# -- refusal ----------------------------------------------------------------------------------
+
+
+def refusal(tool: str, shape: str, first_text: tuple[int, str] | None, head: list[str]) -> ParseError:
+    """The ParseError for text without `tool`'s structure. It names what the text looks like when
+    another parser recognises it ("ibstat output"), else quotes its first line."""
+    if first_text is None:
+        return ParseError(f"expected {tool} output ({shape}), found no text", 0)
+    line_no, text = first_text
+    looks = None
+    try:
+        from . import detect_all  # late: the package imports this module
+
+        looks = next((name for name, _ in detect_all("\n".join(head)) if name != tool), None)
+    except Exception:  # pragma: no cover - detection must not hide the refusal
+        looks = None
+    found = f"what looks like {looks} output ('{text[:60]}')" if looks else f"'{text[:60]}'"
+    return ParseError(f"expected {tool} output ({shape}), found {found}", line_no)
+
+
+SHAPE = ("\"CA: <description>:\" / \"Switch: 0x<guid> <description>:\" headers over "
+         "\"==( 4X ... Active/  LinkUp)==>\" port lines")
+
+
+# -- the whole text -----------------------------------------------------------------------------
+
+
+def _parse(lines: Iterable[str]) -> IblinkinfoReport:
+    nodes: list[dict[str, Any]] = []
+    notes: list[str] = []
+    errors: list[ErrorLine] = []
+    node: dict[str, Any] | None = None
+    elided = line_mode = own_error = False
+    first_text: tuple[int, str] | None = None
+    head: list[str] = []
+    for line_no, raw in enumerate(lines, 1):
+        line = strip_paste(raw)
+        if not line:
+            continue
+        if first_text is None:
+            first_text = (line_no, line)
+        if len(head) < 200:
+            head.append(line[:MAX_LINE])
+        m = HEADER_RE.match(line)
+        if m:
+            node = {"kind": m.group("kind") if m.group("kind") != "??" else None, "guid": _guid(m.group("guid")),
+                    "description": m.group("desc"), "line_no": line_no, "links": []}
+            nodes.append(node)
+            continue
+        if "==(" in line:
+            if len(line) > MAX_LINE:
+                notes.append(f"line {line_no}: {len(line)} characters, too long for a port line; skipped")
+                continue
+            m = LINK_RE.match(line)
+            if not m:
+                notes.append(f"line {line_no}: port line cut off or garbled; skipped")
+                continue
+            link = _link_from_match(m, line_no, notes)
+            if link is None:
+                continue
+            if m.group("ldesc") is not None:  # -l: every line names its node
+                line_mode = True
+                desc = m.group("ldesc").strip()
+                if node is None or not node.get("from_line") or node["description"] != desc:
+                    node = {"kind": None, "guid": link.port_guid, "description": desc, "line_no": line_no,
+                            "links": [], "from_line": True}
+                    nodes.append(node)
+                elif node["guid"] != link.port_guid:
+                    node["guid"] = None  # a CA's ports have GUIDs of their own
+            elif node is None or node.get("from_line"):
+                notes.append(f"line {line_no}: port lines before any node header (a fragment)")
+                node = {"kind": "Switch" if m.group("lguid") is None else None, "guid": None, "description": None,
+                        "line_no": line_no, "links": []}
+                nodes.append(node)
+            node["links"].append(link)
+            continue
+        if ELISION_RE.match(line):
+            elided = True
+            notes.append(f"line {line_no}: '{line}' - lines were left out here")
+            continue
+        if ERROR_RE.match(line) or OWN_ERROR_RE.match(line):
+            errors.append(ErrorLine(line_no, line))
+            own_error = own_error or bool(OWN_ERROR_RE.match(line))
+            continue
+        # anything else (prompts, prose, other tools' output) is skipped
+    if not nodes and not own_error:
+        raise refusal(SOURCE, SHAPE, first_text, head)
+    frozen = tuple(
+        Node(kind=n["kind"], guid=n["guid"], description=n["description"], line_no=n["line_no"],
+             links=tuple(n["links"]))
+        for n in nodes
+    )
+    return IblinkinfoReport(line_mode=line_mode, nodes=frozen, elided=elided, notes=tuple(notes), errors=tuple(errors))
+
+
+def parse(text: str) -> IblinkinfoReport:
+    """iblinkinfo output -> IblinkinfoReport; ParseError when the text holds no node header or port line."""
+    return _parse(clean_lines(text))
+
+
+def parse_lines(lines: Iterable[str]) -> IblinkinfoReport:
+    """Streaming form of parse for an iterable of raw lines."""
+    return _parse(iter_clean_lines(lines))
+
+
+def sniff(text: str) -> float:
+    """0.95 for a node header and a "==(...)==>" port line, 0.9 for port lines alone."""
+    try:
+        head = text[:65536]
+        if _SNIFF_LINK.search(head):
+            return 0.95 if _SNIFF_HEADER.search(head) else 0.9
+    except Exception:  # pragma: no cover - regex search on str does not raise
+        return 0.0
+    return 0.0
+

@@ -1,0 +1,428 @@
+"""Parser for `ibnetdiscover` (infiniband-diags): the fabric's topology file, one block per node
+with one line per connected port (the tool's tabs shown as spaces).
+
+    vendid=0x2c9
+    devid=0xcb20
+    sysimgguid=0xec0d9a0300ec8480
+    switchguid=0xec0d9a0300ec8480(ec0d9a0300ec8480)
+    Switch  36 "S-ec0d9a0300ec8480"         # "SwitchIB Mellanox Technologies" base port 0 lid 23 lmc 0
+    [11]    "S-ec0d9a0300ec8200"[11]                # "SwitchIB Mellanox Technologies" lid 25 4xDDR
+    [13]    "H-08c0eb0300ddbf02"[1](8c0eb0300ddbf02)                # "gpu045 HCA-1" lid 100 4xEDR
+
+    caguid=0x8f10403960558
+    Ca      2 "H-0008f10403960558"          # "MT23108 InfiniHost Mellanox Technologies"
+    [1](8f10403960559)      "S-005442ba00003080"[12]                # lid 10 lmc 1 "ISR9024 Voltaire" lid 6 1xSDR
+
+Each connection line ends with the ACTIVE width and speed of the local port ("4xEDR"; "1xSDR" is
+a link trained at one lane of four). `rate_gbps` is the nominal link data rate, lanes x nominal
+lane rate (4x EDR = 100, 4x NDR = 400). ibnetdiscover prints connected ports only, and no port
+state: a missing port is absent, not "Down".
+
+Also read: grouping (-g: "Chassis", "# Spine Nodes", "[ext N]" port numbers), -f (" s=N w=N
+v=N" after the speed), Router ("Rt") nodes, "??" / "???" for an unknown width / speed (None),
+indented pastes (the man page example), blocks without blank lines between them, a fragment
+that starts mid-file, "..." elision lines (`elided`), a cut-off last line (kept as far as it goes,
+with a note), and the ports report of `ibnetdiscover -p`:
+
+    CA   134  1 0x7cfe9003003b4bde 4x EDR - SW  1719 10 0x7cfe9003009ce5b0 ( 'o0001 HCA-1' - 'ib-i1l1s01' )
+    SW  2052 37 0x506b4b03005c2740 4x ???                                    'ib-i4l1s01'
+
+The node lists of `ibnetdiscover -l/-S/-H` (and ibhosts / ibswitches / ibnodes) name nodes but no
+links: refused with a ParseError that says so.
+
+JSON: {source: "ibnetdiscover", format ("topology" | "ports"), generated_on (the "# Topology file:
+generated on" date as printed), from_node_guid, from_port_guid ("# Initiated from node ... port
+..."), nodes: [Node], ports: [PortRecord] (-p only), elided, notes: [str], errors: [{line_no,
+text}]}. Node: kind ("Switch" | "Ca" | "Rt"), guid ("0x" + 16 hex), name ("S-005442ba00003080" as
+printed), nports, description, lid / lmc / port0 ("base" | "enhanced"; switches: port 0), vendid /
+devid (as printed, "0x2c9"), sysimgguid, port_guid (switches: from "switchguid=0x..(...)"),
+line_no, connections [Connection]. Connection: port, ext_port, port_guid / lid / lmc (CA and
+router ports: the local port's own), peer_kind ("Switch" | "Ca" | "Rt", from the S-/H-/R- prefix),
+peer_guid (node GUID), peer_name ("H-0008f10403961354"), peer_port, peer_ext_port,
+peer_port_guid (printed for CA/router peers), peer_description, peer_lid, width ("4x" as
+printed), width_lanes (4), speed ("EDR"; SDR DDR QDR FDR10 FDR EDR HDR NDR XDR), rate_gbps
+(100.0), line_no. PortRecord (-p): kind, lid, port, port_guid, width, width_lanes, speed,
+rate_gbps, description, peer_kind, peer_lid, peer_port, peer_port_guid, peer_description,
+line_no; the peer fields are None for an unconnected port, whose width/speed the tool prints
+but which describe no link (rate_gbps None).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from .base import ParseError, clean_lines, iter_clean_lines
+from .ib_records import ErrorLine, norm_guid, strip_paste
+from .iblinkinfo import ELISION_RE, ERROR_RE, IB_SPEEDS, MAX_LINE, link_rate_gbps, refusal
+
+SOURCE = "ibnetdiscover"
+
+_KIND_BY_PREFIX = {"S": "Switch", "H": "Ca", "R": "Rt"}
+_KIND_BY_ABBREV = {"SW": "Switch", "CA": "Ca", "RT": "Rt"}
+
+
+@dataclass(frozen=True)
+class Connection:
+    """One "[port] ... # ... 4xEDR" line: a cable from this node's port to a peer's port."""
+
+    port: int
+    ext_port: int | None  # -g: external (front panel) port number
+    port_guid: str | None  # CA / router ports print their own GUID; switch ports do not
+    lid: int | None  # CA / router ports: "# lid 16 lmc 1" (the switch LID is on its Node)
+    lmc: int | None
+    peer_kind: str | None  # "Switch" | "Ca" | "Rt"
+    peer_guid: str | None  # node GUID of the peer
+    peer_name: str  # "S-005442ba00003080" as printed
+    peer_port: int
+    peer_ext_port: int | None
+    peer_port_guid: str | None  # printed for CA / router peers
+    peer_description: str | None
+    peer_lid: int | None
+    width: str | None  # "4x" as printed; None for "??" or when cut off
+    width_lanes: int | None
+    speed: str | None  # "EDR"; None for "???"
+    rate_gbps: float | None  # nominal link data rate: lanes x nominal lane rate (4x EDR = 100)
+    line_no: int
+
+
+@dataclass(frozen=True)
+class Node:
+    kind: str | None  # "Switch" | "Ca" | "Rt"; None (and no guid, name, nports) for connection lines
+    guid: str | None  # that a fragment starts with, before any node line
+    name: str | None
+    nports: int | None
+    description: str | None
+    lid: int | None  # switches: the LID of port 0
+    lmc: int | None
+    port0: str | None  # switches: "base" | "enhanced" port 0
+    vendid: str | None
+    devid: str | None
+    sysimgguid: str | None
+    port_guid: str | None  # switches: "switchguid=0x...(<port guid>)"
+    line_no: int
+    connections: tuple[Connection, ...]
+
+
+@dataclass(frozen=True)
+class PortRecord:
+    """One line of `ibnetdiscover -p`."""
+
+    kind: str | None
+    lid: int
+    port: int
+    port_guid: str | None
+    width: str | None
+    width_lanes: int | None
+    speed: str | None
+    rate_gbps: float | None  # None for an unconnected port
+    description: str | None
+    peer_kind: str | None
+    peer_lid: int | None
+    peer_port: int | None
+    peer_port_guid: str | None
+    peer_description: str | None
+    line_no: int
+
+
+@dataclass(frozen=True)
+class IbnetdiscoverReport:
+    source: str = SOURCE
+    format: str = "topology"  # "topology" | "ports" (-p)
+    generated_on: str | None = None
+    from_node_guid: str | None = None
+    from_port_guid: str | None = None
+    nodes: tuple[Node, ...] = ()
+    ports: tuple[PortRecord, ...] = ()
+    elided: bool = False
+    notes: tuple[str, ...] = ()
+    errors: tuple[ErrorLine, ...] = ()
+
+
+# -- grammar --------------------------------------------------------------------------------------
+
+_HEX = r"(?:0x)?[0-9a-fA-F]{1,16}"
+NODE_RE = re.compile(
+    r"^(?P<kind>Switch|Ca|Rt)\s+(?P<nports>\d{1,5})\s+\"(?P<prefix>[SHR?])-(?P<guid>[0-9a-fA-F]{1,16})\"\s*"
+    r"(?:#\s*(?P<comment>.*))?$"
+)
+_NODE_COMMENT_RE = re.compile(
+    r"^\"(?P<desc>.*)\"(?:\s+(?P<port0>base|enhanced) port 0 lid (?P<lid>\d{1,9}) lmc (?P<lmc>\d{1,3}))?"
+)
+CONN_RE = re.compile(
+    rf"^\[(?P<port>\d{{1,5}})\](?:\[ext (?P<ext>\d{{1,5}})\])?(?:\((?P<pguid>{_HEX})\))?\s*"
+    r"\"(?P<prefix>[SHR?])-(?P<peer>[0-9a-fA-F]{1,16})\"\[(?P<pport>\d{1,5})\](?:\[ext (?P<pext>\d{1,5})\])?"
+    rf"(?:\s*\((?P<ppguid>{_HEX})\))?\s*(?:#\s*(?P<comment>.*))?$"
+)
+_CONN_COMMENT_RE = re.compile(
+    r"^(?:lid (?P<lid>\d{1,9}) lmc (?P<lmc>\d{1,3})\s+)?\"(?P<desc>.*)\"\s+lid (?P<plid>\d{1,9})"
+    r"(?:\s+(?P<ws>\S+))?"
+)
+_CONN_LOCAL_RE = re.compile(r"^lid (?P<lid>\d{1,9}) lmc (?P<lmc>\d{1,3})\s")
+_WS_RE = re.compile(r"^(?P<w>\d{1,2}x|\?\?)(?P<s>FDR10|[SDQFEHNX]DR|\?\?\?)$")
+KV_RE = re.compile(
+    r"^(?P<key>vendid|devid|sysimgguid|switchguid|caguid|rtguid)=(?P<value>0x[0-9a-fA-F]{1,16})"
+    r"(?:\((?P<paren>[0-9a-fA-F]{1,16})\))?\s*(?:#.*)?$"
+)
+_GENERATED_RE = re.compile(r"^#\s*Topology file: generated on (?P<date>.+)$")
+_INITIATED_RE = re.compile(r"^#\s*Initiated from node (?P<node>[0-9a-fA-F]{1,16}) port (?P<port>[0-9a-fA-F]{1,16})")
+PORTS_RE = re.compile(
+    r"^(?P<kind>SW|CA|RT|\?\?)\s+(?P<lid>\d{1,9})\s+(?P<port>\d{1,5})\s+0x(?P<guid>[0-9a-fA-F]{16})\s+"
+    r"(?P<w>\d{1,2}x|\?\?)\s+(?P<s>FDR10|[SDQFEHNX]DR|\?\?\?)(?P<rest>.*)$"
+)
+_PORTS_PEER_RE = re.compile(
+    r"^\s+-\s+(?P<kind>SW|CA|RT|\?\?)\s+(?P<lid>\d{1,9})\s+(?P<port>\d{1,5})\s+0x(?P<guid>[0-9a-fA-F]{16})\s+"
+    r"\(\s*'(?P<desc>.*)'\s+-\s+'(?P<pdesc>.*)'\s*\)$"
+)
+_PORTS_ALONE_RE = re.compile(r"^\s+(?:'(?P<quoted>.*)'|(?P<bare>[^\s'-].*))$")
+LIST_RE = re.compile(r"^(?:Switch|Ca|Router|Rt|\?\?\?)\s*:\s*0x[0-9a-fA-F]{16}\s+ports\s+\d{1,5}\b")
+OWN_ERROR_RE = re.compile(r"^ibnetdiscover: ")
+
+_SNIFF_GENERATED = re.compile(r"^[ \t`]*#[ \t]*Topology file: generated on", re.M)
+_SNIFF_NODE = re.compile(r"^[ \t`]*(?:Switch|Ca|Rt)[ \t]+\d{1,5}[ \t]+\"[SHR]-[0-9a-fA-F]{16}\"", re.M)
+_SNIFF_CONN = re.compile(
+    r"^[ \t`]*\[\d{1,5}\](?:\[ext \d{1,5}\])?(?:\([0-9a-fA-Fx]{1,18}\))?[ \t]*\"[SHR]-[0-9a-fA-F]{16}\"\[\d{1,5}\]", re.M
+)
+_SNIFF_KV = re.compile(r"^[ \t`]*(?:switchguid|caguid)=0x[0-9a-fA-F]{1,16}", re.M)
+_SNIFF_PORTS = re.compile(
+    r"^[ \t`]*(?:SW|CA|RT)[ \t]+\d{1,9}[ \t]+\d{1,5}[ \t]+0x[0-9a-fA-F]{16}[ \t]+(?:\d{1,2}x|\?\?)[ \t]+"
+    r"(?:FDR10|[SDQFEHNX]DR|\?\?\?)",
+    re.M,
+)
+_SNIFF_LIST = re.compile(r"^[ \t`]*(?:Switch|Ca|Rt|Router)[ \t]*:[ \t]*0x[0-9a-fA-F]{16}[ \t]+ports[ \t]+\d{1,5}", re.M)
+
+SHAPE = "'Switch|Ca <ports> \"S-<guid>\" # ...' node lines over '[port] \"S-<guid>\"[port] # ... lid N 4xEDR' lines"
+
+
+def _guid(text: str | None) -> str | None:
+    return norm_guid(text) if text else None
+
+
+def _width_speed(ws: str | None) -> tuple[str | None, int | None, str | None]:
+    """"4xEDR" -> ("4x", 4, "EDR"); "??" / "???" parts -> None."""
+    m = _WS_RE.match(ws or "")
+    if not m:
+        return None, None, None
+    width = m.group("w") if m.group("w") != "??" else None
+    speed = m.group("s") if m.group("s") in IB_SPEEDS else None
+    return width, int(width[:-1]) if width else None, speed
+
+
+# -- lines ----------------------------------------------------------------------------------------
+
+
+def _connection(m: re.Match[str], line_no: int, notes: list[str]) -> Connection:
+    c = _CONN_COMMENT_RE.match(m.group("comment") or "")
+    if not c:
+        notes.append(f"line {line_no}: the end of port {m.group('port')}'s line (peer description, lid, width/speed) "
+                     "is cut off or unreadable")
+    width, lanes, speed = _width_speed(c.group("ws") if c else None)
+    local = c or _CONN_LOCAL_RE.match(m.group("comment") or "")  # a cut-off line may still hold the local lid
+    return Connection(
+        port=int(m.group("port")),
+        ext_port=int(m.group("ext")) if m.group("ext") else None,
+        port_guid=_guid(m.group("pguid")),
+        lid=int(local.group("lid")) if local and local.group("lid") else None,
+        lmc=int(local.group("lmc")) if local and local.group("lmc") else None,
+        peer_kind=_KIND_BY_PREFIX.get(m.group("prefix")),
+        peer_guid=_guid(m.group("peer")),
+        peer_name=f"{m.group('prefix')}-{m.group('peer')}",
+        peer_port=int(m.group("pport")),
+        peer_ext_port=int(m.group("pext")) if m.group("pext") else None,
+        peer_port_guid=_guid(m.group("ppguid")),
+        peer_description=c.group("desc") if c else None,
+        peer_lid=int(c.group("plid")) if c else None,
+        width=width,
+        width_lanes=lanes,
+        speed=speed,
+        rate_gbps=link_rate_gbps(lanes, speed),
+        line_no=line_no,
+    )
+
+
+def _port_record(m: re.Match[str], line_no: int, notes: list[str]) -> PortRecord:
+    width = m.group("w") if m.group("w") != "??" else None
+    lanes = int(width[:-1]) if width else None
+    speed = m.group("s") if m.group("s") in IB_SPEEDS else None
+    rest = m.group("rest")
+    peer = _PORTS_PEER_RE.match(rest)
+    alone = None if peer else _PORTS_ALONE_RE.match(rest)
+    if peer:
+        desc: str | None = peer.group("desc").strip()
+    elif alone:
+        desc = (alone.group("quoted") if alone.group("quoted") is not None else alone.group("bare")).strip()
+    else:
+        desc = None
+        notes.append(f"line {line_no}: the end of the ports-report line is cut off or unreadable")
+    return PortRecord(
+        kind=_KIND_BY_ABBREV.get(m.group("kind")),
+        lid=int(m.group("lid")),
+        port=int(m.group("port")),
+        port_guid=_guid(m.group("guid")),
+        width=width,
+        width_lanes=lanes,
+        speed=speed,
+        rate_gbps=link_rate_gbps(lanes, speed) if peer else None,
+        description=desc,
+        peer_kind=_KIND_BY_ABBREV.get(peer.group("kind")) if peer else None,
+        peer_lid=int(peer.group("lid")) if peer else None,
+        peer_port=int(peer.group("port")) if peer else None,
+        peer_port_guid=_guid(peer.group("guid")) if peer else None,
+        peer_description=peer.group("pdesc").strip() if peer else None,
+        line_no=line_no,
+    )
+
+
+def _new_node(m: re.Match[str], pending: dict[str, Any], line_no: int) -> dict[str, Any]:
+    c = _NODE_COMMENT_RE.match(m.group("comment") or "")
+    return {
+        "kind": m.group("kind"),
+        "guid": _guid(m.group("guid")),
+        "name": f"{m.group('prefix')}-{m.group('guid')}",
+        "nports": int(m.group("nports")),
+        "description": c.group("desc") if c else None,
+        "lid": int(c.group("lid")) if c and c.group("lid") else None,
+        "lmc": int(c.group("lmc")) if c and c.group("lmc") else None,
+        "port0": c.group("port0") if c else None,
+        "vendid": pending.get("vendid"),
+        "devid": pending.get("devid"),
+        "sysimgguid": _guid(pending.get("sysimgguid")),
+        "port_guid": _guid(pending.get("switchguid_port")),
+        "line_no": line_no,
+        "connections": [],
+    }
+
+
+# -- the whole text -----------------------------------------------------------------------------
+
+
+def _parse(lines: Iterable[str]) -> IbnetdiscoverReport:
+    nodes: list[dict[str, Any]] = []
+    ports: list[PortRecord] = []
+    notes: list[str] = []
+    errors: list[ErrorLine] = []
+    pending: dict[str, Any] = {}  # vendid=... lines waiting for their node line
+    node: dict[str, Any] | None = None
+    meta: dict[str, str | None] = {"generated_on": None, "from_node_guid": None, "from_port_guid": None}
+    elided = own_error = False
+    first_text: tuple[int, str] | None = None
+    first_list: tuple[int, str] | None = None
+    head: list[str] = []
+    for line_no, raw in enumerate(lines, 1):
+        line = strip_paste(raw)
+        if not line:
+            continue
+        if first_text is None:
+            first_text = (line_no, line)
+        if len(head) < 200:
+            head.append(line[:MAX_LINE])
+        if len(line) > MAX_LINE:
+            notes.append(f"line {line_no}: {len(line)} characters, too long for ibnetdiscover; skipped")
+            continue
+        if line.startswith("["):
+            m = CONN_RE.match(line)
+            if not m:
+                notes.append(f"line {line_no}: connection line cut off or garbled; skipped")
+                continue
+            if node is None:
+                notes.append(f"line {line_no}: connection lines before any node line (a fragment)")
+                node = dict.fromkeys(("kind", "guid", "name", "nports", "description", "lid", "lmc", "port0", "vendid",
+                                      "devid", "sysimgguid", "port_guid"))
+                node.update(line_no=line_no, connections=[])
+                nodes.append(node)
+            node["connections"].append(_connection(m, line_no, notes))
+            continue
+        m = KV_RE.match(line)
+        if m:
+            key = m.group("key")
+            if key == "vendid":
+                pending = {}
+            pending[key] = m.group("value").lower()
+            if key == "switchguid" and m.group("paren"):
+                pending["switchguid_port"] = m.group("paren")
+            node = None
+            continue
+        m = NODE_RE.match(line)
+        if m:
+            node = _new_node(m, pending, line_no)
+            nodes.append(node)
+            pending = {}
+            continue
+        m = PORTS_RE.match(line)
+        if m:
+            ports.append(_port_record(m, line_no, notes))
+            continue
+        if line.startswith("#"):
+            g = _GENERATED_RE.match(line)
+            if g and meta["generated_on"] is None:
+                meta["generated_on"] = g.group("date").strip()
+            i = _INITIATED_RE.match(line)
+            if i and meta["from_node_guid"] is None:
+                meta["from_node_guid"] = _guid(i.group("node"))
+                meta["from_port_guid"] = _guid(i.group("port"))
+            continue
+        if ELISION_RE.match(line):
+            elided = True
+            notes.append(f"line {line_no}: '{line}' - lines were left out here")
+            continue
+        if ERROR_RE.match(line) or OWN_ERROR_RE.match(line):
+            errors.append(ErrorLine(line_no, line))
+            own_error = own_error or bool(OWN_ERROR_RE.match(line))
+            continue
+        if first_list is None and LIST_RE.match(line):
+            first_list = (line_no, line)
+        # anything else (prompts, "Non-Chassis Nodes", chassis lines, prose) is skipped
+    if not nodes and not ports and not own_error:
+        if first_list is not None:
+            raise ParseError(
+                "this is a node list (ibnetdiscover -l/-S/-H, or ibhosts/ibswitches/ibnodes): it names nodes but no "
+                f"links; run ibnetdiscover without -l/-S/-H for the topology ('{first_list[1][:60]}')",
+                first_list[0],
+            )
+        raise refusal(SOURCE, SHAPE, first_text, head)
+    if nodes and ports:
+        notes.append("the text holds both a topology and an `ibnetdiscover -p` ports report; both are kept")
+    frozen = tuple(
+        Node(**{k: v for k, v in n.items() if k != "connections"}, connections=tuple(n["connections"])) for n in nodes
+    )
+    return IbnetdiscoverReport(
+        format="topology" if nodes or not ports else "ports",
+        generated_on=meta["generated_on"],
+        from_node_guid=meta["from_node_guid"],
+        from_port_guid=meta["from_port_guid"],
+        nodes=frozen,
+        ports=tuple(ports),
+        elided=elided,
+        notes=tuple(notes),
+        errors=tuple(errors),
+    )
+
+
+def parse(text: str) -> IbnetdiscoverReport:
+    """ibnetdiscover output -> IbnetdiscoverReport; ParseError when the text holds no node,
+    connection or ports-report line (or is only a node list)."""
+    return _parse(clean_lines(text))
+
+
+def parse_lines(lines: Iterable[str]) -> IbnetdiscoverReport:
+    """Streaming form of parse for an iterable of raw lines."""
+    return _parse(iter_clean_lines(lines))
+
+
+def sniff(text: str) -> float:
+    """0.95 for the "# Topology file" banner or a node line, 0.85 for connection or ports-report
+    lines, 0.8 for switchguid=/caguid= lines, 0.6 for a node list (so the refusal explains it)."""
+    try:
+        head = text[:65536]
+        if _SNIFF_GENERATED.search(head) or _SNIFF_NODE.search(head):
+            return 0.95
+        if _SNIFF_CONN.search(head) or _SNIFF_PORTS.search(head):
+            return 0.85
+        if _SNIFF_KV.search(head):
+            return 0.8
+        if _SNIFF_LIST.search(head):
+            return 0.6
+    except Exception:  # pragma: no cover - regex search on str does not raise
+        return 0.0
+    return 0.0
