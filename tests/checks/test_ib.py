@@ -245,3 +245,40 @@ def test_ib001_b300_disabled_rails_outnumber_the_active_model_and_stay_errors():
     found = findings("IB001", B300)
     assert len(found) == 7 and {f.severity for f in found} == {Severity.ERROR}
     assert not [f for f in found if "spare card" in f.message]
+
+
+def _fabric(source: str, rel: str):
+    load_checks()
+    text = (REPO / rel).read_text(encoding="utf-8", errors="replace")
+    parsed = parsers.get(source).parse(parsers.blank_provenance_header(text))
+    outcome = run(load_catalog(REPO / "rules"), {source: parsed}, select="IB007")
+    assert not outcome.crashes, outcome.crashes
+    return [f for f in outcome.findings if f.code == "IB007"]
+
+
+def test_ib007_two_1x_sdr_links_each_reported_once():
+    """ibnetdiscover man page (corpus): SW-6IB4 port 1 -> ISR9024 port 10 and HCA ...0558 port 1 ->
+    ISR9024 port 12 are 1xSDR on one end's line (the ISR9024's own lines say 4xSDR): one finding,
+    two links, the narrower report kept."""
+    [f] = _fabric("ibnetdiscover", "fixtures/ibnetdiscover/ibnetdiscover-manpage-example-sdr-1x-links-01.txt")
+    assert f.severity == Severity.WARNING and f.message.startswith("2 fabric link(s) trained narrower than 4X")
+    assert "ISR9024 Voltaire port 10 <-> SW-6IB4 Voltaire port 1 at 1X SDR (2.5 Gb/s of 10)" in f.message
+    assert "ISR9024 Voltaire port 12 <-> MT23108 InfiniHost Mellanox Technologies port 1 at 1X SDR" in f.message
+
+
+def test_ib007_could_be_and_healthy_mixed_generations():
+    """Ports 21-24 of the Quantum switch: EDR host links, iblinkinfo 'Could be 53.125 Gbps'; the
+    corpus EDR+HDR fabric (EDR hosts, HDR Aggregation Node) is healthy."""
+    [f] = _fabric("iblinkinfo", "fixtures/iblinkinfo/iblinkinfo-hdr-quantum-edr-hosts-could-be-01.txt")
+    assert f.message.startswith("4 fabric link(s) trained below what both ends support")
+    assert [s.split(" port ")[-1] for s in f.subjects] == ["21", "22", "23", "24"]
+    assert _fabric("iblinkinfo", "fixtures/iblinkinfo/iblinkinfo-edr-hdr-switch-01.txt") == []
+    assert _fabric("iblinkinfo", "fixtures/iblinkinfo/iblinkinfo-edr-sb7700-down-polling-01.txt") == []  # Polling = empty
+
+
+def test_ib007_a_ddr_link_among_edr_and_an_isolated_ca():
+    [f] = _fabric("ibnetdiscover", "fixtures/ibnetdiscover/ibnetdiscover-edr-switchib-4xddr-link-01.txt")
+    assert "far below the fabric's common 100 Gb/s" in f.message and "at 20 Gb/s (DDR)" in f.message
+    assert "5x slower" in f.message
+    [f] = _fabric("ibnetdiscover", "fixtures/ibnetdiscover/ibnetdiscover-gb200-single-ca-no-links-01.txt")
+    assert f.severity == Severity.ERROR and "dgx-gb200-n01-c1 HCA-1 (CA, 1 port(s)) has no connection" in f.message
