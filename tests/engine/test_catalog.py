@@ -225,3 +225,15 @@ def test_finding_is_frozen_and_json_ready():
         f.code = "IB002"  # type: ignore[misc]
     h = hit(["gpu:0", "gpu:1"], severity="info", ratio=7, evidence=Evidence("nvidia_smi_topo_m"))
     assert h.severity is Severity.INFO and dict(h.values) == {"ratio": 7} and h.evidence[0].source == "nvidia_smi_topo_m"
+
+
+def test_the_catalog_without_examples_is_the_same_catalog():
+    """check reads the rules without their examples (half of each file): nothing else may differ."""
+    from dataclasses import replace
+
+    from topodiag.engine import load_catalog
+
+    full, lean = load_catalog(), load_catalog(examples=False)
+    assert full.codes() == lean.codes()
+    for rule in full:
+        assert replace(rule, pass_examples=(), fail_examples=()) == lean.get(rule.code)

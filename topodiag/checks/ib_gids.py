@@ -11,24 +11,26 @@ each table is one place the index must agree with.
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Any, Iterator, Optional
 
 from ..engine import Evidence, Severity, check, hit
 
 
-def _address(gid: str) -> Optional[ipaddress.IPv6Address]:
+def _address(gid: str):
+    """The GID as an IPv6Address, or None (ipaddress is imported here: only RoCE tables need it)."""
+    import ipaddress
+
     try:
         return ipaddress.IPv6Address(gid.strip())
     except ValueError:
         return None
 
 
-def _routable(addr: ipaddress.IPv6Address) -> bool:
+def _routable(addr) -> bool:
     return not (addr.is_link_local or addr.is_unspecified or addr.is_loopback)
 
 
-def _shown(addr: ipaddress.IPv6Address) -> str:
+def _shown(addr) -> str:
     return str(addr.ipv4_mapped) if addr.ipv4_mapped else str(addr)
 
 

@@ -40,6 +40,10 @@ def gather_or_exit(paths: List[str]):
 
 def choose_profile(name: Optional[str], topology) -> tuple[Any, str]:
     """The named profile (exit 2 when unknown), else the one the GPU models match; and how it was chosen."""
+    gpus = topology.gpus()
+    models = [m for g in gpus if (m := topology.node(g).get("model"))]
+    if not name and not models:
+        return None, "none (the inputs name no GPU model)"  # without reading the profiles
     from ..profiles import ProfileError, detect_profile, load_profiles
 
     try:
@@ -52,11 +56,6 @@ def choose_profile(name: Optional[str], topology) -> tuple[Any, str]:
         if name not in profiles:
             fail(f"--profile: unknown profile {name!r}; one of: {', '.join(profiles)}", ExitCode.USAGE)
         return profiles[name], f"{name} (given)"
-    gpus = topology.gpus()
-    models = [topology.node(g).get("model") for g in gpus]
-    models = [m for m in models if m]
-    if not models:
-        return None, "none (the inputs name no GPU model)"
     prof = detect_profile(models, profiles, gpu_count=len(gpus))
     return (prof, f"{prof.name} (detected from {models[0]})") if prof else (None, "none (no profile matches)")
 
@@ -115,7 +114,7 @@ def check_command(
     inputs: dict[str, Any] = dict(gathered.engine_inputs())
     inputs["topology"] = topology
     inputs["profile"] = prof
-    catalog = load_catalog()
+    catalog = load_catalog(examples=False)
     load_checks()
     try:
         outcome = run(catalog, inputs, select=select, ignore=ignore, config=rules_config,

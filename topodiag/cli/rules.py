@@ -19,7 +19,7 @@ def rules_command(
     """List the rules of the checklist: code, default severity, slug, title, tags."""
     from ..engine import load_catalog
 
-    catalog = load_catalog()
+    catalog = load_catalog(examples=False)
     rules = list(catalog)
     if family:
         fam = family.strip().upper()

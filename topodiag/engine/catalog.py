@@ -154,8 +154,11 @@ def rule_files(rules_dir: Path) -> list[Path]:
     )
 
 
-def load_catalog(rules_dir: "Path | str | None" = None) -> Catalog:
-    """Load and validate every rule file; CatalogError listing every problem (one line each)."""
+def load_catalog(rules_dir: "Path | str | None" = None, examples: bool = True) -> Catalog:
+    """Load and validate every rule file; CatalogError listing every problem (one line each).
+
+    `examples=False` (what `check` uses) leaves the `[[examples.pass]]`/`[[examples.fail]]` tables
+    unread: they are half of each file and only tests and `explain` need them."""
     root = Path(rules_dir) if rules_dir is not None else default_rules_dir()
     if not root.is_dir():
         raise CatalogError([f"{root}: rules directory not found"])
@@ -163,7 +166,7 @@ def load_catalog(rules_dir: "Path | str | None" = None) -> Catalog:
     rules: list[Rule] = []
     for path in rule_files(root):
         try:
-            rules.append(load_rule(path, label=_label(path, root)))
+            rules.append(load_rule(path, label=_label(path, root), examples=examples))
         except CatalogError as exc:
             errors.extend(exc.errors)
     by_code: dict[str, Rule] = {}
@@ -192,12 +195,17 @@ def _label(path: Optional[Path], root: Path) -> str:
         return str(path)
 
 
-def load_rule(path: "Path | str", label: Optional[str] = None) -> Rule:
-    """Read and validate one rule file; CatalogError with one line per problem."""
+def load_rule(path: "Path | str", label: Optional[str] = None, examples: bool = True) -> Rule:
+    """Read and validate one rule file; CatalogError with one line per problem. Without
+    `examples`, the text from the first `[[examples.` table header on is not parsed (the rule
+    then has no examples; a file that writes its examples otherwise is read whole)."""
     path = Path(path)
     where = label or str(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        if not examples:
+            text = text.split("\n[[examples.", 1)[0]
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError([f"{where}: not valid TOML: {exc}"]) from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -27,7 +27,6 @@ with `topodiag collect` (issue 4).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -164,6 +163,8 @@ def member_path(manifest: Manifest, member: str) -> str:
 
 
 def sha256_of(path: str) -> str:
+    import hashlib  # only bundles pay for it
+
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):

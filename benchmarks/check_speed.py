@@ -1,0 +1,121 @@
+"""Benchmark: `topodiag check` on a recorded 8-GPU host scenario, against importing its libraries.
+
+    python benchmarks/check_speed.py            # 21 runs of each, medians
+    python benchmarks/check_speed.py --runs 51 --breakdown
+
+What it measures, each in a fresh process, alternating so that machine noise hits both alike:
+  check-bundle   topodiag check --from fixtures/hosts/hgx-h100-healthy-assembled --format json
+                 (topo -m, nvlink -s, ibstat, nccl-tests of an 8x H100 node: the bundle names each
+                 member's source, so only those parsers load)
+  check-files    the same four outputs as loose files (every parser loads to detect the source)
+  check-text     the bundle with --format text (rich renders the report)
+  imports        python -c "import typer, rich, networkx"
+Targets (issue 3): check under 0.75x of imports, and under 300 ms. Byte-code is compiled first
+(an installed package has it; PYTHONDONTWRITEBYTECODE is cleared for the runs), so the figures are
+those of an installed topodiag. --breakdown times the stages inside one process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIO = ROOT / "fixtures" / "hosts" / "hgx-h100-healthy-assembled"
+TOPODIAG = [sys.executable, "-m", "topodiag"]
+
+
+def commands() -> dict[str, list[str]]:
+    members = sorted(str(p) for p in (SCENARIO / "commands").iterdir())
+    return {
+        "check-bundle": TOPODIAG + ["check", "--from", str(SCENARIO), "--format", "json"],
+        "check-files": TOPODIAG + ["check", "--from", *members, "--format", "json"],
+        "check-text": TOPODIAG + ["check", "--from", str(SCENARIO), "--format", "text"],
+        "imports": [sys.executable, "-c", "import typer, rich, networkx"],
+    }
+
+
+def wall(argv: list[str], env: dict) -> tuple[float, float]:
+    """(wall seconds, CPU seconds user+sys) of one run in a fresh process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=ROOT, check=False)
+    elapsed = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+BREAKDOWN = r"""
+import io, sys, time
+t = [("start", time.perf_counter())]
+def mark(n): t.append((n, time.perf_counter()))
+import typer; mark("import typer")
+from topodiag.cli import app; mark("import topodiag.cli")
+from topodiag.engine import load_catalog, load_checks, run; mark("import engine")
+from topodiag.model import build; mark("import model")
+from topodiag.sources.inputs import gather; mark("import inputs")
+g = gather([sys.argv[1]]); mark("gather + parse")
+topo = build(g.parsed, host=g.host); mark("build model")
+from topodiag.cli.check import choose_profile
+prof, how = choose_profile(None, topo); mark("profiles")
+cat = load_catalog(); mark("load catalog")
+load_checks(); mark("import checks")
+inputs = dict(g.engine_inputs()); inputs["topology"] = topo; inputs["profile"] = prof
+out = run(cat, inputs); mark("run rules")
+import json
+from topodiag.render.json_report import report
+json.dumps(report(out, topo, g.statuses, how)); mark("json report")
+prev = t[0][1]
+for name, x in t[1:]:
+    print(f"  {name:22s} {1000 * (x - prev):6.1f} ms"); prev = x
+print(f"  {'total':22s} {1000 * (t[-1][1] - t[0][1]):6.1f} ms")
+"""
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=21)
+    ap.add_argument("--breakdown", action="store_true")
+    args = ap.parse_args()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "topodiag")], check=True)
+    cmds = commands()
+    for argv in cmds.values():  # warm-up: byte-code of site-packages, page cache
+        wall(argv, env)
+    times: dict[str, list[float]] = {name: [] for name in cmds}
+    cpu: dict[str, list[float]] = {name: [] for name in cmds}
+    for _ in range(args.runs):
+        for name, argv in cmds.items():
+            w, c = wall(argv, env)
+            times[name].append(w)
+            cpu[name].append(c)
+    med = {name: statistics.median(ts) for name, ts in times.items()}
+    med_cpu = {name: statistics.median(ts) for name, ts in cpu.items()}
+    print(f"{'command':14s} {'median':>8s} {'min':>8s} {'max':>8s} {'cpu med':>8s}  (n={args.runs}, wall; cpu = user+sys)")
+    for name, ts in times.items():
+        print(f"{name:14s} {1000 * med[name]:7.0f}ms {1000 * min(ts):7.0f}ms {1000 * max(ts):7.0f}ms "
+              f"{1000 * med_cpu[name]:7.0f}ms")
+    ratio = med["check-bundle"] / med["imports"]
+    verdict = "met" if ratio < 0.75 and med["check-bundle"] < 0.300 else "MISSED"
+    print(f"check-bundle / imports = {ratio:.2f} (target < 0.75), check-bundle {1000 * med['check-bundle']:.0f} ms "
+          f"(target < 300 ms): {verdict}")
+    print(f"cpu: check-bundle / imports = {med_cpu['check-bundle'] / med_cpu['imports']:.2f}")
+    print(json.dumps({"runs": args.runs, "median_ms": {k: round(1000 * v, 1) for k, v in med.items()},
+                      "median_cpu_ms": {k: round(1000 * v, 1) for k, v in med_cpu.items()},
+                      "ratio_check_to_imports": round(ratio, 3), "python": sys.version.split()[0],
+                      "cpus": os.cpu_count()}))
+    if args.breakdown:
+        print("inside one process (check-bundle):")
+        subprocess.run([sys.executable, "-c", BREAKDOWN, str(SCENARIO)], env=env, cwd=ROOT, check=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
