@@ -234,3 +234,32 @@ def test_unknown_profile_in_the_config_is_a_usage_error(probe_catalog, tmp_path)
     conf.write_text('profile = "dgx-z900"\n')
     res = invoke("check", "--from", str(HGX), "--config", str(conf))
     assert res.exit_code == ExitCode.USAGE and "dgx-z900" in res.stderr
+
+
+@pytest.mark.parametrize("args, code", [
+    (["rules"], ExitCode.OK),
+    (["check", "--from", str(ROOT / "fixtures/hosts/hgx-h100-healthy-assembled"), "--format", "text"], ExitCode.OK),
+    (["check", "--from", str(ROOT / "fixtures/hosts/b300-rails-disabled"), "--format", "text"], ExitCode.FINDINGS),
+])
+def test_a_reader_that_stops_early_does_not_change_the_exit_code(args, code):
+    """`topodiag check | head -1`: the verdict is the exit code, with nothing on stderr (click alone
+    exits 1 when a write meets the closed pipe). The text reports are written line by line, so the
+    lines after the first meet the closed pipe."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "topodiag", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=ROOT)
+    proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == code and err == b""
+
+
+def test_text_report_gives_why_and_fix_once_per_rule():
+    """B300 scenario: seven IB001 findings and one IB002 -> each finding's lines, one why/fix per rule."""
+    res = invoke("check", "--from", str(ROOT / "fixtures/hosts/b300-rails-disabled"), "--format", "text")
+    out = res.stdout
+    assert out.count("IB001 ib-port-down:") == 7 and out.count("IB002 ib-rate-low:") == 1
+    assert out.count("    why: ") == 2 and out.count("    fix: ") == 2
+    assert out.index("mlx5_10 port 1 is Down") < out.index("    why: A port carries RDMA traffic")

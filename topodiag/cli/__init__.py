@@ -46,8 +46,45 @@ from . import explain as _explain  # noqa: E402,F401
 from . import show as _show  # noqa: E402,F401
 
 
+class _PipeGuard:
+    """stdout that a closed pipe does not break (`topodiag check | head`): once the reader is gone,
+    the rest of the output goes to /dev/null and the command still exits with its own code (the
+    verdict of `check`), where click would exit 1."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def _closed(self) -> None:
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self._stream.fileno())  # the interpreter's last flush must not fail either
+        except (OSError, ValueError):
+            pass
+        finally:
+            os.close(devnull)
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._closed()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._closed()
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def main() -> None:
     """Console-script entry point: run the app, turn stray exceptions into exit code 4."""
+    sys.stdout = _PipeGuard(sys.stdout)
     try:
         app()
     except KeyboardInterrupt:

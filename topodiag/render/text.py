@@ -105,19 +105,24 @@ def render_check(outcome, topology, statuses: Iterable[Any], profile: str | None
             continue
         console.print()
         console.print(Text(f"{str(sev).upper()} ({len(group)})", style=SEVERITY_STYLE[str(sev)]))
+        by_code: dict[str, list] = {}
         for f in group:
-            head = Text("  ")
-            head.append(f"{f.code} {f.slug}", style="bold")
-            head.append(f": {f.message}")
-            console.print(head)
-            if f.subjects:
-                console.print(Text(f"    subjects: {', '.join(f.subjects)}", style="dim"))
-            where = [e.file + (f":{e.line_no}" if e.line_no else "") for e in f.evidence if e.file]
-            if where:
-                console.print(Text(f"    evidence: {', '.join(dict.fromkeys(where))}", style="dim"))
-            if f.expectation:
-                console.print(Text(f"    expected: {f.expectation}", style="dim"))
-            for word, prose in (("why", f.why), ("fix", f.fix)):
+            by_code.setdefault(f.code, []).append(f)
+        for findings in by_code.values():  # one rule's findings, then its why and fix once
+            for f in findings:
+                head = Text("  ")
+                head.append(f"{f.code} {f.slug}", style="bold")
+                head.append(f": {f.message}")
+                console.print(head)
+                if f.subjects:
+                    console.print(Text(f"    subjects: {', '.join(f.subjects)}", style="dim"))
+                where = [e.file + (f":{e.line_no}" if e.line_no else "") for e in f.evidence if e.file]
+                if where:
+                    console.print(Text(f"    evidence: {', '.join(dict.fromkeys(where))}", style="dim"))
+                if f.expectation:
+                    console.print(Text(f"    expected: {f.expectation}", style="dim"))
+            first = findings[0]
+            for word, prose in (("why", first.why), ("fix", first.fix)):
                 if prose:
                     console.print(Text(_wrap(f"{word}: {_flat(prose)}", min(console.width, 110))))
 
