@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Mapping
 
 from .base import ParseError
 
@@ -267,3 +268,61 @@ def not_this_tool(first_text: tuple[int, str] | None, tool: str, blocks: str, li
         return ParseError(f"expected {tool} output ({blocks}), found no text", 0)
     line_no, text = first_text
     return ParseError(f"expected {line} ({tool} output), found '{text[:60]}'", line_no)
+
+
+# -- fabric tools (iblinkinfo, ibnetdiscover) ---------------------------------------------------
+
+ELISION_RE = re.compile(r"^(?:\.{3,}|\u2026|\[\s*\.{3,}\s*\]|\(\s*\.{3,}\s*\)|<\s*snip\s*>|\[\s*snip\s*\])$", re.I)
+ERROR_RE = re.compile(r"^(?:ibwarn:|ibpanic:|iberror:|ibdebug:|WARN: |\S{1,40}: iberror:)")
+MAX_LINE = 2048
+
+# name -> (per-lane signalling rate in Gb/s as iblinkinfo prints it, nominal per-lane data rate in
+# Gb/s as the 4x link rates count it: 4x EDR = 100, 4x FDR = 56, 4x FDR10 = 40).
+IB_SPEEDS: Mapping[str, tuple[float, float]] = MappingProxyType({
+    "SDR": (2.5, 2.5),
+    "DDR": (5.0, 5.0),
+    "QDR": (10.0, 10.0),
+    "FDR10": (10.3125, 10.0),
+    "FDR": (14.0625, 14.0),
+    "EDR": (25.78125, 25.0),
+    "HDR": (53.125, 50.0),
+    "NDR": (106.25, 100.0),
+    "XDR": (212.5, 200.0),
+})
+_NAME_BY_SIGNALLING = {signalling: name for name, (signalling, _) in IB_SPEEDS.items()}
+
+
+def speed_name_of(lane_gbps: float | None) -> str | None:
+    """25.78125 -> "EDR"; "10.0" is QDR (iblinkinfo marks FDR10 separately); None if unknown."""
+    if lane_gbps is None:
+        return None
+    for signalling, name in _NAME_BY_SIGNALLING.items():
+        if abs(lane_gbps - signalling) < 1e-6:
+            return name
+    return None
+
+
+def link_rate_gbps(lanes: int | None, speed_name: str | None) -> float | None:
+    """Nominal data rate of a link: 4 lanes x EDR -> 100.0; None when either is unknown."""
+    if lanes is None or speed_name not in IB_SPEEDS:
+        return None
+    return lanes * IB_SPEEDS[speed_name][1]
+
+
+
+
+def refusal(tool: str, shape: str, first_text: tuple[int, str] | None, head: list[str]) -> ParseError:
+    """The ParseError for text without `tool`'s structure. It names what the text looks like when
+    another parser recognises it ("ibstat output"), else quotes its first line."""
+    if first_text is None:
+        return ParseError(f"expected {tool} output ({shape}), found no text", 0)
+    line_no, text = first_text
+    looks = None
+    try:
+        from . import detect_all  # late: the package imports this module
+
+        looks = next((name for name, _ in detect_all("\n".join(head)) if name != tool), None)
+    except Exception:  # pragma: no cover - detection must not hide the refusal
+        looks = None
+    found = f"what looks like {looks} output ('{text[:60]}')" if looks else f"'{text[:60]}'"
+    return ParseError(f"expected {tool} output ({shape}), found {found}", line_no)

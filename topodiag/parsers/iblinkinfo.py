@@ -41,48 +41,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable
 
-from .base import ParseError, clean_lines, iter_clean_lines
-from .ib_records import ErrorLine, norm_guid, norm_physical_state, norm_state, strip_paste
+from .base import clean_lines, iter_clean_lines
+from .ib_records import (
+    ELISION_RE, ERROR_RE, IB_SPEEDS, MAX_LINE, ErrorLine, link_rate_gbps, norm_guid, norm_physical_state,
+    norm_state, refusal, speed_name_of, strip_paste,
+)
 
 SOURCE = "iblinkinfo"
-
-# -- InfiniBand lane speeds (shared with ibnetdiscover) -------------------------------------------
-
-# name -> (per-lane signalling rate in Gb/s as iblinkinfo prints it, nominal per-lane data rate in
-# Gb/s as the 4x link rates count it: 4x EDR = 100, 4x FDR = 56, 4x FDR10 = 40).
-IB_SPEEDS: Mapping[str, tuple[float, float]] = MappingProxyType({
-    "SDR": (2.5, 2.5),
-    "DDR": (5.0, 5.0),
-    "QDR": (10.0, 10.0),
-    "FDR10": (10.3125, 10.0),
-    "FDR": (14.0625, 14.0),
-    "EDR": (25.78125, 25.0),
-    "HDR": (53.125, 50.0),
-    "NDR": (106.25, 100.0),
-    "XDR": (212.5, 200.0),
-})
-_NAME_BY_SIGNALLING = {signalling: name for name, (signalling, _) in IB_SPEEDS.items()}
-
-
-def speed_name_of(lane_gbps: float | None) -> str | None:
-    """25.78125 -> "EDR"; "10.0" is QDR (iblinkinfo marks FDR10 separately); None if unknown."""
-    if lane_gbps is None:
-        return None
-    for signalling, name in _NAME_BY_SIGNALLING.items():
-        if abs(lane_gbps - signalling) < 1e-6:
-            return name
-    return None
-
-
-def link_rate_gbps(lanes: int | None, speed_name: str | None) -> float | None:
-    """Nominal data rate of a link: 4 lanes x EDR -> 100.0; None when either is unknown."""
-    if lanes is None or speed_name not in IB_SPEEDS:
-        return None
-    return lanes * IB_SPEEDS[speed_name][1]
-
 
 # -- records ------------------------------------------------------------------------------------
 
@@ -165,12 +132,9 @@ _REMOTE_DOWN_RE = re.compile(r"^\[\s*\]\s*\"\"\s*\(\s*\)$")
 _REMOTE_NA_RE = re.compile(r"^\"Port not available\"$")
 _COULD_WIDTH_RE = re.compile(r"Could be (\d{1,2}X)")
 _COULD_SPEED_RE = re.compile(r"Could be (\d{1,3}(?:\.\d{1,8})?) Gbps")
-ELISION_RE = re.compile(r"^(?:\.{3,}|\u2026|\[\s*\.{3,}\s*\]|\(\s*\.{3,}\s*\)|<\s*snip\s*>|\[\s*snip\s*\])$", re.I)
-ERROR_RE = re.compile(r"^(?:ibwarn:|ibpanic:|iberror:|ibdebug:|WARN: |\S{1,40}: iberror:)")
 OWN_ERROR_RE = re.compile(r"^iblinkinfo: ")
 
 # Longer lines are not the tool's (two node descriptions of 64 bytes and the columns make ~300).
-MAX_LINE = 2048
 
 _SNIFF_LINK = re.compile(
     r"^[ \t`]*(?:0x[0-9a-fA-F]{16}[ \t]+(?:\"[^\"\n]{0,200}\"[ \t]+)?)?"
@@ -266,26 +230,6 @@ def _link_from_match(m: re.Match[str], line_no: int, notes: list[str]) -> Link |
         vl_stall_count=vls,
         line_no=line_no,
     )
-
-
-# -- refusal ----------------------------------------------------------------------------------
-
-
-def refusal(tool: str, shape: str, first_text: tuple[int, str] | None, head: list[str]) -> ParseError:
-    """The ParseError for text without `tool`'s structure. It names what the text looks like when
-    another parser recognises it ("ibstat output"), else quotes its first line."""
-    if first_text is None:
-        return ParseError(f"expected {tool} output ({shape}), found no text", 0)
-    line_no, text = first_text
-    looks = None
-    try:
-        from . import detect_all  # late: the package imports this module
-
-        looks = next((name for name, _ in detect_all("\n".join(head)) if name != tool), None)
-    except Exception:  # pragma: no cover - detection must not hide the refusal
-        looks = None
-    found = f"what looks like {looks} output ('{text[:60]}')" if looks else f"'{text[:60]}'"
-    return ParseError(f"expected {tool} output ({shape}), found {found}", line_no)
 
 
 SHAPE = ("\"CA: <description>:\" / \"Switch: 0x<guid> <description>:\" headers over "

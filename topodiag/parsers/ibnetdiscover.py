@@ -54,8 +54,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from .base import ParseError, clean_lines, iter_clean_lines
-from .ib_records import ErrorLine, norm_guid, strip_paste
-from .iblinkinfo import ELISION_RE, ERROR_RE, IB_SPEEDS, MAX_LINE, link_rate_gbps, refusal
+from .ib_records import ELISION_RE, ERROR_RE, IB_SPEEDS, MAX_LINE, ErrorLine, link_rate_gbps, norm_guid, refusal, strip_paste
 
 SOURCE = "ibnetdiscover"
 
