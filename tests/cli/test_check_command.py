@@ -69,10 +69,10 @@ def test_fail_on_critical_makes_an_error_pass(probe_catalog):
     assert invoke("check", "--from", str(HGX), "--fail-on", "critical").exit_code == ExitCode.OK
 
 
-def test_exit_2_usage_without_from():
-    res = invoke("check")
-    assert res.exit_code == ExitCode.USAGE
-    assert "issue 4" in res.stderr
+def test_exit_2_usage_bad_deadline_and_tags():
+    assert invoke("check", "--deadline", "0").exit_code == ExitCode.USAGE
+    res = invoke("check", "--from", str(HGX), "--tags", "nosuchtag")
+    assert res.exit_code == ExitCode.USAGE and "no rule's tag" in res.stderr
 
 
 @pytest.mark.parametrize("args", [("--fail-on", "fatal"), ("--select", "NOPE999"), ("--profile", "no-such")])
@@ -90,12 +90,12 @@ def test_exit_3_incomplete_on_an_unparseable_input():
     assert data["inputs"][0]["status"] == "unparseable"
 
 
-def test_exit_3_for_a_bundle(tmp_path):
+def test_exit_3_for_a_broken_bundle_archive(tmp_path):
     bundle = tmp_path / "node.tar.gz"
     bundle.write_bytes(b"\x1f\x8b")
     res = invoke("check", "--from", str(bundle))
     assert res.exit_code == ExitCode.INCOMPLETE
-    assert "issue 4" in res.stderr
+    assert res.stderr.startswith(f"topodiag: error: {bundle}: ") and "archive" in res.stderr
 
 
 def test_exit_4_internal_when_a_check_crashes(monkeypatch):

@@ -44,6 +44,8 @@ from . import check as _check  # noqa: E402,F401
 from . import rules as _rules  # noqa: E402,F401
 from . import explain as _explain  # noqa: E402,F401
 from . import show as _show  # noqa: E402,F401
+from . import collect as _collect  # noqa: E402,F401
+from . import prolog as _prolog  # noqa: E402,F401
 
 
 class _PipeGuard:

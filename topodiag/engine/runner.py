@@ -172,10 +172,15 @@ def _matches(rule: Rule, selector: str) -> bool:
     return rule.code == up or rule.code.startswith(up) and up.isalnum() or rule.slug == selector.lower()
 
 
-def select_rules(catalog: Iterable[Rule], select: Any = None, ignore: Any = None) -> list[Rule]:
-    """The rules that --select (default: all) and --ignore leave; SelectionError for a selector naming nothing."""
+def select_rules(catalog: Iterable[Rule], select: Any = None, ignore: Any = None, tags: Any = None) -> list[Rule]:
+    """The rules that --select (default: all), --tags (any of them) and --ignore leave; SelectionError
+    for a selector or tag naming nothing. Tool-health (SYS) rules are never selected away."""
     rules = list(catalog)
     sel, ign = split_codes(select), split_codes(ignore)
+    wanted = {t.lower() for t in split_codes(tags)}
+    known_tags = {t for r in rules for t in r.tags}
+    for t in sorted(wanted - known_tags):
+        raise SelectionError(f"--tags: {t!r} is no rule's tag (tags: {', '.join(sorted(known_tags))})")
     for opt, selectors in (("--select", sel), ("--ignore", ign)):
         for s in selectors:
             if not any(_matches(r, s) for r in rules):
@@ -186,6 +191,8 @@ def select_rules(catalog: Iterable[Rule], select: Any = None, ignore: Any = None
         if any(_matches(rule, s) for s in ign):
             continue
         if sel and rule.family != TOOL_FAMILY and not any(_matches(rule, s) for s in sel):
+            continue
+        if wanted and rule.family != TOOL_FAMILY and not wanted & set(rule.tags):
             continue
         out.append(rule)
     return out
@@ -280,6 +287,7 @@ def run(
     fail_on: "Severity | str | None" = Severity.ERROR,
     problems: Iterable[InputProblem] = (),
     deadline_s: Optional[float] = None,
+    tags: Any = None,
 ) -> Outcome:
     """Run the selected rules of `catalog` over `inputs` (name -> parsed value; None counts as absent).
 
@@ -289,7 +297,7 @@ def run(
     missing_builtin = [r for r in FALLBACK_RULES if r.code not in catalog.codes()]
     full = Catalog(list(catalog) + missing_builtin, root=catalog.root) if missing_builtin else catalog
     settings = resolve_config(full, config)
-    rules = select_rules(full, select, ignore)
+    rules = select_rules(full, select, ignore, tags)
     problems = list(problems)
     by_source: dict[str, InputProblem] = {}
     for p in problems:

@@ -4,10 +4,10 @@ A file is parsed by every source `parsers.detect_all` names (an nccl-tests run w
 is both an nccl_tests output and an NCCL log); when at least one parses, the others' errors are
 noise of detection and are only noted. A directory stands for each regular file in it (sorted;
 `*.expected.json` and dotfiles skipped), unless it holds a manifest.json: then it is a bundle
-(sources/bundle.py) and each member is read as the source its manifest entry names. A file nobody
-recognises, or that cannot be read, becomes an engine InputProblem (SYS001/SYS002 finding), never
-a crash. Bundle archives (.tar.gz) arrive with `topodiag collect` (issue 4): for now they raise
-BundleNotSupported.
+(sources/bundle.py) and each member is read as the source its manifest entry names; a bundle
+archive (.tar.gz, .tgz, .tar) is unpacked safely into a temporary folder first and read the same
+way. A file nobody recognises, or that cannot be read, becomes an engine InputProblem (SYS001/SYS002
+finding), never a crash.
 """
 
 from __future__ import annotations
@@ -19,19 +19,10 @@ from typing import Iterable, Iterator, Optional
 
 from ..engine.runner import Each, InputProblem
 from ..model.builder import ParsedInput
-from .bundle import BundleError, is_bundle_dir, member_path, read_manifest, sha256_of
+from .bundle import ARCHIVE_SUFFIXES, BundleError, is_bundle_dir, member_path, read_manifest, sha256_of, unpack
 from .user_file import InputError, open_text, parse_opened
 
 UNKNOWN_SOURCE = "unknown"
-
-
-class BundleNotSupported(Exception):
-    """A bundle path given before bundle reading exists (exit 3 in the CLI)."""
-
-    def __init__(self, path: str):
-        super().__init__(f"{path}: bundles arrive with `topodiag collect` (issue 4); "
-                         "for now extract it and pass the directory or its files to --from")
-        self.path = path
 
 
 @dataclass(frozen=True)
@@ -63,9 +54,8 @@ class Gathered:
         return {source: Each.of(pairs) for source, pairs in out.items()}
 
 
-def is_bundle(path: str) -> bool:
-    low = path.lower()
-    return low.endswith((".tar.gz", ".tgz", ".tar"))
+def is_archive(path: str) -> bool:
+    return path.lower().endswith(ARCHIVE_SUFFIXES)
 
 
 def expand(paths: Iterable[str]) -> Iterator[str]:
@@ -91,12 +81,16 @@ def expand(paths: Iterable[str]) -> Iterator[str]:
 
 
 def gather(paths: Iterable[str]) -> Gathered:
-    """Parse every file and bundle the paths stand for. Raises only BundleNotSupported (an archive)
-    and BundleError (a bundle whose manifest or members cannot be trusted at all)."""
+    """Parse every file and bundle the paths stand for. Raises only BundleError (a bundle whose
+    archive, manifest or members cannot be trusted at all)."""
+    import tempfile
+
     out = Gathered()
     for path in paths:
-        if is_bundle(path):
-            raise BundleNotSupported(path)
+        if is_archive(path) and not os.path.isdir(path):
+            with tempfile.TemporaryDirectory(prefix="topodiag-bundle-") as tmp:
+                _gather_bundle(unpack(path, tmp), out, label_root=path)
+            continue
         if os.path.isdir(path) and is_bundle_dir(path):
             _gather_bundle(path, out)
             continue
@@ -105,15 +99,25 @@ def gather(paths: Iterable[str]) -> Gathered:
     return out
 
 
-def _gather_bundle(root: str, out: Gathered) -> None:
+def gather_bundle(root: str, label_root: str) -> Gathered:
+    """One bundle directory, its inputs named under `label_root` ("live" for a live collection);
+    raises BundleError as gather does."""
+    out = Gathered()
+    _gather_bundle(root, out, label_root)
+    return out
+
+
+def _gather_bundle(root: str, out: Gathered, label_root: Optional[str] = None) -> None:
     """Every source entry of a bundle directory: parsed with the parser it names, or recorded as
-    failed / not available on the host."""
+    failed / not available on the host. Inputs are named under `label_root` (the archive a
+    temporary folder came from) when given."""
     from ..parsers import SOURCES
 
     manifest = read_manifest(root)
     out.host = out.host or manifest.host
     for e in manifest.sources:
-        label = os.path.join(root, e.member) if e.member else f"{root}: {e.source}"
+        shown = label_root or root
+        label = os.path.join(shown, e.member) if e.member else f"{shown}: {e.source}"
         if e.status == "not_available":
             out.statuses.append(InputStatus(label, e.source, "absent", e.reason or "not available on the host"))
             continue

@@ -1,0 +1,254 @@
+"""Live collection on the node: every source run concurrently, each under its own timeout and all
+under one deadline, into a bundle directory (the same layout `check --from` reads).
+
+A live `check` collects into a temporary bundle and then reads it exactly as it would read one
+given with `--from`, so a bundle gives the same findings as the live run it came from.
+
+    records = collect(Options(deadline_s=20))        # -> [Record]
+    write_bundle_dir(root, records, host=..., ...)   # manifest.json, commands/, probes/, sysfs/
+
+What each source is (LiveSource): a probe (a Python function returning JSON: NVML, sysfs, pyverbs)
+or a command (argv run by sources.commands.run). `prolog` marks the passive, fast ones a Slurm
+prolog may run. A tool that is not installed, or a probe that finds no driver or device, is
+"not_available" (a normal outcome on a host without GPU or HCA: no finding); a tool that ran and
+failed is "failed"; one that did not finish in time is "timed_out". Probes run in daemon threads: a
+probe stuck in the driver (NVML on a wedged GPU) is abandoned at the deadline, not waited for.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional
+
+from .commands import NVIDIA_SMI_HARDWARE_CODES, CommandResult, run
+
+
+@dataclass(frozen=True)
+class Options:
+    deadline_s: float = 30.0  # the whole collection
+    prolog: bool = False  # only the passive, fast sources
+    sysfs_root: str = "/"
+    nccl_logs: tuple[str, ...] = ()  # files the user hands over (collect --nccl-log)
+    nccl_tests: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LiveSource:
+    name: str  # the parser source its output is read as
+    member: str  # where it goes in the bundle
+    timeout_s: float
+    prolog: bool
+    argv: tuple[str, ...] = ()  # a command
+    probe: Optional[Callable[[Options], dict]] = None  # or a probe
+
+
+@dataclass
+class Record:
+    """One source's outcome: what the manifest says of it, and the member's text (or None)."""
+
+    source: str
+    status: str  # ok | failed | timed_out | not_available
+    member: Optional[str]
+    text: Optional[str] = None
+    argv: tuple[str, ...] = ()
+    rc: Optional[int] = None
+    duration_s: Optional[float] = None
+    timed_out: bool = False
+    reason: str = ""
+    extra_files: list[tuple[str, str]] = field(default_factory=list)  # (bundle path, text): sysfs snapshot
+
+
+def _nvml(opts: Options) -> dict:
+    from . import nvml_probe
+
+    return nvml_probe.probe()
+
+
+def _sysfs(opts: Options) -> dict:
+    from . import sysfs_probe
+
+    return sysfs_probe.probe(opts.sysfs_root)
+
+
+def _pyverbs(opts: Options) -> dict:
+    from . import pyverbs_probe
+
+    return pyverbs_probe.probe()
+
+
+# The sources, in the order the manifest lists them.
+SOURCES: tuple[LiveSource, ...] = (
+    LiveSource("nvml", "probes/nvml.json", 15.0, True, probe=_nvml),
+    LiveSource("sysfs_infiniband", "probes/sysfs.json", 10.0, True, probe=_sysfs),
+    LiveSource("sysfs_infiniband", "probes/pyverbs.json", 10.0, False, probe=_pyverbs),
+    LiveSource("nvidia_smi_topo_m", "commands/nvidia_smi_topo_m.txt", 30.0, False, ("nvidia-smi", "topo", "-m")),
+    LiveSource("nvidia_smi_nvlink_s", "commands/nvidia_smi_nvlink_s.txt", 30.0, False, ("nvidia-smi", "nvlink", "-s")),
+    LiveSource("nvidia_smi_nvlink_e", "commands/nvidia_smi_nvlink_e.txt", 30.0, False, ("nvidia-smi", "nvlink", "-e")),
+    LiveSource("nvidia_smi_topo_p2p", "commands/nvidia_smi_topo_p2p.txt", 30.0, False,
+               ("nvidia-smi", "topo", "-p2p", "r")),
+    LiveSource("ibstat", "commands/ibstat.txt", 15.0, False, ("ibstat",)),
+    LiveSource("ibv_devinfo", "commands/ibv_devinfo.txt", 15.0, False, ("ibv_devinfo", "-v")),
+    LiveSource("show_gids", "commands/show_gids.txt", 15.0, False, ("show_gids",)),
+)
+
+# Probe failures that mean "nothing of that kind on this host" rather than "broken".
+_ABSENT_MARKERS = ("not installed", "library not found", "no rdma devices", "no such file", "not present",
+                   "does not exist", "no nvidia driver")
+
+
+def _from_probe(src: LiveSource, data: dict, duration: float) -> Record:
+    text = json.dumps(data, indent=1, sort_keys=False) + "\n"
+    if data.get("ok", True):
+        return Record(src.name, "ok", src.member, text, duration_s=duration)
+    error = str(data.get("error") or "the probe failed")
+    status = "not_available" if any(m in error.lower() for m in _ABSENT_MARKERS) else "failed"
+    # A failed probe's JSON still says why: it goes in the bundle and its parser reads it.
+    return Record(src.name, status, src.member if status == "failed" else None,
+                  text if status == "failed" else None, duration_s=duration, reason=error)
+
+
+def _from_command(src: LiveSource, res: CommandResult) -> Record:
+    if res.not_found:
+        return Record(src.name, "not_available", None, argv=res.argv, reason=res.reason)
+    status = "ok" if res.ok else ("timed_out" if res.timed_out else "failed")
+    text = res.stdout
+    if res.stderr.strip() and not res.ok:
+        text = (text + ("\n" if text and not text.endswith("\n") else "") + res.stderr) if text else res.stderr
+    reason = res.reason
+    if src.argv[:1] == ("nvidia-smi",) and res.rc in NVIDIA_SMI_HARDWARE_CODES:
+        reason += " (a hardware fault: see nvidia-smi -q and dmesg for Xid errors)"
+    return Record(src.name, status, src.member if text else None, text or None, argv=res.argv, rc=res.rc,
+                  duration_s=round(res.duration_s, 3), timed_out=res.timed_out, reason=reason)
+
+
+def _run_one(src: LiveSource, opts: Options, timeout_s: float) -> Record:
+    start = time.monotonic()
+    if src.probe is not None:
+        try:
+            data = src.probe(opts)
+        except Exception as exc:  # a probe bug is a failed source, not a crashed run
+            return Record(src.name, "failed", None, duration_s=round(time.monotonic() - start, 3),
+                          reason=f"probe crashed: {type(exc).__name__}: {exc}")
+        rec = _from_probe(src, data, round(time.monotonic() - start, 3))
+        if src.name == "sysfs_infiniband" and isinstance(data.get("files_read"), list):
+            rec.extra_files = [(f"sysfs/{p}", str(c)) for p, c in data["files_read"]]
+        return rec
+    return _from_command(src, run(src.argv, timeout_s))
+
+
+def selected(opts: Options) -> list[LiveSource]:
+    return [s for s in SOURCES if s.prolog or not opts.prolog]
+
+
+def collect(opts: Options, sources: Optional[Iterable[LiveSource]] = None,
+            progress: Optional[Callable[[Record], None]] = None) -> list[Record]:
+    """Run the sources concurrently; every one has a Record when the deadline passes."""
+    chosen = list(sources) if sources is not None else selected(opts)
+    deadline = time.monotonic() + opts.deadline_s
+    results: dict[int, Record] = {}
+    lock = threading.Lock()
+
+    def work(i: int, src: LiveSource) -> None:
+        remaining = max(deadline - time.monotonic(), 0.1)
+        rec = _run_one(src, opts, min(src.timeout_s, remaining))
+        with lock:
+            results[i] = rec
+        if progress is not None:
+            progress(rec)
+
+    threads = []
+    for i, src in enumerate(chosen):
+        t = threading.Thread(target=work, args=(i, src), name=f"topodiag-{src.name}", daemon=True)
+        t.start()
+        threads.append(t)
+    for t in threads:
+        t.join(max(deadline - time.monotonic(), 0.0))
+    out = []
+    with lock:
+        for i, src in enumerate(chosen):
+            rec = results.get(i)
+            if rec is None:  # still running at the deadline: abandoned (daemon thread)
+                rec = Record(src.name, "timed_out", None, argv=src.argv, timed_out=True,
+                             duration_s=round(opts.deadline_s, 3),
+                             reason=f"not finished within the {opts.deadline_s:g} s deadline")
+            out.append(rec)
+    out.extend(_user_files(opts))
+    return out
+
+
+def _user_files(opts: Options) -> list[Record]:
+    """NCCL logs and nccl-tests outputs the user hands over, copied into the bundle as given."""
+    from .user_file import InputError, open_text
+
+    out = []
+    for n, (source, path) in enumerate([("nccl_debug", p) for p in opts.nccl_logs]
+                                       + [("nccl_tests", p) for p in opts.nccl_tests], 1):
+        member = f"logs/{n:02d}-{os.path.basename(path) or 'log'}"
+        try:
+            opened = open_text(path)
+            try:
+                text = opened.read()
+            finally:
+                opened.close()
+        except InputError as exc:
+            out.append(Record(source, "failed", None, reason=f"{exc.where}: {exc.message}"))
+            continue
+        out.append(Record(source, "ok", member, text, reason=f"given: {path}"))
+        from ..parsers import blank_provenance_header, detect_all
+
+        other = {"nccl_debug": "nccl_tests", "nccl_tests": "nccl_debug"}[source]
+        if other in {name for name, _ in detect_all(blank_provenance_header(text[:256 * 1024]))}:
+            # an nccl-tests run with NCCL_DEBUG=INFO is both: one member, two entries
+            out.append(Record(other, "ok", member, text, reason=f"given: {path} (it holds {other} output too)"))
+    return out
+
+
+def host_facts(sysfs_root: str = "/") -> dict[str, Any]:
+    """Hostname, kernel, OFED version and the NCCL_* environment, for the manifest."""
+    facts: dict[str, Any] = {"hostname": socket.gethostname(), "kernel": platform.release(),
+                             "nccl_env": {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")}}
+    ofed = run(("ofed_info", "-s"), 5.0)
+    facts["ofed"] = ofed.stdout.strip().rstrip(":") if ofed.ok else None
+    return facts
+
+
+def write_bundle_dir(root: str, records: list[Record], host: str, facts: dict[str, Any],
+                     notes: Iterable[str] = (), redacted: bool = False) -> dict:
+    """Write the records as a bundle directory (manifest.json last); returns the manifest."""
+    from .. import __version__
+    from .bundle import SCHEMA_VERSION, sha256_of
+
+    os.makedirs(root, exist_ok=True)
+    entries = []
+    written: set[str] = set()
+    for rec in records:
+        sha = None
+        if rec.member and rec.text is not None:
+            path = os.path.join(root, *rec.member.split("/"))
+            if rec.member not in written:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write(rec.text)
+                written.add(rec.member)
+            sha = sha256_of(path)
+        for rel, text in rec.extra_files:
+            path = os.path.join(root, *rel.split("/"))
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        entries.append({"source": rec.source, "status": rec.status, "member": rec.member if sha else None,
+                        "argv": list(rec.argv), "rc": rec.rc, "duration_s": rec.duration_s,
+                        "timed_out": rec.timed_out, "sha256": sha, "reason": rec.reason})
+    manifest = {"schema_version": SCHEMA_VERSION, "tool": {"name": "topodiag", "version": __version__},
+                "host": host, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "redacted": redacted, "facts": facts, "notes": list(notes), "sources": entries}
+    with open(os.path.join(root, "manifest.json"), "w", encoding="utf-8") as fh:
+        json.dump(manifest, fh, indent=1)
+        fh.write("\n")
+    return manifest
