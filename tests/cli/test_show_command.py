@@ -51,9 +51,17 @@ def test_graphml_is_xml_with_every_node():
     assert {"gpu:0", "gpu:7", "nic:mlx5_0"} <= ids
 
 
-def test_without_from_is_a_usage_error():
-    res = invoke("show")
-    assert res.exit_code == ExitCode.USAGE and "issue 4" in res.stderr
+def test_without_from_shows_this_host_live(monkeypatch, tmp_path):
+    """No GPU tools and no /sys/class/infiniband here (an empty PATH and sysfs root): the model is
+    just the host, and that is not an error."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    import topodiag.sources.live as live
+
+    monkeypatch.setattr(live, "SOURCES", tuple(s for s in live.SOURCES if s.probe is None))
+    res = invoke("show", "--format", "json")
+    assert res.exit_code == ExitCode.OK, res.output
+    nodes = json.loads(res.stdout)["nodes"]
+    assert [n["kind"] for n in nodes] == ["host"]
 
 
 def test_unreadable_input_is_a_warning_not_a_crash(tmp_path):

@@ -62,16 +62,17 @@ def _dot(topology) -> str:
 @app.command("show")
 def show_command(
     paths: List[str] = typer.Option([], "--from", metavar="PATH",
-                                    help="A saved output, or a directory of them (repeatable)."),
+                                    help="A saved output, a directory of them, or a bundle (repeatable); without it, this node live."),
     more: Optional[List[str]] = typer.Argument(None, hidden=True, metavar="PATH"),
     output_format: ShowFormat = typer.Option(ShowFormat.table, "--format", "-f",
                                              help="table, json (Topology JSON), dot or graphml."),
 ) -> None:
     """Print the topology model built from saved outputs: GPUs, NICs, NUMA nodes and their links."""
     from ..model import build
-    from .check import gather_or_exit
+    from .check import gather_live, gather_or_exit
 
-    gathered = gather_or_exit(list(paths) + list(more or []))
+    all_paths = list(paths) + list(more or [])
+    gathered = gather_or_exit(all_paths) if all_paths else gather_live(30.0, False, "/")
     for s in gathered.statuses:
         if s.status in ("failed", "unparseable"):
             print(f"topodiag: warning: {s.path}: {s.status}: {s.reason}", file=sys.stderr)
