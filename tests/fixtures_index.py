@@ -35,7 +35,7 @@ class Fixture:
 def parser_fixtures() -> list[Fixture]:
     """Every fixture pair under fixtures/<source>/ (host scenarios in fixtures/hosts are not parser cases)."""
     out = []
-    for src_dir in sorted(p for p in FIXTURES.iterdir() if p.is_dir() and p.name != "hosts"):
+    for src_dir in sorted(p for p in FIXTURES.iterdir() if p.is_dir() and p.name not in ("hosts", "sysfs")):
         for path in sorted(src_dir.iterdir()):
             if path.name.endswith(".expected.json") or not path.is_file():
                 continue

@@ -64,7 +64,7 @@ def test_truncated_gpu_with_printed_inactive_link_reports_only_what_is_printed()
     parsed = parsers.get("nvidia_smi_nvlink_s").parse(text)
     assert parsed.gpus[0].truncated
     t = build([ParsedInput("nvidia_smi_nvlink_s", None, parsed)])
-    [h] = list(nvlink.nvlink_inactive(t, parsed, {}))
+    [h] = list(nvlink.nvlink_inactive(t, {}))
     assert "1 printed link(s) inactive (1)" in h.values["detail"] and "truncated" in h.values["detail"]
 
 
@@ -78,7 +78,7 @@ def test_bridged_card_without_bridge_is_info(catalog):
 def test_profile_expectation_wins():
     t, parsed = model_of("nvlink-status-h800-8links-elided-01")
     profile = SimpleNamespace(name="dgx-h100", nvlinks_per_gpu=18, nvlink_speed_gbps=26.562)
-    hits = list(nvlink.nvlink_inactive(t, parsed, {}, profile=profile))
+    hits = list(nvlink.nvlink_inactive(t, {}, profile=profile))
     # the "..." hides GPUs 2-6 whole; GPUs 0, 1 and 7 are complete, with 8 of the profile's 18
     assert [h.subjects for h in hits] == [("gpu:0",), ("gpu:1",), ("gpu:7",)]
     assert all(h.expectation == "profile dgx-h100" and h.values["expected"] == 18 for h in hits)
@@ -89,7 +89,7 @@ def test_speed_low_inline():
             "         Link 0: 25 GB/s\n         Link 1: 12.5 GB/s\n")
     parsed = parsers.get("nvidia_smi_nvlink_s").parse(text)
     t = build([ParsedInput("nvidia_smi_nvlink_s", None, parsed)])
-    [h] = list(nvlink.nvlink_speed_low(t, parsed, {"rel_tol": 0.03}))
+    [h] = list(nvlink.nvlink_speed_low(t, {"rel_tol": 0.03}))
     assert h.values["links"] == "1" and h.values["speed"] == "12.5" and h.values["fraction"] == "48%"
     assert h.values["nominal"] == "25.781"
 

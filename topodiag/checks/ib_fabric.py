@@ -142,3 +142,22 @@ def ib_link_degraded(params, iblinkinfo=None, ibnetdiscover=None) -> Iterator:
                   listed=f"{node.description or node.guid} (CA, {node.nports or '?'} port(s)) has no connection",
                   note="; the discovery found no switch behind this HCA: the host is not on the fabric (cable, "
                        "switch port or the HCA's port down)")
+
+
+@check("IB008")
+def hca_no_rdma_device(sysfs_infiniband, params) -> Iterator:
+    """Mellanox/NVIDIA network functions on the PCI bus that registered no RDMA device (sysfs)."""
+    for p in sysfs_infiniband.pci:
+        if p.kind != "nic" or p.rdma_devices:
+            continue
+        if p.driver is None:
+            what, severity = ("no driver is bound to it (mlx5_core / mlx4_core not loaded, or it failed to "
+                              "initialise the card: firmware, see dmesg)"), Severity.ERROR
+        else:
+            what, severity = (f"its driver {p.driver} is bound but no RDMA device was registered (mlx5_ib / "
+                              "mlx4_ib not loaded, or RDMA disabled for this function)"), Severity.WARNING
+        link = (f", PCIe {p.current_link_speed or '?'} x{p.current_link_width}" if p.current_link_width else "")
+        yield hit([f"nic:{p.bdf}"], severity=severity, evidence=[Evidence("sysfs_infiniband", None, p.line_no)],
+                  expectation="every HCA on the PCI bus has an RDMA device",
+                  bdf=p.bdf, device=f"{p.vendor}:{p.device}", numa=p.numa_node if p.numa_node is not None else "?",
+                  link=link, what=what)

@@ -69,11 +69,16 @@ def _nic(port: str) -> str:
 
 
 @check("IB006")
-def roce_gid_index(params, show_gids=None, ibv_devinfo=None) -> Iterator:
+def roce_gid_index(params, show_gids=None, ibv_devinfo=None, sysfs_infiniband=None) -> Iterator:
     """Per table and port the index of the routable RoCE v2 GID: agreeing (info: the index to use),
-    differing between ports or tables (warning), or missing (warning: link-local only)."""
-    source = "show_gids" if show_gids is not None else "ibv_devinfo"
-    tables = _tables(show_gids, ibv_devinfo, source)
+    differing between ports or tables (warning), or missing (warning: link-local only). The sysfs
+    probe's GID tables are read like ibv_devinfo -v's (the same records)."""
+    if show_gids is not None:
+        source, tables = "show_gids", _tables(show_gids, None, "show_gids")
+    elif ibv_devinfo is not None:
+        source, tables = "ibv_devinfo", _tables(None, ibv_devinfo, "ibv_devinfo")
+    else:
+        source, tables = "sysfs_infiniband", _tables(None, sysfs_infiniband, "sysfs_infiniband")
     v2_index: dict[tuple[str, str], tuple[int, str, int]] = {}  # (table, port) -> (index, address, line)
     link_local_only: list[tuple[str, str, int]] = []
     link_local_v2: set[int] = set()

@@ -30,7 +30,7 @@ def _links_text(links) -> str:
 
 
 @check("NVL001")
-def nvlink_inactive(topology, nvidia_smi_nvlink_s, params, profile=None):
+def nvlink_inactive(topology, params, profile=None):
     for gpu, attrs, nvl in _gpu_nvlink(topology):
         if nvl.get("nvlink_unsupported"):
             continue
@@ -87,7 +87,7 @@ def nvlink_inactive(topology, nvidia_smi_nvlink_s, params, profile=None):
 
 
 @check("NVL002")
-def nvlink_speed_low(topology, nvidia_smi_nvlink_s, params, profile=None):
+def nvlink_speed_low(topology, params, profile=None):
     rel_tol = float(params.get("rel_tol", knowledge.NVLINK_SPEED_REL_TOL))
     for gpu, attrs, nvl in _gpu_nvlink(topology):
         facts = _facts(attrs)
@@ -119,7 +119,7 @@ def _bridged(model: str, counts: list[int]) -> bool:
 
 
 @check("NVL003")
-def nvlink_count_unequal(topology, nvidia_smi_nvlink_s, params):
+def nvlink_count_unequal(topology, params):
     by_model: dict[str, list[tuple[str, int, dict]]] = {}
     for gpu, attrs, nvl in _gpu_nvlink(topology):
         if nvl["truncated"] or nvl.get("nvlink_unsupported"):

@@ -75,10 +75,19 @@ def _fmt(x: float) -> str:
     return f"{x:.0f}" if x >= 10 else f"{x:.1f}"
 
 
+DERIVED_FROM = {"nccl_topo_xml": "NCCL's topology XML", "nvml": "NVML", "sysfs_infiniband": "the sysfs PCI tree"}
+
+
 def _derived_note(topology, pairs) -> str:
-    """'; classes derived from NCCL's topology XML' when the judged pairs came from there."""
-    derived = any((topology.pair(a, b) or {}).get("derived") for a, b in pairs)
-    return "; path classes derived from NCCL's topology XML (no topo -m matrix given)" if derived else ""
+    """'; path classes derived from NVML ...' when the judged pairs were not printed by topo -m."""
+    sources = []
+    for a, b in pairs:
+        edge = topology.pair(a, b) or {}
+        if edge.get("derived"):
+            sources += [DERIVED_FROM.get(s.get("source"), s.get("source")) for s in edge.get("sources") or []]
+    if not sources:
+        return ""
+    return f"; path classes derived from {' and '.join(dict.fromkeys(sources))} (no topo -m matrix given)"
 
 
 @check("TOPO001")
@@ -300,3 +309,53 @@ def pcie_link_degraded(topology, params):
                         f"{_fmt(ports)} GB/s"),
                   note=(f"; the slot caps the NIC at {100 * link / ports:.0f}% of its line rate when its ports run "
                         "together (a x8 slot or a link that trained narrow)"))
+
+
+_LOST_RE = __import__("re").compile(r"GPU is lost|fallen off the bus|Unable to determine the device handle", __import__("re").I)
+
+
+@check("TOPO006")
+def gpu_missing(topology, params, profile=None):
+    """A GPU the node should have and does not show: lost (nvidia-smi's 'GPU is lost', NVML's
+    GPU_IS_LOST), on the PCI bus but not in NVML, NVML failing on a host with NVIDIA GPUs on the
+    bus, or fewer GPUs than the profile's."""
+    observations = topology.observations()
+    for obs in observations:
+        if not obs.get("source", "").startswith("nvidia_smi"):
+            continue
+        for e in obs.get("errors") or []:
+            if _LOST_RE.search(e.get("text", "")):
+                yield hit([topology.host() or "host:local"], severity="critical",
+                          evidence=[{"source": obs["source"], "file": obs.get("file"), "line_no": e.get("line_no")}],
+                          expectation="every GPU answers", what="nvidia-smi reports a lost GPU",
+                          detail=e["text"].strip()[:200])
+                break
+    nvml = next((o for o in observations if o.get("source") == "nvml"), None)
+    on_bus = [g for g in topology.gpus() if any(s.get("source") == "sysfs_infiniband"
+                                                for s in topology.node(g).get("sources") or [])]
+    if nvml is not None:
+        for index in nvml.get("lost") or []:
+            yield hit([f"gpu:{index}"], severity="critical", evidence=[{"source": "nvml", "file": nvml.get("file")}],
+                      expectation="every GPU answers", what=f"NVML reports gpu:{index} lost (NVML_ERROR_GPU_IS_LOST)",
+                      detail="the GPU fell off the bus or stopped answering: Xid 79 in dmesg, a reset or reboot")
+        if not nvml.get("ok") and on_bus:
+            yield hit(on_bus[:8], severity="error", evidence=[{"source": "nvml", "file": nvml.get("file")}],
+                      expectation="NVML answers on a host with NVIDIA GPUs",
+                      what=f"{len(on_bus)} NVIDIA GPU(s) on the PCI bus, and NVML fails",
+                      detail=nvml.get("error") or nvml.get("error_name") or "NVML failed")
+        elif nvml.get("ok"):
+            unseen = [g for g in on_bus if not any(s.get("source") == "nvml"
+                                                   for s in topology.node(g).get("sources") or [])]
+            if unseen:
+                yield hit(unseen, severity="error", evidence=[{"source": "sysfs_infiniband"}],
+                          expectation="NVML lists every NVIDIA GPU on the PCI bus",
+                          what=f"{len(unseen)} NVIDIA GPU(s) on the PCI bus that NVML does not list",
+                          detail=", ".join(topology.node(g).get("busid") or g for g in unseen)
+                          + ": a GPU the driver could not bring up (dmesg: NVRM, Xid), or one hidden from "
+                            "this container (CUDA_VISIBLE_DEVICES does not hide it from NVML)")
+    want = getattr(profile, "gpus", None)
+    seen = len(topology.gpus())
+    if want and seen and seen < want:
+        yield hit([topology.host() or "host:local"], severity="error", expectation=f"profile {profile.name}: {want} GPUs",
+                  what=f"{seen} GPU(s) seen, the profile has {want}",
+                  detail="a GPU missing from the node: lost, not bound to the driver, or not seated")

@@ -40,7 +40,7 @@ def parse_command(
     file: str = typer.Argument(..., metavar="FILE", help="A tool's saved output, or - for stdin."),
     source: Optional[str] = typer.Option(
         None, "--source", "-s", callback=_check_source,
-        help="Which tool produced FILE (default: detected from its content): nvidia_smi_topo_m, nvidia_smi_topo_p2p, nvidia_smi_nvlink_s, nvidia_smi_nvlink_e, nvidia_smi_nvlink_c, nvidia_smi_nvlink_info, ibstat, ibv_devinfo, ibstatus, show_gids, iblinkinfo, ibnetdiscover, nccl_debug, nccl_tests, nccl_topo_xml.",
+        help="Which tool produced FILE (default: detected from its content): nvidia_smi_topo_m, nvidia_smi_topo_p2p, nvidia_smi_nvlink_s, nvidia_smi_nvlink_e, nvidia_smi_nvlink_c, nvidia_smi_nvlink_info, nvml, ibstat, ibv_devinfo, ibstatus, show_gids, sysfs_infiniband, iblinkinfo, ibnetdiscover, nccl_debug, nccl_tests, nccl_topo_xml.",
     ),
     output_format: Optional[OutputFormat] = typer.Option(
         None, "--format", "-f", help="json (default when stdout is not a terminal) or text."

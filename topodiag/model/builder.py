@@ -20,8 +20,8 @@ MAX_NVLINKS_PER_GPU = 18
 
 IB_SOURCES = ("ibstat", "ibv_devinfo", "ibstatus")
 # Order in which inputs are merged, so ids and first-seen facts do not depend on argument order.
-_ORDER = ("nvidia_smi_topo_m", "nvidia_smi_topo_p2p", "nvidia_smi_nvlink_s", "nccl_topo_xml", *IB_SOURCES,
-          "nccl_debug", "nccl_tests")
+_ORDER = ("nvidia_smi_topo_m", "nvidia_smi_topo_p2p", "nvidia_smi_nvlink_s", "nvml", "nccl_topo_xml", *IB_SOURCES,
+          "sysfs_infiniband", "nccl_debug", "nccl_tests")
 
 
 @dataclass(frozen=True)
@@ -143,6 +143,74 @@ def _merge_topo_p2p(topo: Topology, item: ParsedInput, host_id: str) -> None:
     topo.notes.extend(f"nvidia_smi_topo_p2p: {n}" for n in r.notes)
 
 
+# -- NVML probe -------------------------------------------------------------------------------
+
+P2P_KEYS = {"read": "status_r", "write": "status_w", "nvlink": "status_n", "atomics": "status_a"}
+
+
+def _merge_nvml(topo: Topology, item: ParsedInput, host_id: str) -> None:
+    """GPUs, their PCIe links and NVLinks (in the shape `nvlink -s` gives, unless that was merged
+    already), and per pair the path class (NVML's common ancestor; NV# from the NVLinks: links whose
+    far end is the other GPU, or, through NVSwitches, the fewer of the two GPUs' switch links) and
+    the P2P status (NVML gives one value per pair; both directions carry it)."""
+    r = item.result
+    ref = _ref(item, None)
+    facts = {"driver_version": r.driver_version, "cuda_driver_version": r.cuda_driver_version}
+    _observe(topo, host_id, item, {"ok": r.ok, "error": r.error, "error_name": r.error_name, **facts,
+                                   "lost": [g.index for g in r.gpus if g.lost],
+                                   "unsupported": len(r.unsupported)})
+    if not r.ok:
+        return
+    ids = {}
+    for g in r.gpus:
+        node_id = f"gpu:{g.index}"
+        ids[g.index] = node_id
+        pcie = {}
+        if g.pcie.current_gen:
+            pcie["pcie_link_speed"] = f"Gen{g.pcie.current_gen}"
+        if g.pcie.max_gen:
+            pcie["pcie_max_link_gts"] = f"Gen{g.pcie.max_gen}"
+        topo.add_node(node_id, "gpu", ref, index=g.index, model=g.name, uuid=g.uuid, busid=g.pci_bus_id,
+                      numa_node=g.numa_node, cpu_affinity=g.cpu_affinity, lost=g.lost or None,
+                      pcie_link_width=g.pcie.current_width, pcie_max_link_width=g.pcie.max_width, **pcie)
+        if g.pci_bus_id:
+            topo.add_alias(g.pci_bus_id, node_id, ref)
+        if g.numa_node is not None:
+            numa = f"numa:{g.numa_node}"
+            topo.add_node(numa, "numa", ref, name=numa, numa_node=g.numa_node)
+            topo.add_edge(node_id, numa, "numa", ref)
+        if topo.node(node_id).get("nvlink") is None and not g.lost:
+            links = [{"link": ln.link, "active": bool(ln.active), "speed_gbps": ln.speed_gbps,
+                      "state": "active" if ln.active else "inactive", "line_no": None} for ln in g.nvlinks]
+            speeds = sorted({ln["speed_gbps"] for ln in links if ln["active"] and ln["speed_gbps"] is not None})
+            unsupported = g.nvlink_count == 0 and (g.nvlink_end_error or "").endswith("NOT_SUPPORTED")
+            topo.set_fact(node_id, "nvlink", {
+                "links": links, "active_count": g.active_nvlinks, "shown_count": len(links),
+                "speeds_gbps": speeds, "truncated": False,
+                "all_links_inactive": bool(links) and g.active_nvlinks == 0,
+                "nvlink_unsupported": unsupported, "message": None, "source": ref}, ref)
+    by_bus = {g.pci_bus_id: g.index for g in r.gpus if g.pci_bus_id}
+    to_switch = {g.index: sum(1 for ln in g.nvlinks if ln.active and ln.remote_device_type == "switch")
+                 for g in r.gpus}
+    for pair in r.pairs:
+        a, b = ids.get(pair.a), ids.get(pair.b)
+        if a is None or b is None:
+            continue
+        ga = next(g for g in r.gpus if g.index == pair.a)
+        direct = sum(1 for ln in ga.nvlinks if ln.active and by_bus.get(ln.remote_pci_bus_id) == pair.b)
+        switched = min(to_switch.get(pair.a, 0), to_switch.get(pair.b, 0))
+        links = direct + switched
+        cls = f"NV{links}" if links else pair.path_class
+        if cls and topo.edge(a, b, "path") is None:
+            topo.add_edge(a, b, "path", ref, **{"class": cls, "link_count": links or None, "derived": True,
+                                               "nvml_topology": pair.topology})
+        p2p = {P2P_KEYS[k]: {f"{a}>{b}": v, f"{b}>{a}": v}
+               for k, v in (("read", pair.p2p.read), ("write", pair.p2p.write), ("nvlink", pair.p2p.nvlink),
+                            ("atomics", pair.p2p.atomics)) if v}
+        if p2p and topo.edge(a, b, "p2p") is None:
+            topo.add_edge(a, b, "p2p", ref, **p2p)
+
+
 # -- nvidia-smi nvlink -s ---------------------------------------------------------------------
 
 def _merge_nvlink_s(topo: Topology, item: ParsedInput, host_id: str) -> None:
@@ -241,6 +309,70 @@ def _hw_version(raw: str | None) -> str | None:
         return f"0x{int(raw, 0):x}"
     except ValueError:
         return raw
+
+
+# -- sysfs (and pyverbs) probe --------------------------------------------------------------------
+
+def _merge_sysfs(topo: Topology, item: ParsedInput, host_id: str) -> None:
+    """HCA ports as the IB tools give them; each HCA's PCI address, NUMA node and netdevs; the PCI
+    path, link speed and width of GPUs and HCAs; then the path classes the PCI tree implies."""
+    r = item.result
+    _merge_ib(topo, item, host_id)
+    ref = _ref(item, None)
+    for h in r.hcas:
+        node_id = f"nic:{h.name}"
+        topo.add_node(node_id, "nic", _ref(item, h.line_no), name=h.name, busid=h.pci_address,
+                      numa_node=h.numa_node, netdevs=[n.name for n in h.netdevs] or None)
+        if h.pci_address:
+            topo.add_alias(h.pci_address, node_id, ref)
+    for p in r.pci:
+        facts = {"busid": p.bdf, "pci_path": list(p.path) if p.path else None, "numa_node": p.numa_node,
+                 "pcie_link_gts": p.current_link_speed_gts, "pcie_link_width": p.current_link_width,
+                 "pcie_max_link_gts": p.max_link_speed_gts, "pcie_max_link_width": p.max_link_width,
+                 "pci_driver": p.driver}
+        if p.kind == "gpu":
+            node_id = topo.resolve(p.bdf)
+            if not topo.has_node(node_id):
+                node_id = f"gpu:{p.bdf}"
+                topo.add_alias(p.bdf, node_id, ref)
+            topo.add_node(node_id, "gpu", _ref(item, p.line_no), **facts)
+        else:
+            names = list(p.rdma_devices) or [p.bdf]
+            for name in names:
+                topo.add_node(f"nic:{name}", "nic", _ref(item, p.line_no), name=name, **facts)
+    _derive_pci_paths(topo, ref)
+
+
+def pci_path_class(a: dict, b: dict) -> str | None:
+    """The `topo -m` class of two PCI functions from their paths (root complex .. function) and
+    NUMA nodes: under one switch PIX, several bridges PXB, one root complex PHB, two root complexes
+    of one NUMA node NODE, else SYS. None when a path is unknown."""
+    pa, pb = a.get("pci_path"), b.get("pci_path")
+    if not pa or not pb:
+        return None
+    up_a, up_b = pa[:-1], pb[:-1]  # the bridges above each function, root complex first
+    if not up_a or not up_b or up_a[0] != up_b[0]:
+        na, nb = a.get("numa_node"), b.get("numa_node")
+        return "NODE" if na is not None and na == nb else "SYS"
+    k = 0
+    while k + 1 < min(len(up_a), len(up_b)) and up_a[k + 1] == up_b[k + 1]:
+        k += 1
+    if k == 0:
+        return "PHB"  # only the root complex in common
+    below = max(len(up_a) - 1 - k, len(up_b) - 1 - k)
+    return "PIX" if below <= 1 else "PXB"
+
+
+def _derive_pci_paths(topo: Topology, ref: dict) -> None:
+    """Path classes for GPU-NIC and GPU-GPU pairs that no other input gave (`derived: True`)."""
+    gpus, nics = topo.gpus(), topo.nics()
+    pairs = [(a, b) for i, a in enumerate(gpus) for b in gpus[i + 1:]] + [(g, n) for g in gpus for n in nics]
+    for a, b in pairs:
+        if topo.edge(a, b, "path") is not None:
+            continue
+        cls = pci_path_class(topo.node(a), topo.node(b))
+        if cls is not None:
+            topo.add_edge(a, b, "path", ref, **{"class": cls, "link_count": None, "derived": True})
 
 
 # -- NCCL topology XML ------------------------------------------------------------------------
@@ -435,6 +567,8 @@ _MERGERS = {
     "nvidia_smi_topo_m": _merge_topo_m,
     "nvidia_smi_topo_p2p": _merge_topo_p2p,
     "nvidia_smi_nvlink_s": _merge_nvlink_s,
+    "nvml": _merge_nvml,
+    "sysfs_infiniband": _merge_sysfs,
     "nccl_topo_xml": _merge_nccl_xml,
     "ibstat": _merge_ib,
     "ibv_devinfo": _merge_ib,

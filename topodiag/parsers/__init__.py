@@ -37,7 +37,9 @@ SOURCES = (
     "nvidia_smi_nvlink_s",
     "nvidia_smi_topo_m",
     "nvidia_smi_topo_p2p",
+    "nvml",
     "show_gids",
+    "sysfs_infiniband",
 )
 
 
