@@ -49,8 +49,8 @@ def test_h100_hgx_matches_topo_m_and_nvlink_s() -> None:
     for ln in r.gpus[0].nvlinks:
         per_switch[ln.remote_pci_bus_id] = per_switch.get(ln.remote_pci_bus_id, 0) + 1
     assert per_switch == {"0000:05:00.0": 4, "0000:06:00.0": 5, "0000:07:00.0": 5, "0000:08:00.0": 4}
-    assert r.gpus[0].pci_bus_id == "0000:18:00.0" and r.gpus[0].pci_bus_id_raw == "00000000:18:00.0"
-    assert r.gpus[4].pci_bus_id == "0000:9a:00.0"  # lowercase
+    assert r.gpus[0].pci_bus_id == "0000:13:00.0" and r.gpus[0].pci_bus_id_raw == "00000000:13:00.0"
+    assert r.gpus[4].pci_bus_id == "0000:93:00.0"
     assert len(r.pairs) == 28
     assert pair(r, 0, 3).topology == "NODE" and pair(r, 0, 3).path_class == "NODE"
     assert pair(r, 4, 7).topology_level == 40

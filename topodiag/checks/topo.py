@@ -314,6 +314,11 @@ def pcie_link_degraded(topology, params):
 _LOST_RE = __import__("re").compile(r"GPU is lost|fallen off the bus|Unable to determine the device handle", __import__("re").I)
 
 
+# NVML failures that mean the driver stack is broken on a host with GPUs (not a slow or unprivileged probe).
+NVML_DRIVER_FAULTS = ("NVML_ERROR_DRIVER_NOT_LOADED", "NVML_ERROR_LIBRARY_NOT_FOUND",
+                      "NVML_ERROR_LIB_RM_VERSION_MISMATCH", "NVML_ERROR_GPU_IS_LOST")
+
+
 @check("TOPO006")
 def gpu_missing(topology, params, profile=None):
     """A GPU the node should have and does not show: lost (nvidia-smi's 'GPU is lost', NVML's
@@ -338,7 +343,7 @@ def gpu_missing(topology, params, profile=None):
             yield hit([f"gpu:{index}"], severity="critical", evidence=[{"source": "nvml", "file": nvml.get("file")}],
                       expectation="every GPU answers", what=f"NVML reports gpu:{index} lost (NVML_ERROR_GPU_IS_LOST)",
                       detail="the GPU fell off the bus or stopped answering: Xid 79 in dmesg, a reset or reboot")
-        if not nvml.get("ok") and on_bus:
+        if not nvml.get("ok") and on_bus and nvml.get("error_name") in NVML_DRIVER_FAULTS:
             yield hit(on_bus[:8], severity="error", evidence=[{"source": "nvml", "file": nvml.get("file")}],
                       expectation="NVML answers on a host with NVIDIA GPUs",
                       what=f"{len(on_bus)} NVIDIA GPU(s) on the PCI bus, and NVML fails",

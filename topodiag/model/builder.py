@@ -364,9 +364,12 @@ def pci_path_class(a: dict, b: dict) -> str | None:
 
 
 def _derive_pci_paths(topo: Topology, ref: dict) -> None:
-    """Path classes for GPU-NIC and GPU-GPU pairs that no other input gave (`derived: True`)."""
+    """Path classes that no other input gave (`derived: True`): GPU-NIC pairs, and GPU-GPU pairs of
+    GPUs known to have no active NVLink (else their traffic goes over NVLink, whatever the PCI tree)."""
     gpus, nics = topo.gpus(), topo.nics()
-    pairs = [(a, b) for i, a in enumerate(gpus) for b in gpus[i + 1:]] + [(g, n) for g in gpus for n in nics]
+    no_nvlink = {g for g in gpus if (topo.node(g).get("nvlink") or {}).get("active_count", None) == 0}
+    pairs = [(a, b) for i, a in enumerate(gpus) for b in gpus[i + 1:] if a in no_nvlink and b in no_nvlink]
+    pairs += [(g, n) for g in gpus for n in nics]
     for a, b in pairs:
         if topo.edge(a, b, "path") is not None:
             continue

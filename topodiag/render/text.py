@@ -89,8 +89,11 @@ def render_check(outcome, topology, statuses: Iterable[Any], profile: str | None
     line.append(f"{verdict[0]}", style=verdict[1])
     line.append(f"  host {host_name(topology) or '-'}  ")
     line.append(", ".join(f"{counts[n]} {n}" for n in reversed(list(counts))))
-    line.append(f"  |  {len(outcome.ran)} rules run, {len(outcome.skipped)} skipped"
-                f"  |  {len(statuses) - len(bad_inputs)} of {len(statuses)} inputs read"
+    absent_n = sum(1 for s in statuses if s.status == "absent")
+    read = f"{sum(1 for s in statuses if s.status == 'parsed')} inputs read"
+    read += f", {len(bad_inputs)} not" if bad_inputs else ""
+    read += f", {absent_n} not on this host" if absent_n else ""
+    line.append(f"  |  {len(outcome.ran)} rules run, {len(outcome.skipped)} skipped  |  {read}"
                 f"  |  profile {profile or '-'}")
     console.print(line)
 
@@ -131,6 +134,12 @@ def render_check(outcome, topology, statuses: Iterable[Any], profile: str | None
         console.print(Text("Inputs not read", style="bold"))
         for s in bad_inputs:
             console.print(Text(f"  {s.path}: {s.status}: {s.reason}"))
+    absent = [s for s in statuses if s.status == "absent"]
+    if absent:
+        console.print()
+        console.print(Text("Not on this host", style="bold"))
+        for s in absent:
+            console.print(Text(f"  {s.source}: {s.reason}", style="dim"))
     if outcome.skipped:
         console.print()
         console.print(Text(f"Skipped ({len(outcome.skipped)})", style="bold"))

@@ -120,7 +120,8 @@ def _gather_bundle(root: str, out: Gathered, label_root: Optional[str] = None) -
         label = os.path.join(shown, e.member) if e.member else f"{shown}: {e.source}"
         if e.status == "not_available":
             out.statuses.append(InputStatus(label, e.source, "absent", e.reason or "not available on the host"))
-            continue
+            if not e.member:
+                continue  # a probe's record of why is still read below: rules may use it
         if e.status in ("failed", "timed_out"):
             reason = e.reason or ("timed out" if e.timed_out else f"exit status {e.rc}")
             if e.timed_out and e.duration_s is not None and "timed out" not in reason:
@@ -145,17 +146,18 @@ def _gather_bundle(root: str, out: Gathered, label_root: Optional[str] = None) -
                 out.problems.append(InputProblem(e.source, "failed", exc.message, label))
                 out.statuses.append(InputStatus(label, e.source, "failed", exc.message))
             continue
-        try:
-            error = _parse_as(e.source, opened, label, out)
+        try:  # a not-available probe's record is read for the rules but listed once, as absent
+            error = _parse_as(e.source, opened, label, out, listed=e.status != "not_available")
         finally:
             opened.close()
-        if error is not None:  # the partial output of a failed tool is already reported as failed
-            _unparseable(out, e.source, label, *error, report=e.status == "ok")
+        if error is not None and e.status != "not_available":  # a failed tool's partial output:
+            _unparseable(out, e.source, label, *error, report=e.status == "ok")  # already reported
 
 
-def _parse_as(source: str, opened, label: str, out: Gathered) -> Optional[tuple[str, Optional[int]]]:
-    """Parse an opened input as `source` and record it; None on success, else (message, line_no)
-    for the caller to report or pass over."""
+def _parse_as(source: str, opened, label: str, out: Gathered,
+              listed: bool = True) -> Optional[tuple[str, Optional[int]]]:
+    """Parse an opened input as `source` and record it (in the report's inputs too, when `listed`);
+    None on success, else (message, line_no) for the caller to report or pass over."""
     from ..parsers import ParseError, get
 
     try:
@@ -165,7 +167,8 @@ def _parse_as(source: str, opened, label: str, out: Gathered) -> Optional[tuple[
     except RecursionError:
         return "input nested too deeply", None
     out.parsed.append(ParsedInput(source, label, result))
-    out.statuses.append(InputStatus(label, source, "parsed"))
+    if listed:
+        out.statuses.append(InputStatus(label, source, "parsed"))
     return None
 
 

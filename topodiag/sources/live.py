@@ -98,7 +98,7 @@ SOURCES: tuple[LiveSource, ...] = (
 )
 
 # Probe failures that mean "nothing of that kind on this host" rather than "broken".
-_ABSENT_MARKERS = ("not installed", "library not found", "no rdma devices", "no such file", "not present",
+_ABSENT_MARKERS = ("not installed", "not importable", "library not found", "no rdma devices", "no such file", "not present",
                    "does not exist", "no nvidia driver")
 
 
@@ -108,9 +108,9 @@ def _from_probe(src: LiveSource, data: dict, duration: float) -> Record:
         return Record(src.name, "ok", src.member, text, duration_s=duration)
     error = str(data.get("error") or "the probe failed")
     status = "not_available" if any(m in error.lower() for m in _ABSENT_MARKERS) else "failed"
-    # A failed probe's JSON still says why: it goes in the bundle and its parser reads it.
-    return Record(src.name, status, src.member if status == "failed" else None,
-                  text if status == "failed" else None, duration_s=duration, reason=error)
+    # Its JSON still says why: it goes in the bundle and its parser reads it (no NVIDIA library on a
+    # host whose PCI bus shows NVIDIA GPUs is a finding, TOPO006).
+    return Record(src.name, status, src.member, text, duration_s=duration, reason=error)
 
 
 def _from_command(src: LiveSource, res: CommandResult) -> Record:
@@ -135,11 +135,29 @@ def _run_one(src: LiveSource, opts: Options, timeout_s: float) -> Record:
         except Exception as exc:  # a probe bug is a failed source, not a crashed run
             return Record(src.name, "failed", None, duration_s=round(time.monotonic() - start, 3),
                           reason=f"probe crashed: {type(exc).__name__}: {exc}")
+        files_read = data.pop("files_read", None) if isinstance(data, dict) else None
         rec = _from_probe(src, data, round(time.monotonic() - start, 3))
-        if src.name == "sysfs_infiniband" and isinstance(data.get("files_read"), list):
-            rec.extra_files = [(f"sysfs/{p}", str(c)) for p, c in data["files_read"]]
+        if isinstance(files_read, list):
+            rec.extra_files = _snapshot(files_read)
         return rec
     return _from_command(src, run(src.argv, timeout_s))
+
+
+def _snapshot(files_read: list) -> list[tuple[str, str]]:
+    """The sysfs files a probe read, as plain bundle members under sysfs/ (a link becomes
+    `<path>.symlink` holding its target: bundles hold plain files only)."""
+    out = []
+    for entry in files_read:
+        if not isinstance(entry, (list, tuple)) or not entry or not isinstance(entry[0], str):
+            continue
+        parts = entry[0].split("/")
+        if entry[0].startswith("/") or ".." in parts or "" in parts:
+            continue
+        if len(entry) == 3 and entry[1] == "->":
+            out.append((f"sysfs/{entry[0]}.symlink", f"{entry[2]}\n"))
+        elif len(entry) == 2:
+            out.append((f"sysfs/{entry[0]}", str(entry[1])))
+    return out
 
 
 def selected(opts: Options) -> list[LiveSource]:

@@ -1,0 +1,208 @@
+"""Live `check`, `collect` and `prolog` with no hardware: NVML replayed by a fake pynvml from a
+recorded probe, sysfs from a recorded tree, nvidia-smi and ibstat as small scripts on PATH that
+print recorded outputs (or hang, or fail as a lost GPU does). A bundle collected under the same
+conditions must give the findings the live check gave."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from topodiag.cli import app
+from topodiag.exit_codes import ExitCode
+from tests.fakes.fake_pynvml import FakeNvml
+
+ROOT = Path(__file__).resolve().parents[2]
+FX = ROOT / "fixtures"
+H100_PROBE = FX / "nvml" / "nvml-invented-h100-hgx-8gpu-nvswitch-01.json"
+H100_SYSFS = FX / "sysfs" / "hgx-h100-cx7-ndr-8rail"
+TOPO = FX / "nvidia_smi_topo_m" / "topo-h100-hgx-nv18-8nic-pix-gpunumaid-01.txt"
+NVLINK = FX / "nvidia_smi_nvlink_s" / "nvlink-status-h100-elided-short-01.txt"
+P2P = FX / "nvidia_smi_topo_p2p" / "topo-p2p-r-h100-8gpu-all-ok-01.txt"
+NVLINK_E = FX / "nvidia_smi_nvlink_e" / "nvlink-e-h100-error-counters-elided-01.txt"
+
+
+def body(path: Path) -> str:
+    """A recorded output without its #@ provenance header: what the tool itself printed."""
+    lines = path.read_text().splitlines(keepends=True)
+    end = next(i for i, ln in enumerate(lines) if ln.startswith("#@ ---"))
+    return "".join(lines[end + 1:])
+
+
+def probe_json(path: Path) -> dict:
+    return json.loads("".join(ln for ln in path.read_text().splitlines(keepends=True) if not ln.startswith("#@")))
+
+
+@pytest.fixture
+def node(tmp_path, monkeypatch):
+    """An 8x H100 node: fake pynvml, a recorded sysfs tree, nvidia-smi printing recorded outputs,
+    no IB tools installed. Returns a function that swaps the nvidia-smi script."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    outputs = tmp_path / "outputs"
+    outputs.mkdir()
+    for name, src in (("topo_m", TOPO), ("nvlink_s", NVLINK), ("p2p", P2P), ("nvlink_e", NVLINK_E)):
+        (outputs / name).write_text(body(src))
+
+    def nvidia_smi(script: str) -> None:
+        path = bin_dir / "nvidia-smi"
+        path.write_text("#!/bin/sh\n" + script)
+        path.chmod(0o755)
+
+    nvidia_smi(f"""case "$1 $2" in
+  "topo -m") cat {outputs}/topo_m ;;
+  "nvlink -s") cat {outputs}/nvlink_s ;;
+  "nvlink -e") cat {outputs}/nvlink_e ;;
+  "topo -p2p") cat {outputs}/p2p ;;
+  *) echo "unexpected: $*" >&2; exit 2 ;;
+esac
+""")
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")  # cat and sleep; no IB tool is there
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNvml.from_probe(probe_json(H100_PROBE)))
+    monkeypatch.setitem(sys.modules, "pyverbs", None)  # rdma-core's bindings are not there
+    return nvidia_smi
+
+
+def run(*args: str):
+    res = CliRunner().invoke(app, list(args))
+    data = json.loads(res.stdout) if res.stdout.strip().startswith("{") else None
+    return res, data
+
+
+def findings(report: dict) -> list[tuple]:
+    return sorted((f["code"], f["severity"], f["message"]) for f in report["findings"])
+
+
+def test_live_check_of_a_healthy_node(node):
+    res, report = run("check", "--sysfs-root", str(H100_SYSFS), "--format", "json")
+    assert res.exit_code == ExitCode.OK, res.output
+    status = {(i["source"], i["path"]): i["status"] for i in report["inputs"]}
+    assert status[("nvml", "live/probes/nvml.json")] == "parsed"
+    assert status[("sysfs_infiniband", "live/probes/sysfs.json")] == "parsed"
+    assert status[("nvidia_smi_topo_m", "live/commands/nvidia_smi_topo_m.txt")] == "parsed"
+    assert status[("ibstat", "live: ibstat")] == "absent"
+    assert report["profile"] == "dgx-h100 (detected from NVIDIA H100 80GB HBM3)"
+    assert not [f for f in report["findings"] if f["severity"] in ("warning", "error", "critical")], report["findings"]
+    assert "IB001" in [c for c in json.loads(json.dumps(report["summary"]))] or report["summary"]["rules_run"] >= 15
+
+
+def test_collect_then_check_the_bundle_gives_the_live_findings(node, tmp_path):
+    res, live = run("check", "--sysfs-root", str(H100_SYSFS), "--format", "json")
+    out = tmp_path / "node.tar.gz"
+    res = CliRunner().invoke(app, ["collect", "--sysfs-root", str(H100_SYSFS), "-o", str(out)])
+    assert res.exit_code == ExitCode.OK, res.output
+    assert res.stdout.strip() == str(out)
+    with tarfile.open(out) as tar:
+        names = set(tar.getnames())
+        manifest = json.loads(tar.extractfile("node/manifest.json").read())
+    assert {"node/manifest.json", "node/probes/nvml.json", "node/probes/sysfs.json",
+            "node/commands/nvidia_smi_topo_m.txt"} <= names
+    assert any(n.startswith("node/sysfs/sys/class/infiniband/mlx5_0") for n in names)
+    by_source = {e["member"] or e["source"]: e for e in manifest["sources"]}
+    topo = by_source["commands/nvidia_smi_topo_m.txt"]
+    assert topo["argv"] == ["nvidia-smi", "topo", "-m"] and topo["rc"] == 0 and topo["status"] == "ok"
+    assert topo["timed_out"] is False and len(topo["sha256"]) == 64 and topo["duration_s"] >= 0
+    assert by_source["ibstat"]["status"] == "not_available"
+    assert manifest["tool"]["name"] == "topodiag" and manifest["facts"]["kernel"]
+    res, bundled = run("check", "--from", str(out), "--format", "json")
+    assert findings(bundled) == findings(live)
+    assert bundled["summary"]["exit_code"] == live["summary"]["exit_code"]
+
+
+def test_a_hanging_nvidia_smi_ends_within_the_deadline(node):
+    node("sleep 60\n")
+    start = time.monotonic()
+    res, report = run("check", "--sysfs-root", str(H100_SYSFS), "--deadline", "3", "--format", "json")
+    took = time.monotonic() - start
+    assert took < 10, took
+    assert res.exit_code == ExitCode.INCOMPLETE, res.output
+    sys001 = [f for f in report["findings"] if f["code"] == "SYS001"]
+    assert {f["subjects"][0] for f in sys001} == {"source:nvidia_smi_topo_m", "source:nvidia_smi_nvlink_s",
+                                                 "source:nvidia_smi_nvlink_e", "source:nvidia_smi_topo_p2p"}
+    assert all("timeout" in f["message"] or "deadline" in f["message"] for f in sys001)
+    # NVML and sysfs still answered: the rules that need them ran
+    assert report["summary"]["rules_run"] >= 10
+
+
+def test_a_gpu_that_fell_off_the_bus(node):
+    node('echo "Unable to determine the device handle for GPU0000:4E:00.0: GPU is lost.  Reboot the system '
+         'to recover this GPU" >&2; exit 15\n')
+    res, report = run("check", "--sysfs-root", str(H100_SYSFS), "--format", "json")
+    assert res.exit_code == ExitCode.FINDINGS, res.output
+    codes = {(f["code"], f["severity"]) for f in report["findings"]}
+    assert ("TOPO006", "critical") in codes
+    reasons = [f["message"] for f in report["findings"] if f["code"] == "SYS001"]
+    assert reasons and all("exit 15: a GPU has fallen off the bus" in r for r in reasons)
+
+
+def test_prolog_one_line_and_exit_codes(node, monkeypatch):
+    res = CliRunner().invoke(app, ["prolog", "--sysfs-root", str(H100_SYSFS)])
+    assert res.exit_code == ExitCode.OK and res.stdout == "topodiag: ok\n"
+    # NVML reports GPU 3 lost: a critical finding, the node drains
+    fake = FakeNvml.from_probe(probe_json(H100_PROBE))
+    fake.lose(3)
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    res = CliRunner().invoke(app, ["prolog", "--sysfs-root", str(H100_SYSFS)])
+    assert res.exit_code == ExitCode.FINDINGS
+    assert res.stdout.startswith("topodiag: TOPO006 gpu:3") and len(res.stdout) <= 201
+
+
+def test_prolog_does_not_drain_when_it_cannot_see(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNvml.init_failing("NVML_ERROR_TIMEOUT"))
+    res = CliRunner().invoke(app, ["prolog", "--sysfs-root", str(H100_SYSFS)])
+    assert res.exit_code == ExitCode.OK and res.stdout.startswith("topodiag: incomplete: SYS001 source:nvml")
+    res = CliRunner().invoke(app, ["prolog", "--sysfs-root", str(H100_SYSFS), "--strict"])
+    assert res.exit_code == ExitCode.INCOMPLETE
+
+
+def test_a_host_without_gpu_or_hca(tmp_path, monkeypatch):
+    """No NVIDIA library, no tools, a sysfs tree with nothing under class/infiniband: a clean run."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNvml.init_failing("NVML_ERROR_LIBRARY_NOT_FOUND"))
+    monkeypatch.setitem(sys.modules, "pyverbs", None)
+    (tmp_path / "root" / "sys" / "class").mkdir(parents=True)
+    res, report = run("check", "--sysfs-root", str(tmp_path / "root"), "--format", "json")
+    assert res.exit_code == ExitCode.OK, res.output
+    assert report["findings"] == []
+    absent = {i["source"] for i in report["inputs"] if i["status"] == "absent"}
+    assert {"nvml", "nvidia_smi_topo_m", "ibstat", "ibv_devinfo"} <= absent
+    res = CliRunner().invoke(app, ["check", "--sysfs-root", str(tmp_path / "root"), "--format", "text"])
+    assert "Not on this host" in res.stdout and "nvidia-smi is not installed" in res.stdout
+    out = tmp_path / "b"
+    res = CliRunner().invoke(app, ["collect", "--sysfs-root", str(tmp_path / "root"), "-o", str(out)])
+    assert res.exit_code == ExitCode.OK and (out / "manifest.json").is_file()
+    assert "topodiag: collected" in res.stderr
+
+
+def test_collect_takes_the_users_logs(node, tmp_path):
+    log = FX / "nccl_debug" / "nccl-ib-roce-mixed-gdr-2.16-gather-01.log"  # also holds gather_perf results
+    out = tmp_path / "b"
+    res = CliRunner().invoke(app, ["collect", "--sysfs-root", str(H100_SYSFS), "--nccl-log", str(log), "-o", str(out)])
+    assert res.exit_code == ExitCode.OK, res.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    logs = [e for e in manifest["sources"] if e["member"] and e["member"].startswith("logs/")]
+    assert {e["source"] for e in logs} == {"nccl_debug", "nccl_tests"} and len({e["member"] for e in logs}) == 1
+    assert (out / logs[0]["member"]).read_bytes() == log.read_bytes()
+    res = CliRunner().invoke(app, ["collect", "--nccl-log", str(tmp_path / "missing.log"), "-o", str(tmp_path / "c")])
+    assert res.exit_code == ExitCode.INCOMPLETE and "missing.log: no such file" in res.stderr
+
+
+@pytest.mark.parametrize("error, drains", [("NVML_ERROR_DRIVER_NOT_LOADED", True),
+                                           ("NVML_ERROR_LIB_RM_VERSION_MISMATCH", True),
+                                           ("NVML_ERROR_TIMEOUT", False), ("NVML_ERROR_NO_PERMISSION", False)])
+def test_nvml_failing_on_a_host_whose_pci_bus_shows_gpus(tmp_path, monkeypatch, error, drains):
+    """8 H100 on the PCI bus (sysfs) and NVML failing: a broken driver stack drains (TOPO006); a slow or
+    unprivileged NVML is the diagnostic's problem (SYS001 only, no drain)."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNvml.init_failing(error))
+    monkeypatch.setitem(sys.modules, "pyverbs", None)
+    res = CliRunner().invoke(app, ["prolog", "--sysfs-root", str(H100_SYSFS)])
+    assert (res.exit_code == ExitCode.FINDINGS) is drains, res.stdout
+    assert res.stdout.startswith("topodiag: TOPO006") is drains
