@@ -206,3 +206,37 @@ def test_nvml_failing_on_a_host_whose_pci_bus_shows_gpus(tmp_path, monkeypatch, 
     res = CliRunner().invoke(app, ["prolog", "--sysfs-root", str(H100_SYSFS)])
     assert (res.exit_code == ExitCode.FINDINGS) is drains, res.stdout
     assert res.stdout.startswith("topodiag: TOPO006") is drains
+
+
+def test_collect_redact_leaves_no_identifier_and_the_same_findings(node, tmp_path):
+    """A redacted bundle of the H100 node: no hostname, GPU UUID or serial, HCA GUID, LID or address of
+    the node survives in any member, and the bundle gives the findings of an unredacted one."""
+    import socket
+
+    log = FX / "nccl_debug" / "nccl-ib-gdrdma-p2p-direct-2node-01.log"
+    plain, red = tmp_path / "plain.tar.gz", tmp_path / "red.tar.gz"
+    for out, extra in ((plain, []), (red, ["--redact"])):
+        res = CliRunner().invoke(app, ["collect", "--sysfs-root", str(H100_SYSFS), "--nccl-log", str(log),
+                                       "-o", str(out), *extra])
+        assert res.exit_code == ExitCode.OK, res.output
+    probe = probe_json(H100_PROBE)
+    originals = {socket.gethostname(), "nodea", "nodeb"}
+    originals |= {g["uuid"] for g in probe["gpus"]} | {g["serial"] for g in probe["gpus"] if g["serial"] != "n/a"}
+    sysfs = json.loads("".join(ln for ln in (FX / "sysfs_infiniband" / "hgx-h100-cx7-ndr-8rail.json")
+                               .read_text().splitlines(keepends=True) if not ln.startswith("#@")))
+    for dev in sysfs["infiniband"]:
+        originals |= {dev["node_guid"], dev["sys_image_guid"]} - {None}
+        originals |= {p["port_guid"] for p in dev["ports"] if p.get("port_guid")}
+    with tarfile.open(red) as tar:
+        texts = {m.name: tar.extractfile(m).read().decode() for m in tar.getmembers() if m.isfile()}
+        manifest = json.loads(next(t for n, t in texts.items() if n.endswith("/manifest.json")))
+    assert manifest["redacted"] is True and manifest["host"].startswith("host-")
+    import re
+
+    survivors = [(o, n) for o in originals for n, t in texts.items()
+                 if o and re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", t)]
+    assert not survivors, survivors[:5]
+    _, a = run("check", "--from", str(plain), "--format", "json")
+    _, b = run("check", "--from", str(red), "--format", "json")
+    assert sorted((f["code"], f["severity"]) for f in a["findings"]) == \
+        sorted((f["code"], f["severity"]) for f in b["findings"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from typing import List, Optional
@@ -56,27 +57,30 @@ def collect_command(
     records = live.collect(opts, progress=_progress_line if tty else None)
     facts = live.host_facts(sysfs_root)
     host = facts["hostname"]
-    notes = []
-    if redact:
-        from ..sources.redact import redact_records
-
-        host, facts = redact_records(records, host, facts)
-        notes.append("redacted: hostnames, IP and MAC addresses, IB GUIDs and LIDs, GPU UUIDs and serials "
-                     "are tokens (the same value has the same token in every member)")
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    target = output or f"topodiag-{host}-{stamp}.tar.gz"
-    as_archive = target.lower().endswith(bundle.ARCHIVE_SUFFIXES)
     try:
-        if as_archive:
-            with tempfile.TemporaryDirectory(prefix="topodiag-collect-") as tmp:
-                live.write_bundle_dir(tmp, records, host, facts, notes, redacted=redact)
-                bundle.pack(tmp, target)
-        else:
-            if os.path.exists(target) and os.listdir(target):
-                fail(f"{target}: exists and is not empty; give a new directory or a .tar.gz name", ExitCode.USAGE)
-            live.write_bundle_dir(target, records, host, facts, notes, redacted=redact)
+        with tempfile.TemporaryDirectory(prefix="topodiag-collect-") as tmp:
+            root = os.path.join(tmp, "bundle")
+            live.write_bundle_dir(root, records, host, facts)
+            if redact:
+                from ..sources.redact import RedactionError, Redactor, redact_bundle_dir
+
+                clean = os.path.join(tmp, "redacted")
+                try:
+                    redactor = redact_bundle_dir(root, clean, Redactor(hostnames=[host]))
+                except RedactionError as exc:
+                    fail(f"--redact: {exc}", ExitCode.INCOMPLETE)
+                root, host = clean, redactor.redact(host)
+            target = output or f"topodiag-{host}-{stamp}.tar.gz"
+            if target.lower().endswith(bundle.ARCHIVE_SUFFIXES):
+                bundle.pack(root, target)
+            else:
+                if os.path.exists(target) and (not os.path.isdir(target) or os.listdir(target)):
+                    fail(f"{target}: exists and is not an empty directory; give a new directory or a .tar.gz name",
+                         ExitCode.USAGE)
+                shutil.copytree(root, target, symlinks=False, dirs_exist_ok=True)
     except OSError as exc:
-        fail(f"{target}: cannot write the bundle: {exc.strerror or exc}", ExitCode.INCOMPLETE)
+        fail(f"{output or 'the bundle'}: cannot write the bundle: {exc.strerror or exc}", ExitCode.INCOMPLETE)
     got = sum(1 for r in records if r.status == "ok")
     missing = [f"{r.source} {r.status.replace('_', ' ')}" for r in records if r.status != "ok"]
     print(f"topodiag: collected {got} of {len(records)} sources" + (f" ({'; '.join(missing)})" if missing else ""),

@@ -1,0 +1,771 @@
+"""Redaction of bundle members (`topodiag collect --redact`): identifiers -> consistent tokens.
+
+One `Redactor` holds the maps for a whole bundle, so a value gets the same token in every member
+(an IP in the NCCL log and in show_gids, a GUID in ibstat and in iblinkinfo) and two values never
+share one. Tokens keep the shape of what they replace, so topodiag's own parsers read a redacted
+bundle and reach the same findings:
+
+    hostname      node017 -> host-0001 (FQDN node017.cluster.local -> host-0001.domain-01.invalid)
+    IPv4          10.20.0.119 -> 198.18.0.1, 198.18.0.2, ... (benchmark range 198.18.0.0/15), in
+                  order of first sight; 127/8, 0.0.0.0, broadcast, netmasks and multicast are kept,
+                  169.254/16 stays link-local (169.254.0.N)
+    IPv6          the form printed is kept (full, compressed, ::ffff:a.b.c.d, %zone); fe80::/64 and
+                  the ::ffff:0:0/96 IPv4-mapped prefix are kept (the IPv4 goes through the IPv4
+                  map, also when printed in hex), another /64 prefix keeps its first 16 bits; the
+                  interface id goes through the GUID map (an IB GID's id is the port GUID)
+    MAC           02:00:00:00:00:01 (locally administered), separators and case kept; aabb.ccdd.eeff
+                  form too; 00:00:00:00:00:00 and ff:ff:ff:ff:ff:ff kept
+    IB GUID       a 64-bit map shared by every printed form (0x + 16 hex, 5aa2:e1ff:feda:e626,
+                  "H-0008f10403961354", "(8f10403961355)", EUI-64 colon bytes); the token has the
+                  same number of significant hex digits (a..., then a counter) and is printed at
+                  the original's width and case
+    LID           1, 2, 3 ... in order of first sight, decimal or hex as printed; 0 and 65535 kept
+                  (they mean "no LID"); right-aligned columns (iblinkinfo) keep their alignment
+    GPU UUID      GPU-/MIG- + 00000001-0000-0000-0000-000000000001 shape (any 8-4-4-4-12 UUID)
+    serial        same number of digits: 0000000000001
+
+Left alone on purpose: rates, bandwidths, sizes, PCI bus ids (topology, not identity), CPU
+affinity, GID indexes, port numbers, pids, dotted versions (2.18.3, 28.39.1002, and any dotted run
+longer than 4 numbers), netdev names, NCCL host_hash (not reversible to a host name).
+
+Passes run in a fixed order (host names, UUIDs, serials, IPoIB/EUI-64 byte strings, IPv6, GUIDs,
+MACs, IPv4, LIDs) and each replaces what it recognises by a placeholder no later pass can match,
+so nothing is redacted twice (the 198.18.x.y inside a redacted ::ffff:198.18.x.y is not read again).
+`mapping()` (original -> token) is for the collector to keep *outside* the bundle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import json
+import os
+import re
+import stat
+from typing import Callable, Iterable, Mapping, Optional
+
+__all__ = ["Redactor", "RedactionError", "hostnames_in", "redact_tree", "redact_bundle_dir"]
+
+
+class RedactionError(Exception):
+    """Something that cannot be redacted safely (one line: what and where)."""
+
+
+# -- placeholders: two private-use characters, which no pattern below matches -------------------
+
+_PH_HI, _PH_LO, _PH_SPAN = 0xF0000, 0x100000, 0xFFFE
+_PH = "[\U000F0000-\U000FFFFD][\U00100000-\U0010FFFD]"
+_PH_RE = re.compile(_PH)
+_PUA_RE = re.compile("[\U000F0000-\U0010FFFF]")
+
+_HEX = "0-9A-Fa-f"
+_GUID_SLOT = rf"(?:0x[{_HEX}]{{1,16}}|(?:0x)?{_PH})"  # a GUID, printed or already held
+
+# -- what is kept -------------------------------------------------------------------------------
+
+_NO_LID = (0, 0xFFFF)
+_KEEP_HOSTS = {"localhost", "localhost.localdomain", "ip6-localhost"}
+# Words of the tools' own formats: never taken for a host name (a parser bug must not make the
+# redactor rewrite the format).
+_NOT_HOSTS = {"ca", "sw", "rt", "switch", "router", "hca", "port", "lid", "nccl", "info", "warn", "trace",
+              "root", "none", "null", "unknown", "mlx5", "ib", "roce", "eth", "lo", "hostname", "host", "name"}
+
+
+def _ipv4_kept(v: int) -> bool:
+    """Addresses that identify nothing: unspecified, loopback, broadcast, multicast, netmasks."""
+    if v == 0 or v == 0xFFFFFFFF or (v >> 24) == 127 or 0xE0000000 <= v <= 0xEFFFFFFF:
+        return True
+    inv = (~v) & 0xFFFFFFFF
+    return v >> 24 == 255 and (inv & (inv + 1)) == 0  # 255.255.240.0: a contiguous netmask
+
+
+def _case(original: str, token: str) -> str:
+    """The token in upper case when the original's hex letters were."""
+    letters = [c for c in original if c in "abcdefABCDEF"]
+    return token.upper() if letters and all(c.isupper() for c in letters) else token
+
+
+def _mixed(hexdigits: str) -> bool:
+    """Hex letters and digits both (an all-f mask or a 16-digit number is no GUID)."""
+    return any(c.isdigit() for c in hexdigits) and any(not c.isdigit() for c in hexdigits)
+
+
+def _sub_group(rx: re.Pattern, text: str, group: int, fn: Callable[[str], str]) -> str:
+    """Replace only `group` of every match of rx by fn(its text); the rest of the match stays."""
+
+    def repl(m: re.Match) -> str:
+        a, b = m.start(group) - m.start(), m.end(group) - m.start()
+        return m[0][:a] + fn(m[group]) + m[0][b:]
+
+    return rx.sub(repl, text)
+
+
+def _fit(ws: str, original: str, token: str) -> str:
+    """Whitespace + token, keeping a right-aligned column's end where the original's was."""
+    if len(token) < len(original):
+        return ws + token.rjust(len(original))
+    extra = len(token) - len(original)
+    if extra and ws.strip(" ") == "" and len(ws) > extra:
+        return ws[: len(ws) - extra] + token
+    return ws + token
+
+
+# -- regular expressions ----------------------------------------------------------------------
+
+_UUID_RE = re.compile(
+    rf"(?<![{_HEX}])([{_HEX}]{{8}}-[{_HEX}]{{4}}-[{_HEX}]{{4}}-[{_HEX}]{{4}}-[{_HEX}]{{12}})(?![{_HEX}])")
+_SERIAL_RES = (
+    re.compile(r"(?im)^([ \t]*(?:Board |Module |GPU |Product )?Serial(?: Number)?[ \t]*:[ \t]*)([A-Za-z0-9-]+)[ \t]*$"),
+    re.compile(r"(?i)(\"(?:\w+_)?serial(?:_number|_no)?\"[ \t]*:[ \t]*\"?)([A-Za-z0-9-]+)(?=\"|[ \t]*[,}\n])"),
+)
+_IPOIB_RE = re.compile(  # 4 bytes of QPN and flags, then the 16-byte GID
+    rf"(?<![{_HEX}:])((?:[{_HEX}]{{2}}:){{3}}[{_HEX}]{{2}}):((?:[{_HEX}]{{2}}:){{15}}[{_HEX}]{{2}})(?![{_HEX}:])")
+_EUI64_RE = re.compile(rf"(?<![{_HEX}:])((?:[{_HEX}]{{2}}:){{7}}[{_HEX}]{{2}})(?![{_HEX}:])")
+_G = rf"[{_HEX}]{{1,4}}"
+_V4 = r"(?:\d{1,3}\.){3}\d{1,3}"
+_IPV6_RE = re.compile(
+    rf"(?<![{_HEX}:.])("
+    rf"(?:(?:{_G}:){{6}}|(?:{_G}(?::{_G}){{0,5}})?::(?:{_G}:){{0,5}}){_V4}"  # with a dotted tail
+    rf"|(?:{_G}:){{7}}{_G}"  # eight groups
+    rf"|(?:{_G}(?::{_G}){{0,6}})?::(?:{_G}(?::{_G}){{0,6}})?"  # compressed
+    rf")(%[\w.-]+)?(?![{_HEX}:]|\.\d)"
+)
+_MAC_RE = re.compile(
+    rf"(?<![{_HEX}:-])([{_HEX}]{{2}}([:-])(?:[{_HEX}]{{2}}\2){{4}}[{_HEX}]{{2}})(?![{_HEX}:]|-[{_HEX}])")
+_MAC_DOT_RE = re.compile(rf"(?<![\w.])([{_HEX}]{{4}}\.[{_HEX}]{{4}}\.[{_HEX}]{{4}})(?![\w.])")
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+# four octets, not part of a longer dotted run (versions: 2.18.3, 1.2.3.4.5) nor after a 'v'
+_IPV4_RE = re.compile(rf"(?<![\d.])(?<![vV])({_OCTET}(?:\.{_OCTET}){{3}})(?![\d]|\.\d)")
+
+# GUIDs, in the contexts the tools print them. Each: (regex, group of the GUID's hex digits).
+_GUID_RES = (
+    # ibnetdiscover: "[1](8f10403961355)" and "switchguid=0x5442ba00003080(5442ba00003080)"
+    (re.compile(rf"(\]|guid=(?:0x)?[{_HEX}]{{1,16}})\(([{_HEX}]{{1,16}})\)"), 2),
+    # "Node GUID: 0x...", node_guid: 0x..., sysimgguid=0x..., guid="0x...", "port_guid": "0x..."
+    (re.compile(rf"(?i)(guid\"?[ \t]*[:=][ \t]*\"?(?:0x)?)([{_HEX}]{{1,16}})(?![{_HEX}:\w])"), 2),
+    # "(guid 0x2c90200401e90)" (ibnetdiscover chassis), "port GUIDs 0x..." in prose, iblinkinfo -S/-G
+    (re.compile(rf"(?i)(\bguids?[ \t]+(?:0x)?|(?<![\w-])-[SG][ \t]+0x)((?=[{_HEX}]*\d)[{_HEX}]{{4,16}})\b"), 2),
+    # "Initiated from node 0008f10403960558 port 0008f10403960559"
+    (re.compile(rf"(Initiated from node[ \t]+)([{_HEX}]{{1,16}})\b"), 2),
+    (re.compile(rf"(Initiated from node[ \t]+{_PH}[ \t]+port[ \t]+)([{_HEX}]{{1,16}})\b"), 2),
+    # ibnetdiscover node names: "H-0008f10403961354" / "S-..." / "R-..." (quoted: any width)
+    (re.compile(rf"(\"[HSR]-)([{_HEX}]{{1,16}})(?=\")"), 2),
+    (re.compile(rf"((?<![\w-])[HSR]-)([{_HEX}]{{16}})(?!\w)"), 2),
+    # iblinkinfo: port GUID at the start of a line, after "==>" (-l), in a node header; ibhosts
+    (re.compile(rf"(?m)(^[ \t]*0x)([{_HEX}]{{16}})(?=[ \t])"), 2),
+    (re.compile(rf"(==>[ \t]*0x)([{_HEX}]{{16}})(?=[ \t])"), 2),
+    (re.compile(rf"(?m)(^[ \t]*(?:CA|Ca|Switch|Router|Rt|\?\?)[ \t]*:[ \t]*0x)([{_HEX}]{{1,16}})\b"), 2),
+    # ibnetdiscover -p: "CA   134  1 0x7cfe9003003b4bde 4x EDR - SW  1719 10 0x7cfe9003009ce5b0"
+    (re.compile(rf"(?m)((?:^|-)[ \t]*(?:CA|SW|RT)[ \t]+\d+[ \t]+\d+[ \t]+0x)([{_HEX}]{{1,16}})\b"), 2),
+    # anywhere else, a word of exactly 16 hex digits (letters and digits both): a GUID in prose
+    (re.compile(rf"((?<![\w.:-]))([{_HEX}]{{16}})(?![\w:-])"), 2),
+)
+# Anywhere else, 0x and exactly 16 hex digits (ibstat's width) is a GUID, unless the key before it
+# on the line names a mask, capability, flag, size, hash or id.
+_GUID_0X16_RE = re.compile(rf"((?<![\w.:-])0[xX])([{_HEX}]{{16}})(?![\w:-])")
+_NOT_GUID_KEY_RE = re.compile(r"(?i)(?:mask|cap|flag|size|hash|comm|id|addr|ptr|pointer)\w*[\"'=:\s]*$")
+# ibv_devinfo / sysfs node_guid "5aa2:e1ff:feda:e626": four groups of four, alone
+_GUID_COLON_RE = re.compile(rf"(?<![{_HEX}:])([{_HEX}]{{4}}:[{_HEX}]{{4}}:[{_HEX}]{{4}}:[{_HEX}]{{4}})(?![{_HEX}:])")
+
+_LID_VALUE = r"(0x[0-9A-Fa-f]{1,4}|\d{1,5})\b"
+_LID_RES = (
+    # ibstat "Base lid: 50" / "SM lid: 1", ibstatus "base lid:\t 0x3", ibv_devinfo "port_lid:", "sm_lid:"
+    re.compile(r"(?i)(\b(?:(?:base|sm|port|master_sm)[ _])?lid[ \t]*[:=][ \t]*)" + _LID_VALUE),
+    # ibnetdiscover "# lid 16 lmc 1", NCCL "LID 37"
+    re.compile(r"(?i)(\blid[ \t]+)" + _LID_VALUE),
+    # probe JSON "lid": 50, "sm_lid": "0x1"
+    re.compile(r"(?i)(\"(?:\w+_)?lid\"[ \t]*:[ \t]*\"?)" + _LID_VALUE),
+)
+# iblinkinfo port line: [guid ["desc"]] LID PORT[ext] ==( ... )==> [guid] LID PORT[ext] "desc"
+_IBLINK_LOCAL_RE = re.compile(
+    rf"(?m)^([ \t]*(?:{_GUID_SLOT}[ \t]+(?:\"[^\"\n]*\"[ \t]+)?)?)(\d{{1,5}})"
+    rf"(?=[ \t]+\d{{1,5}}\[[ \t]*\d*[ \t]*\][ \t]*==\()")
+_IBLINK_REMOTE_RE = re.compile(rf"(==>[ \t]*(?:{_GUID_SLOT}[ \t]+)?)(\d{{1,5}})(?=[ \t]+\d{{1,5}}\[)")
+# ibnetdiscover -p: "CA   134  1 0x..." and "- SW  1719 10 0x..."
+_PORTS_LID_RE = re.compile(rf"(?m)((?:^|-)[ \t]*(?:CA|SW|RT)[ \t]+)(\d{{1,5}})(?=[ \t]+\d{{1,5}}[ \t]+{_GUID_SLOT})")
+# A sysfs file that holds only a LID ("0x32\n")
+_WHOLE_LID_RE = re.compile(r"\A([ \t\r\n]*)(0x[0-9A-Fa-f]{1,4}|\d{1,5})(?=[ \t\r\n]*\Z)")
+_SYSFS_LID_MEMBER = re.compile(r"(?:^|/)(?:lid|sm_lid)$")
+_SYSFS_SERIAL_MEMBER = re.compile(r"(?:^|/)(?:\w*serial\w*)$")
+
+
+class Redactor:
+    """Consistent, format-preserving replacement of identifiers, for every member of a bundle."""
+
+    def __init__(self, hostnames: Iterable[str] = ()):
+        self._hosts: dict[str, str] = {}
+        self._domains: dict[str, str] = {}
+        self._ipv4: dict[int, int] = {}
+        self._ipv4_next = 0
+        self._ipv4_ll_next = 0
+        self._prefix: dict[int, int] = {}  # IPv6 upper 64 bits
+        self._id64: dict[int, int] = {}  # GUIDs, EUI-64, IPv6 interface ids
+        self._id64_next: dict[int, int] = {}  # per significant width
+        self._mac: dict[int, int] = {}
+        self._mac_next = 0
+        self._lid: dict[int, int] = {}
+        self._lid_next = 0
+        self._uuid: dict[str, str] = {}
+        self._serial: dict[str, str] = {}
+        self.add_hostnames(hostnames)
+
+    # -- host names ----------------------------------------------------------------------------
+
+    def add_hostnames(self, names: Iterable[str]) -> None:
+        """Register host names to replace everywhere (in the order given: tokens follow it)."""
+        for name in names:
+            self.add_hostname(name)
+
+    def add_hostname(self, name: str) -> None:
+        name = (name or "").strip().rstrip(".")
+        if not _plausible_host(name):
+            return
+        short, _, domain = name.partition(".")
+        if short not in self._hosts:
+            self._hosts[short] = f"host-{len(self._hosts) + 1:04d}"
+        if domain:
+            self._domain(domain)
+
+    def _domain(self, domain: str) -> str:
+        if domain not in self._domains:
+            self._domains[domain] = f"domain-{len(self._domains) + 1:02d}.invalid"
+        return self._domains[domain]
+
+    # -- token makers ---------------------------------------------------------------------------
+
+    def _ipv4_token(self, v: int) -> int:
+        if _ipv4_kept(v):
+            return v
+        if v not in self._ipv4:
+            if (v >> 16) == 0xA9FE:  # 169.254/16 stays link-local
+                self._ipv4_ll_next += 1
+                n = self._ipv4_ll_next
+                if n > 0xFEFF:
+                    raise RedactionError("more link-local IPv4 addresses than 169.254/16 holds")
+                self._ipv4[v] = 0xA9FE0000 + n
+            else:
+                while True:
+                    self._ipv4_next += 1
+                    token = 0xC6120000 + self._ipv4_next  # 198.18.0.0/15
+                    if token > 0xC613FFFF:
+                        raise RedactionError("more IPv4 addresses than 198.18.0.0/15 holds")
+                    if token & 0xFF not in (0, 0xFF) and token != v:  # never an address's own value
+                        break
+                self._ipv4[v] = token
+        return self._ipv4[v]
+
+    def _id64_token(self, v: int) -> int:
+        """A 64-bit identifier -> one with the same number of significant hex digits."""
+        if v == 0 or v == 0xFFFFFFFFFFFFFFFF:
+            return v
+        if v not in self._id64:
+            width = max(1, (v.bit_length() + 3) // 4)
+            n = self._id64_next.get(width, 0) + 1
+            self._id64_next[width] = n
+            if width == 1:
+                token = n if n < 16 else None
+            else:
+                token = (0xA << (4 * (width - 1))) + n if n < 16 ** (width - 1) else None
+            if token is None:  # more values of this width than it can hold: take a wider token
+                token = (0xA << 60) + (width << 40) + n
+            self._id64[v] = token
+        return self._id64[v]
+
+    def _guid_text(self, digits: str) -> str:
+        token = self._id64_token(int(digits, 16))
+        return _case(digits, format(token, "x").zfill(len(digits)))
+
+    def _mac_token(self, v: int) -> int:
+        if v == 0 or v == 0xFFFFFFFFFFFF:
+            return v
+        if v not in self._mac:
+            self._mac_next += 1 + (0x020000000000 + self._mac_next + 1 == v)
+            if self._mac_next > 0xFFFFFF:
+                raise RedactionError("more MAC addresses than 02:00:00:xx:xx:xx holds")
+            self._mac[v] = 0x020000000000 + self._mac_next
+        return self._mac[v]
+
+    def _lid_token(self, v: int) -> int:
+        if v in _NO_LID:
+            return v
+        if v not in self._lid:
+            n = self._lid_next + 1
+            while n in _NO_LID or n == v:  # never a LID's own value
+                n += 1
+            if n > 0xBFFF:
+                raise RedactionError("more LIDs than the unicast range holds")
+            self._lid_next = n
+            self._lid[v] = n
+        return self._lid[v]
+
+    def _lid_text(self, raw: str) -> str:
+        if raw[:2].lower() == "0x":
+            return raw[:2] + _case(raw[2:], f"{self._lid_token(int(raw, 16)):x}")
+        return str(self._lid_token(int(raw)))
+
+    def _uuid_text(self, raw: str) -> str:
+        key = raw.lower()
+        if key not in self._uuid:
+            n = len(self._uuid) + 1
+            self._uuid[key] = f"{n:08x}-0000-0000-0000-{n:012x}"
+        return _case(raw, self._uuid[key])
+
+    def _serial_text(self, raw: str) -> str:
+        if raw.upper() in ("N/A", "NA", "UNKNOWN", "NONE", "0"):
+            return raw
+        if raw not in self._serial:
+            n = len(self._serial) + 1
+            self._serial[raw] = str(n).zfill(len(raw))
+        return self._serial[raw]
+
+    def _ipv6_text(self, raw: str, zone: str) -> Optional[str]:
+        try:
+            addr = ipaddress.IPv6Address(raw)
+        except ValueError:
+            return None
+        v = int(addr)
+        if addr.is_unspecified or addr.is_loopback or addr.is_multicast:
+            return raw + zone
+        hi, lo = v >> 64, v & 0xFFFFFFFFFFFFFFFF
+        if hi == 0 and (lo >> 32) == 0xFFFF:  # IPv4-mapped: the IPv4 map decides
+            new = (0xFFFF << 32) | self._ipv4_token(lo & 0xFFFFFFFF)
+        else:
+            if hi not in (0, 0xFE80 << 48):
+                if hi not in self._prefix:
+                    self._prefix[hi] = (hi & (0xFFFF << 48)) | (len(self._prefix) + 1)
+                hi = self._prefix[hi]
+            new = (hi << 64) | self._id64_token(lo)
+        out = ipaddress.IPv6Address(new)
+        if "." in raw and (new >> 32) == 0xFFFF and "::" in raw:
+            text = f"::ffff:{ipaddress.IPv4Address(new & 0xFFFFFFFF)}"
+        elif "." in raw and (new >> 32) == 0xFFFF:
+            text = f"0:0:0:0:0:ffff:{ipaddress.IPv4Address(new & 0xFFFFFFFF)}"
+        elif "::" not in raw and "." not in raw and all(len(g) == 4 for g in raw.split(":")):
+            text = out.exploded
+        else:
+            text = out.compressed
+        return _case(raw, text) + zone
+
+    # -- passes ---------------------------------------------------------------------------------
+
+    def redact(self, text: str, member: Optional[str] = None) -> str:
+        """The text with every identifier replaced. `member` (the bundle path, e.g.
+        "sysfs/class/infiniband/mlx5_0/ports/1/lid") lets a file whose name says what it holds
+        be redacted whole."""
+        if _PUA_RE.search(text):
+            raise RedactionError(f"{member or 'text'}: holds private-use characters the redactor uses internally")
+        held: list[str] = []
+
+        def hold(token: str) -> str:
+            i = len(held)
+            held.append(token)
+            return chr(_PH_HI + i // _PH_SPAN) + chr(_PH_LO + i % _PH_SPAN)
+
+        for step in (self._pass_hosts, self._pass_uuids, self._pass_serials, self._pass_bytes,
+                     self._pass_ipv6, self._pass_guids, self._pass_macs, self._pass_ipv4, self._pass_lids):
+            text = step(text, hold)
+        if member:
+            path = member.replace("\\", "/")
+            if _SYSFS_LID_MEMBER.search(path):
+                text = _WHOLE_LID_RE.sub(lambda m: m[1] + hold(self._lid_text(m[2])), text)
+            elif _SYSFS_SERIAL_MEMBER.search(path):
+                text = re.sub(r"\A(\s*)(\S+)(?=\s*\Z)", lambda m: m[1] + hold(self._serial_text(m[2])), text)
+        return _PH_RE.sub(lambda m: held[(ord(m[0][0]) - _PH_HI) * _PH_SPAN + ord(m[0][1]) - _PH_LO], text)
+
+    def _host_regex(self) -> re.Pattern:
+        """One regex for every registered name and domain (a trie, so a big fabric's thousand
+        names cost one pass), at a word start or after '-', not inside a dotted name, followed by
+        a domain, '-', '.' or the end of the word."""
+        key = (len(self._hosts), len(self._domains))
+        if getattr(self, "_host_re_key", None) != key:
+            names = _trie_pattern(list(self._hosts) + list(self._domains))
+            self._host_re = re.compile(rf"(?<!\w)(?<!\w\.)({names})((?:\.[A-Za-z][\w-]*)*)(?!\w)")
+            self._host_re_key = key
+        return self._host_re
+
+    def _pass_hosts(self, text: str, hold: Callable[[str], str]) -> str:
+        if not self._hosts and not self._domains:
+            return text
+
+        def repl(m: re.Match) -> str:
+            name, dom = m[1], m[2]
+            s, i, j = m.string, m.start(), m.end()
+            if s[i - 1:i] == '"' and re.match(r'"[ \t]*:', s[j:j + 3]):
+                return m[0]  # a JSON key ("hostname": ...), never a value to redact
+            if name in self._domains and name not in self._hosts:
+                return hold(self._domain(name + dom))
+            if dom:
+                return hold(self._hosts[name] + "." + self._domain(dom[1:]))
+            return hold(self._hosts[name])
+
+        return self._host_regex().sub(repl, text)
+
+    def _pass_uuids(self, text: str, hold: Callable[[str], str]) -> str:
+        return _UUID_RE.sub(lambda m: hold(self._uuid_text(m[1])), text)
+
+    def _pass_serials(self, text: str, hold: Callable[[str], str]) -> str:
+        for rx in _SERIAL_RES:
+            text = _sub_group(rx, text, 2, lambda raw: hold(self._serial_text(raw)))
+        return text
+
+    def _pass_bytes(self, text: str, hold: Callable[[str], str]) -> str:
+        """Colon-separated byte strings: IPoIB hardware addresses (4 bytes QPN + 16 bytes GID) and
+        EUI-64 (8 bytes)."""
+
+        def ipoib(m: re.Match) -> str:
+            gid = int(m[2].replace(":", ""), 16)
+            digits = self._ipv6_text(str(ipaddress.IPv6Address(gid)), "")
+            new = int(ipaddress.IPv6Address(digits)) if digits else gid
+            hexs = f"{new:032x}"
+            return m[1] + ":" + hold(_case(m[2], ":".join(hexs[i:i + 2] for i in range(0, 32, 2))))
+
+        def eui64(m: re.Match) -> str:
+            new = self._id64_token(int(m[1].replace(":", ""), 16))
+            hexs = f"{new:016x}"
+            return hold(_case(m[1], ":".join(hexs[i:i + 2] for i in range(0, 16, 2))))
+
+        return _EUI64_RE.sub(eui64, _IPOIB_RE.sub(ipoib, text))
+
+    def _pass_ipv6(self, text: str, hold: Callable[[str], str]) -> str:
+        def repl(m: re.Match) -> str:
+            raw = m[1]
+            groups = [g for g in re.split(r":+", raw) if g]
+            if "::" in raw:
+                # "std::abs", "d::ab": too few or too short groups to be an address anyone printed
+                if len(groups) < 2 and "." not in raw:
+                    return m[0]
+                if len(groups) == 2 and "." not in raw and max(len(g) for g in groups) < 3:
+                    return m[0]
+            elif "." not in raw and max(len(g) for g in groups) < 3:
+                return m[0]  # eight 1-2 digit groups: bytes, not an address (EUI-64 pass had them)
+            new = self._ipv6_text(raw, m[2] or "")
+            return m[0] if new is None else hold(new)
+
+        return _IPV6_RE.sub(repl, text)
+
+    def _pass_guids(self, text: str, hold: Callable[[str], str]) -> str:
+        def guid(raw: str) -> str:
+            return hold(self._guid_text(raw))
+
+        for rx, group in _GUID_RES[:-1]:
+            text = _sub_group(rx, text, group, guid)
+        # a bare 16-hex word is a GUID when it mixes letters and digits (not 1234567890123456)
+        text = _sub_group(_GUID_RES[-1][0], text, 2, lambda raw: guid(raw) if _mixed(raw) else raw)
+
+        def colon(m: re.Match) -> str:
+            raw = m[1]
+            new = f"{self._id64_token(int(raw.replace(':', ''), 16)):016x}"
+            return hold(_case(raw, ":".join(new[i:i + 4] for i in range(0, 16, 4))))
+
+        def wide(m: re.Match) -> str:
+            line = m.string[m.string.rfind("\n", 0, m.start()) + 1:m.start()]
+            if not _mixed(m[2]) or _NOT_GUID_KEY_RE.search(line):
+                return m[0]  # page_size_cap, device_cap_flags_ex, timestamp_mask, host_hash, commId ...
+            return m[1] + hold(self._guid_text(m[2]))
+
+        return _GUID_0X16_RE.sub(wide, _GUID_COLON_RE.sub(colon, text))
+
+    def _pass_macs(self, text: str, hold: Callable[[str], str]) -> str:
+        def colon(m: re.Match) -> str:
+            raw, sep = m[1], m[2]
+            new = f"{self._mac_token(int(re.sub('[:-]', '', raw), 16)):012x}"
+            return hold(_case(raw, sep.join(new[i:i + 2] for i in range(0, 12, 2))))
+
+        def dotted(m: re.Match) -> str:
+            raw = m[1]
+            if raw.replace(".", "").isdigit():
+                return raw  # 1234.5678.9012: a version or a count, not a MAC
+            new = f"{self._mac_token(int(raw.replace('.', ''), 16)):012x}"
+            return hold(_case(raw, ".".join(new[i:i + 4] for i in range(0, 12, 4))))
+
+        return _MAC_DOT_RE.sub(dotted, _MAC_RE.sub(colon, text))
+
+    def _pass_ipv4(self, text: str, hold: Callable[[str], str]) -> str:
+        return _IPV4_RE.sub(lambda m: hold(str(ipaddress.IPv4Address(
+            self._ipv4_token(int(ipaddress.IPv4Address(m[1])))))), text)
+
+    def _pass_lids(self, text: str, hold: Callable[[str], str]) -> str:
+        for rx in _LID_RES:
+            text = _sub_group(rx, text, 2, lambda raw: hold(self._lid_text(raw)))
+
+        def column(m: re.Match) -> str:
+            pre, raw = m[1], m[2]
+            ws = re.search(r"[ \t]*$", pre)[0]
+            return pre[: len(pre) - len(ws)] + hold(_fit(ws, raw, self._lid_text(raw)))
+
+        for rx in (_IBLINK_LOCAL_RE, _IBLINK_REMOTE_RE, _PORTS_LID_RE):
+            text = rx.sub(column, text)
+        return text
+
+    # -- the map --------------------------------------------------------------------------------
+
+    def mapping(self) -> dict[str, str]:
+        """original -> token for everything replaced so far (for the collector to keep outside the
+        bundle: writing it into the bundle would undo the redaction)."""
+        out: dict[str, str] = {}
+        out.update(self._hosts)
+        out.update(self._domains)
+        out.update({str(ipaddress.IPv4Address(k)): str(ipaddress.IPv4Address(v))
+                    for k, v in self._ipv4.items()})
+        out.update({f"0x{k:016x}": f"0x{v:016x}" for k, v in self._id64.items()})
+        out.update({f"ipv6 prefix {ipaddress.IPv6Address(k << 64)}/64": f"{ipaddress.IPv6Address(v << 64)}/64"
+                    for k, v in self._prefix.items()})
+        out.update({":".join(f"{k:012x}"[i:i + 2] for i in range(0, 12, 2)):
+                    ":".join(f"{v:012x}"[i:i + 2] for i in range(0, 12, 2)) for k, v in self._mac.items()})
+        out.update({f"lid {k}": f"lid {v}" for k, v in self._lid.items()})
+        out.update(self._uuid)
+        out.update({f"serial {k}": f"serial {v}" for k, v in self._serial.items()})
+        return out
+
+
+def _trie_pattern(words: list[str]) -> str:
+    """A regex matching any of `words`, longest first, built as a trie (shared prefixes once)."""
+    trie: dict = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict) -> str:
+        alts = [re.escape(ch) + build(node[ch]) for ch in sorted(k for k in node if k)]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        if "" in node:  # a word ends here: the longer ones are tried first
+            return f"(?:{body})?"
+        return body
+
+    return build(trie) or "(?!)"
+
+
+def _plausible_host(name: str) -> bool:
+    if not (2 <= len(name) <= 253) or name.lower() in _KEEP_HOSTS or name.lower() in _NOT_HOSTS:
+        return False
+    if not re.fullmatch(r"[A-Za-z0-9][\w.-]*", name) or name.replace(".", "").isdigit():
+        return False
+    try:
+        ipaddress.ip_address(name)
+        return False
+    except ValueError:
+        return True
+
+
+# -- finding host names -------------------------------------------------------------------------
+
+_HOST_SOURCES = ("nccl_debug", "nccl_tests", "iblinkinfo", "ibnetdiscover")
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_PROMPT_RE = re.compile(  # "root@node017:~# ", "[admin@ws01 ~]$ ": a shell prompt pasted with an output
+    r"^[ \t]*\[?[A-Za-z_][\w.-]*@([A-Za-z0-9][\w-]*(?:\.[\w-]+)*)(?=[:\s\]])[^\n]*?[#$%>\u279c]", re.M)
+_JSON_HOST_RE = re.compile(r"\"(?:hostname|host|nodename|node_name|host_name)\"[ \t]*:[ \t]*\"([^\"\n]+)\"")
+_HCA_WORD_RE = re.compile(r"(?i)(?:HCA-?\d+|mlx\d+_\d+|[a-z]+\d*_\d+|hfi\d+_\d+|qib\d+|mthca\d+|bnxt_re\d+|irdma\d+|"
+                          r"rocep\w+|ibp\w+|ib\d+)")
+_VENDOR_DEFAULT_RE = re.compile(r"MT\d+$")  # "MT25408 ConnectX Mellanox Technologies"
+_MF0_RE = re.compile(r"^MF0;([^:;\s]+):")
+
+
+def _desc_host(desc: Optional[str]) -> Optional[str]:
+    """The host part of an IB node description: "node017 HCA-1" -> node017, "MF0;leaf01:MQM8700/U1"
+    -> leaf01, "ibrouter01" -> ibrouter01; None for a vendor default ("MT4129 ConnectX7 ...")."""
+    if not desc:
+        return None
+    d = desc.strip().strip('"').strip()
+    m = _MF0_RE.match(d)
+    if m:
+        return m[1]
+    parts = d.split()
+    if not parts or _VENDOR_DEFAULT_RE.match(parts[0]):
+        return None
+    if len(parts) == 2 and _HCA_WORD_RE.fullmatch(parts[1]):
+        return parts[0]
+    if len(parts) == 1 and re.search(r"\d", parts[0]) and re.search(r"[A-Za-z]", parts[0]):
+        return parts[0]
+    return None
+
+
+def _sources_for(name: str, text: str) -> list[str]:
+    from ..parsers import SOURCES, detect_all
+
+    stem = os.path.basename(name.replace("\\", "/")).split(".", 1)[0]
+    stem = re.sub(r"-\d+$", "", stem)
+    out = [stem] if stem in SOURCES else []
+    try:
+        out += [s for s, _ in detect_all(text) if s not in out]
+    except Exception:  # detection must not stop redaction
+        pass
+    return [s for s in out if s in _HOST_SOURCES]
+
+
+def _hosts_of(source: str, result) -> set[str]:
+    hosts: set[Optional[str]] = set()
+    if source == "nccl_debug":
+        hosts.update(result.hosts)
+        hosts.update(r.host for r in result.ranks)
+        hosts.update((result.cuda_devs or {}).keys())
+    elif source == "nccl_tests":
+        hosts.update(d.host for d in result.devices)
+    elif source == "iblinkinfo":
+        for node in result.nodes:
+            hosts.add(_desc_host(node.description))
+            hosts.update(_desc_host(ln.peer.description) for ln in node.links if ln.peer is not None)
+    elif source == "ibnetdiscover":
+        for node in result.nodes:
+            hosts.add(_desc_host(node.description))
+            hosts.update(_desc_host(c.peer_description) for c in node.connections)
+        for p in result.ports:
+            hosts.update((_desc_host(p.description), _desc_host(p.peer_description)))
+    return {h for h in hosts if h}
+
+
+def hostnames_in(members: Mapping[str, str]) -> set[str]:
+    """Host names the members name, found with topodiag's parsers: NCCL log line prefixes, nccl-tests
+    device lines, IB node descriptions (iblinkinfo, ibnetdiscover), plus shell prompts pasted with
+    an output, a manifest's `host`, probe JSON `hostname` keys and sysfs node_desc files. The NCCL
+    XML host_hash is a hash, not a name, and is not returned."""
+    from ..parsers import ParseError, blank_provenance_header, get
+
+    found: set[str] = set()
+    for name, text in members.items():
+        path = name.replace("\\", "/")
+        found.update(m[1] for m in _PROMPT_RE.finditer(_ANSI_RE.sub("", text)))
+        if path.endswith(".json"):
+            found.update(m[1] for m in _JSON_HOST_RE.finditer(text))
+            continue
+        if path.endswith(("kernel/hostname", "/etc/hostname")) or path == "hostname":
+            found.add(text.strip())
+            continue
+        if path.endswith("node_desc"):
+            host = _desc_host(text.strip())
+            found.update([host] if host else [])
+            continue
+        body = blank_provenance_header(text)
+        for source in _sources_for(path, body):
+            try:
+                result = get(source).parse(body)
+            except (ParseError, RecursionError):
+                continue
+            found |= _hosts_of(source, result)
+    return {h.rstrip(".") for h in found if _plausible_host(h.rstrip("."))}
+
+
+# -- trees and bundles ----------------------------------------------------------------------------
+
+def _read_tree(src_dir: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Every file under src_dir as text (relative '/'-separated path -> text) and every link that
+    stays inside the tree (path -> its relative target, as a sysfs snapshot records them).
+    RedactionError naming every member that is binary (not UTF-8 text, or with NUL bytes), not a
+    regular file, or a link that is absolute or leaves the tree."""
+    members: dict[str, str] = {}
+    links: dict[str, str] = {}
+    refused: list[str] = []
+    top = os.path.realpath(src_dir)
+    for root, dirs, files in os.walk(src_dir):
+        dirs.sort()
+        for name in sorted(dirs + files):
+            full = os.path.join(root, name)
+            rel = os.path.relpath(full, src_dir).replace(os.sep, "/")
+            st = os.lstat(full)
+            if stat.S_ISLNK(st.st_mode):
+                target = os.readlink(full)
+                inside = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(full)), target))
+                if os.path.isabs(target) or not (inside + os.sep).startswith(os.path.abspath(src_dir) + os.sep):
+                    refused.append(f"{rel} (a link out of the tree: {target})")
+                elif not os.path.realpath(full).startswith(top + os.sep) and os.path.exists(full):
+                    refused.append(f"{rel} (a link out of the tree: {target})")
+                else:
+                    links[rel] = target.replace(os.sep, "/")
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                refused.append(f"{rel} (not a regular file)")
+                continue
+            with open(full, "rb") as fh:
+                data = fh.read()
+            try:
+                if b"\0" in data:
+                    raise UnicodeDecodeError("utf-8", data, 0, 1, "NUL byte")
+                members[rel] = data.decode("utf-8")
+            except UnicodeDecodeError:
+                refused.append(f"{rel} (binary: not UTF-8 text)")
+    if refused:
+        raise RedactionError(f"{src_dir}: cannot redact {len(refused)} member(s), and will not copy them "
+                             f"unredacted: {', '.join(refused)}")
+    return members, links
+
+
+def _redact_json_strings(value, redactor: Redactor):
+    if isinstance(value, str):
+        return redactor.redact(value)
+    if isinstance(value, list):
+        return [_redact_json_strings(v, redactor) for v in value]
+    if isinstance(value, dict):
+        return {k: _redact_json_strings(v, redactor) for k, v in value.items()}
+    return value
+
+
+def redact_tree(src_dir: str, dst_dir: str, redactor: Redactor) -> dict[str, str]:
+    """Write a redacted copy of the tree under src_dir into dst_dir (new or empty), with the host
+    names hostnames_in finds added to `redactor` first. Every file must be text; paths and link
+    targets are redacted too. A bundle's manifest.json is rewritten: its strings redacted, each
+    member's sha256 recomputed, "redacted": true. Binary files, special files and links that leave
+    the tree are refused (RedactionError naming them all) before anything is written: nothing is
+    ever copied unredacted. Returns old relative path -> new relative path."""
+    members, links = _read_tree(src_dir)
+    if os.path.exists(dst_dir) and (not os.path.isdir(dst_dir) or os.listdir(dst_dir)):
+        raise RedactionError(f"{dst_dir}: exists and is not an empty directory")
+    redactor.add_hostnames(sorted(hostnames_in(members)))
+    renamed: dict[str, str] = {}
+    for rel in list(members) + list(links):
+        new_rel = rel if rel == "manifest.json" else redactor.redact(rel)
+        if new_rel in renamed.values() or ".." in new_rel.split("/") or new_rel.startswith("/"):
+            raise RedactionError(f"{rel}: its redacted name {new_rel!r} is not usable")
+        renamed[rel] = new_rel
+    os.makedirs(dst_dir, exist_ok=True)
+    for rel, text in members.items():
+        if rel == "manifest.json":
+            continue
+        out = os.path.join(dst_dir, *renamed[rel].split("/"))
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        with open(out, "wb") as fh:
+            fh.write(redactor.redact(text, member=rel).encode("utf-8"))
+    for rel, target in links.items():
+        out = os.path.join(dst_dir, *renamed[rel].split("/"))
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        os.symlink(redactor.redact(target), out)
+    if "manifest.json" in members:
+        _write_manifest(members["manifest.json"], dst_dir, redactor, renamed)
+    return renamed
+
+
+def _write_manifest(text: str, dst_dir: str, redactor: Redactor, renamed: dict[str, str]) -> None:
+    try:
+        manifest = json.loads(text)
+    except ValueError as exc:
+        raise RedactionError(f"manifest.json: not valid JSON ({exc}); a bundle cannot be redacted without it") from None
+    if not isinstance(manifest, dict):
+        raise RedactionError("manifest.json: expected a JSON object")
+    sources = manifest.get("sources") if isinstance(manifest.get("sources"), list) else []
+    members = [e.get("member") if isinstance(e, dict) else None for e in sources]
+    manifest = _redact_json_strings(manifest, redactor)
+    for entry, member in zip(manifest.get("sources") or [], members):
+        if not isinstance(entry, dict) or not isinstance(member, str):
+            continue
+        new = renamed.get(member.replace("\\", "/"))
+        if new is None:
+            continue  # listed but absent: reading the bundle reports it
+        entry["member"] = new
+        if entry.get("sha256") is not None or entry.get("status") == "ok":
+            with open(os.path.join(dst_dir, *new.split("/")), "rb") as fh:
+                entry["sha256"] = hashlib.sha256(fh.read()).hexdigest()
+    manifest["redacted"] = True
+    with open(os.path.join(dst_dir, "manifest.json"), "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(manifest, indent=1) + "\n")
+
+
+def redact_bundle_dir(src_dir: str, dst_dir: str, redactor: Optional[Redactor] = None) -> Redactor:
+    """Redact a bundle directory into dst_dir (see redact_tree); returns the Redactor, whose
+    mapping() the caller keeps outside the bundle."""
+    redactor = redactor if redactor is not None else Redactor()
+    redact_tree(src_dir, dst_dir, redactor)
+    return redactor
