@@ -26,6 +26,7 @@ TOPO = FX / "nvidia_smi_topo_m" / "topo-h100-hgx-nv18-8nic-pix-gpunumaid-01.txt"
 NVLINK = FX / "nvidia_smi_nvlink_s" / "nvlink-status-h100-elided-short-01.txt"
 P2P = FX / "nvidia_smi_topo_p2p" / "topo-p2p-r-h100-8gpu-all-ok-01.txt"
 NVLINK_E = FX / "nvidia_smi_nvlink_e" / "nvlink-e-h100-error-counters-elided-01.txt"
+IBSTAT = FX / "ibstat" / "ibstat-cx7-ndr-400-ib-active-h20-01.txt"  # the source of the sysfs tree's HCA values
 
 
 def body(path: Path) -> str:
@@ -41,8 +42,8 @@ def probe_json(path: Path) -> dict:
 
 @pytest.fixture
 def node(tmp_path, monkeypatch):
-    """An 8x H100 node: fake pynvml, a recorded sysfs tree, nvidia-smi printing recorded outputs,
-    no IB tools installed. Returns a function that swaps the nvidia-smi script."""
+    """An 8x H100 node: fake pynvml, a recorded sysfs tree, nvidia-smi and ibstat printing recorded
+    outputs, no ibv_devinfo or show_gids. Returns a function that swaps the nvidia-smi script."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     outputs = tmp_path / "outputs"
@@ -55,6 +56,10 @@ def node(tmp_path, monkeypatch):
         path.write_text("#!/bin/sh\n" + script)
         path.chmod(0o755)
 
+    (outputs / "ibstat").write_text(body(IBSTAT))
+    ibstat = bin_dir / "ibstat"
+    ibstat.write_text(f"#!/bin/sh\ncat {outputs}/ibstat\n")
+    ibstat.chmod(0o755)
     nvidia_smi(f"""case "$1 $2" in
   "topo -m") cat {outputs}/topo_m ;;
   "nvlink -s") cat {outputs}/nvlink_s ;;
@@ -86,7 +91,8 @@ def test_live_check_of_a_healthy_node(node):
     assert status[("nvml", "live/probes/nvml.json")] == "parsed"
     assert status[("sysfs_infiniband", "live/probes/sysfs.json")] == "parsed"
     assert status[("nvidia_smi_topo_m", "live/commands/nvidia_smi_topo_m.txt")] == "parsed"
-    assert status[("ibstat", "live: ibstat")] == "absent"
+    assert status[("ibstat", "live/commands/ibstat.txt")] == "parsed"
+    assert status[("ibv_devinfo", "live: ibv_devinfo")] == "absent"
     assert report["profile"] == "dgx-h100 (detected from NVIDIA H100 80GB HBM3)"
     assert not [f for f in report["findings"] if f["severity"] in ("warning", "error", "critical")], report["findings"]
     assert "IB001" in [c for c in json.loads(json.dumps(report["summary"]))] or report["summary"]["rules_run"] >= 15
@@ -108,7 +114,7 @@ def test_collect_then_check_the_bundle_gives_the_live_findings(node, tmp_path):
     topo = by_source["commands/nvidia_smi_topo_m.txt"]
     assert topo["argv"] == ["nvidia-smi", "topo", "-m"] and topo["rc"] == 0 and topo["status"] == "ok"
     assert topo["timed_out"] is False and len(topo["sha256"]) == 64 and topo["duration_s"] >= 0
-    assert by_source["ibstat"]["status"] == "not_available"
+    assert by_source["ibv_devinfo"]["status"] == "not_available"
     assert manifest["tool"]["name"] == "topodiag" and manifest["facts"]["kernel"]
     res, bundled = run("check", "--from", str(out), "--format", "json")
     assert findings(bundled) == findings(live)
