@@ -17,6 +17,7 @@ from . import app
 class ReportFormat(str, Enum):
     text = "text"
     json = "json"
+    prometheus = "prometheus"
 
 
 def fail(message: str, code: ExitCode) -> None:
@@ -100,6 +101,7 @@ class Evaluation:
     statuses: list
     profile_how: str
     config_info: Optional[dict]
+    catalog: Any = None
 
 
 def evaluate(gathered, *, host: Optional[str] = None, profile: Optional[str] = None, config: Optional[str] = None,
@@ -144,7 +146,7 @@ def evaluate(gathered, *, host: Optional[str] = None, profile: Optional[str] = N
     if _state.get("debug"):
         for crash in outcome.crashes:
             sys.stderr.write(crash.traceback)
-    return Evaluation(outcome, topology, gathered.statuses, profile_how, config_info)
+    return Evaluation(outcome, topology, gathered.statuses, profile_how, config_info, catalog)
 
 
 @app.command("check")
@@ -161,7 +163,8 @@ def check_command(
     host: Optional[str] = typer.Option(None, "--host", metavar="NAME",
                                        help="The host the inputs come from (default: what a bundle or NCCL log says)."),
     output_format: Optional[ReportFormat] = typer.Option(
-        None, "--format", "-f", help="text (default on a terminal) or json (default otherwise)."),
+        None, "--format", "-f", help="text (default on a terminal), json (default otherwise), or prometheus "
+                                     "(node_exporter textfile collector)."),
     fail_on: str = typer.Option("error", "--fail-on", metavar="LEVEL",
                                 help="Exit 1 for findings at or above: info, warning, error, critical, never."),
     select: Optional[List[str]] = typer.Option(None, "--select", metavar="CODES",
@@ -181,6 +184,9 @@ def check_command(
     Exit 0 when nothing is at or above --fail-on, 1 when something is, 2 for a usage error,
     3 when an input could not be collected, read or parsed (no verdict), 4 for an internal error.
     """
+    import time
+
+    started = time.monotonic()
     all_paths = list(paths) + list(more or [])
     if deadline <= 0:
         fail("--deadline: must be a positive number of seconds", ExitCode.USAGE)
@@ -199,6 +205,11 @@ def check_command(
 
         data = report(ev.outcome, ev.topology, ev.statuses, ev.profile_how, ev.config_info)
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    elif fmt is ReportFormat.prometheus:
+        from ..render.prometheus import render
+
+        sys.stdout.write(render(ev.outcome, ev.topology, ev.statuses, ev.catalog, ev.profile_how,
+                                time.monotonic() - started))
     else:
         from ..render.text import render_check
 
