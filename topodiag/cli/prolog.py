@@ -56,6 +56,12 @@ def prolog_command(
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", metavar="CODES", help="Leave out these rules."),
     sysfs_root: str = typer.Option("/", "--sysfs-root", metavar="DIR",
                                    help="Read /sys and /proc under DIR."),
+    mark_offline: bool = typer.Option(False, "--mark-offline",
+                                      help="Drain the node in Slurm on a finding (reason 'topodiag: ...'), and "
+                                           "resume it when it passes again; never touch a drain topodiag did not set."),
+    node: Optional[str] = typer.Option(None, "--node", metavar="NAME",
+                                       help="The Slurm node name for --mark-offline (default: SLURMD_NODENAME, "
+                                            "else the short host name)."),
 ) -> None:
     """Fast node check for a Slurm prolog: passive sources, rules tagged prolog, one line out.
 
@@ -66,8 +72,17 @@ def prolog_command(
         fail("--deadline: must be a positive number of seconds", ExitCode.USAGE)
     gathered = gather_live(deadline, True, sysfs_root)
     ev = evaluate(gathered, profile=profile, config=config, ignore=ignore, tags=["prolog"], fail_on=fail_on)
-    print(reason_line(ev.outcome, ev.outcome.fail_on))
+    line = reason_line(ev.outcome, ev.outcome.fail_on)
+    print(line)
     code = ev.outcome.exit_code
+    if mark_offline:
+        from ..sources import slurm
+
+        clean = code == ExitCode.OK and not any(f.code.startswith("SYS") for f in ev.outcome.findings)
+        if code == ExitCode.FINDINGS or clean:
+            done = slurm.mark(node or slurm.node_name(), failed=code == ExitCode.FINDINGS, reason=line)
+            if done:
+                print(done, file=sys.stderr)
     if code in (ExitCode.INCOMPLETE, ExitCode.INTERNAL) and not strict:
         code = ExitCode.OK
     raise typer.Exit(int(code))

@@ -1,0 +1,82 @@
+"""prolog --mark-offline: drain on a finding, resume what topodiag drained, never replace another
+reason (NHC's rule). scontrol is a script on PATH that answers `show node` from a file and logs
+every `update`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from topodiag.cli import app
+from topodiag.sources.slurm import parse_show_node
+from tests.fakes.fake_pynvml import FakeNvml
+
+ROOT = Path(__file__).resolve().parents[2]
+H100_SYSFS = ROOT / "fixtures" / "sysfs" / "hgx-h100-cx7-ndr-8rail"
+AZURE_SYSFS = ROOT / "fixtures" / "sysfs" / "azure-ib-initializing-an0"  # mlx5_ib0 Initializing: IB001 error
+
+
+@pytest.fixture
+def scontrol(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    state = tmp_path / "show.txt"
+    log = tmp_path / "updates.log"
+    script = bin_dir / "scontrol"
+    script.write_text(f"""#!/bin/sh
+if [ "$1" = "show" ]; then cat {state}; exit 0; fi
+if [ "$1" = "update" ]; then echo "$@" >> {log}; exit 0; fi
+exit 1
+""")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    probe = ROOT / "fixtures" / "nvml" / "nvml-invented-h100-hgx-8gpu-nvswitch-01.json"
+    text = "".join(ln for ln in probe.read_text().splitlines(keepends=True) if not ln.startswith("#@"))
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNvml.from_probe(json.loads(text)))  # the H100 tree's GPUs
+    monkeypatch.setitem(sys.modules, "pyverbs", None)
+
+    def set_state(line: str) -> Path:
+        state.write_text(line + "\n")
+        return log
+    return set_state
+
+
+def prolog(sysfs: Path, *extra: str):
+    return CliRunner().invoke(app, ["prolog", "--sysfs-root", str(sysfs), "--mark-offline", "--node", "gpu017", *extra])
+
+
+def test_a_finding_drains_an_idle_node(scontrol):
+    log = scontrol("NodeName=gpu017 Arch=x86_64 CoresPerSocket=48 State=IDLE ThreadsPerCore=2")
+    res = prolog(AZURE_SYSFS)
+    assert res.exit_code == 1 and res.stdout.startswith("topodiag: IB001 nic:mlx5_ib0")
+    [update] = log.read_text().splitlines()
+    assert update.startswith("update nodename=gpu017 state=drain reason=topodiag: IB001 nic:mlx5_ib0")
+    assert "topodiag: drained gpu017" in res.stderr
+
+
+def test_another_reason_is_never_replaced(scontrol):
+    log = scontrol("NodeName=gpu017 State=IDLE+DRAIN Reason=replacing PSU [admin@2026-12-01T10:00:00] Comment=x")
+    res = prolog(AZURE_SYSFS)
+    assert res.exit_code == 1 and not log.exists()
+    assert "reason topodiag did not set (replacing PSU): left as it is" in res.stderr
+
+
+def test_a_passing_check_resumes_only_what_topodiag_drained(scontrol):
+    log = scontrol("NodeName=gpu017 State=IDLE+DRAIN Reason=topodiag: IB001 nic:mlx5_ib0 [root@2026-12-02T20:00:00]")
+    res = prolog(H100_SYSFS)
+    assert res.exit_code == 0 and log.read_text().splitlines() == ["update nodename=gpu017 state=resume"]
+    log.unlink()
+    scontrol("NodeName=gpu017 State=DOWN+DRAIN Reason=Not responding [slurm@2026-12-02T20:00:00]")
+    res = prolog(H100_SYSFS)
+    assert res.exit_code == 0 and not log.exists()
+
+
+def test_show_node_lines():
+    s = parse_show_node("NodeName=n1 Arch=x86_64 State=MIXED+DRAIN* Reason=topodiag: NVL001 gpu:3 [root@t] Comment=(null)", "n1")
+    assert s.states == {"MIXED", "DRAIN"} and s.reason == "topodiag: NVL001 gpu:3" and s.offline and s.ours
+    s = parse_show_node("NodeName=n1 State=IDLE Reason=(null)", "n1")
+    assert not s.offline and s.reason is None
