@@ -1,0 +1,155 @@
+"""`topodiag fleet`: compare many nodes' check reports and name the nodes that differ from the majority.
+
+    from topodiag.fleet import run_fleet, render_text, render_json
+    result = run_fleet(["reports/"], nccl_logs=["job.log"])
+    render_text(result)                      # rich tables on stdout
+    print(render_json(result))               # the JSON form (result.to_dict())
+
+Modules: reports (reading reports and bundles, one at a time), tally (per key: value -> node
+indices), compare (majority, outliers, splits), wording (keys in words), summary (the cluster
+table), nccl_hosts (per-host transports of a multi-host NCCL log), render (text and JSON).
+Nothing here imports rich, networkx or the rule engine unless a bundle or the text form needs it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class FleetResult:
+    """What `run_fleet` found; `to_dict()` is the JSON form (versioned by SCHEMA_VERSION)."""
+
+    comparison: Any  # compare.Comparison
+    summary: dict
+    failures: list = field(default_factory=list)  # reports.Failure
+    failed_count: int = 0  # inputs that gave no report (a file's many bad lines are one Failure past 50)
+    duplicates: list = field(default_factory=list)  # {node, replaced, by}
+    nccl: list = field(default_factory=list)  # nccl_hosts.compare_hosts() per log
+
+    @property
+    def nodes(self) -> int:
+        return self.comparison.nodes
+
+    @property
+    def outliers(self) -> list:
+        return self.comparison.outliers
+
+    @property
+    def nccl_outliers(self) -> list:
+        return [o for log in self.nccl for o in log.get("outliers", ())]
+
+    @property
+    def has_outliers(self) -> bool:
+        return bool(self.comparison.outliers or self.nccl_outliers)
+
+    def lines(self) -> list[str]:
+        """One line per outlier node (fingerprint), then per NCCL host that differs."""
+        return [o.line for o in self.comparison.outliers] + [o["text"] for o in self.nccl_outliers]
+
+    def to_dict(self) -> dict:
+        """{schema_version, nodes, failed, keys_compared, params {min_share, min_nodes},
+        outliers [{node, input, line, differences [{key, kind (differs|missing|only_on), value, majority,
+                   others, text, keys (a collapsed NIC/port/GPU)}]}],
+        splits [{key, values [{value, nodes}], more_values, absent, text}],
+        by_key [{key, majority, majority_nodes, nodes_with_key, differs [{value, nodes [names]}],
+                 missing [names], only_on [{value, nodes}]}],
+        summary (summary.py), failures [{input, reason, count?}], duplicates [{node, replaced, by}],
+        nccl [nccl_hosts.compare_hosts() per log]}"""
+        c = self.comparison
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "nodes": c.nodes,
+            "failed": self.failed_count,
+            "keys_compared": c.keys,
+            "params": c.params,
+            "outliers": [o.to_dict() for o in c.outliers],
+            "splits": [s.to_dict() for s in c.splits],
+            "by_key": c.by_key,
+            "summary": self.summary,
+            "failures": [f.to_dict() for f in self.failures],
+            "duplicates": self.duplicates,
+            "nccl": self.nccl,
+        }
+
+
+def run_fleet(paths: Sequence[str] = (), *, texts: Optional[Iterable[tuple]] = None,
+              input_failures: Optional[Iterable[tuple]] = None, nccl_logs: Sequence[str] = (),
+              check_options: Optional[Mapping[str, Any]] = None, min_share: float = 0.5,
+              min_nodes: int = 3, progress=None) -> FleetResult:
+    """Read every node report, compare the fingerprints, summarise the fleet.
+
+    paths           report files (one JSON report, JSON lines, clush/srun-prefixed output), directories
+                    of them, bundles (directory with manifest.json, .tar.gz): see reports.py
+    texts           (node, report text) pairs already in memory, e.g. `fanout.fan_out(...).outputs.items()`;
+                    the node names a report without a host
+    input_failures  (node or input, reason) pairs for nodes that gave no report (`FanOut.failures.items()`)
+    nccl_logs       multi-host NCCL_DEBUG logs: per host transports and the hosts that differ
+    check_options   keyword arguments of `cli.check.evaluate` for bundles (profile, config, select, ignore);
+                    validate them before (a bad one makes evaluate exit, here one failure per bundle)
+    min_share       a majority needs at least this share of the nodes (that have the key) ...
+    min_nodes       ... and at least this many nodes; ties are splits, never outliers
+    progress        optional callable(nodes_read: int), called every 1000 reports (for a stderr counter)
+
+    Never raises for bad input: each unreadable input is a Failure (one line) in `result.failures`.
+    """
+    from .compare import compare
+    from .reports import Failure, NodeReport, read_reports, read_texts
+    from .summary import summarize
+    from .tally import Tally
+
+    tally = Tally()
+    failures: list = []
+    failed = 0
+
+    def feed(items) -> None:
+        nonlocal failed
+        for item in items:
+            if isinstance(item, NodeReport):
+                tally.add(item)
+                if progress is not None and len(tally.names) % 1000 == 0:
+                    progress(len(tally.names))
+            elif isinstance(item, Failure):
+                failed += item.count
+                failures.append(item)
+
+    for label, reason in input_failures or ():
+        feed([Failure(str(label), str(reason))])
+    feed(read_reports(paths, check_options))
+    if texts is not None:
+        feed(read_texts(texts))
+    nccl = []
+    for log in nccl_logs:
+        from .nccl_hosts import compare_hosts, read_log
+
+        try:
+            parsed = read_log(log)
+        except Exception as exc:  # noqa: BLE001 -- InputError/ParseError: one line, the run goes on
+            from .reports import one_line
+
+            feed([Failure(log, one_line(f"NCCL log: {getattr(exc, 'message', None) or exc}"))])
+            continue
+        nccl.append(compare_hosts(parsed, label=log, min_share=min_share, min_nodes=min_nodes))
+    comparison = compare(tally, min_share=min_share, min_nodes=min_nodes)
+    return FleetResult(comparison, summarize(tally, failed), failures, failed, list(tally.duplicates), nccl)
+
+
+def render_text(result: FleetResult, file=None, max_outliers: int = 0) -> None:
+    """The people's form (rich tables) on `file` (default stdout): outliers, NCCL hosts, splits,
+    failed inputs, cluster summary; `max_outliers` > 0 lists that many outlier nodes, counts the rest."""
+    from .render import render_text as _render
+
+    _render(result, file=file, max_outliers=max_outliers)
+
+
+def render_json(result: FleetResult) -> str:
+    """The JSON form: `result.to_dict()`, indented."""
+    from .render import render_json as _render
+
+    return _render(result)
+
+
+__all__ = ["FleetResult", "run_fleet", "render_text", "render_json", "SCHEMA_VERSION"]

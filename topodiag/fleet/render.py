@@ -1,0 +1,94 @@
+"""`topodiag fleet` for people (rich tables) and programs (JSON). rich is imported only here, and
+only by render_text; no colour when the output is not a terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+
+def _n(n: int, what: str) -> str:
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
+
+
+def render_json(result) -> str:
+    return json.dumps(result.to_dict(), indent=2, default=str)
+
+
+def render_text(result, file=None, max_outliers: int = 0) -> None:
+    """Outliers (one line a node), NCCL hosts that differ, splits, failed inputs, then the summary.
+    `max_outliers` > 0 lists that many outlier nodes and counts the rest."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from .summary import rows
+
+    out = file or sys.stdout
+    console = Console(file=out, highlight=False, markup=False, emoji=False,
+                      width=None if out.isatty() else 200)
+    c = result.comparison
+    head = (f"{_n(c.nodes, 'node')} compared on {_n(c.keys, 'fingerprint key')}: "
+            f"{len(c.outliers)} differ from the majority")
+    if result.failed_count:
+        head += f", {_n(result.failed_count, 'input')} gave no report"
+    console.print(Text(head, style="bold"))
+
+    if c.outliers:
+        table = Table(title="Outliers (against the majority of the nodes)", box=box.SIMPLE_HEAD,
+                      title_justify="left", pad_edge=False)
+        table.add_column("node", style="bold", no_wrap=True)
+        table.add_column("differs from the majority")
+        shown = c.outliers if max_outliers <= 0 else c.outliers[:max_outliers]
+        for o in shown:
+            table.add_row(o.node, "\n".join(d.text for d in o.differences))
+        console.print(table)
+        if len(shown) < len(c.outliers):
+            console.print(f"... and {len(c.outliers) - len(shown)} more nodes (--format json lists all)")
+
+    for log in result.nccl:
+        name = os.path.basename(log.get("log") or "") or "the NCCL log"
+        table = Table(title=f"NCCL transports per host ({name})", box=box.SIMPLE_HEAD,
+                      title_justify="left", pad_edge=False)
+        table.add_column("host", no_wrap=True)
+        table.add_column("transports (sampled lines)")
+        table.add_column("note")
+        odd = {o["host"] for o in log["outliers"]}
+        for h in log["hosts"]:
+            kinds = ", ".join(f"{k} x{n}" for k, n in h["transports"].items()) or "-"
+            table.add_row(Text(h["host"], style="bold red" if h["host"] in odd else ""), kinds, h["note"])
+        console.print(table)
+        for o in log["outliers"]:
+            console.print(Text(o["text"], style="red"))
+        for note in log["notes"]:
+            console.print(Text(note, style="yellow"))
+
+    if c.splits:
+        table = Table(title="No clear majority (not blamed on any node)", box=box.SIMPLE_HEAD,
+                      title_justify="left", pad_edge=False)
+        table.add_column("key", no_wrap=True)
+        table.add_column("values (nodes)")
+        for s in c.splits:
+            table.add_row(s.key, s.text.split(": ", 1)[1])
+        console.print(table)
+
+    if result.failures or result.duplicates:
+        table = Table(title="Inputs without a report", box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False)
+        table.add_column("input", no_wrap=True)
+        table.add_column("why")
+        for f in result.failures:
+            table.add_row(f.label, f.reason)
+        for d in result.duplicates:
+            table.add_row(d["replaced"], f"{d['node']} reported again by {d['by']} (the later report is kept)")
+        console.print(table)
+
+    table = Table(title="Cluster summary", box=box.SIMPLE, title_justify="left", pad_edge=False,
+                  show_header=False)
+    table.add_column("", style="bold", no_wrap=True)
+    table.add_column("")
+    table.add_column("", justify="right")
+    for section, what, count in rows(result.summary):
+        table.add_row(section, what, count)
+    console.print(table)

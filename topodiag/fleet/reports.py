@@ -1,0 +1,375 @@
+"""Reading node reports for `topodiag fleet`, one at a time (a generator: 20k reports never sit in
+memory together; of each only its host, fingerprint, finding codes and worst severity are kept).
+
+What a path may be:
+- a JSON report file (`topodiag check --format json > node017.json`), one object, any indentation;
+- a JSON-lines file: one report per line, optionally prefixed as fan-out tools print it
+  (`node017: {...}` from clush without -b, `  3: {...}` from `srun --label`). Indented reports
+  from such a fan-out (every line `node017: ` + a fragment, interleaved across nodes) are put back
+  together per prefix: a report ends at a `}` line in column 0, as json.dumps(indent=...) and jq
+  write it; a JSON array of reports (`jq -s`) is read too;
+- `-`: standard input, read as a JSON-lines file (a pipe from a fan-out);
+- a directory: its `*.json`, `*.jsonl`, `*.ndjson` files, bundle archives (`.tar.gz`, `.tgz`,
+  `.tar`) and bundle sub-directories, sorted by name (dotfiles and `*.expected.json` skipped);
+  a directory holding `manifest.json` is itself a bundle;
+- a bundle (directory with manifest.json, or archive): the check pipeline (gather, evaluate,
+  report, as `topodiag check --from` runs it) turns it into its report.
+
+Every input that yields no report is a `Failure` with a one-line reason, never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator, Mapping, Optional, Union
+
+REPORT_SUFFIXES = (".json", ".jsonl", ".ndjson")
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar")
+SEVERITIES = ("info", "warning", "error", "critical")  # mildest first
+MAX_REPORT_CHARS = 64 << 20  # a report being put back together from prefixed lines, at most
+MAX_FAILURES_PER_FILE = 50  # bad lines of one file listed one by one; the rest are counted in one line
+MAX_REASON = 300
+
+# "node017: {" (clush), "  3: {" (srun --label): a name without spaces, quotes or brackets, then ": "
+_PREFIX_RE = re.compile(r'\s*([^\s:{}\[\]"]+)(?:: (.*)|:)\Z', re.S)
+
+
+@dataclass(frozen=True)
+class NodeReport:
+    """What fleet keeps of one node's report."""
+
+    label: str  # where it came from: a file, `file:line`, a bundle, a fan-out node
+    host: Optional[str]  # the report's host (else the fan-out prefix / label names the node)
+    fingerprint: dict
+    codes: tuple  # distinct finding codes, sorted
+    worst: Optional[str]  # the most severe finding's severity, None without findings
+
+    @property
+    def name(self) -> str:
+        return self.host or self.label
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An input that gave no report, and why (one line)."""
+
+    label: str
+    reason: str
+    count: int = 1  # inputs it stands for ("120 more lines that are not reports")
+
+    def to_dict(self) -> dict:
+        out = {"input": self.label, "reason": self.reason}
+        if self.count != 1:
+            out["count"] = self.count
+        return out
+
+
+Item = Union[NodeReport, Failure]
+
+
+def one_line(text: Any, limit: int = MAX_REASON) -> str:
+    s = " ".join(str(text).split())
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def accept(obj: Any, label: str, fallback_host: Optional[str] = None) -> Item:
+    """A parsed JSON value -> NodeReport when it is a topodiag check report of this schema_version."""
+    from ..render.json_report import SCHEMA_VERSION
+
+    if not isinstance(obj, dict):
+        kind = ("true/false" if isinstance(obj, bool) else "a number" if isinstance(obj, (int, float))
+                else "an array" if isinstance(obj, list) else "a string" if isinstance(obj, str) else "null")
+        return Failure(label, f"not a topodiag report (JSON {kind}, expected an object)")
+    if "schema_version" not in obj or "fingerprint" not in obj:
+        if "source" in obj:
+            return Failure(label, f"a `topodiag parse` output (source {one_line(obj['source'], 40)}), "
+                                  "not a check report; run `topodiag check --format json`")
+        return Failure(label, "not a topodiag report (no schema_version and fingerprint); "
+                              "expected `topodiag check --format json` output")
+    if obj["schema_version"] != SCHEMA_VERSION:
+        return Failure(label, f"report schema_version {one_line(obj['schema_version'], 20)}; this topodiag "
+                              f"reads {SCHEMA_VERSION} (compare reports of one topodiag version)")
+    fp = obj["fingerprint"]
+    if not isinstance(fp, dict):
+        return Failure(label, "malformed report: fingerprint is not an object")
+    findings = obj.get("findings") or []
+    if not isinstance(findings, list):
+        return Failure(label, "malformed report: findings is not a list")
+    codes = set()
+    worst = -1
+    for f in findings:
+        if isinstance(f, dict):
+            code = f.get("code")
+            if isinstance(code, str):
+                codes.add(code)
+            sev = f.get("severity")
+            if sev in SEVERITIES:
+                worst = max(worst, SEVERITIES.index(sev))
+    host = obj.get("host")
+    if not isinstance(host, str) or not host.strip():
+        host = fallback_host
+    return NodeReport(label, host, fp, tuple(sorted(codes)), SEVERITIES[worst] if worst >= 0 else None)
+
+
+def read_reports(paths: Iterable[str], check_options: Optional[Mapping[str, Any]] = None) -> Iterator[Item]:
+    """Every report the paths stand for, in order, as NodeReport or Failure. `check_options` are
+    passed to the check pipeline for bundles (profile, config, select, ignore: as `check` takes)."""
+    for path in paths:
+        yield from _read_path(path, check_options or {})
+
+
+def read_texts(pairs: Iterable[tuple]) -> Iterator[Item]:
+    """Reports held as text, e.g. what a fan-out brought back: (node, stdout) pairs; the node names
+    a report that says no host."""
+    for label, text in pairs:
+        text = str(text)
+        yield from _read_stream(str(label), iter(text.splitlines(keepends=True)), default_host=str(label),
+                                size=len(text))
+
+
+def _read_path(path: str, check_options: Mapping[str, Any]) -> Iterator[Item]:
+    if path == "-":  # `clush -w ... topodiag check --format json | topodiag fleet -`
+        import io
+        import sys
+
+        stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8-sig", errors="replace")
+        yield from _read_stream("<stdin>", stdin)
+        return
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        yield Failure(path, "no such file or directory")
+        return
+    except OSError as exc:
+        yield Failure(path, one_line(exc.strerror or exc))
+        return
+    if stat.S_ISDIR(st.st_mode):
+        if os.path.isfile(os.path.join(path, "manifest.json")):
+            yield _bundle(path, check_options)
+        else:
+            yield from _read_dir(path, check_options)
+        return
+    if path.lower().endswith(ARCHIVE_SUFFIXES):
+        yield _bundle(path, check_options)
+        return
+    yield from _read_file(path)
+
+
+def _read_dir(path: str, check_options: Mapping[str, Any]) -> Iterator[Item]:
+    try:
+        names = sorted(os.listdir(path))
+    except OSError as exc:
+        yield Failure(path, f"cannot list the directory: {one_line(exc.strerror or exc)}")
+        return
+    for name in names:
+        low = name.lower()
+        if name.startswith(".") or low.endswith(".expected.json"):
+            continue
+        full = os.path.join(path, name)
+        if low.endswith(REPORT_SUFFIXES):
+            yield from _read_file(full)
+        elif low.endswith(ARCHIVE_SUFFIXES) or os.path.isfile(os.path.join(full, "manifest.json")):
+            yield _bundle(full, check_options)
+
+
+def _read_file(path: str) -> Iterator[Item]:
+    try:
+        handle = open(path, "r", encoding="utf-8-sig", errors="replace", newline=None)
+    except OSError as exc:
+        yield Failure(path, one_line(exc.strerror or exc))
+        return
+    with handle:
+        try:
+            yield from _read_stream(path, handle, size=os.fstat(handle.fileno()).st_size)
+        except OSError as exc:
+            yield Failure(path, f"cannot read: {one_line(exc.strerror or exc)}")
+
+
+def _read_stream(name: str, lines: Iterator[str], default_host: Optional[str] = None,
+                 size: Optional[int] = None) -> Iterator[Item]:
+    """Reports from lines: one per line, a multi-line report, prefixed lines of a fan-out, or an array.
+    An indented report (a `{` line first) of at most MAX_REPORT_CHARS is parsed whole, in C: the
+    line-by-line engine is only for fan-out output and for finding where a broken file breaks."""
+    first = ""
+    first_no = 0
+    for first_no, first in enumerate(lines, 1):
+        if first.strip():
+            break
+    else:
+        yield Failure(name, "empty file, expected topodiag check reports (JSON)")
+        return
+    head = first.lstrip("\ufeff").lstrip()
+    if "\x00" in head:
+        yield Failure(name, "binary data, expected topodiag check reports (JSON)")
+        return
+    if head.startswith("["):  # a JSON array of reports (jq -s)
+        text = head + "".join(lines)
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            yield Failure(name, f"not JSON: {one_line(exc)}")
+            return
+        if not isinstance(data, list):
+            yield accept(data, name, default_host)
+            return
+        for i, obj in enumerate(data):
+            yield accept(obj, f"{name}[{i}]", default_host)
+        return
+    if head.rstrip() == "{" and size is not None and size <= MAX_REPORT_CHARS:
+        text = first + "".join(lines)
+        whole = _whole(name, text, first_no, default_host)
+        if whole is not None:
+            yield from whole
+            return
+        lines = iter(text.splitlines(keepends=True)[1:])
+    m = _PREFIX_RE.match(head)
+    if not head.startswith("{") and not (m and (m.group(2) or "").lstrip().startswith("{")):
+        yield Failure(name, f"not JSON (line {first_no} starts {one_line(head, 40)!r}); expected topodiag "
+                            "check reports, one per file or per line")
+        return
+    yield from _one_is_the_file(name, _Lines(name, default_host).read(first_no, first, lines))
+
+
+def _whole(name: str, text: str, first_no: int, default_host: Optional[str]) -> Optional[list[Item]]:
+    """One indented report (or several, concatenated: `cat *.json`), or None when the text is not
+    that (then the line engine says where it breaks)."""
+    decoder = json.JSONDecoder()
+    out: list[Item] = []
+    pos, seen, line_no, n = 0, 0, first_no, len(text)
+    try:
+        while True:
+            while pos < n and text[pos] in " \t\r\n":
+                pos += 1
+            if pos >= n:
+                break
+            line_no += text.count("\n", seen, pos)
+            seen = pos
+            obj, pos = decoder.raw_decode(text, pos)
+            out.append(accept(obj, f"{name}:{line_no}", default_host))
+    except (ValueError, RecursionError):
+        return None
+    if len(out) == 1 and isinstance(out[0], NodeReport):
+        from dataclasses import replace
+
+        out[0] = replace(out[0], label=name)
+    return out
+
+
+def _one_is_the_file(name: str, items: Iterator[Item]) -> Iterator[Item]:
+    """Items labelled `file:line`; a file that holds one report only is labelled by the file."""
+    from dataclasses import replace
+
+    held = next(items, None)
+    if held is None:
+        return
+    second = next(items, None)
+    if second is None:
+        yield replace(held, label=name) if isinstance(held, NodeReport) else held
+        return
+    yield held
+    yield second
+    yield from items
+
+
+class _Lines:
+    """Reports of a line stream, put back together per fan-out prefix."""
+
+    def __init__(self, name: str, default_host: Optional[str]) -> None:
+        self.name = name
+        self.default_host = default_host
+        self.pending: dict[Optional[str], list] = {}  # prefix -> [first line no, size, parts]
+        self.bad = 0
+
+    def fail(self, line_no: int, reason: str) -> Iterator[Item]:
+        self.bad += 1
+        if self.bad <= MAX_FAILURES_PER_FILE:
+            yield Failure(f"{self.name}:{line_no}", reason)
+
+    def done(self, prefix: Optional[str], line_no: int, text: str) -> Iterator[Item]:
+        try:
+            obj = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            yield from self.fail(line_no, f"not JSON: {one_line(exc, 120)}")
+            return
+        yield accept(obj, f"{self.name}:{line_no}", prefix or self.default_host)
+
+    def read(self, first_no: int, first: str, lines: Iterator[str]) -> Iterator[Item]:
+        pending = self.pending
+        no = first_no
+        line: Optional[str] = first
+        while line is not None:
+            body = line.rstrip("\r\n")
+            prefix: Optional[str] = None
+            m = _PREFIX_RE.match(body)  # never a JSON line: a name before ": " has no quote or bracket
+            if m:
+                prefix, body = m.group(1), m.group(2) or ""
+            stripped = body.strip()
+            buf = pending.get(prefix)
+            if buf is not None and body.startswith("{"):  # a new report in column 0: the last was cut off
+                del pending[prefix]
+                who = f" of {prefix}" if prefix else ""
+                yield from self.fail(buf[0], f"the report{who} is cut off: a new one starts at line {no}")
+                buf = None
+            if buf is not None:
+                buf[2].append(body)
+                buf[1] += len(body)
+                if body.startswith("}"):  # the top-level object closes in column 0
+                    del pending[prefix]
+                    yield from self.done(prefix, buf[0], "\n".join(buf[2]))
+                elif buf[1] > MAX_REPORT_CHARS:
+                    del pending[prefix]
+                    yield from self.fail(buf[0], f"a report over {MAX_REPORT_CHARS >> 20} MiB, not read")
+            elif stripped.startswith("{"):
+                if stripped.endswith("}"):  # one report on one line (or a bad line)
+                    yield from self.done(prefix, no, stripped)
+                else:
+                    pending[prefix] = [no, len(body), [body]]
+            elif stripped:
+                yield from self.fail(no, f"not a JSON report line: {one_line(stripped, 60)!r}")
+            line = next(lines, None)
+            no += 1
+        for prefix, (start, _, parts) in list(pending.items()):
+            text = "\n".join(parts)
+            try:  # a report whose closing brace is not in column 0
+                obj = json.loads(text)
+            except (ValueError, RecursionError):
+                who = f" of {prefix}" if prefix else ""
+                yield from self.fail(start, f"the report{who} is not complete at the end of the input")
+                continue
+            yield accept(obj, f"{self.name}:{start}", prefix or self.default_host)
+        if self.bad > MAX_FAILURES_PER_FILE:
+            more = self.bad - MAX_FAILURES_PER_FILE
+            yield Failure(self.name, f"{more} more lines that are not reports", more)
+
+
+def _bundle(path: str, check_options: Mapping[str, Any]) -> Item:
+    """A bundle's report, by the pipeline of `topodiag check --from BUNDLE --format json`."""
+    try:
+        report = bundle_report(path, check_options)
+    except Exception as exc:  # noqa: BLE001 -- a bundle that cannot be judged is a failure, never a crash
+        msg = one_line(exc)
+        if msg.startswith(f"{path}: "):
+            msg = msg[len(path) + 2:]
+        if type(exc).__name__ == "BundleError":
+            return Failure(path, msg)
+        if type(exc).__name__ == "Exit":  # the check pipeline exits on a usage error (already printed)
+            return Failure(path, f"the check pipeline refused it (exit {getattr(exc, 'exit_code', '?')})")
+        return Failure(path, one_line(f"could not be checked: {type(exc).__name__}: {msg}"))
+    return accept(report, path)
+
+
+def bundle_report(path: str, check_options: Optional[Mapping[str, Any]] = None) -> dict:
+    """The JSON report `topodiag check --from PATH --format json` would print (raises on a bad bundle)."""
+    from ..cli.check import evaluate
+    from ..render.json_report import report
+    from ..sources.inputs import gather
+
+    gathered = gather([path])
+    if not gathered.statuses:
+        raise ValueError("no inputs in the bundle")
+    ev = evaluate(gathered, **dict(check_options or {}))
+    return report(ev.outcome, ev.topology, ev.statuses, ev.profile_how, ev.config_info)

@@ -1,0 +1,127 @@
+"""The cluster summary of `topodiag fleet`: what the fleet is made of, counted from the per-key
+value lists of the tally (no node is visited twice):
+
+    nodes        read, failed, duplicates, with findings by worst severity
+    gpus         GPU model x GPU count -> nodes
+    nics         NIC model x firmware -> NICs, nodes
+    ports        port rate x link layer -> ports, nodes
+    drivers      NVIDIA driver version -> nodes (and CUDA driver version)
+    findings     code -> nodes that have it
+
+`summarize` gives the data (JSON), `rows` the (section, what, count) lines of the text table.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Iterable
+
+from .reports import SEVERITIES
+from .tally import Tally
+
+
+def _node_values(tally: Tally, key: str) -> dict[int, Any]:
+    return {i: v for v, nodes in tally.values(key) for i in nodes}
+
+
+def _per_entity(tally: Tally, suffix: str, with_suffix: str) -> Iterable[tuple[int, Any, Any]]:
+    """(node, value of KEY, value of its sibling) for every key ending in `suffix`: a NIC's model and
+    its firmware, a port's rate and its link layer."""
+    for key in [k for k in tally.keys if k.startswith("nic:") and k.endswith(suffix)]:
+        sibling = _node_values(tally, key[: -len(suffix)] + with_suffix)
+        for v, nodes in tally.values(key):
+            for i in nodes:
+                yield i, v, sibling.get(i)
+
+
+def _rows(counts: Counter, nodes: dict, names: tuple[str, str], unit: str) -> list[dict]:
+    out = [{names[0]: a, names[1]: b, unit: n, "nodes": len(nodes[(a, b)])} for (a, b), n in counts.items()]
+    out.sort(key=lambda r: (-r[unit], str(r[names[0]]), str(r[names[1]])))
+    return out
+
+
+def summarize(tally: Tally, failed: int = 0) -> dict:
+    live = list(tally.live())
+    gpu_model, gpu_count = _node_values(tally, "gpu.model"), _node_values(tally, "gpu.count")
+    gpus = Counter((gpu_model.get(i), gpu_count.get(i)) for i in live)
+    nic_counts: Counter = Counter()
+    nic_nodes: dict = {}
+    for i, model, fw in _per_entity(tally, ".model", ".firmware"):
+        nic_counts[(model, fw)] += 1
+        nic_nodes.setdefault((model, fw), set()).add(i)
+    for i, fw, model in _per_entity(tally, ".firmware", ".model"):
+        if model is None:  # firmware of a NIC whose model no input gave
+            nic_counts[(None, fw)] += 1
+            nic_nodes.setdefault((None, fw), set()).add(i)
+    port_counts: Counter = Counter()
+    port_nodes: dict = {}
+    for i, rate, layer in _per_entity(tally, ".rate_gbps", ".link_layer"):
+        port_counts[(rate, layer)] += 1
+        port_nodes.setdefault((rate, layer), set()).add(i)
+    codes: Counter = Counter()
+    worst: Counter = Counter()
+    for i in live:
+        codes.update(tally.codes[i])
+        worst[tally.worst[i] or "none"] += 1
+
+    def versions(key: str) -> list[dict]:
+        got = [{"version": v, "nodes": len(nodes)} for v, nodes in tally.values(key)]
+        have = sum(r["nodes"] for r in got)
+        if got and have < len(live):
+            got.append({"version": None, "nodes": len(live) - have})
+        return got
+
+    return {
+        "nodes": {"read": len(live), "failed": failed, "duplicates": len(tally.duplicates),
+                  "by_worst_finding": {s: worst.get(s, 0) for s in ("none",) + SEVERITIES}},
+        "gpus": sorted(({"model": m, "count": c, "nodes": n} for (m, c), n in gpus.items()),
+                       key=lambda r: (-r["nodes"], str(r["model"]), str(r["count"]))),
+        "nics": _rows(nic_counts, nic_nodes, ("model", "firmware"), "nics"),
+        "ports": _rows(port_counts, port_nodes, ("rate_gbps", "link_layer"), "ports"),
+        "drivers": versions("driver_version"),
+        "cuda_drivers": versions("cuda_driver_version"),
+        "findings": [{"code": c, "nodes": n} for c, n in sorted(codes.items(), key=lambda kv: (-kv[1], kv[0]))],
+    }
+
+
+def _nodes(n: int) -> str:
+    return f"{n} node" if n == 1 else f"{n} nodes"
+
+
+def _v(value: Any, none: str = "not reported", unit: str = "") -> str:
+    from .wording import fmt
+
+    return none if value is None else f"{fmt(value)}{unit}"
+
+
+def rows(summary: dict) -> list[tuple[str, str, str]]:
+    """The summary as (section, what, how many) lines for a text table."""
+    out: list[tuple[str, str, str]] = []
+    n = summary["nodes"]
+    out.append(("nodes", "read", str(n["read"])))
+    if n["failed"]:
+        out.append(("", "failed (no report)", str(n["failed"])))
+    if n["duplicates"]:
+        out.append(("", "reported twice (last kept)", str(n["duplicates"])))
+    for sev in ("critical", "error", "warning", "info"):
+        if n["by_worst_finding"].get(sev):
+            out.append(("", f"worst finding {sev}", str(n["by_worst_finding"][sev])))
+
+    def section(title: str, items: list[dict], what, count) -> None:
+        for j, r in enumerate(items):
+            out.append((title if j == 0 else "", what(r), count(r)))
+
+    section("GPUs", summary["gpus"], lambda r: (f"{r['count']} x {r['model']}" if r["model"] is not None
+                                                else "no GPU reported" if r["count"] is None
+                                                else f"{r['count']} x (model not reported)"),
+            lambda r: _nodes(r["nodes"]))
+    section("NICs", summary["nics"], lambda r: f"{_v(r['model'], 'model not reported')}, firmware "
+                                               f"{_v(r['firmware'])}", lambda r: f"{r['nics']} on {_nodes(r['nodes'])}")
+    section("ports", summary["ports"], lambda r: f"{_v(r['rate_gbps'], 'rate not reported', ' Gb/s')} "
+                                                 f"{_v(r['link_layer'], '')}".strip(),
+            lambda r: f"{r['ports']} on {_nodes(r['nodes'])}")
+    section("driver", summary["drivers"], lambda r: _v(r["version"]), lambda r: _nodes(r["nodes"]))
+    section("CUDA driver", summary["cuda_drivers"], lambda r: _v(r["version"]), lambda r: _nodes(r["nodes"]))
+    section("findings", summary["findings"], lambda r: r["code"], lambda r: _nodes(r["nodes"]))
+    return out
+
