@@ -46,6 +46,7 @@ from . import explain as _explain  # noqa: E402,F401
 from . import show as _show  # noqa: E402,F401
 from . import collect as _collect  # noqa: E402,F401
 from . import prolog as _prolog  # noqa: E402,F401
+from . import fleet as _fleet  # noqa: E402,F401
 
 
 class _PipeGuard:

@@ -6,8 +6,8 @@
     print(render_json(result))               # the JSON form (result.to_dict())
 
 Modules: reports (reading reports and bundles, one at a time), tally (per key: value -> node
-indices), compare (majority, outliers, splits), wording (keys in words), summary (the cluster
-table), nccl_hosts (per-host transports of a multi-host NCCL log), render (text and JSON).
+indices), groups (like with like: one comparison per GPU model), compare (majority, outliers,
+splits), wording (keys in words), summary (the cluster table), nccl_hosts (per-host transports of a multi-host NCCL log), render (text and JSON).
 Nothing here imports rich, networkx or the rule engine unless a bundle or the text form needs it.
 """
 
@@ -29,6 +29,14 @@ class FleetResult:
     failed_count: int = 0  # inputs that gave no report (a file's many bad lines are one Failure past 50)
     duplicates: list = field(default_factory=list)  # {node, replaced, by}
     nccl: list = field(default_factory=list)  # nccl_hosts.compare_hosts() per log
+    with_findings: list = field(default_factory=list)  # {node, input, worst, codes} of nodes with findings
+
+    def at_or_above(self, severity: str) -> list:
+        """The nodes whose worst finding is at or above `severity` (info, warning, error, critical)."""
+        from .reports import SEVERITIES
+
+        level = SEVERITIES.index(severity)
+        return [n for n in self.with_findings if SEVERITIES.index(n["worst"]) >= level]
 
     @property
     def nodes(self) -> int:
@@ -51,14 +59,16 @@ class FleetResult:
         return [o.line for o in self.comparison.outliers] + [o["text"] for o in self.nccl_outliers]
 
     def to_dict(self) -> dict:
-        """{schema_version, nodes, failed, keys_compared, params {min_share, min_nodes},
-        outliers [{node, input, line, differences [{key, kind (differs|missing|only_on), value, majority,
+        """{schema_version, nodes, failed, keys_compared, params {min_share, min_nodes, group_by},
+        groups [{key, value, nodes, joined}] (the groups compared apart, largest first),
+        outliers [{node, input, line, group, differences [{key, kind (differs|missing|only_on), value, majority,
                    others, text, keys (a collapsed NIC/port/GPU)}]}],
-        splits [{key, values [{value, nodes}], more_values, absent, text}],
-        by_key [{key, majority, majority_nodes, nodes_with_key, differs [{value, nodes [names]}],
+        splits [{key, values [{value, nodes}], more_values, absent, group, text}],
+        by_key [{key, group?, majority, majority_nodes, nodes_with_key, differs [{value, nodes [names]}],
                  missing [names], only_on [{value, nodes}]}],
         summary (summary.py), failures [{input, reason, count?}], duplicates [{node, replaced, by}],
-        nccl [nccl_hosts.compare_hosts() per log]}"""
+        nccl [nccl_hosts.compare_hosts() per log],
+        nodes_with_findings [{node, input, worst, codes}] (by node name)}"""
         c = self.comparison
         return {
             "schema_version": SCHEMA_VERSION,
@@ -66,6 +76,7 @@ class FleetResult:
             "failed": self.failed_count,
             "keys_compared": c.keys,
             "params": c.params,
+            "groups": c.groups,
             "outliers": [o.to_dict() for o in c.outliers],
             "splits": [s.to_dict() for s in c.splits],
             "by_key": c.by_key,
@@ -73,13 +84,14 @@ class FleetResult:
             "failures": [f.to_dict() for f in self.failures],
             "duplicates": self.duplicates,
             "nccl": self.nccl,
+            "nodes_with_findings": self.with_findings,
         }
 
 
 def run_fleet(paths: Sequence[str] = (), *, texts: Optional[Iterable[tuple]] = None,
               input_failures: Optional[Iterable[tuple]] = None, nccl_logs: Sequence[str] = (),
               check_options: Optional[Mapping[str, Any]] = None, min_share: float = 0.5,
-              min_nodes: int = 3, progress=None) -> FleetResult:
+              min_nodes: int = 3, group_by: Optional[str] = "gpu.model", progress=None) -> FleetResult:
     """Read every node report, compare the fingerprints, summarise the fleet.
 
     paths           report files (one JSON report, JSON lines, clush/srun-prefixed output), directories
@@ -92,11 +104,12 @@ def run_fleet(paths: Sequence[str] = (), *, texts: Optional[Iterable[tuple]] = N
                     validate them before (a bad one makes evaluate exit, here one failure per bundle)
     min_share       a majority needs at least this share of the nodes (that have the key) ...
     min_nodes       ... and at least this many nodes; ties are splits, never outliers
+    group_by        compare the nodes of each value of this fingerprint key apart (groups.py); None: one group
     progress        optional callable(nodes_read: int), called every 1000 reports (for a stderr counter)
 
     Never raises for bad input: each unreadable input is a Failure (one line) in `result.failures`.
     """
-    from .compare import compare
+    from .groups import compare_groups
     from .reports import Failure, NodeReport, read_reports, read_texts
     from .summary import summarize
     from .tally import Tally
@@ -133,8 +146,14 @@ def run_fleet(paths: Sequence[str] = (), *, texts: Optional[Iterable[tuple]] = N
             feed([Failure(log, one_line(f"NCCL log: {getattr(exc, 'message', None) or exc}"))])
             continue
         nccl.append(compare_hosts(parsed, label=log, min_share=min_share, min_nodes=min_nodes))
-    comparison = compare(tally, min_share=min_share, min_nodes=min_nodes)
-    return FleetResult(comparison, summarize(tally, failed), failures, failed, list(tally.duplicates), nccl)
+    comparison = compare_groups(tally, group_by=group_by, min_share=min_share, min_nodes=min_nodes)
+    from .compare import natural
+
+    flagged = sorted(({"node": tally.names[i], "input": tally.labels[i], "worst": tally.worst[i],
+                       "codes": list(tally.codes[i])} for i in tally.live() if tally.worst[i]),
+                     key=lambda n: natural(n["node"]))
+    return FleetResult(comparison, summarize(tally, failed), failures, failed, list(tally.duplicates), nccl,
+                       flagged)
 
 
 def render_text(result: FleetResult, file=None, max_outliers: int = 0) -> None:

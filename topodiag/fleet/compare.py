@@ -54,13 +54,14 @@ class NodeOutliers:
     node: str
     input: str
     differences: tuple
+    group: Any = None  # the value of the group-by key whose nodes it was compared with (groups.py)
 
     @property
     def line(self) -> str:
         return f"{self.node}: " + "; ".join(d.text for d in self.differences)
 
     def to_dict(self) -> dict:
-        return {"node": self.node, "input": self.input, "line": self.line,
+        return {"node": self.node, "input": self.input, "line": self.line, "group": self.group,
                 "differences": [d.to_dict() for d in self.differences]}
 
 
@@ -72,6 +73,7 @@ class Split:
     values: tuple  # ((value, nodes), ...) most nodes first, at most MAX_SPLIT_VALUES
     more_values: int  # distinct values not listed
     absent: int  # nodes without the key
+    group: Any = None  # as NodeOutliers.group
 
     @property
     def text(self) -> str:
@@ -84,7 +86,7 @@ class Split:
 
     def to_dict(self) -> dict:
         return {"key": self.key, "values": [{"value": v, "nodes": n} for v, n in self.values],
-                "more_values": self.more_values, "absent": self.absent, "text": self.text}
+                "more_values": self.more_values, "absent": self.absent, "group": self.group, "text": self.text}
 
 
 @dataclass
@@ -95,9 +97,10 @@ class Comparison:
     splits: list = field(default_factory=list)  # Split, in key order
     by_key: list = field(default_factory=list)  # {key, majority, ..., differs, missing, only_on}
     params: dict = field(default_factory=dict)
+    groups: list = field(default_factory=list)  # groups.Group.to_dict() of each group compared apart
 
     def to_dict(self) -> dict:
-        return {"nodes": self.nodes, "keys": self.keys, "params": self.params,
+        return {"nodes": self.nodes, "keys": self.keys, "params": self.params, "groups": self.groups,
                 "outliers": [o.to_dict() for o in self.outliers],
                 "splits": [s.to_dict() for s in self.splits], "by_key": self.by_key}
 

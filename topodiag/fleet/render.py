@@ -30,20 +30,29 @@ def render_text(result, file=None, max_outliers: int = 0) -> None:
     console = Console(file=out, highlight=False, markup=False, emoji=False,
                       width=None if out.isatty() else 200)
     c = result.comparison
-    head = (f"{_n(c.nodes, 'node')} compared on {_n(c.keys, 'fingerprint key')}: "
-            f"{len(c.outliers)} differ from the majority")
+    grouped = len(c.groups) > 1
+    head = (f"{_n(c.nodes, 'node')} compared on {_n(c.keys, 'fingerprint key')}"
+            + (f" in {len(c.groups)} groups by {c.params.get('group_by')}" if grouped else "")
+            + f": {len(c.outliers)} differ from the majority")
     if result.failed_count:
         head += f", {_n(result.failed_count, 'input')} gave no report"
     console.print(Text(head, style="bold"))
+    if grouped:
+        for g in c.groups:
+            joined = f" (with {_n(g['joined'], 'node')} of no or a rare {g['key']})" if g["joined"] else ""
+            console.print(f"  {g['key']} = {g['value']}: {_n(g['nodes'], 'node')}{joined}")
 
     if c.outliers:
         table = Table(title="Outliers (against the majority of the nodes)", box=box.SIMPLE_HEAD,
                       title_justify="left", pad_edge=False)
         table.add_column("node", style="bold", no_wrap=True)
+        if grouped:
+            table.add_column("group")
         table.add_column("differs from the majority")
         shown = c.outliers if max_outliers <= 0 else c.outliers[:max_outliers]
         for o in shown:
-            table.add_row(o.node, "\n".join(d.text for d in o.differences))
+            text = "\n".join(d.text for d in o.differences)
+            table.add_row(o.node, str(o.group), text) if grouped else table.add_row(o.node, text)
         console.print(table)
         if len(shown) < len(c.outliers):
             console.print(f"... and {len(c.outliers) - len(shown)} more nodes (--format json lists all)")
@@ -71,7 +80,8 @@ def render_text(result, file=None, max_outliers: int = 0) -> None:
         table.add_column("key", no_wrap=True)
         table.add_column("values (nodes)")
         for s in c.splits:
-            table.add_row(s.key, s.text.split(": ", 1)[1])
+            key = f"{s.key} ({s.group})" if grouped else s.key
+            table.add_row(key, s.text.split(": ", 1)[1])
         console.print(table)
 
     if result.failures or result.duplicates:

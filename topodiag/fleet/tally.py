@@ -82,6 +82,16 @@ class Tally:
         alive = self.alive
         return (i for i in range(len(self.names)) if alive[i])
 
+    def restricted(self, members: set[int]) -> "Tally":
+        """A view of the same reports counting only `members` (indices of counted nodes): the key
+        arrays are shared, only the alive mask is new (for comparing a group of nodes)."""
+        import copy
+
+        view = copy.copy(self)
+        view.alive = bytearray(1 if (i in members and self.alive[i]) else 0 for i in range(len(self.names)))
+        view.dead = len(self.names) - sum(view.alive)
+        return view
+
     def values(self, key: str) -> list[tuple[Any, list | array]]:
         """(value, node indices) of one key, counted nodes only, most nodes first (ties: first seen)."""
         out = []

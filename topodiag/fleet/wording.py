@@ -110,6 +110,10 @@ def own(key: str, value: Any) -> str:
         return f"{p.entity} lost (fell off the bus)"
     if p.attr == "gpu_pairs" and value == 1:
         return f"1 GPU pair at {p.name}"
+    if key == "gpu.count" and value == 1:
+        return "1 GPU"
+    if p.attr == "nvlinks_active" and value == 1 and p.entity:
+        return f"{p.entity} has 1 active NVLink"
     return _fill(o, key, p, value)
 
 

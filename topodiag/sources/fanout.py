@@ -13,11 +13,18 @@ dependency (`pip install '.[fleet]'`).
 
 from __future__ import annotations
 
+import shlex
+import shutil
 from dataclasses import dataclass, field
 
 
 class FanOutError(Exception):
-    """The fan-out could not start (ClusterShell missing, a node set that does not parse): one line."""
+    """The fan-out could not start (ClusterShell missing, a node set that does not parse): one line.
+    `usage` is true when the node set given is at fault (not the machine)."""
+
+    def __init__(self, message: str, usage: bool = False) -> None:
+        super().__init__(message)
+        self.usage = usage
 
 
 @dataclass
@@ -25,6 +32,11 @@ class FanOut:
     nodes: list[str]
     outputs: dict[str, str] = field(default_factory=dict)  # node -> stdout (exit status 0)
     failures: dict[str, str] = field(default_factory=dict)  # node -> why there is no report
+
+
+def _group_killer() -> str | None:
+    """coreutils' timeout, when this machine has it."""
+    return shutil.which("timeout")
 
 
 def fan_out(nodes: str, command: str, *, fanout: int = 64, timeout_s: float = 120.0,
@@ -38,13 +50,19 @@ def fan_out(nodes: str, command: str, *, fanout: int = 64, timeout_s: float = 12
     try:
         nodeset = NodeSet(nodes)
     except NodeSetParseError as exc:
-        raise FanOutError(f"--nodes: {nodes!r} is not a node set ({exc})") from None
+        raise FanOutError(f"--nodes: {nodes!r} is not a node set ({exc})", usage=True) from None
     if len(nodeset) == 0:
-        raise FanOutError(f"--nodes: {nodes!r} names no node")
+        raise FanOutError(f"--nodes: {nodes!r} names no node", usage=True)
     task = task_self()
     task.set_info("fanout", max(1, fanout))
     task.set_info("connect_timeout", connect_timeout_s)
-    worker = task.shell(command, nodes=str(nodeset), remote=not local, timeout=timeout_s, stderr=True)
+    outer_timeout, killer = timeout_s, _group_killer() if local else None
+    if killer:
+        # ClusterShell kills only the process it started (`sh -c`); coreutils' timeout runs the command
+        # in its own process group and kills all of it, so a timed-out `srun ...` leaves nothing behind.
+        command = f"{killer} -k 2 {timeout_s:g} sh -c {shlex.quote(command)}"
+        outer_timeout = timeout_s + 5
+    worker = task.shell(command, nodes=str(nodeset), remote=not local, timeout=outer_timeout, stderr=True)
     task.resume()
     out = FanOut(nodes=list(nodeset))
     stdout: dict[str, str] = {}
@@ -62,7 +80,7 @@ def fan_out(nodes: str, command: str, *, fanout: int = 64, timeout_s: float = 12
             rcs[str(node)] = rc
     for node in out.nodes:
         last = (stderr.get(node) or "").strip().splitlines()[-1:] or [""]
-        if node in timed_out:
+        if node in timed_out or (killer and rcs.get(node) in (124, 137)):
             out.failures[node] = f"no answer within {timeout_s:g} s (timed out)"
         elif node not in rcs:
             out.failures[node] = "no exit status (could not run the command)"

@@ -1,0 +1,182 @@
+"""`topodiag fleet`: many nodes' reports side by side; the nodes that differ from the majority.
+
+Reports come from files (JSON, JSON lines, clush/srun output, bundles: topodiag/fleet/reports.py),
+from standard input (`-`), or from running `topodiag check --format json` on a node set through
+ClusterShell (--nodes: topodiag/sources/fanout.py). The comparison itself is topodiag/fleet.
+
+Exit 1 when a node (or an NCCL host) differs from the majority, or has a finding at or above
+--fail-on; else 3 when a node or input gave no report, or nothing was read at all; else 0.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from typing import List, Optional
+
+import typer
+
+from ..exit_codes import ExitCode
+from . import app
+from .check import fail
+
+
+class FleetFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+DEFAULT_COMMAND = "topodiag check --format json"
+
+
+def _check_options(profile: Optional[str], config: Optional[str], select, ignore) -> dict:
+    """What bundles are judged with, validated here once (exit 2), not once per bundle."""
+    from ..engine import SelectionError, load_catalog
+    from ..engine.runner import select_rules
+
+    options: dict = {}
+    if profile:
+        from ..profiles import ProfileError, load_profiles
+
+        try:
+            known = load_profiles()
+        except ProfileError as exc:
+            fail(str(exc), ExitCode.USAGE)
+        if profile not in known:
+            fail(f"--profile: unknown profile {profile!r}; one of: {', '.join(known)}", ExitCode.USAGE)
+        options["profile"] = profile
+    if config:
+        from ..engine import ConfigError
+        from ..engine.site_config import load as load_site_config
+
+        try:
+            load_site_config(config)
+        except ConfigError as exc:
+            fail(str(exc), ExitCode.USAGE)
+        options["config"] = config
+    if select or ignore:
+        try:
+            select_rules(load_catalog(examples=False), select=select, ignore=ignore)
+        except SelectionError as exc:
+            fail(str(exc), ExitCode.USAGE)
+        options["select"], options["ignore"] = select, ignore
+    return options
+
+
+def _progress(read: int) -> None:
+    sys.stderr.write(f"\rtopodiag: fleet: {read} reports read")
+    sys.stderr.flush()
+
+
+@app.command("fleet")
+def fleet_command(
+    reports: Optional[List[str]] = typer.Argument(
+        None, metavar="[REPORT]...",
+        help="JSON reports (`topodiag check --format json`), JSON-lines files, clush/srun output, "
+             "directories of them, bundles (directory or .tar.gz); - reads standard input."),
+    nodes: Optional[str] = typer.Option(
+        None, "--nodes", "-w", metavar="NODESET",
+        help="Run --command on these nodes through ClusterShell (ssh), e.g. 'gpu[001-128]', and compare "
+             "what they print."),
+    command: str = typer.Option(DEFAULT_COMMAND, "--command", metavar="CMD",
+                                help="What --nodes runs on each node; it must print a JSON report."),
+    fanout: int = typer.Option(64, "--fanout", metavar="N", help="--nodes: at most this many nodes at a time."),
+    timeout: float = typer.Option(120.0, "--timeout", metavar="SECONDS",
+                                  help="--nodes: a node that has not answered by then is listed as timed out."),
+    connect_timeout: float = typer.Option(10.0, "--connect-timeout", metavar="SECONDS",
+                                          help="--nodes: ssh connection timeout."),
+    local: bool = typer.Option(False, "--local",
+                               help="--nodes: run --command on this machine once per node, %h standing for "
+                                    "the node name (e.g. 'srun -N1 -w %h topodiag check --format json'), "
+                                    "instead of over ssh."),
+    nccl_logs: Optional[List[str]] = typer.Option(
+        None, "--nccl-log", metavar="FILE",
+        help="A multi-host NCCL_DEBUG=INFO log: the hosts whose transport differs from the rest (repeatable)."),
+    group_by: str = typer.Option("gpu.model", "--group-by", metavar="KEY",
+                                 help="Compare the nodes of each value of this fingerprint key apart "
+                                      "(default gpu.model: H100 nodes with H100 nodes); 'none': one group."),
+    min_share: float = typer.Option(0.5, "--min-share", metavar="FRACTION",
+                                    help="A majority needs at least this share of the nodes (0.5 to 1)."),
+    min_nodes: int = typer.Option(3, "--min-nodes", metavar="N",
+                                  help="Fewer nodes than this (in a group) have no majority to differ from."),
+    fail_on: str = typer.Option("never", "--fail-on", metavar="LEVEL",
+                                help="Also exit 1 when a node has a finding at or above: info, warning, error, "
+                                     "critical; never (default): only outliers do."),
+    output_format: Optional[FleetFormat] = typer.Option(
+        None, "--format", "-f", help="text (default on a terminal) or json (default otherwise)."),
+    max_outliers: int = typer.Option(0, "--max-outliers", metavar="N",
+                                     help="text: list at most N outlier nodes and count the rest (0: all)."),
+    profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Bundles: platform profile (as check)."),
+    config: Optional[str] = typer.Option(None, "--config", "-c", metavar="FILE",
+                                         help="Bundles: site config TOML (as check)."),
+    select: Optional[List[str]] = typer.Option(None, "--select", metavar="CODES", help="Bundles: only these rules."),
+    ignore: Optional[List[str]] = typer.Option(None, "--ignore", metavar="CODES", help="Bundles: leave these out."),
+) -> None:
+    """Compare many nodes' reports and name the nodes that differ from the majority.
+
+    Exit 1 when a node differs from the majority (or has a finding at or above --fail-on);
+    3 when a node or input gave no report and nothing differs; 2 for a usage error; else 0.
+    """
+    from ..engine import parse_fail_on
+    from ..fleet import render_json, render_text, run_fleet
+
+    paths = list(reports or [])
+    if not paths and not nodes and not nccl_logs:
+        fail("give reports (files, directories, bundles, - for standard input), --nodes NODESET or --nccl-log",
+             ExitCode.USAGE)
+    if not 0.5 <= min_share <= 1:
+        fail(f"--min-share: {min_share:g} is not between 0.5 and 1", ExitCode.USAGE)
+    if min_nodes < 2:
+        fail(f"--min-nodes: {min_nodes} is below 2 (one node is its own majority)", ExitCode.USAGE)
+    if fanout < 1 or timeout <= 0 or connect_timeout <= 0:
+        fail("--fanout, --timeout and --connect-timeout must be positive", ExitCode.USAGE)
+    if local and not nodes:
+        fail("--local goes with --nodes", ExitCode.USAGE)
+    try:
+        level = parse_fail_on(fail_on)
+    except ValueError as exc:
+        fail(f"--fail-on: {exc}", ExitCode.USAGE)
+    check_options = _check_options(profile, config, select, ignore)
+    group_key = None if group_by.strip().lower() in ("", "none") else group_by.strip()
+
+    texts, input_failures = None, None
+    if nodes:
+        from ..sources.fanout import FanOutError, fan_out
+
+        if sys.stderr.isatty():
+            sys.stderr.write(f"topodiag: fleet: running `{command}` on {nodes} "
+                             f"({'here, per node' if local else 'ssh'}, {fanout} at a time, {timeout:g} s each)\n")
+        try:
+            out = fan_out(nodes, command, fanout=fanout, timeout_s=timeout,
+                          connect_timeout_s=connect_timeout, local=local)
+        except FanOutError as exc:
+            fail(str(exc), ExitCode.USAGE if exc.usage else ExitCode.INCOMPLETE)
+        texts, input_failures = out.outputs.items(), out.failures.items()
+
+    tty = sys.stderr.isatty()
+    result = run_fleet(paths, texts=texts, input_failures=input_failures, nccl_logs=list(nccl_logs or []),
+                       check_options=check_options, min_share=min_share, min_nodes=min_nodes,
+                       group_by=group_key, progress=_progress if tty else None)
+    if tty and result.nodes >= 1000:
+        sys.stderr.write("\n")
+
+    fmt = output_format or (FleetFormat.text if sys.stdout.isatty() else FleetFormat.json)
+    flagged = result.at_or_above(level.name.lower()) if level is not None else []
+    if fmt is FleetFormat.json:
+        sys.stdout.write(render_json(result) + "\n")
+    else:
+        render_text(result, max_outliers=max_outliers)
+        if flagged:
+            shown = flagged if max_outliers <= 0 else flagged[:max_outliers]
+            print(f"Nodes with findings at or above {level.name.lower()}: {len(flagged)}")
+            for n in shown:
+                print(f"  {n['node']}: {n['worst']} ({', '.join(n['codes'])})")
+            if len(shown) < len(flagged):
+                print(f"  ... and {len(flagged) - len(shown)} more (--format json lists all)")
+    if result.has_outliers or flagged:
+        raise typer.Exit(int(ExitCode.FINDINGS))
+    if result.failed_count or (result.nodes == 0 and not result.nccl):
+        if result.nodes == 0 and not result.nccl and not result.failed_count:
+            print("topodiag: error: no report in the inputs", file=sys.stderr)
+        raise typer.Exit(int(ExitCode.INCOMPLETE))
+    raise typer.Exit(int(ExitCode.OK))
