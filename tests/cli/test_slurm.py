@@ -80,3 +80,25 @@ def test_show_node_lines():
     assert s.states == {"MIXED", "DRAIN"} and s.reason == "topodiag: NVL001 gpu:3" and s.offline and s.ours
     s = parse_show_node("NodeName=n1 State=IDLE Reason=(null)", "n1")
     assert not s.offline and s.reason is None
+
+
+def test_the_readme_prolog_script_drains_and_fails_the_job(scontrol, tmp_path, monkeypatch):
+    """The README's prolog script, run by sh as slurmd would, with topodiag as this checkout and the
+    Azure sysfs tree (IB001) in place of /sys; no NVML in the child (it has no fake pynvml)."""
+    import re
+    import subprocess
+
+    readme = (ROOT / "README.md").read_text()
+    [script] = re.findall(r"```sh\n(#!/bin/sh\n# /etc/slurm/prolog\.d/topodiag\.sh.+?)```", readme, re.S)
+    script = script.replace("/opt/topodiag/bin/topodiag", f"{sys.executable} -m topodiag")
+    script = script.replace("--config /etc/topodiag/site.toml", f"--sysfs-root {AZURE_SYSFS}")
+    path = tmp_path / "prolog.sh"
+    path.write_text(script)
+    monkeypatch.setenv("SLURMD_NODENAME", "gpu017")
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    log = scontrol("NodeName=gpu017 State=ALLOCATED ThreadsPerCore=2")
+    res = subprocess.run(["sh", str(path)], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert res.returncode == 1, res.stderr
+    assert res.stdout.startswith("topodiag: IB001 nic:mlx5_ib0")
+    [update] = log.read_text().splitlines()
+    assert update.startswith("update nodename=gpu017 state=drain reason=topodiag: IB001 nic:mlx5_ib0")
