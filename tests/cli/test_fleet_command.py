@@ -35,7 +35,6 @@ def as_json(res) -> dict:
 
 @pytest.fixture(scope="module")
 def node_dirs(tmp_path_factory) -> Path:
-    pytest.importorskip("ClusterShell")
     root = tmp_path_factory.mktemp("nodes")
     for i in range(1, 7):
         d = root / f"gpu{i:02d}"
@@ -90,7 +89,6 @@ def test_fan_out_of_healthy_nodes_exits_0(node_dirs):
 
 @pytest.mark.parametrize("nodes, text", [("gpu[3-1", "is not a node set"), ("gpu[01-02", "is not a node set")])
 def test_a_bad_node_set_is_a_usage_error(nodes, text):
-    pytest.importorskip("ClusterShell")
     res = fleet("--nodes", nodes, "--local")
     assert res.exit_code == 2 and text in res.stderr and res.stdout == ""
 

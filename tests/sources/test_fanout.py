@@ -1,5 +1,6 @@
 """The ClusterShell fan-out, for real: ClusterShell's exec worker runs a local command per node name
-(%h), so timeouts, exit codes and missing output are those of real processes."""
+(%h), so timeouts, exit codes and missing output are those of real processes. ClusterShell comes
+with the test extra; the fan-out must run in CI, so its absence is an error here, never a skip."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import time
 
 import pytest
 
-pytest.importorskip("ClusterShell", reason="ClusterShell is in the test extra")
+import ClusterShell  # noqa: F401 -- in the test extra: a CI without it must fail here, not skip
 
-from topodiag.sources.fanout import FanOutError, fan_out  # noqa: E402
+from topodiag.sources.fanout import FanOutError, fan_out
 
 
 @pytest.fixture
@@ -73,3 +74,49 @@ def test_a_timed_out_command_leaves_no_process_behind(scripts, tmp_path):
         time.sleep(0.1)
     else:
         pytest.fail(f"the timed-out command's child {pid} is still running")
+
+
+def test_without_clustershell_the_fan_out_says_how_to_get_it(monkeypatch):
+    import sys
+
+    from typer.testing import CliRunner
+
+    from topodiag.cli import app
+
+    monkeypatch.setitem(sys.modules, "ClusterShell.NodeSet", None)  # import fails as when not installed
+    with pytest.raises(FanOutError) as info:
+        fan_out("n[1-2]", "true", local=True)
+    assert "pip install 'topodiag[fleet]'" in str(info.value) and not info.value.usage
+    res = CliRunner().invoke(app, ["fleet", "--nodes", "n[1-2]"])
+    assert res.exit_code == 3 and "--nodes needs ClusterShell" in res.stderr and res.stdout == ""
+
+
+def test_the_ssh_worker_with_a_stand_in_ssh(tmp_path, monkeypatch):
+    """The remote path (ClusterShell's ssh worker, its argv and options) with an `ssh` on PATH that
+    runs the command here as FAKE_HOST=node, and refuses hosts named down*, as ssh does (exit 255)."""
+    ssh = tmp_path / "bin" / "ssh"
+    ssh.parent.mkdir()
+    argv_log = tmp_path / "argv.log"
+    ssh.write_text(f"""#!/bin/sh
+echo "$@" >> {argv_log}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -o*) shift ;;
+    -l|-p|-i) shift 2 ;;
+    -*) shift ;;
+    *) break ;;
+  esac
+done
+host="$1"; shift
+case "$host" in
+  down*) echo "ssh: connect to host $host port 22: Connection refused" >&2; exit 255 ;;
+esac
+FAKE_HOST="$host" exec sh -c "$*"
+""")
+    ssh.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{ssh.parent}:/usr/bin:/bin")
+    out = fan_out("up[1-2],down1", 'echo "report of $FAKE_HOST"', timeout_s=10, connect_timeout_s=7)
+    assert out.outputs == {"up1": "report of up1", "up2": "report of up2"}
+    assert out.failures == {"down1": "ssh failed (exit 255): ssh: connect to host down1 port 22: Connection refused"}
+    argv = argv_log.read_text()
+    assert "-oBatchMode=yes" in argv and "-oConnectTimeout=7" in argv  # never a password prompt
