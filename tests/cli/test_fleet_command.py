@@ -214,3 +214,43 @@ def test_nothing_readable_exits_3(tmp_path):
     empty.mkdir()
     res = fleet(str(empty), "--format", "json")
     assert res.exit_code == 3 and "no report in the inputs" in res.stderr
+
+
+# -- the real clush (ClusterShell's command, exec worker), with and without -b ------------------
+
+def clush_output(reports: Path, *flags: str) -> str:
+    import subprocess
+
+    clush = Path(sys.executable).parent / "clush"
+    assert clush.exists(), "clush comes with ClusterShell in the test extra"
+    nodes = ",".join(p.stem for p in sorted(reports.glob("*.json")))
+    res = subprocess.run([str(clush), "-R", "exec", "-w", nodes, *flags, "cat", f"{reports}/%h.json"],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    return res.stdout
+
+
+@pytest.mark.parametrize("flags", [(), ("-b",)], ids=["prefixed", "gathered"])
+def test_the_output_of_clush_is_read(reports, flags):
+    text = clush_output(reports, *flags)
+    assert text.startswith("---------------\n") == bool(flags)
+    res = fleet("-", "--format", "json", stdin=text)
+    assert res.exit_code == 1, res.output
+    data = as_json(res)
+    assert data["nodes"] == 10 and data["failures"] == []
+    assert [o["line"] for o in data["outliers"]] == ["node03: firmware of mlx5_0 28.39.1002, 9 others 28.43.2026"]
+
+
+def test_clush_b_gathers_alike_outputs_and_each_node_counts(tmp_path, base_report):
+    """Reports without a host print alike on every healthy node: clush -b shows one output under
+    `node[01-04,06] (5)`; each of those nodes is counted, and node05 stands apart."""
+    d = tmp_path / "r"
+    d.mkdir()
+    for i in range(1, 7):
+        r = node(base_report, None, fp={"gpu:6.numa": 0} if i == 5 else {})
+        (d / f"node{i:02d}.json").write_text(json.dumps(r, indent=2))
+    text = clush_output(d, "-b")
+    assert "node[01-04,06] (5)" in text
+    data = as_json(fleet("-", "--format", "json", stdin=text))
+    assert data["nodes"] == 6 and [o["line"] for o in data["outliers"]] == [
+        "node05: gpu:6 on NUMA node 0, 5 others 1"]

@@ -218,3 +218,52 @@ def test_check_options_reach_the_bundle_pipeline(capsys):
     [got] = list(read_reports([str(BASE_SCENARIO)], {"profile": "no-such-profile"}))
     assert isinstance(got, Failure) and got.reason == "the check pipeline refused it (exit 2)"
     assert "no-such-profile" in capsys.readouterr().err
+
+
+SEP = "-" * 15
+
+
+def clush_b(blocks) -> str:
+    """clush -b's layout, as ClusterShell's Display.format_header writes it."""
+    return "".join(f"{SEP}\n{header}\n{SEP}\n{body}\n" for header, body in blocks)
+
+
+def test_clush_b_blocks_name_their_node(tmp_path, base_report):
+    a, b = node(base_report, None), node(base_report, "b.cluster.local")
+    path = tmp_path / "clush.txt"
+    path.write_text(clush_b([("a", json.dumps(a, indent=2)), ("b", json.dumps(b, indent=2))]))
+    got = items(path)
+    a_lines = json.dumps(a, indent=2).count("\n") + 1
+    second = 3 + a_lines + 3 + 1  # a's header, a's report, b's header, then b's first line
+    # a's report has no host: the block names it; b's says its own
+    assert [(g.host, g.label) for g in got] == [("a", f"{path}:4"), ("b.cluster.local", f"{path}:{second}")]
+
+
+def test_a_gathered_block_counts_for_each_node(tmp_path, base_report):
+    path = tmp_path / "clush.txt"
+    path.write_text(clush_b([("gpu[1-3,7] (4)", json.dumps(node(base_report, None)))]))
+    got = items(path)
+    assert [g.host for g in got] == ["gpu1", "gpu2", "gpu3", "gpu7"]
+    assert got[0].label == f"{path}:4 (gpu1)"
+
+
+@pytest.mark.parametrize("text, reason", [
+    (f"{SEP}\ngpu1\n{{\n", "a clush -b header without its closing dashes: '{'"),
+    (f"{SEP}\ngpu[3-1] (3)\n{SEP}\n{{}}\n", "not a node set in a clush -b header"),
+    (f"{SEP}\ngpu 1 2\n{SEP}\n{{}}\n", "not a node set in a clush -b header: 'gpu 1 2'"),
+])
+def test_broken_clush_b_headers(tmp_path, text, reason):
+    path = tmp_path / "clush.txt"
+    path.write_text(text)
+    got = items(path)
+    assert any(isinstance(g, Failure) and reason in g.reason for g in got), got
+
+
+def test_a_gathered_block_without_clustershell_says_so(tmp_path, base_report, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ClusterShell.NodeSet", None)
+    path = tmp_path / "clush.txt"
+    path.write_text(clush_b([("gpu[1-2] (2)", json.dumps(node(base_report, None)))]))
+    f = items(path)[0]
+    assert isinstance(f, Failure) and "output gathered for gpu[1-2]: expanding it needs ClusterShell" in f.reason

@@ -7,7 +7,9 @@ What a path may be:
   (`node017: {...}` from clush without -b, `  3: {...}` from `srun --label`). Indented reports
   from such a fan-out (every line `node017: ` + a fragment, interleaved across nodes) are put back
   together per prefix: a report ends at a `}` line in column 0, as json.dumps(indent=...) and jq
-  write it; a JSON array of reports (`jq -s`) is read too;
+  write it; a JSON array of reports (`jq -s`) is read too; `clush -b` output, each output under a
+  header of dashes, its node set, dashes (an output several nodes printed alike counts for each:
+  the node set is expanded by ClusterShell);
 - `-`: standard input, read as a JSON-lines file (a pipe from a fan-out);
 - a directory: its `*.json`, `*.jsonl`, `*.ndjson` files, bundle archives (`.tar.gz`, `.tgz`,
   `.tar`) and bundle sub-directories, sorted by name (dotfiles and `*.expected.json` skipped);
@@ -36,6 +38,9 @@ MAX_REASON = 300
 
 # "node017: {" (clush), "  3: {" (srun --label): a name without spaces, quotes or brackets, then ": "
 _PREFIX_RE = re.compile(r'\s*([^\s:{}\[\]"]+)(?:: (.*)|:)\Z', re.S)
+# clush -b: a line of dashes, the node set ("gpu[001-003] (3)" when gathered), a line of dashes
+_DASHES_RE = re.compile(r"-{3,}\Z")
+_GATHERED_RE = re.compile(r"(\S+)(?: \((\d+)\))?\Z")
 
 
 @dataclass(frozen=True)
@@ -227,7 +232,8 @@ def _read_stream(name: str, lines: Iterator[str], default_host: Optional[str] = 
             return
         lines = iter(text.splitlines(keepends=True)[1:])
     m = _PREFIX_RE.match(head)
-    if not head.startswith("{") and not (m and (m.group(2) or "").lstrip().startswith("{")):
+    if (not head.startswith("{") and not (m and (m.group(2) or "").lstrip().startswith("{"))
+            and not _DASHES_RE.match(head.rstrip())):
         yield Failure(name, f"not JSON (line {first_no} starts {one_line(head, 40)!r}); expected topodiag "
                             "check reports, one per file or per line")
         return
@@ -283,6 +289,46 @@ class _Lines:
         self.default_host = default_host
         self.pending: dict[Optional[str], list] = {}  # prefix -> [first line no, size, parts]
         self.bad = 0
+        self.header: Optional[list] = None  # clush -b header being read: [dash lines seen, node set]
+        self.nodes: Optional[list[str]] = None  # the node(s) of the clush -b block being read
+
+    def _header(self, no: int, stripped: str) -> Optional[Iterator[Item]]:
+        """Follow a clush -b header; None when the line is not part of one."""
+        h = self.header
+        if h is None:
+            if not _DASHES_RE.match(stripped) or None in self.pending:
+                return None
+            self.header = [1, None]
+            return iter(())
+        if h[1] is None:
+            h[1] = stripped
+            return iter(())
+        self.header = None
+        if not _DASHES_RE.match(stripped):
+            return self.fail(no, f"a clush -b header without its closing dashes: {one_line(stripped, 60)!r}")
+        return self._block(no, h[1])
+
+    def _block(self, no: int, text: str) -> Iterator[Item]:
+        m = _GATHERED_RE.match(text)
+        if not m:
+            self.nodes = None
+            return self.fail(no, f"not a node set in a clush -b header: {one_line(text, 60)!r}")
+        nodeset, count = m.group(1), m.group(2)
+        if count is None and "[" not in nodeset:
+            self.nodes = [nodeset]
+            return iter(())
+        try:
+            from ClusterShell.NodeSet import NodeSet, NodeSetParseError
+        except ImportError:
+            self.nodes = None
+            return self.fail(no, f"output gathered for {nodeset}: expanding it needs ClusterShell "
+                                 "(pip install 'topodiag[fleet]'), or run clush without -b")
+        try:
+            self.nodes = list(NodeSet(nodeset))
+        except NodeSetParseError as exc:
+            self.nodes = None
+            return self.fail(no, f"not a node set in a clush -b header: {one_line(exc, 80)}")
+        return iter(())
 
     def fail(self, line_no: int, reason: str) -> Iterator[Item]:
         self.bad += 1
@@ -295,7 +341,21 @@ class _Lines:
         except (ValueError, RecursionError) as exc:
             yield from self.fail(line_no, f"not JSON: {one_line(exc, 120)}")
             return
-        yield accept(obj, f"{self.name}:{line_no}", prefix or self.default_host)
+        yield from self._accept(obj, prefix, line_no)
+
+    def _accept(self, obj: Any, prefix: Optional[str], line_no: int) -> Iterator[Item]:
+        label = f"{self.name}:{line_no}"
+        nodes = self.nodes if prefix is None else None
+        if not nodes:
+            yield accept(obj, label, prefix or self.default_host)
+        elif len(nodes) == 1:
+            yield accept(obj, label, nodes[0])
+        else:  # clush -b gathered one output of several nodes: the report stands for each of them
+            from dataclasses import replace
+
+            item = accept(obj, label)
+            for node in nodes:
+                yield replace(item, host=node, label=f"{label} ({node})") if isinstance(item, NodeReport) else item
 
     def read(self, first_no: int, first: str, lines: Iterator[str]) -> Iterator[Item]:
         pending = self.pending
@@ -308,6 +368,13 @@ class _Lines:
             if m:
                 prefix, body = m.group(1), m.group(2) or ""
             stripped = body.strip()
+            if prefix is None:
+                header = self._header(no, stripped)
+                if header is not None:
+                    yield from header
+                    line = next(lines, None)
+                    no += 1
+                    continue
             buf = pending.get(prefix)
             if buf is not None and body.startswith("{"):  # a new report in column 0: the last was cut off
                 del pending[prefix]
@@ -340,7 +407,7 @@ class _Lines:
                 who = f" of {prefix}" if prefix else ""
                 yield from self.fail(start, f"the report{who} is not complete at the end of the input")
                 continue
-            yield accept(obj, f"{self.name}:{start}", prefix or self.default_host)
+            yield from self._accept(obj, prefix, start)
         if self.bad > MAX_FAILURES_PER_FILE:
             more = self.bad - MAX_FAILURES_PER_FILE
             yield Failure(self.name, f"{more} more lines that are not reports", more)
