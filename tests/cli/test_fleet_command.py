@@ -64,6 +64,7 @@ def test_fan_out_runs_the_real_check_per_node_and_lists_the_nodes_that_failed(no
     data = as_json(res)
     assert data["nodes"] == 6
     assert [o["line"] for o in data["outliers"]] == ["gpu06: nic:mlx5_1 port 1 at 200 Gb/s, 5 others at 400"]
+    assert all(f["node"] for f in data["failures"])
     assert {f["input"]: f["reason"] for f in data["failures"]} == {
         "gpu07": "no answer within 5 s (timed out)",
         "gpu08": "no output (exit 127): topodiag: command not found",
@@ -76,7 +77,8 @@ def test_fan_out_text_names_the_outlier_and_the_silent_nodes(node_dirs):
                 "--command", fan_out_command(node_dirs), "--format", "text")
     # two reports only: too few for a majority, nobody blamed; the two silent nodes still listed
     assert res.exit_code == 3, res.output
-    assert "2 nodes compared" in res.stdout and "2 inputs gave no report" in res.stdout
+    assert "2 nodes compared" in res.stdout and "2 nodes gave no report" in res.stdout
+    assert "Nodes without a report" in res.stdout
     assert "gpu07" in res.stdout and "timed out" in res.stdout and "exit 127" in res.stdout
 
 

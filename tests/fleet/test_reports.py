@@ -211,7 +211,7 @@ def test_run_fleet_takes_a_fan_outs_outputs_and_failures(base_report):
     text = json.dumps(node(base_report, None), indent=2)
     result = run_fleet(texts=[("gpu01", text)], input_failures=[("gpu02", "ssh failed (exit 255)")])
     assert result.nodes == 1 and result.comparison.outliers == []
-    assert [f.to_dict() for f in result.failures] == [{"input": "gpu02", "reason": "ssh failed (exit 255)"}]
+    assert [f.to_dict() for f in result.failures] == [{"input": "gpu02", "reason": "ssh failed (exit 255)", "node": True}]
 
 
 def test_check_options_reach_the_bundle_pipeline(capsys):

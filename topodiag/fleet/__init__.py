@@ -66,7 +66,7 @@ class FleetResult:
         splits [{key, values [{value, nodes}], more_values, absent, group, text}],
         by_key [{key, group?, majority, majority_nodes, nodes_with_key, differs [{value, nodes [names]}],
                  missing [names], only_on [{value, nodes}]}],
-        summary (summary.py), failures [{input, reason, count?}], duplicates [{node, replaced, by}],
+        summary (summary.py), failures [{input, reason, count?, node? (a fan-out node)}], duplicates [{node, replaced, by}],
         nccl [nccl_hosts.compare_hosts() per log],
         nodes_with_findings [{node, input, worst, codes}] (by node name)}"""
         c = self.comparison
@@ -130,7 +130,7 @@ def run_fleet(paths: Sequence[str] = (), *, texts: Optional[Iterable[tuple]] = N
                 failures.append(item)
 
     for label, reason in input_failures or ():
-        feed([Failure(str(label), str(reason))])
+        feed([Failure(str(label), str(reason), node=True)])
     feed(read_reports(paths, check_options))
     if texts is not None:
         feed(read_texts(texts))

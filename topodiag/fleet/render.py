@@ -35,7 +35,11 @@ def render_text(result, file=None, max_outliers: int = 0) -> None:
             + (f" in {len(c.groups)} groups by {c.params.get('group_by')}" if grouped else "")
             + f": {len(c.outliers)} differ from the majority")
     if result.failed_count:
-        head += f", {_n(result.failed_count, 'input')} gave no report"
+        nodes = sum(f.count for f in result.failures if f.node)
+        if nodes:
+            head += f", {_n(nodes, 'node')} gave no report"
+        if result.failed_count - nodes:
+            head += f", {_n(result.failed_count - nodes, 'input')} gave no report"
     console.print(Text(head, style="bold"))
     if grouped:
         for g in c.groups:
@@ -85,8 +89,10 @@ def render_text(result, file=None, max_outliers: int = 0) -> None:
         console.print(table)
 
     if result.failures or result.duplicates:
-        table = Table(title="Inputs without a report", box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False)
-        table.add_column("input", no_wrap=True)
+        title = "Nodes without a report" if all(f.node for f in result.failures) and not result.duplicates \
+            else "Inputs without a report"
+        table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False)
+        table.add_column("node" if title.startswith("Nodes") else "input", no_wrap=True)
         table.add_column("why")
         for f in result.failures:
             table.add_row(f.label, f.reason)

@@ -65,9 +65,12 @@ class Failure:
     label: str
     reason: str
     count: int = 1  # inputs it stands for ("120 more lines that are not reports")
+    node: bool = False  # a fan-out node that gave no report (the label is its name), not a file
 
     def to_dict(self) -> dict:
         out = {"input": self.label, "reason": self.reason}
+        if self.node:
+            out["node"] = True
         if self.count != 1:
             out["count"] = self.count
         return out
