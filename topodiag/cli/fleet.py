@@ -165,14 +165,7 @@ def fleet_command(
     if fmt is FleetFormat.json:
         sys.stdout.write(render_json(result) + "\n")
     else:
-        render_text(result, max_outliers=max_outliers)
-        if flagged:
-            shown = flagged if max_outliers <= 0 else flagged[:max_outliers]
-            print(f"Nodes with findings at or above {level.name.lower()}: {len(flagged)}")
-            for n in shown:
-                print(f"  {n['node']}: {n['worst']} ({', '.join(n['codes'])})")
-            if len(shown) < len(flagged):
-                print(f"  ... and {len(flagged) - len(shown)} more (--format json lists all)")
+        render_text(result, max_outliers=max_outliers, fail_on=level.name.lower() if level is not None else None)
     if result.has_outliers or flagged:
         raise typer.Exit(int(ExitCode.FINDINGS))
     if result.failed_count or (result.nodes == 0 and not result.nccl):

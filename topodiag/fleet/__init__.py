@@ -156,12 +156,13 @@ def run_fleet(paths: Sequence[str] = (), *, texts: Optional[Iterable[tuple]] = N
                        flagged)
 
 
-def render_text(result: FleetResult, file=None, max_outliers: int = 0) -> None:
+def render_text(result: FleetResult, file=None, max_outliers: int = 0, fail_on: Optional[str] = None) -> None:
     """The people's form (rich tables) on `file` (default stdout): outliers, NCCL hosts, splits,
-    failed inputs, cluster summary; `max_outliers` > 0 lists that many outlier nodes, counts the rest."""
+    failed inputs, cluster summary; `max_outliers` > 0 lists that many outlier nodes, counts the rest;
+    `fail_on` (a severity) also lists the nodes whose worst finding is at or above it."""
     from .render import render_text as _render
 
-    _render(result, file=file, max_outliers=max_outliers)
+    _render(result, file=file, max_outliers=max_outliers, fail_on=fail_on)
 
 
 def render_json(result: FleetResult) -> str:

@@ -16,9 +16,10 @@ def render_json(result) -> str:
     return json.dumps(result.to_dict(), indent=2, default=str)
 
 
-def render_text(result, file=None, max_outliers: int = 0) -> None:
-    """Outliers (one line a node), NCCL hosts that differ, splits, failed inputs, then the summary.
-    `max_outliers` > 0 lists that many outlier nodes and counts the rest."""
+def render_text(result, file=None, max_outliers: int = 0, fail_on=None) -> None:
+    """Outliers (one line a node), NCCL hosts that differ, splits, failed inputs, the summary, then
+    (with `fail_on`, a severity) the nodes with findings at or above it. `max_outliers` > 0 lists
+    that many outlier (and flagged) nodes and counts the rest."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
@@ -108,3 +109,12 @@ def render_text(result, file=None, max_outliers: int = 0) -> None:
     for section, what, count in rows(result.summary):
         table.add_row(section, what, count)
     console.print(table)
+
+    flagged = result.at_or_above(fail_on) if fail_on else []
+    if flagged:
+        shown = flagged if max_outliers <= 0 else flagged[:max_outliers]
+        console.print(Text(f"Nodes with findings at or above {fail_on}: {len(flagged)}", style="bold"))
+        for n in shown:
+            console.print(f"  {n['node']}: {n['worst']} ({', '.join(n['codes'])})")
+        if len(shown) < len(flagged):
+            console.print(f"  ... and {len(flagged) - len(shown)} more (--format json lists all)")
