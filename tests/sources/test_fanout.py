@@ -120,3 +120,26 @@ FAKE_HOST="$host" exec sh -c "$*"
     assert out.failures == {"down1": "ssh failed (exit 255): ssh: connect to host down1 port 22: Connection refused"}
     argv = argv_log.read_text()
     assert "-oBatchMode=yes" in argv and "-oConnectTimeout=7" in argv  # never a password prompt
+
+
+def test_a_command_that_ignores_sigterm_leaves_nothing_behind(scripts, tmp_path):
+    """A TERM-ignoring command (ignored signals are inherited: its sleep ignores TERM too) and a
+    finished command's background job are both gone once fan_out returns."""
+    import os
+
+    pids = tmp_path / "pids"
+    command = scripts(t1=f"trap '' TERM; sleep 30 & echo $! >> {pids}; wait\n",
+                      t2=f"sleep 30 & echo $! >> {pids}; echo done\n")
+    started = time.monotonic()
+    out = fan_out("t[1-2]", command, timeout_s=1, local=True)
+    assert time.monotonic() - started < 10
+    assert out.failures == {"t1": "no answer within 1 s (timed out)"} and out.outputs == {"t2": "done"}
+    for pid in map(int, pids.read_text().split()):
+        for _ in range(50):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail(f"{pid} is still running")

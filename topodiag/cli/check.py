@@ -72,24 +72,33 @@ def _progress_line(rec) -> None:
     print(f"  {rec.source:22s} {rec.status:14s} {took:>8s}{why}", file=sys.stderr)
 
 
+def named_profile(name: str):
+    """The profile called `name` (--profile); exit 2 when the profiles are unreadable or it is unknown."""
+    from ..profiles import ProfileError, load_profiles
+
+    try:
+        profiles = load_profiles()
+    except ProfileError as exc:
+        fail(str(exc), ExitCode.USAGE)
+    if name not in profiles:
+        fail(f"--profile: unknown profile {name!r}; one of: {', '.join(profiles)}", ExitCode.USAGE)
+    return profiles[name]
+
+
 def choose_profile(name: Optional[str], topology) -> tuple[Any, str]:
     """The named profile (exit 2 when unknown), else the one the GPU models match; and how it was chosen."""
+    if name:
+        return named_profile(name), f"{name} (given)"
     gpus = topology.gpus()
     models = [m for g in gpus if (m := topology.node(g).get("model"))]
-    if not name and not models:
+    if not models:
         return None, "none (the inputs name no GPU model)"  # without reading the profiles
     from ..profiles import ProfileError, detect_profile, load_profiles
 
     try:
         profiles = load_profiles()
-    except ProfileError as exc:
-        if name:
-            fail(str(exc), ExitCode.USAGE)
+    except ProfileError:
         return None, "none (profiles unreadable)"
-    if name:
-        if name not in profiles:
-            fail(f"--profile: unknown profile {name!r}; one of: {', '.join(profiles)}", ExitCode.USAGE)
-        return profiles[name], f"{name} (given)"
     prof = detect_profile(models, profiles, gpu_count=len(gpus))
     return (prof, f"{prof.name} (detected from {models[0]})") if prof else (None, "none (no profile matches)")
 

@@ -18,7 +18,7 @@ import typer
 
 from ..exit_codes import ExitCode
 from . import app
-from .check import fail
+from .check import fail, named_profile
 
 
 class FleetFormat(str, Enum):
@@ -36,14 +36,7 @@ def _check_options(profile: Optional[str], config: Optional[str], select, ignore
 
     options: dict = {}
     if profile:
-        from ..profiles import ProfileError, load_profiles
-
-        try:
-            known = load_profiles()
-        except ProfileError as exc:
-            fail(str(exc), ExitCode.USAGE)
-        if profile not in known:
-            fail(f"--profile: unknown profile {profile!r}; one of: {', '.join(known)}", ExitCode.USAGE)
+        named_profile(profile)
         options["profile"] = profile
     if config:
         from ..engine import ConfigError
@@ -161,15 +154,16 @@ def fleet_command(
         sys.stderr.write("\n")
 
     fmt = output_format or (FleetFormat.text if sys.stdout.isatty() else FleetFormat.json)
-    flagged = result.at_or_above(level.name.lower()) if level is not None else []
+    severity = level.name.lower() if level is not None else None
     if fmt is FleetFormat.json:
         sys.stdout.write(render_json(result) + "\n")
     else:
-        render_text(result, max_outliers=max_outliers, fail_on=level.name.lower() if level is not None else None)
-    if result.has_outliers or flagged:
+        render_text(result, max_outliers=max_outliers, fail_on=severity)
+    if result.has_outliers or (severity and result.at_or_above(severity)):
         raise typer.Exit(int(ExitCode.FINDINGS))
-    if result.failed_count or (result.nodes == 0 and not result.nccl):
-        if result.nodes == 0 and not result.nccl and not result.failed_count:
-            print("topodiag: error: no report in the inputs", file=sys.stderr)
+    nothing_read = result.nodes == 0 and not result.nccl
+    if nothing_read and not result.failed_count:
+        print("topodiag: error: no report in the inputs", file=sys.stderr)
+    if nothing_read or result.failed_count:
         raise typer.Exit(int(ExitCode.INCOMPLETE))
     raise typer.Exit(int(ExitCode.OK))

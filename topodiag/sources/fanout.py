@@ -34,11 +34,6 @@ class FanOut:
     failures: dict[str, str] = field(default_factory=dict)  # node -> why there is no report
 
 
-def _group_killer() -> str | None:
-    """coreutils' timeout, when this machine has it."""
-    return shutil.which("timeout")
-
-
 def fan_out(nodes: str, command: str, *, fanout: int = 64, timeout_s: float = 120.0,
             connect_timeout_s: float = 10.0, local: bool = False) -> FanOut:
     try:
@@ -56,11 +51,15 @@ def fan_out(nodes: str, command: str, *, fanout: int = 64, timeout_s: float = 12
     task = task_self()
     task.set_info("fanout", max(1, fanout))
     task.set_info("connect_timeout", connect_timeout_s)
-    outer_timeout, killer = timeout_s, _group_killer() if local else None
+    outer_timeout, killer = timeout_s, shutil.which("timeout") if local else None
     if killer:
-        # ClusterShell kills only the process it started (`sh -c`); coreutils' timeout runs the command
-        # in its own process group and kills all of it, so a timed-out `srun ...` leaves nothing behind.
-        command = f"{killer} -k 2 {timeout_s:g} sh -c {shlex.quote(command)}"
+        # ClusterShell kills only the process it started. coreutils' timeout puts the command in a
+        # process group of its own and sends it SIGTERM at the timeout (SIGKILL to the command 2 s
+        # later, but not to the rest of the group); once timeout is done, the whole group is killed, so
+        # nothing the command started (a TERM-ignoring child, a background job) outlives it.
+        supervised = (f"{killer} -k 2 {timeout_s:g} sh -c {shlex.quote(command)} </dev/null & p=$!; "
+                      "wait $p; rc=$?; kill -9 -$p 2>/dev/null; exit $rc")
+        command = f"sh -c {shlex.quote(supervised)}"
         outer_timeout = timeout_s + 5
     worker = task.shell(command, nodes=str(nodeset), remote=not local, timeout=outer_timeout, stderr=True)
     task.resume()
@@ -80,7 +79,7 @@ def fan_out(nodes: str, command: str, *, fanout: int = 64, timeout_s: float = 12
             rcs[str(node)] = rc
     for node in out.nodes:
         last = (stderr.get(node) or "").strip().splitlines()[-1:] or [""]
-        if node in timed_out or (killer and rcs.get(node) in (124, 137)):
+        if node in timed_out or (killer and rcs.get(node) == 124):
             out.failures[node] = f"no answer within {timeout_s:g} s (timed out)"
         elif node not in rcs:
             out.failures[node] = "no exit status (could not run the command)"
