@@ -308,6 +308,7 @@ class _Lines:
             return iter(())
         self.header = None
         if not _DASHES_RE.match(stripped):
+            self.nodes = None  # what follows belongs to no known node
             return self.fail(no, f"a clush -b header without its closing dashes: {one_line(stripped, 60)!r}")
         return self._block(no, h[1])
 
