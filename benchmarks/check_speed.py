@@ -60,7 +60,7 @@ import typer; mark("import typer")
 from topodiag.cli import app; mark("import topodiag.cli")
 from topodiag.engine import load_catalog, load_checks, run; mark("import engine")
 from topodiag.model import build; mark("import model")
-from topodiag.sources.inputs import gather; mark("import inputs")
+from topodiag.load.gather import gather; mark("import inputs")
 g = gather([sys.argv[1]]); mark("gather + parse")
 topo = build(g.parsed, host=g.host); mark("build model")
 from topodiag.cli.check import choose_profile

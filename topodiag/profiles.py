@@ -30,6 +30,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
+from .errors import ProfileError
+
 try:
     import tomllib
 except ImportError:  # Python 3.10
@@ -45,10 +47,6 @@ def default_profiles_dir() -> Path:
     return default_rules_dir() / "profiles"
 
 LINK_LAYERS = ("InfiniBand", "Ethernet")
-
-
-class ProfileError(ValueError):
-    """A profile file that cannot be used: the message names the file and the key."""
 
 
 @dataclass(frozen=True)

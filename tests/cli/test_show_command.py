@@ -55,7 +55,7 @@ def test_without_from_shows_this_host_live(monkeypatch, tmp_path):
     """No GPU tools and no /sys/class/infiniband here (an empty PATH and sysfs root): the model is
     just the host, and that is not an error."""
     monkeypatch.setenv("PATH", str(tmp_path))
-    import topodiag.sources.live as live
+    import topodiag.live.collection as live
 
     monkeypatch.setattr(live, "SOURCES", tuple(s for s in live.SOURCES if s.probe is None))
     res = invoke("show", "--format", "json")

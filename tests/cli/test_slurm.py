@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from topodiag.cli import app
-from topodiag.sources.slurm import parse_show_node
+from topodiag.actions.slurm import parse_show_node
 from tests.fakes.fake_pynvml import FakeNvml
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -3,7 +3,7 @@
     fake = FakeNvml.from_probe(json.loads(text))      # a probe JSON (fixtures/nvml/*.json)
     probe(nvml=fake) == the recorded probe            # the round trip
 
-It has the functions and constants topodiag.sources.nvml_probe calls, with pynvml's names, values
+It has the functions and constants topodiag.live.nvml_probe calls, with pynvml's names, values
 and error classes (NVMLError(value) -> the NVMLError_<Name> subclass, `.value`, NVML's text). A
 call named in the probe's `unsupported` raises what it recorded; a recorded "n/a" without an entry
 raises NVMLError_NotSupported; a function recorded as missing from pynvml is absent (None). Like

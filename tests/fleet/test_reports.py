@@ -40,7 +40,7 @@ def test_real_reports_of_every_host_scenario_are_read_from_a_directory(tmp_path,
 
 
 def test_a_bundle_directory_and_archive_give_the_check_report(tmp_path, base_report):
-    from topodiag.sources.bundle import pack
+    from topodiag.bundle import pack
 
     archive = tmp_path / "node.tar.gz"
     pack(str(BASE_SCENARIO), str(archive))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from topodiag.model.fingerprint import fingerprint
-from topodiag.sources.inputs import gather
+from topodiag.load.gather import gather
 from topodiag.model import build
 
 HOSTS = Path(__file__).resolve().parents[2] / "fixtures" / "hosts"

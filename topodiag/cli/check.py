@@ -27,8 +27,8 @@ def fail(message: str, code: ExitCode) -> None:
 
 def gather_or_exit(paths: List[str]):
     """The parsed inputs of the paths (an unusable bundle: exit 3)."""
-    from ..sources.bundle import BundleError
-    from ..sources.inputs import gather
+    from ..errors import BundleError
+    from ..load.gather import gather
 
     try:
         gathered = gather(paths)
@@ -43,16 +43,18 @@ def gather_live(deadline_s: float, prolog: bool, sysfs_root: str, progress: bool
     """Collect this node into a temporary bundle and read it back, as `--from` would read it."""
     import tempfile
 
-    from ..sources import live
+    from ..live import collection as live
 
     with tempfile.TemporaryDirectory(prefix="topodiag-live-") as tmp:
         root = f"{tmp}/bundle"
         opts = live.Options(deadline_s=deadline_s, prolog=prolog, sysfs_root=sysfs_root)
         records = live.collect(opts, progress=_progress_line if progress else None)
         facts = live.host_facts(sysfs_root) if not prolog else {"hostname": _hostname()}
-        live.write_bundle_dir(root, records, host=facts["hostname"], facts=facts)
-        from ..sources.bundle import BundleError
-        from ..sources.inputs import gather_bundle
+        from ..bundle import write_bundle_dir
+
+        write_bundle_dir(root, records, host=facts["hostname"], facts=facts)
+        from ..errors import BundleError
+        from ..load.gather import gather_bundle
 
         try:
             return gather_bundle(root, "live")
@@ -74,7 +76,8 @@ def _progress_line(rec) -> None:
 
 def named_profile(name: str):
     """The profile called `name` (--profile); exit 2 when the profiles are unreadable or it is unknown."""
-    from ..profiles import ProfileError, load_profiles
+    from ..errors import ProfileError
+    from ..profiles import load_profiles
 
     try:
         profiles = load_profiles()
@@ -93,7 +96,8 @@ def choose_profile(name: Optional[str], topology) -> tuple[Any, str]:
     models = [m for g in gpus if (m := topology.node(g).get("model"))]
     if not models:
         return None, "none (the inputs name no GPU model)"  # without reading the profiles
-    from ..profiles import ProfileError, detect_profile, load_profiles
+    from ..errors import ProfileError
+    from ..profiles import detect_profile, load_profiles
 
     try:
         profiles = load_profiles()

@@ -40,7 +40,8 @@ def collect_command(
     """
     import tempfile
 
-    from ..sources import bundle, live
+    from .. import bundle
+    from ..live import collection as live
 
     if deadline <= 0:
         fail("--deadline: must be a positive number of seconds", ExitCode.USAGE)
@@ -61,9 +62,9 @@ def collect_command(
     try:
         with tempfile.TemporaryDirectory(prefix="topodiag-collect-") as tmp:
             root = os.path.join(tmp, "bundle")
-            live.write_bundle_dir(root, records, host, facts)
+            bundle.write_bundle_dir(root, records, host, facts)
             if redact:
-                from ..sources.redact import RedactionError, Redactor, redact_bundle_dir
+                from ..bundle.redact import RedactionError, Redactor, redact_bundle_dir
 
                 clean = os.path.join(tmp, "redacted")
                 try:

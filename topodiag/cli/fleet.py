@@ -134,7 +134,7 @@ def fleet_command(
 
     texts, input_failures = None, None
     if nodes:
-        from ..sources.fanout import FanOutError, fan_out
+        from ..actions.fanout import FanOutError, fan_out
 
         if sys.stderr.isatty():
             sys.stderr.write(f"topodiag: fleet: running `{command}` on {nodes} "

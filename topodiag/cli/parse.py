@@ -53,7 +53,8 @@ def parse_command(
     Exit 0 when it parsed, 3 when FILE cannot be read or is not that tool's output.
     """
     from ..parsers import ParseError, blank_provenance_header, detect, get, names, to_jsonable
-    from ..sources.user_file import InputError, open_text, parse_opened
+    from ..errors import InputError
+    from ..load.files import open_text, parse_opened
 
     try:
         opened = open_text(file)

@@ -76,7 +76,7 @@ def prolog_command(
     print(line)
     code = ev.outcome.exit_code
     if mark_offline:
-        from ..sources import slurm
+        from ..actions import slurm
 
         clean = code == ExitCode.OK and not any(f.code.startswith("SYS") for f in ev.outcome.findings)
         if code == ExitCode.FINDINGS or clean:

@@ -20,6 +20,7 @@ try:
 except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
+from ..errors import CatalogError
 from .findings import Severity, names as severity_names
 
 CODE_RE = re.compile(r"^[A-Z]+\d{3}$")
@@ -35,14 +36,6 @@ OPTIONAL_KEYS = ("tags", "requires", "params", "how_to_check", "references", "ex
 EXAMPLE_KEYS = ("description", "inputs", "inline", "problems", "params", "raises", "subjects")
 PROBLEM_KEYS = ("source", "kind", "reason", "file", "line_no")
 PROBLEM_KINDS = ("failed", "unparseable")
-
-
-class CatalogError(Exception):
-    """One or more invalid rule files; `errors` holds one line per problem."""
-
-    def __init__(self, errors: Iterable[str]):
-        self.errors = list(errors)
-        super().__init__("\n".join(self.errors))
 
 
 @dataclass(frozen=True)

@@ -26,14 +26,17 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Optional
 
+from ..errors import ConfigError, SelectionError
 from ..exit_codes import ExitCode
 from . import registry
 from .catalog import Catalog, Rule
 from .findings import Evidence, Finding, Hit, Severity, names as severity_names
+from ..records import PROBLEM_KINDS, Each, InputProblem  # noqa: F401  (re-exported: engine.runner.Each)
 
 TOOL_FAMILY = "SYS"
 SOURCE_FAILED, SOURCE_UNPARSEABLE, CHECK_CRASHED = "SYS001", "SYS002", "SYS003"
 PROBLEM_RULE = {"failed": SOURCE_FAILED, "unparseable": SOURCE_UNPARSEABLE}
+assert set(PROBLEM_RULE) == set(PROBLEM_KINDS)
 CONFIG_KEYS = ("enabled", "severity", "params")
 
 # Used when the catalog lacks a tool-health rule, so crash isolation never depends on data files.
@@ -53,47 +56,9 @@ FALLBACK_RULES = (
 )
 
 
-class SelectionError(ValueError):
-    """A --select/--ignore entry that names no rule."""
-
-
-class ConfigError(ValueError):
-    """A rule override (severity, params, enabled) that does not fit the catalog."""
-
-
-@dataclass(frozen=True)
-class Each:
-    """Several parsed inputs of one source, as (value, file) pairs; checks that take the source run
-    once per item."""
-
-    items: tuple[tuple[Any, Optional[str]], ...]
-
-    @classmethod
-    def of(cls, pairs: Iterable[tuple[Any, Optional[str]]]) -> "Each":
-        return cls(tuple(pairs))
-
-    def first(self) -> Any:
-        return self.items[0][0] if self.items else None
-
-
 def _present(inputs: Mapping[str, Any], name: str) -> bool:
     value = inputs.get(name)
     return value is not None and not (isinstance(value, Each) and not value.items)
-
-
-@dataclass(frozen=True)
-class InputProblem:
-    """A source that failed (`kind="failed"`: rc, timeout, not installed) or did not parse ("unparseable")."""
-
-    source: str
-    kind: str
-    reason: str
-    file: Optional[str] = None
-    line_no: Optional[int] = None
-
-    def __post_init__(self) -> None:
-        if self.kind not in PROBLEM_RULE:
-            raise ValueError(f"input problem kind {self.kind!r} is not one of {', '.join(PROBLEM_RULE)}")
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ def _as_dict(parsed: Any) -> dict:
 def read_log(path: str):
     """Parse an NCCL_DEBUG log file as `topodiag parse` would (raises InputError or ParseError)."""
     from ..parsers import get
-    from ..sources.user_file import open_text, parse_opened
+    from ..load.files import open_text, parse_opened
 
     opened = open_text(path)
     try:

@@ -437,7 +437,7 @@ def bundle_report(path: str, check_options: Optional[Mapping[str, Any]] = None) 
     """The JSON report `topodiag check --from PATH --format json` would print (raises on a bad bundle)."""
     from ..cli.check import evaluate
     from ..render.json_report import report
-    from ..sources.inputs import gather
+    from ..load.gather import gather
 
     gathered = gather([path])
     if not gathered.statuses:

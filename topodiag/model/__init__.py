@@ -5,7 +5,8 @@ Importing this package is cheap; networkx is imported when a Topology is first m
 
 from __future__ import annotations
 
-from .builder import ParsedInput, build
+from ..records import ParsedInput
+from .builder import build
 from .topology import SCHEMA_VERSION, Topology, class_rank, nv_count
 
 __all__ = ["ParsedInput", "build", "Topology", "SCHEMA_VERSION", "class_rank", "nv_count"]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from ..parsers.base import to_jsonable
+from ..records import ParsedInput
 from .topology import Topology, nv_count, source_ref
 
 # A GPU has at most this many NVLinks of its own (H100/H200/B200: 18); a `topo -m` row whose NV#
@@ -22,15 +23,6 @@ IB_SOURCES = ("ibstat", "ibv_devinfo", "ibstatus")
 # Order in which inputs are merged, so ids and first-seen facts do not depend on argument order.
 _ORDER = ("nvidia_smi_topo_m", "nvidia_smi_topo_p2p", "nvidia_smi_nvlink_s", "nvml", "nccl_topo_xml", *IB_SOURCES,
           "sysfs_infiniband", "nccl_debug", "nccl_tests")
-
-
-@dataclass(frozen=True)
-class ParsedInput:
-    """One parsed input: the source name, the file it came from (None for live), the parse result."""
-
-    source: str
-    path: str | None
-    result: Any
 
 
 def build(inputs: Iterable[ParsedInput], host: str | None = None) -> Topology:

@@ -16,26 +16,12 @@ from dataclasses import fields, is_dataclass
 from enum import Enum
 from typing import Any, Iterable, Iterator
 
+from ..errors import ParseError
+
 HEADER_PREFIX = "#@"
 HEADER_END = "#@ ---"
 
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
-
-
-class ParseError(Exception):
-    """Text that is not the output of the tool the parser reads.
-
-    `line_no` is 1-based and counts lines of the text as given (the provenance header included,
-    since the loader blanks header lines rather than removing them); 0 when no line applies.
-    """
-
-    def __init__(self, message: str, line_no: int = 0):
-        super().__init__(message)
-        self.message = message
-        self.line_no = line_no
-
-    def __str__(self) -> str:
-        return f"line {self.line_no}: {self.message}" if self.line_no else self.message
 
 
 def blank_provenance_header(text: str) -> str:

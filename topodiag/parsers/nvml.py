@@ -1,4 +1,4 @@
-"""Parser for the NVML probe JSON (`python -m topodiag.sources.nvml_probe`, schema_version 1).
+"""Parser for the NVML probe JSON (`python -m topodiag.live.nvml_probe`, schema_version 1).
 
 The probe is what NVML itself says (see topodiag/sources/nvml_probe.py for every field); live and
 replayed probes go through this same parser. A few lines of one:
@@ -296,7 +296,7 @@ def _decode(text: str) -> Any:
         first = text.lstrip()[:1]
         what = "not JSON" if first not in ("{", "[") else "broken JSON"
         raise ParseError(f"{what} ({exc.msg}): expected the NVML probe JSON of "
-                         "`python -m topodiag.sources.nvml_probe`", exc.lineno) from None
+                         "`python -m topodiag.live.nvml_probe`", exc.lineno) from None
     except RecursionError:
         raise ParseError("JSON nested too deeply to be an NVML probe", 0) from None
     except ValueError as exc:  # NaN/Infinity, or an integer too long to convert
@@ -307,7 +307,7 @@ def parse(text: str) -> NvmlProbe:
     """NVML probe JSON -> NvmlProbe; ParseError for other JSON, other text or another schema_version."""
     text = blank_provenance_header(text)
     if not text.strip():
-        raise ParseError("no text: expected the NVML probe JSON of `python -m topodiag.sources.nvml_probe`", 0)
+        raise ParseError("no text: expected the NVML probe JSON of `python -m topodiag.live.nvml_probe`", 0)
     data = _decode(text)
     r = _Reader(text)
     if not isinstance(data, dict) or data.get("probe") != "nvml":

@@ -1,4 +1,4 @@
-"""Parser for the sysfs probe's JSON (topodiag.sources.sysfs_probe), and the pyverbs probe's.
+"""Parser for the sysfs probe's JSON (topodiag.live.sysfs_probe), and the pyverbs probe's.
 
     {
       "probe": "sysfs",

@@ -17,25 +17,15 @@ import stat
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional
 
-from ..engine.runner import Each, InputProblem
-from ..model.builder import ParsedInput
-from .bundle import ARCHIVE_SUFFIXES, BundleError, is_bundle_dir, member_path, read_manifest, sha256_of, unpack
-from .user_file import InputError, open_text, parse_opened
+from ..records import Each, InputProblem
+from ..records import InputStatus, ParsedInput
+from ..bundle.archive import ARCHIVE_SUFFIXES, unpack
+from ..bundle.manifest import is_bundle_dir, member_path, read_manifest, sha256_of
+from ..errors import BundleError
+from ..errors import InputError
+from .files import open_text, parse_opened
 
 UNKNOWN_SOURCE = "unknown"
-
-
-@dataclass(frozen=True)
-class InputStatus:
-    """One row of the report's `inputs`: which file, read as which source, and how it went."""
-
-    path: str
-    source: Optional[str]
-    status: str  # parsed | unparseable | failed | ignored | absent (not on the host: no problem)
-    reason: str = ""
-
-    def to_dict(self) -> dict:
-        return {"path": self.path, "source": self.source, "status": self.status, "reason": self.reason}
 
 
 @dataclass

@@ -14,16 +14,9 @@ import sys
 from dataclasses import dataclass
 from typing import Iterator
 
+from ..errors import InputError
+
 BINARY_PROBE_BYTES = 8192
-
-
-class InputError(Exception):
-    """A user-named input that cannot be read as text; `where` is `file` or `file:line`."""
-
-    def __init__(self, where: str, message: str):
-        super().__init__(f"{where}: {message}")
-        self.where = where
-        self.message = message
 
 
 @dataclass

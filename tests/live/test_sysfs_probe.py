@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from topodiag.parsers import blank_provenance_header
-from topodiag.sources import sysfs_probe
-from topodiag.sources.sysfs_probe import probe, probe_json, write_snapshot
+from topodiag.live import sysfs_probe
+from topodiag.live.sysfs_probe import probe, probe_json, write_snapshot
 from tests.fixtures_index import FIXTURES, ROOT
 
 TREES = FIXTURES / "sysfs"
@@ -317,10 +317,10 @@ def test_cli_prints_the_probe_json(capsys) -> None:
 
 
 def test_module_runs_and_imports_cheaply() -> None:
-    code = ("import sys, topodiag.sources.sysfs_probe as p; "
+    code = ("import sys, topodiag.live.sysfs_probe as p; "
             "print(sorted(m for m in ('networkx', 'rich', 'typer', 'pynvml') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
-    out = subprocess.run([sys.executable, "-m", "topodiag.sources.sysfs_probe", "fixtures/sysfs/a100pcie-gpu1-x8"],
+    out = subprocess.run([sys.executable, "-m", "topodiag.live.sysfs_probe", "fixtures/sysfs/a100pcie-gpu1-x8"],
                          cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0 and json.loads(out.stdout)["pci"][1]["current_link_width"] == 8

@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from topodiag.cli import app
 from topodiag.parsers import ParseError, blank_provenance_header, get, to_jsonable
-from topodiag.sources.redact import RedactionError, Redactor, hostnames_in, redact_bundle_dir, redact_tree
+from topodiag.bundle.redact import RedactionError, Redactor, hostnames_in, redact_bundle_dir, redact_tree
 from tests.fixtures_index import FIXTURES as FIXTURES_DIR, parser_fixtures
 from tests.host_fixture import HOSTS, sha256
 
@@ -402,7 +402,7 @@ def test_the_host_scenarios_are_redacted_with_one_map_across_bundles(tmp_path) -
 
 @pytest.mark.parametrize("name", SYSFS_TREES)
 def test_a_redacted_sysfs_snapshot_probes_alike(tmp_path, name) -> None:
-    from topodiag.sources.sysfs_probe import probe, probe_json
+    from topodiag.live.sysfs_probe import probe, probe_json
 
     src, dst = FIXTURES_DIR / "sysfs" / name, tmp_path / name
     redactor = Redactor()

@@ -51,7 +51,7 @@ and every symlink followed, as [path, "->", target as readlink gives it], paths 
 symlink among their parents). Writing those back (`write_snapshot`) gives a plain tree on which
 `probe` reports the same; `probe_json()` is the probe JSON without them.
 
-    python -m topodiag.sources.sysfs_probe [ROOT] [--files-read]
+    python -m topodiag.live.sysfs_probe [ROOT] [--files-read]
 """
 
 from __future__ import annotations
@@ -517,7 +517,7 @@ def main(argv: list[str] | None = None) -> int:
     with_files = "--files-read" in args
     args = [a for a in args if a != "--files-read"]
     if len(args) > 1 or any(a.startswith("-") and a != "-" for a in args):
-        print("usage: python -m topodiag.sources.sysfs_probe [ROOT] [--files-read]", file=sys.stderr)
+        print("usage: python -m topodiag.live.sysfs_probe [ROOT] [--files-read]", file=sys.stderr)
         return 2
     result = probe(args[0] if args else "/")
     print(json.dumps(result if with_files else probe_json(result), indent=2))

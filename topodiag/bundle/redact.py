@@ -44,11 +44,9 @@ import re
 import stat
 from typing import Callable, Iterable, Mapping, Optional
 
+from ..errors import RedactionError
+
 __all__ = ["Redactor", "RedactionError", "hostnames_in", "redact_tree", "redact_bundle_dir"]
-
-
-class RedactionError(Exception):
-    """Something that cannot be redacted safely (one line: what and where)."""
 
 
 # -- placeholders: two private-use characters, which no pattern below matches -------------------

@@ -1,7 +1,7 @@
 """The NVML probe: what the driver itself says about the GPUs, their NVLinks and how pairs connect.
 
     probe()            -> dict (JSON-serialisable; never raises)
-    python -m topodiag.sources.nvml_probe      prints it (run it in a subprocess with a timeout:
+    python -m topodiag.live.nvml_probe      prints it (run it in a subprocess with a timeout:
                                                NVML can block for minutes on a wedged GPU)
 
 pynvml (nvidia-ml-py) is imported lazily, inside probe(), so importing this module costs nothing

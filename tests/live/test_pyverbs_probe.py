@@ -7,8 +7,8 @@ import json
 import sys
 
 from topodiag.parsers import blank_provenance_header
-from topodiag.sources import pyverbs_probe, sysfs_probe
-from topodiag.sources.pyverbs_probe import probe
+from topodiag.live import pyverbs_probe, sysfs_probe
+from topodiag.live.pyverbs_probe import probe
 from tests.fakes import fake_pyverbs
 from tests.fakes.fake_pyverbs import FakeDevice, FakePort, PyverbsRDMAError
 from tests.fixtures_index import FIXTURES

@@ -10,7 +10,7 @@ import pytest
 
 import ClusterShell  # noqa: F401 -- in the test extra: a CI without it must fail here, not skip
 
-from topodiag.sources.fanout import FanOutError, fan_out
+from topodiag.actions.fanout import FanOutError, fan_out
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import socket
 from dataclasses import dataclass
 from typing import Optional
 
-from .commands import run
+from ..live.commands import run
 
 PREFIX = "topodiag:"
 TIMEOUT_S = 10.0

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from topodiag.cli import app
 from topodiag.exit_codes import ExitCode
-from topodiag.sources import bundle
-from topodiag.sources.bundle import BundleError, pack, unpack
+from topodiag.bundle import archive as bundle
+from topodiag.bundle import BundleError, pack, unpack
 from tests.host_fixture import HOSTS
 
 

@@ -13,8 +13,8 @@ import pytest
 
 from tests.fakes.fake_pynvml import CONSTANTS, ERROR_CODES, ERROR_TEXTS, FakeNvml, nvml_error
 from topodiag.parsers import blank_provenance_header, nvml as nvml_parser, to_jsonable
-from topodiag.sources import nvml_probe
-from topodiag.sources.nvml_probe import MISSING_FUNCTION, NA, PYNVML_MISSING, probe
+from topodiag.live import nvml_probe
+from topodiag.live.nvml_probe import MISSING_FUNCTION, NA, PYNVML_MISSING, probe
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "fixtures" / "nvml"
@@ -203,14 +203,14 @@ def test_never_raises_on_a_module_that_is_not_pynvml() -> None:
 
 
 def test_importing_the_probe_does_not_import_pynvml() -> None:
-    code = "import sys, topodiag.sources.nvml_probe; print('pynvml' in sys.modules, 'json' in sys.modules)"
+    code = "import sys, topodiag.live.nvml_probe; print('pynvml' in sys.modules, 'json' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.split()[0] == "False"
 
 
 def test_module_main_prints_probe_json() -> None:
     """Whatever this machine has (no GPU here: NVML's library is missing), the output is a probe."""
-    proc = subprocess.run([sys.executable, "-m", "topodiag.sources.nvml_probe"], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "topodiag.live.nvml_probe"], capture_output=True, text=True,
                           timeout=120, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     parsed = nvml_parser.parse(proc.stdout)

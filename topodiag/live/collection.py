@@ -5,10 +5,10 @@ A live `check` collects into a temporary bundle and then reads it exactly as it 
 given with `--from`, so a bundle gives the same findings as the live run it came from.
 
     records = collect(Options(deadline_s=20))        # -> [Record]
-    write_bundle_dir(root, records, host=..., ...)   # manifest.json, commands/, probes/, sysfs/
+    topodiag.bundle.write_bundle_dir(root, records, host=..., ...)  # manifest.json, commands/, probes/, sysfs/
 
 What each source is (LiveSource): a probe (a Python function returning JSON: NVML, sysfs, pyverbs)
-or a command (argv run by sources.commands.run). `prolog` marks the passive, fast ones a Slurm
+or a command (argv run by live.commands.run). `prolog` marks the passive, fast ones a Slurm
 prolog may run. A tool that is not installed, or a probe that finds no driver or device, is
 "not_available" (a normal outcome on a host without GPU or HCA: no finding); a tool that ran and
 failed is "failed"; one that did not finish in time is "timed_out". Probes run in daemon threads: a
@@ -202,7 +202,8 @@ def collect(opts: Options, sources: Optional[Iterable[LiveSource]] = None,
 
 def _user_files(opts: Options) -> list[Record]:
     """NCCL logs and nccl-tests outputs the user hands over, copied into the bundle as given."""
-    from .user_file import InputError, open_text
+    from ..errors import InputError
+    from ..load.files import open_text
 
     out = []
     for n, (source, path) in enumerate([("nccl_debug", p) for p in opts.nccl_logs]
@@ -234,39 +235,3 @@ def host_facts(sysfs_root: str = "/") -> dict[str, Any]:
     ofed = run(("ofed_info", "-s"), 5.0)
     facts["ofed"] = ofed.stdout.strip().rstrip(":") if ofed.ok else None
     return facts
-
-
-def write_bundle_dir(root: str, records: list[Record], host: str, facts: dict[str, Any],
-                     notes: Iterable[str] = (), redacted: bool = False) -> dict:
-    """Write the records as a bundle directory (manifest.json last); returns the manifest."""
-    from .. import __version__
-    from .bundle import SCHEMA_VERSION, sha256_of
-
-    os.makedirs(root, exist_ok=True)
-    entries = []
-    written: set[str] = set()
-    for rec in records:
-        sha = None
-        if rec.member and rec.text is not None:
-            path = os.path.join(root, *rec.member.split("/"))
-            if rec.member not in written:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                with open(path, "w", encoding="utf-8") as fh:
-                    fh.write(rec.text)
-                written.add(rec.member)
-            sha = sha256_of(path)
-        for rel, text in rec.extra_files:
-            path = os.path.join(root, *rel.split("/"))
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        entries.append({"source": rec.source, "status": rec.status, "member": rec.member if sha else None,
-                        "argv": list(rec.argv), "rc": rec.rc, "duration_s": rec.duration_s,
-                        "timed_out": rec.timed_out, "sha256": sha, "reason": rec.reason})
-    manifest = {"schema_version": SCHEMA_VERSION, "tool": {"name": "topodiag", "version": __version__},
-                "host": host, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "redacted": redacted, "facts": facts, "notes": list(notes), "sources": entries}
-    with open(os.path.join(root, "manifest.json"), "w", encoding="utf-8") as fh:
-        json.dump(manifest, fh, indent=1)
-        fh.write("\n")
-    return manifest

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from topodiag.sources.commands import run
+from topodiag.live.commands import run
 
 
 def tool(tmp_path: Path, name: str, body: str) -> dict:
