@@ -1,6 +1,7 @@
 """What every parser shares: ParseError, the `#@` provenance header, text normalisation.
 
 A parser module exposes:
+  INFO: ParserInfo                 what the parser reads and how live collection gets it
   SOURCE: str                      the source name (e.g. "nvidia_smi_topo_m")
   parse(text: str) -> dataclass    pure; raises ParseError and nothing else
   sniff(text: str) -> float        0.0 (not this tool) .. 1.0 (certainly this tool); looks at a
@@ -12,11 +13,31 @@ and optionally
 from __future__ import annotations
 
 import re
-from dataclasses import fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from enum import Enum
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Optional
 
 from ..errors import ParseError
+
+@dataclass(frozen=True)
+class ParserInfo:
+    """What one parser reads, in one object: the registry, live collection, `parse --list`, the
+    README's source table and the man page are derived from (or tested against) these.
+
+    `argv` is the command live collection runs for this source (() when it does not run one: the
+    source comes from a probe or only from files the user gives); `prolog_safe` says the live
+    source is passive and fast enough for a Slurm prolog (a probe, never a command that can hang
+    on a wedged device); `schema_version` versions the JSON form of the parse result."""
+
+    source: str  # the source name, also the module's name
+    tool: str  # what a person runs to get this output, e.g. "nvidia-smi topo -m"
+    description: str  # one line for `parse --list`, the README and the man page
+    argv: tuple[str, ...] = ()
+    timeout_s: float = 30.0
+    prolog_safe: bool = False
+    schema_version: int = 1
+    probe: Optional[str] = None  # the live probe that feeds it (nvml, sysfs), if any
+
 
 HEADER_PREFIX = "#@"
 HEADER_END = "#@ ---"
