@@ -168,7 +168,7 @@ def test_smoke_the_real_catalog_on_a_healthy_hgx_matrix():
 
 
 def test_profile_is_detected_from_gpu_models_or_given():
-    from topodiag.cli.check import choose_profile
+    from topodiag.pipeline import choose_profile
     from topodiag.model import Topology
 
     topo = Topology()

@@ -6,6 +6,7 @@ import sys
 
 import typer
 
+from ..errors import TopodiagError
 from ..exit_codes import ExitCode
 
 app = typer.Typer(
@@ -95,6 +96,11 @@ def main() -> None:
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(ExitCode.OK)
+    except TopodiagError as exc:  # a command not wrapped by `guarded`: the same one line and code
+        from .errors import exit_code_of, one_line
+
+        print(f"topodiag: error: {one_line(str(exc))}", file=sys.stderr)
+        sys.exit(exit_code_of(exc))
     except Exception as exc:  # the exception policy: nothing but a one-liner unless --debug
         if _state["debug"] or "--debug" in sys.argv:
             raise

@@ -18,7 +18,7 @@ import typer
 
 from ..exit_codes import ExitCode
 from . import app
-from .check import fail, named_profile
+from .errors import fail, guarded
 
 
 class FleetFormat(str, Enum):
@@ -30,28 +30,22 @@ DEFAULT_COMMAND = "topodiag check --format json"
 
 
 def _check_options(profile: Optional[str], config: Optional[str], select, ignore) -> dict:
-    """What bundles are judged with, validated here once (exit 2), not once per bundle."""
-    from ..engine import SelectionError, load_catalog
+    """What bundles are judged with, validated here once (a usage error, exit 2), not once per bundle."""
+    from ..engine import load_catalog
     from ..engine.runner import select_rules
+    from ..pipeline import named_profile
 
     options: dict = {}
     if profile:
         named_profile(profile)
         options["profile"] = profile
     if config:
-        from ..engine import ConfigError
         from ..engine.site_config import load as load_site_config
 
-        try:
-            load_site_config(config)
-        except ConfigError as exc:
-            fail(str(exc), ExitCode.USAGE)
+        load_site_config(config)
         options["config"] = config
     if select or ignore:
-        try:
-            select_rules(load_catalog(examples=False), select=select, ignore=ignore)
-        except SelectionError as exc:
-            fail(str(exc), ExitCode.USAGE)
+        select_rules(load_catalog(examples=False), select=select, ignore=ignore)
         options["select"], options["ignore"] = select, ignore
     return options
 
@@ -62,6 +56,7 @@ def _progress(read: int) -> None:
 
 
 @app.command("fleet")
+@guarded
 def fleet_command(
     reports: Optional[List[str]] = typer.Argument(
         None, metavar="[REPORT]...",

@@ -14,36 +14,11 @@ import typer
 
 from ..exit_codes import ExitCode
 from . import app
-from .check import evaluate, fail, gather_live
-
-MAX_REASON = 200  # Slurm keeps a drain reason short; scontrol shows it in one line
-
-
-def reason_line(outcome, fail_on) -> str:
-    """`topodiag: CODE subject; CODE subject` for the findings at or above fail_on (worst first)."""
-    from ..engine import Severity
-
-    level = fail_on if fail_on is not None else Severity.CRITICAL
-    real = [f for f in outcome.findings if not f.code.startswith("SYS") and f.severity >= level]
-    real.sort(key=lambda f: -int(f.severity))
-    if not real:
-        tool = [f for f in outcome.findings if f.code.startswith("SYS")]
-        if tool:
-            return "topodiag: incomplete: " + "; ".join(f"{f.code} {f.subjects[0] if f.subjects else ''}".strip()
-                                                         for f in tool)[: MAX_REASON - 22]
-        return "topodiag: ok"
-    parts = [f"{f.code} {' '.join(f.subjects[:2])}".strip() for f in real]
-    shown: list[str] = []
-    for i, part in enumerate(parts):
-        left = len(parts) - i - 1
-        line = "topodiag: " + "; ".join(shown + [part]) + (f"; +{left} more" if left else "")
-        if len(line) > MAX_REASON and shown:
-            return "topodiag: " + "; ".join(shown) + f"; +{len(parts) - i} more"
-        shown.append(part)
-    return "topodiag: " + "; ".join(shown)
-
+from .check import positive_deadline, show_crashes
+from .errors import guarded
 
 @app.command("prolog")
+@guarded
 def prolog_command(
     deadline: float = typer.Option(10.0, "--deadline", metavar="SECONDS",
                                    help="The whole run's deadline (passive sources only: NVML and sysfs)."),
@@ -68,17 +43,20 @@ def prolog_command(
     Exit 1 for findings at or above --fail-on (drain the node), else 0; with --strict, 3 when a
     source could not be read and 4 for an internal error, as `check`.
     """
-    if deadline <= 0:
-        fail("--deadline: must be a positive number of seconds", ExitCode.USAGE)
-    gathered = gather_live(deadline, True, sysfs_root)
-    ev = evaluate(gathered, profile=profile, config=config, ignore=ignore, tags=["prolog"], fail_on=fail_on)
-    line = reason_line(ev.outcome, ev.outcome.fail_on)
+    from ..pipeline import LiveOptions, diagnose
+    from ..render.slurm import reason_line
+
+    positive_deadline(deadline)
+    d = diagnose(live=LiveOptions(deadline_s=deadline, prolog=True, sysfs_root=sysfs_root), profile=profile,
+                 config=config, ignore=ignore, tags=["prolog"], fail_on=fail_on)
+    show_crashes(d)
+    line = reason_line(d.outcome)
     print(line)
-    code = ev.outcome.exit_code
+    code = d.outcome.exit_code
     if mark_offline:
         from ..actions import slurm
 
-        clean = code == ExitCode.OK and not any(f.code.startswith("SYS") for f in ev.outcome.findings)
+        clean = code == ExitCode.OK and not any(f.code.startswith("SYS") for f in d.findings)
         if code == ExitCode.FINDINGS or clean:
             done = slurm.mark(node or slurm.node_name(), failed=code == ExitCode.FINDINGS, reason=line)
             if done:

@@ -100,8 +100,8 @@ def run_fleet(paths: Sequence[str] = (), *, texts: Optional[Iterable[tuple]] = N
                     the node names a report without a host
     input_failures  (node or input, reason) pairs for nodes that gave no report (`FanOut.failures.items()`)
     nccl_logs       multi-host NCCL_DEBUG logs: per host transports and the hosts that differ
-    check_options   keyword arguments of `cli.check.evaluate` for bundles (profile, config, select, ignore);
-                    validate them before (a bad one makes evaluate exit, here one failure per bundle)
+    check_options   keyword arguments of `topodiag.pipeline.diagnose` for bundles (profile, config, select,
+                    ignore); validate them before (a bad one is a UsageError: here one failure per bundle)
     min_share       a majority needs at least this share of the nodes (that have the key) ...
     min_nodes       ... and at least this many nodes; ties are splits, never outliers
     group_by        compare the nodes of each value of this fingerprint key apart (groups.py); None: one group

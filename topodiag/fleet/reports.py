@@ -425,22 +425,18 @@ def _bundle(path: str, check_options: Mapping[str, Any]) -> Item:
         msg = one_line(exc)
         if msg.startswith(f"{path}: "):
             msg = msg[len(path) + 2:]
-        if type(exc).__name__ == "BundleError":
+        from ..errors import InputError, UsageError
+
+        if isinstance(exc, InputError):
             return Failure(path, msg)
-        if type(exc).__name__ == "Exit":  # the check pipeline exits on a usage error (already printed)
-            return Failure(path, f"the check pipeline refused it (exit {getattr(exc, 'exit_code', '?')})")
+        if isinstance(exc, UsageError):
+            return Failure(path, f"the check pipeline refused it: {msg}")
         return Failure(path, one_line(f"could not be checked: {type(exc).__name__}: {msg}"))
     return accept(report, path)
 
 
 def bundle_report(path: str, check_options: Optional[Mapping[str, Any]] = None) -> dict:
     """The JSON report `topodiag check --from PATH --format json` would print (raises on a bad bundle)."""
-    from ..cli.check import evaluate
-    from ..render.json_report import report
-    from ..load.gather import gather
+    from ..pipeline import diagnose
 
-    gathered = gather([path])
-    if not gathered.statuses:
-        raise ValueError("no inputs in the bundle")
-    ev = evaluate(gathered, **dict(check_options or {}))
-    return report(ev.outcome, ev.topology, ev.statuses, ev.profile_how, ev.config_info)
+    return diagnose([path], **dict(check_options or {})).to_json()

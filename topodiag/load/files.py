@@ -82,6 +82,11 @@ def open_text(path: str) -> OpenedText:
     return OpenedText(path, head, handle)
 
 
+def open_bytes(name: str, data: bytes) -> OpenedText:
+    """An input already in memory (a live command's output), checked as open_text checks a file."""
+    return _from_bytes(name, data)
+
+
 def _from_bytes(name: str, data: bytes) -> OpenedText:
     _refuse_binary_or_empty(name, data[:BINARY_PROBE_BYTES])
     text = data.decode("utf-8", errors="replace")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 from ..records import Each, InputProblem
 from ..records import InputStatus, ParsedInput
@@ -23,7 +23,7 @@ from ..bundle.archive import ARCHIVE_SUFFIXES, unpack
 from ..bundle.manifest import is_bundle_dir, member_path, read_manifest, sha256_of
 from ..errors import BundleError
 from ..errors import InputError
-from .files import open_text, parse_opened
+from .files import OpenedText, open_bytes, open_text, parse_opened
 
 UNKNOWN_SOURCE = "unknown"
 
@@ -34,6 +34,7 @@ class Gathered:
     problems: list[InputProblem] = field(default_factory=list)
     statuses: list[InputStatus] = field(default_factory=list)
     host: Optional[str] = None  # what a bundle's manifest says (first bundle wins)
+    records: list = field(default_factory=list)  # live collection's records, when collected live
 
     def engine_inputs(self) -> dict:
         """source name -> Each (value, file) of every file of that source: a rule that reads a
@@ -97,16 +98,43 @@ def gather_bundle(root: str, label_root: str) -> Gathered:
     return out
 
 
+def gather_records(records: Iterable, host: Optional[str], label_root: str = "live") -> Gathered:
+    """Live collection's records (topodiag.live.collection.Record), read in memory exactly as the
+    bundle they would make is read: the same statuses, problems and parsers, no disk."""
+    out = Gathered(host=host)
+
+    def open_member(rec) -> OpenedText:
+        return open_bytes(os.path.join(label_root, rec.member), (rec.text or "").encode("utf-8"))
+
+    _gather_entries(out, list(records), label_root, open_member)
+    return out
+
+
+class _MemberChanged(Exception):
+    """A bundle member whose sha256 is not the manifest's."""
+
+
 def _gather_bundle(root: str, out: Gathered, label_root: Optional[str] = None) -> None:
     """Every source entry of a bundle directory: parsed with the parser it names, or recorded as
     failed / not available on the host. Inputs are named under `label_root` (the archive a
     temporary folder came from) when given."""
-    from ..parsers import SOURCES
-
     manifest = read_manifest(root)
     out.host = out.host or manifest.host
-    for e in manifest.sources:
-        shown = label_root or root
+
+    def open_member(e) -> OpenedText:
+        path = member_path(manifest, e.member)  # BundleError: the bundle is not to be trusted
+        if e.sha256 is not None and sha256_of(path) != e.sha256:
+            raise _MemberChanged()
+        return open_text(path)
+
+    _gather_entries(out, manifest.sources, label_root or root, open_member)
+
+
+def _gather_entries(out: Gathered, entries: Iterable, shown: str, open_member: Callable) -> None:
+    """The manifest entries (or live records: the same fields) of one collection, in order."""
+    from ..parsers import SOURCES
+
+    for e in entries:
         label = os.path.join(shown, e.member) if e.member else f"{shown}: {e.source}"
         if e.status == "not_available":
             out.statuses.append(InputStatus(label, e.source, "absent", e.reason or "not available on the host"))
@@ -120,21 +148,24 @@ def _gather_bundle(root: str, out: Gathered, label_root: Optional[str] = None) -
             out.statuses.append(InputStatus(label, e.source, "failed", reason))
         if not e.member:
             continue
-        path = member_path(manifest, e.member)  # BundleError: the bundle is not to be trusted
-        if e.sha256 is not None and sha256_of(path) != e.sha256:
+        try:
+            opened = open_member(e)
+        except BundleError:
+            raise  # the bundle is not to be trusted at all
+        except _MemberChanged:
             _unparseable(out, e.source, label, "sha256 differs from the manifest's: the member changed "
                          "after collection", None)
             continue
-        if e.source not in SOURCES:
-            reason = f"the manifest names source {e.source!r}, which this topodiag does not read"
-            out.statuses.append(InputStatus(label, e.source, "ignored", reason))
-            continue
-        try:
-            opened = open_text(path)
         except InputError as exc:
-            if e.status == "ok":  # an empty output of a failed tool is already reported
+            if e.source in SOURCES and e.status == "ok":  # an empty output of a failed tool is already reported
                 out.problems.append(InputProblem(e.source, "failed", exc.message, label))
                 out.statuses.append(InputStatus(label, e.source, "failed", exc.message))
+            elif e.source not in SOURCES:
+                _not_read(out, e.source, label)
+            continue
+        if e.source not in SOURCES:
+            opened.close()
+            _not_read(out, e.source, label)
             continue
         try:  # a not-available probe's record is read for the rules but listed once, as absent
             error = _parse_as(e.source, opened, label, out, listed=e.status != "not_available")
@@ -142,6 +173,11 @@ def _gather_bundle(root: str, out: Gathered, label_root: Optional[str] = None) -
             opened.close()
         if error is not None and e.status != "not_available":  # a failed tool's partial output:
             _unparseable(out, e.source, label, *error, report=e.status == "ok")  # already reported
+
+
+def _not_read(out: Gathered, source: str, label: str) -> None:
+    reason = f"the manifest names source {source!r}, which this topodiag does not read"
+    out.statuses.append(InputStatus(label, source, "ignored", reason))
 
 
 def _parse_as(source: str, opened, label: str, out: Gathered,

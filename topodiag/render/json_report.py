@@ -9,7 +9,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+import json
+from typing import Any, TextIO
 
 SCHEMA_VERSION = 1
 
@@ -19,20 +20,33 @@ def host_name(topology) -> str | None:
     return topology.node(host).get("name") if host else None
 
 
-def report(outcome, topology, statuses: Iterable[Any], profile: str | None = None,
-           config: dict[str, Any] | None = None) -> dict[str, Any]:
+def report(diagnosis) -> dict[str, Any]:
+    """The report of a Diagnosis (topodiag.pipeline) as JSON-ready dicts."""
     from .. import __version__
     from ..model.fingerprint import fingerprint
+
+    d = diagnosis
+    outcome, topology = d.outcome, d.topology
 
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "topodiag", "version": __version__},
         "host": host_name(topology),
-        "profile": profile,
-        "config": config,
-        "inputs": [s.to_dict() for s in statuses],
+        "profile": d.profile_how,
+        "config": d.config_info,
+        "inputs": [s.to_dict() for s in d.statuses],
         "findings": [f.to_dict() for f in outcome.findings],
         "skipped": [s.to_dict() for s in outcome.skipped],
         "summary": outcome.summary(),
         "fingerprint": fingerprint(topology),
     }
+
+
+def render(diagnosis, stream: TextIO, **options: Any) -> None:
+    """`check --format json`: the report, indented."""
+    stream.write(json.dumps(report(diagnosis), indent=2) + "\n")
+
+
+def render_topology(diagnosis, stream: TextIO, **options: Any) -> None:
+    """`show --format json`: the Topology's own versioned JSON form (model/topology.py)."""
+    stream.write(diagnosis.topology.dumps() + "\n")

@@ -22,7 +22,7 @@ Label values are escaped as the format wants (backslash, double quote, newline).
 from __future__ import annotations
 
 import time
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, TextIO
 
 
 def _escape(value: Any) -> str:
@@ -55,8 +55,16 @@ class _Writer:
         return "\n".join(self.lines) + "\n"
 
 
-def render(outcome, topology, statuses: Iterable[Any], catalog, profile: Optional[str], duration_s: float,
-           now: Optional[float] = None) -> str:
+def render(diagnosis, stream: TextIO, *, now: Optional[float] = None, **options: Any) -> None:
+    """`check --format prometheus`: write the textfile."""
+    stream.write(text(diagnosis, now=now))
+
+
+def text(diagnosis, now: Optional[float] = None) -> str:
+    """The textfile's content for a Diagnosis (topodiag.pipeline)."""
+    d = diagnosis
+    outcome, topology, statuses, catalog, profile = d.outcome, d.topology, d.statuses, d.catalog, d.profile_how
+    duration_s = d.elapsed_s
     from .. import __version__
     from .json_report import host_name
 

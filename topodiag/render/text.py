@@ -15,10 +15,12 @@ CLASS_STYLE = {"PIX": "cyan", "PXB": "cyan", "PHB": "yellow", "NODE": "yellow", 
                "SOC": "red", "X": "dim"}
 
 
-def _console():
+def _console(stream=None):
     from rich.console import Console
 
-    return Console(file=sys.stdout, highlight=False, markup=False, emoji=False, width=None if sys.stdout.isatty() else 200)
+    stream = stream if stream is not None else sys.stdout
+    tty = hasattr(stream, "isatty") and stream.isatty()
+    return Console(file=stream, highlight=False, markup=False, emoji=False, width=None if tty else 200)
 
 
 def class_style(path_class: str | None) -> str:
@@ -73,13 +75,17 @@ def matrix_table(topology):
     return table
 
 
-def render_check(outcome, topology, statuses: Iterable[Any], profile: str | None = None) -> None:
+def render(diagnosis, stream=None, **options: Any) -> None:
+    """`check` on a terminal: the verdict line, the GPU matrix, findings by severity with why and
+    fix once per rule, inputs not read, what is not on the host, skipped rules."""
     from rich.text import Text
 
     from ..engine import Severity
     from .json_report import host_name
 
-    console = _console()
+    d = diagnosis
+    outcome, topology, statuses, profile = d.outcome, d.topology, d.statuses, d.profile_how
+    console = _console(stream)
     counts = outcome.counts()
     statuses = list(statuses)
     bad_inputs = [s for s in statuses if s.status in ("failed", "unparseable")]
@@ -147,11 +153,12 @@ def render_check(outcome, topology, statuses: Iterable[Any], profile: str | None
             console.print(Text(f"  {s.code} {s.slug}: {s.reason}", style="dim"))
 
 
-def render_topology(topology) -> None:
+def render_topology(diagnosis, stream=None, **options: Any) -> None:
     """`show --format table`: the matrix, then nodes and links (kind, facts) as tables."""
     from rich.table import Table
 
-    console = _console()
+    topology = diagnosis.topology
+    console = _console(stream)
     host = topology.host()
     console.print(f"host {topology.node(host).get('name') if host else '-'}")
     table = matrix_table(topology)

@@ -1,0 +1,293 @@
+"""The pipeline at the centre: inputs (files, bundles, or this node live) -> parsed inputs -> the
+node's Topology -> the platform profile (chosen once, here) -> the rules -> a Diagnosis.
+
+    import topodiag
+    d = topodiag.diagnose(["fixtures/hosts/hgx-h100-healthy-assembled"])
+    d.exit_code, [f.code for f in d.findings], d.topology.graph, d.to_json()
+
+This is the library API; the commands (`topodiag.cli`) and `topodiag.fleet` are shells around it.
+It never exits and never prints: it raises the typed errors of `topodiag.errors` (UsageError for a
+bad option or config, InputError for inputs that cannot be read at all), and everything else it
+learns about the inputs (a tool that failed, a file that is not that tool's output, a check that
+crashed) is a finding of the SYS family in the Diagnosis, never an exception.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional, Sequence, Union
+
+from .errors import InputError, ProfileError, UsageError
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+@dataclass(frozen=True)
+class LiveOptions:
+    """How to collect this node live: the whole collection's deadline, the prolog's passive-only
+    sources, where /sys and /proc are (a container with the host's mounted elsewhere), and an
+    optional callable(record) told as each source finishes (progress on a terminal)."""
+
+    deadline_s: float = 30.0
+    prolog: bool = False
+    sysfs_root: str = "/"
+    nccl_logs: tuple[str, ...] = ()
+    nccl_tests: tuple[str, ...] = ()
+    progress: Optional[Callable[[Any], None]] = None
+
+
+@dataclass
+class Diagnosis:
+    """What a run found, and everything the renderers need to say so.
+
+    `outcome` is the engine's (findings, skipped rules, crashes, exit code); `statuses` lists every
+    input and how it went; `profile` is the platform profile the rules used (None: none applied)
+    and `profile_how` how it was chosen; `config_info` which site-config patterns matched."""
+
+    outcome: Any
+    topology: Any
+    statuses: list
+    profile: Any = None
+    profile_how: str = "none"
+    config_info: Optional[dict] = None
+    catalog: Any = None
+    elapsed_s: float = 0.0
+    records: list = field(default_factory=list)  # live collection's records (empty for files)
+
+    @property
+    def findings(self) -> tuple:
+        return self.outcome.findings
+
+    @property
+    def skipped(self) -> tuple:
+        return self.outcome.skipped
+
+    @property
+    def exit_code(self) -> int:
+        return int(self.outcome.exit_code)
+
+    @property
+    def host(self) -> Optional[str]:
+        host = self.topology.host()
+        return self.topology.node(host).get("name") if host else None
+
+    def to_json(self) -> dict:
+        """The JSON report, as `topodiag check --format json` prints it (render/json_report.py)."""
+        from .render.json_report import report
+
+        return report(self)
+
+    def render(self, fmt: str = "text", stream=None, **options: Any) -> None:
+        """Write the report in one of the registered formats (`topodiag.render.FORMATS`)."""
+        from .render import render
+
+        render(fmt, self, stream, **options)
+
+
+# -- loading ---------------------------------------------------------------------------------------
+
+def load(paths: Iterable[PathLike]):
+    """Parse every file, directory and bundle the paths stand for (load/gather.py). Raises
+    BundleError for a bundle that cannot be trusted and InputError when there is nothing to read."""
+    from .load.gather import gather
+
+    names = [os.fspath(p) for p in paths]
+    if not names:
+        raise UsageError("no inputs given")
+    gathered = gather(names)
+    if not gathered.statuses:
+        raise InputError(", ".join(names), "no files to read")
+    return gathered
+
+
+def collect_live(options: Optional[LiveOptions] = None):
+    """Collect this node (NVML, sysfs, and unless `prolog` the commands) and parse what came back,
+    in memory: the same parsers and statuses as reading the bundle `topodiag collect` would write."""
+    from .live import collection as live
+    from .load.gather import gather_records
+
+    opts = options or LiveOptions()
+    if opts.deadline_s <= 0:
+        raise UsageError("--deadline: must be a positive number of seconds")
+    records = live.collect(live.Options(deadline_s=opts.deadline_s, prolog=opts.prolog, sysfs_root=opts.sysfs_root,
+                                        nccl_logs=tuple(opts.nccl_logs), nccl_tests=tuple(opts.nccl_tests)),
+                           progress=opts.progress)
+    import socket
+
+    gathered = gather_records(records, host=socket.gethostname(), label_root="live")
+    gathered.records = records
+    return gathered
+
+
+# -- the model and the profile ---------------------------------------------------------------------
+
+def build_topology(gathered, host: Optional[str] = None):
+    """The node's Topology from the parsed inputs (model/)."""
+    from .model import build
+
+    return build(gathered.parsed, host=host or gathered.host)
+
+
+def named_profile(name: str):
+    """The profile called `name`; ProfileError (a usage error) when it is unknown or unreadable."""
+    from .profiles import load_profiles
+
+    profiles = load_profiles()
+    if name not in profiles:
+        raise ProfileError(f"--profile: unknown profile {name!r}; one of: {', '.join(profiles)}")
+    return profiles[name]
+
+
+def gpu_models(topology) -> list[str]:
+    """The GPU model names the model's GPUs carry."""
+    return [m for g in topology.gpus() if (m := topology.node(g).get("model"))]
+
+
+def choose_profile(name: Optional[str], topology) -> tuple[Any, str]:
+    """The profile every rule uses, chosen once: the one named (--profile or the site config), else
+    the one the GPU models match; and how it was chosen (the report's `profile`)."""
+    if name:
+        return named_profile(name), f"{name} (given)"
+    models = gpu_models(topology)
+    if not models:
+        return None, "none (the inputs name no GPU model)"  # without reading the profiles
+    from .profiles import detect_profile, load_profiles
+
+    try:
+        profiles = load_profiles()
+    except ProfileError:
+        return None, "none (profiles unreadable)"
+    gpus = topology.gpus()
+    prof = detect_profile(models, profiles, gpu_count=len(gpus) if gpus else None)
+    if prof is None:
+        return None, "none (no profile matches)"
+    return prof, f"{prof.name} (detected from {models[0]})"
+
+
+# -- the whole run ---------------------------------------------------------------------------------
+
+def diagnose(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveOptions] = None,
+             gathered: Any = None, host: Optional[str] = None, profile: Optional[str] = None,
+             config: Optional[PathLike] = None, select: Any = None, ignore: Any = None, tags: Any = None,
+             fail_on: str = "error") -> Diagnosis:
+    """Run the checklist and return the Diagnosis.
+
+    paths     saved outputs, directories of them, bundles (directory or .tar.gz); or
+    live      LiveOptions to collect this node (the default when neither paths nor gathered is given); or
+    gathered  inputs already loaded (`load`, `collect_live`)
+    host      the host the inputs come from (default: what a bundle or NCCL log says)
+    profile   a platform profile name (rules/profiles/), default: detected from the GPU models
+    config    a site config TOML (profile, [rules.CODE] overrides, [[hosts]] blocks)
+    select, ignore, tags   which rules run (codes, families, slugs; tags such as "prolog")
+    fail_on   the severity at or above which findings make exit code 1 ("never": none)
+
+    Raises UsageError (ConfigError, SelectionError, ProfileError) before running anything, and
+    InputError (BundleError) when the inputs cannot be read at all.
+    """
+    from .engine import load_catalog, load_checks, parse_fail_on, run
+
+    started = time.monotonic()
+    try:
+        fail_level = parse_fail_on(fail_on)
+    except ValueError as exc:
+        raise UsageError(f"--fail-on: {exc}") from None
+    site = _site_config(config)
+    if gathered is None:
+        gathered = load(paths) if paths is not None else collect_live(live)
+    topology = build_topology(gathered, host)
+    rules_config: dict[str, Any] = {}
+    config_info = None
+    if site is not None:
+        name = topology.node(topology.host()).get("name")
+        rules_config, config_profile, matched = site.for_host(name)
+        profile = profile or config_profile
+        config_info = {"file": os.fspath(config), "host": name, "matched": matched}
+    prof, profile_how = choose_profile(profile, topology)
+    inputs = engine_inputs(gathered, topology, prof)
+    catalog = load_catalog(examples=False)
+    load_checks()
+    outcome = run(catalog, inputs, select=select, ignore=ignore, tags=tags, config=rules_config,
+                  fail_on=fail_level, problems=gathered.problems)
+    return Diagnosis(outcome, topology, list(gathered.statuses), prof, profile_how, config_info, catalog,
+                     time.monotonic() - started, list(getattr(gathered, "records", None) or ()))
+
+
+def engine_inputs(gathered, topology, profile) -> dict[str, Any]:
+    """What the checks take by parameter name: each source's parsed files, the combined views of
+    alternative sources, the topology and the profile."""
+    inputs: dict[str, Any] = dict(gathered.engine_inputs())
+    inputs["topology"] = topology
+    inputs["profile"] = profile
+    return inputs
+
+
+def _site_config(config: Optional[PathLike]):
+    if not config:
+        return None
+    from .engine.site_config import load as load_site_config
+
+    return load_site_config(os.fspath(config))
+
+
+
+def survey(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveOptions] = None,
+           host: Optional[str] = None) -> Diagnosis:
+    """The node's model without the checklist (`topodiag show`): a Diagnosis whose outcome is None."""
+    started = time.monotonic()
+    gathered = load(paths) if paths is not None else collect_live(live)
+    topology = build_topology(gathered, host)
+    return Diagnosis(None, topology, list(gathered.statuses), elapsed_s=time.monotonic() - started,
+                     records=list(gathered.records))
+
+
+def collect_bundle(output: Optional[PathLike] = None, live: Optional[LiveOptions] = None,
+                   redact: bool = False) -> tuple[str, list]:
+    """Collect this node into a bundle (`topodiag collect`): a .tar.gz/.tgz/.tar path, or any other
+    path as a bundle directory (new or empty); default `topodiag-HOST-TIME.tar.gz` here. With
+    `redact`, identifiers are replaced consistently in every member. Returns (the bundle's path,
+    the collection's records). Raises UsageError for a target that exists, InputError for a file
+    given to --nccl-log/--nccl-tests that is missing, and InputError when the bundle cannot be written
+    or redacted."""
+    import shutil
+    import tempfile
+
+    from . import bundle
+    from .live import collection as live_collection
+
+    opts = live or LiveOptions(deadline_s=60.0)
+    if opts.deadline_s <= 0:
+        raise UsageError("--deadline: must be a positive number of seconds")
+    for path in tuple(opts.nccl_logs) + tuple(opts.nccl_tests):
+        if not os.path.isfile(path):
+            raise InputError(path, "no such file (given to --nccl-log / --nccl-tests)")
+    target = os.fspath(output) if output is not None else None
+    if target and not target.lower().endswith(bundle.ARCHIVE_SUFFIXES) and os.path.exists(target) and (
+            not os.path.isdir(target) or os.listdir(target)):
+        raise UsageError(f"{target}: exists and is not an empty directory; give a new directory or a .tar.gz name")
+    records = live_collection.collect(
+        live_collection.Options(deadline_s=opts.deadline_s, sysfs_root=opts.sysfs_root,
+                                nccl_logs=tuple(opts.nccl_logs), nccl_tests=tuple(opts.nccl_tests)),
+        progress=opts.progress)
+    facts = live_collection.host_facts(opts.sysfs_root)
+    host = facts["hostname"]
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    try:
+        with tempfile.TemporaryDirectory(prefix="topodiag-collect-") as tmp:
+            root = os.path.join(tmp, "bundle")
+            bundle.write_bundle_dir(root, records, host, facts)
+            if redact:
+                from .bundle.redact import Redactor, redact_bundle_dir
+
+                clean = os.path.join(tmp, "redacted")
+                redactor = redact_bundle_dir(root, clean, Redactor(hostnames=[host]))
+                root, host = clean, redactor.redact(host)
+            target = target or f"topodiag-{host}-{stamp}.tar.gz"
+            if target.lower().endswith(bundle.ARCHIVE_SUFFIXES):
+                bundle.pack(root, target)
+            else:
+                shutil.copytree(root, target, symlinks=False, dirs_exist_ok=True)
+    except OSError as exc:
+        raise InputError(target or "the bundle", f"cannot write the bundle: {exc.strerror or exc}") from None
+    return target, records
