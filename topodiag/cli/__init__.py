@@ -1,44 +1,13 @@
-"""The `topodiag` command. The only place where exceptions become exit codes."""
+"""The `topodiag` command: the typer app (app.py), one module per command, and `main`, the console
+script, which turns what escapes a command into a one-line error and an exit code (errors.py)."""
 
 from __future__ import annotations
 
 import sys
 
-import typer
-
 from ..errors import TopodiagError
 from ..exit_codes import ExitCode
-
-app = typer.Typer(
-    name="topodiag",
-    help="Diagnose the interconnect of GPU nodes: NVLink, PCIe, InfiniBand/RoCE and NCCL.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-_state = {"debug": False}
-
-
-def _version(value: bool) -> None:
-    if value:
-        from .. import __version__
-
-        typer.echo(f"topodiag {__version__}")
-        raise typer.Exit(ExitCode.OK)
-
-
-@app.callback()
-def _root(
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for internal errors."),
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
-    ),
-) -> None:
-    """Diagnose the interconnect of GPU nodes: NVLink, PCIe, InfiniBand/RoCE and NCCL."""
-    _state["debug"] = debug
-
+from .app import _state, app  # noqa: F401  (`topodiag.cli:app` for tests and typer)
 
 from . import parse as _parse  # noqa: E402,F401  (registers the command)
 from . import check as _check  # noqa: E402,F401

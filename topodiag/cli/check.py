@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import UsageError
-from . import app
+from .app import app
 from .errors import guarded
 
 
@@ -29,7 +29,7 @@ def progress_line(rec) -> None:
 
 def show_crashes(diagnosis) -> None:
     """With --debug, the traceback of every check that crashed (SYS003), on stderr."""
-    from . import _state
+    from .app import _state
 
     if _state.get("debug"):
         for crash in diagnosis.outcome.crashes:

@@ -9,7 +9,7 @@ import typer
 
 from ..errors import RedactionError
 from ..exit_codes import ExitCode
-from . import app
+from .app import app
 from .errors import guarded
 
 

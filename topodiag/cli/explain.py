@@ -8,7 +8,7 @@ import sys
 import typer
 
 from ..exit_codes import ExitCode
-from . import app
+from .app import app
 
 
 @app.command("explain")

@@ -17,7 +17,7 @@ from typing import List, Optional
 import typer
 
 from ..exit_codes import ExitCode
-from . import app
+from .app import app
 from .errors import fail, guarded
 
 

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from ..exit_codes import ExitCode
-from . import app
+from .app import app
 
 
 class OutputFormat(str, Enum):

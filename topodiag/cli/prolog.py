@@ -13,7 +13,7 @@ from typing import List, Optional
 import typer
 
 from ..exit_codes import ExitCode
-from . import app
+from .app import app
 from .check import positive_deadline, show_crashes
 from .errors import guarded
 

@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from . import app
+from .app import app
 from .errors import guarded
 
 

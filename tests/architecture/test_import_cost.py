@@ -1,0 +1,52 @@
+"""What the prolog path imports: a Slurm prolog runs on every job start, so `topodiag prolog`
+must import only what it uses (the NVML and sysfs parsers, the model, the engine) and none of the
+heavy or unrelated parts. Measured by module set, not by time (timings belong to benchmarks/).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SYSFS = ROOT / "fixtures" / "sysfs" / "hgx-h100-cx7-ndr-8rail"
+
+RUN = r"""
+import json, sys
+sys.argv = ["topodiag", *json.loads(sys.argv[1])]
+from topodiag.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+sys.stderr.write("\nMODULES " + json.dumps(sorted(sys.modules)) + "\n")
+"""
+
+NEVER_ON_THE_PROLOG_PATH = (
+    "rich",  # the text report
+    "topodiag.render.text", "topodiag.render.json_report", "topodiag.render.prometheus",
+    "topodiag.fleet", "topodiag.actions.fanout", "topodiag.bundle.redact",
+    "topodiag.parsers.nccl_debug", "topodiag.parsers.nccl_tests", "topodiag.parsers.nvidia_smi_topo_m",
+    "topodiag.parsers.ibstat", "topodiag.parsers.ibv_devinfo", "tarfile", "hashlib",
+)
+
+
+def _modules(*args: str) -> set[str]:
+    res = subprocess.run([sys.executable, "-c", RUN, json.dumps(list(args))], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+    line = next(ln for ln in res.stderr.splitlines() if ln.startswith("MODULES "))
+    return set(json.loads(line[len("MODULES "):]))
+
+
+def test_prolog_imports_only_what_it_uses() -> None:
+    mods = _modules("prolog", "--sysfs-root", str(SYSFS))
+    assert "topodiag.pipeline" in mods and "topodiag.parsers.sysfs_infiniband" in mods  # it did run
+    loaded = sorted(m for m in NEVER_ON_THE_PROLOG_PATH if m in mods or any(x.startswith(m + ".") for x in mods))
+    assert loaded == [], f"the prolog path imports {loaded}"
+
+
+def test_commands_that_build_no_topology_do_not_import_networkx() -> None:
+    assert "networkx" not in _modules("rules")
+    assert "networkx" not in _modules("explain", "NVL001")
