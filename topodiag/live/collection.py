@@ -86,11 +86,12 @@ def _pyverbs(opts: Options) -> dict:
 
 
 # The probes, each named by its member (probes/<name>.json) and feeding the parser source it names:
-# the parser whose ParserInfo.probe is that name, and which is prolog_safe (tests/live hold both).
+# one whose ParserInfo is prolog_safe, the one naming this probe in ParserInfo.probe feeding it too
+# (tests/live/test_collection.py holds both). A probe runs in a prolog only where it says so.
 PROBES: tuple[LiveSource, ...] = (
     LiveSource("nvml", "probes/nvml.json", 15.0, True, probe=_nvml),
     LiveSource("sysfs_infiniband", "probes/sysfs.json", 10.0, True, probe=_sysfs),
-    LiveSource("sysfs_infiniband", "probes/pyverbs.json", 10.0, False, probe=_pyverbs),  # opens the devices
+    LiveSource("sysfs_infiniband", "probes/pyverbs.json", 10.0, False, probe=_pyverbs),  # opens a verbs context per device
 )
 
 
