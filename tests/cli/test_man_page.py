@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import typer
@@ -44,14 +45,24 @@ def test_every_exit_code_is_in_the_man_page() -> None:
         assert f".B {code.value}\n" in section
 
 
-def test_every_source_is_documented() -> None:
-    from topodiag.cli.parse import parse_command  # noqa: F401  (the --source help text)
-    from topodiag.parsers import names
+def _live(info) -> str:
+    """How live collection gets a source, in the words of the SOURCES section and the README."""
+    return "command" if info.argv else "probe" if info.probe else "files"
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    commands, _ = _commands()
-    source_help = next(p.help for p in commands["parse"].params if p.name == "source")
-    for name in names():
-        assert name in MAN_TEXT, f"source {name} missing from man/topodiag.1"
-        assert f"`{name}`" in readme, f"source {name} missing from README's parse table"
-        assert name in source_help, f"source {name} missing from parse --source help"
+
+def test_sources_section_names_every_parser_with_its_tool() -> None:
+    """SOURCES has one entry per parser of the registry, each giving its INFO's tool and how it is
+    collected live: `.TP`, `.B name`, then `\\fBtool\\fR; live: \\fIcommand|probe|files\\fR. ...`."""
+    from topodiag.parsers import get, infos, names
+
+    section = MAN.split("\n.SH SOURCES\n", 1)[1].split("\n.SH ", 1)[0]
+    entries = re.findall(r"^\.TP\n\.B (\S+)\n\\fB(.+?)\\fR; live: \\fI(\w+)\\fR\. \S", section, re.M)
+    assert len(entries) == section.count(".TP\n"), "a SOURCES entry not in the form .B name / \\fBtool\\fR; live: ..."
+    documented = {name: (tool.replace("\\-", "-"), live) for name, tool, live in entries}
+    assert len(documented) == len(entries), "a source documented twice"
+    assert sorted(documented) == names()
+    for info in infos():
+        tool, live = documented[info.source]
+        assert live == _live(info), f"{info.source}: the man page says live {live}, its INFO {_live(info)}"
+        if hasattr(get(info.source), "INFO"):  # a parser still without INFO has no tool to compare
+            assert tool == info.tool, f"{info.source}: the man page says {tool!r}, its INFO {info.tool!r}"

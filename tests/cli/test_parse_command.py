@@ -216,3 +216,36 @@ def test_every_fixture_through_the_cli(fx) -> None:
         return
     assert result.exit_code == ExitCode.OK, result.output
     assert json.loads(result.stdout) == expected
+
+
+def test_source_help_names_every_source() -> None:
+    import typer
+
+    from topodiag.cli import app
+    from topodiag.parsers import names
+
+    parse = typer.main.get_command(app).commands["parse"]
+    source_help = next(p.help for p in parse.params if p.name == "source")
+    assert f": {', '.join(names())}." in source_help
+
+
+def test_list_prints_every_source_with_its_tool_and_live_command() -> None:
+    from topodiag.parsers import infos
+
+    proc = run("parse", "--list")
+    assert proc.returncode == ExitCode.OK, proc.stderr
+    lines = proc.stdout.decode().splitlines()
+    header, rows = lines[0].split(), [ln.split("  ") for ln in lines[1:]]
+    assert header == ["SOURCE", "TOOL", "LIVE", "PROLOG", "DESCRIPTION"]
+    cells = [[c.strip() for c in row if c.strip()] for row in rows]
+    expected = [[i.source, i.tool or "-",
+                 " ".join(i.argv) if i.argv else f"probe {i.probe}" if i.probe else "-",
+                 "yes" if i.prolog_safe else "no", i.description] for i in infos()]
+    assert cells == expected
+    assert proc.stderr == b""
+
+
+def test_list_needs_no_file() -> None:
+    assert run("parse", "--list", "no-such-file.txt").returncode == ExitCode.OK
+    proc = run("parse")
+    assert proc.returncode == ExitCode.USAGE and b"FILE" in proc.stderr

@@ -1,4 +1,5 @@
-"""The README's two set-up commands stay true: CI runs the test command verbatim, the example exists."""
+"""The README stays true: CI runs its test command verbatim, its example exists, and its table of
+sources is the parser registry's."""
 
 from __future__ import annotations
 
@@ -39,3 +40,27 @@ def test_the_python_api_example_runs(monkeypatch, capsys) -> None:
     assert d.topology.graph.number_of_nodes() > 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(str(d.exit_code)) and out[1].endswith("nodes in the networkx graph")
+
+
+def _live(info) -> str:
+    """How live collection gets a source, in the words of the README's table and the man page."""
+    return "command" if info.argv else "probe" if info.probe else "files"
+
+
+def test_sources_table_names_every_parser_with_its_tool() -> None:
+    """One row per parser: | `source` | `tool` (notes) | command, probe or files | fields |, the
+    tool exactly its INFO's (notes may follow it), the live column how live collection gets it."""
+    from topodiag.parsers import get, infos, names
+
+    section = README.split("## `topodiag parse FILE`", 1)[1].split("\n## ", 1)[0]
+    lines = [ln for ln in section.splitlines() if ln.startswith("| `")]
+    rows = [re.match(r"\| `(\w+)` \| `([^`]+)`[^|]* \| (\w+) \| ", ln) for ln in lines]
+    assert all(rows), [ln for ln, row in zip(lines, rows) if not row]
+    documented = {row[1]: (row[2], row[3]) for row in rows}
+    assert len(documented) == len(rows), "a source listed twice"
+    assert sorted(documented) == names()
+    for info in infos():
+        tool, live = documented[info.source]
+        assert live == _live(info), f"{info.source}: the README says live {live}, its INFO {_live(info)}"
+        if hasattr(get(info.source), "INFO"):  # a parser still without INFO has no tool to compare
+            assert tool == info.tool, f"{info.source}: the README says {tool!r}, its INFO {info.tool!r}"

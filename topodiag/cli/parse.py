@@ -24,6 +24,22 @@ def _source_names() -> list[str]:
     return names()
 
 
+def _list_sources(value: bool) -> None:
+    """`parse --list`: every source, its tool, how live collection gets it, and what it is."""
+    if not value:
+        return
+    from ..parsers import infos
+
+    rows = [("SOURCE", "TOOL", "LIVE", "PROLOG", "DESCRIPTION")]
+    for i in infos():
+        live = " ".join(i.argv) if i.argv else (f"probe {i.probe}" if i.probe else "-")
+        rows.append((i.source, i.tool or "-", live, "yes" if i.prolog_safe else "no", i.description))
+    widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]) - 1)]
+    for row in rows:
+        sys.stdout.write("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1] + "\n")
+    raise typer.Exit(ExitCode.OK)
+
+
 def _check_source(value: Optional[str]) -> Optional[str]:
     if value is not None and value not in _source_names():
         raise typer.BadParameter(f"unknown source {value!r}; one of: {', '.join(_source_names())}")
@@ -40,15 +56,17 @@ def parse_command(
     file: str = typer.Argument(..., metavar="FILE", help="A tool's saved output, or - for stdin."),
     source: Optional[str] = typer.Option(
         None, "--source", "-s", callback=_check_source,
-        help="Which tool produced FILE (default: detected from its content): nvidia_smi_topo_m, nvidia_smi_topo_p2p, nvidia_smi_nvlink_s, nvidia_smi_nvlink_e, nvidia_smi_nvlink_c, nvidia_smi_nvlink_info, nvml, ibstat, ibv_devinfo, ibstatus, show_gids, sysfs_infiniband, iblinkinfo, ibnetdiscover, nccl_debug, nccl_tests, nccl_topo_xml.",
+        help=f"Which tool produced FILE (default: detected from its content): {', '.join(_source_names())}.",
     ),
     output_format: Optional[OutputFormat] = typer.Option(
         None, "--format", "-f", help="json (default when stdout is not a terminal) or text."
     ),
+    list_sources: bool = typer.Option(
+        False, "--list", callback=_list_sources, is_eager=True,
+        help="Print every source (its tool, live command or probe, prolog-safe, description) and exit.",
+    ),
 ) -> None:
-    """Parse one tool output (nvidia-smi topo -m / -p2p / nvlink -s / -e / -c / -info, ibstat,
-    ibv_devinfo, ibstatus, show_gids, iblinkinfo, ibnetdiscover, NCCL_DEBUG=INFO log, nccl-tests
-    output, NCCL topology XML); print it as JSON or text.
+    """Parse one tool output (--list names the sources and their tools); print it as JSON or text.
 
     Exit 0 when it parsed, 3 when FILE cannot be read or is not that tool's output.
     """

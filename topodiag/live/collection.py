@@ -7,9 +7,12 @@ given with `--from`, so a bundle gives the same findings as the live run it came
     records = collect(Options(deadline_s=20))        # -> [Record]
     topodiag.bundle.write_bundle_dir(root, records, host=..., ...)  # manifest.json, commands/, probes/, sysfs/
 
-What each source is (LiveSource): a probe (a Python function returning JSON: NVML, sysfs, pyverbs)
-or a command (argv run by live.commands.run). `prolog` marks the passive, fast ones a Slurm
-prolog may run. A tool that is not installed, or a probe that finds no driver or device, is
+What each source is (LiveSource): a probe (a Python function returning JSON: NVML, sysfs, pyverbs),
+declared here in PROBES since it is collection code, or a command (argv run by live.commands.run),
+taken from the parsers: every parser whose ParserInfo has an argv is run, its output going to
+`commands/<source>.txt`. `prolog` marks the passive, fast ones a Slurm prolog may run: probes
+whose parser is prolog_safe (no command is), so prolog mode picks them from PROBES without
+importing a single parser. A tool that is not installed, or a probe that finds no driver or device, is
 "not_available" (a normal outcome on a host without GPU or HCA: no finding); a tool that ran and
 failed is "failed"; one that did not finish in time is "timed_out". Probes run in daemon threads: a
 probe stuck in the driver (NVML on a wedged GPU) is abandoned at the deadline, not waited for.
@@ -82,20 +85,33 @@ def _pyverbs(opts: Options) -> dict:
     return pyverbs_probe.probe()
 
 
-# The sources, in the order the manifest lists them.
-SOURCES: tuple[LiveSource, ...] = (
+# The probes, each named by its member (probes/<name>.json) and feeding the parser source it names:
+# one whose ParserInfo is prolog_safe, the one naming this probe in ParserInfo.probe feeding it too
+# (tests/live/test_collection.py holds both). A probe runs in a prolog only where it says so.
+PROBES: tuple[LiveSource, ...] = (
     LiveSource("nvml", "probes/nvml.json", 15.0, True, probe=_nvml),
     LiveSource("sysfs_infiniband", "probes/sysfs.json", 10.0, True, probe=_sysfs),
-    LiveSource("sysfs_infiniband", "probes/pyverbs.json", 10.0, False, probe=_pyverbs),
-    LiveSource("nvidia_smi_topo_m", "commands/nvidia_smi_topo_m.txt", 30.0, False, ("nvidia-smi", "topo", "-m")),
-    LiveSource("nvidia_smi_nvlink_s", "commands/nvidia_smi_nvlink_s.txt", 30.0, False, ("nvidia-smi", "nvlink", "-s")),
-    LiveSource("nvidia_smi_nvlink_e", "commands/nvidia_smi_nvlink_e.txt", 30.0, False, ("nvidia-smi", "nvlink", "-e")),
-    LiveSource("nvidia_smi_topo_p2p", "commands/nvidia_smi_topo_p2p.txt", 30.0, False,
-               ("nvidia-smi", "topo", "-p2p", "r")),
-    LiveSource("ibstat", "commands/ibstat.txt", 15.0, False, ("ibstat",)),
-    LiveSource("ibv_devinfo", "commands/ibv_devinfo.txt", 15.0, False, ("ibv_devinfo", "-v")),
-    LiveSource("show_gids", "commands/show_gids.txt", 15.0, False, ("show_gids",)),
+    LiveSource("sysfs_infiniband", "probes/pyverbs.json", 10.0, False, probe=_pyverbs),  # opens a verbs context per device
 )
+
+
+def command_sources() -> tuple[LiveSource, ...]:
+    """One command for every parser with a live argv, sorted by source (imports every parser)."""
+    from ..parsers import infos
+
+    return tuple(LiveSource(i.source, f"commands/{i.source}.txt", i.timeout_s, False, i.argv)
+                 for i in infos() if i.argv)
+
+
+def __getattr__(name: str) -> Any:
+    # SOURCES, every source in the order the manifest lists them (the probes, then the commands),
+    # is made on first use: importing this module, and prolog mode, import no parser.
+    if name == "SOURCES":
+        sources = PROBES + command_sources()
+        globals()["SOURCES"] = sources
+        return sources
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # Probe failures that mean "nothing of that kind on this host" rather than "broken".
 _ABSENT_MARKERS = ("not installed", "not importable", "library not found", "no rdma devices", "no such file", "not present",
@@ -161,7 +177,12 @@ def _snapshot(files_read: list) -> list[tuple[str, str]]:
 
 
 def selected(opts: Options) -> list[LiveSource]:
-    return [s for s in SOURCES if s.prolog or not opts.prolog]
+    """The sources to run: all of SOURCES, or in prolog mode only the prolog ones (from PROBES
+    alone unless SOURCES is already made: no parser is imported for it)."""
+    pool = globals().get("SOURCES")
+    if pool is None:
+        pool = PROBES if opts.prolog else __getattr__("SOURCES")
+    return [s for s in pool if s.prolog or not opts.prolog]
 
 
 def collect(opts: Options, sources: Optional[Iterable[LiveSource]] = None,

@@ -1,51 +1,49 @@
-"""The parser layer: one module per tool output, and detection of the source from content.
+"""The parser layer: one module (or package) per tool output, and detection of the source from content.
 
-Every module named in SOURCES is a parser (see base.py for the contract). `get(name)` imports
-and returns one, `detect(text)` names the most likely source (importing every parser to ask it).
+The registry is the package itself: every module or subpackage of topodiag.parsers is a parser named
+after its source, except the shared helpers named in HELPERS (base.py has the contract: INFO, SOURCE,
+parse, sniff). Adding a parser is adding its module; nothing else lists the sources by hand.
+
+Names are found with pkgutil.iter_modules, which lists the package's directory and imports nothing:
+reading an input whose source is known (a bundle member, a live command, `--source`) imports that
+one parser and not all of them, since each costs 5-15 ms to import (regexes, dataclasses) and
+`prolog` runs inside a Slurm prolog's budget. `get(name)` imports one parser; `info(name)` its
+ParserInfo; `infos()` and `detect(text)` import every parser.
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from types import ModuleType
 
-from .base import ParseError, blank_provenance_header, to_jsonable
+from .base import ParseError, ParserInfo, blank_provenance_header, to_jsonable
 
-__all__ = ["ParseError", "blank_provenance_header", "to_jsonable", "get", "names", "detect", "detect_all"]
+__all__ = ["ParseError", "ParserInfo", "blank_provenance_header", "to_jsonable", "get", "names", "info", "infos",
+           "detect", "detect_all", "HELPERS", "SOURCES"]
 
 # Below this a sniff score is noise: detection gives up and asks for --source.
 DETECT_THRESHOLD = 0.3
 # How much of the text sniffers see (they must decide from a prefix, so detection is cheap on GB logs).
 SNIFF_CHARS = 256 * 1024
 
-# Every source a parser module reads; the module is named after its source. A static list, so that
-# reading an input whose source is known (a bundle member, a live command, `--source`) imports that
-# one parser and not all of them: each costs 5-15 ms to import (regexes, dataclasses), and `check`
-# runs inside a Slurm prolog's budget. tests/parsers/test_registry.py holds it to the package.
-SOURCES = (
-    "iblinkinfo",
-    "ibnetdiscover",
-    "ibstat",
-    "ibstatus",
-    "ibv_devinfo",
-    "nccl_debug",
-    "nccl_tests",
-    "nccl_topo_xml",
-    "nvidia_smi_nvlink_c",
-    "nvidia_smi_nvlink_e",
-    "nvidia_smi_nvlink_info",
-    "nvidia_smi_nvlink_s",
-    "nvidia_smi_topo_m",
-    "nvidia_smi_topo_p2p",
-    "nvml",
-    "show_gids",
-    "sysfs_infiniband",
-)
+# The modules of this package that are not parsers: what several parsers share. They define no
+# SOURCE (tests/parsers/test_registry.py holds both ways: every other module is a parser).
+HELPERS = frozenset({"base", "ib_records", "nvidia_smi_gpu_blocks"})
+
+
+def _discover() -> tuple[str, ...]:
+    return tuple(sorted(m.name for m in pkgutil.iter_modules(__path__)
+                        if m.name not in HELPERS and not m.name.startswith("_")))
+
+
+# Every source a parser reads, sorted: derived from the package's contents when it is imported.
+SOURCES: tuple[str, ...] = _discover()
 
 
 def names() -> list[str]:
     """Source names a user may pass to --source, sorted."""
-    return sorted(SOURCES)
+    return list(SOURCES)
 
 
 def get(source: str) -> ModuleType:
@@ -53,6 +51,25 @@ def get(source: str) -> ModuleType:
     if source not in SOURCES:
         raise KeyError(source)
     return importlib.import_module(f"{__name__}.{source}")
+
+
+def info(source: str) -> ParserInfo:
+    """What the parser of a source reads and how live collection gets it (imports that parser);
+    KeyError if there is no such parser.
+
+    A parser module still without INFO (there should be none: tests/parsers/test_registry.py
+    requires it) reads as a source of files only: no live command, no probe, not prolog-safe."""
+    mod = get(source)
+    found = getattr(mod, "INFO", None)
+    if isinstance(found, ParserInfo):
+        return found
+    doc = (mod.__doc__ or "").strip().split("\n", 1)[0].rstrip(".")
+    return ParserInfo(source=source, tool="", description=doc)
+
+
+def infos() -> list[ParserInfo]:
+    """Every parser's ParserInfo, sorted by source (imports every parser)."""
+    return [info(source) for source in SOURCES]
 
 
 def detect_all(text: str) -> list[tuple[str, float]]:

@@ -43,13 +43,18 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .base import clean_lines, iter_clean_lines
+from .base import ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import (
     ELISION_RE, ERROR_RE, IB_SPEEDS, MAX_LINE, ErrorLine, link_rate_gbps, norm_guid, norm_physical_state,
     norm_state, refusal, speed_name_of, strip_paste,
 )
 
-SOURCE = "iblinkinfo"
+INFO = ParserInfo(
+    source="iblinkinfo",
+    tool="iblinkinfo",
+    description="every fabric port: width, lane speed, state, physical state and the port at the far end",
+)
+SOURCE = INFO.source
 
 # -- records ------------------------------------------------------------------------------------
 

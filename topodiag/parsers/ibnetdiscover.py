@@ -53,10 +53,15 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .base import ParseError, clean_lines, iter_clean_lines
+from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import ELISION_RE, ERROR_RE, IB_SPEEDS, MAX_LINE, ErrorLine, link_rate_gbps, norm_guid, refusal, strip_paste
 
-SOURCE = "ibnetdiscover"
+INFO = ParserInfo(
+    source="ibnetdiscover",
+    tool="ibnetdiscover",
+    description="the fabric's topology file (nodes and their connected ports), or -p port reports",
+)
+SOURCE = INFO.source
 
 _KIND_BY_PREFIX = {"S": "Switch", "H": "Ca", "R": "Rt"}
 _KIND_BY_ABBREV = {"SW": "Switch", "CA": "Ca", "RT": "Rt"}

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from . import ibstatus
-from .base import ParseError, clean_lines, iter_clean_lines
+from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import (
     CA,
     ErrorLine,
@@ -61,7 +61,14 @@ from .ib_records import (
     strip_paste,
 )
 
-SOURCE = "ibstat"
+INFO = ParserInfo(
+    source="ibstat",
+    tool="ibstat",
+    description="each HCA's ports: state, physical state, rate, link layer, firmware (partial output too)",
+    argv=("ibstat",),
+    timeout_s=15.0,
+)
+SOURCE = INFO.source
 
 _NODE = r"(CA|Switch|Router|iWARP RNIC|\?\?\?)"
 CA_RE = re.compile(rf"^{_NODE}(:?) '([^']*)'$")

@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .base import ParseError, clean_lines, iter_clean_lines
+from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import (
     CA,
     ErrorLine,
@@ -49,7 +49,12 @@ from .ib_records import (
     strip_paste,
 )
 
-SOURCE = "ibstatus"
+INFO = ParserInfo(
+    source="ibstatus",
+    tool="ibstatus",
+    description="each port's state, physical state, rate and link layer (the sysfs script)",
+)
+SOURCE = INFO.source
 
 HEADER_RE = re.compile(r"^Infiniband device '([^']*)' port (\d{1,18}) status:$")
 FIELD_RE = re.compile(r"^(default gid|base lid|sm lid|state|phys state|rate|link_layer):\s*(.*)$")

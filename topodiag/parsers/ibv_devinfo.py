@@ -47,7 +47,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .base import ParseError, clean_lines, iter_clean_lines
+from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import (
     CA,
     ErrorLine,
@@ -66,7 +66,14 @@ from .ib_records import (
     strip_paste,
 )
 
-SOURCE = "ibv_devinfo"
+INFO = ParserInfo(
+    source="ibv_devinfo",
+    tool="ibv_devinfo -v",
+    description="each HCA's ports as ibstat has them, plus the GID table under -v (plain output too)",
+    argv=("ibv_devinfo", "-v"),
+    timeout_s=15.0,
+)
+SOURCE = INFO.source
 
 MELLANOX_VENDOR_IDS = {0x02C9, 0x15B3}  # Mellanox OUI and PCI vendor id (ibstat's "CA type: MT<part>")
 

@@ -41,9 +41,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .base import ParseError, clean_lines, iter_clean_lines
+from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
 
-SOURCE = "nccl_tests"
+INFO = ParserInfo(
+    source="nccl_tests",
+    tool="nccl-tests *_perf",
+    description="an nccl-tests run (all_reduce_perf, sendrecv_perf...): bus bandwidth by size",
+)
+SOURCE = INFO.source
 
 # Line prefixes a launcher adds: srun "-l" (" 0: "), OpenMPI --tag-output ("[1,0]<stdout>:"), "[0]".
 _SRUN_RE = re.compile(r"^\d+:(?:\s+|$)")

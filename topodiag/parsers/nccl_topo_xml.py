@@ -46,9 +46,14 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any
 
-from .base import ParseError
+from .base import ParseError, ParserInfo
 
-SOURCE = "nccl_topo_xml"
+INFO = ParserInfo(
+    source="nccl_topo_xml",
+    tool="NCCL_TOPO_DUMP_FILE / NCCL_GRAPH_DUMP_FILE",
+    description="NCCL's topology and graph XML dumps, and vendor topology files",
+)
+SOURCE = INFO.source
 
 MAX_DEPTH = 64  # NCCL trees are a handful of levels deep; deeper is not a topology
 MAX_CPU_BITS = 1 << 16

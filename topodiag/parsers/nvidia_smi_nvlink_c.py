@@ -34,10 +34,15 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from .base import clean_lines, iter_clean_lines
+from .base import ParserInfo, clean_lines, iter_clean_lines
 from .nvidia_smi_gpu_blocks import SNIFF_HEADER, ErrorLine, GpuBlock, Walk, snake, walk
 
-SOURCE = "nvidia_smi_nvlink_c"
+INFO = ParserInfo(
+    source="nvidia_smi_nvlink_c",
+    tool="nvidia-smi nvlink -c",
+    description="what each NVLink supports: P2P, system memory access, atomics",
+)
+SOURCE = INFO.source
 MODE_NAME = "`nvidia-smi nvlink -c` (capabilities)"
 EXPECT = "'Link <n>, <capability>: true|false' lines"
 

@@ -41,10 +41,17 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from .base import clean_lines, iter_clean_lines
+from .base import ParserInfo, clean_lines, iter_clean_lines
 from .nvidia_smi_gpu_blocks import SNIFF_HEADER, ErrorLine, GpuBlock, Walk, snake, walk
 
-SOURCE = "nvidia_smi_nvlink_e"
+INFO = ParserInfo(
+    source="nvidia_smi_nvlink_e",
+    tool="nvidia-smi nvlink -e",
+    description="per-link NVLink error counters (NVLink 5 names too)",
+    argv=("nvidia-smi", "nvlink", "-e"),
+    timeout_s=30.0,
+)
+SOURCE = INFO.source
 MODE_NAME = "`nvidia-smi nvlink -e` (error counters)"
 EXPECT = "'Link <n>: <counter>: <value>' lines"
 

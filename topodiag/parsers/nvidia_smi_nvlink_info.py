@@ -33,10 +33,15 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from .base import clean_lines, iter_clean_lines
+from .base import ParserInfo, clean_lines, iter_clean_lines
 from .nvidia_smi_gpu_blocks import ERROR_RE, SNIFF_HEADER, ErrorLine, GpuBlock, Walk, snake, walk
 
-SOURCE = "nvidia_smi_nvlink_info"
+INFO = ParserInfo(
+    source="nvidia_smi_nvlink_info",
+    tool="nvidia-smi nvlink -info",
+    description="NVLink encryption state and NVLink firmware versions",
+)
+SOURCE = INFO.source
 MODE_NAME = "`nvidia-smi nvlink -info` (encryption and firmware)"
 EXPECT = "'NVLE: ...' / 'Firmware Version:' lines"
 

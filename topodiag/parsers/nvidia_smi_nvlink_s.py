@@ -35,12 +35,19 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .base import ParseError, clean_lines, iter_clean_lines
+from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
 from .nvidia_smi_gpu_blocks import (ALL_INACTIVE_RE, ELISION_RE, ERROR_RE, GPU_BARE_RE, GPU_OPEN_RE, GPU_RE,
                                     LINK_FRAGMENT_RE, UNSUPPORTED_RE, UUID_OK_RE, ErrorLine, other_modes)
 from .nvidia_smi_gpu_blocks import SNIFF_HEADER as _SNIFF_HEADER
 
-SOURCE = "nvidia_smi_nvlink_s"
+INFO = ParserInfo(
+    source="nvidia_smi_nvlink_s",
+    tool="nvidia-smi nvlink -s",
+    description="per-link NVLink state and speed",
+    argv=("nvidia-smi", "nvlink", "-s"),
+    timeout_s=30.0,
+)
+SOURCE = INFO.source
 
 PARTIAL_SPEED_RE = re.compile(r"^\d{1,6}(?:\.\d{0,6})?\s*(?:G|GB|GB/)?$", re.I)  # "26.5", "26.562 GB/" cut off
 LINK_RE = re.compile(r"^Link\s+(\d{1,4})\s*:\s*(.*)$")

@@ -48,9 +48,16 @@ import re
 from dataclasses import dataclass
 from itertools import combinations
 
-from .base import ANSI_RE, ParseError, clean_lines, listing
+from .base import ANSI_RE, ParseError, ParserInfo, clean_lines, listing
 
-SOURCE = "nvidia_smi_topo_m"
+INFO = ParserInfo(
+    source="nvidia_smi_topo_m",
+    tool="nvidia-smi topo -m",
+    description="the GPU/NIC path matrix and CPU/NUMA affinity",
+    argv=("nvidia-smi", "topo", "-m"),
+    timeout_s=30.0,
+)
+SOURCE = INFO.source
 
 AFFINITY_COLUMNS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 KNOWN_TYPES = {"X", "SYS", "SOC", "NODE", "PHB", "PXB", "PIX"}  # plus NV<n>

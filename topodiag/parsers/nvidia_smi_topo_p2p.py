@@ -33,9 +33,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .base import ANSI_RE, ParseError, clean_lines, listing
+from .base import ANSI_RE, ParseError, ParserInfo, clean_lines, listing
 
-SOURCE = "nvidia_smi_topo_p2p"
+INFO = ParserInfo(
+    source="nvidia_smi_topo_p2p",
+    tool="nvidia-smi topo -p2p r",
+    description="the GPU-to-GPU peer-to-peer capability matrix (r, w, n, a or p)",
+    argv=("nvidia-smi", "topo", "-p2p", "r"),
+    timeout_s=30.0,
+)
+SOURCE = INFO.source
 
 STATUSES = {"OK", "CNS", "GNS", "TNS", "NS", "DR", "U"}
 CODE_RE = re.compile(r"^(?:X|[A-Z]{1,4})$")

@@ -1,6 +1,6 @@
 """Parser for the NVML probe JSON (`python -m topodiag.live.nvml_probe`, schema_version 1).
 
-The probe is what NVML itself says (see topodiag/sources/nvml_probe.py for every field); live and
+The probe is what NVML itself says (see topodiag/live/nvml_probe.py for every field); live and
 replayed probes go through this same parser. A few lines of one:
 
     {
@@ -41,9 +41,17 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .base import ParseError, blank_provenance_header, listing
+from .base import ParseError, ParserInfo, blank_provenance_header, listing
 
-SOURCE = "nvml"
+INFO = ParserInfo(
+    source="nvml",
+    tool="python -m topodiag.live.nvml_probe",
+    description="the NVML probe's JSON: GPUs, PCIe, NUMA, NVLinks and their far ends, P2P by pair",
+    timeout_s=15.0,
+    prolog_safe=True,
+    probe="nvml",
+)
+SOURCE = INFO.source
 SCHEMA_VERSION = 1
 NA = "n/a"
 

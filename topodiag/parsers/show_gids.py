@@ -22,9 +22,16 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .base import ParseError, clean_lines, iter_clean_lines
+from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
 
-SOURCE = "show_gids"
+INFO = ParserInfo(
+    source="show_gids",
+    tool="show_gids",
+    description="the RoCE GID table of every port: index, GID, IPv4, RoCE version, netdev",
+    argv=("show_gids",),
+    timeout_s=15.0,
+)
+SOURCE = INFO.source
 
 HEADER_RE = re.compile(r"^DEV\s+PORT\s+INDEX\s+GID\b")
 RULE_RE = re.compile(r"^---\s+----\s+-{3,5}\s+---")

@@ -44,7 +44,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .base import ParseError
+from .base import ParseError, ParserInfo
 from .ib_records import (
     CA,
     IB_SPEEDS,
@@ -58,7 +58,15 @@ from .ib_records import (
     norm_state,
 )
 
-SOURCE = "sysfs_infiniband"
+INFO = ParserInfo(
+    source="sysfs_infiniband",
+    tool="python -m topodiag.live.sysfs_probe",
+    description="the sysfs (or pyverbs) probe's JSON: RDMA ports, GIDs, PCIe placement of HCAs and GPUs",
+    timeout_s=10.0,
+    prolog_safe=True,
+    probe="sysfs",
+)
+SOURCE = INFO.source
 SCHEMA_VERSION = 1
 PROBES = ("sysfs", "pyverbs")
 
