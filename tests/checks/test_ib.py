@@ -10,8 +10,9 @@ import pytest
 from topodiag import parsers
 from topodiag.checks import ib
 from topodiag.engine import Severity, load_catalog, load_checks, run
-from topodiag.model.builder import ParsedInput, build
+from topodiag.model import build
 from topodiag.profiles import load_profiles
+from topodiag.records import ParsedInput
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -9,7 +9,8 @@ import pytest
 from topodiag import parsers
 from topodiag.checks import nccl
 from topodiag.engine import Severity
-from topodiag.model.builder import ParsedInput, build
+from topodiag.model import build
+from topodiag.records import ParsedInput
 
 REPO = Path(__file__).resolve().parents[2]
 DEBUG = REPO / "fixtures" / "nccl_debug"

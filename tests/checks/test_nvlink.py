@@ -9,7 +9,8 @@ import pytest
 from topodiag import parsers
 from topodiag.checks import nvlink, topo
 from topodiag.engine import Severity
-from topodiag.model.builder import ParsedInput, build
+from topodiag.model import build
+from topodiag.records import ParsedInput
 
 from .test_topo import REPO, catalog, findings  # noqa: F401 (catalog is a fixture)
 

@@ -9,8 +9,9 @@ import pytest
 from topodiag import parsers
 from topodiag.checks import perf
 from topodiag.engine import Severity
-from topodiag.model.builder import ParsedInput, build
+from topodiag.model import build
 from topodiag.profiles import load_profiles
+from topodiag.records import ParsedInput
 
 REPO = Path(__file__).resolve().parents[2]
 TESTS = REPO / "fixtures" / "nccl_tests"

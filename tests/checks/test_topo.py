@@ -8,7 +8,8 @@ import pytest
 
 from topodiag import parsers
 from topodiag.engine import Severity, load_catalog, load_checks, run
-from topodiag.model.builder import ParsedInput, build
+from topodiag.model import build
+from topodiag.records import ParsedInput
 
 REPO = Path(__file__).resolve().parents[2]
 TOPO_M = "fixtures/nvidia_smi_topo_m/"

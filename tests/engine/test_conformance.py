@@ -179,8 +179,9 @@ def run_example(catalog: Catalog, rule: Rule, example: Example):
 
 
 def build_topology(inputs: dict, texts):
-    """The model from the parsed inputs, for rules whose check takes `topology` (topodiag.model.builder)."""
-    from topodiag.model.builder import ParsedInput, build
+    """The model from the parsed inputs, for rules whose check takes `topology` (topodiag.model.build)."""
+    from topodiag.model import build
+    from topodiag.records import ParsedInput
 
     files = {name: file for name, _, file in texts}
     return build([ParsedInput(name, files.get(name), value) for name, value in inputs.items()])

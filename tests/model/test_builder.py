@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from topodiag.model import ParsedInput, Topology, build
-from topodiag.model.builder import topo_nvlink_count
+from topodiag.model import Topology, build
+from topodiag.model.paths import topo_nvlink_count
 from topodiag.parsers import blank_provenance_header, get
+from topodiag.records import ParsedInput
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures"
 H100_TOPO = "topo-h100-hgx-nv18-8nic-pix-gpunumaid-01.txt"
@@ -164,7 +165,7 @@ def test_nccl_xml_pci_tree_and_numa():
 def test_nccl_xml_nvswitch_aggregate():
     t = build([parsed("nccl_topo_xml", "nccl-topo-invented-h200-vm-closed-paste-01.xml")])
     [(peer, data)] = t.nvlink_edges("gpu:0")
-    assert peer == "nvswitch:fffffff:ff:ff.0" and data["link_count"] == 18 and data["nominal_gbps"] is None
+    assert peer == "nvswitch:fffffff:ff:ff.0" and data["link_count"] == 18 and "nominal_gbps" not in data
     assert t.node(peer)["kind"] == "nvswitch"
 
 

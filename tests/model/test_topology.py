@@ -104,12 +104,15 @@ def test_importing_the_model_does_not_import_networkx():
     assert out.stdout.strip() == "False"
 
 
-def test_nominal_bandwidth_hook():
+def test_edges_carry_no_nominal_bandwidth():
+    """Nominal bandwidth is the rules' to compute (topodiag.knowledge); older JSON's null slot is dropped."""
     t = small()
-    assert t.pair("gpu:0", "gpu:1")["nominal_gbps"] is None  # every edge has the slot
-    t.set_nominal("GPU0", "gpu:1", "path", 300.0, source_ref("knowledge", None, None))
-    assert t.pair("gpu:0", "gpu:1")["nominal_gbps"] == 300.0
-    assert t.pair("gpu:0", "gpu:1")["provenance"]["nominal_gbps"]["source"] == "knowledge"
+    assert all("nominal_gbps" not in d for _, _, _, d in t.edges())
+    data = t.to_json()
+    for e in data["edges"]:
+        e["nominal_gbps"] = None  # what schema_version 1 wrote before the field went
+    back = Topology.from_json(data)
+    assert back.to_json() == t.to_json()
 
 
 def test_edges_are_listed_once_each_and_per_node():
@@ -126,21 +129,29 @@ def test_edges_are_listed_once_each_and_per_node():
     assert t.edge("gpu:1", "gpu:0", "path") is t.edge("gpu:0", "gpu:1", "path")
 
 
-def test_to_networkx_holds_the_same_graph():
+def test_graph_is_the_networkx_multigraph():
+    import networkx as nx
+
     t = small()
-    g = t.to_networkx()
+    g = t.graph
+    assert isinstance(g, nx.MultiGraph) and not g.is_directed()
     assert sorted(g.nodes) == t.nodes()
     assert g.nodes["gpu:2"]["numa_node"] == 1 and g.nodes["gpu:2"]["kind"] == "gpu"
-    assert sorted((a, b, k) for a, b, k in g.edges(keys=True)) == sorted((a, b, k) for a, b, k, _ in t.edges())
+    assert [(a, b, k) for a, b, k in g.edges(keys=True)] == [(a, b, k) for a, b, k, _ in t.edges()]
     assert g.edges["gpu:0", "gpu:1", "path"]["class"] == "NV12"
     assert g.edges["gpu:0", "gpu:1", "path"]["sources"] == [TOPO]
+    # the model's dicts are the graph's: a fact merged later shows in both
+    assert g.edges["gpu:1", "gpu:0", "path"] is t.edge("GPU0", "gpu:1", "path")
+    assert g.nodes["gpu:0"] is t.node("GPU0")
+    t.add_edge("gpu:0", "gpu:1", "path", XML, derived=True)
+    assert g.edges["gpu:1", "gpu:0", "path"]["derived"] is True
+    assert Topology.from_json(t.to_json()).graph.edges["gpu:0", "gpu:1", "path"]["class"] == "NV12"
 
 
-def test_a_check_run_imports_neither_networkx_nor_rich():
-    """`topodiag check --format json` stays off networkx (0.3-0.5 s to import) and rich: the prolog budget."""
-    fixture = "fixtures/nvidia_smi_topo_m/topo-h100-hgx-nv18-8nic-pix-gpunumaid-01.txt"
+def _imported(argv: list[str]) -> set[str]:
+    """Which of networkx, rich and pydantic a `topodiag` command imports, run in a fresh process."""
     code = ("import io, sys\n"
-            f"sys.argv = ['topodiag', 'check', '--from', {fixture!r}, '--format', 'json']\n"
+            f"sys.argv = ['topodiag', *{argv!r}]\n"
             "from topodiag.cli import main\n"
             "sys.stdout = io.StringIO()\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
@@ -149,4 +160,18 @@ def test_a_check_run_imports_neither_networkx_nor_rich():
     from tests.fixtures_index import ROOT
 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
-    assert out.stdout.strip() == ""
+    return set(out.stdout.split())
+
+
+TOPO_M_FIXTURE = "fixtures/nvidia_smi_topo_m/topo-h100-hgx-nv18-8nic-pix-gpunumaid-01.txt"
+
+
+def test_a_check_run_imports_networkx_but_not_rich():
+    """`topodiag check --format json` builds a Topology (networkx) and stays off rich: the prolog budget."""
+    assert _imported(["check", "--from", TOPO_M_FIXTURE, "--format", "json"]) == {"networkx"}
+
+
+@pytest.mark.parametrize("argv", [["rules"], ["explain", "TOPO001"], ["parse", TOPO_M_FIXTURE]],
+                         ids=["rules", "explain", "parse"])
+def test_commands_that_build_no_topology_do_not_import_networkx(argv):
+    assert "networkx" not in _imported(argv)

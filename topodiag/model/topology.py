@@ -1,22 +1,24 @@
-"""The node's topology: one multigraph (networkx's shape) behind domain methods, provenance on every fact.
+"""The node's topology: one `networkx.MultiGraph` behind domain methods, provenance on every fact.
 
 Node ids: `gpu:<index>` (`gpu:<busid>` when only the bus id is known; `aliases` maps other names
 such as "GPU0" or a bus id to the id), `nic:mlx5_0`, `numa:0`, `cpu:0`, `pcisw:<busid>`,
 `nvswitch:<busid>`, `host:<name>`. Node attributes: kind, name, facts (cpu_affinity, numa_node,
 model, uuid, firmware, `ports` as nested dicts for NICs ...), `sources` (every input that spoke of
 the node, as {source, file, line_no}) and `provenance` ({fact: the source that first said it}).
-Edges are keyed by kind: "path" (a `topo -m` class), "nvlink" (a physical link aggregate), "pci",
-"numa"; attributes class, link_count, state, speed_gbps, nominal_gbps (a hook filled from the
-knowledge tables later), sources, provenance.
+Edges are keyed by kind: "path" (a `topo -m` class), "nvlink" (a physical link aggregate), "pci"
+(child to parent in NCCL's PCI tree), "numa", "p2p" (`topo -p2p` / NVML status per direction);
+attributes kind, sources, provenance and the facts (class, link_count, derived, tclass,
+pcie_link_*, status_* ...). Nominal bandwidths are not stored: they follow from these facts and
+`topodiag.knowledge`, where the rules that need them compute them.
 
 When two inputs disagree on a fact the first value stays and the disagreement is recorded in
 `conflicts()`: nothing is overwritten silently.
 
-The store is a MultiGraph in networkx's own shape (node -> attrs; node -> peer -> edge key -> attrs,
-one attribute dict shared by both directions), held in plain dicts: importing networkx costs
-0.3-0.5 s, more than the whole budget of `topodiag check` in a Slurm prolog. `to_networkx()` gives
-the same nodes, edges and attributes as a real `nx.MultiGraph` for the commands that draw or
-export the graph (`show --format graphml|dot`) or want its algorithms; only they import networkx.
+The store is `topology.graph`, an `nx.MultiGraph` (edge key = edge kind; one attribute dict per
+edge, whichever end it is read from). networkx is imported when a Topology is made, not when this
+module is: commands that build no topology (`rules`, `explain`, `parse`) do not pay its import
+(0.15-0.3 s). The graph's algorithms answer `nvlink_domains()` (connected components of the NVLink
+edges) and `pci_path()` (shortest path over the PCI tree).
 """
 
 from __future__ import annotations
@@ -60,12 +62,22 @@ def _index_key(node_id: str) -> tuple:
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", tail) if p)
 
 
+def _node_order(node_id: str) -> tuple:
+    """nodes() order: by kind prefix, then natural index order."""
+    return (node_id.split(":")[0],) + _index_key(node_id)
+
+
+# Edge fields that older topology JSON carried and that are gone: dropped when read back (null there).
+_DROPPED_EDGE_FIELDS = ("nominal_gbps",)
+
+
 class Topology:
-    """One node's devices and links. Build it with `topodiag.model.builder.build`."""
+    """One node's devices and links. Build it with `topodiag.model.build`; the graph is `graph`."""
 
     def __init__(self) -> None:
-        self._nodes: dict[str, dict] = {}  # node id -> attributes, in insertion order
-        self._adj: dict[str, dict[str, dict[str, dict]]] = {}  # node -> peer -> kind -> attributes
+        import networkx as nx  # here, not at module top: see the module docstring
+
+        self.graph = nx.MultiGraph()
         self.aliases: dict[str, str] = {}
         self.notes: list[str] = []
         self._conflicts: list[dict] = []
@@ -74,7 +86,7 @@ class Topology:
 
     def resolve(self, name: str) -> str:
         """The node id for an id or alias ("GPU0", "NIC0", a bus id); the name itself if unknown."""
-        return name if name in self._nodes else self.aliases.get(name, name)
+        return name if name in self.graph else self.aliases.get(name, name)
 
     def add_alias(self, alias: str, node_id: str, source: dict | None = None) -> None:
         """Record another name of a node; a second, different target is a conflict."""
@@ -87,39 +99,30 @@ class Topology:
 
     def add_node(self, node_id: str, kind: str, source: dict | None = None, **facts: Any) -> str:
         """Add or merge a node; facts that are None are not facts. Returns the id."""
-        if node_id not in self._nodes:
-            self._nodes[node_id] = {"kind": kind, "sources": [], "provenance": {}}
-            self._adj[node_id] = {}
-        attrs = self._nodes[node_id]
+        if node_id not in self.graph:
+            self.graph.add_node(node_id)
+            self.graph.nodes[node_id].update(kind=kind, sources=[], provenance={})
+        attrs = self.graph.nodes[node_id]
         if attrs.get("kind") != kind:
             self.add_conflict(node_id, "kind", [(attrs.get("kind"), None), (kind, source)])
         self._merge(node_id, attrs, facts, source)
         return node_id
 
     def add_edge(self, a: str, b: str, kind: str, source: dict | None = None, **facts: Any) -> None:
-        """Add or merge the edge of this kind between a and b (one per kind and pair). Every edge
-        has a `nominal_gbps` slot (None until the knowledge tables fill it, see set_nominal)."""
+        """Add or merge the edge of this kind between a and b (one per kind and pair; the kind is
+        the edge's key in `graph`). An edge brings its nodes, as in networkx."""
         if a.split(":")[0] == b.split(":")[0]:  # gpu:1-gpu:0 is stored as gpu:0-gpu:1
             a, b = sorted((a, b), key=_index_key)
-        for n in (a, b):
-            if n not in self._nodes:  # as networkx does: an edge brings its nodes
-                self._nodes[n] = {}
-                self._adj[n] = {}
-        attrs = self._adj[a].get(b, {}).get(kind)
+        attrs = self.graph.get_edge_data(a, b, kind)
         if attrs is None:
-            attrs = {"kind": kind, "nominal_gbps": None, "sources": [], "provenance": {}}
-            self._adj[a].setdefault(b, {})[kind] = attrs
-            self._adj[b].setdefault(a, {})[kind] = attrs
+            self.graph.add_edge(a, b, key=kind)
+            attrs = self.graph.get_edge_data(a, b, kind)
+            attrs.update(kind=kind, sources=[], provenance={})
         self._merge(f"{a}~{b}:{kind}", attrs, facts, source)
-
-    def set_nominal(self, a: str, b: str, kind: str, gbps: float, source: dict | None = None) -> None:
-        """The hook for the knowledge tables: an edge's nominal bandwidth in GB/s."""
-        a, b = self.resolve(a), self.resolve(b)
-        self._merge(f"{a}~{b}:{kind}", self._adj[a][b][kind], {"nominal_gbps": gbps}, source)
 
     def set_fact(self, node_id: str, field: str, value: Any, source: dict | None = None) -> None:
         """Merge one fact into an existing node."""
-        self._merge(node_id, self._nodes[node_id], {field: value}, source)
+        self._merge(node_id, self.graph.nodes[node_id], {field: value}, source)
 
     def add_conflict(self, subject: str, field: str, values: list[tuple[Any, dict | None]],
                      message: str | None = None) -> None:
@@ -156,44 +159,44 @@ class Topology:
             known.extend(r for r in new_refs if r not in known)
             if new_refs:
                 source = new_refs[0]
-            for k, v in pfacts.items():
-                if v is None or v == () or v == [] or k == "sources":
-                    continue
-                if mine.get(k) is None:
-                    mine[k] = v
-                elif k not in ("line_no", "printed_by") and not k.endswith("_raw") and mine[k] != v:
-                    self.add_conflict(f"{subject} port {port}", k, [(mine[k], first), (v, source)])
+            self._merge_port(f"{subject} port {port}", mine, pfacts, first, source)
+
+    def _merge_port(self, subject: str, mine: dict, pfacts: dict, first: dict | None,
+                    source: dict | None) -> None:
+        for k, v in pfacts.items():
+            if v is None or v == () or v == [] or k == "sources":
+                continue
+            if mine.get(k) is None:
+                mine[k] = v
+            elif k not in ("line_no", "printed_by") and not k.endswith("_raw") and mine[k] != v:
+                self.add_conflict(subject, k, [(mine[k], first), (v, source)])
 
     # -- reading ----------------------------------------------------------------------------
 
     def has_node(self, node_id: str) -> bool:
         """True when the id (or alias) names a node of the model."""
-        return self.resolve(node_id) in self._nodes
+        return self.resolve(node_id) in self.graph
 
     def node(self, node_id: str) -> dict:
         """The attributes of a node (id or alias); KeyError if absent."""
-        return self._nodes[self.resolve(node_id)]
+        return self.graph.nodes[self.resolve(node_id)]
 
     def nodes(self, kind: str | None = None) -> list[str]:
         """Node ids of a kind (all when None), GPUs and the like in index order."""
-        out = [n for n, attrs in self._nodes.items() if kind is None or attrs.get("kind") == kind]
-        return sorted(out, key=lambda n: (n.split(":")[0],) + _index_key(n))
+        out = [n for n, k in self.graph.nodes(data="kind") if kind is None or k == kind]
+        return sorted(out, key=_node_order)
 
     def edges(self, node_id: str | None = None, kind: str | None = None) -> list[tuple[str, str, str, dict]]:
         """(a, b, kind, attributes) of every edge (of one node, of one kind), each edge once, in
         the order the edges were made (a node's own edges: that node first)."""
         if node_id is not None:
-            a = self.resolve(node_id)
-            return [(a, b, k, d) for b, kinds in self._adj.get(a, {}).items() for k, d in kinds.items()
-                    if kind is None or k == kind]
-        out, done = [], set()
-        for a, peers in self._adj.items():
-            for b, kinds in peers.items():
-                if b in done:
-                    continue
-                out.extend((a, b, k, d) for k, d in kinds.items() if kind is None or k == kind)
-            done.add(a)
-        return out
+            node_id = self.resolve(node_id)
+            if node_id not in self.graph:
+                return []
+            view = self.graph.edges(node_id, keys=True, data=True)
+        else:
+            view = self.graph.edges(keys=True, data=True)
+        return [(a, b, k, d) for a, b, k, d in view if kind is None or k == kind]
 
     def gpus(self) -> list[str]:
         return self.nodes("gpu")
@@ -207,7 +210,7 @@ class Topology:
 
     def edge(self, a: str, b: str, kind: str) -> dict | None:
         """The attributes of the edge of this kind between a and b (ids or aliases), or None."""
-        return self._adj.get(self.resolve(a), {}).get(self.resolve(b), {}).get(kind)
+        return self.graph.get_edge_data(self.resolve(a), self.resolve(b), kind)
 
     def pair(self, a: str, b: str) -> dict | None:
         """The `topo -m` path edge between two devices ({class, link_count, sources...}) or None."""
@@ -223,17 +226,22 @@ class Topology:
         return [(a, b, self.pair_class(a, b)) for i, a in enumerate(gpus) for b in gpus[i + 1:]]
 
     def nearest_nic(self, gpu: str) -> tuple[str, str] | None:
-        """The NIC with the closest path class to the GPU, and that class (ties: lowest NIC)."""
+        """The NIC with the closest path class to the GPU, and that class (ties: lowest NIC).
+
+        A "path" edge is already the whole route between two devices (a `topo -m` cell): the answer
+        is the GPU's best-ranked path edge to a NIC, one hop in the graph. Routes of several path
+        edges mean nothing (classes do not add up), so this is no shortest-path search."""
         gpu = self.resolve(gpu)
-        best: tuple[tuple, str, str] | None = None
-        for nic in self.nics():
-            cls = self.pair_class(gpu, nic)
-            if cls is None:
-                continue
-            key = class_rank(cls)
-            if best is None or key < best[0]:
-                best = (key, nic, cls)
-        return (best[1], best[2]) if best else None
+        if gpu not in self.graph:
+            return None
+        nodes = self.graph.nodes
+        ranked = [(class_rank(d["class"]), _index_key(nic), nic, d["class"])
+                  for _, nic, k, d in self.graph.edges(gpu, keys=True, data=True)
+                  if k == "path" and nodes[nic].get("kind") == "nic" and d.get("class") is not None]
+        if not ranked:
+            return None
+        _, _, nic, cls = min(ranked)
+        return nic, cls
 
     def nvlinks(self, gpu: str) -> list[dict]:
         """Per-link NVLink status of a GPU from `nvlink -s` ({link, active, speed_gbps, state})."""
@@ -243,11 +251,41 @@ class Topology:
         """NVLink aggregates from the GPU to peers or NVSwitches (NCCL XML): (peer id, edge data)."""
         return [(b, d) for _, b, _, d in self.edges(gpu, "nvlink")]
 
+    def nvlink_domains(self) -> list[list[str]]:
+        """The GPUs that reach each other over NVLink: connected components of the NVLink subgraph
+        ("nvlink" edges of NCCL's XML, directly or through NVSwitches, and "path" edges of an NV#
+        class from `topo -m` or NVML). Each domain's GPUs in index order, domains by their first
+        GPU; a GPU without NVLink is in none; NVSwitches join domains but are not listed."""
+        import networkx as nx
+
+        links = [(a, b, k) for a, b, k, d in self.graph.edges(keys=True, data=True)
+                 if (k == "nvlink" and d.get("link_count") != 0)
+                 or (k == "path" and nv_count(d.get("class")) is not None)]
+        sub = self.graph.edge_subgraph(links)
+        gpu = {n for n in self.gpus()}
+        domains = [sorted(c & gpu, key=_node_order) for c in nx.connected_components(sub)]
+        return sorted((d for d in domains if d), key=lambda d: _node_order(d[0]))
+
+    def pci_path(self, a: str, b: str) -> list[str] | None:
+        """The devices from a to b (ids or aliases; both ends included) over NCCL's PCI tree ("pci"
+        edges: device to switch to CPU), or None when the tree does not join them (unknown devices,
+        no XML, or two CPUs: the socket link is no pci edge)."""
+        import networkx as nx
+
+        a, b = self.resolve(a), self.resolve(b)
+        if a not in self.graph or b not in self.graph:
+            return None
+        pci = nx.subgraph_view(self.graph, filter_edge=lambda u, v, k: k == "pci")
+        try:
+            return nx.shortest_path(pci, a, b)
+        except nx.NetworkXNoPath:
+            return None
+
     def ib_ports(self) -> list[tuple[str, dict]]:
         """(nic id, port facts) for every HCA port any IB tool reported, in NIC then port order."""
         out = []
         for nic in self.nics():
-            ports = self._nodes[nic].get("ports") or {}
+            ports = self.graph.nodes[nic].get("ports") or {}
             for port in sorted(ports, key=lambda p: (len(p), p)):
                 out.append((nic, {"port": int(port) if port.isdigit() else port, **ports[port]}))
         return out
@@ -255,22 +293,23 @@ class Topology:
     def numa_of(self, node_id: str) -> int | None:
         """The NUMA node of a device: its own numa_node fact, else a "numa" edge to numa:N."""
         node_id = self.resolve(node_id)
-        if node_id not in self._nodes:
+        if node_id not in self.graph:
             return None
-        attrs = self._nodes[node_id]
+        nodes = self.graph.nodes
+        attrs = nodes[node_id]
         if attrs.get("kind") == "numa":
             return attrs.get("numa_node")
         if attrs.get("numa_node") is not None:
             return attrs["numa_node"]
         for _, b, _, _ in self.edges(node_id, "numa"):
-            if self._nodes[b].get("kind") == "numa":
-                return self._nodes[b].get("numa_node")
+            if nodes[b].get("kind") == "numa":
+                return nodes[b].get("numa_node")
         return None
 
     def observations(self, source: str | None = None) -> list[dict]:
         """Summaries of logs and benchmark results (nccl_debug, nccl_tests) kept on the host node."""
         host = self.host()
-        obs = self._nodes[host].get("observations", []) if host else []
+        obs = self.graph.nodes[host].get("observations", []) if host else []
         return [o for o in obs if source is None or o.get("source") == source]
 
     def conflicts(self) -> list[dict]:
@@ -281,26 +320,12 @@ class Topology:
 
     def to_json(self) -> dict:
         """The versioned JSON form: {schema_version, nodes, edges, aliases, conflicts, notes}."""
-        nodes = [{"id": n, **_jsonable(self._nodes[n])} for n in self.nodes()]
+        nodes = [{"id": n, **_jsonable(self.graph.nodes[n])} for n in self.nodes()]
         edges = [{"a": a, "b": b, **_jsonable(d), "kind": k} for a, b, k, d in self.edges()]
         edges.sort(key=lambda e: (e["kind"], _index_key(e["a"]), _index_key(e["b"]), e["a"], e["b"]))
         return {"schema_version": SCHEMA_VERSION, "nodes": nodes, "edges": edges,
                 "aliases": dict(sorted(self.aliases.items())), "conflicts": _jsonable(self._conflicts),
                 "notes": list(self.notes)}
-
-    def to_networkx(self):
-        """The model as an `nx.MultiGraph` (edge keys are the edge kinds), with the same nodes,
-        edges and attributes (copied). Imports networkx: for export and graph algorithms, not the check path."""
-        import networkx as nx
-
-        g = nx.MultiGraph()
-        for n, attrs in self._nodes.items():
-            g.add_node(n)
-            g.nodes[n].update(attrs)
-        for a, b, k, d in self.edges():
-            g.add_edge(a, b, key=k)
-            g.edges[a, b, k].update(d)
-        return g
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, sort_keys=False)
@@ -312,16 +337,15 @@ class Topology:
         if version != SCHEMA_VERSION:
             raise ValueError(f"topology schema_version {version!r} is not {SCHEMA_VERSION}")
         topo = cls()
+        g = topo.graph
         for n in data.get("nodes", []):
-            topo._nodes[n["id"]] = {k: v for k, v in n.items() if k != "id"}
-            topo._adj[n["id"]] = {}
+            g.add_node(n["id"])
+            g.nodes[n["id"]].update((k, v) for k, v in n.items() if k != "id")
         for e in data.get("edges", []):
-            attrs = {k: v for k, v in e.items() if k not in ("a", "b")}
-            for x in (e["a"], e["b"]):
-                topo._nodes.setdefault(x, {})
-                topo._adj.setdefault(x, {})
-            topo._adj[e["a"]].setdefault(e["b"], {})[e["kind"]] = attrs
-            topo._adj[e["b"]].setdefault(e["a"], {})[e["kind"]] = attrs
+            g.add_edge(e["a"], e["b"], key=e["kind"])
+            g.get_edge_data(e["a"], e["b"], e["kind"]).update(
+                (k, v) for k, v in e.items()
+                if k not in ("a", "b") and not (k in _DROPPED_EDGE_FIELDS and v is None))
         topo.aliases = dict(data.get("aliases", {}))
         topo._conflicts = list(data.get("conflicts", []))
         topo.notes = list(data.get("notes", []))
@@ -334,4 +358,3 @@ def _jsonable(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return [_jsonable(v) for v in obj]
     return obj
-

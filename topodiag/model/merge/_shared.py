@@ -1,0 +1,37 @@
+"""Helpers several merge modules use (not a merge module: the leading underscore keeps discovery off)."""
+
+from __future__ import annotations
+
+from ...records import ParsedInput
+from ..topology import Topology, source_ref
+
+
+def ref(item: ParsedInput, line_no: int | None) -> dict:
+    """The provenance record of a fact from this input (at this line, when known)."""
+    return source_ref(item.source, item.path, line_no)
+
+
+def gpu_id(name: str) -> str:
+    """`nvidia-smi topo` names GPUs "GPU3": gpu:3; any other name stands as it is (gpu:<name>)."""
+    tail = name[3:]
+    return f"gpu:{tail}" if name.startswith("GPU") and tail.isdigit() else f"gpu:{name}"
+
+
+def observe(topo: Topology, host_id: str, item: ParsedInput, facts: dict) -> None:
+    """Keep a summary of an input on the host node (observations) and the input among its sources."""
+    attrs = topo.node(host_id)
+    attrs.setdefault("observations", []).append({"source": item.source, "file": item.path, **facts})
+    r = ref(item, None)
+    if r not in attrs["sources"]:
+        attrs["sources"].append(r)
+
+
+def add_numa_cpus(topo: Topology, numa: str, cpus: str, r: dict) -> None:
+    """A NUMA node's CPU list; GPUs of one node may print different affinity (kept as a list)."""
+    attrs = topo.node(numa)
+    seen = attrs.setdefault("cpu_affinities", [])
+    if cpus not in seen:
+        seen.append(cpus)
+    if "cpu_affinity" not in attrs:
+        attrs["cpu_affinity"] = cpus
+        attrs["provenance"]["cpu_affinity"] = r
