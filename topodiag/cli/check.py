@@ -118,6 +118,7 @@ def evaluate(gathered, *, host: Optional[str] = None, profile: Optional[str] = N
     """Model, profile, site config and rules over gathered inputs; usage errors exit 2."""
     from ..engine import ConfigError, SelectionError, load_catalog, load_checks, parse_fail_on, run
     from ..model import build
+    from ..model.combiners import combine
 
     try:
         fail_level = parse_fail_on(fail_on)
@@ -143,6 +144,7 @@ def evaluate(gathered, *, host: Optional[str] = None, profile: Optional[str] = N
     inputs: dict[str, Any] = dict(gathered.engine_inputs())
     inputs["topology"] = topology
     inputs["profile"] = prof
+    inputs.update(combine(inputs))  # the "A or B" views (roce_gids, ib_links) the rules read
     catalog = load_catalog(examples=False)
     load_checks()
     try:
