@@ -12,6 +12,7 @@ from topodiag.engine import Severity
 from topodiag.model.builder import ParsedInput, build
 
 from .test_topo import REPO, catalog, findings  # noqa: F401 (catalog is a fixture)
+from .wording import worded
 
 NVL = "fixtures/nvidia_smi_nvlink_s/"
 
@@ -65,7 +66,8 @@ def test_truncated_gpu_with_printed_inactive_link_reports_only_what_is_printed()
     assert parsed.gpus[0].truncated
     t = build([ParsedInput("nvidia_smi_nvlink_s", None, parsed)])
     [h] = list(nvlink.nvlink_inactive(t, {}))
-    assert "1 printed link(s) inactive (1)" in h.values["detail"] and "truncated" in h.values["detail"]
+    assert h.variant == "truncated"
+    assert "1 printed link(s) inactive (1)" in worded("NVL001", h) and "truncated" in worded("NVL001", h)
 
 
 def test_bridged_card_without_bridge_is_info(catalog):
