@@ -125,7 +125,8 @@ def test_topo001_with_model_from_nvlink_s_uses_exact_numbers():
         items.append(ParsedInput(src, rel, parsers.get(src).parse(parsers.blank_provenance_header(text))))
     t = build(items)
     [h] = list(topo.gpu_link_asymmetry(t, {}))
-    assert h.severity == Severity.INFO and h.values["model"] == " (V100 SXM2)"
+    assert h.severity == Severity.INFO and h.variant == "default" and h.values["model"] == "V100 SXM2"
+    assert "(~50 GB/s) (V100 SXM2), 3.1x" in worded("TOPO001", h)
     assert h.values["slow_gbyte_s"] == "16" and h.values["best_gbyte_s"] == "50"
 
 
