@@ -186,21 +186,29 @@ def ib001(topology, params, profile=None):
             yield _down_hit(p, ports, by_card)
 
 
+def _spare(p: dict[str, Any], ports: list[dict[str, Any]], by_card: dict[str, list[dict[str, Any]]]):
+    """Why a Down / Disabled port looks unused by design: (the Active ports of its card, the facts of a
+    lone card of another model beside the Active rails); ([], None) when neither."""
+    if p.get("physical_state") != "Disabled" or p.get("state") not in (None, "Down"):
+        return [], None
+    siblings = [q for key in {p.get("system_guid") or p["nic"], p["nic"]} for q in by_card[key] if q is not p]
+    active = sorted({_label(q) for q in siblings if _is_active(q)})
+    return active, (None if active else _odd_card(p, ports))
+
+
 def _down_hit(p: dict[str, Any], ports: list[dict[str, Any]], by_card: dict[str, list[dict[str, Any]]]):
     """A port not Active / LinkUp: an error, or a warning for the unused port of a card whose other
     port is Active, or of a lone card of another model beside the Active rails."""
-    state, phys = p.get("state"), p.get("physical_state")
-    disabled = phys == "Disabled" and state in (None, "Down")
-    siblings = [q for key in {p.get("system_guid") or p["nic"], p["nic"]} for q in by_card[key] if q is not p]
-    active = sorted({_label(q) for q in siblings if _is_active(q)}) if disabled else []
-    odd = _odd_card(p, ports) if disabled and not active else None
+    active, odd = _spare(p, ports, by_card)
     spare = bool(active) or odd is not None
+    lone = (odd or {}).get("card_ports") == 1
     return hit(
         [p["nic"]], evidence=_evidence([p]), severity=Severity.WARNING if spare else None,
         expectation="every HCA port Active / LinkUp" + (" (unused port of a multi-port card)" if spare else ""),
-        variant=_down_variant(phys, p.get("link_layer")),
-        notes=when(spare=active, odd_only=odd and odd["card_ports"] == 1, odd_one_of=odd and odd["card_ports"] > 1),
-        nic=p["name"], port=p["port"], state=state or "unknown", physical_state=phys or "not printed",
+        variant=_down_variant(p.get("physical_state"), p.get("link_layer")),
+        notes=when(spare=active, odd_only=odd and lone, odd_one_of=odd and not lone),
+        nic=p["name"], port=p["port"], state=p.get("state") or "unknown",
+        physical_state=p.get("physical_state") or "not printed",
         link_layer=p.get("link_layer") or "link layer unknown", siblings=", ".join(active), **(odd or {}),
     )
 

@@ -55,26 +55,35 @@ def _slow_links(links, judged) -> tuple[float | None, list]:
 def ib_link_degraded(ib_links, params) -> Iterator:
     links = ib_links.links
     narrow = [x for x in links if x.width_lanes is not None and x.width_lanes < FULL_WIDTH]
-    if narrow:
-        yield hit(_subjects(narrow), evidence=_evidence(ib_links, narrow), expectation="every link at 4X",
-                  count=len(narrow), listed=counted((_narrow_item(x) for x in narrow), 6))
     could = [x for x in links if x.could_be and x not in narrow]
-    if could:
-        yield hit(_subjects(could), evidence=_evidence(ib_links, could), variant="could_be",
-                  expectation="links at the width and speed both ends support", count=len(could),
-                  listed=counted((f"{x.a} <-> {x.b} at {x.speed_name or '?'}: {x.could_be}" for x in could), 6))
     common, slow = _slow_links(links, narrow + could)
-    if slow:
-        yield _slow_hit(ib_links, common, slow)
-    if ib_links.not_active:
-        ports = list(ib_links.not_active)
-        yield hit(_subjects(ports), evidence=_evidence(ib_links, ports), variant="not_active",
-                  expectation="every cabled port Active", count=len(ports), severity=Severity.WARNING,
-                  listed=counted((f"{x.a} {x.state}" for x in ports), 6))
+    found = [_narrow_hit(ib_links, narrow) if narrow else None, _could_be_hit(ib_links, could) if could else None,
+             _slow_hit(ib_links, common, slow) if slow else None, _not_active_hit(ib_links)]
+    yield from (h for h in found if h is not None)
     for ca in ib_links.isolated:
         yield hit([f"iblink:{ca.name}"], severity=Severity.ERROR, variant="isolated",
                   evidence=[Evidence(ib_links.source, ib_links.file, ca.line_no)],
                   expectation="every CA linked to the fabric", count=1, name=ca.name, nports=ca.nports or "?")
+
+
+def _narrow_hit(view: Any, narrow):
+    return hit(_subjects(narrow), evidence=_evidence(view, narrow), expectation="every link at 4X",
+               count=len(narrow), listed=counted((_narrow_item(x) for x in narrow), 6))
+
+
+def _could_be_hit(view: Any, could):
+    return hit(_subjects(could), evidence=_evidence(view, could), variant="could_be",
+               expectation="links at the width and speed both ends support", count=len(could),
+               listed=counted((f"{x.a} <-> {x.b} at {x.speed_name or '?'}: {x.could_be}" for x in could), 6))
+
+
+def _not_active_hit(view: Any):
+    ports = list(view.not_active)
+    if not ports:
+        return None
+    return hit(_subjects(ports), evidence=_evidence(view, ports), variant="not_active",
+               expectation="every cabled port Active", count=len(ports), severity=Severity.WARNING,
+               listed=counted((f"{x.a} {x.state}" for x in ports), 6))
 
 
 def _slow_hit(view: Any, common: float, slow):

@@ -125,6 +125,11 @@ def _hosts(nccl_debug: Mapping[str, Any]) -> list[str]:
     return [h for h in nccl_debug.get("hosts") or [] if h]
 
 
+def _using_socket(nccl_debug: Mapping[str, Any]) -> bool:
+    """'Using network Socket' in the log."""
+    return "socket" in [str(n).lower() for n in nccl_debug.get("networks") or []]
+
+
 def _tried_ib(devices: list[dict], reasons: list[str]) -> bool:
     return any(d.get("kind") == "ib" for d in devices) or "NET/IB : No device found" in reasons
 
@@ -135,7 +140,7 @@ def nccl001(nccl_debug, topology=None):
     whether it bound a loopback address, and whether IB ports were up on the host all along."""
     nccl_debug = _as_dict(nccl_debug)
     socket_conns = _socket_transports(nccl_debug.get("transports") or {})
-    if not socket_conns and "socket" not in [str(n).lower() for n in nccl_debug.get("networks") or []]:
+    if not socket_conns and not _using_socket(nccl_debug):
         return None
     forced = _forced(nccl_debug.get("env") or {})
     reasons = list(nccl_debug.get("socket_fallback_reasons") or [])
@@ -404,6 +409,12 @@ def _share(used: list[str], gpus: int, seen_in_log, rate: Optional[float]) -> tu
     return ("share_log" if seen_in_log else "share"), facts
 
 
+def _nics_expected(profile, few_for_profile: bool) -> str:
+    if few_for_profile:
+        return f"profile {profile.name}: {profile.nics} compute NICs"
+    return "a NIC per GPU for inter-node traffic (DGX/HGX: 8 x 400 Gb/s for 8 GPUs)"
+
+
 def _used_nics(nccl_debug: Mapping[str, Any]) -> list[str]:
     """The NET/IB devices NCCL lists, in its order, each once."""
     return list(dict.fromkeys(d["name"] for d in nccl_debug.get("net_devices") or []
@@ -437,8 +448,7 @@ def nccl006(nccl_debug, params, topology=None, profile=None):
     hca = _env_flag(nccl_debug.get("env") or {}, "NCCL_IB_HCA")
     return hit(_hosts_subject(nccl_debug) + [f"nic:{n}" for n in used], evidence=[_ev()],
                severity=Severity.WARNING if left_out or few_for_profile else Severity.INFO,
-               expectation=(f"profile {profile.name}: {prof_nics} compute NICs" if few_for_profile
-                            else "a NIC per GPU for inter-node traffic (DGX/HGX: 8 x 400 Gb/s for 8 GPUs)"),
+               expectation=_nics_expected(profile, few_for_profile),
                variant=variant, notes=when(left_out=left_out, hca_leaves_out=left_out and hca,
                                            hca_chose=not left_out and hca, profile_nics=few_for_profile),
                nic_count=len(used), nics=", ".join(used), left_out=", ".join(left_out), hca=hca,

@@ -52,6 +52,11 @@ def nvlink_inactive(topology, params, profile=None):
             yield found
 
 
+def _inactive_evidence(nvl, inactive) -> list:
+    """The GPU's block, and the line of its first inactive link."""
+    return [nvl["source"]] + [{**nvl["source"], "line_no": ln["line_no"]} for ln in inactive[:1]]
+
+
 def _inactive(gpu, attrs, nvl, profile):
     """The GPU's finding: links inactive or missing, a truncated GPU's inactive printed links, a bridged
     card without a bridge (info); None when its links are as designed."""
@@ -60,18 +65,21 @@ def _inactive(gpu, attrs, nvl, profile):
     expected = max(accepted) if accepted else None
     active = nvl["active_count"]
     inactive = [ln for ln in nvl["links"] if not ln["active"]]
-    base = dict(evidence=[nvl["source"]] + [{**nvl["source"], "line_no": ln["line_no"]} for ln in inactive[:1]],
-                expectation=expectation, gpu=gpu, model=attrs.get("model") or "?", active=active,
-                shown=nvl["shown_count"], links=_links_text(inactive))
+    base = dict(evidence=_inactive_evidence(nvl, inactive), expectation=expectation, gpu=gpu,
+                model=attrs.get("model") or "?", active=active, shown=nvl["shown_count"], links=_links_text(inactive))
     if nvl["truncated"]:  # elided or cut off: no conclusion about the count, only about printed links
         return hit([gpu], variant="truncated", count=len(inactive), expected=expected or "?", **base) if inactive else None
-    if active in accepted and facts is not None and facts.nvlink_bridge and active == 0:
-        # a bridged card with no bridge fitted: no NVLink is by design
+    if _no_bridge(facts, accepted, active):
         return hit([gpu], severity="info", variant="no_bridge", bridge_model=facts.model,
                    expected=" or ".join(str(n) for n in sorted(accepted)), **base)
     if not inactive and (active in accepted or expected is None or active > expected):
         return None  # as designed, or more links than expected: nothing is inactive
     return _down(gpu, nvl, facts, expected, inactive, base)
+
+
+def _no_bridge(facts, accepted, active: int) -> bool:
+    """A bridged card with no bridge fitted: no NVLink is by design."""
+    return active == 0 and active in accepted and facts is not None and bool(facts.nvlink_bridge)
 
 
 def _down(gpu, nvl, facts, expected, inactive, base):
@@ -136,14 +144,20 @@ def _counts_by_model(topology) -> dict[str, list[tuple[str, int, dict]]]:
     return by_model
 
 
+def _unequal(model: str, rows: list, counts: list[int]) -> bool:
+    """Two GPUs or more of the model with different counts; not bridged cards some of which have no bridge
+    (NVL001 says so, as info: nothing is unequal by fault)."""
+    if len(rows) < 2 or len(counts) < 2:
+        return False
+    return not (all(c == 0 or c == max(counts) for c in counts) and _bridged(model, counts))
+
+
 @check("NVL003")
 def nvlink_count_unequal(topology, params):
     for model, rows in _counts_by_model(topology).items():
         counts = sorted({c for _, c, _ in rows})
-        if len(rows) < 2 or len(counts) < 2:
+        if not _unequal(model, rows, counts):
             continue
-        if all(c == 0 or c == max(counts) for c in counts) and _bridged(model, counts):
-            continue  # bridged cards without a bridge: NVL001 says so (info), nothing is unequal by fault
         most = max(counts)
         fewer = [(g, c, n) for g, c, n in rows if c < most]
         yield hit([g for g, _, _ in fewer], evidence=[n["source"] for _, _, n in fewer[:1]],
