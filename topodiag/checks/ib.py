@@ -225,17 +225,22 @@ def _best_ports(active: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return best
 
 
+def _facts(**facts: Any) -> tuple:
+    """The message facts of a verdict (its variant among them), hashable: ports group by verdict."""
+    return tuple(facts.items())
+
+
 def _configured(p: dict[str, Any], site: float, profile) -> tuple | None:
     """What the site config or the profile says this port should link at, when it says so for its layer:
-    (expected Gb/s, variant, severity, expectation, facts)."""
+    (expected Gb/s, severity, expectation, message facts)."""
     layer = p.get("link_layer")
     prof_rate = getattr(profile, "nic_rate_gbps", None) if profile is not None else None
     prof_layer = getattr(profile, "link_layer", None) if profile is not None else None
     if site > 0 and (prof_layer is None or layer in (None, prof_layer)):  # unknown layer: judged too
-        return site, "site", Severity.ERROR, "params.expected_rate_gbps", ()
+        return site, Severity.ERROR, "params.expected_rate_gbps", _facts(variant="site")
     if prof_rate and layer is not None and (prof_layer is None or layer == prof_layer):
-        return (float(prof_rate), "profile", Severity.ERROR,
-                f"profile {profile.name}: nic_rate_gbps = {_num(float(prof_rate))}", (("profile", profile.name),))
+        return (float(prof_rate), Severity.ERROR, f"profile {profile.name}: nic_rate_gbps = {_num(float(prof_rate))}",
+                _facts(variant="profile", profile=profile.name))
     return None
 
 
@@ -246,15 +251,15 @@ def _observed(p: dict[str, Any], best: dict[str, dict[str, Any]]) -> tuple | Non
     peer = best.get(layer) if layer else None
     if peer is not None and rate < peer["rate_gbps"] * (1 - RATE_TOL):
         same = peer.get("ca_type") is not None and peer.get("ca_type") == p.get("ca_type")
-        return (peer["rate_gbps"], "peer_same_model" if same else "default",
-                Severity.ERROR if same else Severity.WARNING,
-                f"best peer port of the same link layer: {_label(peer)}", (("layer", layer), ("peer", _label(peer))))
+        return (peer["rate_gbps"], Severity.ERROR if same else Severity.WARNING,
+                f"best peer port of the same link layer: {_label(peer)}",
+                _facts(variant="peer_same_model" if same else "default", layer=layer, peer=_label(peer)))
     if layer != "InfiniBand":
         return None
     model, top = HCA_MODELS.get(p.get("ca_type") or "", (None, None))
     if top and rate < top * (1 - RATE_TOL):
-        return (top, "model_top", Severity.WARNING, f"HCA model capability: {model} {rate_name(top)} {_num(top)} Gb/s",
-                (("model", model), ("ca_type", p["ca_type"])))
+        return (top, Severity.WARNING, f"HCA model capability: {model} {rate_name(top)} {_num(top)} Gb/s",
+                _facts(variant="model_top", model=model, ca_type=p["ca_type"]))
     return None
 
 
@@ -276,10 +281,10 @@ def ib002(topology, params, profile=None):
         verdict = _verdict(p, site, profile, best)
         if verdict is not None:
             groups[(p["rate_gbps"], verdict)].append(p)
-    for (rate, (expected, variant, severity, expectation, facts)), ps in groups.items():
+    for (rate, (expected, severity, expectation, facts)), ps in groups.items():
         yield hit(
             [p["nic"] for p in ps], evidence=_evidence(ps), severity=severity, expectation=expectation,
-            variant=variant, ports=_names(ps), rate_gbps=_num(rate), rate_name=rate_name(rate),
+            ports=_names(ps), rate_gbps=_num(rate), rate_name=rate_name(rate),
             expected_gbps=_num(expected), expected_name=rate_name(expected), rate_gbyte_s=_gbyte(rate),
             expected_gbyte_s=_gbyte(expected), **dict(facts),
         )
