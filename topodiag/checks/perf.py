@@ -22,7 +22,7 @@ from typing import Any, Iterator, Mapping, Optional
 
 from .. import knowledge
 from ..parsers.base import to_jsonable
-from ..engine import Evidence, Severity, check, hit, when
+from ..engine import Evidence, Severity, check, hit
 
 SOURCE = "nccl_tests"
 MIN_SIZE_BYTES = 256 * 1024 * 1024
