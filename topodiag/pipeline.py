@@ -217,7 +217,10 @@ def diagnose(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveO
 def engine_inputs(gathered, topology, profile) -> dict[str, Any]:
     """What the checks take by parameter name: each source's parsed files, the combined views of
     alternative sources, the topology and the profile."""
+    from .model.combiners import combine
+
     inputs: dict[str, Any] = dict(gathered.engine_inputs())
+    inputs.update(combine(inputs))
     inputs["topology"] = topology
     inputs["profile"] = profile
     return inputs

@@ -29,7 +29,7 @@ NEVER_ON_THE_PROLOG_PATH = (
     "topodiag.render.text", "topodiag.render.json_report", "topodiag.render.prometheus",
     "topodiag.fleet", "topodiag.actions.fanout", "topodiag.bundle.redact",
     "topodiag.parsers.nccl_debug", "topodiag.parsers.nccl_tests", "topodiag.parsers.nvidia_smi_topo_m",
-    "topodiag.parsers.ibstat", "topodiag.parsers.ibv_devinfo", "tarfile", "hashlib",
+    "topodiag.parsers.ibstat", "topodiag.parsers.ibv_devinfo", "tarfile",  # (hashlib: networkx imports it)
 )
 
 

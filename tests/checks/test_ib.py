@@ -11,6 +11,7 @@ from topodiag import parsers
 from topodiag.checks import ib
 from topodiag.engine import Severity, load_catalog, load_checks, run
 from topodiag.model import build
+from topodiag.model.combiners import combine
 from topodiag.profiles import load_profiles
 from topodiag.records import ParsedInput
 
@@ -32,6 +33,11 @@ def topo_of(*files: str, inline: dict | None = None):
     return build(parsed_of(*files, inline=inline))
 
 
+def with_views(inputs: dict) -> dict:
+    """The inputs plus their combined views (roce_gids, ib_links), as `check` assembles them."""
+    return {**inputs, **combine(inputs)}
+
+
 def findings(code: str, *files: str, profile=None, params=None, inline=None):
     """The code's findings, run through the engine so messages and severities are the final ones."""
     load_checks()
@@ -39,6 +45,7 @@ def findings(code: str, *files: str, profile=None, params=None, inline=None):
     inputs = {"topology": build(items), **{i.source: i.result for i in items}}
     if profile is not None:
         inputs["profile"] = profile
+    inputs.update(combine(inputs))
     config = {code: {"params": params}} if params else None
     outcome = run(load_catalog(REPO / "rules"), inputs, select=code, config=config)
     assert not outcome.crashes, outcome.crashes
@@ -196,7 +203,7 @@ def _gids(source: str, rel: str):
     load_checks()
     text = (REPO / rel).read_text(encoding="utf-8", errors="replace")
     parsed = parsers.get(source).parse(parsers.blank_provenance_header(text))
-    outcome = run(load_catalog(REPO / "rules"), {source: parsed}, select="IB006")
+    outcome = run(load_catalog(REPO / "rules"), with_views({source: parsed}), select="IB006")
     assert not outcome.crashes, outcome.crashes
     return [f for f in outcome.findings if f.code == "IB006"]
 
@@ -229,7 +236,8 @@ def test_ib006_port_without_an_address():
             "mlx5_0\t1\t1\tfe80:0000:0000:0000:0ac0:ebff:fe21:03da\t\t\tv2\trdma0\n"
             "n_gids_found=2\n")
     load_checks()
-    outcome = run(load_catalog(REPO / "rules"), {"show_gids": parsers.get("show_gids").parse(text)}, select="IB006")
+    outcome = run(load_catalog(REPO / "rules"), with_views({"show_gids": parsers.get("show_gids").parse(text)}),
+                  select="IB006")
     [f] = outcome.findings
     assert f.severity == Severity.WARNING and "mlx5_0:1 has only link-local (fe80::) RoCE v2 GIDs" in f.message
 
@@ -252,7 +260,7 @@ def _fabric(source: str, rel: str):
     load_checks()
     text = (REPO / rel).read_text(encoding="utf-8", errors="replace")
     parsed = parsers.get(source).parse(parsers.blank_provenance_header(text))
-    outcome = run(load_catalog(REPO / "rules"), {source: parsed}, select="IB007")
+    outcome = run(load_catalog(REPO / "rules"), with_views({source: parsed}), select="IB007")
     assert not outcome.crashes, outcome.crashes
     return [f for f in outcome.findings if f.code == "IB007"]
 

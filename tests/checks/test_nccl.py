@@ -12,6 +12,8 @@ from topodiag.engine import Severity
 from topodiag.model import build
 from topodiag.records import ParsedInput
 
+from .wording import worded as said
+
 REPO = Path(__file__).resolve().parents[2]
 DEBUG = REPO / "fixtures" / "nccl_debug"
 TOPO_A100_8NIC = "fixtures/nvidia_smi_topo_m/topo-a100-sxm4-80g-nv12-8nic-roce-01.txt"
@@ -54,7 +56,7 @@ def test_socket_without_a_forcing_env_is_an_error(name):
 
 def test_socket_counts_the_connection_lines():
     [h] = hits(nccl.nccl001(parse("nccl-socket-fallback-aws-noib-02-rings.log")))
-    assert h.values["what"] == "10 connection line(s) via NET/Socket"
+    assert "(10 connection line(s) via NET/Socket)" in said("NCCL001", h)
     assert len(h.subjects) == 8  # 15 hosts in the log, subjects capped at 8
 
 
@@ -63,7 +65,7 @@ def test_socket_counts_the_connection_lines():
 def test_ib_disabled_by_the_user_is_reported_as_a_warning_with_the_variable(name):
     [h] = hits(nccl.nccl001(parse(name)))
     assert h.severity == Severity.WARNING
-    assert "NCCL_IB_DISABLE=1" in h.values["reason"]
+    assert "NCCL_IB_DISABLE=1" in said("NCCL001", h)
 
 
 def test_printed_reason_is_passed_on():
@@ -71,7 +73,7 @@ def test_printed_reason_is_passed_on():
             "n1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
             "n1:1:1 [0] NCCL INFO Using network Socket\n")
     [h] = hits(nccl.nccl001(parse("", text)))
-    assert "No device found" in h.values["reason"] and h.severity is None
+    assert "No device found" in said("NCCL001", h) and h.severity is None
 
 
 def test_nccl_net_socket_env_is_forced():
@@ -82,7 +84,7 @@ def test_nccl_net_socket_env_is_forced():
     if (parsers.base.to_jsonable(result)["env"] or {}).get("NCCL_NET") != "Socket":
         pytest.skip("the parser does not report NCCL_NET from this line")
     [h] = hits(nccl.nccl001(result))
-    assert h.severity == Severity.WARNING and "NCCL_NET=Socket" in h.values["reason"]
+    assert h.severity == Severity.WARNING and "NCCL_NET=Socket" in said("NCCL001", h)
 
 
 @pytest.mark.parametrize("name", [
@@ -114,8 +116,8 @@ def test_ib_connections_without_gdrdma():
             "a:1:2 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IB/0\n"
             "a:1:2 [0] NCCL INFO Channel 01/0 : 8[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\n")
     [h] = hits(nccl.nccl002(parse("", text)))
-    assert h.values["detail"].startswith("1 connection line(s) via NET/IB without /GDRDMA")
-    assert "only on some" in h.values["detail"]
+    assert "without GPUDirect RDMA: 1 connection line(s) via NET/IB without /GDRDMA" in said("NCCL002", h)
+    assert "only on some" in said("NCCL002", h)
 
 
 # -- NCCL003 -----------------------------------------------------------------------------------
@@ -129,7 +131,7 @@ def test_shm_on_an_nvlinked_node_is_an_error():
     topo = topology(nvidia_smi_topo_m=TOPO_A100_8NIC)
     [h] = hits(nccl.nccl003(parse("nccl-single-node-shm-no-p2p-01.log"), topology=topo))
     assert h.severity == Severity.ERROR
-    assert "NV12" in h.values["context"] and "28 NVLink pair(s)" in h.values["context"]
+    assert "NV12" in said("NCCL003", h) and "28 NVLink pair(s)" in said("NCCL003", h)
 
 
 @pytest.mark.parametrize("name", ["nccl-ofi-plugin-on-roce-fallback-ib-2.27-channels-01.log",
@@ -145,21 +147,21 @@ def test_completion_error_4_names_status_vendor_code_and_lines():
     [h] = hits(nccl.nccl004(parse("nccl-warn-ib-completion-error4-h100-01.log")))
     assert h.values["what"] == "IB completion error" and h.values["count"] == 3
     assert h.values["lines"] == "7, 12, 17"
-    assert "status 4 = IBV_WC_LOC_PROT_ERR" in h.values["detail"] and "vendor err 81" in h.values["detail"]
+    assert "status 4 = IBV_WC_LOC_PROT_ERR" in said("NCCL004", h) and "vendor err 81" in said("NCCL004", h)
     assert [e.line_no for e in h.evidence] == [7, 12, 17]
     assert set(h.subjects) == {"host:H100-1", "host:H100-2", "host:H100-5"}
 
 
 def test_completion_status_12_is_retry_exceeded():
     [h] = hits(nccl.nccl004(parse("nccl-warn-ib-completion-error-ipv6gid-01.log")))
-    assert "IBV_WC_RETRY_EXC_ERR" in h.values["detail"] and "vendor err 129" in h.values["detail"]
+    assert "IBV_WC_RETRY_EXC_ERR" in said("NCCL004", h) and "vendor err 129" in said("NCCL004", h)
 
 
 def test_watchdog_timeouts_are_errors_by_kind():
     found = {h.values["what"]: h for h in hits(nccl.nccl004(parse("nccl-pytorch-watchdog-timeout-allreduce-01.log")))}
     timeout = found["collective timeout (PyTorch watchdog)"]
     assert timeout.values["lines"] == "7, 8" and timeout.severity is None
-    assert "SeqNum=1580" in timeout.values["detail"]
+    assert "SeqNum=1580" in said("NCCL004", timeout)
 
 
 def test_plain_warn_lines_are_warnings():
@@ -189,7 +191,7 @@ def _far(lines: str):
 def test_far_nic_named_with_path_and_the_better_nic():
     [h] = _far("nodea:1:2 [2] NCCL INFO Channel 00/0 : 2[2] -> 10[2] [send] via NET/IB/6/GDRDMA\n")
     assert h.subjects == ("gpu:2", "nic:mlx5_6")
-    assert h.values["path"] == "SYS" and h.values["better"] == "; mlx5_2 is at PXB"
+    assert h.values["path"] == "SYS" and said("NCCL005", h).endswith("; mlx5_2 is at PXB")
 
 
 def test_node_distance_is_far_too_and_pxb_is_fine():
@@ -209,7 +211,7 @@ def test_without_net_device_names_nothing_is_paired():
 def test_nccl001_socket_on_loopback():
     """nccl #1053 (corpus): NCCL_IB_DISABLE=1 and NET/Socket on lo:127.0.0.1 (one host in the log)."""
     [h] = hits(nccl.nccl001(parse("nccl-socket-loopback-topo-dump-01.log")))
-    assert "loopback interface lo (127.0.0.1)" in h.values["reason"] and "NCCL_SOCKET_IFNAME" in h.values["reason"]
+    assert "loopback interface lo (127.0.0.1)" in said("NCCL001", h) and "NCCL_SOCKET_IFNAME" in said("NCCL001", h)
     assert h.severity == Severity.WARNING  # one host: multi-node is not shown to fail
 
 
@@ -218,13 +220,13 @@ def test_nccl001_says_the_ib_ports_were_up():
     ran with NCCL_IB_DISABLE=1 over sockets."""
     topo = topology(ibstat="fixtures/ibstat/ibstat-cx6-hdr-one-port-disabled-01.txt")
     [h] = hits(nccl.nccl001(parse("nccl-ib-disabled-socket-mpi-interleaved-01.log"), topology=topo))
-    assert "2 InfiniBand port(s) are Active on this host (mlx5_0 port 1, mlx5_2 port 1)" in h.values["reason"]
+    assert "2 InfiniBand port(s) are Active on this host (mlx5_0 port 1, mlx5_2 port 1)" in said("NCCL001", h)
     assert h.severity == Severity.WARNING  # switched off on purpose, still reported
 
 
 def test_nccl001_no_ib_line_in_the_log():
     [h] = hits(nccl.nccl001(parse("nccl-socket-forced-netsocket-2.11-01.log")))
-    assert h.values["reason"].startswith("no NET/IB line in this log") and h.severity is None
+    assert "; reason: no NET/IB line in this log" in said("NCCL001", h) and h.severity is None
 
 
 # -- NCCL006 -----------------------------------------------------------------------------------
@@ -234,7 +236,7 @@ def test_nccl006_four_nics_for_the_gpus_of_an_h100_node():
     CUDA devices [1] [2] [3] [6], so the node has at least 7 GPUs."""
     [h] = hits(nccl.nccl006(parse("nccl-ibext-sharp-plugin-load-h100-01.log"), {}))
     assert h.severity == Severity.INFO
-    assert h.values["summary"].startswith("at least 7 GPUs per node (the log shows CUDA device [6] on qh100-gpu19) "
+    assert said("NCCL006", h).startswith("at least 7 GPUs per node (the log shows CUDA device [6] on qh100-gpu19) "
                                           "share 4 NIC(s) (mlx5_0, mlx5_1, mlx5_4, mlx5_5)")
     assert set(h.subjects) >= {"nic:mlx5_0", "nic:mlx5_1", "nic:mlx5_4", "nic:mlx5_5"}
 
@@ -245,7 +247,7 @@ def test_nccl006_with_the_rate_from_ibstat_and_hcas_left_out():
     topo = topology(ibstat="fixtures/ibstat/ibstat-cx6-hdr-one-port-disabled-01.txt")
     [h] = hits(nccl.nccl006(parse("nccl-ib-single-hca-a100pcie-2.19-01.log"), {}, topology=topo))
     assert h.severity == Severity.WARNING
-    assert "Active HCA port(s) NCCL does not use: mlx5_2 (NCCL_IB_HCA=mlx5_0 leaves them out)" in h.values["note"]
+    assert "Active HCA port(s) NCCL does not use: mlx5_2 (NCCL_IB_HCA=mlx5_0 leaves them out)" in said("NCCL006", h)
 
 
 def test_nccl006_gpu_count_from_the_topology():
@@ -257,10 +259,10 @@ def test_nccl006_gpu_count_from_the_topology():
         items.append(ParsedInput(source, rel, parsers.get(source).parse(parsers.blank_provenance_header(text))))
     topo = build(items, host="testgpu1")
     [h] = hits(nccl.nccl006(parse("nccl-ib-single-hca-a100pcie-2.19-01.log"), {}, topology=topo))
-    assert h.values["summary"].startswith("8 GPUs per node (GPUs in the topology) share 1 NIC(s) (mlx5_0): a node "
+    assert said("NCCL006", h).startswith("8 GPUs per node (GPUs in the topology) share 1 NIC(s) (mlx5_0): a node "
                                           "sends at most 1 x 200 Gb/s = 25 GB/s across the fabric, 3.1 GB/s per GPU")
     [h] = hits(nccl.nccl006(parse("nccl-ib-single-hca-a100pcie-2.19-01.log"), {}, topology=build(items)))
-    assert h.values["summary"].startswith("at least 2 GPUs per node (the log shows CUDA device [1] on testgpu2)")
+    assert said("NCCL006", h).startswith("at least 2 GPUs per node (the log shows CUDA device [1] on testgpu2)")
 
 
 def test_nccl006_nothing_when_each_gpu_has_a_nic():
@@ -271,6 +273,6 @@ def test_nccl002_from_the_topology_dump_alone():
     """nccl #2397 (corpus): both nets of the ConnectX-6 Dx carry gdr="0"."""
     topo = topology(nccl_topo_xml="fixtures/nccl_topo_xml/nccl-topo-dump-a100pcie-2gpu-roce-nccl2.30-01.xml")
     [h] = hits(nccl.nccl002(topology=topo))
-    assert h.subjects == ("nic:mlx5_0", "nic:mlx5_1") and "marks mlx5_0, mlx5_1 gdr=0" in h.values["detail"]
+    assert h.subjects == ("nic:mlx5_0", "nic:mlx5_1") and "marks mlx5_0, mlx5_1 gdr=0" in said("NCCL002", h)
     topo = topology(nccl_topo_xml="fixtures/nccl_topo_xml/nccl-topo-xml-azure-ndv4-static-01.xml")
     assert hits(nccl.nccl002(topology=topo)) == []  # a static file says nothing of GDR

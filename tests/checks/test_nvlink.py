@@ -13,6 +13,7 @@ from topodiag.model import build
 from topodiag.records import ParsedInput
 
 from .test_topo import REPO, catalog, findings  # noqa: F401 (catalog is a fixture)
+from .wording import worded
 
 NVL = "fixtures/nvidia_smi_nvlink_s/"
 
@@ -66,7 +67,8 @@ def test_truncated_gpu_with_printed_inactive_link_reports_only_what_is_printed()
     assert parsed.gpus[0].truncated
     t = build([ParsedInput("nvidia_smi_nvlink_s", None, parsed)])
     [h] = list(nvlink.nvlink_inactive(t, {}))
-    assert "1 printed link(s) inactive (1)" in h.values["detail"] and "truncated" in h.values["detail"]
+    assert h.variant == "truncated"
+    assert "1 printed link(s) inactive (1)" in worded("NVL001", h) and "truncated" in worded("NVL001", h)
 
 
 def test_bridged_card_without_bridge_is_info(catalog):
@@ -124,7 +126,8 @@ def test_topo001_with_model_from_nvlink_s_uses_exact_numbers():
         items.append(ParsedInput(src, rel, parsers.get(src).parse(parsers.blank_provenance_header(text))))
     t = build(items)
     [h] = list(topo.gpu_link_asymmetry(t, {}))
-    assert h.severity == Severity.INFO and h.values["model"] == " (V100 SXM2)"
+    assert h.severity == Severity.INFO and h.variant == "default" and h.values["model"] == "V100 SXM2"
+    assert "(~50 GB/s) (V100 SXM2), 3.1x" in worded("TOPO001", h)
     assert h.values["slow_gbyte_s"] == "16" and h.values["best_gbyte_s"] == "50"
 
 

@@ -13,6 +13,8 @@ from topodiag.model import build
 from topodiag.profiles import load_profiles
 from topodiag.records import ParsedInput
 
+from .wording import worded
+
 REPO = Path(__file__).resolve().parents[2]
 TESTS = REPO / "fixtures" / "nccl_tests"
 PARAMS = {"min_fraction": 0.8, "min_size_bytes": 268435456}
@@ -31,13 +33,18 @@ def p2(name: str) -> list:
     return list(perf.perf002(parse(name)))
 
 
+def problem(h) -> str:
+    """A PERF002 hit's problem, as its message says it: "wrong results", "test failure", ..."""
+    return worded("PERF002", h).split(":", 1)[0].removeprefix("nccl-tests ")
+
+
 # -- PERF001 -----------------------------------------------------------------------------------
 
 def test_2x8_h100_ndr_155_fails_against_8_nics_x_50():
     [h] = p1("nccltests-allreduce-2x8h100-ndr-degraded-155-srun-prefix-01.txt")
     assert h.severity is None  # rule default (error)
     assert (h.values["busbw"], h.values["size"], h.values["expected"]) == ("155.57", "8 GiB", "400")
-    assert h.values["verdict"].startswith("is 39% of the expected 400 GB/s")
+    assert "busbw 155.57 GB/s at 8 GiB is 39% of the expected 400 GB/s (below 0.8 x)" in worded("PERF001", h)
     assert "dgx-h100" in h.values["how"] and "8 x 50 GB/s" in h.values["how"]
     assert h.expectation == h.values["how"]
     assert set(h.subjects) == {"host:node005", "host:node007"}
@@ -45,7 +52,7 @@ def test_2x8_h100_ndr_155_fails_against_8_nics_x_50():
 
 def test_ring_90_is_22_percent():
     [h] = p1("nccltests-allreduce-2x8h100-ndr-ring-degraded-90-srun-prefix-01.txt")
-    assert h.values["verdict"].startswith("is 22%")
+    assert " is 22% of the expected" in worded("PERF001", h)
 
 
 @pytest.mark.parametrize("name", [
@@ -58,7 +65,7 @@ def test_healthy_runs_pass(name):
 
 def test_two_runs_all_reduce_passes_and_all_gather_is_not_judged_as_all_reduce():
     [h] = p1("nccltests-invented-two-tests-sequential-wrong-oob-failed-01.txt")
-    assert h.severity == Severity.INFO and h.values["run"] == 2 and h.values["verdict"] == "not judged"
+    assert h.severity == Severity.INFO and h.values["run"] == 2 and " not judged; " in worded("PERF001", h)
 
 
 def test_a100_234_passes_with_the_gpu_model_from_nvlink_s():
@@ -78,7 +85,7 @@ def test_a100_234_passes_with_the_gpu_model_from_nvlink_s():
 
 def test_a100_234_alone_cannot_be_judged_and_says_why():
     [h] = p1("nccltests-allreduce-dgxa100-4gpu-nvswitch-234-01.txt")
-    assert h.severity == Severity.INFO and "no '# Rank' lines" in h.values["how"]
+    assert h.severity == Severity.INFO and "no '# Rank' lines" in worded("PERF001", h)
 
 
 def test_a100_234_with_the_dgx_a100_profile_passes_and_a_higher_bar_fails():
@@ -93,7 +100,7 @@ def test_a100_234_with_the_dgx_a100_profile_passes_and_a_higher_bar_fails():
 def test_small_sizes_only_give_an_info_that_the_run_cannot_be_judged():
     [h] = p1("nccltests-allreduce-gb10-spark-v2.20-banner-01.txt")
     assert h.severity == Severity.INFO and h.values["size"] == "64 KiB"
-    assert h.values["verdict"].startswith("cannot be judged: the largest size is below 256 MiB")
+    assert "at 64 KiB cannot be judged: the largest size is below 256 MiB" in worded("PERF001", h)
 
 
 def test_pcie_v100_128mib_is_too_small():
@@ -108,7 +115,7 @@ def test_pcie_v100_128mib_is_too_small():
 ])
 def test_runs_without_a_baseline_are_info_only(name, why):
     [h] = p1(name)
-    assert h.severity == Severity.INFO and why in h.values["how"]
+    assert h.severity == Severity.INFO and why in worded("PERF001", h)
 
 
 def test_one_rank_runs_are_left_to_perf002():
@@ -126,30 +133,30 @@ def test_unnamed_collective_is_recognised_from_the_rows():
 
 def test_busbw_zero_nranks_1_is_a_build_without_mpi():
     [h] = p2("nccltests-allreduce-h100-nompi-build-busbw-zero-01.txt")
-    assert h.values["problem"] == "every rank ran alone" and "MPI=1" in h.values["detail"]
+    assert problem(h) == "every rank ran alone" and "MPI=1" in worded("PERF002", h)
 
 
 def test_duplicated_rank_0_runs_on_two_hosts():
     [h] = p2("nccltests-allreduce-v100-2node-10gbe-dup-banner-01.txt")
-    assert "2 processes on different hosts" in h.values["detail"]
+    assert "2 processes on different hosts" in worded("PERF002", h)
 
 
 def test_wrong_and_out_of_bounds():
-    found = {h.values["problem"]: h for h in p2("nccltests-invented-two-tests-sequential-wrong-oob-failed-01.txt")}
+    found = {problem(h): h for h in p2("nccltests-invented-two-tests-sequential-wrong-oob-failed-01.txt")}
     assert set(found) == {"wrong results", "validation failed"}
-    assert "in-place 1024" in found["wrong results"].values["detail"]
+    assert "in-place 1024" in worded("PERF002", found["wrong results"])
     assert found["wrong results"].evidence[0].line_no == 49
     assert found["validation failed"].evidence[0].line_no == 50
 
 
 def test_cuda_failure_lines():
     [h] = p2("nccltests-alltoall-h800-v2.17.6-cuda-failure-01.txt")
-    assert h.values["problem"] == "test failure" and "first at line 33" in h.values["detail"]
-    assert "illegal memory access" in h.values["detail"]
+    assert problem(h) == "test failure" and "first at line 33" in worded("PERF002", h)
+    assert "illegal memory access" in worded("PERF002", h)
 
 
 def test_two_separate_multi_rank_runs_are_not_every_rank_alone():
-    problems = [h.values["problem"] for h in p2("nccltests-allreduce-h200-4gpu-v2.19.7-two-runs-cuda-failure-md-01.txt")]
+    problems = [problem(h) for h in p2("nccltests-allreduce-h200-4gpu-v2.19.7-two-runs-cuda-failure-md-01.txt")]
     assert problems == ["test failure"]
 
 

@@ -11,6 +11,8 @@ from topodiag.engine import Severity, load_catalog, load_checks, run
 from topodiag.model import build
 from topodiag.records import ParsedInput
 
+from .wording import worded
+
 REPO = Path(__file__).resolve().parents[2]
 TOPO_M = "fixtures/nvidia_smi_topo_m/"
 
@@ -175,7 +177,7 @@ def test_pcie_profile_expects_sys():
 
     [h] = list(gpu_pair_cross_socket(t, {}, profile=load_profiles()["pcie-8gpu"]))
     assert h.severity == Severity.INFO and h.expectation.startswith("profile pcie-8gpu")
-    assert "hidden PCIe topology" in h.values["note"]
+    assert "hidden PCIe topology" in worded("TOPO002", h)
 
 
 P2P = "fixtures/nvidia_smi_topo_p2p/"

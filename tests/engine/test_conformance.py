@@ -17,11 +17,14 @@ from topodiag import parsers
 from topodiag.engine import Catalog, InputProblem, Rule, Severity, check, load_catalog, load_checks, registry, run
 from topodiag.engine.catalog import Example, default_rules_dir
 from topodiag.engine.runner import FALLBACK_RULES, TOOL_FAMILY
+from topodiag.model.combiners import COMBINED, combine
 
 REPO = Path(__file__).resolve().parents[2]
 RULES_DIR = REPO / "rules"
-# Inputs that are not a parser's source: the model (built from the parsed sources) and the profile.
+# Inputs that are not a parser's source: the model (built from the parsed sources), the profile, and
+# the combined views of topodiag/model/combiners.py (made from parsed sources by combine()).
 MODEL_INPUTS = {"topology", "profile"}
+COMBINED_INPUTS = set(COMBINED)
 PROBE = "ZZZ999"  # a throwaway rule the tool-health examples run beside
 
 
@@ -80,7 +83,7 @@ def test_every_check_has_a_rule(catalog, checks):
 
 
 def test_requires_agrees_with_the_check_signature(catalog, checks):
-    known = set(parsers.names()) | MODEL_INPUTS
+    known = set(parsers.names()) | MODEL_INPUTS | COMBINED_INPUTS
     problems = []
     for rule in catalog:
         unknown = [n for group in rule.requires for n in group.split("|") if n not in known]
@@ -153,7 +156,7 @@ def run_example(catalog: Catalog, rule: Rule, example: Example):
     texts = [(name, (REPO / rel).read_text(encoding="utf-8", errors="replace"), rel) for name, rel in example.inputs.items()]
     texts += [(name, text, f"<inline {name}>") for name, text in example.inline.items()]
     for name, text, file in texts:
-        if name in MODEL_INPUTS:
+        if name in MODEL_INPUTS | COMBINED_INPUTS:
             raise NotImplementedError(f"{rule.code}: example input {name} must be built, not given")
         try:
             inputs[name] = parsers.get(name).parse(parsers.blank_provenance_header(text))
@@ -162,6 +165,7 @@ def run_example(catalog: Catalog, rule: Rule, example: Example):
     spec = registry.get(rule.code)
     if spec is not None and "topology" in spec.inputs:
         inputs["topology"] = build_topology(inputs, texts)
+    inputs.update(combine(inputs))  # as `check` does: the "A or B" views (topodiag/model/combiners.py)
     with registry.scoped():
         probe = Rule(code=PROBE, slug="example-probe", title="probe", severity=Severity.INFO, message="probe",
                      why="w", fix="f")

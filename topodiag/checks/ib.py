@@ -27,7 +27,7 @@ from collections import defaultdict
 from typing import Any, Iterable
 
 from .. import knowledge
-from ..engine import Evidence, Severity, check, hit
+from ..engine import Evidence, Severity, check, hit, when
 
 IB_SOURCES = ("ibstat", "ibv_devinfo", "ibstatus")
 OK_STATES = ("Active", "ActiveDefer")
@@ -114,128 +114,179 @@ def _names(ports: Iterable[dict[str, Any]]) -> str:
 
 # -- IB001 -------------------------------------------------------------------------------------
 
-def _down_meaning(state: str | None, phys: str | None, link_layer: str | None) -> str:
-    eth = link_layer == "Ethernet"
+_UNTRAINED = ("PortConfigurationTraining", "LinkErrorRecovery", "Sleep", "PhyTest")
+
+
+def _down_variant(phys: str | None, link_layer: str | None) -> str:
+    """The IB001 message for a port's physical state (what stopped it)."""
     if phys == "Disabled":
-        return "the port is disabled (administratively, or no cable / module detected): it carries no traffic"
+        return "disabled"
     if phys == "Polling":
-        return "no link partner answers: cable unplugged or faulty, or the switch port is down"
+        return "polling"
     if phys == "LinkUp":
-        if eth:
-            return "the physical link is up but the port is not active: check the netdev (ip link) and the RoCE setup"
-        return ("the physical link is up but the subnet manager has not activated the port (no LID): "
-                "no SM running, or the SM does not serve this port / virtual function")
-    if phys in ("PortConfigurationTraining", "LinkErrorRecovery", "Sleep", "PhyTest"):
-        return "the link is not trained: check the cable, the transceiver and the switch port"
+        return "linkup_ethernet" if link_layer == "Ethernet" else "linkup"
+    if phys in _UNTRAINED:
+        return "untrained"
     if phys is None:
-        return "the port is not active (this tool does not print the physical state: run ibstat or ibv_devinfo -v)"
-    return "the port cannot carry traffic until it is Active / LinkUp"
+        return "no_physical_state"
+    return "default"
 
 
-def _odd_card(p: dict[str, Any], ports: list[dict[str, Any]]) -> str:
-    """Why a disabled port looks like an extra card, not a compute rail ("" when it does not): its
-    HCA model has no Active port on the host and fewer ports than the model whose ports are Active
-    (a B300's seven disabled ConnectX-8 next to four Active ConnectX-7 are the rails, not extras)."""
-    model = p.get("ca_type")
-    if not model:
-        return ""
+def _ports_by_model(ports: list[dict[str, Any]]) -> tuple[dict[str, int], dict[str, int]]:
+    """(ports per HCA model, Active ports per model that has any) over the host."""
     active: dict[str, int] = defaultdict(int)
     count: dict[str, int] = defaultdict(int)
     for q in ports:
         if q.get("ca_type"):
             count[q["ca_type"]] += 1
             active[q["ca_type"]] += _is_active(q)
-    active = {m: n for m, n in active.items() if n}
+    return count, {m: n for m, n in active.items() if n}
+
+
+def _odd_card(p: dict[str, Any], ports: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Why a disabled port looks like an extra card, not a compute rail (None when it does not): its
+    HCA model has no Active port on the host and fewer ports than the model whose ports are Active
+    (a B300's seven disabled ConnectX-8 next to four Active ConnectX-7 are the rails, not extras)."""
+    model = p.get("ca_type")
+    if not model:
+        return None
+    count, active = _ports_by_model(ports)
     if model in active or not active:
-        return ""
+        return None
     main, n_main = max(active.items(), key=lambda kv: kv[1])
     if count[model] >= n_main:
-        return ""
-    name, main_name = hca_model(model) or model, hca_model(main) or main
-    what = f"the host's only {name} ({model}) port" if count[model] == 1 else \
-        f"one of {count[model]} {name} ({model}) ports, none Active,"
-    return f"{what} next to {n_main} Active {main_name} ({main}) port(s)"
+        return None
+    return {"card": hca_model(model) or model, "card_type": model, "card_ports": count[model],
+            "main_card": hca_model(main) or main, "main_type": main, "main_ports": n_main}
 
 
-@check("IB001")
-def ib001(topology, params, profile=None):
-    ports = _ports(topology)
+def _cards(ports: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Ports by card: System image GUID (or the NIC), and by NIC too."""
     by_card: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for p in ports:
         by_card[p.get("system_guid") or p["nic"]].append(p)
         if p.get("system_guid"):
             by_card[p["nic"]].append(p)
+    return by_card
+
+
+def _is_down(p: dict[str, Any]) -> bool:
+    state, phys = p.get("state"), p.get("physical_state")
+    if state is None and phys is None:
+        return False  # neither state known: nothing to judge
+    return not (state in (None, *OK_STATES) and phys in (None, "LinkUp"))
+
+
+@check("IB001")
+def ib001(topology, params, profile=None):
+    ports = _ports(topology)
+    by_card = _cards(ports)
     for p in ports:
-        state, phys = p.get("state"), p.get("physical_state")
-        if state is None and phys is None:
-            continue
-        if state in (None, *OK_STATES) and phys in (None, "LinkUp"):
-            continue
-        siblings = [q for key in {p.get("system_guid") or p["nic"], p["nic"]} for q in by_card[key] if q is not p]
-        disabled = phys == "Disabled" and state in (None, "Down")
-        spare = disabled and any(_is_active(q) for q in siblings)
-        odd = disabled and not spare and _odd_card(p, ports)
-        meaning = _down_meaning(state, phys, p.get("link_layer"))
-        if spare:
-            active = sorted({_label(q) for q in siblings if _is_active(q)})
-            meaning += f"; another port of the same card ({', '.join(active)}) is Active, so this is an unused " \
-                       "second port: exclude it from NCCL_IB_HCA, or cable it if it should be a rail"
-        elif odd:
-            meaning += f"; it is {odd}: likely a storage/management or spare card rather than a compute rail; " \
-                       "exclude it from NCCL_IB_HCA (or cable it if it should carry jobs)"
-        spare = spare or bool(odd)
-        yield hit(
-            [p["nic"]], evidence=_evidence([p]),
-            severity=Severity.WARNING if spare else None,
-            expectation="every HCA port Active / LinkUp" + (" (unused port of a multi-port card)" if spare else ""),
-            nic=p["name"], port=p["port"], state=state or "unknown", physical_state=phys or "not printed",
-            link_layer=p.get("link_layer") or "link layer unknown", meaning=meaning,
-        )
+        if _is_down(p):
+            yield _down_hit(p, ports, by_card)
+
+
+def _spare(p: dict[str, Any], ports: list[dict[str, Any]], by_card: dict[str, list[dict[str, Any]]]):
+    """Why a Down / Disabled port looks unused by design: (the Active ports of its card, the facts of a
+    lone card of another model beside the Active rails); ([], None) when neither."""
+    if p.get("physical_state") != "Disabled" or p.get("state") not in (None, "Down"):
+        return [], None
+    siblings = [q for key in {p.get("system_guid") or p["nic"], p["nic"]} for q in by_card[key] if q is not p]
+    active = sorted({_label(q) for q in siblings if _is_active(q)})
+    return active, (None if active else _odd_card(p, ports))
+
+
+def _down_hit(p: dict[str, Any], ports: list[dict[str, Any]], by_card: dict[str, list[dict[str, Any]]]):
+    """A port not Active / LinkUp: an error, or a warning for the unused port of a card whose other
+    port is Active, or of a lone card of another model beside the Active rails."""
+    active, odd = _spare(p, ports, by_card)
+    spare = bool(active) or odd is not None
+    lone = (odd or {}).get("card_ports") == 1
+    return hit(
+        [p["nic"]], evidence=_evidence([p]), severity=Severity.WARNING if spare else None,
+        expectation="every HCA port Active / LinkUp" + (" (unused port of a multi-port card)" if spare else ""),
+        variant=_down_variant(p.get("physical_state"), p.get("link_layer")),
+        notes=when(spare=active, odd_only=odd and lone, odd_one_of=odd and not lone),
+        nic=p["name"], port=p["port"], state=p.get("state") or "unknown",
+        physical_state=p.get("physical_state") or "not printed",
+        link_layer=p.get("link_layer") or "link layer unknown", siblings=", ".join(active), **(odd or {}),
+    )
 
 
 # -- IB002 -------------------------------------------------------------------------------------
 
-@check("IB002")
-def ib002(topology, params, profile=None):
-    active = [p for p in _ports(topology) if _is_active(p) and p.get("rate_gbps")]
-    site = float(params.get("expected_rate_gbps") or 0)
-    prof_rate = getattr(profile, "nic_rate_gbps", None) if profile is not None else None
-    prof_layer = getattr(profile, "link_layer", None) if profile is not None else None
+def _best_ports(active: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The fastest Active port of each link layer."""
     best: dict[str, dict[str, Any]] = {}
     for p in active:
         layer = p.get("link_layer")
         if layer and (layer not in best or p["rate_gbps"] > best[layer]["rate_gbps"]):
             best[layer] = p
+    return best
+
+
+def _facts(**facts: Any) -> tuple:
+    """The message facts of a verdict (its variant among them), hashable: ports group by verdict."""
+    return tuple(facts.items())
+
+
+def _configured(p: dict[str, Any], site: float, profile) -> tuple | None:
+    """What the site config or the profile says this port should link at, when it says so for its layer:
+    (expected Gb/s, severity, expectation, message facts)."""
+    layer = p.get("link_layer")
+    prof_rate = getattr(profile, "nic_rate_gbps", None) if profile is not None else None
+    prof_layer = getattr(profile, "link_layer", None) if profile is not None else None
+    if site > 0 and (prof_layer is None or layer in (None, prof_layer)):  # unknown layer: judged too
+        return site, Severity.ERROR, "params.expected_rate_gbps", _facts(variant="site")
+    if prof_rate and layer is not None and (prof_layer is None or layer == prof_layer):
+        return (float(prof_rate), Severity.ERROR, f"profile {profile.name}: nic_rate_gbps = {_num(float(prof_rate))}",
+                _facts(variant="profile", profile=profile.name))
+    return None
+
+
+def _observed(p: dict[str, Any], best: dict[str, dict[str, Any]]) -> tuple | None:
+    """What the host itself says this port should link at: the best Active port of its link layer (error
+    when the same HCA model), else for InfiniBand what its HCA model links at (warning)."""
+    rate, layer = p["rate_gbps"], p.get("link_layer")
+    peer = best.get(layer) if layer else None
+    if peer is not None and rate < peer["rate_gbps"] * (1 - RATE_TOL):
+        same = peer.get("ca_type") is not None and peer.get("ca_type") == p.get("ca_type")
+        return (peer["rate_gbps"], Severity.ERROR if same else Severity.WARNING,
+                f"best peer port of the same link layer: {_label(peer)}",
+                _facts(variant="peer_same_model" if same else "default", layer=layer, peer=_label(peer)))
+    if layer != "InfiniBand":
+        return None
+    model, top = HCA_MODELS.get(p.get("ca_type") or "", (None, None))
+    if top and rate < top * (1 - RATE_TOL):
+        return (top, Severity.WARNING, f"HCA model capability: {model} {rate_name(top)} {_num(top)} Gb/s",
+                _facts(variant="model_top", model=model, ca_type=p["ca_type"]))
+    return None
+
+
+def _verdict(p: dict[str, Any], site: float, profile, best: dict[str, dict[str, Any]]) -> tuple | None:
+    """The first expectation this port falls short of (configured, else observed), or None."""
+    verdict = _configured(p, site, profile)
+    if verdict is not None and p["rate_gbps"] < verdict[0] * (1 - RATE_TOL):
+        return verdict
+    return _observed(p, best)
+
+
+@check("IB002")
+def ib002(topology, params, profile=None):
+    active = [p for p in _ports(topology) if _is_active(p) and p.get("rate_gbps")]
+    site = float(params.get("expected_rate_gbps") or 0)
+    best = _best_ports(active)
     groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for p in active:
-        rate, layer = p["rate_gbps"], p.get("link_layer")
-        verdict = None
-        if site > 0 and (prof_layer is None or layer in (None, prof_layer)):  # unknown layer: judged too
-            verdict = (site, "the site config (expected_rate_gbps)", Severity.ERROR, "params.expected_rate_gbps")
-        elif prof_rate and layer is not None and (prof_layer is None or layer == prof_layer):
-            verdict = (float(prof_rate), f"profile {profile.name} (nic_rate_gbps)", Severity.ERROR,
-                       f"profile {profile.name}: nic_rate_gbps = {_num(float(prof_rate))}")
-        if verdict is None or rate >= verdict[0] * (1 - RATE_TOL):
-            verdict = None
-            peer = best.get(layer) if layer else None
-            if peer is not None and rate < peer["rate_gbps"] * (1 - RATE_TOL):
-                same = peer.get("ca_type") is not None and peer.get("ca_type") == p.get("ca_type")
-                what = f"the best {layer} port on the host ({_label(peer)}" + (", same HCA model)" if same else ")")
-                verdict = (peer["rate_gbps"], what, Severity.ERROR if same else Severity.WARNING,
-                           f"best peer port of the same link layer: {_label(peer)}")
-            elif layer == "InfiniBand":
-                model, top = HCA_MODELS.get(p.get("ca_type") or "", (None, None))
-                if top and rate < top * (1 - RATE_TOL):
-                    verdict = (top, f"what a {model} ({p['ca_type']}) links at on InfiniBand", Severity.WARNING,
-                               f"HCA model capability: {model} {rate_name(top)} {_num(top)} Gb/s")
+        verdict = _verdict(p, site, profile, best)
         if verdict is not None:
-            groups[(rate, verdict)].append(p)
-    for (rate, (expected, basis, severity, expectation)), ps in groups.items():
+            groups[(p["rate_gbps"], verdict)].append(p)
+    for (rate, (expected, severity, expectation, facts)), ps in groups.items():
         yield hit(
             [p["nic"] for p in ps], evidence=_evidence(ps), severity=severity, expectation=expectation,
-            ports=_names(ps), rate_gbps=_num(rate), rate_name=rate_name(rate), expected_gbps=_num(expected),
-            expected_name=rate_name(expected), basis=basis, rate_gbyte_s=_gbyte(rate),
-            expected_gbyte_s=_gbyte(expected),
+            ports=_names(ps), rate_gbps=_num(rate), rate_name=rate_name(rate),
+            expected_gbps=_num(expected), expected_name=rate_name(expected), rate_gbyte_s=_gbyte(rate),
+            expected_gbyte_s=_gbyte(expected), **dict(facts),
         )
 
 
@@ -251,11 +302,20 @@ def _nccl_mix(nccl_debug) -> Any:
         return None
     label = lambda ds: ", ".join(f"{d.name}:{d.port}" if d.port is not None else d.name for d in ds)  # noqa: E731
     return hit([f"nic:{d.name}" for d in roce], evidence=[Evidence("nccl_debug", None, None)],
-               expectation="one link layer among the devices NCCL uses",
-               ethernet=label(roce), infiniband=label(ib),
-               detail="NCCL's NET/IB device list mixes RoCE and InfiniBand devices: rings that pair a RoCE "
-                      "rail with an IB rail cannot connect or run at the slower rate; pin the compute HCAs "
-                      "with NCCL_IB_HCA")
+               expectation="one link layer among the devices NCCL uses", variant="nccl_mix",
+               ethernet=label(roce), infiniband=label(ib))
+
+
+def _profile_wants_ib(profile, ib: list[dict[str, Any]], eth: list[dict[str, Any]]):
+    """Ethernet ports on a host whose profile says InfiniBand: an error, unless the profile's compute
+    NICs are all there as InfiniBand ports (then the Ethernet ones are storage / management)."""
+    nics = getattr(profile, "nics", None)
+    if nics and len(ib) >= nics:
+        return None
+    return hit([p["nic"] for p in eth], evidence=_evidence(eth), severity=Severity.ERROR,
+               expectation=f"profile {profile.name}: link_layer = InfiniBand", variant="profile_infiniband",
+               notes=when(compute_nics=nics), ethernet=_names(eth), infiniband=_names(ib) or "none",
+               profile=profile.name, ib_ports=len(ib), nics=nics)
 
 
 @check("IB003")
@@ -264,30 +324,16 @@ def ib003(topology, params, profile=None, nccl_debug=None):
     ib = [p for p in active if p["link_layer"] == "InfiniBand"]
     eth = [p for p in active if p["link_layer"] == "Ethernet"]
     if not active and nccl_debug is not None:  # no IB tool output: what NCCL listed is the evidence
-        mixed = _nccl_mix(nccl_debug)
-        if mixed is not None:
-            yield mixed
-        return
+        return _nccl_mix(nccl_debug)
     if not eth:
-        return
-    prof_layer = getattr(profile, "link_layer", None) if profile is not None else None
-    if prof_layer == "InfiniBand":
-        nics = getattr(profile, "nics", None)
-        if nics and len(ib) >= nics:
-            return  # the compute rails are there; the Ethernet ports are storage / management
-        have = f"{len(ib)} InfiniBand port(s)" + (f" of the {nics} compute NICs expected" if nics else "")
-        yield hit([p["nic"] for p in eth], evidence=_evidence(eth), severity=Severity.ERROR,
-                  expectation=f"profile {profile.name}: link_layer = InfiniBand",
-                  ethernet=_names(eth), infiniband=_names(ib) or "none",
-                  detail=f"profile {profile.name} expects InfiniBand and the host has {have}: these Ethernet "
-                         "ports run RoCE (~2-5 us, congestion control by ECN/PFC), not native IB")
-        return
+        return None
+    if getattr(profile, "link_layer", None) == "InfiniBand":
+        return _profile_wants_ib(profile, ib, eth)
     if ib:
-        yield hit([p["nic"] for p in eth], evidence=_evidence(eth + ib),
-                  expectation="one link layer among a host's compute NICs",
-                  ethernet=_names(eth), infiniband=_names(ib),
-                  detail="IB and RoCE mixed on one host: NCCL lists both kinds of device and may stripe across "
-                         "rails that cannot reach each other; pin the compute HCAs with NCCL_IB_HCA")
+        return hit([p["nic"] for p in eth], evidence=_evidence(eth + ib),
+                   expectation="one link layer among a host's compute NICs",
+                   ethernet=_names(eth), infiniband=_names(ib))
+    return None
 
 
 # -- IB004 -------------------------------------------------------------------------------------
@@ -303,9 +349,8 @@ def _split(items: list[tuple[Any, dict[str, Any]]]) -> tuple[str, list[dict[str,
     return text, [m for _, ms in ordered[1:] for m in ms]
 
 
-@check("IB004")
-def ib004(topology, params):
-    ports = _ports(topology)
+def _cas(topology, ports: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The host's CAs (first port of each, or the NIC's facts for a CA without ports) by CA type."""
     cas: dict[str, dict[str, Any]] = {}
     for p in ports:
         cas.setdefault(p["nic"], p)
@@ -318,23 +363,32 @@ def ib004(topology, params):
     for c in cas.values():
         if c.get("ca_type"):
             by_type[c["ca_type"]].append(c)
-    for ca_type, members in sorted(by_type.items()):
+    return by_type
+
+
+def _layer_rates(ports: list[dict[str, Any]], ca_type: str, layer: str) -> list[tuple[str, dict[str, Any]]]:
+    return [(f"{_num(p['rate_gbps'])} Gb/s", p) for p in ports
+            if p.get("ca_type") == ca_type and p.get("link_layer") == layer and _is_active(p) and p.get("rate_gbps")]
+
+
+@check("IB004")
+def ib004(topology, params):
+    ports = _ports(topology)
+    for ca_type, members in sorted(_cas(topology, ports).items()):
         model = hca_model(ca_type)
         label = f"{model} ({ca_type})" if model else ca_type
+        expectation = f"all {label} HCAs on the host alike"
         fw = [(c["firmware"], c) for c in members if c.get("firmware")]
         if len({v for v, _ in fw}) > 1:
             text, odd = _split(fw)
             yield hit([c["nic"] for c in odd], evidence=[r for c in odd for r in c["nic_sources"][:1]],
-                      expectation=f"all {label} HCAs on the host alike", hca=label, what="firmware", values=text)
+                      expectation=expectation, hca=label, values=text)
         for layer in ("InfiniBand", "Ethernet"):
-            rates = [(f"{_num(p['rate_gbps'])} Gb/s", p) for p in ports
-                     if p.get("ca_type") == ca_type and p.get("link_layer") == layer and _is_active(p)
-                     and p.get("rate_gbps")]
+            rates = _layer_rates(ports, ca_type, layer)
             if len({v for v, _ in rates}) > 1:
                 text, odd = _split(rates)
-                yield hit([p["nic"] for p in odd], evidence=_evidence(odd),
-                          expectation=f"all {label} HCAs on the host alike",
-                          hca=label, what=f"{layer} rate of the Active ports", values=text)
+                yield hit([p["nic"] for p in odd], evidence=_evidence(odd), expectation=expectation,
+                          variant="rate", hca=label, layer=layer, values=text)
 
 
 # -- IB005 -------------------------------------------------------------------------------------
@@ -347,6 +401,7 @@ _PROVIDER = re.compile(r"libibverbs: Warning: couldn't load driver '([^']+)'")
 @check("IB005")
 def ib005(topology, params):
     have_ports = {nic for nic, _ in topology.ib_ports()}
+    host = topology.host() or "host:local"
     for obs in topology.observations():
         source = obs.get("source")
         if source not in IB_SOURCES:
@@ -354,31 +409,28 @@ def ib005(topology, params):
         errors = obs.get("errors") or []
         providers = [m.group(1) for e in errors if (m := _PROVIDER.search(e.get("text", "")))]
         for e in errors:
-            text = e.get("text", "")
-            ev = [{"source": source, "file": obs.get("file"), "line_no": e.get("line_no")}]
-            m = _STAT_FAILED.search(text)
-            if m:
-                dev = m.group(1)
-                seen = f"nic:{dev}" in have_ports
-                meaning = (f"{source} stopped at {dev}: that device and any listed after it are missing from its "
-                           "output (often an Ethernet-only or accelerated-networking device without an IB port)")
-                if seen:
-                    meaning += f"; another block in this input reports {dev}'s ports"
-                yield hit([f"nic:{dev}"], evidence=ev, severity=Severity.INFO if seen else Severity.WARNING,
-                          expectation="the IB tool lists every device", tool=source, line_no=e.get("line_no"),
-                          text=text, meaning=meaning)
-            elif _NO_DEVICE.search(text):
-                meaning = ("no RDMA device is registered (driver not loaded, or the HCA failed to initialise): "
-                           "NCCL prints 'NET/IB : No device found' and falls back to NET/Socket (TCP, 50-100 us)")
-                if providers:
-                    meaning += f"; libibverbs could not load {', '.join(providers)} (rdma-core provider missing)"
-                yield hit([topology.host() or "host:local"], evidence=ev,
-                          severity=Severity.WARNING if have_ports else None,
-                          expectation="an RDMA device on a host that runs multi-node jobs",
-                          tool=source, line_no=e.get("line_no"), text=text, meaning=meaning)
-            elif _PROVIDER.search(text):
-                continue  # folded into the no-device finding; alone it is a harmless stale provider
-            else:
-                yield hit([topology.host() or "host:local"], evidence=ev, severity=Severity.WARNING,
-                          expectation="the IB tool runs without errors", tool=source, line_no=e.get("line_no"),
-                          text=text, meaning="the tool reported a failure: its output may be incomplete")
+            found = _tool_error(e, obs, have_ports, host, providers)
+            if found is not None:
+                yield found
+
+
+def _tool_error(e: dict[str, Any], obs: dict[str, Any], have_ports: set[str], host: str, providers: list[str]):
+    """One error line of an IB tool as a finding: a device it stopped at, no RDMA device at all, or
+    another failure; None for a libibverbs provider warning (folded into the no-device finding; alone
+    it is a harmless stale provider)."""
+    source, text = obs.get("source"), e.get("text", "")
+    facts = dict(evidence=[{"source": source, "file": obs.get("file"), "line_no": e.get("line_no")}],
+                 tool=source, line_no=e.get("line_no"), text=text)
+    m = _STAT_FAILED.search(text)
+    if m:
+        seen = f"nic:{m.group(1)}" in have_ports
+        return hit([f"nic:{m.group(1)}"], severity=Severity.INFO if seen else Severity.WARNING,
+                   expectation="the IB tool lists every device", variant="stopped_at", notes=when(reported=seen),
+                   device=m.group(1), **facts)
+    if _NO_DEVICE.search(text):
+        return hit([host], severity=Severity.WARNING if have_ports else None,
+                   expectation="an RDMA device on a host that runs multi-node jobs", variant="no_device",
+                   notes=when(providers=providers), providers=", ".join(providers), **facts)
+    if _PROVIDER.search(text):
+        return None
+    return hit([host], severity=Severity.WARNING, expectation="the IB tool runs without errors", **facts)

@@ -13,7 +13,8 @@ import re
 from typing import Any, Iterator, Mapping, Optional
 
 from ..parsers.base import to_jsonable
-from ..engine import Evidence, Severity, check, hit
+from ..engine import Evidence, Severity, check, hit, when
+from ._facts import listing
 
 SOURCE = "nccl_debug"
 
@@ -81,68 +82,80 @@ def _active_ib_ports(topology) -> list[str]:
             and p.get("link_layer") in (None, "InfiniBand")]
 
 
-@check("NCCL001")
-def nccl001(nccl_debug, topology=None):
-    """NET/Socket carried the network traffic: say why NCCL chose it (a printed reason or the env),
-    whether it bound a loopback address, and whether IB ports were up on the host all along."""
-    nccl_debug = _as_dict(nccl_debug)
-    transports = nccl_debug.get("transports") or {}
-    networks = list(nccl_debug.get("networks") or [])
-    socket_conns = _socket_transports(transports)
-    socket_net = any(str(n).lower() == "socket" for n in networks)
-    if not socket_conns and not socket_net:
-        return None
-    env = nccl_debug.get("env") or {}
-    reasons = list(nccl_debug.get("socket_fallback_reasons") or [])
+def _forced(env: Mapping[str, str]) -> list[str]:
+    """The settings with which the user switched InfiniBand off (NCCL_IB_DISABLE=1, NCCL_NET=Socket)."""
     forced = []
     if _env_flag(env, "NCCL_IB_DISABLE") == "1":
         forced.append("NCCL_IB_DISABLE=1")
     net = _env_flag(env, "NCCL_NET")
     if net is not None and net.lower() == "socket":
         forced.append("NCCL_NET=Socket")
-    for f in forced:
-        if f not in reasons:
-            reasons.append(f)
-    devices = nccl_debug.get("net_devices") or []
-    tried_ib = any(d.get("kind") == "ib" for d in devices) or "NET/IB : No device found" in reasons
+    return forced
+
+
+def _reason(forced: list[str], reasons: list[str], tried_ib: bool) -> str:
+    """The NCCL001 note that says why NET/Socket: set by the user, printed by NCCL, no NET/IB line at
+    all, or NET/IB tried without a printed reason."""
     if forced:
-        reason = ", ".join(reasons) + " (set by the user: IB was switched off on purpose)"
-        severity = Severity.WARNING
-    elif reasons:
-        reason = ", ".join(reasons)
-        severity = None
-    elif not tried_ib:
-        reason = ("no NET/IB line in this log: NCCL did not try InfiniBand/RoCE (NCCL_NET=Socket, which NCCL "
-                  "does not log, or an IB transport that failed to load), or the excerpt leaves those lines out; "
-                  "a host without a usable HCA prints 'NET/IB : No device found'")
-        severity = None
-    else:
-        reason = ("NCCL printed no reason (no usable IB/RoCE device found or loaded; "
-                  "if NCCL_NET=Socket or NCCL_IB_DISABLE=1 was set, this is what was asked for)")
-        severity = None
-    notes = []
-    loopback = [d for d in devices if d.get("kind") == "socket"
-                and (d.get("name") == "lo" or str(d.get("address") or "").startswith(("127.", "::1")))]
-    if loopback:
-        d = loopback[0]
-        hosts = [h for h in nccl_debug.get("hosts") or [] if h]
-        notes.append(f"NET/Socket uses the loopback interface {d.get('name')} ({d.get('address') or 'no address'}): "
-                     "other nodes cannot reach it, so a multi-node job cannot connect; set NCCL_SOCKET_IFNAME to the "
-                     "node's data interface")
-        severity = Severity.ERROR if len(hosts) > 1 else Severity.WARNING
+        return "reason_forced"
+    if reasons:
+        return "reason_printed"
+    return "reason_none" if tried_ib else "reason_no_ib_line"
+
+
+def _loopback(devices: list[dict]) -> Optional[dict]:
+    """NCCL's NET/Socket device when it is the loopback interface (lo, 127.x, ::1)."""
+    return next((d for d in devices if d.get("kind") == "socket"
+                 and (d.get("name") == "lo" or str(d.get("address") or "").startswith(("127.", "::1")))), None)
+
+
+def _socket_severity(forced: list[str], loopback: Optional[dict], hosts: list[str]) -> Optional[Severity]:
+    if loopback is not None:  # no other node can connect: an error for a multi-node run
+        return Severity.ERROR if len(hosts) > 1 else Severity.WARNING
+    return Severity.WARNING if forced else None
+
+
+def _sample_evidence(nccl_debug: Mapping[str, Any], transport: str) -> list[Evidence]:
+    """The first three sampled connection lines over `transport` (or the log itself when none)."""
+    lines = [s["line_no"] for s in nccl_debug.get("connections_sample") or [] if transport in s.get("text", "")]
+    return [_ev(n) for n in lines[:3]] or [_ev()]
+
+
+def _hosts(nccl_debug: Mapping[str, Any]) -> list[str]:
+    return [h for h in nccl_debug.get("hosts") or [] if h]
+
+
+def _using_socket(nccl_debug: Mapping[str, Any]) -> bool:
+    """'Using network Socket' in the log."""
+    return "socket" in [str(n).lower() for n in nccl_debug.get("networks") or []]
+
+
+def _tried_ib(devices: list[dict], reasons: list[str]) -> bool:
+    return any(d.get("kind") == "ib" for d in devices) or "NET/IB : No device found" in reasons
+
+
+@check("NCCL001")
+def nccl001(nccl_debug, topology=None):
+    """NET/Socket carried the network traffic: say why NCCL chose it (a printed reason or the env),
+    whether it bound a loopback address, and whether IB ports were up on the host all along."""
+    nccl_debug = _as_dict(nccl_debug)
+    socket_conns = _socket_transports(nccl_debug.get("transports") or {})
+    if not socket_conns and not _using_socket(nccl_debug):
+        return None
+    forced = _forced(nccl_debug.get("env") or {})
+    reasons = list(nccl_debug.get("socket_fallback_reasons") or [])
+    reasons += [f for f in forced if f not in reasons]
+    devices = nccl_debug.get("net_devices") or []
+    loopback = _loopback(devices) or {}
     active = _active_ib_ports(topology)
-    if active:
-        notes.append(f"{len(active)} InfiniBand port(s) are Active on this host ({', '.join(active[:4])}"
-                     f"{', ...' if len(active) > 4 else ''}): the fabric was there")
-    if socket_conns:
-        what = f"{socket_conns} connection line(s) via NET/Socket"
-    else:
-        what = '"Using network Socket"'
-    evidence = [_ev(s["line_no"]) for s in nccl_debug.get("connections_sample") or []
-                if "NET/Socket" in s.get("text", "")][:3]
-    return hit(_hosts_subject(nccl_debug), what=what, reason=reason + "".join(f"; {n}" for n in notes),
-               severity=severity, evidence=evidence or [_ev()],
-               expectation="NET/IB (or a net plugin) for inter-node traffic")
+    return hit(_hosts_subject(nccl_debug), variant="default" if socket_conns else "using_socket",
+               notes=(_reason(forced, reasons, _tried_ib(devices, reasons)),) + when(loopback=loopback,
+                                                                                    ib_ports_active=active),
+               severity=_socket_severity(forced, loopback or None, _hosts(nccl_debug)),
+               evidence=_sample_evidence(nccl_debug, "NET/Socket"),
+               expectation="NET/IB (or a net plugin) for inter-node traffic",
+               socket_lines=socket_conns, reasons=", ".join(reasons), interface=loopback.get("name"),
+               address=loopback.get("address") or "no address", ib_ports=len(active), active_ports=listing(active, 4))
 
 
 def _xml_no_gdr(topology):
@@ -151,12 +164,30 @@ def _xml_no_gdr(topology):
     nics = [n for n in topology.nics() if topology.node(n).get("gdr") == 0]
     if not nics:
         return None
-    names = ", ".join(n.split(":", 1)[-1] for n in nics)
     evidence = [ref for n in nics[:1] for ref in topology.node(n).get("sources", [])[:1]]
-    return hit(nics, evidence=evidence, expectation="gdr=1 on the NICs of NCCL's topology",
-               detail=(f"NCCL's topology dump marks {names} gdr=0: NCCL found no GPUDirect RDMA support for "
-                       "them (nvidia-peermem not loaded and no DMA-BUF), so every inter-node message is staged "
-                       "through host memory"))
+    return hit(nics, evidence=evidence, expectation="gdr=1 on the NICs of NCCL's topology", variant="topology_dump",
+               nics=", ".join(n.split(":", 1)[-1] for n in nics))
+
+
+def _ib_connections(transports: Mapping[str, int]) -> tuple[int, int]:
+    """(NET/IB connection lines without /GDRDMA, with /GDRDMA); IBext and other IB plugins count as IB."""
+    plain = sum(n for k, n in transports.items()
+                if k.startswith("NET/") and not k.startswith("NET/Socket")
+                and _IB_NET_RE.match(k[4:]) and not k.endswith("/GDRDMA"))
+    gdr = sum(n for k, n in transports.items() if k.startswith("NET/IB") and k.endswith("/GDRDMA"))
+    return plain, gdr
+
+
+def _without_gdr(nccl_debug: Mapping[str, Any], ib_plain: int, ib_gdr: int) -> bool:
+    """NET/IB in use, and some connection line without /GDRDMA or 'GPU Direct RDMA Disabled' printed
+    (GDRDMA on every IB connection, or no evidence either way: False)."""
+    ib_net = bool(_IB_NET_RE.match(nccl_debug.get("network") or "")) or ib_plain > 0 or ib_gdr > 0
+    return ib_net and (ib_plain > 0 or nccl_debug.get("gdr") is False)
+
+
+def _gdr_disabled_evidence(nccl_debug: Mapping[str, Any]) -> list[Evidence]:
+    lines = [g["line_no"] for g in nccl_debug.get("gdr_lines") or [] if "Disabled" in g.get("text", "")]
+    return [_ev(n) for n in lines[:3]] or [_ev()]
 
 
 @check("NCCL002")
@@ -166,70 +197,46 @@ def nccl002(nccl_debug=None, topology=None):
     if nccl_debug is None:
         return _xml_no_gdr(topology) if topology is not None else None
     nccl_debug = _as_dict(nccl_debug)
-    transports = nccl_debug.get("transports") or {}
-    ib_plain = sum(n for k, n in transports.items()
-                   if k.startswith("NET/") and not k.startswith("NET/Socket")
-                   and _IB_NET_RE.match(k[4:]) and not k.endswith("/GDRDMA"))
-    ib_gdr = sum(n for k, n in transports.items() if k.startswith("NET/IB") and k.endswith("/GDRDMA"))
-    network = nccl_debug.get("network") or ""
-    ib_net = bool(_IB_NET_RE.match(network)) or ib_plain > 0 or ib_gdr > 0
-    if not ib_net:
+    ib_plain, ib_gdr = _ib_connections(nccl_debug.get("transports") or {})
+    if not _without_gdr(nccl_debug, ib_plain, ib_gdr):
         return None
-    gdr = nccl_debug.get("gdr")
-    if ib_plain == 0 and gdr is not False:
-        return None  # GDRDMA on every IB connection, or no evidence either way
-    gdr_lines = nccl_debug.get("gdr_lines") or []
-    evidence = [_ev(g["line_no"]) for g in gdr_lines if "Disabled" in g.get("text", "")][:3]
-    if ib_plain:
-        detail = f"{ib_plain} connection line(s) via NET/IB without /GDRDMA"
-        if ib_gdr:
-            detail += f" ({ib_gdr} with GDRDMA: GPUDirect RDMA only on some GPU-NIC pairs)"
-    else:
-        detail = "NCCL printed 'GPU Direct RDMA Disabled'"
-    env = nccl_debug.get("env") or {}
-    level = _env_flag(env, "NCCL_NET_GDR_LEVEL")
-    if level is not None:
-        detail += f"; NCCL_NET_GDR_LEVEL={level}"
-    return hit(_hosts_subject(nccl_debug), detail=detail, evidence=evidence or [_ev()],
-               expectation="NET/IB/<n>/GDRDMA on every inter-node connection")
+    level = _env_flag(nccl_debug.get("env") or {}, "NCCL_NET_GDR_LEVEL")
+    return hit(_hosts_subject(nccl_debug), evidence=_gdr_disabled_evidence(nccl_debug),
+               expectation="NET/IB/<n>/GDRDMA on every inter-node connection",
+               variant="default" if ib_plain else "gdr_disabled",
+               notes=when(some_gdr=ib_plain and ib_gdr, gdr_level=level is not None),
+               plain=ib_plain, gdr=ib_gdr, level=level)
+
+
+def _shm_context(topology) -> tuple[str, Optional[Severity], dict]:
+    """(NCCL003 variant, severity, facts) from what the topology says about the GPUs: NVLinked (SHM is a
+    fault), PCIe only (NCCL's choice), unknown, or not given."""
+    if topology is None:
+        return "no_topology", None, {}
+    nvlinked = [(a, b, cls) for a, b, cls in topology.gpu_pairs() if cls and cls.startswith("NV")]
+    if nvlinked:
+        a, b, cls = nvlinked[0]
+        return "default", Severity.ERROR, {"gpu_a": a, "gpu_b": b, "path": cls, "nvlink_pairs": len(nvlinked)}
+    if topology.gpu_pairs():
+        return "no_nvlink", Severity.INFO, {}
+    return "topology_unknown", None, {}
 
 
 @check("NCCL003")
 def nccl003(nccl_debug, topology=None):
     """Intra-node hops through host shared memory (SHM) instead of GPU P2P / NVLink."""
     nccl_debug = _as_dict(nccl_debug)
-    transports = nccl_debug.get("transports") or {}
-    shm = sum(n for k, n in transports.items() if k.startswith("SHM"))
+    shm = sum(n for k, n in (nccl_debug.get("transports") or {}).items() if k.startswith("SHM"))
     if not shm:
         return None
-    env = nccl_debug.get("env") or {}
-    p2p_off = _env_flag(env, "NCCL_P2P_DISABLE") == "1"
-    severity = None
-    nvlinked = []
-    if topology is not None:
-        for a, b, cls in topology.gpu_pairs():
-            if cls and cls.startswith("NV"):
-                nvlinked.append((a, b, cls))
-        if nvlinked:
-            a, b, cls = nvlinked[0]
-            context = f"the GPUs are NVLinked ({a}-{b} {cls}, {len(nvlinked)} NVLink pair(s)): P2P should be used"
-            severity = Severity.ERROR
-        elif topology.gpu_pairs():
-            context = "no NVLink between these GPUs; SHM is NCCL's choice across CPU sockets/PCIe without P2P"
-            severity = Severity.INFO
-        else:
-            context = "GPU topology unknown: check `nvidia-smi topo -m` for NV#/PIX paths"
-    else:
-        context = "GPU topology not given: check `nvidia-smi topo -m` for NV#/PIX paths"
-    if p2p_off:
-        context += "; NCCL_P2P_DISABLE=1 is set"
-    evidence = [_ev(s["line_no"]) for s in nccl_debug.get("connections_sample") or []
-                if "SHM" in s.get("text", "")][:3]
-    return hit(_hosts_subject(nccl_debug), count=shm, context=context, severity=severity,
-               evidence=evidence or [_ev()], expectation="P2P/IPC, P2P/CUMEM or NVLS between GPUs of one node")
+    variant, severity, facts = _shm_context(topology)
+    return hit(_hosts_subject(nccl_debug), count=shm, severity=severity, variant=variant,
+               notes=when(p2p_disabled=_env_flag(nccl_debug.get("env") or {}, "NCCL_P2P_DISABLE") == "1"),
+               evidence=_sample_evidence(nccl_debug, "SHM"), expectation="P2P/IPC, P2P/CUMEM or NVLS between GPUs of one node", **facts)
 
 
 def _ib_detail(text: str) -> str:
+    """"status 12 = IBV_WC_RETRY_EXC_ERR (...), vendor err 129": the codes of a completion error line."""
     parts = []
     m = _STATUS_RE.search(text)
     if m:
@@ -239,6 +246,20 @@ def _ib_detail(text: str) -> str:
     if m:
         parts.append(f"vendor err {m.group(1)}")
     return ", ".join(parts)
+
+
+def _first_line(items: list[dict]) -> str:
+    first = items[0].get("text", "").strip()
+    return first[:157] + "..." if len(first) > 160 else first
+
+
+def _error_hit(kind: str, items: list[dict], subjects: list[str]):
+    """One finding per kind of error: the lines, and the first line's text (with the IB codes decoded)."""
+    lines = [e["line_no"] for e in items]
+    details = sorted({d for e in items if (d := _ib_detail(e.get("text", "")))}) if kind == "ib_completion" else []
+    return hit(subjects, variant="ib_completion" if details else "default",
+               what=_ERROR_KIND_TEXT.get(kind, kind.replace("_", " ")), count=len(items), lines=_lines(lines),
+               codes="; ".join(details[:3]), first=_first_line(items), evidence=[_ev(n) for n in lines[:5]])
 
 
 @check("NCCL004")
@@ -252,25 +273,12 @@ def nccl004(nccl_debug) -> Iterator:
         by_kind.setdefault(e.get("kind") or "nccl_error", []).append(e)
     subjects = _hosts_subject(nccl_debug)
     for kind, items in by_kind.items():
-        lines = [e["line_no"] for e in items]
-        detail = ""
-        if kind == "ib_completion":
-            details = sorted({d for e in items if (d := _ib_detail(e.get("text", "")))})
-            detail = "; ".join(details[:3])
-        first = items[0].get("text", "").strip()
-        if len(first) > 160:
-            first = first[:157] + "..."
-        yield hit(subjects, what=_ERROR_KIND_TEXT.get(kind, kind.replace("_", " ")), count=len(items),
-                  lines=_lines(lines), detail=(detail + ": " if detail else "") + first,
-                  evidence=[_ev(n) for n in lines[:5]])
+        yield _error_hit(kind, items, subjects)
     warns = [w for w in nccl_debug.get("warnings") or [] if w["line_no"] not in error_lines]
     if warns:
         lines = [w["line_no"] for w in warns]
-        first = warns[0].get("text", "").strip()
-        if len(first) > 160:
-            first = first[:157] + "..."
         total = max(len(warns), (nccl_debug.get("warnings_total") or 0) - len(error_lines))
-        yield hit(subjects, what="NCCL WARN line", count=total, lines=_lines(lines), detail=first,
+        yield hit(subjects, variant="warn", count=total, lines=_lines(lines), first=_first_line(warns),
                   severity=Severity.WARNING, evidence=[_ev(n) for n in lines[:5]])
 
 
@@ -291,6 +299,51 @@ def _nic_id(topology, name: str) -> Optional[str]:
     return None
 
 
+def _log_host(topology, nccl_debug: Mapping[str, Any]) -> Optional[str]:
+    """The log's host the topology describes: its own name, or the log's only host; None when the log
+    spans hosts and the topology names none of them (no safe pairing)."""
+    topo_host = (topology.host() or "").split(":", 1)[-1]
+    log_hosts = list(nccl_debug.get("hosts") or [])
+    if topo_host in log_hosts:
+        return topo_host
+    if len(log_hosts) > 1:
+        return None
+    return log_hosts[0] if log_hosts else topo_host
+
+
+def _sample_pair(topology, sample: Mapping[str, Any], host: str, devices: dict, bus_by_dev: dict):
+    """(GPU, NIC) of one connection line of `host` over NET/IB: the rank's CUDA device (by busId when
+    NCCL printed one, else by index) and the n-th NET/IB device; None when either is not in the model."""
+    text = sample.get("text", "")
+    m, n = _PREFIX_RE.match(text), _NET_DEV_RE.search(text)
+    if not m or not n or n.group("net").lower() == "socket" or m.group("host") != host:
+        return None
+    name = devices.get(int(n.group("idx")))
+    if name is None:
+        return None
+    dev = int(m.group("dev"))
+    gpu = topology.resolve(bus_by_dev[dev]) if dev in bus_by_dev else None
+    if gpu not in topology.gpus():
+        gpu = topology.resolve(f"gpu:{dev}")
+    nic = _nic_id(topology, name)
+    return (gpu, nic) if gpu in topology.gpus() and nic is not None else None
+
+
+def _used_pairs(nccl_debug: Mapping[str, Any], topology, devices: dict) -> dict[tuple[str, str], Optional[int]]:
+    """{(GPU, NIC): first line} of the pairs the log's connection lines show on the topology's host."""
+    host = _log_host(topology, nccl_debug)
+    if host is None:
+        return {}
+    bus_by_dev = {r.get("cuda_dev"): r.get("bus_id") for r in nccl_debug.get("ranks") or []
+                  if r.get("host") in (None, host) and r.get("bus_id")}
+    seen: dict[tuple[str, str], Optional[int]] = {}
+    for sample in nccl_debug.get("connections_sample") or []:
+        pair = _sample_pair(topology, sample, host, devices, bus_by_dev)
+        if pair is not None:
+            seen.setdefault(pair, sample.get("line_no"))
+    return seen
+
+
 @check("NCCL005")
 def nccl005(nccl_debug, topology, params) -> Iterator:
     """A GPU whose NCCL network connections use a NIC at a far path class (NODE/SYS by default).
@@ -307,56 +360,71 @@ def nccl005(nccl_debug, topology, params) -> Iterator:
                if d.get("kind") == "ib" and d.get("index") is not None and d.get("name")}
     if not devices:
         return
-    topo_host = (topology.host() or "").split(":", 1)[-1]
-    log_hosts = list(nccl_debug.get("hosts") or [])
-    if topo_host not in log_hosts:
-        if len(log_hosts) > 1:
-            return  # the log spans hosts and the topology names none of them: no safe pairing
-        topo_host = log_hosts[0] if log_hosts else topo_host
-    bus_by_dev = {r.get("cuda_dev"): r.get("bus_id") for r in nccl_debug.get("ranks") or []
-                  if r.get("host") in (None, topo_host) and r.get("bus_id")}
-    seen: dict[tuple[str, str], int] = {}
-    for sample in nccl_debug.get("connections_sample") or []:
-        text = sample.get("text", "")
-        m, n = _PREFIX_RE.match(text), _NET_DEV_RE.search(text)
-        if not m or not n or n.group("net").lower() == "socket" or m.group("host") != topo_host:
-            continue
-        name = devices.get(int(n.group("idx")))
-        if name is None:
-            continue
-        dev = int(m.group("dev"))
-        gpu = topology.resolve(bus_by_dev[dev]) if dev in bus_by_dev else None
-        if gpu not in topology.gpus():
-            gpu = topology.resolve(f"gpu:{dev}")
-        nic = _nic_id(topology, name)
-        if gpu not in topology.gpus() or nic is None:
-            continue
-        seen.setdefault((gpu, nic), sample.get("line_no"))
-    for (gpu, nic), line_no in seen.items():
+    for (gpu, nic), line_no in _used_pairs(nccl_debug, topology, devices).items():
         cls = topology.pair_class(gpu, nic)
         if cls not in far:
             continue
         nearest = topology.nearest_nic(gpu)
-        better = ""
-        if nearest is not None and nearest[0] != nic and nearest[1] not in far:
-            better = f"; {nearest[0].split(':', 1)[-1]} is at {nearest[1]}"
-        yield hit([gpu, nic], gpu=gpu, nic=nic.split(":", 1)[-1], path=cls, better=better,
+        better = nearest is not None and nearest[0] != nic and nearest[1] not in far
+        yield hit([gpu, nic], gpu=gpu, nic=nic.split(":", 1)[-1], path=cls, notes=when(nearer_nic=better),
+                  nearest=nearest[0].split(":", 1)[-1] if better else None, nearest_path=nearest[1] if better else None,
                   evidence=[_ev(line_no)], expectation="GPU-NIC path PIX/PXB (same PCIe switch) for GPUDirect RDMA")
 
 
-def _gpus_per_node(nccl_debug: Mapping[str, Any], topology) -> tuple[Optional[int], str]:
-    """(GPUs a node runs ranks on, how that is known): the model's GPU count when it describes the
-    log's host, else the [dev] numbers of the log's prefixes (device N means at least N+1 GPUs)."""
+def _gpus_per_node(nccl_debug: Mapping[str, Any], topology) -> tuple[Optional[int], Optional[tuple[str, int]]]:
+    """(GPUs a node runs ranks on, None when the model's GPU count says it (it describes the log's host),
+    else (host, highest CUDA device) of the log's prefixes: device N means at least N+1 GPUs)."""
     hosts = [h for h in nccl_debug.get("hosts") or [] if h]
     if topology is not None and topology.gpus():
         topo_host = (topology.host() or "").split(":", 1)[-1]
         if topo_host in hosts or len(hosts) <= 1:
-            return len(topology.gpus()), "GPUs in the topology"
+            return len(topology.gpus()), None
     devs = nccl_debug.get("cuda_devs") or {}
     best = max(((max(d) + 1, h) for h, d in devs.items() if d), default=None)
     if best is None:
-        return None, ""
-    return best[0], f"the log shows CUDA device [{best[0] - 1}] on {best[1]}"
+        return None, None
+    return best[0], (best[1], best[0] - 1)
+
+
+def _active_rates(topology) -> dict[str, float]:
+    """{NIC name: rate Gb/s} of the Active IB ports the model knows."""
+    rates: dict[str, float] = {}
+    if topology is not None:
+        for nic, p in topology.ib_ports():
+            if p.get("state") == "Active" and p.get("rate_gbps"):
+                rates.setdefault(nic.split(":", 1)[-1], p["rate_gbps"])
+    return rates
+
+
+def _share(used: list[str], gpus: int, seen_in_log, rate: Optional[float]) -> tuple[str, dict]:
+    """(NCCL006 variant, facts) when fewer NICs than GPUs: the node's ceiling across the fabric, in GB/s
+    when the line rate is known; GPUs counted from the model, or at least those the log shows."""
+    facts: dict[str, Any] = {"gpus": gpus, "gpus_per_nic": f"{gpus / len(used):g}"}
+    if seen_in_log is not None:
+        facts.update(log_host=seen_in_log[0], cuda_dev=seen_in_log[1])
+    if rate:
+        per_nic = rate / 8
+        facts.update(rate=f"{rate:g}", node_gbyte_s=f"{len(used) * per_nic:g}", per_gpu=f"{len(used) * per_nic / gpus:.1f}")
+        return ("share_rate_log" if seen_in_log else "share_rate"), facts
+    return ("share_log" if seen_in_log else "share"), facts
+
+
+def _nics_expected(profile, few_for_profile: bool) -> str:
+    if few_for_profile:
+        return f"profile {profile.name}: {profile.nics} compute NICs"
+    return "a NIC per GPU for inter-node traffic (DGX/HGX: 8 x 400 Gb/s for 8 GPUs)"
+
+
+def _used_nics(nccl_debug: Mapping[str, Any]) -> list[str]:
+    """The NET/IB devices NCCL lists, in its order, each once."""
+    return list(dict.fromkeys(d["name"] for d in nccl_debug.get("net_devices") or []
+                              if d.get("kind") == "ib" and d.get("name")))
+
+
+def _line_rate(used: list[str], rates: Mapping[str, float], profile) -> Optional[float]:
+    """The slowest Active rate of the NICs NCCL uses, else the profile's NIC rate (Gb/s), else None."""
+    rate = min((rates[n] for n in used if n in rates), default=None) or getattr(profile, "nic_rate_gbps", None)
+    return float(rate) if rate else None
 
 
 @check("NCCL006")
@@ -364,57 +432,24 @@ def nccl006(nccl_debug, params, topology=None, profile=None):
     """NCCL's NET/IB device list against the GPUs of a node: fewer NICs than GPUs caps what a node
     can send across the fabric (info, with the math); Active HCAs that NCCL leaves out (warning)."""
     nccl_debug = _as_dict(nccl_debug)
-    used = []
-    for d in nccl_debug.get("net_devices") or []:
-        if d.get("kind") == "ib" and d.get("name") and d["name"] not in used:
-            used.append(d["name"])
+    used = _used_nics(nccl_debug)
     if not used:
         return None
-    gpus, gpus_how = _gpus_per_node(nccl_debug, topology)
-    rates = {}
-    active_ib = set()
-    if topology is not None:
-        for nic, p in topology.ib_ports():
-            name = nic.split(":", 1)[-1]
-            if p.get("state") == "Active" and p.get("rate_gbps"):
-                rates.setdefault(name, p["rate_gbps"])
-                active_ib.add(name)
-    env = nccl_debug.get("env") or {}
-    hca = _env_flag(env, "NCCL_IB_HCA")
-    left_out = sorted(active_ib - set(used))
-    notes = []
-    severity = Severity.INFO
-    expectation = "a NIC per GPU for inter-node traffic (DGX/HGX: 8 x 400 Gb/s for 8 GPUs)"
-    if left_out:
-        severity = Severity.WARNING
-        notes.append(f"Active HCA port(s) NCCL does not use: {', '.join(left_out)}"
-                     + (f" (NCCL_IB_HCA={hca} leaves them out)" if hca else ""))
-    elif hca:
-        notes.append(f"NCCL_IB_HCA={hca} chose this list")
+    gpus, seen_in_log = _gpus_per_node(nccl_debug, topology)
+    rates = _active_rates(topology)
+    left_out = sorted(set(rates) - set(used))
     prof_nics = getattr(profile, "nics", None)
-    if prof_nics and len(used) < prof_nics:
-        severity = Severity.WARNING
-        expectation = f"profile {profile.name}: {prof_nics} compute NICs"
-        notes.append(f"profile {profile.name} has {prof_nics} compute NICs")
-    if gpus is None or len(used) >= gpus:
-        if severity is Severity.INFO:
-            return None  # a NIC per GPU (or no GPU count to compare with): nothing to say
-    if gpus is not None and len(used) < gpus:
-        rate = min((rates[n] for n in used if n in rates), default=None)
-        if rate is None and getattr(profile, "nic_rate_gbps", None):
-            rate = float(profile.nic_rate_gbps)
-        if rate:
-            per_nic = rate / 8
-            ceiling = (f"a node sends at most {len(used)} x {rate:g} Gb/s = {len(used) * per_nic:g} GB/s across the "
-                       f"fabric, {len(used) * per_nic / gpus:.1f} GB/s per GPU; ~{len(used) * per_nic:g} GB/s is then the "
-                       "ceiling of cross-node all_reduce busbw")
-        else:
-            ceiling = (f"a node sends at most {len(used)} x its line rate across the fabric ({gpus / len(used):g} "
-                       "GPUs per NIC); cross-node all_reduce busbw is capped near that")
-        what = f"at least {gpus}" if gpus_how.startswith("the log") else f"{gpus}"
-        summary = f"{what} GPUs per node ({gpus_how}) share {len(used)} NIC(s) ({', '.join(used)}): {ceiling}"
-    else:
-        summary = f"NCCL uses {len(used)} NIC(s) ({', '.join(used)})"
-    evidence = [_ev()]
-    return hit(_hosts_subject(nccl_debug) + [f"nic:{n}" for n in used], severity=severity, evidence=evidence,
-               expectation=expectation, summary=summary, note="".join(f"; {n}" for n in notes))
+    few_for_profile = bool(prof_nics and len(used) < prof_nics)
+    few_for_gpus = gpus is not None and len(used) < gpus
+    if not (left_out or few_for_profile or few_for_gpus):
+        return None  # a NIC per GPU (or no GPU count to compare with): nothing to say
+    variant, facts = _share(used, gpus, seen_in_log, _line_rate(used, rates, profile)) if few_for_gpus \
+        else ("default", {})
+    hca = _env_flag(nccl_debug.get("env") or {}, "NCCL_IB_HCA")
+    return hit(_hosts_subject(nccl_debug) + [f"nic:{n}" for n in used], evidence=[_ev()],
+               severity=Severity.WARNING if left_out or few_for_profile else Severity.INFO,
+               expectation=_nics_expected(profile, few_for_profile),
+               variant=variant, notes=when(left_out=left_out, hca_leaves_out=left_out and hca,
+                                           hca_chose=not left_out and hca, profile_nics=few_for_profile),
+               nic_count=len(used), nics=", ".join(used), left_out=", ".join(left_out), hca=hca,
+               profile=getattr(profile, "name", None), profile_nics=prof_nics, **facts)

@@ -115,41 +115,53 @@ def _topology_nics(topology) -> tuple[int, float] | None:
     return (len(rates), min(rates)) if rates else None
 
 
-def _expectation(collective: str, nranks: int, hosts: list[str], per_host: dict[str, int], names: list[str],
-                 profile, topology) -> tuple[Optional[float], str]:
-    """(expected busbw GB/s, how it was derived) or (None, why it cannot be derived)."""
-    if collective != "all_reduce":
-        return None, f"no busbw baseline for {collective} (the anchors are all_reduce numbers)"
-    prof, prof_label = _profile_for(profile, names, per_host)
-    multi = len(hosts) > 1
-    if not hosts:
-        return None, "the output names no hosts or GPUs (no '# Rank' lines)"
-    if multi:
-        gpus_per_node = max(per_host.values())
-        if prof is not None and prof.nics and prof.nic_rate_gbps:
-            rails = min(prof.nics, gpus_per_node)
-            per_nic = knowledge.gbit_to_gbyte(prof.nic_rate_gbps)
-            return rails * per_nic, (f"{prof_label}: {rails} NIC(s) per node used by {gpus_per_node} GPU(s) x "
-                                     f"{prof.nic_rate_gbps:g} Gb/s = {rails} x {per_nic:g} GB/s")
-        nics = _topology_nics(topology)
-        if nics is not None:
-            count, rate = nics
-            rails = min(count, gpus_per_node)
-            per_nic = knowledge.gbit_to_gbyte(rate)
-            return rails * per_nic, (f"derived: {rails} active IB port(s) per node (topology) x {rate:g} Gb/s "
-                                     f"= {rails} x {per_nic:g} GB/s")
-        return None, "across nodes, and no profile or IB port list says how many NICs at what rate"
+# An expectation: (expected busbw GB/s, how it was derived, None, {}) when one is known, else
+# (None, None, the PERF001 message that says why not, its facts).
+
+def _across_nodes(per_host: dict[str, int], prof, prof_label: str, topology) -> tuple:
+    """Across nodes: the NICs a node's GPUs can use x their line rate, from the profile or the topology."""
+    gpus_per_node = max(per_host.values())
+    if prof is not None and prof.nics and prof.nic_rate_gbps:
+        rails = min(prof.nics, gpus_per_node)
+        per_nic = knowledge.gbit_to_gbyte(prof.nic_rate_gbps)
+        return rails * per_nic, (f"{prof_label}: {rails} NIC(s) per node used by {gpus_per_node} GPU(s) x "
+                                 f"{prof.nic_rate_gbps:g} Gb/s = {rails} x {per_nic:g} GB/s"), None, {}
+    nics = _topology_nics(topology)
+    if nics is None:
+        return None, None, "no_nic_count", {}
+    count, rate = nics
+    rails = min(count, gpus_per_node)
+    per_nic = knowledge.gbit_to_gbyte(rate)
+    return rails * per_nic, (f"derived: {rails} active IB port(s) per node (topology) x {rate:g} Gb/s "
+                             f"= {rails} x {per_nic:g} GB/s"), None, {}
+
+
+def _in_node(collective: str, names: list[str], prof, prof_label: str) -> tuple:
+    """In one node: the profile's busbw for the collective, else the GPU's one-way NVLink bandwidth x
+    the ring efficiency of the measured anchors."""
     if prof is not None and collective in prof.busbw:
         exp = prof.busbw[collective]
-        return exp.in_node_gbps, f"{prof_label}: {collective} busbw {exp.in_node_gbps:g} GB/s in one node"
+        return exp.in_node_gbps, f"{prof_label}: {collective} busbw {exp.in_node_gbps:g} GB/s in one node", None, {}
     facts = knowledge.gpu_facts(names[0]) if names else None
     if facts is None or facts.nvlink_one_way_gbyte_s is None or facts.nvlink_bridge:
-        what = names[0] if names else "unknown GPU"
-        return None, f"no NVSwitch/NVLink bandwidth known for {what} (PCIe-only or bridged GPUs are not judged)"
+        return None, None, "no_nvlink_bandwidth", {"gpu": names[0] if names else "unknown GPU"}
     one_way = facts.nvlink_one_way_gbyte_s
     expected = one_way * NVLINK_RING_EFFICIENCY
     return expected, (f"derived: {facts.model} NVLink {one_way:g} GB/s one-way per GPU x {NVLINK_RING_EFFICIENCY} "
-                      f"ring efficiency (measured anchors) = {expected:.0f} GB/s")
+                      f"ring efficiency (measured anchors) = {expected:.0f} GB/s"), None, {}
+
+
+def _expectation(collective: str, hosts: list[str], per_host: dict[str, int], names: list[str],
+                 profile, topology) -> tuple:
+    """(expected busbw GB/s, how it was derived, None, {}), or (None, None, the not-judged message, its facts)."""
+    if collective != "all_reduce":
+        return None, None, "other_collective", {}
+    prof, prof_label = _profile_for(profile, names, per_host)
+    if not hosts:
+        return None, None, "no_hosts", {}
+    if len(hosts) > 1:
+        return _across_nodes(per_host, prof, prof_label, topology)
+    return _in_node(collective, names, prof, prof_label)
 
 
 def _size(n: int) -> str:
@@ -164,53 +176,90 @@ def _as_dict(value):
     return value if isinstance(value, dict) else to_jsonable(value)
 
 
+def _hosts_from_topology(topology, nranks: int) -> Optional[tuple[list[str], dict[str, int], list[str]]]:
+    """No "# Rank" lines: the run taken for one on the node the topology describes, when it fits."""
+    if topology is None:
+        return None
+    models = [m for g in topology.gpus() if (m := topology.node(g).get("model"))]
+    if not models or (nranks and nranks > len(topology.gpus())):
+        return None
+    host = topology.host() or "host:?"
+    return [host.split(":", 1)[-1]], {host: nranks or len(models)}, models
+
+
 @check("PERF001")
 def perf001(nccl_tests, params, topology=None, profile=None) -> Iterator:
     """busbw at the largest size >= min_size_bytes below min_fraction of the stated expectation."""
     nccl_tests = _as_dict(nccl_tests)
-    fraction = float(params.get("min_fraction", 0.8))
-    min_size = int(params.get("min_size_bytes", MIN_SIZE_BYTES))
     for run, rows in sorted(_runs(nccl_tests).items()):
         rows = [r for r in rows if r.get("size_bytes") and _busbw(r) is not None]
-        hosts_assumed = False
-        if not rows:
-            continue
-        hosts, per_host, names = _layout(nccl_tests, run)
-        nranks = nccl_tests.get("nranks") or sum(per_host.values())
-        if not hosts and topology is not None:
-            # No "# Rank" lines: take the run for one on the node the topology describes when it fits.
-            models = [m for g in topology.gpus() if (m := topology.node(g).get("model"))]
-            if models and (not nranks or nranks <= len(topology.gpus())):
-                host = topology.host() or "host:?"
-                hosts, per_host, names = [host.split(":", 1)[-1]], {host: nranks or len(models)}, models
-                hosts_assumed = True
-        if nranks == 1 or all(_busbw(r) == 0 for r in rows):
-            continue  # every rank alone: PERF002
-        largest = max(rows, key=lambda r: r["size_bytes"])
-        measured = _busbw(largest)
-        size = largest["size_bytes"]
-        collective = _collective(nccl_tests, rows) or "unknown collective"
-        subjects = [f"host:{h}" for h in hosts[:8]] or ["nccl-tests"]
-        ev = [Evidence(SOURCE, None, largest.get("line_no"))]
-        base = dict(collective=collective, size=_size(size), busbw=f"{measured:g}", run=run + 1)
-        if size < min_size:
-            yield hit(subjects, severity=Severity.INFO, evidence=ev, **base, expected="n/a",
-                      verdict=f"cannot be judged: the largest size is below {_size(min_size)} (latency-bound; "
-                              f"rerun with -e 8G)",
-                      how="none (too small to judge)")
-            continue
-        expected, how = _expectation(collective, nranks, hosts, per_host, names, profile, topology)
-        if expected is not None and hosts_assumed:
-            how += " (the output names no hosts: taken for a run inside the node the other inputs describe)"
-        if expected is None:
-            yield hit(subjects, severity=Severity.INFO, evidence=ev, **base, expected="n/a",
-                      verdict="not judged", how=how)
-            continue
-        if measured >= fraction * expected:
-            continue
-        yield hit(subjects, evidence=ev, expectation=how, **base, expected=f"{expected:.0f}",
-                  verdict=(f"is {100 * measured / expected:.0f}% of the expected {expected:.0f} GB/s "
-                           f"(below {fraction:g} x)"), how=how)
+        if rows:
+            found = _judge_run(nccl_tests, run, rows, params, topology, profile)
+            if found is not None:
+                yield found
+
+
+def _judge_run(nccl_tests: Mapping[str, Any], run: int, rows: list[dict], params, topology, profile):
+    """One run's finding: too small to judge or no expectation (info), or below the expectation."""
+    hosts, per_host, names = _layout(nccl_tests, run)
+    nranks = nccl_tests.get("nranks") or sum(per_host.values())
+    assumed = _hosts_from_topology(topology, nranks) if not hosts else None
+    if assumed is not None:
+        hosts, per_host, names = assumed
+    if nranks == 1 or all(_busbw(r) == 0 for r in rows):
+        return None  # every rank alone: PERF002
+    largest = max(rows, key=lambda r: r["size_bytes"])
+    measured, size = _busbw(largest), largest["size_bytes"]
+    collective = _collective(nccl_tests, rows) or "unknown collective"
+    min_size = int(params.get("min_size_bytes", MIN_SIZE_BYTES))
+    base = dict(evidence=[Evidence(SOURCE, None, largest.get("line_no"))], collective=collective,
+                size=_size(size), busbw=f"{measured:g}", run=run + 1)
+    subjects = [f"host:{h}" for h in hosts[:8]] or ["nccl-tests"]
+    if size < min_size:
+        return hit(subjects, severity=Severity.INFO, variant="too_small", min_size=_size(min_size), **base)
+    expected, how, not_judged, facts = _expectation(collective, hosts, per_host, names, profile, topology)
+    if expected is None:
+        return hit(subjects, severity=Severity.INFO, variant=not_judged, **base, **facts)
+    fraction = float(params.get("min_fraction", 0.8))
+    if measured >= fraction * expected:
+        return None
+    if assumed is not None:
+        how += " (the output names no hosts: taken for a run inside the node the other inputs describe)"
+    return hit(subjects, expectation=how, **base, expected=f"{expected:.0f}", how=how, min_fraction=fraction,
+               percent=f"{100 * measured / expected:.0f}")
+
+
+def _rank_zero_alone(devices: list[dict]) -> set:
+    """(host, pid) of the processes whose run lists Rank 0 only: each ran its own 1-rank test."""
+    ranks_by_run: dict[int, set] = {}
+    for d in devices:
+        ranks_by_run.setdefault(d.get("run") or 0, set()).add(d.get("rank"))
+    return {(d.get("host"), d.get("pid")) for d in devices if ranks_by_run.get(d.get("run") or 0) == {0}}
+
+
+def _every_rank_alone(nccl_tests: Mapping[str, Any], rows: list[dict], subjects: list[str]):
+    """busbw 0 with nranks 1, or processes on several hosts each its own Rank 0: no MPI build or launch."""
+    zero = bool(rows) and all(_busbw(r) == 0 for r in rows if _busbw(r) is not None) and nccl_tests.get("nranks") == 1
+    alone = _rank_zero_alone(nccl_tests.get("devices") or [])
+    split = len(alone) > 1 and len({h for h, _ in alone}) > 1
+    if not (zero or split):
+        return None
+    return hit(subjects, variant="alone_zero_and_split" if zero and split else "alone_zero" if zero else "alone_split",
+               processes=len(alone), evidence=[Evidence(SOURCE, None, (rows[0].get("line_no") if rows else None))])
+
+
+def _failures(nccl_tests: Mapping[str, Any], subjects: list[str]) -> Iterator:
+    """Out-of-bounds validation FAILED, and the other failure lines (CUDA/NCCL failures, aborts)."""
+    oob = nccl_tests.get("out_of_bounds")
+    if (oob or 0) > 0 or nccl_tests.get("out_of_bounds_ok") is False:
+        lines = [f["line_no"] for f in nccl_tests.get("failures") or [] if "Out of bounds" in f.get("text", "")]
+        yield hit(subjects, variant="validation_failed", out_of_bounds=oob,
+                  evidence=[Evidence(SOURCE, None, lines[0] if lines else None)])
+    failures = [f for f in nccl_tests.get("failures") or [] if "Out of bounds" not in f.get("text", "")]
+    if failures:
+        yield hit(subjects, variant="test_failure", count=len(failures), line_no=failures[0]["line_no"],
+                  first=failures[0]["text"].strip()[:160],
+                  evidence=[Evidence(SOURCE, None, f["line_no"]) for f in failures[:5]])
 
 
 @check("PERF002")
@@ -222,40 +271,26 @@ def perf002(nccl_tests) -> Iterator:
     rows = nccl_tests.get("rows") or []
     wrong = [r for r in rows if (r.get("oop_wrong") or 0) > 0 or (r.get("ip_wrong") or 0) > 0]
     if wrong:
-        r = wrong[0]
-        yield hit(subjects, problem="wrong results",
-                  detail=(f"{len(wrong)} row(s) with non-zero #wrong, first at {_size(r['size_bytes'])}: "
-                          f"out-of-place {r.get('oop_wrong')}, in-place {r.get('ip_wrong')}"),
-                  evidence=[Evidence(SOURCE, None, x.get("line_no")) for x in wrong[:5]])
-    oob = nccl_tests.get("out_of_bounds")
-    if (oob or 0) > 0 or nccl_tests.get("out_of_bounds_ok") is False:
-        lines = [f["line_no"] for f in nccl_tests.get("failures") or [] if "Out of bounds" in f.get("text", "")]
-        yield hit(subjects, problem="validation failed", detail=f"Out of bounds values : {oob} FAILED",
-                  evidence=[Evidence(SOURCE, None, lines[0] if lines else None)])
-    failures = [f for f in nccl_tests.get("failures") or [] if "Out of bounds" not in f.get("text", "")]
-    if failures:
-        first = failures[0]["text"].strip()
-        yield hit(subjects, problem="test failure",
-                  detail=f"{len(failures)} failure line(s), first at line {failures[0]['line_no']}: {first[:160]}",
-                  evidence=[Evidence(SOURCE, None, f["line_no"]) for f in failures[:5]])
-    nranks = nccl_tests.get("nranks")
-    zero = rows and all(_busbw(r) == 0 for r in rows if _busbw(r) is not None) and nranks == 1
-    ranks_by_run: dict[int, set] = {}
-    for d in nccl_tests.get("devices") or []:
-        ranks_by_run.setdefault(d.get("run") or 0, set()).add(d.get("rank"))
-    alone = {(d.get("host"), d.get("pid")) for d in nccl_tests.get("devices") or []
-             if ranks_by_run.get(d.get("run") or 0) == {0}}
-    split = len(alone) > 1 and len({h for h, _ in alone}) > 1
-    if zero or split:
-        why = []
-        if zero:
-            why.append("busbw is 0 on every row with nranks 1")
-        if split:
-            why.append(f"{len(alone)} processes on different hosts each ran a 1-rank test as Rank 0")
-        yield hit(subjects, problem="every rank ran alone",
-                  detail="; ".join(why) + ": nccl-tests was not built with MPI=1 (or not launched through MPI), "
-                                          "so each process ran its own 1-rank test",
-                  evidence=[Evidence(SOURCE, None, (rows[0].get("line_no") if rows else None))])
+        yield hit(subjects, rows=len(wrong), size=_size(wrong[0]["size_bytes"]), out_of_place=wrong[0].get("oop_wrong"),
+                  in_place=wrong[0].get("ip_wrong"), evidence=[Evidence(SOURCE, None, x.get("line_no")) for x in wrong[:5]])
+    yield from _failures(nccl_tests, subjects)
+    alone = _every_rank_alone(nccl_tests, rows, subjects)
+    if alone is not None:
+        yield alone
+
+
+def _collapse(rows: list[dict], fraction: float, min_size: int) -> Optional[tuple[dict, dict, dict]]:
+    """(peak row, last row, first row after the peak below fraction of it) when the run's largest size
+    (>= min_size) falls below fraction of a smaller size's peak; else None."""
+    rows = sorted(rows, key=lambda r: r["size_bytes"])
+    last = rows[-1]
+    if last["size_bytes"] < min_size:
+        return None
+    peak = max(rows[:-1], key=_busbw, default=None)
+    if peak is None or not _busbw(peak) or _busbw(last) >= fraction * _busbw(peak):
+        return None
+    falls = next(r for r in rows if r["size_bytes"] > peak["size_bytes"] and _busbw(r) < fraction * _busbw(peak))
+    return peak, last, falls
 
 
 @check("PERF003")
@@ -275,14 +310,10 @@ def perf003(nccl_tests, params) -> Iterator:
         if _busbw(row) is not None:
             runs.setdefault(row.get("run") or 0, []).append(row)
     for run, rows in sorted(runs.items()):
-        rows.sort(key=lambda r: r["size_bytes"])
-        last = rows[-1]
-        if last["size_bytes"] < min_size:
+        found = _collapse(rows, fraction, min_size)
+        if found is None:
             continue
-        peak = max(rows[:-1], key=_busbw, default=None)
-        if peak is None or not _busbw(peak) or _busbw(last) >= fraction * _busbw(peak):
-            continue
-        falls = next(r for r in rows if r["size_bytes"] > peak["size_bytes"] and _busbw(r) < fraction * _busbw(peak))
+        peak, last, falls = found
         hosts, _, _ = _layout(nccl_tests, run)
         yield hit([f"host:{h}" for h in hosts[:8]] or ["nccl-tests"], run=run + 1,
                   collective=nccl_tests.get("collective") or "nccl-tests",

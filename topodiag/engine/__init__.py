@@ -6,8 +6,17 @@
 Cheap to import (no networkx, no rich): the prolog path pays only for the standard library.
 """
 
-from .catalog import Catalog, CatalogError, Example, Rule, default_rules_dir, load_catalog, load_rule
-from .findings import Evidence, Finding, Hit, Severity, hit
+from .catalog import (
+    Catalog,
+    CatalogError,
+    Example,
+    Rule,
+    UnknownMessage,
+    default_rules_dir,
+    load_catalog,
+    load_rule,
+)
+from .findings import Evidence, Finding, Hit, Severity, hit, when
 from .registry import CheckSpec, check, load_checks
 from .runner import (
     ConfigError,
@@ -25,8 +34,8 @@ from .runner import (
 )
 
 __all__ = [
-    "Catalog", "CatalogError", "Example", "Rule", "default_rules_dir", "load_catalog", "load_rule",
-    "Evidence", "Finding", "Hit", "Severity", "hit",
+    "Catalog", "CatalogError", "Example", "Rule", "UnknownMessage", "default_rules_dir", "load_catalog", "load_rule",
+    "Evidence", "Finding", "Hit", "Severity", "hit", "when",
     "CheckSpec", "check", "load_checks",
     "ConfigError", "Crash", "Each", "InputProblem", "Outcome", "SelectionError", "Skipped",
     "exit_code_for", "parse_fail_on", "run", "select_rules", "split_codes",

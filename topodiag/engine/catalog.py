@@ -1,7 +1,9 @@
 """The rule catalog: `rules/<family>/<CODE>-<slug>.toml`, one rule per file, validated on load.
 
 Data says *what* (code, slug, severity, message, why, fix, examples); the Python check registered
-under the same code says *how*. Every problem is one line naming the file and the key, e.g.
+under the same code says *how*. All wording of a finding is data: `message` is the default
+variant, the optional `[messages]` table holds the other variants and the notes a check may add
+(each a template over the check's facts and the rule's params), and a check names which one fits. Every problem is one line naming the file and the key, e.g.
 `rules/ib/IB001-ib-port-down.toml: severity: 'fatal' is not one of info, warning, error, critical`.
 `rules/profiles/` holds platform expectations, not rules, and is not read here.
 """
@@ -32,10 +34,17 @@ FILE_RE = re.compile(r"^(?P<code>[A-Za-z]+\d+)-(?P<slug>.+)\.toml$")
 NOT_RULE_DIRS = {"profiles"}
 
 REQUIRED_KEYS = ("code", "slug", "title", "severity", "message", "why", "fix")
-OPTIONAL_KEYS = ("tags", "requires", "params", "how_to_check", "references", "examples", "builtin")
+OPTIONAL_KEYS = ("tags", "requires", "params", "how_to_check", "references", "messages", "examples", "builtin")
+DEFAULT_VARIANT = "default"  # the rule's `message`
+NOTES_FIELD = "notes"  # the placeholder where a variant takes the notes a hit names
+RESERVED_NAMES = (NOTES_FIELD, "variant")  # not usable as param names (hit() and the runner own them)
 EXAMPLE_KEYS = ("description", "inputs", "inline", "problems", "params", "raises", "subjects")
 PROBLEM_KEYS = ("source", "kind", "reason", "file", "line_no")
 PROBLEM_KINDS = ("failed", "unparseable")
+
+
+class UnknownMessage(LookupError):
+    """A check named a message variant or note its rule does not define (the run reports it as SYS003)."""
 
 
 @dataclass(frozen=True)
@@ -77,17 +86,42 @@ class Rule:
     fail_examples: tuple[Example, ...] = ()
     builtin: bool = False
     path: Optional[Path] = None
+    messages: Mapping[str, str] = field(default_factory=dict)  # [messages]: variant / note name -> template
 
     @property
     def family(self) -> str:
         """The letters of the code: `TOPO` for TOPO001."""
         return self.code.rstrip("0123456789")
 
-    def format_message(self, values: Mapping[str, Any], params: Optional[Mapping[str, Any]] = None) -> str:
-        """The message template filled with params then values (values win); KeyError if one is missing."""
+    def variants(self) -> dict[str, str]:
+        """Every message template by name: `default` (the `message`) first, then the `[messages]` table."""
+        return {DEFAULT_VARIANT: self.message, **self.messages}
+
+    def template(self, name: str) -> str:
+        """The template called `name`; UnknownMessage (naming the rule and what it has) otherwise."""
+        found = self.message if name == DEFAULT_VARIANT else self.messages.get(name)
+        if not isinstance(found, str):
+            raise UnknownMessage(f"rule {self.code} has no message {name!r} (it has: {', '.join(self.variants())})")
+        return found
+
+    def format_message(self, values: Mapping[str, Any], params: Optional[Mapping[str, Any]] = None,
+                       variant: str = DEFAULT_VARIANT, notes: Iterable[str] = ()) -> str:
+        """The variant's template filled with params then values (values win), the named notes (each
+        filled the same way) joined at its `{notes}`. UnknownMessage for a name the rule lacks or notes
+        for a variant without `{notes}`; KeyError when a value is missing."""
         merged = dict(self.params if params is None else params)
         merged.update(values)
-        return self.message.format_map(merged)
+        template = self.template(variant)
+        notes = tuple(notes)
+        if notes and not _has_field(template, NOTES_FIELD):
+            raise UnknownMessage(f"rule {self.code}: message {variant!r} has no {{{NOTES_FIELD}}} for the notes "
+                                 f"{', '.join(notes)}")
+        merged[NOTES_FIELD] = "".join(self.template(n).format_map(merged) for n in notes)
+        return template.format_map(merged)
+
+
+def _has_field(template: str, name: str) -> bool:
+    return any(field_name == name for _, field_name, _, _ in string.Formatter().parse(template))
 
 
 class Catalog:
@@ -196,14 +230,23 @@ def load_rule(path: "Path | str", label: Optional[str] = None, examples: bool = 
     where = label or str(path)
     try:
         text = path.read_text(encoding="utf-8")
-        if not examples:
-            text = text.split("\n[[examples.", 1)[0]
-        data = tomllib.loads(text)
+        head = text.split("\n[[examples.", 1)[0]
+        data = tomllib.loads(text if examples else head)
+        if examples and head != text:
+            _check_head(tomllib.loads(head), data, where)
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError([f"{where}: not valid TOML: {exc}"]) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CatalogError([f"{where}: cannot read: {exc}"]) from None
     return rule_from_dict(data, where, path)
+
+
+def _check_head(head: Mapping[str, Any], whole: Mapping[str, Any], where: str) -> None:
+    """`check` reads a rule only up to its first `[[examples.` table: whatever the rule says after
+    it (a `[messages]` or `[params]` table) would be missing there."""
+    late = [k for k in whole if k != "examples" and head.get(k) != whole[k]]
+    if late:
+        raise CatalogError([f"{where}: {k}: must come before the [[examples.*]] tables" for k in late])
 
 
 def rule_from_dict(data: Mapping[str, Any], where: str, path: Optional[Path] = None) -> Rule:
@@ -245,7 +288,8 @@ def rule_from_dict(data: Mapping[str, Any], where: str, path: Optional[Path] = N
     params = v.params(data)
     message = v.string(data, "message", nonempty=True)
     if message is not None:
-        v.template(message)
+        v.template(message, "message")
+    messages = v.messages(data)
     builtin = data.get("builtin", False)
     if not isinstance(builtin, bool):
         v.err("builtin", "must be true or false")
@@ -256,7 +300,7 @@ def rule_from_dict(data: Mapping[str, Any], where: str, path: Optional[Path] = N
     return Rule(
         code=code, slug=slug, title=title, severity=severity, message=message, why=why, fix=fix,
         tags=tags, requires=requires, params=params, how_to_check=how_to_check, references=references,
-        pass_examples=pass_examples, fail_examples=fail_examples, builtin=builtin, path=path,
+        pass_examples=pass_examples, fail_examples=fail_examples, builtin=builtin, path=path, messages=messages,
     )
 
 
@@ -301,22 +345,44 @@ class _Validator:
         for name, default in value.items():
             if not NAME_RE.match(name):
                 self.err(f"params.{name}", "is not a lowercase name (like min_fraction)")
+            elif name in RESERVED_NAMES:
+                self.err(f"params.{name}", f"{name!r} is reserved for the message notes; choose another name")
             if isinstance(default, dict) or (
                 isinstance(default, list) and not all(isinstance(x, (str, int, float, bool)) for x in default)
             ):
                 self.err(f"params.{name}", "default must be a string, number, boolean or list of those")
         return MappingProxyType(dict(value))
 
-    def template(self, message: str) -> None:
+    def template(self, message: str, key: str) -> None:
         try:
             for _, name, _, _ in string.Formatter().parse(message):
                 if name is None:
                     continue
                 base = re.split(r"[.\[]", name, maxsplit=1)[0]
                 if not NAME_RE.match(base):
-                    self.err("message", f"placeholder {{{name}}} must be a name, like {{gpu}}")
+                    self.err(key, f"placeholder {{{name}}} must be a name, like {{gpu}}")
         except ValueError as exc:
-            self.err("message", f"bad template: {exc} (write {{{{ and }}}} for literal braces)")
+            self.err(key, f"bad template: {exc} (write {{{{ and }}}} for literal braces)")
+
+    def messages(self, data: Mapping[str, Any]) -> Mapping[str, str]:
+        """`[messages]`: name = template, the variants and notes a check may name besides `message`."""
+        value = data.get("messages", {})
+        if not isinstance(value, dict):
+            self.err("messages", "must be a table of name = message template")
+            return MappingProxyType({})
+        out = {}
+        for name, template in value.items():
+            key = f"messages.{name}"
+            if not NAME_RE.match(name):
+                self.err(key, "is not a lowercase name (like all_inactive)")
+            elif name == DEFAULT_VARIANT:
+                self.err(key, "the default variant is the rule's `message`; name this one otherwise")
+            elif not isinstance(template, str) or not template.strip():
+                self.err(key, "must be a non-empty string")
+            else:
+                self.template(template, key)
+                out[name] = template
+        return MappingProxyType(out)
 
     def examples(self, data: Mapping[str, Any]) -> tuple[tuple[Example, ...], tuple[Example, ...]]:
         value = data.get("examples", {})

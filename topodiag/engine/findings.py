@@ -1,8 +1,10 @@
 """What the engine reports: Severity, Evidence and Finding (frozen, JSON-ready), and the Hit a check yields.
 
-A check says *what it saw* (a Hit: subjects, the values for the rule's message template, evidence,
-optionally a severity or expectation of its own); the runner turns each Hit into a Finding by
-adding what the rule's TOML file says (code, slug, severity, message template, why, fix).
+A check says *what it saw* (a Hit: subjects, the values for the rule's message templates, which
+message variant and notes fit, evidence, optionally a severity or expectation of its own); the
+runner turns each Hit into a Finding by adding what the rule's TOML file says (code, slug,
+severity, the wording of the variant and notes, why, fix). The sentences live in the TOML: a
+check passes facts (ids, numbers, short lists) and names.
 """
 
 from __future__ import annotations
@@ -115,9 +117,12 @@ class Finding:
 class Hit:
     """What a check yields: the runner adds the rule's code, slug, why and fix and formats the message.
 
-    `values` fill the rule's `message` template (together with the rule's params); `severity`
-    overrides the rule's default for this one hit (e.g. asymmetry that is by design is only info);
-    `expectation` names what "right" was taken from (a profile, the best peer on the host...).
+    `variant` names the rule's message template (`default`: the rule's `message`; any other name:
+    an entry of its `[messages]` table); `notes` name further `[messages]` entries, each formatted
+    with the same values and put, in order, where the variant writes `{notes}`. `values` fill the
+    templates (together with the rule's params); `severity` overrides the rule's default for this one
+    hit (e.g. asymmetry that is by design is only info); `expectation` names what "right" was taken
+    from (a profile, the best peer on the host...).
     """
 
     subjects: tuple[str, ...] = ()
@@ -125,6 +130,8 @@ class Hit:
     evidence: tuple[Evidence, ...] = ()
     severity: Optional[Severity] = None
     expectation: Optional[str] = None
+    variant: str = "default"
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "subjects", _subjects_tuple(self.subjects))
@@ -132,6 +139,12 @@ class Hit:
         object.__setattr__(self, "evidence", _evidence_tuple(self.evidence))
         if self.severity is not None:
             object.__setattr__(self, "severity", Severity.parse(self.severity))
+        if not isinstance(self.variant, str) or not self.variant:
+            raise TypeError(f"a hit's variant is a message name, not {self.variant!r}")
+        notes = (self.notes,) if isinstance(self.notes, str) else tuple(self.notes)
+        if not all(isinstance(n, str) and n for n in notes):
+            raise TypeError(f"a hit's notes are message names, not {self.notes!r}")
+        object.__setattr__(self, "notes", notes)
 
 
 def hit(
@@ -140,7 +153,19 @@ def hit(
     evidence: Iterable[Any] = (),
     severity: "Severity | str | None" = None,
     expectation: Optional[str] = None,
+    variant: str = "default",
+    notes: Iterable[str] = (),
     **values: Any,
 ) -> Hit:
-    """Shorthand for checks: `yield hit(["gpu:0", "gpu:1"], path="SYS", ratio=7.0, evidence=e)`."""
-    return Hit(subjects=subjects, values=values, evidence=evidence, severity=severity, expectation=expectation)
+    """Shorthand for checks: `yield hit(["gpu:0", "gpu:1"], path="SYS", ratio=7.0, evidence=e)`;
+    `variant="cut"` picks the rule's `[messages]` entry `cut`, `notes=when(slow=..., far=...)` adds
+    the entries whose flag is true."""
+    return Hit(subjects=subjects, values=values, evidence=evidence, severity=severity, expectation=expectation,
+               variant=variant, notes=tuple(notes))
+
+
+def when(**flags: Any) -> tuple[str, ...]:
+    """The names whose flag is true, in the order given: `notes=when(truncated=g.truncated, lost=n > 0)`.
+
+    Written with the names as keywords, so the catalog test can read every note a check may ask for."""
+    return tuple(name for name, on in flags.items() if on)

@@ -2,12 +2,15 @@
 
 - A rule whose required input is absent (or None) is skipped, with the reason (and the source's
   failure when one was recorded). A `requires` entry "ibstat|ibv_devinfo|ibstatus" is met by any
-  one of them (the check itself reads what they put in the model).
+  one of them (the check itself reads what they put in the model). A combined input (`roce_gids`,
+  `ib_links`: topodiag/model/combiners.py, which the caller runs before `run`) is explained by the
+  sources it is made from.
 - An input given as `Each` (several files of one source: two nccl-tests runs, a log per node) runs
   each check that takes it once per file; evidence of that source that names no file gets the
   file's name.
 - A check that raises becomes a SYS003 check-crashed finding naming the rule and the exception;
-  the run goes on with the next rule.
+  the run goes on with the next rule. So does a Hit naming a message variant or note its rule's
+  TOML does not define (catalog.UnknownMessage).
 - Source failures handed in as InputProblems become SYS001 (failed) / SYS002 (unparseable).
 - `--select` / `--ignore` take codes, family prefixes (`TOPO`, `NVL00`) or slugs; `--ignore` wins.
   Tool-health rules (family SYS) are always on unless ignored: narrowing the checklist must not
@@ -28,6 +31,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from ..errors import ConfigError, SelectionError
 from ..exit_codes import ExitCode
+from ..records import Each  # re-exported: `from topodiag.engine.runner import Each` keeps working
 from . import registry
 from .catalog import Catalog, Rule
 from .findings import Evidence, Finding, Hit, Severity, names as severity_names
@@ -237,7 +241,7 @@ def _finding(rule: Rule, settings: Optional[RuleSettings], h: Hit) -> Finding:
     params = settings.params if settings else rule.params
     return Finding(
         code=rule.code, slug=rule.slug, severity=severity, subjects=h.subjects,
-        message=rule.format_message(h.values, params), evidence=h.evidence,
+        message=rule.format_message(h.values, params, h.variant, h.notes), evidence=h.evidence,
         why=rule.why, fix=rule.fix, expectation=h.expectation,
     )
 
@@ -315,7 +319,7 @@ def run(
         needed = list(dict.fromkeys(rule.requires + spec.required))
         absent = [group for group in needed if not any(_present(inputs, n) for n in group.split("|"))]
         if absent:
-            skipped.append(Skipped(rule.code, rule.slug, "; ".join(_absent_reason(g, by_source) for g in absent)))
+            skipped.append(Skipped(rule.code, rule.slug, "; ".join(_absent_reason(g, by_source, inputs) for g in absent)))
             continue
         ran.append(rule.code)
         for kwargs, files in _calls(spec, inputs):
@@ -376,10 +380,16 @@ def _collect(rule: Rule, conf: RuleSettings, result: Any) -> list[Finding]:
     return out
 
 
-def _absent_reason(group: str, by_source: Mapping[str, InputProblem]) -> str:
-    names = group.split("|")
+def _absent_reason(group: str, by_source: Mapping[str, InputProblem], inputs: Mapping[str, Any]) -> str:
+    from ..model.combiners import COMBINED  # only when a rule is skipped
+
+    names = list(dict.fromkeys(s for n in group.split("|") for s in COMBINED.get(n, (n,))))  # a combined view: its sources
     failed = [by_source[n] for n in names if n in by_source]
     what = names[0] if len(names) == 1 else "one of " + ", ".join(names)
+    present = [n for n in names if _present(inputs, n)]
+    if present:  # the sources are there but not their combined view: the caller did not run combine()
+        return (f"needs {group} (made from {', '.join(present)} by topodiag.model.combiners.combine, "
+                "which was not run on these inputs)")
     if not failed:
         return f"needs {what} (not given)"
     p = failed[0]
