@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 from ..parsers.base import to_jsonable
 from ..records import ParsedInput
+from .merge_rdma_link import merge as _merge_rdma_link
 from .topology import Topology, nv_count, source_ref
 
 # A GPU has at most this many NVLinks of its own (H100/H200/B200: 18); a `topo -m` row whose NV#
@@ -21,7 +22,7 @@ MAX_NVLINKS_PER_GPU = 18
 
 IB_SOURCES = ("ibstat", "ibv_devinfo", "ibstatus")
 # Order in which inputs are merged, so ids and first-seen facts do not depend on argument order.
-_ORDER = ("nvidia_smi_topo_m", "nvidia_smi_topo_p2p", "nvidia_smi_nvlink_s", "nvml", "nccl_topo_xml", *IB_SOURCES,
+_ORDER = ("nvidia_smi_topo_m", "nvidia_smi_topo_p2p", "nvidia_smi_nvlink_s", "nvml", "nccl_topo_xml", *IB_SOURCES, "rdma_link",
           "sysfs_infiniband", "nccl_debug", "nccl_tests")
 
 
@@ -568,6 +569,7 @@ _MERGERS = {
     "ibstat": _merge_ib,
     "ibv_devinfo": _merge_ib,
     "ibstatus": _merge_ib,
+    "rdma_link": _merge_rdma_link,
     "nccl_debug": _merge_nccl_debug,
     "nccl_tests": _merge_nccl_tests,
 }

@@ -38,6 +38,7 @@ SOURCES = (
     "nvidia_smi_topo_m",
     "nvidia_smi_topo_p2p",
     "nvml",
+    "rdma_link",
     "show_gids",
     "sysfs_infiniband",
 )
