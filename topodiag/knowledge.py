@@ -1,7 +1,7 @@
 """Nominal interconnect numbers (PCIe, NVLink, InfiniBand, topo path classes, busbw) and GPU facts.
 
 Frozen data plus small pure functions; no imports that cost. Every number comes from
-../shared/DOMAIN.md (the table is named next to it); the few that do not (GA102 bridge speed,
+docs/domain.md (the table is named next to it); the few that do not (GA102 bridge speed,
 per-SKU link counts of export and PCIe parts, gather/scatter busbw factors) say where they come from.
 
 Units are in the names: `_gbyte_s` is GB/s (bytes), `_gbit_s` is Gb/s (bits). The two names the
@@ -20,7 +20,7 @@ from types import MappingProxyType
 from typing import Callable, Mapping
 
 # --------------------------------------------------------------------------------------------------
-# PCIe. DOMAIN.md "PCIe (x16)": gen -> one-way / bidirectional GB/s for an x16 link.
+# PCIe. docs/domain.md "PCIe (x16)": gen -> one-way / bidirectional GB/s for an x16 link.
 
 PCIE_X16_GBYTE_S: Mapping[int, tuple[float, float]] = MappingProxyType({
     3: (16.0, 32.0),
@@ -30,7 +30,7 @@ PCIE_X16_GBYTE_S: Mapping[int, tuple[float, float]] = MappingProxyType({
 
 # Transfer rate per lane (GT/s) as NCCL's topology XML (link_speed="16.0 GT/s PCIe") and sysfs
 # (current_link_speed) print it -> generation. PCI-SIG signalling rates; generations 1, 2 and 6 are
-# recognised but have no bandwidth row in DOMAIN.md (pcie_one_way_gbyte_s returns None for them).
+# recognised but have no bandwidth row in docs/domain.md (pcie_one_way_gbyte_s returns None for them).
 PCIE_GTS_TO_GEN: Mapping[float, int] = MappingProxyType({
     2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6,
 })
@@ -77,17 +77,17 @@ def pcie_bidir_gbyte_s(gen: int | None, width: int = 16) -> float | None:
 
 
 # --------------------------------------------------------------------------------------------------
-# NVLink. DOMAIN.md "NVLink": version, arch, per link (bidir), links per GPU, per GPU (bidir), and the
+# NVLink. docs/domain.md "NVLink": version, arch, per link (bidir), links per GPU, per GPU (bidir), and the
 # per-link one-way speed `nvidia-smi nvlink -s` prints (25.781 V100/A100, 25 A100 on newer drivers
 # as the A100 fixture shows, 26.562 H100, about 50 / 53.125 B200 / GB200).
 
 @dataclass(frozen=True)
 class NvlinkGen:
-    """One NVLink generation as DOMAIN.md tables it."""
+    """One NVLink generation as docs/domain.md tables it."""
 
     version: int                      # 2, 3, 4, 5 (NVLink 2.0 ...)
     arch: str                         # "Volta", "Ampere", "Hopper", "Blackwell"
-    gpus: tuple[str, ...]             # GPUs of this generation (DOMAIN.md and the brief)
+    gpus: tuple[str, ...]             # GPUs of this generation (docs/domain.md and the brief)
     per_link_bidir_gbyte_s: float
     links_per_gpu: int                # on the flagship SXM part; export SKUs have fewer (GpuFacts)
     per_gpu_bidir_gbyte_s: float
@@ -116,7 +116,7 @@ NVLINK_GENS: Mapping[int, NvlinkGen] = MappingProxyType({
 
 # GA102 (RTX A6000, A5000, RTX 3090) NVLink 3 bridge: 4 links, nvlink -s prints 14.062 GB/s each
 # (fixture nvlink-s-rtxa6000-bridge-inactive-gpu-01); NVIDIA states 112.5 GB/s bidirectional per
-# GPU for the bridge (4 x 14.0625 x 2). Not a DOMAIN.md row.
+# GPU for the bridge (4 x 14.0625 x 2). Not a docs/domain.md row.
 GA102_BRIDGE_SPEED_GBPS = 14.062
 GA102_BRIDGE_LINKS = 4
 GA102_BRIDGE_ONE_WAY_GBYTE_S = 14.0625  # unrounded per-link figure: 4 x 14.0625 x 2 = 112.5
@@ -169,7 +169,7 @@ def nvlink_speed_ok(printed_gbps: float, generation: int | float | str | NvlinkG
 
 
 # --------------------------------------------------------------------------------------------------
-# InfiniBand. DOMAIN.md "Between nodes": per lane Gb/s, 4x link Gb/s, bytes (GB/s of the 4x link).
+# InfiniBand. docs/domain.md "Between nodes": per lane Gb/s, 4x link Gb/s, bytes (GB/s of the 4x link).
 
 @dataclass(frozen=True)
 class IbRate:
@@ -186,7 +186,7 @@ IB_RATES: Mapping[str, IbRate] = MappingProxyType({
     "XDR": IbRate("XDR", 200.0, 800.0, 100.0),
 })
 
-# Measured anchors, DESIGN.md "Numbers the rules use": NDR 400G loopback ~399 Gb/s (~50 GB/s) per
+# Measured anchors, docs/architecture.md "Numbers the rules use": NDR 400G loopback ~399 Gb/s (~50 GB/s) per
 # NIC; HDR ~24 GB/s.
 IB_MEASURED_GBYTE_S: Mapping[str, float] = MappingProxyType({"NDR": 50.0, "HDR": 24.0})
 
@@ -214,7 +214,7 @@ def gbit_to_gbyte(gbit_s: float) -> float:
 
 
 # --------------------------------------------------------------------------------------------------
-# Path classes of `nvidia-smi topo -m`. DOMAIN.md "`nvidia-smi topo -m` link classes (best to worst)".
+# Path classes of `nvidia-smi topo -m`. docs/domain.md "`nvidia-smi topo -m` link classes (best to worst)".
 
 PATH_CLASSES: tuple[str, ...] = ("NV#", "PIX", "PXB", "PHB", "NODE", "SYS")
 PATH_ALIASES: Mapping[str, str] = MappingProxyType({"SOC": "SYS"})  # older drivers print SOC
@@ -253,7 +253,7 @@ def nvlink_count(path_type: str) -> int:
 
 
 def path_rank(path_type: str) -> int:
-    """0 (NV#, best) .. 5 (SYS, worst), as DOMAIN.md orders the classes; SOC ranks as SYS."""
+    """0 (NV#, best) .. 5 (SYS, worst), as docs/domain.md orders the classes; SOC ranks as SYS."""
     cls = normalize_path_class(path_type)
     return 0 if _NV_RE.match(cls) else PATH_CLASSES.index(cls)
 
@@ -271,7 +271,7 @@ def path_nominal_gbyte_s(path_type: str, *, nvlink_generation: int | float | str
     NV#: count x per-link of the NVLink generation (NV18 on Hopper: 18 x 25 = 450 GB/s one-way).
     PIX/PXB: the platform's PCIe link (x16 of pcie_gen). PHB/NODE/SYS: also the PCIe link, now
     through the CPU. SYS additionally crosses the socket interconnect (QPI/UPI/xGMI), whose bandwidth
-    DOMAIN.md does not give: the PCIe figure is used as an upper bound, and real SYS traffic usually
+    docs/domain.md does not give: the PCIe figure is used as an upper bound, and real SYS traffic usually
     gets less (cross-socket P2P is often disabled and staged through host memory). So the number
     understates how bad SYS is, never overstates it. None when the generation needed is unknown.
     `bridge=True` with NVLink 3 uses the GA102 bridge's 14.0625 GB/s per link (NV4 = 56.25 one-way).
@@ -293,7 +293,7 @@ def path_nominal_gbyte_s(path_type: str, *, nvlink_generation: int | float | str
 
 
 # --------------------------------------------------------------------------------------------------
-# GPU model facts. NVLink generation and arch from DOMAIN.md "NVLink"; link counts of the flagship
+# GPU model facts. NVLink generation and arch from docs/domain.md "NVLink"; link counts of the flagship
 # SXM parts from the same table; the others from NVIDIA's product pages (noted per entry).
 
 @dataclass(frozen=True)
@@ -347,12 +347,12 @@ def _no_nvlink(model: str, arch: str, pcie: int | None, note: str = "", form: st
 # '_' as spaces, "NVIDIA"/"Tesla"/"GeForce" prefixes dropped).
 _GPU_TABLE: tuple[tuple[str, GpuFacts], ...] = (
     (r"\bGB300\b", _sxm("GB300", 5, pcie=6, form="superchip",
-                        note="Grace-Blackwell Ultra; NVL72 NVLink domain; PCIe Gen6 has no DOMAIN.md row")),
+                        note="Grace-Blackwell Ultra; NVL72 NVLink domain; PCIe Gen6 has no docs/domain.md row")),
     (r"\bGB200\b", _sxm("GB200", 5, pcie=5, form="superchip",
                         note="Grace-Blackwell superchip; NVL72 NVLink domain (72 GPUs); nvlink -s prints 53.125")),
     (r"\bGB10\b", _no_nvlink("GB10", "Blackwell", None, form="SoC",
                              note="DGX Spark SoC: GPU-CPU NVLink-C2C only, no GPU-GPU NVLink; host PCIe n/a")),
-    (r"\bB300\b", _sxm("B300", 5, pcie=6, note="Blackwell Ultra; PCIe Gen6 has no DOMAIN.md row")),
+    (r"\bB300\b", _sxm("B300", 5, pcie=6, note="Blackwell Ultra; PCIe Gen6 has no docs/domain.md row")),
     (r"\bB200\b", _sxm("B200", 5, pcie=5, note="nvlink -s prints about 50 (53.125 seen on GB200)")),
     (r"\bH200\b.*\bNVL\b", _bridged("H200 NVL", 4, 18, 5,
                                    "PCIe card; NVIDIA states 900 GB/s over a 2- or 4-way NVLink bridge")),
@@ -418,7 +418,7 @@ def gpu_facts(name: str) -> GpuFacts | None:
 
 
 # --------------------------------------------------------------------------------------------------
-# Bus bandwidth. DOMAIN.md "Bus bandwidth (nccl-tests)": busbw = algbw x factor(n). all_reduce
+# Bus bandwidth. docs/domain.md "Bus bandwidth (nccl-tests)": busbw = algbw x factor(n). all_reduce
 # 2(n-1)/n; all_gather / reduce_scatter (n-1)/n; broadcast / reduce 1. sendrecv 1 and alltoall,
 # gather, scatter (n-1)/n as nccl-tests computes them (its src/*.cu, doc/PERFORMANCE.md).
 

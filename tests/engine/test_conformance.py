@@ -1,4 +1,4 @@
-"""Catalog conformance over the real rules/ directory (DESIGN.md "Testing").
+"""Catalog conformance over the real rules/ directory (docs/architecture.md "Testing").
 
 Every rule file valid; codes and slugs unique; every rule has a registered check or is `builtin`
 (engine-emitted) and every check has a rule; `requires` agrees with the check's signature; `why`

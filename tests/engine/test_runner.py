@@ -315,7 +315,7 @@ def test_deadline_skips_the_rest(catalog, monkeypatch):
     assert {s.code: s.reason for s in out.skipped}["AAA002"] == "run deadline of 1 s reached"
 
 
-# --- exit codes, one test each (DESIGN.md: findings win over 4 and 3) ---------------------------
+# --- exit codes, one test each (docs/architecture.md: findings win over 4 and 3) ---------------------------
 
 def _f(code, severity="error"):
     return Finding(code, "s", severity, (), "m")

@@ -1,4 +1,4 @@
-"""knowledge.py against DOMAIN.md, number by number (hand-written on purpose: a typo in the table
+"""knowledge.py against docs/domain.md, number by number (hand-written on purpose: a typo in the table
 must not be able to hide in a loop over the same table)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from topodiag import knowledge as k
 
 
-# DOMAIN.md "PCIe (x16)"
+# docs/domain.md "PCIe (x16)"
 def test_pcie_x16_table():
     assert k.pcie_one_way_gbyte_s(3) == 16
     assert k.pcie_bidir_gbyte_s(3) == 32
@@ -39,7 +39,7 @@ def test_pcie_gen_from_link_speed(text, gen):
     assert k.pcie_gen_from_link_speed(text) == gen
 
 
-# DOMAIN.md "NVLink"
+# docs/domain.md "NVLink"
 def test_nvlink_table():
     v2, v3, v4, v5 = (k.NVLINK_GENS[i] for i in (2, 3, 4, 5))
     assert (v2.arch, v2.per_link_bidir_gbyte_s, v2.links_per_gpu, v2.per_gpu_bidir_gbyte_s) == ("Volta", 50, 6, 300)
@@ -89,7 +89,7 @@ def test_nvlink_speed_ok_bridge_and_generation_spellings():
             k.nvlink_gen(bad)
 
 
-# DOMAIN.md "Between nodes" (InfiniBand table)
+# docs/domain.md "Between nodes" (InfiniBand table)
 def test_ib_table():
     edr, hdr, ndr, xdr = (k.IB_RATES[n] for n in ("EDR", "HDR", "NDR", "XDR"))
     assert (edr.lane_gbit_s, edr.link_4x_gbit_s, edr.link_4x_gbyte_s) == (25, 100, 12.5)
@@ -99,7 +99,7 @@ def test_ib_table():
     for r in (edr, hdr, ndr, xdr):
         assert r.lane_gbit_s * 4 == r.link_4x_gbit_s
         assert k.gbit_to_gbyte(r.link_4x_gbit_s) == r.link_4x_gbyte_s
-    # DESIGN.md "Numbers the rules use": measured NDR ~50 GB/s, HDR ~24 GB/s per NIC
+    # docs/architecture.md "Numbers the rules use": measured NDR ~50 GB/s, HDR ~24 GB/s per NIC
     assert k.IB_MEASURED_GBYTE_S == {"NDR": 50.0, "HDR": 24.0}
 
 
@@ -112,7 +112,7 @@ def test_ib_rate_name(rate, lanes, name):
     assert k.ib_rate_name(rate, lanes=lanes) == name
 
 
-# DOMAIN.md "`nvidia-smi topo -m` link classes (best to worst)"
+# docs/domain.md "`nvidia-smi topo -m` link classes (best to worst)"
 def test_path_classes_order():
     assert k.PATH_CLASSES == ("NV#", "PIX", "PXB", "PHB", "NODE", "SYS")
     ranks = [k.path_rank(t) for t in ("NV18", "PIX", "PXB", "PHB", "NODE", "SYS")]
@@ -138,13 +138,13 @@ def test_path_helpers():
 
 
 def test_path_nominal_bandwidth():
-    # NV# = count x per-link one-way of the generation (DESIGN.md: "NV18 450 GB/s")
+    # NV# = count x per-link one-way of the generation (docs/architecture.md: "NV18 450 GB/s")
     assert k.path_nominal_gbyte_s("NV18", nvlink_generation=4) == 450
     assert k.path_nominal_gbyte_s("NV18", nvlink_generation=4, bidir=True) == 900
     assert k.path_nominal_gbyte_s("NV12", nvlink_generation=3) == 300
     assert k.path_nominal_gbyte_s("NV18", nvlink_generation=5) == 900
     assert k.path_nominal_gbyte_s("NV6", nvlink_generation=4) == 150
-    # PCIe classes = the platform's PCIe x16 (DESIGN.md: "SYS pair ~ 64 GB/s")
+    # PCIe classes = the platform's PCIe x16 (docs/architecture.md: "SYS pair ~ 64 GB/s")
     for cls in ("PIX", "PXB", "PHB", "NODE", "SYS", "SOC"):
         assert k.path_nominal_gbyte_s(cls, pcie_gen=5) == 64
         assert k.path_nominal_gbyte_s(cls, pcie_gen=4) == 32
@@ -155,7 +155,7 @@ def test_path_nominal_bandwidth():
     assert k.path_nominal_gbyte_s("NV18", nvlink_generation=4, bridge=True) == 450  # bridge: NVLink 3 only
     assert k.path_nominal_gbyte_s("NV18") is None
     assert k.path_nominal_gbyte_s("SYS") is None
-    # the DESIGN.md example ratio: NV18 vs SYS on a PCIe 5 Hopper node is 7x
+    # the docs/architecture.md example ratio: NV18 vs SYS on a PCIe 5 Hopper node is 7x
     ratio = k.path_nominal_gbyte_s("NV18", nvlink_generation=4) / k.path_nominal_gbyte_s("SYS", pcie_gen=5)
     assert round(ratio) == 7
 
@@ -222,7 +222,7 @@ def test_normalize_gpu_name():
     assert k.normalize_gpu_name("  NVIDIA GeForce RTX 5090 ") == "RTX 5090"
 
 
-# DOMAIN.md "Bus bandwidth (nccl-tests)"
+# docs/domain.md "Bus bandwidth (nccl-tests)"
 def test_busbw_factors():
     assert k.busbw_factor("all_reduce", 8) == 2 * 7 / 8 == 1.75
     assert k.busbw_factor("all_reduce", 2) == 1.0

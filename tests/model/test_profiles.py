@@ -1,4 +1,4 @@
-"""rules/profiles/*.toml: each loads, its numbers agree with DOMAIN.md / DESIGN.md, detection works
+"""rules/profiles/*.toml: each loads, its numbers agree with docs/domain.md / docs/architecture.md, detection works
 on the GPU names the nvlink -s fixtures hold, and a malformed profile fails with a clear error."""
 
 from __future__ import annotations
@@ -32,13 +32,13 @@ def test_every_profile_loads(profiles):
 
 def test_dgx_h100_numbers(profiles):
     p = profiles["dgx-h100"]
-    # DOMAIN.md "A typical 8-GPU node (DGX H100)": 8 GPUs, every pair NV18, 8 NDR 400 NICs at PIX/PXB
+    # docs/domain.md "A typical 8-GPU node (DGX H100)": 8 GPUs, every pair NV18, 8 NDR 400 NICs at PIX/PXB
     assert (p.gpus, p.gpu_pair_class, p.nvlinks_per_gpu) == (8, "NV18", 18)
     assert (p.nics, p.nic_rate_gbps, p.link_layer, p.gpu_nic_max_path) == (8, 400, "InfiniBand", "PXB")
-    assert p.nvlink_speed_gbps == 26.562  # DOMAIN.md "NVLink": 26.562 GB/s on H100
-    # DESIGN.md "Numbers the rules use": ~370 ring, ~480 NVLS
+    assert p.nvlink_speed_gbps == 26.562  # docs/domain.md "NVLink": 26.562 GB/s on H100
+    # docs/architecture.md "Numbers the rules use": ~370 ring, ~480 NVLS
     ar = p.busbw["all_reduce"]
-    assert (ar.in_node_gbps, ar.in_node_nvls_gbps) == (370, 480) and "DESIGN.md" in ar.source
+    assert (ar.in_node_gbps, ar.in_node_nvls_gbps) == (370, 480) and "docs/architecture.md" in ar.source
 
 
 def test_hgx_h200_numbers(profiles):
@@ -50,20 +50,20 @@ def test_hgx_h200_numbers(profiles):
 
 def test_dgx_a100_numbers(profiles):
     p = profiles["dgx-a100"]
-    # DOMAIN.md "NVLink" 3.0: 12 links; A100 prints 25 (newer drivers) / 25.781
+    # docs/domain.md "NVLink" 3.0: 12 links; A100 prints 25 (newer drivers) / 25.781
     assert (p.gpus, p.gpu_pair_class, p.nvlinks_per_gpu, p.nvlink_speed_gbps) == (8, "NV12", 12, 25.0)
-    # DOMAIN.md IB table: HDR 4x = 200 Gb/s
+    # docs/domain.md IB table: HDR 4x = 200 Gb/s
     assert (p.nics, p.nic_rate_gbps, p.link_layer, p.gpu_nic_max_path) == (8, 200, "InfiniBand", "PXB")
     assert p.busbw["all_reduce"] == BusbwExpectation(
-        "all_reduce", 230.0, p.busbw["all_reduce"].source, None)  # DESIGN.md: 8xA100 ~230 GB/s
+        "all_reduce", 230.0, p.busbw["all_reduce"].source, None)  # docs/architecture.md: 8xA100 ~230 GB/s
 
 
 def test_dgx_b200_numbers(profiles):
     p = profiles["dgx-b200"]
-    # DOMAIN.md "NVLink" 5.0: 18 links, about 50 GB/s printed per link
+    # docs/domain.md "NVLink" 5.0: 18 links, about 50 GB/s printed per link
     assert (p.gpus, p.gpu_pair_class, p.nvlinks_per_gpu, p.nvlink_speed_gbps) == (8, "NV18", 18, 50.0)
     assert (p.nics, p.nic_rate_gbps, p.link_layer, p.gpu_nic_max_path) == (8, 400, "InfiniBand", "PXB")
-    assert dict(p.busbw) == {}  # no measured anchor in DESIGN.md
+    assert dict(p.busbw) == {}  # no measured anchor in docs/architecture.md
 
 
 def test_pcie_box_numbers(profiles):

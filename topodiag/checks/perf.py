@@ -8,7 +8,7 @@ default: smaller sizes are latency-bound) against an expectation it states, with
   collective; across nodes the NICs a node's GPUs can use (min(profile NICs, GPUs per node)) x the
   line rate (NCCL ring/tree all_reduce busbw across nodes tracks a node's total NIC bandwidth);
 - else derived from knowledge: in one node the GPU's one-way NVLink bandwidth x the ring efficiency
-  of the measured anchors (DESIGN.md: 8xA100 ~230 of 300 GB/s, 8xH100 ~370 of 450 -> 0.77, the lower);
+  of the measured anchors (docs/architecture.md: 8xA100 ~230 of 300 GB/s, 8xH100 ~370 of 450 -> 0.77, the lower);
   across nodes the active IB ports of the topology x their rate.
 
 Only all_reduce is judged (the anchors are all_reduce numbers); a run whose collective the banner
@@ -26,7 +26,7 @@ from ..engine import Evidence, Severity, check, hit
 
 SOURCE = "nccl_tests"
 MIN_SIZE_BYTES = 256 * 1024 * 1024
-# Lower of the two measured ring all_reduce anchors over per-GPU one-way NVLink (DESIGN.md).
+# Lower of the two measured ring all_reduce anchors over per-GPU one-way NVLink (docs/architecture.md).
 NVLINK_RING_EFFICIENCY = 0.77
 
 TYPE_BYTES = {

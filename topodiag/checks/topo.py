@@ -19,8 +19,8 @@ from ..engine import check, hit, when
 from ._facts import listing
 from ..model.topology import class_rank, nv_count
 
-UNKNOWN_PER_LINK_GBYTE_S = 25.0  # NVLink 2.0-4.0 one-way per link (DOMAIN.md "NVLink")
-UNKNOWN_PCIE_GEN = 5  # fastest row of DOMAIN.md "PCIe (x16)": an upper bound for the PCIe path
+UNKNOWN_PER_LINK_GBYTE_S = 25.0  # NVLink 2.0-4.0 one-way per link (docs/domain.md "NVLink")
+UNKNOWN_PCIE_GEN = 5  # fastest row of docs/domain.md "PCIe (x16)": an upper bound for the PCIe path
 
 
 def _node_facts(topology) -> Any:

@@ -15,7 +15,7 @@
 - `--select` / `--ignore` take codes, family prefixes (`TOPO`, `NVL00`) or slugs; `--ignore` wins.
   Tool-health rules (family SYS) are always on unless ignored: narrowing the checklist must not
   hide that the tool itself failed.
-- Exit code (DESIGN.md "Exit codes"): findings at or above `fail_on` win (1); else a SYS003 finding
+- Exit code (docs/architecture.md "Exit codes"): findings at or above `fail_on` win (1); else a SYS003 finding
   means an internal error (4); else a SYS001/SYS002 finding means incomplete (3); else 0. SYS
   findings never count toward `fail_on`: a broken diagnostic must not drain a node.
 """
