@@ -91,3 +91,14 @@ def test_the_api_names_are_lazy_and_documented():
     assert out.stdout.strip() == "False"
     for name in topodiag.__all__:
         assert getattr(topodiag, name) is not None
+
+
+def test_the_profile_is_chosen_once_and_reported_as_used():
+    """Only an nccl-tests run of 2x8 H100: the header names the profile its rank lines match, and
+    PERF001 judges against that same profile (it no longer detects one of its own)."""
+    run = ROOT / "fixtures/nccl_tests/nccltests-allreduce-2x8h100-ndr-degraded-155-srun-prefix-01.txt"
+    d = topodiag.diagnose([run])
+    assert d.profile is not None and d.profile.name == "dgx-h100"
+    assert d.profile_how == "dgx-h100 (detected from NVIDIA H100 80GB HBM3 x8 per node in an nccl-tests run)"
+    [perf] = [f for f in d.findings if f.code == "PERF001"]
+    assert perf.expectation.startswith("profile dgx-h100:")

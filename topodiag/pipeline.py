@@ -145,12 +145,39 @@ def gpu_models(topology) -> list[str]:
     return [m for g in topology.gpus() if (m := topology.node(g).get("model"))]
 
 
-def choose_profile(name: Optional[str], topology) -> tuple[Any, str]:
+def _nccl_tests_layout(results) -> tuple[list[str], Optional[int]]:
+    """GPU names and GPUs per node from the "# Rank ... on HOST device N ... NVIDIA ..." lines of the
+    first nccl-tests run that has them (None per node when the nodes differ)."""
+    from .parsers.base import to_jsonable
+
+    for result in results:
+        data = result if isinstance(result, dict) else to_jsonable(result)
+        devices = [d for d in data.get("devices") or () if isinstance(d, dict)]
+        first = [d for d in devices if (d.get("run") or 0) == (devices[0].get("run") or 0)] if devices else []
+        names = [d["name"] for d in first if d.get("name")]
+        if names:
+            per_host: dict[str, int] = {}
+            for d in first:
+                per_host[d.get("host") or "?"] = per_host.get(d.get("host") or "?", 0) + 1
+            counts = set(per_host.values())
+            return names, counts.pop() if len(counts) == 1 else None
+    return [], None
+
+
+def choose_profile(name: Optional[str], topology, nccl_tests: Iterable[Any] = ()) -> tuple[Any, str]:
     """The profile every rule uses, chosen once: the one named (--profile or the site config), else
-    the one the GPU models match; and how it was chosen (the report's `profile`)."""
+    the one the GPU models match (the model's GPUs, else an nccl-tests run's rank lines, whose GPUs per
+    node must match the profile's); and how it was chosen (the report's `profile`)."""
     if name:
         return named_profile(name), f"{name} (given)"
     models = gpu_models(topology)
+    gpus = len(topology.gpus()) or None
+    where = ""
+    if not models:
+        models, gpus = _nccl_tests_layout(nccl_tests)
+        where = f" x{gpus} per node in an nccl-tests run" if models and gpus else ""
+        if models and gpus is None:
+            return None, "none (the nccl-tests nodes have different GPU counts)"
     if not models:
         return None, "none (the inputs name no GPU model)"  # without reading the profiles
     from .profiles import detect_profile, load_profiles
@@ -159,11 +186,10 @@ def choose_profile(name: Optional[str], topology) -> tuple[Any, str]:
         profiles = load_profiles()
     except ProfileError:
         return None, "none (profiles unreadable)"
-    gpus = topology.gpus()
-    prof = detect_profile(models, profiles, gpu_count=len(gpus) if gpus else None)
+    prof = detect_profile(models, profiles, gpu_count=gpus)
     if prof is None:
         return None, "none (no profile matches)"
-    return prof, f"{prof.name} (detected from {models[0]})"
+    return prof, f"{prof.name} (detected from {models[0]}{where})"
 
 
 # -- the whole run ---------------------------------------------------------------------------------
@@ -204,7 +230,8 @@ def diagnose(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveO
         rules_config, config_profile, matched = site.for_host(name)
         profile = profile or config_profile
         config_info = {"file": os.fspath(config), "host": name, "matched": matched}
-    prof, profile_how = choose_profile(profile, topology)
+    tests = getattr(gathered.engine_inputs().get("nccl_tests"), "items", ())
+    prof, profile_how = choose_profile(profile, topology, [value for value, _ in tests])
     inputs = engine_inputs(gathered, topology, prof)
     catalog = load_catalog(examples=False)
     load_checks()

@@ -26,7 +26,14 @@ def parse(name: str):
 
 
 def p1(name: str, **kw) -> list:
-    return list(perf.perf001(parse(name), kw.pop("params", PARAMS), **kw))
+    """PERF001 on one run, with the profile the pipeline would choose (unless one is given)."""
+    from topodiag.model import Topology
+    from topodiag.pipeline import choose_profile
+
+    parsed = parse(name)
+    if "profile" not in kw:
+        kw["profile"] = choose_profile(None, Topology(), [parsed])[0]
+    return list(perf.perf001(parsed, kw.pop("params", PARAMS), **kw))
 
 
 def p2(name: str) -> list:

@@ -163,8 +163,13 @@ def run_example(catalog: Catalog, rule: Rule, example: Example):
         except parsers.ParseError as exc:
             problems.append(InputProblem(name, "unparseable", exc.message, file, exc.line_no or None))
     spec = registry.get(rule.code)
+    topology = build_topology(inputs, texts)
     if spec is not None and "topology" in spec.inputs:
-        inputs["topology"] = build_topology(inputs, texts)
+        inputs["topology"] = topology
+    if spec is not None and "profile" in spec.inputs:  # chosen once, as the pipeline does
+        from topodiag.pipeline import choose_profile
+
+        inputs["profile"] = choose_profile(None, topology, [inputs["nccl_tests"]] if "nccl_tests" in inputs else [])[0]
     inputs.update(combine(inputs))  # as `check` does: the "A or B" views (topodiag/model/combiners.py)
     with registry.scoped():
         probe = Rule(code=PROBE, slug="example-probe", title="probe", severity=Severity.INFO, message="probe",

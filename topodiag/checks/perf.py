@@ -3,7 +3,7 @@
 PERF001 judges each run's busbw at its largest message size (only >= `min_size_bytes`, 256 MB by
 default: smaller sizes are latency-bound) against an expectation it states, with how it was derived:
 
-- a platform profile (the `profile` input, else auto-detected from the GPU model on the "# Rank"
+- a platform profile (the `profile` input, else none: the pipeline detects it once from the GPU models, the "# Rank"
   lines when every node shows the profile's GPU count): in one node the profile's busbw for the
   collective; across nodes the NICs a node's GPUs can use (min(profile NICs, GPUs per node)) x the
   line rate (NCCL ring/tree all_reduce busbw across nodes tracks a node's total NIC bandwidth);
@@ -88,18 +88,11 @@ def _layout(nccl_tests: Mapping[str, Any], run: int) -> tuple[list[str], dict[st
 
 
 def _profile_for(profile, names: list[str], per_host: dict[str, int]):
-    """The given profile, else one auto-detected when every node has that profile's GPU count."""
+    """The profile the run uses (given, or detected once by the pipeline from the GPU models, the
+    nccl-tests rank lines included: topodiag/pipeline.py choose_profile), and its label."""
     if profile is not None:
         return profile, f"profile {profile.name}"
-    counts = set(per_host.values())
-    if not names or len(counts) != 1:
-        return None, ""
-    from ..profiles import detect_profile
-
-    found = detect_profile(names, gpu_count=counts.pop())
-    if found is None:
-        return None, ""
-    return found, f"profile {found.name} (auto-detected from {names[0]!r} x{found.gpus} per node)"
+    return None, ""
 
 
 def _topology_nics(topology) -> tuple[int, float] | None:
