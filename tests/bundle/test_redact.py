@@ -139,7 +139,8 @@ def survivors(original: str, redacted: str, hosts: set[str]) -> list[str]:
     for v in guid_ids(original):
         left += [f for f in guid_forms(v) if len(f) >= 6 and re.search(rf"(?<![0-9a-f:]){f}(?![0-9a-f])", low)]
     left += [u for u in UUID_T.findall(original) if u.lower() in low]
-    left += [m.lower() for m in MAC_T.findall(original) if m.lower() in low]
+    left += [m.lower() for m in MAC_T.findall(original)
+             if m.lower() in low and m.lower() not in ("00:00:00:00:00:00", "ff:ff:ff:ff:ff:ff")]  # no identifiers
     for rx in SERIAL_T:
         left += [s for s in rx.findall(original) if s.upper() != "N/A" and re.search(rf"(?<!\w){re.escape(s)}(?!\w)", redacted)]
     left += [h for h in hosts if re.search(rf"(?<!\w)(?<!\w\.){re.escape(h)}(?!\w)", redacted)]

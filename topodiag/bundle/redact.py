@@ -169,8 +169,8 @@ _LID_VALUE = r"(0x[0-9A-Fa-f]{1,4}|\d{1,5})\b"
 _LID_RES = (
     # ibstat "Base lid: 50" / "SM lid: 1", ibstatus "base lid:\t 0x3", ibv_devinfo "port_lid:", "sm_lid:"
     re.compile(r"(?i)(\b(?:(?:base|sm|port|master_sm)[ _])?lid[ \t]*[:=][ \t]*)" + _LID_VALUE),
-    # ibnetdiscover "# lid 16 lmc 1", NCCL "LID 37"
-    re.compile(r"(?i)(\blid[ \t]+)" + _LID_VALUE),
+    # ibnetdiscover "# lid 16 lmc 1", NCCL "LID 37", rdma link "lid 12 sm_lid 1"
+    re.compile(r"(?i)(\b(?:sm_)?lid[ \t]+)" + _LID_VALUE),
     # probe JSON "lid": 50, "sm_lid": "0x1"
     re.compile(r"(?i)(\"(?:\w+_)?lid\"[ \t]*:[ \t]*\"?)" + _LID_VALUE),
 )
