@@ -60,8 +60,13 @@ def test_unreadable_inputs_are_input_errors(tmp_path):
     bad.write_text("not an archive")
     with pytest.raises(BundleError):
         topodiag.diagnose([bad])
-    missing = topodiag.diagnose([tmp_path / "missing.txt"])  # one file that cannot be read: a finding
-    assert missing.exit_code == 3 and missing.findings[0].code == "SYS001"
+    with pytest.raises(InputError, match="missing.txt: no such file"):  # a file named: one line, no report
+        topodiag.diagnose([tmp_path / "missing.txt"])
+    folder = tmp_path / "outputs"  # a file found in a directory that no tool wrote: a finding of the report
+    folder.mkdir()
+    (folder / "notes.txt").write_text("hello\n")
+    d = topodiag.diagnose([folder])
+    assert d.exit_code == 3 and [f.code for f in d.findings] == ["SYS002"]
 
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))

@@ -9,6 +9,8 @@ states what `topodiag check --from <file> [--profile P]` must conclude, read fro
      "absent": ["NCCL001"],            # codes that must not be found (at any severity)
      "max_severity": "info",           # optional: nothing above this (healthy inputs: "info")
      "subjects": {"IB001": ["nic:mlx5_1/1"]},  # optional: these subjects among the code's findings
+     "input_error": "not the output of any tool",  # instead: `check` must refuse the file in one
+                                       # line (exit 3, no report), the message containing this text
      "why": "one line: which words of the #@ expected: line this encodes"}
 """
 
@@ -46,8 +48,15 @@ def test_conclusion_specs_exist() -> None:
 def test_fixture_reaches_its_conclusion(path: Path, spec: Path) -> None:
     import topodiag
 
+    from topodiag.errors import InputError
+
     want = json.loads(spec.read_text())
     assert want.get("why"), f"{spec}: say which words of the #@ expected: line this encodes"
+    if "input_error" in want:
+        with pytest.raises(InputError) as caught:
+            topodiag.diagnose([str(path)], profile=want.get("profile"))
+        assert want["input_error"] in str(caught.value)
+        return
     d = topodiag.diagnose([str(path)], profile=want.get("profile"))
     got: dict[str, list] = {}
     for f in d.findings:

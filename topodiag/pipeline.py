@@ -99,7 +99,30 @@ def load(paths: Iterable[PathLike]):
     gathered = gather(names)
     if not gathered.statuses:
         raise InputError(", ".join(names), "no files to read")
+    _refuse_unreadable(names, gathered.statuses)
+    _refuse_mixed_hosts(gathered)
     return gathered
+
+
+def _refuse_mixed_hosts(gathered) -> None:
+    """Inputs of two hosts are never merged into one node: a UsageError saying how to split them."""
+    hosts = gathered.host_names()
+    if len(hosts) < 2:
+        return
+    each = "; ".join(f"{h}: {', '.join(labels[:2])}{' ...' if len(labels) > 2 else ''}" for h, labels in hosts.items())
+    firsts = " ".join(labels[0] for labels in hosts.values())
+    raise UsageError(f"the inputs come from {len(hosts)} hosts ({each}): one node's inputs make one report; "
+                     f"check each host on its own (`topodiag check --from {next(iter(hosts.values()))[0]}`), "
+                     f"or compare them with `topodiag fleet {firsts}`")
+
+def _refuse_unreadable(names: Sequence[str], statuses) -> None:
+    """A file named on the command line that is missing, empty, binary or no tool's output is a
+    mistake to say in one line (InputError), not a report: a report about it would read as a node
+    that was checked. Files found in a directory or a bundle stay findings (SYS001/SYS002)."""
+    named = set(names)
+    for s in statuses:
+        if s.path in named and s.source is None and s.status in ("failed", "unparseable"):
+            raise InputError(s.path, s.reason)
 
 
 def collect_live(options: Optional[LiveOptions] = None):
@@ -189,7 +212,8 @@ def choose_profile(name: Optional[str], topology, nccl_tests: Iterable[Any] = ()
     prof = detect_profile(models, profiles, gpu_count=gpus)
     if prof is None:
         return None, "none (no profile matches)"
-    return prof, f"{prof.name} (detected from {models[0]}{where})"
+    short = f"; {gpus} of its {prof.gpus} GPUs seen" if gpus and gpus < prof.gpus else ""
+    return prof, f"{prof.name} (detected from {models[0]}{where}{short})"
 
 
 # -- the whole run ---------------------------------------------------------------------------------

@@ -222,13 +222,26 @@ def load_profiles(dir: str | Path | None = None) -> dict[str, Profile]:  # noqa:
     return {p.name: p for p in (load_profile(f) for f in sorted(directory.glob("*.toml")))}
 
 
+# A node may have lost GPUs and still be the platform its profile describes: up to this many fewer
+# than the profile's (and more than half of them), so a 4-GPU board is never taken for an 8-GPU node.
+MAX_MISSING_GPUS = 2
+
+
+def count_fits(gpu_count: int, profile_gpus: int) -> bool:
+    """Whether `gpu_count` GPUs can be a node of a `profile_gpus`-GPU profile: all of them, or at most
+    MAX_MISSING_GPUS lost (TOPO006 then says so), never half or fewer."""
+    return profile_gpus - MAX_MISSING_GPUS <= gpu_count <= profile_gpus and 2 * gpu_count > profile_gpus
+
+
 def detect_profile(gpu_names: Iterable[str], profiles: Mapping[str, Profile] | None = None, *,
                    gpu_count: int | None = None) -> Profile | None:
     """The profile every named GPU matches (None when none, or when the GPUs are not all alike).
 
     `gpu_names` may repeat one model per GPU; blanks are ignored. With `gpu_count`, a profile for a
-    different number of GPUs does not match (a 4-GPU H100 board is not a DGX H100). When several
-    profiles match, the one with the longest matching substring wins, then the name.
+    different number of GPUs does not match (a 4-GPU H100 board is not a DGX H100), except a node
+    that lost one or two of its GPUs (7 H100 SXM: a DGX H100 missing one, `count_fits`); a profile
+    whose count is met exactly wins over one the node would fall short of. When several profiles
+    match, the one with the longest matching substring wins, then the name.
     """
     names = [n for n in gpu_names if isinstance(n, str) and n.strip()]
     if not names:
@@ -237,9 +250,10 @@ def detect_profile(gpu_names: Iterable[str], profiles: Mapping[str, Profile] | N
         profiles = load_profiles()
     candidates = []
     for prof in profiles.values():
-        if gpu_count is not None and gpu_count != prof.gpus:
+        if gpu_count is not None and not count_fits(gpu_count, prof.gpus):
             continue
         if all(prof.matches(n) for n in names):
             longest = max(len(m) for m in prof.match if any(_word_in(m, n) for n in names))
-            candidates.append((-longest, prof.name, prof))
-    return min(candidates, key=lambda c: c[:2])[2] if candidates else None
+            short = 0 if gpu_count is None else prof.gpus - gpu_count
+            candidates.append((short, -longest, prof.name, prof))
+    return min(candidates, key=lambda c: c[:3])[3] if candidates else None

@@ -154,10 +154,10 @@ def test_a_directory_and_extra_paths(tmp_path):
     assert len(json.loads(res.stdout)["inputs"]) == 2
 
 
-def test_missing_file_is_a_failed_input_not_a_crash(tmp_path):
+def test_missing_file_is_one_line_and_exit_3_not_a_report(tmp_path):
     res = invoke("check", "--from", str(tmp_path / "nope.txt"), "--select", "SYS", "--format", "json")
     assert res.exit_code == ExitCode.INCOMPLETE
-    assert json.loads(res.stdout)["findings"][0]["code"] == "SYS001"
+    assert res.stdout == "" and res.stderr.strip() == f"topodiag: error: {tmp_path / 'nope.txt'}: no such file"
 
 
 def test_smoke_the_real_catalog_on_a_healthy_hgx_matrix():

@@ -149,21 +149,21 @@ def test_a_gpu_that_fell_off_the_bus(node):
 
 def test_prolog_one_line_and_exit_codes(node, monkeypatch):
     res = CliRunner().invoke(app, ["prolog", "--sysfs-root", str(H100_SYSFS)])
-    assert res.exit_code == ExitCode.OK and res.stdout == "topodiag: ok\n"
+    assert res.exit_code == ExitCode.OK and res.stdout == "topodiag: ok (15 of 15 checks ran)\n"
     # NVML reports GPU 3 lost: a critical finding, the node drains
     fake = FakeNvml.from_probe(probe_json(H100_PROBE))
     fake.lose(3)
     monkeypatch.setitem(sys.modules, "pynvml", fake)
     res = CliRunner().invoke(app, ["prolog", "--sysfs-root", str(H100_SYSFS)])
     assert res.exit_code == ExitCode.FINDINGS
-    assert res.stdout.startswith("topodiag: TOPO006 gpu:3") and len(res.stdout) <= 201
+    assert res.stdout.startswith("topodiag: TOPO006 gpu-missing gpu:3") and len(res.stdout) <= 201
 
 
 def test_prolog_does_not_drain_when_it_cannot_see(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setitem(sys.modules, "pynvml", FakeNvml.init_failing("NVML_ERROR_TIMEOUT"))
     res = CliRunner().invoke(app, ["prolog", "--sysfs-root", str(H100_SYSFS)])
-    assert res.exit_code == ExitCode.OK and res.stdout.startswith("topodiag: incomplete: SYS001 source:nvml")
+    assert res.exit_code == ExitCode.OK and res.stdout.startswith("topodiag: incomplete: SYS001 source-failed source:nvml")
     res = CliRunner().invoke(app, ["prolog", "--sysfs-root", str(H100_SYSFS), "--strict"])
     assert res.exit_code == ExitCode.INCOMPLETE
 

@@ -64,7 +64,7 @@ def test_without_from_shows_this_host_live(monkeypatch, tmp_path):
     assert [n["kind"] for n in nodes] == ["host"]
 
 
-def test_unreadable_input_is_a_warning_not_a_crash(tmp_path):
+def test_a_missing_path_exits_3_in_one_line_not_a_topology(tmp_path):
     res = invoke("show", "--from", str(HGX), "--from", str(tmp_path / "missing.txt"), "--format", "json")
-    assert res.exit_code == ExitCode.OK
-    assert "missing.txt" in res.stderr
+    assert res.exit_code == ExitCode.INCOMPLETE and res.stdout == ""
+    assert res.stderr.strip() == f"topodiag: error: {tmp_path / 'missing.txt'}: no such file"

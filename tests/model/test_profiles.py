@@ -124,6 +124,12 @@ def test_detection_rules(profiles):
     assert detect_profile(["NVIDIA H100 80GB HBM3"] * 8, profiles).name == "dgx-h100"
     assert detect_profile(["NVIDIA H100 80GB HBM3"] * 8, profiles, gpu_count=8).name == "dgx-h100"
     assert detect_profile(["NVIDIA H100 80GB HBM3"] * 4, profiles, gpu_count=4) is None  # 4-GPU board
+    # a node that lost a GPU or two is still that platform (TOPO006 then says which is missing) ...
+    assert detect_profile(["NVIDIA H100 80GB HBM3"] * 7, profiles, gpu_count=7).name == "dgx-h100"
+    assert detect_profile(["NVIDIA H100 80GB HBM3"] * 6, profiles, gpu_count=6).name == "dgx-h100"
+    # ... but not one with half or fewer, nor more GPUs than the profile's
+    assert detect_profile(["NVIDIA H100 80GB HBM3"] * 5, profiles, gpu_count=5) is None
+    assert detect_profile(["NVIDIA H100 80GB HBM3"] * 9, profiles, gpu_count=9) is None
     assert detect_profile(["NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"], profiles) is None  # mixed
     assert detect_profile(["NVIDIA H100 PCIe"], profiles).name == "pcie-8gpu"
     assert detect_profile(["NVIDIA H200 NVL"], profiles) is None

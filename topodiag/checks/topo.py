@@ -421,6 +421,19 @@ def gpu_missing(topology, params, profile=None):
         yield from _nvml_gpus(topology, nvml)
     want = getattr(profile, "gpus", None)
     seen = len(topology.gpus())
-    if want and seen and seen < want:
-        yield hit([topology.host() or "host:local"], severity="error", expectation=f"profile {profile.name}: {want} GPUs",
-                  seen=seen, want=want)
+    if not want or seen >= want:
+        return
+    expectation = f"profile {profile.name}: {want} GPUs"
+    if seen:
+        yield hit([topology.host() or "host:local"], severity="error", expectation=expectation, seen=seen, want=want)
+    elif _gpu_lister_read(observations, nvml):
+        yield hit([topology.host() or "host:local"], severity="error", expectation=expectation, variant="none_seen",
+                  want=want)
+
+
+def _gpu_lister_read(observations, nvml) -> bool:
+    """Whether an input that lists the node's GPUs was read, so that seeing none means none are
+    visible (NVML answering, or the sysfs PCI tree), not that nothing looked."""
+    if nvml is not None and nvml.get("ok"):
+        return True
+    return any(o.get("source") == "sysfs_infiniband" and o.get("pci_scanned") for o in observations)

@@ -50,7 +50,7 @@ def prolog_command(
     d = diagnose(live=LiveOptions(deadline_s=deadline, prolog=True, sysfs_root=sysfs_root), profile=profile,
                  config=config, ignore=ignore, tags=["prolog"], fail_on=fail_on)
     show_crashes(d)
-    line = reason_line(d.outcome)
+    line = reason_line(d.outcome, d.topology)
     print(line)
     code = d.outcome.exit_code
     if mark_offline:

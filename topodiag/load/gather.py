@@ -3,7 +3,7 @@
 A file is parsed by every source `parsers.detect_all` names (an nccl-tests run with NCCL_DEBUG=INFO
 is both an nccl_tests output and an NCCL log); when at least one parses, the others' errors are
 noise of detection and are only noted. A directory stands for each regular file in it (sorted;
-`*.expected.json` and dotfiles skipped), unless it holds a manifest.json: then it is a bundle
+`*.expected.json`, `*.conclusion.json` and dotfiles skipped), unless it holds a manifest.json: then it is a bundle
 (sources/bundle.py) and each member is read as the source its manifest entry names; a bundle
 archive (.tar.gz, .tgz, .tar) is unpacked safely into a temporary folder first and read the same
 way. A file nobody recognises, or that cannot be read, becomes an engine InputProblem (SYS001/SYS002
@@ -26,6 +26,8 @@ from ..errors import InputError
 from .files import OpenedText, open_bytes, open_text, parse_opened
 
 UNKNOWN_SOURCE = "unknown"
+# Files beside fixtures that say what to expect of them, never inputs (tests/fixtures_index.py).
+SIDECARS = (".expected.json", ".conclusion.json")
 
 
 @dataclass
@@ -34,7 +36,15 @@ class Gathered:
     problems: list[InputProblem] = field(default_factory=list)
     statuses: list[InputStatus] = field(default_factory=list)
     host: Optional[str] = None  # what a bundle's manifest says (first bundle wins)
+    hosts: list = field(default_factory=list)  # (host, input) for every input that names its host
     records: list = field(default_factory=list)  # live collection's records, when collected live
+
+    def host_names(self) -> dict[str, list[str]]:
+        """Each host the inputs name (short name, lower case) -> the inputs that name it."""
+        out: dict[str, list[str]] = {}
+        for host, label in self.hosts:
+            out.setdefault(host.split(".")[0].lower(), []).append(label)
+        return out
 
     def engine_inputs(self) -> dict:
         """source name -> Each (value, file) of every file of that source: a rule that reads a
@@ -61,7 +71,7 @@ def expand(paths: Iterable[str]) -> Iterator[str]:
             yield path
             continue
         for name in sorted(os.listdir(path)):
-            if name.startswith(".") or name.endswith(".expected.json"):
+            if name.startswith(".") or name.endswith(SIDECARS):
                 continue
             full = os.path.join(path, name)
             try:
@@ -120,6 +130,8 @@ def _gather_bundle(root: str, out: Gathered, label_root: Optional[str] = None) -
     temporary folder came from) when given."""
     manifest = read_manifest(root)
     out.host = out.host or manifest.host
+    if manifest.host:
+        out.hosts.append((manifest.host, label_root or root))
 
     def open_member(e) -> OpenedText:
         path = member_path(manifest, e.member)  # BundleError: the bundle is not to be trusted
@@ -207,6 +219,20 @@ def _unparseable(out: Gathered, source: str, label: str, message: str, line_no: 
     out.statuses.append(InputStatus(label, source, "unparseable" if report else "ignored", where))
 
 
+def _own_output(head: str) -> Optional[str]:
+    """Why a file that is topodiag's own JSON (a report, a topology) is not an input of `check`."""
+    text = head.lstrip()
+    if not text.startswith(("{", "[")) or '"schema_version"' not in text:
+        return None
+    if '"topodiag"' in text and '"findings"' in text:
+        return ("a topodiag report (check --format json), not a tool's output: compare reports of "
+                "several nodes with `topodiag fleet REPORT...`; `check` reads the tools' outputs or a bundle")
+    if '"nodes"' in text and '"edges"' in text:
+        return ("a topodiag topology (show --format json), not a tool's output: `check` reads the "
+                "tools' outputs or a bundle (`topodiag collect`)")
+    return None
+
+
 def _gather_file(path: str, out: Gathered) -> None:
     from ..parsers import blank_provenance_header, detect_all
 
@@ -221,11 +247,15 @@ def _gather_file(path: str, out: Gathered) -> None:
         sources = [name for name, _ in detect_all(head)] if head.strip() else []
         if not sources:
             reason = ("no output in file (only blank lines or a provenance header)" if not head.strip()
-                      else "not the output of any tool topodiag reads")
+                      else _own_output(head) or "not the output of any tool topodiag reads")
             out.problems.append(InputProblem(UNKNOWN_SOURCE, "unparseable", reason, opened.name))
             out.statuses.append(InputStatus(opened.name, None, "unparseable", reason))
             return
         errors = {source: _parse_as(source, opened, opened.name, out) for source in sources}
+        for item in out.parsed[-len(sources):]:
+            named = getattr(item.result, "hostname", None) if item.path == opened.name else None
+            if isinstance(named, str) and named:  # a probe's JSON says which host it read
+                out.hosts.append((named, opened.name))
         failed = [(source, err) for source, err in errors.items() if err is not None]
         if len(failed) == len(sources):
             # No detected source reads the file: the best-scored one's error says why (the others'

@@ -3,7 +3,9 @@
     {schema_version, tool: {name, version}, host, profile, config (null, or {file, host, matched: the
      [[hosts]] patterns that applied}), inputs [{path, source, status, reason}],
      findings [{code, slug, severity, subjects, message, evidence, expectation, why, fix}],
-     skipped [{code, slug, reason}], summary {findings, rules_run, rules_skipped, fail_on, exit_code},
+     skipped [{code, slug, reason}], summary {findings, rules_run, rules_skipped, fail_on, exit_code,
+     verdict (ok | nothing-seen | warnings | errors | findings | incomplete | internal-error), verdict_detail,
+     coverage {checks_run, checks_selected, inputs_missing, text}},
      fingerprint {key: value} (model/fingerprint.py: what `topodiag fleet` compares across nodes)}
 """
 
@@ -18,6 +20,15 @@ SCHEMA_VERSION = 1
 def host_name(topology) -> str | None:
     host = topology.host()
     return topology.node(host).get("name") if host else None
+
+
+def summary(outcome, topology=None) -> dict[str, Any]:
+    """The engine's counts, with the verdict and how much of the checklist ran (engine/verdict.py)."""
+    from ..engine.verdict import coverage, verdict
+
+    said = verdict(outcome, topology)
+    return {**outcome.summary(), "verdict": said.key, "verdict_detail": said.detail,
+            "coverage": coverage(outcome).to_dict()}
 
 
 def report(diagnosis) -> dict[str, Any]:
@@ -37,7 +48,7 @@ def report(diagnosis) -> dict[str, Any]:
         "inputs": [s.to_dict() for s in d.statuses],
         "findings": [f.to_dict() for f in outcome.findings],
         "skipped": [s.to_dict() for s in outcome.skipped],
-        "summary": outcome.summary(),
+        "summary": summary(outcome, topology),
         "fingerprint": fingerprint(topology),
     }
 

@@ -75,6 +75,10 @@ def matrix_table(topology):
     return table
 
 
+VERDICT_STYLE = {"ok": "bold green", "nothing-seen": "bold yellow", "warnings": "bold yellow", "errors": "bold red", "findings": "bold red",
+                 "incomplete": "bold yellow", "internal-error": "bold magenta"}
+
+
 def render(diagnosis, stream=None, **options: Any) -> None:
     """`check` on a terminal: the verdict line, the GPU matrix, findings by severity with why and
     fix once per rule, inputs not read, what is not on the host, skipped rules."""
@@ -89,19 +93,21 @@ def render(diagnosis, stream=None, **options: Any) -> None:
     counts = outcome.counts()
     statuses = list(statuses)
     bad_inputs = [s for s in statuses if s.status in ("failed", "unparseable")]
-    verdict = {0: ("OK", "bold green"), 1: ("FINDINGS", "bold red"), 3: ("INCOMPLETE", "bold yellow"),
-               4: ("INTERNAL ERROR", "bold magenta")}.get(int(outcome.exit_code), ("?", ""))
+    from ..engine.verdict import coverage, verdict
+
+    said, cov = verdict(outcome, topology), coverage(outcome)
     line = Text()
-    line.append(f"{verdict[0]}", style=verdict[1])
+    line.append(said.word, style=VERDICT_STYLE.get(said.key, ""))
+    if said.detail:
+        line.append(f": {said.detail}")
     line.append(f"  host {host_name(topology) or '-'}  ")
     line.append(", ".join(f"{counts[n]} {n}" for n in reversed(list(counts))))
     absent_n = sum(1 for s in statuses if s.status == "absent")
     read = f"{sum(1 for s in statuses if s.status == 'parsed')} inputs read"
     read += f", {len(bad_inputs)} not" if bad_inputs else ""
     read += f", {absent_n} not on this host" if absent_n else ""
-    line.append(f"  |  {len(outcome.ran)} rules run, {len(outcome.skipped)} skipped  |  {read}"
-                f"  |  profile {profile or '-'}")
     console.print(line)
+    console.print(Text(f"{cov.text()}  |  {read}  |  profile {profile or '-'}", style="dim" if not cov.missing else ""))
 
     table = matrix_table(topology)
     if table is not None:

@@ -10,7 +10,7 @@ from ...records import ParsedInput
 from ..paths import derive_pci_paths
 from ..topology import Topology
 from . import ib
-from ._shared import ref
+from ._shared import observe, ref
 
 SOURCES = ("sysfs_infiniband",)
 ORDER = 70
@@ -19,6 +19,9 @@ ORDER = 70
 def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:
     r = item.result
     ib.merge(topo, item, host_id)
+    if getattr(r, "probe", None) == "sysfs" and getattr(r, "ok", False):  # the PCI tree was walked:
+        observe(topo, host_id, item, {"pci_scanned": True,  # no GPU in it means none is visible
+                                      "gpus_on_bus": sum(1 for p in r.pci if p.kind == "gpu")})
     sref = ref(item, None)
     for h in r.hcas:
         node_id = f"nic:{h.name}"

@@ -1,0 +1,116 @@
+"""What a run may honestly conclude: the verdict word and how much of the checklist ran.
+
+"OK" only when nothing is at warning or above, nothing kept the run from seeing, and there was
+something to see (a node with no GPU, HCA or NCCL run in its inputs is "NOTHING SEEN"); a run whose
+findings do not fail it (`--fail-on never`, or warnings under `--fail-on error`) says what it
+found instead ("WARNINGS", "ERRORS"). The coverage counts the rules that ran against those
+selected (the SYS rules, which judge the tool itself, are not checklist items) and names the
+families of which none could run, by the input they lacked: "7 of 27 checks ran: no IB, NVLink
+or topology input". Every renderer (text, JSON, the prolog's one line) says the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..exit_codes import ExitCode
+from .findings import Severity
+
+# A rule family (the letters of its codes) -> the input it reads, as the coverage line names it.
+FAMILY_INPUT = {"IB": "IB/RoCE", "NCCL": "NCCL log", "NVL": "NVLink", "PERF": "nccl-tests", "TOPO": "topology"}
+TOOL_FAMILY = "SYS"
+
+
+def family(code: str) -> str:
+    return code.rstrip("0123456789")
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """`ran` of `of` checklist rules ran; `missing`: the inputs of families none of whose rules ran."""
+
+    ran: int
+    of: int
+    missing: tuple[str, ...] = ()
+
+    @property
+    def partial(self) -> bool:
+        return self.ran < self.of
+
+    def text(self) -> str:
+        line = f"{self.ran} of {self.of} checks ran"
+        if self.missing:
+            line += f": no {_either(self.missing)} input"
+        return line
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"checks_run": self.ran, "checks_selected": self.of, "inputs_missing": list(self.missing),
+                "text": self.text()}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """`word` for a terminal (OK, WARNINGS, ERRORS, FINDINGS, INCOMPLETE, INTERNAL ERROR), `key` its
+    JSON form, `detail` the line that goes with it ("2 errors (not failing: --fail-on never)")."""
+
+    word: str
+    key: str
+    detail: str = ""
+
+
+def coverage(outcome) -> Coverage:
+    ran = [c for c in outcome.ran if family(c) != TOOL_FAMILY]
+    skipped = [s.code for s in outcome.skipped if family(s.code) != TOOL_FAMILY]
+    ran_families = {family(c) for c in ran}
+    missing = []
+    for code in skipped:
+        label = FAMILY_INPUT.get(family(code), family(code))
+        if family(code) not in ran_families and label not in missing:
+            missing.append(label)
+    return Coverage(len(ran), len(ran) + len(skipped), tuple(missing))
+
+
+def _either(items) -> str:
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+# Inputs that are evidence of a run even when they name no device (a log, a benchmark's table).
+RUN_RECORDS = ("nccl_debug", "nccl_tests")
+
+
+def saw_nothing(topology) -> bool:
+    """No GPU, no HCA and no NCCL run in the inputs: rules that ran had nothing to judge."""
+    if topology is None:
+        return False
+    return not (topology.gpus() or topology.nics() or topology.observations("nccl_debug")
+                or topology.observations("nccl_tests"))
+
+
+def verdict(outcome, topology=None) -> Verdict:
+    """The verdict of a run; with the `topology`, a run that saw no device is never "OK"."""
+    code = int(outcome.exit_code)
+    if code == ExitCode.INTERNAL:
+        return Verdict("INTERNAL ERROR", "internal-error", "a check crashed: report it with --debug output")
+    if code == ExitCode.INCOMPLETE:
+        return Verdict("INCOMPLETE", "incomplete", "an input could not be read: no verdict on what it would show")
+    if code == ExitCode.FINDINGS:
+        level = str(outcome.fail_on)
+        return Verdict("FINDINGS", "findings", f"findings at or above {level} (--fail-on {level})")
+    worst = max((f.severity for f in outcome.findings if family(f.code) != TOOL_FAMILY), default=None)
+    if (worst is None or worst < Severity.WARNING) and saw_nothing(topology):
+        return Verdict("NOTHING SEEN", "nothing-seen",
+                       "no GPU, HCA or NCCL run in the inputs: the rules had nothing to judge")
+    if worst is None or worst < Severity.WARNING:
+        return Verdict("OK", "ok")
+    counts = outcome.counts()
+    why = "--fail-on never" if outcome.fail_on is None else f"--fail-on {outcome.fail_on}"
+    if worst >= Severity.ERROR:
+        n = counts["error"] + counts["critical"]
+        return Verdict("ERRORS", "errors", f"{_count(n, 'error')} (not failing: {why})")
+    return Verdict("WARNINGS", "warnings", f"{_count(counts['warning'], 'warning')} (not failing: {why})")
