@@ -78,7 +78,7 @@ MANIFEST = json.dumps({"schema_version": 1, "sources": []}).encode()
     ([_file("b/manifest.json", MANIFEST), _link("b/commands/x.txt", "b/manifest.json", tarfile.LNKTYPE)], "is a link"),
     ([_special("b/dev", tarfile.CHRTYPE)], "not a regular file"),
     ([_special("b/fifo", tarfile.FIFOTYPE)], "not a regular file"),
-    ([_file("b/manifest.json", MANIFEST), _file("b/manifest.json", MANIFEST)], "appears twice"),
+    ([_file("b/manifest.json", MANIFEST), _file("b/manifest.json", MANIFEST)], "collides with another of the same name"),
     ([_file("b/readme.txt")], "no manifest.json"),
 ])
 def test_hostile_members_are_refused(tmp_path, members, why):

@@ -13,6 +13,8 @@ from .manifest import MANIFEST
 MAX_MEMBER_BYTES = 512 * 1024 * 1024  # one member (a big NCCL log is the largest thing a bundle holds)
 MAX_ARCHIVE_BYTES = 2 * 1024 * 1024 * 1024  # all members together, uncompressed
 MAX_MEMBERS = 20000
+MAX_DEPTH = 32  # folders inside a bundle (collect writes at most sysfs/class/infiniband/<hca>/ports/<n>/gids/...)
+MAX_NAME_BYTES = 255  # one path component, as file systems allow
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar")
 
 
@@ -56,13 +58,16 @@ def unpack(archive: str, dest: str) -> str:
     import zlib
 
     total = count = 0
+    name = ""
     try:
         tar = tarfile.open(archive, "r:*")
     except FileNotFoundError:
         raise BundleError(f"{archive}: no such file") from None
-    except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
-        raise BundleError(f"{archive}: not a readable tar archive ({exc}); expected a topodiag bundle "
-                          "(.tar.gz written by `topodiag collect`)") from None
+    except IsADirectoryError:
+        raise BundleError(f"{archive}: a folder named like an archive; a bundle folder holds manifest.json") from None
+    except (tarfile.TarError, OSError, EOFError, zlib.error):
+        raise BundleError(f"{archive}: not a tar archive (neither gzip, bzip2, xz nor plain tar); expected a "
+                          "topodiag bundle (.tar.gz written by `topodiag collect`)") from None
     try:
         with tar:
             for info in _members(tar, archive):
@@ -70,10 +75,7 @@ def unpack(archive: str, dest: str) -> str:
                 if count > MAX_MEMBERS:
                     raise BundleError(f"{archive}: more than {MAX_MEMBERS} members; not a topodiag bundle")
                 name = info.name
-                parts = name.replace("\\", "/").split("/")
-                if name.startswith(("/", "\\")) or ".." in parts or os.path.isabs(name) or ":" in parts[0]:
-                    raise BundleError(f"{archive}: member {name!r} points outside the bundle (absolute or ..)")
-                parts = [p for p in parts if p not in ("", ".")]
+                parts = _parts(archive, name)
                 if not parts:
                     continue
                 if info.isdir():
@@ -89,25 +91,56 @@ def unpack(archive: str, dest: str) -> str:
                 total += info.size
                 if total > MAX_ARCHIVE_BYTES:
                     raise BundleError(f"{archive}: more than {MAX_ARCHIVE_BYTES} bytes once unpacked")
-                target = os.path.join(dest, *parts)
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                src = tar.extractfile(info)
-                if src is None:
-                    raise BundleError(f"{archive}: member {name!r} cannot be read")
-                written = 0
-                with src, open(target, "xb") as out:
-                    for block in iter(lambda: src.read(1 << 20), b""):
-                        written += len(block)
-                        if written > info.size:
-                            raise BundleError(f"{archive}: member {name!r} is longer than its header says")
-                        out.write(block)
-                if written != info.size:
-                    raise BundleError(f"{archive}: member {name!r} is cut short (truncated archive)")
+                _copy(tar, info, os.path.join(dest, *parts), archive)
     except (tarfile.TarError, EOFError, zlib.error) as exc:
-        raise BundleError(f"{archive}: the archive is truncated or corrupt ({exc})") from None
-    except FileExistsError as exc:
-        raise BundleError(f"{archive}: member {exc.filename!r} appears twice") from None
+        raise BundleError(f"{archive}: the archive is truncated or corrupt ({_flat(exc)})") from None
+    except (FileExistsError, NotADirectoryError, IsADirectoryError):
+        raise BundleError(f"{archive}: member {name!r} collides with another of the same name (twice, or a "
+                          "file and a folder)") from None
+    except (OSError, ValueError) as exc:  # a name the file system refuses, a disk that is full
+        raise BundleError(f"{archive}: member {name!r} cannot be unpacked: "
+                          f"{getattr(exc, 'strerror', None) or _flat(exc)}") from None
     return _bundle_root(dest, archive)
+
+
+def _flat(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+def _parts(archive: str, name: str) -> list[str]:
+    """A member name's folders and file, refused (BundleError) when it could leave the bundle or is
+    not a name a file system takes: absolute, `..`, a NUL byte, a component over MAX_NAME_BYTES,
+    deeper than MAX_DEPTH."""
+    if "\x00" in name:
+        raise BundleError(f"{archive}: member {name!r} has a NUL byte in its name")
+    parts = name.replace("\\", "/").split("/")
+    if name.startswith(("/", "\\")) or ".." in parts or os.path.isabs(name) or ":" in parts[0]:
+        raise BundleError(f"{archive}: member {name!r} points outside the bundle (absolute or ..)")
+    parts = [p for p in parts if p not in ("", ".")]
+    if len(parts) > MAX_DEPTH:
+        raise BundleError(f"{archive}: member {name[:80]!r}... is {len(parts)} folders deep (at most {MAX_DEPTH})")
+    for p in parts:
+        if len(p.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES:
+            raise BundleError(f"{archive}: member {name[:80]!r}... has a name over {MAX_NAME_BYTES} bytes")
+    return parts
+
+
+def _copy(tar, info, target: str, archive: str) -> None:
+    """One regular member into `target`, never more or fewer bytes than its header says."""
+    name = info.name
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    src = tar.extractfile(info)
+    if src is None:
+        raise BundleError(f"{archive}: member {name!r} cannot be read")
+    written = 0
+    with src, open(target, "xb") as out:
+        for block in iter(lambda: src.read(1 << 20), b""):
+            written += len(block)
+            if written > info.size:
+                raise BundleError(f"{archive}: member {name!r} is longer than its header says")
+            out.write(block)
+    if written != info.size:
+        raise BundleError(f"{archive}: member {name!r} is cut short (truncated archive)")
 
 
 def _members(tar, archive: str):

@@ -85,6 +85,8 @@ def read_manifest(root: str) -> Manifest:
             data = json.loads(fh.read().decode("utf-8"))
     except OSError as exc:
         raise BundleError(f"{where}: cannot read: {exc.strerror or exc}") from None
+    except RecursionError:
+        raise BundleError(f"{where}: JSON nested too deeply to be a manifest") from None
     except (UnicodeDecodeError, ValueError) as exc:
         line = getattr(exc, "lineno", None)
         raise BundleError(f"{where}{f':{line}' if line else ''}: not valid JSON: "
@@ -145,6 +147,8 @@ def member_path(manifest: Manifest, member: str) -> str:
     parts = member.replace("\\", "/").split("/")
     if member.startswith(("/", "\\")) or os.path.isabs(member) or ".." in parts or "" in parts:
         raise BundleError(f"{member}: a member must be a relative path inside the bundle")
+    if "\x00" in member:
+        raise BundleError(f"{member!r}: a member name with a NUL byte")
     path = os.path.join(manifest.root, *parts)
     probe = manifest.root
     for part in parts:  # no link anywhere on the way (a link could point outside)

@@ -128,7 +128,10 @@ def _gather_bundle(root: str, out: Gathered, label_root: Optional[str] = None) -
     """Every source entry of a bundle directory: parsed with the parser it names, or recorded as
     failed / not available on the host. Inputs are named under `label_root` (the archive a
     temporary folder came from) when given."""
-    manifest = read_manifest(root)
+    try:
+        manifest = read_manifest(root)
+    except BundleError as exc:  # name the archive the user gave, not the temporary folder
+        raise BundleError(str(exc).replace(root, label_root)) if label_root else exc from None
     out.host = out.host or manifest.host
     if manifest.host:
         out.hosts.append((manifest.host, label_root or root))
