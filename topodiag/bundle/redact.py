@@ -615,6 +615,11 @@ def _hosts_of(source: str, result) -> set[str]:
     return {h for h in hosts if h}
 
 
+def _prompt_hosts(text: str) -> list[str]:
+    """The host names of shell prompts pasted with an output ("root@node017:~# ")."""
+    return [m[1] for m in _PROMPT_RE.finditer(_ANSI_RE.sub("", text))]
+
+
 def hostnames_in(members: Mapping[str, str]) -> set[str]:
     """Host names the members name, found with topodiag's parsers: NCCL log line prefixes, nccl-tests
     device lines, IB node descriptions (iblinkinfo, ibnetdiscover), plus shell prompts pasted with
@@ -625,7 +630,7 @@ def hostnames_in(members: Mapping[str, str]) -> set[str]:
     found: set[str] = set()
     for name, text in members.items():
         path = name.replace("\\", "/")
-        found.update(m[1] for m in _PROMPT_RE.finditer(_ANSI_RE.sub("", text)))
+        found.update(_prompt_hosts(text))
         if path.endswith(".json"):
             found.update(m[1] for m in _JSON_HOST_RE.finditer(text))
             continue
@@ -648,13 +653,18 @@ def hostnames_in(members: Mapping[str, str]) -> set[str]:
 
 # -- trees and bundles ----------------------------------------------------------------------------
 
-def _read_tree(src_dir: str) -> tuple[dict[str, str], dict[str, str]]:
-    """Every file under src_dir as text (relative '/'-separated path -> text) and every link that
-    stays inside the tree (path -> its relative target, as a sysfs snapshot records them).
-    RedactionError naming every member that is binary (not UTF-8 text, or with NUL bytes), not a
-    regular file, or a link that is absolute or leaves the tree."""
+def _read_tree(src_dir: str) -> tuple[dict[str, str], dict[str, str], dict[str, set]]:
+    """Every file under src_dir as text (relative '/'-separated path -> text), every link that
+    stays inside the tree (path -> its relative target, as a sysfs snapshot records them), and the
+    large members, which are not read whole (path -> the host names their first streaming pass
+    found, topodiag/bundle/redact_stream.py). RedactionError naming every member that is binary
+    (not UTF-8 text, or with NUL bytes), not a regular file, or a link that is absolute or leaves
+    the tree."""
+    from . import redact_stream
+
     members: dict[str, str] = {}
     links: dict[str, str] = {}
+    large: dict[str, set] = {}
     refused: list[str] = []
     top = os.path.realpath(src_dir)
     for root, dirs, files in os.walk(src_dir):
@@ -678,6 +688,12 @@ def _read_tree(src_dir: str) -> tuple[dict[str, str], dict[str, str]]:
             if not stat.S_ISREG(st.st_mode):
                 refused.append(f"{rel} (not a regular file)")
                 continue
+            if st.st_size >= redact_stream.LARGE_MEMBER_BYTES and _streamable(rel, full):
+                try:
+                    large[rel] = redact_stream.scan(full, _prompt_hosts)
+                except RedactionError:
+                    refused.append(f"{rel} (binary: not UTF-8 text)")
+                continue
             with open(full, "rb") as fh:
                 data = fh.read()
             try:
@@ -689,7 +705,18 @@ def _read_tree(src_dir: str) -> tuple[dict[str, str], dict[str, str]]:
     if refused:
         raise RedactionError(f"{src_dir}: cannot redact {len(refused)} member(s), and will not copy them "
                              f"unredacted: {', '.join(refused)}")
-    return members, links
+    return members, links, large
+
+
+def _streamable(rel: str, full: str) -> bool:
+    """A large member that may be redacted as a stream: a log or benchmark output, whose host names
+    the streaming scan finds. The manifest, and fabric listings (iblinkinfo, ibnetdiscover: host
+    names in node descriptions only their parsers read), are read whole."""
+    if rel == "manifest.json":
+        return False
+    with open(full, "rb") as fh:
+        head = fh.read(1 << 16).decode("utf-8", "replace")
+    return not {"iblinkinfo", "ibnetdiscover"} & set(_sources_for(rel, head))
 
 
 def _redact_json_strings(value, redactor: Redactor):
@@ -709,12 +736,17 @@ def redact_tree(src_dir: str, dst_dir: str, redactor: Redactor) -> dict[str, str
     member's sha256 recomputed, "redacted": true. Binary files, special files and links that leave
     the tree are refused (RedactionError naming them all) before anything is written: nothing is
     ever copied unredacted. Returns old relative path -> new relative path."""
-    members, links = _read_tree(src_dir)
+    from . import redact_stream
+
     if os.path.exists(dst_dir) and (not os.path.isdir(dst_dir) or os.listdir(dst_dir)):
         raise RedactionError(f"{dst_dir}: exists and is not an empty directory")
-    redactor.add_hostnames(sorted(hostnames_in(members)))
+    members, links, large = _read_tree(src_dir)
+    found = hostnames_in(members)
+    for hosts in large.values():
+        found |= {h.rstrip(".") for h in hosts if _plausible_host(h.rstrip("."))}
+    redactor.add_hostnames(sorted(found))
     renamed: dict[str, str] = {}
-    for rel in list(members) + list(links):
+    for rel in list(members) + list(large) + list(links):
         new_rel = rel if rel == "manifest.json" else redactor.redact(rel)
         if new_rel in renamed.values() or ".." in new_rel.split("/") or new_rel.startswith("/"):
             raise RedactionError(f"{rel}: its redacted name {new_rel!r} is not usable")
@@ -727,6 +759,11 @@ def redact_tree(src_dir: str, dst_dir: str, redactor: Redactor) -> dict[str, str
         os.makedirs(os.path.dirname(out), exist_ok=True)
         with open(out, "wb") as fh:
             fh.write(redactor.redact(text, member=rel).encode("utf-8"))
+    for rel in large:  # streamed: memory flat in the member's size
+        out = os.path.join(dst_dir, *renamed[rel].split("/"))
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        redact_stream.redact_file(os.path.join(src_dir, *rel.split("/")), out,
+                                  lambda text, rel=rel: redactor.redact(text, member=rel))
     for rel, target in links.items():
         out = os.path.join(dst_dir, *renamed[rel].split("/"))
         os.makedirs(os.path.dirname(out), exist_ok=True)
