@@ -97,7 +97,7 @@ def test_a_text_file_named_like_an_archive_is_one_line(tmp_path):
     path = tmp_path / "notes.tar.gz"
     path.write_text("just some text\n")
     got = diagnose_or_refuse(path)
-    assert isinstance(got, TopodiagError) and "not a tar archive" in str(got)
+    assert isinstance(got, TopodiagError) and "not a readable tar archive" in str(got)
 
 
 # -- fuzz ---------------------------------------------------------------------------------------------

@@ -66,7 +66,7 @@ def unpack(archive: str, dest: str) -> str:
     except IsADirectoryError:
         raise BundleError(f"{archive}: a folder named like an archive; a bundle folder holds manifest.json") from None
     except (tarfile.TarError, OSError, EOFError, zlib.error):
-        raise BundleError(f"{archive}: not a tar archive (neither gzip, bzip2, xz nor plain tar); expected a "
+        raise BundleError(f"{archive}: not a readable tar archive ({_what_it_is(archive)}); expected a "
                           "topodiag bundle (.tar.gz written by `topodiag collect`)") from None
     try:
         with tar:
@@ -101,6 +101,22 @@ def unpack(archive: str, dest: str) -> str:
         raise BundleError(f"{archive}: member {name!r} cannot be unpacked: "
                           f"{getattr(exc, 'strerror', None) or _flat(exc)}") from None
     return _bundle_root(dest, archive)
+
+
+_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
+
+
+def _what_it_is(archive: str) -> str:
+    """What the file's first bytes say it is, for the one-line refusal of a file that is no tar."""
+    try:
+        with open(archive, "rb") as fh:
+            head = fh.read(8)
+    except OSError as exc:
+        return exc.strerror or "unreadable"
+    for magic, name in _MAGIC:
+        if head.startswith(magic):
+            return f"{name}-compressed, but what it holds is not tar or is cut short"
+    return "neither gzip, bzip2, xz nor plain tar"
 
 
 def _flat(exc: BaseException) -> str:
