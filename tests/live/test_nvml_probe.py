@@ -18,7 +18,7 @@ from topodiag.live.nvml_probe import MISSING_FUNCTION, NA, PYNVML_MISSING, probe
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "fixtures" / "nvml"
-REPLAYABLE = sorted(p for p in FIX.glob("*.json") if not p.name.endswith(".expected.json")
+REPLAYABLE = sorted(p for p in FIX.glob("*.json") if not p.name.endswith((".expected.json", ".conclusion.json"))
                     and "parse_error" not in json.loads(p.with_name(p.name[:-5] + ".expected.json").read_text()))
 NS = "NVML_ERROR_NOT_SUPPORTED: Not Supported"
 
