@@ -302,7 +302,7 @@ def test_sniff() -> None:
 def test_chunk_boundaries_do_not_change_the_result() -> None:
     import io
 
-    from topodiag.parsers.nccl_debug import CHUNK
+    from topodiag.parsers.nccl_debug.reader import CHUNK
 
     block = SAMPLE + "".join(
         f"node{h:03d}:9:9 [{g}] NCCL INFO Channel {c:02d}/0 : {h * 8 + g}[{g}] -> {h * 8 + (g + 1) % 8}[{(g + 1) % 8}]"
@@ -324,7 +324,7 @@ def test_trace_lines_are_read() -> None:
     assert r.network == "IB" and r.nccl_lines == 1
 
 
-# ---- parse_binary: the bytes engine gives the str engine's result ---------------------------------
+# ---- parse_binary, parse, parse_lines: one engine, the result of the decoded text ----------------
 
 import io  # noqa: E402
 import os  # noqa: E402
@@ -335,7 +335,7 @@ from hypothesis import strategies as hst  # noqa: E402
 
 from tests.fixtures_index import parser_fixtures  # noqa: E402
 from topodiag.parsers import to_jsonable  # noqa: E402
-from topodiag.parsers.nccl_debug import parse_binary  # noqa: E402
+from topodiag.parsers.nccl_debug import parse_binary, reader  # noqa: E402
 
 # every nccl_debug fixture, and the nccl_tests fixtures that carry NCCL INFO lines
 BINARY_FIXTURES = [f for f in parser_fixtures()
@@ -350,19 +350,18 @@ def _outcome(fn, arg):
 
 
 def _reference_binary(data: bytes):
-    """What parse_lines did with a binary file before the bytes engine: decode each chunk, str engine."""
-    st = nccl_debug._State()
+    """Decode each chunk as parse_binary cuts it ("replace"), then read that text: what the result of
+    a binary file must be, even when a tiny chunk cuts a line or a UTF-8 sequence."""
     f = io.BytesIO(data)
+    texts = []
     while True:
-        chunk = f.read(nccl_debug.CHUNK)
+        chunk = f.read(reader.CHUNK)
         if not chunk:
             break
         if not chunk.endswith(b"\n"):
-            chunk += f.readline(nccl_debug.CHUNK)
-        nccl_debug._feed(st, chunk.decode("utf-8", "replace"))
-    if st.partial:
-        st.n += 1
-    return st.result()
+            chunk += f.readline(reader.CHUNK)
+        texts.append(chunk.decode("utf-8", "replace").encode())
+    return nccl_debug.parse_chunks(texts)
 
 
 def test_there_are_binary_fixtures() -> None:
@@ -385,20 +384,20 @@ def test_parse_binary_small_chunks_cut_mid_line(fx, monkeypatch) -> None:
     # chunks end mid-line and take the rest of the line: with every line shorter than a chunk the
     # cuts are parse()'s (for ASCII text, where chars are bytes)
     longest = max(len(line) for line in data.split(b"\n"))
-    monkeypatch.setattr(nccl_debug, "CHUNK", longest + 1)
+    monkeypatch.setattr(reader, "CHUNK", longest + 1)
     if data.isascii():
         assert _outcome(parse_binary, io.BytesIO(data)) == _outcome(parse, text)
         crlf = text.replace("\n", "\r\n")
-        monkeypatch.setattr(nccl_debug, "CHUNK", longest + 2)
+        monkeypatch.setattr(reader, "CHUNK", longest + 2)
         assert _outcome(parse_binary, io.BytesIO(crlf.encode())) == _outcome(parse, crlf)
     # tiny chunks cut long lines too: still exactly the decode-each-chunk result
     for size in (61, 256):
-        monkeypatch.setattr(nccl_debug, "CHUNK", size)
+        monkeypatch.setattr(reader, "CHUNK", size)
         assert _outcome(parse_binary, io.BytesIO(data)) == _outcome(_reference_binary, data)
 
 
 def test_parse_binary_multichunk_and_text_handle(monkeypatch) -> None:
-    monkeypatch.setattr(nccl_debug, "CHUNK", 1000)
+    monkeypatch.setattr(reader, "CHUNK", 1000)
     block = SAMPLE + "".join(
         f"node{h:03d}:9:9 [{g}] NCCL INFO Channel {c:02d}/0 : {h * 8 + g}[{g}] -> {h * 8 + (g + 1) % 8}[{(g + 1) % 8}]"
         f" via P2P/IPC/read\nstep {c} loss 1.0\n" for h in range(2) for g in range(8) for c in range(3))
@@ -413,25 +412,71 @@ def test_parse_binary_multichunk_and_text_handle(monkeypatch) -> None:
     assert whole.warnings_total == 20 and whole.lines == text.count("\n")
 
 
-def test_parse_binary_worker_process(tmp_path, monkeypatch) -> None:
-    """A big regular file gets a worker for the counts: the same result, and the worker is used."""
-    if not hasattr(os, "fork"):
-        pytest.skip("no fork")
-    monkeypatch.setattr(nccl_debug, "CHUNK", 4096)
-    monkeypatch.setattr(nccl_debug, "PARALLEL_MIN_BYTES", 0)
-    text = "".join(blank_provenance_header(f.text()) for f in BINARY_FIXTURES if f.text().isascii()) * 3
+def _big_log(tmp_path, copies: int):
+    text = "".join(blank_provenance_header(f.text()) for f in BINARY_FIXTURES if f.text().isascii()) * copies
     path = tmp_path / "nccl.log"
     path.write_bytes(text.encode())
-    started = []
-    real_start = nccl_debug._start_helper
-    monkeypatch.setattr(nccl_debug, "_start_helper", lambda h: started.append(real_start(h)) or started[-1])
+    return text, path
+
+
+def _in_two(path, monkeypatch) -> tuple:
+    """The loader's two-process read of `path`; returns (outcome, how many chunks came with a digest)."""
+    from topodiag.load import parallel
+
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    used = []
+    real = nccl_debug.parse_chunks
+
+    def counting(items):
+        items = list(items)
+        used.extend(dg is not None for _, dg in items)
+        return real(items)
+
+    monkeypatch.setattr(nccl_debug, "parse_chunks", counting)
     with open(path, "rb") as f:
-        got = _outcome(parse_binary, f)
-    assert started and started[0] is not None
+        if not parallel.worth_it(nccl_debug, f):
+            pytest.skip("no fork, one CPU, or other threads running: the loader reads in one process")
+        return _outcome(lambda h: parallel.parse_in_two(nccl_debug, h), f), sum(used), len(used)
+
+
+def test_loader_digests_in_a_worker(tmp_path, monkeypatch) -> None:
+    """A big regular file: the loader computes the digests in a worker process; the same result."""
+    monkeypatch.setattr(reader, "CHUNK", 4096)
+    text, path = _big_log(tmp_path, 3)
+    got, with_digest, chunks = _in_two(path, monkeypatch)
+    assert chunks > 10 and with_digest == chunks
     assert got == _outcome(parse, text)
-    monkeypatch.setattr(nccl_debug, "PARALLEL_MIN_BYTES", None)
+
+
+def _nonsense_digest(source, path, off, n):
+    return n, b"not the chunk's tail", (0, False, 0, 0, 0, [], 0)
+
+
+def _dying_digest(source, path, off, n):
+    os._exit(3)
+
+
+@pytest.mark.parametrize("broken", [_nonsense_digest, _dying_digest])
+def test_loader_survives_a_broken_worker(tmp_path, monkeypatch, broken) -> None:
+    """A worker that dies or sends digests of other bytes costs time, not correctness."""
+    from topodiag.load import parallel
+
+    monkeypatch.setattr(reader, "CHUNK", 2048)
+    monkeypatch.setattr(parallel, "_digest_range", broken)
+    text, path = _big_log(tmp_path, 2)
+    got, with_digest, chunks = _in_two(path, monkeypatch)
+    assert with_digest == 0 and chunks > 10
+    assert got == _outcome(parse, text)
+
+
+def test_loader_reads_small_files_in_one_process(tmp_path) -> None:
+    from topodiag.load import parallel
+
+    _, path = _big_log(tmp_path, 1)
     with open(path, "rb") as f:
-        assert _outcome(parse_binary, f) == got
+        assert not parallel.worth_it(nccl_debug, f)  # far below PARALLEL_MIN_BYTES
+    with open(path, "rb") as f:
+        assert not parallel.worth_it(nccl_debug, io.BufferedReader(io.BytesIO(f.read())))
 
 
 def test_parse_binary_refuses_a_non_file() -> None:
@@ -466,22 +511,5 @@ def test_parse_binary_is_parse_of_the_decoded_text(data: bytes) -> None:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=BYTE_LOGS, size=hst.integers(min_value=8, max_value=200))
 def test_parse_binary_small_chunks_are_decode_each_chunk(data: bytes, size: int) -> None:
-    with mock.patch.object(nccl_debug, "CHUNK", size):
+    with mock.patch.object(reader, "CHUNK", size):
         assert _outcome(parse_binary, io.BytesIO(data)) == _outcome(_reference_binary, data)
-
-
-def test_parse_binary_survives_a_broken_worker(tmp_path, monkeypatch) -> None:
-    """A worker that dies or sends nonsense costs time, not correctness."""
-    if not hasattr(os, "fork"):
-        pytest.skip("no fork")
-    monkeypatch.setattr(nccl_debug, "CHUNK", 2048)
-    monkeypatch.setattr(nccl_debug, "PARALLEL_MIN_BYTES", 0)
-    text = "".join(blank_provenance_header(f.text()) for f in BINARY_FIXTURES if f.text().isascii()) * 2
-    path = tmp_path / "nccl.log"
-    path.write_bytes(text.encode())
-    want = _outcome(parse, text)
-    for broken in (lambda fd, off, wfd: os.write(wfd, b"not a pickle"),
-                   lambda fd, off, wfd: 1 / 0):
-        monkeypatch.setattr(nccl_debug, "_worker", broken)
-        with open(path, "rb") as f:
-            assert _outcome(parse_binary, f) == want

@@ -15,9 +15,6 @@ from topodiag.parsers import ParserInfo
 
 # Parsers someone else is rewriting in parallel, which will declare INFO when they land; until then
 # their missing INFO is an expected failure (xfail), not a pass, and once they have it they pass.
-PENDING_INFO = {"nccl_debug"}
-
-
 def _package_members() -> list[pkgutil.ModuleInfo]:
     return [m for m in pkgutil.iter_modules(parsers.__path__) if not m.name.startswith("_")]
 
@@ -52,8 +49,6 @@ def test_a_parser_may_be_a_package(tmp_path, monkeypatch):
 @pytest.mark.parametrize("name", parsers.names())
 def test_every_parser_declares_its_info(name):
     mod = parsers.get(name)
-    if name in PENDING_INFO and not hasattr(mod, "INFO"):
-        pytest.xfail(f"{name} gets its INFO with its rewrite as a package")
     assert isinstance(mod.INFO, ParserInfo)
     assert mod.INFO.source == name == mod.SOURCE
     assert parsers.info(name) is mod.INFO
@@ -62,8 +57,6 @@ def test_every_parser_declares_its_info(name):
 
 @pytest.mark.parametrize("info", parsers.infos(), ids=lambda i: i.source)
 def test_info_fields_are_sane(info):
-    if info.source in PENDING_INFO and not hasattr(parsers.get(info.source), "INFO"):
-        pytest.xfail(f"{info.source} gets its INFO with its rewrite as a package")
     assert info.tool and "\n" not in info.tool
     assert info.description and "\n" not in info.description and not info.description.endswith(".")
     assert info.timeout_s > 0 and info.schema_version >= 1

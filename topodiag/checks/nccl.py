@@ -1,6 +1,6 @@
 """NCCL rules (NCCL001-NCCL005): what an NCCL_DEBUG=INFO log says about transport selection and errors.
 
-Every check reads the `nccl_debug` parser's fields (topodiag/parsers/nccl_debug.py): `network`,
+Every check reads the `nccl_debug` parser's fields (topodiag/parsers/nccl_debug/): `network`,
 `networks`, `transports` ({"NET/Socket": 8, "NET/IB/GDRDMA": 2, "SHM": 7, ...}), `gdr`, `env`,
 `socket_fallback_reasons`, `warnings`, `errors`, `net_devices`, `connections_sample`. Line numbers
 in evidence are the log's. NCCL003 and NCCL005 also read the topology (`nvidia-smi topo -m`): NCCL003

@@ -111,6 +111,10 @@ def parse_opened(parser, opened: OpenedText):
     use_binary = hasattr(parser, "parse_binary") and not opened.head.startswith("#@")
     binary = opened.binary() if use_binary else None
     if binary is not None:
+        from . import parallel
+
+        if parallel.worth_it(parser, binary):
+            return parallel.parse_in_two(parser, binary)
         return parser.parse_binary(binary)
     if hasattr(parser, "parse_lines"):
         return parser.parse_lines(blank_provenance_header_lines(opened.lines()))

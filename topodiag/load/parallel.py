@@ -1,0 +1,116 @@
+"""Spreading a big log over two processes: a map over its chunks plus an in-order merge.
+
+A parser that can (nccl_debug: `iter_chunks`, `digest`, `parse_chunks`) splits its work in two: a
+state-free `digest` of each chunk and an in-order merge that needs the state of the chunks before.
+For a regular file of PARALLEL_MIN_BYTES or more, on a machine with two usable CPUs, the digests
+are computed in one worker process while this process merges: chunk k's digest is computed while
+chunk k-1 is merged. The worker reads its chunk from the file itself (by offset), so only the small
+digests cross the pipe; it sends back the chunk's length and last bytes with each, and any digest
+that does not match its chunk, a worker that dies, or a pool that cannot start, costs time and not
+correctness: this process computes the digest itself from then on.
+
+Not used when other threads run (a fork beside running threads can deadlock the child), nor on
+stdin or an in-memory input; the parser is then read in one process, with the same result.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections import deque
+from typing import BinaryIO, Iterator, Optional
+
+PARALLEL_MIN_BYTES: Optional[int] = 64 << 20  # files from this size get a worker (None: never)
+AHEAD = 2  # digests requested ahead of the merge
+_TAIL = 16
+
+_fds: dict[str, int] = {}  # the worker's open files
+
+
+def _digest_range(source: str, path: str, off: int, n: int) -> tuple[int, bytes, tuple]:
+    """In the worker: read bytes [off, off+n) of `path` and digest them with `source`'s parser."""
+    from ..parsers import get
+
+    fd = _fds.get(path)
+    if fd is None:
+        fd = _fds[path] = os.open(path, os.O_RDONLY)
+    parts, got = [], 0
+    while got < n:
+        b = os.pread(fd, n - got, off + got)
+        if not b:
+            break
+        parts.append(b)
+        got += len(b)
+    data = b"".join(parts)
+    return len(data), data[-_TAIL:], get(source).digest(data)
+
+
+def worth_it(parser, handle: BinaryIO) -> bool:
+    """True when `handle` is a big regular file, `parser` can be split, and a worker can be forked."""
+    if PARALLEL_MIN_BYTES is None or not all(hasattr(parser, a) for a in ("iter_chunks", "digest", "parse_chunks")):
+        return False
+    if not hasattr(os, "fork") or not hasattr(os, "pread"):
+        return False
+    try:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        info = os.fstat(handle.fileno())
+        start = handle.tell()
+    except (OSError, ValueError, AttributeError):
+        return False
+    if cpus < 2 or not stat.S_ISREG(info.st_mode) or info.st_size - start < PARALLEL_MIN_BYTES:
+        return False
+    import threading
+
+    return threading.active_count() == 1
+
+
+def parse_in_two(parser, handle: BinaryIO):
+    """`parser.parse_chunks` over the file's chunks, each with its digest from the worker when it came
+    back right (None otherwise: the parser computes it)."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    path = os.path.realpath(f"/proc/self/fd/{handle.fileno()}") if os.path.isdir("/proc/self/fd") else None
+    path = path or getattr(handle, "name", None)
+    try:
+        pool = ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork"))
+    except (OSError, ValueError):
+        return parser.parse_chunks(parser.iter_chunks(handle))
+    try:
+        return parser.parse_chunks(_paired(parser, handle, pool, str(path)))
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _paired(parser, handle: BinaryIO, pool, path: str) -> Iterator[tuple[bytes, Optional[tuple]]]:
+    off = handle.tell()
+    pending: deque = deque()
+    broken = False
+    for chunk in parser.iter_chunks(handle):
+        fut = None
+        if not broken:
+            try:
+                fut = pool.submit(_digest_range, parser.INFO.source, path, off, len(chunk))
+            except Exception:  # a broken pool: no more requests
+                broken = True
+        off += len(chunk)
+        pending.append((chunk, fut))
+        if len(pending) > AHEAD:
+            item, broken = _settle(pending.popleft(), broken)
+            yield item
+    while pending:
+        item, broken = _settle(pending.popleft(), broken)
+        yield item
+
+
+def _settle(entry, broken: bool) -> tuple[tuple[bytes, Optional[tuple]], bool]:
+    chunk, fut = entry
+    if fut is None:
+        return (chunk, None), broken
+    try:
+        n, tail, dg = fut.result()
+    except Exception:
+        return (chunk, None), True
+    if n != len(chunk) or tail != chunk[-_TAIL:]:
+        return (chunk, None), True
+    return (chunk, dg), broken

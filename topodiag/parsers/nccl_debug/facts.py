@@ -1,0 +1,555 @@
+"""What the lines of an NCCL_DEBUG log say, accumulated: `Facts` takes the decoded text of the lines
+the scanner (reader.py) picks out -- fact lines, WARN lines, untagged banner / watchdog / failure
+lines, the first line of each distinct connection text -- and `result()` freezes it into a Result.
+
+Every fact is first-seen (comm/Init lines win for a rank's fields) and every effect of a line is
+idempotent, so the reader may skip a line whose message it has already given here: the result does
+not depend on where chunks are cut. Every list, dict and cache is bounded (records.py)."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from ..base import ParseError
+from .records import (MAX_CACHE, MAX_DEVS_PER_HOST, MAX_ENV, MAX_HOSTS, MAX_LIST, MAX_NET_DEVICES,
+                      MAX_NETWORKS, MAX_RANKS, MAX_SAMPLE, MAX_TEXT, MAX_TRANSPORTS, NO_NCCL, ErrorLine, LogLine,
+                      NetDevice, Rank, Result)
+
+PREFIX_RE = re.compile(r"([^\s:\[\]]+):\d+:\d+\s+\[(\d+)\]")
+VERSION_RE = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:[-+.][^\s]*?cuda(\d+\.\d+))?")
+COMM_RE = re.compile(
+    r"comm 0x[0-9a-fA-F]+ rank (\d+) n[Rr]anks (\d+)(?: cudaDev (\d+))?(?: nvmlDev \d+)?(?: busId ([0-9a-fA-F]+))?")
+ENV_RE = re.compile(r"(NCCL_[A-Z0-9_]+) set (?:by environment )?to (.*)")
+DEVICE_RE = re.compile(r"\[(\d+)\]([^\s:\[\]]+):(\S+)")
+GID_RE = re.compile(r"GID index (\d+)|\bGID (\d+) \(")
+CHANNELS_RE = re.compile(r"(\d+) (coll|collnet|nvls|p2p) channels(?: per peer)?")
+DRIVER_RE = re.compile(r"(?:cudaDriverVersion|CUDA Driver version)\s*:?\s*(\d+)")
+PLUGIN_RE = re.compile(r"Loaded net plugin (.+?)(?: \(v\d+\))?$")
+COLLNET_PLUGIN_RE = re.compile(r"Loaded collnet plugin (.+?)(?: \(v\d+\))?$")
+P2P_PLUGIN_RE = re.compile(r"P2P plugin (?:v\d+ )?(\S+)")
+TOPO_FILE_RE = re.compile(r"Setting NCCL_TOPO_FILE environment variable to (\S+)")
+
+
+def _driver_version(n: int) -> str:
+    return f"{n // 1000}.{(n % 1000) // 10}"
+
+
+def normalise_transport(path: str) -> str:
+    """'NET/IB/0/GDRDMA' -> 'NET/IB/GDRDMA', 'P2P/IPC/read' -> 'P2P/IPC', 'SHM/direct/direct' -> 'SHM'."""
+    parts = path.strip().split("/")
+    top = parts[0]
+    if top == "NET" and len(parts) > 1:
+        key = "NET/" + parts[1]
+        return key + "/GDRDMA" if "GDRDMA" in parts[2:] else key
+    if top == "P2P" and len(parts) > 1:
+        return "P2P/" + parts[1]
+    if top == "SHM":
+        return "SHM"
+    if top.upper() == "COLLNET":
+        return "CollNet"
+    if top == "NVLS":
+        return "NVLS"
+    return top[:40]
+
+
+def _end_point(tok: str) -> tuple[Optional[int], Optional[str]]:
+    """'8[20000]' -> (8, '20000'); '35' -> (35, None)."""
+    b = tok.find("[")
+    if b < 0:
+        return (int(tok), None) if tok.isdigit() else (None, None)
+    num = tok[:b]
+    inner = tok[b + 1 : -1] if tok.endswith("]") else tok[b + 1 :]
+    return (int(num) if num.isdigit() else None), (inner or None)
+
+
+def _classify_error(s: str) -> Optional[str]:
+    if "Got completion from peer" in s:
+        return "ib_completion"
+    if "remote process exited" in s:
+        return "remote_process_exited"
+    if "unhandled system error" in s:
+        return "unhandled_system_error"
+    if "internal error" in s:
+        return "internal_error"
+    if "unhandled cuda error" in s:
+        return "unhandled_cuda_error"
+    if "Cuda failure" in s:
+        return "cuda_failure"
+    if "Connection closed by remote peer" in s:
+        return "connection_closed"
+    if "NCCL failure" in s:
+        return "nccl_failure"
+    return None
+
+
+def _ends(collnet: bool, toks: list[str]) -> list[tuple]:
+    """The ranks of a connection line's text before " via ": [(rank, bracket, is the local rank)].
+    "a[x] -> b[y]" (the local rank is b on a "[receive]" line), or the first rank of a CollNet line."""
+    ends: list[tuple] = []
+    if collnet:
+        r = _end_point(toks[0])[0] if toks else None
+        if r is not None:
+            ends.append((r, None, True))
+    elif len(toks) >= 3 and toks[1] == "->":
+        a, ab = _end_point(toks[0])
+        b, bb = _end_point(toks[2])
+        local_is_b = len(toks) > 3 and toks[3] == "[receive]"
+        if a is not None:
+            ends.append((a, ab, not local_is_b))
+        if b is not None:
+            ends.append((b, bb, local_is_b))
+    return ends
+
+
+def _bracket(br: Optional[str]) -> tuple[Optional[int], Optional[str]]:
+    """A rank's bracket: two digits or fewer is a cudaDev (NCCL >= 2.19), longer a busId."""
+    if br is None:
+        return None, None
+    if len(br) <= 2 and br.isdigit():
+        return int(br), None
+    return None, br
+
+
+class Facts:
+    """Mutable accumulator for one log; `result()` freezes it."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.nccl = 0
+        self.version: Optional[str] = None
+        self.cuda: Optional[str] = None
+        self.driver: Optional[str] = None
+        self.hosts: set[str] = set()
+        self.cuda_devs: dict[str, set[int]] = {}
+        self.comm_nranks: Optional[int] = None
+        self.max_rank = -1
+        self.ranks: dict[int, list] = {}
+        self.network: Optional[str] = None
+        self.networks: list[str] = []
+        self.plugin_loaded: Optional[str] = None
+        self.plugin_p2p: Optional[str] = None
+        self.plugin_ofi = False
+        self.plugin_path: Optional[str] = None
+        self.collnet_plugin: Optional[str] = None
+        self.devices: dict[tuple, NetDevice] = {}
+        self.gid: Optional[int] = None
+        self.gdr_on = False
+        self.gdr_off = False
+        self.gdr_lines: list[LogLine] = []
+        self.transports: dict[str, int] = {}
+        self.sample: list[LogLine] = []
+        self.env: dict[str, str] = {}
+        self.channels: dict[str, int] = {}
+        self.init_complete = False
+        self.warnings: list[LogLine] = []
+        self.warnings_total = 0
+        self.errors: list[ErrorLine] = []
+        self.errors_total = 0
+        self.ib_no_device = False
+        self.prefix_cache: dict[str, tuple] = {}
+        self.prefix_seen_b: set[bytes] = set()  # the reader: raw prefixes whose text is in prefix_cache
+        self.conn_cache: dict[tuple, str] = {}
+        self.host_tried: set[int] = set()
+        self.partial = False
+        self.comm_seen: set[str] = set()
+        self.comm_seen_b: set[bytes] = set()  # the reader: raw comm keys whose text is in comm_seen
+        self.seen_msgs: set[str] = set()
+        self.seen_msgs_b: set[bytes] = set()  # the reader: raw messages whose text is in seen_msgs
+        self.pending: list[ErrorLine] = []
+        self.transport_cache: dict[str, str] = {}
+
+    # ---- helpers -------------------------------------------------------------------------
+    def prefix(self, pre: str) -> tuple:
+        got = self.prefix_cache.get(pre)
+        if got is None:
+            m = PREFIX_RE.search(pre)
+            got = (m.group(1), int(m.group(2))) if m else (None, None)
+            if len(self.prefix_cache) >= MAX_CACHE:
+                self.prefix_cache.clear()
+                self.prefix_seen_b.clear()
+            self.prefix_cache[pre] = got
+            if got[0] is not None and len(self.hosts) < MAX_HOSTS:
+                self.hosts.add(got[0])
+            if got[0] in self.hosts and len(self.cuda_devs.get(got[0], ())) < MAX_DEVS_PER_HOST:
+                self.cuda_devs.setdefault(got[0], set()).add(got[1])
+        return got
+
+    def add_rank(self, rank: int, host, dev, bus, nranks, from_comm: bool = False) -> None:
+        """Record what a line says about a rank: comm (Init) lines win, otherwise first value seen."""
+        if rank > self.max_rank:
+            self.max_rank = rank
+        rec = self.ranks.get(rank)
+        if rec is None:
+            if len(self.ranks) >= MAX_RANKS:
+                return
+            self.ranks[rank] = [host, dev, bus, nranks, from_comm]
+            return
+        if from_comm and not rec[4]:
+            for i, v in enumerate((host, dev, bus, nranks)):
+                if v is not None:
+                    rec[i] = v
+            rec[4] = True
+            return
+        for i, v in enumerate((host, dev, bus, nranks)):
+            if rec[i] is None and v is not None:
+                rec[i] = v
+
+    def count_transport(self, key: str) -> None:
+        t = self.transports
+        if key in t:
+            t[key] += 1
+        elif len(t) < MAX_TRANSPORTS:
+            t[key] = 1
+
+    def add_error(self, line_no: int, text: str, kind: str) -> None:
+        """Errors of a chunk come from several scans: gathered here, put in line order by flush_errors."""
+        self.errors_total += 1
+        if len(self.errors) + len(self.pending) < MAX_LIST:
+            self.pending.append(ErrorLine(line_no, text[:MAX_TEXT], kind))
+
+    def flush_errors(self) -> None:
+        if self.pending:
+            self.pending.sort(key=lambda e: e.line_no)
+            self.errors.extend(self.pending[: MAX_LIST - len(self.errors)])
+            self.pending = []
+
+    # ---- line kinds ----------------------------------------------------------------------
+    def count_connections(self, chunk: bytes, base: int, conn: bytes, cnt: int) -> None:
+        """Count `cnt` connection lines whose text after "NCCL INFO " is `conn` ("Channel 00/0 : 0[0]
+        -> 1[1] via P2P/IPC"); the first of each distinct text after the channel number is read once
+        (new_connection) and its transport key cached."""
+        text = conn.decode("utf-8", "replace")
+        word = text[: text.index(" ")]
+        tail = text[text.index(":") + 2 :]
+        ck = (word == "CollNet", tail)
+        key = self.conn_cache.get(ck)
+        if key is None:
+            key = self.new_connection(chunk, base, word, tail, conn[conn.index(b":") + 2 :])
+            if len(self.conn_cache) >= MAX_CACHE:
+                self.conn_cache.clear()
+            self.conn_cache[ck] = key
+        if key:
+            t = self.transports
+            if key in t:
+                t[key] += cnt
+            elif len(t) < MAX_TRANSPORTS:
+                t[key] = cnt
+
+    def new_connection(self, chunk: bytes, base: int, word: str, tail: str, tail_b: bytes) -> str:
+        """First sight of a connection line's text after the channel number: classify, record ranks.
+
+        The line's prefix (host, device) is looked up only while the sample is filling or the local
+        rank has no host yet, so a huge log pays this once per rank, not once per line."""
+        collnet = word == "CollNet"
+        vi = tail.find(" via ")
+        if vi < 0:
+            return ""  # ring order line ("Channel 00/02 :    0   1", "Ring 00 : 1 -> 0 -> 1")
+        path = tail[vi + 5 :].strip()
+        key = self.transport_cache.get(path)
+        if key is None:
+            key = normalise_transport(path)
+            if len(self.transport_cache) < MAX_CACHE:
+                self.transport_cache[path] = key
+        ends = _ends(collnet, tail[:vi].split())
+        host = dev = None
+        want_sample = len(self.sample) < MAX_SAMPLE
+        local = next((e[0] for e in ends if e[2]), None)
+        want_host = (local is not None and local not in self.host_tried and len(self.host_tried) < MAX_RANKS
+                     and (local not in self.ranks or self.ranks[local][0] is None))
+        if want_sample or want_host:
+            host, dev = self.locate(chunk, base, tail_b, want_sample)
+            if local is not None:
+                self.host_tried.add(local)
+        for r, br, is_local in ends:
+            cdev, bus = _bracket(br)
+            if is_local:
+                self.add_rank(r, host, cdev if cdev is not None else dev, bus, None)
+            else:
+                self.add_rank(r, None, cdev, bus, None)
+        if "GDRDMA" in key:
+            self.gdr_on = True
+        return key
+
+    def locate(self, chunk: bytes, base: int, tail_b: bytes, sample: bool) -> tuple:
+        """Find the first line of the chunk that ends in this connection text: its prefix's (host,
+        device), and the line itself into the sample when `sample`."""
+        needle = b": " + tail_b
+        pos = chunk.find(needle + b"\n")
+        if pos < 0:
+            pos = chunk.find(needle)
+        if pos < 0:
+            return None, None
+        ls = chunk.rfind(b"\n", 0, pos) + 1
+        le = chunk.find(b"\n", pos)
+        ti = chunk.rfind(b"NCCL ", ls, pos)
+        got = self.prefix(chunk[ls:ti].decode("utf-8", "replace") if ti >= 0 else "")
+        if sample:
+            line = chunk[ls : le if le >= 0 else len(chunk)].decode("utf-8", "replace").strip()
+            self.sample.append(LogLine(base + chunk.count(b"\n", 0, ls) + 1, line[:MAX_TEXT]))
+        return got
+
+    def net_using(self, msg: str, kind: str) -> None:
+        body = msg.split(":", 1)[1] if ":" in msg else msg
+        body = body.split(";", 1)[0]
+        for m in DEVICE_RE.finditer(body):
+            idx, name, spec = int(m.group(1)), m.group(2), m.group(3)
+            port = ll = addr = None
+            sharp = False
+            if kind == "ib":
+                bits = spec.split("/")
+                port = int(bits[0]) if bits[0].isdigit() else None
+                for b in bits[1:]:
+                    if b == "IB":
+                        ll = "IB"
+                    elif b == "RoCE":
+                        ll = "RoCE"
+                    elif b == "SHARP":
+                        sharp = True
+            else:
+                addr = spec[:-3] if spec.endswith("<0>") else re.sub(r"<\d+>$", "", spec)
+            dkey = (kind, name, port)
+            if dkey not in self.devices and len(self.devices) < MAX_NET_DEVICES:
+                self.devices[dkey] = NetDevice(name, port, ll, idx, kind, addr, sharp)
+
+    def info(self, line_no: int, line: str, pre: str, msg: str) -> None:
+        """A new INFO/TRACE fact message (its line's prefix `pre` names the host): the first reader in
+        STARTS whose prefix it has takes it; other messages may still carry a GID index, the CUDA
+        driver version or Init COMPLETE."""
+        self.prefix(pre)
+        for start, read in STARTS:
+            if msg.startswith(start):
+                read(self, msg, pre)
+                return
+        if msg[:1].isdigit() and " coll channels" in msg:
+            if not self.channels:
+                for m in CHANNELS_RE.finditer(msg):
+                    k = m.group(2) + ("_per_peer" if m.group(0).endswith("per peer") else "")
+                    self.channels.setdefault(k, int(m.group(1)))
+            return
+        if "GID" in msg and self.gid is None:
+            m = GID_RE.search(msg)
+            if m:
+                self.gid = int(m.group(1) or m.group(2))
+            return
+        if "CUDA Driver" in msg:
+            self.driver_line(msg)
+            return
+        if "Init COMPLETE" in msg:
+            self.init_complete = True
+
+    # ---- readers of one kind of fact message (msg, pre): see STARTS -------------------------
+    def nvls(self, msg: str, pre: str) -> None:
+        self.count_transport("NVLS")  # one per "Connected NVLS" line: never deduplicated
+
+    def env_line(self, msg: str, pre: str) -> None:
+        m = ENV_RE.match(msg)
+        if not m:
+            return
+        val = m.group(2).strip()
+        if val.endswith("."):
+            val = val[:-1]
+        if m.group(1) not in self.env and len(self.env) < MAX_ENV:
+            self.env[m.group(1)] = val
+        if m.group(1) == "NCCL_IB_GID_INDEX" and self.gid is None and val.lstrip("-").isdigit():
+            self.gid = int(val)
+
+    def ib_using(self, msg: str, pre: str) -> None:
+        self.net_using(msg, "ib")
+
+    def socket_using(self, msg: str, pre: str) -> None:
+        self.net_using(msg, "socket")
+
+    def ib_none(self, msg: str, pre: str) -> None:
+        self.ib_no_device = True
+
+    def ofi(self, msg: str, pre: str) -> None:
+        self.plugin_ofi = True
+        m = TOPO_FILE_RE.search(msg)
+        if m and "NCCL_TOPO_FILE" not in self.env and len(self.env) < MAX_ENV:
+            self.env["NCCL_TOPO_FILE"] = m.group(1)
+
+    def net_plugin(self, msg: str, pre: str) -> None:
+        m = PLUGIN_RE.search(msg)
+        if m and self.plugin_loaded is None:
+            self.plugin_loaded = m.group(1).strip()
+        m = COLLNET_PLUGIN_RE.search(msg)
+        if m and self.collnet_plugin is None:
+            self.collnet_plugin = m.group(1).strip()
+
+    def using_network(self, msg: str, pre: str) -> None:
+        net = msg[14:].strip()
+        if self.network is None:
+            self.network = net
+        if net not in self.networks and len(self.networks) < MAX_NETWORKS:
+            self.networks.append(net)
+
+    def init_rank(self, msg: str, pre: str) -> None:
+        self.comm(msg[17:], pre)
+
+    def driver(self, msg: str, pre: str) -> None:
+        self.driver_line(msg)
+
+    def p2p_plugin(self, msg: str, pre: str) -> None:
+        m = P2P_PLUGIN_RE.match(msg)
+        if m and self.plugin_p2p is None:
+            self.plugin_p2p = m.group(1)
+
+    def plugin_dir(self, msg: str, pre: str) -> None:
+        if self.plugin_path is None:
+            self.plugin_path = msg[14:].strip()[:MAX_TEXT]
+
+    def comm(self, msg: str, pre: str) -> None:
+        # every communicator repeats "rank r nranks n cudaDev d ... busId b" with a new address: read it once
+        r = msg.find(" rank ")
+        c = msg.find(" commId", r)
+        key = msg[r:c] if c > 0 else msg[r:]
+        done = "Init COMPLETE" in msg
+        if done:
+            self.init_complete = True
+        if key in self.comm_seen:
+            return
+        if len(self.comm_seen) >= MAX_CACHE:
+            self.comm_seen.clear()
+            self.comm_seen_b.clear()
+        self.comm_seen.add(key)
+        m = COMM_RE.match(msg)
+        if not m:
+            return
+        rank, nranks = int(m.group(1)), int(m.group(2))
+        dev = int(m.group(3)) if m.group(3) else None
+        host, pdev = self.prefix(pre)
+        self.add_rank(rank, host, dev if dev is not None else pdev, m.group(4), nranks)
+        if self.comm_nranks is None or nranks > self.comm_nranks:
+            self.comm_nranks = nranks
+        if "Init COMPLETE" in msg:
+            self.init_complete = True
+
+    def driver_line(self, msg: str) -> None:
+        m = DRIVER_RE.search(msg)
+        if m and self.driver is None:
+            self.driver = _driver_version(int(m.group(1)))
+
+    def banner_line(self, msg: str, pre: str) -> None:
+        self.banner(msg)
+
+    def banner(self, s: str) -> None:
+        m = VERSION_RE.search(s)
+        if m and self.version is None:
+            self.version = m.group(1)
+            if m.group(2):
+                self.cuda = m.group(2)
+
+    def warn(self, line_no: int, line: str, pre: str) -> None:
+        self.prefix(pre)
+        self.warnings_total += 1
+        if len(self.warnings) < MAX_LIST:
+            self.warnings.append(LogLine(line_no, line[:MAX_TEXT]))
+        kind = _classify_error(line)
+        if kind:
+            self.add_error(line_no, line, kind)
+
+    def other(self, line_no: int, line: str) -> bool:
+        """A line with "NCCL" but no INFO/WARN tag: banner, c10d watchdog, test failure. True if NCCL output."""
+        if "ProcessGroupNCCL" in line:
+            if "Watchdog caught collective operation timeout" in line or "Timeout at NCCL work" in line:
+                self.add_error(line_no, line, "watchdog_timeout")
+            elif "detected by watchdog" in line:
+                self.add_error(line_no, line, "watchdog_exception")
+            elif "Some NCCL operations have failed or timed out" in line:
+                self.add_error(line_no, line, "watchdog_abort")
+            else:
+                kind = _classify_error(line)
+                if kind:
+                    self.add_error(line_no, line, kind)
+            return True
+        if "NCCL failure" in line or "NCCL error" in line:
+            kind = _classify_error(line) or ("nccl_failure" if "NCCL failure" in line else "nccl_error")
+            self.add_error(line_no, line, kind)
+            return True
+        i = line.find("NCCL version ")
+        if i >= 0:
+            before = line[:i].strip()
+            if not before or (len(before) < 80 and before[-1] in ":]" and "error" not in before.lower()):
+                self.banner(line[i:])
+                return True
+        return False
+
+    # ---- freeze ---------------------------------------------------------------------------
+    def result(self) -> Result:
+        if self.nccl == 0:
+            raise ParseError(NO_NCCL, self.n)
+        if self.comm_nranks is not None:
+            nranks, nfrom = self.comm_nranks, "comm"
+        elif self.max_rank >= 0:
+            nranks, nfrom = self.max_rank + 1, "max_rank"
+        else:
+            nranks, nfrom = None, None
+        ranks = tuple(
+            Rank(r, v[0], v[1], v[2], v[3])
+            for r, v in sorted(self.ranks.items())
+            if nranks is None or r < nranks
+        )
+        gdr = True if self.gdr_on else (False if self.gdr_off else None)
+        plugin = self.plugin_loaded or self.plugin_p2p or ("aws-ofi-nccl" if self.plugin_ofi else None)
+        socket_seen = (self.network == "Socket" or any(k.startswith("NET/Socket") for k in self.transports)
+                       or any(d.kind == "socket" for d in self.devices.values()))
+        reasons: list[str] = []
+        if socket_seen:
+            if self.ib_no_device:
+                reasons.append("NET/IB : No device found")
+            if self.env.get("NCCL_IB_DISABLE") == "1":
+                reasons.append("NCCL_IB_DISABLE=1")
+            if self.env.get("NCCL_NET", "").lower() == "socket":
+                reasons.append("NCCL_NET=Socket")
+        cuda = self.cuda or self.driver
+        return Result(
+            nccl_version=self.version,
+            cuda_version=cuda,
+            cuda_driver_version=self.driver,
+            hosts=tuple(sorted(self.hosts)),
+            cuda_devs={h: sorted(d) for h, d in sorted(self.cuda_devs.items())},
+            nranks=nranks,
+            nranks_from=nfrom,
+            ranks=ranks,
+            network=self.network,
+            networks=tuple(self.networks),
+            net_plugin=plugin,
+            net_plugin_path=self.plugin_path,
+            collnet_plugin=self.collnet_plugin,
+            net_devices=tuple(self.devices.values()),
+            gid_index=self.gid,
+            gdr=gdr,
+            gdr_lines=tuple(self.gdr_lines),
+            transports=dict(sorted(self.transports.items())),
+            connections_sample=tuple(self.sample),
+            env=dict(sorted(self.env.items())),
+            channels=dict(self.channels),
+            init_complete=self.init_complete,
+            warnings=tuple(self.warnings),
+            warnings_total=self.warnings_total,
+            errors=tuple(self.errors),
+            errors_total=self.errors_total,
+            socket_fallback_reasons=tuple(reasons),
+            lines=self.n,
+            nccl_lines=self.nccl,
+        )
+
+
+# The fact messages Facts reads by their start (the scanner's SCAN_RE picks out the same starts).
+STARTS = (
+    ("Connected NVLS", Facts.nvls),
+    ("NCCL_", Facts.env_line),
+    ("NCCL version", Facts.banner_line),
+    ("NET/IB : Using", Facts.ib_using), ("NET/IB: Using", Facts.ib_using),
+    ("NET/Socket : Using", Facts.socket_using), ("NET/Socket: Using", Facts.socket_using),
+    ("NET/IB : No device found", Facts.ib_none), ("NET/IB: No device found", Facts.ib_none),
+    ("NET/OFI", Facts.ofi),
+    ("NET/Plugin", Facts.net_plugin),
+    ("Using network ", Facts.using_network),
+    ("comm ", Facts.comm),
+    ("cudaDriverVersion", Facts.driver),
+    ("ncclCommInitRank comm ", Facts.init_rank),
+    ("P2P plugin ", Facts.p2p_plugin),
+    ("Plugin Path : ", Facts.plugin_dir),
+)

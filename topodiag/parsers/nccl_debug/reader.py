@@ -1,0 +1,350 @@
+"""The scanner of an NCCL_DEBUG log: one engine over bytes, a chunk of whole lines at a time.
+
+A chunk (about CHUNK bytes, cut after a newline) gets a few C-level passes and Python sees only
+what carries facts: `digest(chunk)` is the state-free bulk of the work (line and tag counts, one
+`Counter(findall)` over the connection lines -- the bulk of a big log, so each distinct "8[0] ->
+15[7] via P2P/IPC" text is looked at once --, the GPU Direct RDMA and watchdog marks); `feed`
+then runs one scan for the fact lines and the rare tags (WARN, TRACE, untagged banner / failure /
+watchdog lines), decodes only those lines and hands them to `Facts` (facts.py).
+
+Text is this engine's input too: `parse(text)` and `parse_lines(lines)` encode each chunk as UTF-8
+and read the bytes, so there is one engine and one set of decisions. A chunk holding a byte that is
+not ASCII is decoded ("replace"), normalised and encoded again before it is read, so the result is
+always that of the decoded text (`parse_binary(f) == parse(f.read().decode("utf-8", "replace"))`).
+
+`digest` depends on nothing but its chunk, so a caller may compute it elsewhere -- the loader maps
+it over the chunks of a big file in a worker process (topodiag/load/parallel.py) -- and pass each
+chunk with its digest to `parse_chunks`, which merges them in order. The parser itself starts no
+process and no thread.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import BinaryIO, Iterable, Iterator, Optional
+
+from ..base import ANSI_RE, ParseError
+from .facts import Facts
+from .records import MAX_CACHE, MAX_GDR_LINES, MAX_TEXT, LogLine, Result
+
+CHUNK = 1 << 22  # bytes (or characters of text) read at a time; lines are never cut below this
+
+# connection lines, keyed with their channel number: one group, so no tuple per line
+CONN_RE = re.compile(rb"NCCL INFO ((?:Channel|Ring|CollNet) [^:\n]*: [^\n]*)")
+# One pass for the fact lines (group 1: the INFO/TRACE messages Facts reads -- proxy, topology-dump
+# and tuning chatter is never looked at -- their starts nested by first letter, which the regex
+# engine tries faster) and the rare tags: WARN (as "NCCL WAR" before an "N", so that no tag hides the
+# "NCCL" of another), TRACE and the untagged marks failure/error/version (the ProcessGroupNCCL mark
+# is found by `digest`); all start at the literal "NCCL ". Once the GID index is known the per-QP
+# "NET/IB: IbDev 0 Port 1 qpn 123 mtu 5 GID 3 (...)" lines are skipped too (SCAN_NO_GID_RE).
+_STARTS = (rb"N(?:ET/(?!IB: %s )|CCL)|Using network|c(?:omm 0x(?![0-9a-fA-F]+ rank \d+ nRanks)|udaDriverVersion)|"
+           rb"ncclCommInitRank|C(?:UDA Driver|onnected NVLS)|P(?:2P plugin|lugin Path)|Bootstrap|Trees|"
+           rb"\d+ coll channels")
+SCAN_RE = re.compile(rb"NCCL (?:(?:INFO |TRACE )((?:" + _STARTS % rb"Dev" + rb")[^\n]*)"
+                     rb"|WAR(?=N)|TRACE|failure|error|version)")
+SCAN_NO_GID_RE = re.compile(rb"NCCL (?:(?:INFO |TRACE )((?:" + _STARTS % rb"(?:Dev|IbDev)" + rb")[^\n]*)"
+                            rb"|WAR(?=N)|TRACE|failure|error|version)")
+OTHER_MARKS = (b"ProcessGroupNCCL", b"NCCL failure", b"NCCL error", b"NCCL version")
+WARN = b"NCCL WARN"
+TRACE = b"NCCL TRACE"
+GDR = b"GPU Direct RDMA"
+B_ANSI_RE = re.compile(ANSI_RE.pattern.encode())
+
+Digest = tuple  # (lines, has "NCCL", INFO, WARN, TRACE counts, [(connection text, count)], mark bits)
+
+
+def normalise(raw: bytes) -> bytes:
+    """CRLF and lone CR to LF, ANSI colour codes out, tabs to spaces. A chunk that is not ASCII is
+    decoded first ("replace") and encoded back, so its bytes are those of the decoded text."""
+    if not raw.isascii():
+        text = raw.decode("utf-8", "replace")
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if "\x1b" in text:
+            text = ANSI_RE.sub("", text)
+        if "\t" in text:
+            text = text.replace("\t", " ")
+        return text.encode("utf-8")
+    if b"\r" in raw:
+        raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if b"\x1b" in raw:
+        raw = B_ANSI_RE.sub(b"", raw)
+    if b"\t" in raw:
+        raw = raw.replace(b"\t", b" ")
+    return raw
+
+
+def digest(raw: bytes) -> Digest:
+    """The state-free passes over one chunk as read (it is normalised here): (lines, has "NCCL",
+    "NCCL INFO"/"NCCL WARN"/"NCCL TRACE" counts, the connection texts with their counts in order of
+    first appearance, bits: GPU Direct RDMA 1 any / 2 Enabled / 4 Disabled, 8 "ProcessGroupNCCL",
+    16 the chunk is already normal (normalise would return it unchanged))."""
+    c = normalise(raw)
+    same = 16 if c is raw else 0
+    if b"NCCL" not in c:
+        return c.count(b"\n"), False, 0, 0, 0, [], same
+    marks = same | (8 if b"ProcessGroupNCCL" in c else 0)
+    if GDR in c:
+        marks |= 1 | (2 if b"GPU Direct RDMA Enabled" in c else 0) | (4 if b"GPU Direct RDMA Disabled" in c else 0)
+    return (c.count(b"\n"), True, c.count(b"NCCL INFO"), c.count(WARN), c.count(TRACE),
+            list(Counter(CONN_RE.findall(c)).items()), marks)
+
+
+class _LineNo:
+    """Line numbers of increasing positions in a chunk, counted incrementally."""
+
+    def __init__(self, chunk: bytes, base: int) -> None:
+        self.chunk, self.pos, self.line = chunk, 0, base + 1
+
+    def at(self, pos: int) -> int:
+        if pos < self.pos:
+            self.pos, self.line = 0, self.line - self.chunk.count(b"\n", 0, self.pos)
+        self.line += self.chunk.count(b"\n", self.pos, pos)
+        self.pos = pos
+        return self.line
+
+
+def _line_at(chunk: bytes, pos: int) -> tuple[int, int]:
+    ls = chunk.rfind(b"\n", 0, pos) + 1
+    le = chunk.find(b"\n", pos)
+    return ls, (le if le >= 0 else len(chunk))
+
+
+def _text(b: bytes) -> str:
+    return b.decode("utf-8", "replace")
+
+
+def feed(st: Facts, raw: bytes, dg: Optional[Digest] = None) -> None:
+    """Read one chunk of whole lines (the last chunk may end without a newline) into `st`.
+
+    `dg` is `digest(raw)` when it was computed elsewhere (it is computed here otherwise)."""
+    if dg is None:
+        dg = digest(raw)
+    n_lines, has_nccl, n_info, n_warn, n_trace, items, marks = dg
+    c = raw if marks & 16 else normalise(raw)
+    base = st.n
+    st.n += n_lines
+    if not c.endswith(b"\n"):
+        st.partial = True
+    if not has_nccl:
+        return
+    st.nccl += n_info + n_warn + n_trace
+    for conn, cnt in items:
+        st.count_connections(c, base, conn, cnt)
+    if marks & 1:
+        _gdr(st, c, base, marks)
+    warns, other = _facts(st, c)
+    if n_warn:
+        _warns(st, c, base, warns, n_warn)
+    # NCCL lines without a tag, when there are untagged "NCCL" mentions: banner, watchdog, failures
+    if (other or marks & 8) and c.count(b"NCCL") - n_info - n_warn - n_trace - c.count(b"NCCL_") > 0:
+        _untagged(st, c, base)
+    st.flush_errors()
+
+
+def _gdr(st: Facts, c: bytes, base: int, marks: int) -> None:
+    """GPU Direct RDMA evidence: Enabled / Disabled, and the first lines that say so."""
+    if marks & 2:
+        st.gdr_on = True
+    if marks & 4:
+        st.gdr_off = True
+    if len(st.gdr_lines) < MAX_GDR_LINES:
+        ln = _LineNo(c, base)
+        pos = c.find(GDR)
+        while pos >= 0 and len(st.gdr_lines) < MAX_GDR_LINES:
+            ls, le = _line_at(c, pos)
+            st.gdr_lines.append(LogLine(ln.at(ls), _text(c[ls:le]).strip()[:MAX_TEXT]))
+            pos = c.find(GDR, le)
+
+
+def _facts(st: Facts, c: bytes) -> tuple[list[int], bool]:
+    """The fact lines, given to Facts; returns the positions of the WARN tags found and whether an
+    untagged mark (failure / error / version) was seen. Every effect of a fact line is idempotent, so
+    a line whose message is known (or a comm line whose rank record is known) only adds its prefix's
+    host; raw bytes known as text skip the decode."""
+    seen, seen_b = st.seen_msgs, st.seen_msgs_b
+    pcache, pseen_b = st.prefix_cache, st.prefix_seen_b
+    comm_seen_b = st.comm_seen_b
+    prefix = st.prefix
+    info = st.info
+    rfind = c.rfind
+    warns: list[int] = []
+    other = False
+    for m in (SCAN_RE if st.gid is None else SCAN_NO_GID_RE).finditer(c):
+        msg_b = m.group(1)
+        start = m.start()
+        if msg_b is None:  # a tag: "NCCL WAR(N)", TRACE (counted already), or a mark
+            n = m.end() - start
+            if n == 8:
+                warns.append(start)
+            elif n != 10 or c[start + 5] != 84:  # not "NCCL TRACE"
+                other = True
+            continue
+        kb = None
+        known = msg_b in seen_b
+        if not known and msg_b[-1] > 32 and msg_b.startswith((b"comm ", b"ncclCommInitRank comm ")):
+            # the key Facts.comm reads (the message has nothing to strip): a known key only sets init_complete
+            mm = msg_b[17:] if msg_b[0] == 110 else msg_b
+            r = mm.find(b" rank ")
+            e = mm.find(b" commId", r)
+            kb = mm[r:e] if e > 0 else mm[r:]
+            if kb in comm_seen_b:
+                if b"Init COMPLETE" in msg_b:
+                    st.init_complete = True
+                known = True
+        pre_b = c[rfind(b"\n", 0, start) + 1 : start]
+        if known:
+            if pre_b not in pseen_b:
+                pre = _text(pre_b)
+                if pre not in pcache:
+                    prefix(pre)
+                pseen_b.add(pre_b)
+            continue
+        msg = _text(msg_b)
+        pre = _text(pre_b)
+        if msg in seen:
+            if pre not in pcache:
+                prefix(pre)
+            continue
+        if len(seen) >= MAX_CACHE:
+            seen.clear()
+            seen_b.clear()
+        if not msg.startswith("Connected NVLS"):
+            seen.add(msg)
+            seen_b.add(msg_b)
+        info(0, "", pre, msg.strip())
+        if kb is not None and _text(kb) in st.comm_seen:
+            comm_seen_b.add(kb)
+    return warns, other
+
+
+def _warns(st: Facts, c: bytes, base: int, warns: list[int], n_warn: int) -> None:
+    """WARN lines, the first tag of each line. The tags the scan found are all of them unless one sits
+    inside a fact line or two overlap ("NCCL WARNCCL WARN"); then they are searched for here."""
+    ln = _LineNo(c, base)
+    if len(warns) != n_warn or any(c.startswith(b"NCCL", p + 8) for p in warns):
+        warns = []
+        pos = c.find(WARN)
+        while pos >= 0:
+            warns.append(pos)
+            pos = c.find(WARN, _line_at(c, pos)[1])
+    le = -1
+    for pos in warns:
+        if pos < le:
+            continue
+        ls, le = _line_at(c, pos)
+        st.warn(ln.at(ls), _text(c[ls:le]).strip(), _text(c[ls:pos]))
+
+
+def _untagged(st: Facts, c: bytes, base: int) -> None:
+    """Lines with an untagged mark (banner, c10d watchdog, nccl-tests / PyTorch failures), each once."""
+    starts: set[int] = set()
+    for mark in OTHER_MARKS:
+        pos = c.find(mark)
+        while pos >= 0:
+            ls, le = _line_at(c, pos)
+            starts.add(ls)
+            pos = c.find(mark, le)
+    ln = _LineNo(c, base)
+    for ls in sorted(starts):
+        _, le = _line_at(c, ls)
+        line = c[ls:le]
+        if b"NCCL INFO" in line or WARN in line or TRACE in line:
+            continue
+        if st.other(ln.at(ls), _text(line).strip()):
+            st.nccl += 1
+
+
+# ---- cutting input into chunks, and the entry points ------------------------------------------------
+
+def iter_chunks(handle: BinaryIO) -> Iterator[bytes]:
+    """Chunks of whole lines from a file opened "rb" (or any object with read/readline): read(CHUNK)
+    plus the rest of its last line, at most CHUNK more (a giant line is cut rather than held whole).
+    A text-mode handle's chunks are encoded as UTF-8."""
+    try:
+        read = handle.read
+        readline = handle.readline
+    except AttributeError:
+        raise ParseError("not a readable file") from None
+    n = 0
+    while True:
+        try:
+            chunk = read(CHUNK)
+            if not chunk:
+                return
+            if isinstance(chunk, str):  # a text-mode file after all
+                if not chunk.endswith("\n"):
+                    chunk += readline(CHUNK)
+                chunk = chunk.encode("utf-8", "surrogatepass")
+            else:
+                chunk = bytes(chunk)
+                if not chunk.endswith(b"\n"):
+                    chunk += bytes(readline(CHUNK))
+        except (OSError, ValueError, TypeError) as e:
+            raise ParseError(f"cannot read the log: {e}", n) from None
+        n += chunk.count(b"\n")
+        yield chunk
+
+
+def _text_chunks(text: str) -> Iterator[bytes]:
+    start, end = 0, len(text)
+    while start < end:
+        cut = start + CHUNK
+        if cut >= end:
+            cut = end
+        else:
+            nl = text.find("\n", cut)
+            cut = end if nl < 0 else nl + 1
+        yield text[start:cut].encode("utf-8", "surrogatepass")
+        start = cut
+
+
+def _line_chunks(lines: Iterable) -> Iterator[bytes]:
+    buf: list[str] = []
+    size = 0
+    for line in lines:
+        if not isinstance(line, str):
+            line = line.decode("utf-8", "replace") if isinstance(line, (bytes, bytearray)) else str(line)
+        if not line.endswith("\n"):
+            line += "\n"
+        buf.append(line)
+        size += len(line)
+        if size >= CHUNK:
+            yield "".join(buf).encode("utf-8", "surrogatepass")
+            buf, size = [], 0
+    if buf:
+        yield "".join(buf).encode("utf-8", "surrogatepass")
+
+
+def parse_chunks(chunks: Iterable) -> Result:
+    """Merge chunks of whole lines, in order, into one Result. Each item is a chunk (bytes) or a pair
+    (chunk, its digest or None): how the loader passes digests computed in a worker process."""
+    st = Facts()
+    for item in chunks:
+        if isinstance(item, tuple):
+            feed(st, item[0], item[1])
+        else:
+            feed(st, item)
+    if st.partial:
+        st.n += 1
+    return st.result()
+
+
+def parse_binary(handle: BinaryIO) -> Result:
+    """Parse an NCCL_DEBUG log from a file opened in binary mode, in constant memory; the result is
+    `parse(data.decode("utf-8", "replace"))`."""
+    return parse_chunks(iter_chunks(handle))
+
+
+def parse_lines(lines: Iterable) -> Result:
+    """Parse an iterable of log lines (an open file, text or binary, a list, a generator) in constant
+    memory: lines are gathered into chunks of about CHUNK characters."""
+    if callable(getattr(lines, "read", None)):
+        return parse_chunks(iter_chunks(lines))  # type: ignore[arg-type]
+    return parse_chunks(_line_chunks(lines))
+
+
+def parse(text: str) -> Result:
+    """Parse a whole NCCL_DEBUG log held in memory (the same engine, over its UTF-8 bytes)."""
+    return parse_chunks(_text_chunks(text))

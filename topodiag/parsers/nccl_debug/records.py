@@ -1,0 +1,92 @@
+"""The records an NCCL_DEBUG log parses into (the JSON schema is in the package docstring), and the
+caps that keep a multi-GB log's result small."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+SOURCE = "nccl_debug"
+
+MAX_LIST = 200
+MAX_SAMPLE = 20
+MAX_GDR_LINES = 8
+MAX_HOSTS = 4096
+MAX_DEVS_PER_HOST = 256
+MAX_RANKS = 4096
+MAX_NET_DEVICES = 64
+MAX_ENV = 128
+MAX_TRANSPORTS = 32
+MAX_NETWORKS = 8
+MAX_TEXT = 500
+MAX_CACHE = 65536
+
+NO_NCCL = "no NCCL log lines (NCCL INFO/WARN) found"
+
+
+@dataclass(frozen=True)
+class Rank:
+    rank: int
+    host: Optional[str]
+    cuda_dev: Optional[int]
+    bus_id: Optional[str]
+    nranks: Optional[int]
+
+
+@dataclass(frozen=True)
+class NetDevice:
+    name: str
+    port: Optional[int]
+    link_layer: Optional[str]
+    index: Optional[int]
+    kind: str
+    address: Optional[str]
+    sharp: bool
+
+
+@dataclass(frozen=True)
+class LogLine:
+    line_no: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ErrorLine:
+    line_no: int
+    text: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class Result:
+    source: str = SOURCE
+    nccl_version: Optional[str] = None
+    cuda_version: Optional[str] = None
+    cuda_driver_version: Optional[str] = None
+    hosts: tuple[str, ...] = ()
+    cuda_devs: dict = None  # type: ignore[assignment]
+    nranks: Optional[int] = None
+    nranks_from: Optional[str] = None
+    ranks: tuple[Rank, ...] = ()
+    network: Optional[str] = None
+    networks: tuple[str, ...] = ()
+    net_plugin: Optional[str] = None
+    net_plugin_path: Optional[str] = None
+    collnet_plugin: Optional[str] = None
+    net_devices: tuple[NetDevice, ...] = ()
+    gid_index: Optional[int] = None
+    gdr: Optional[bool] = None
+    gdr_lines: tuple[LogLine, ...] = ()
+    transports: dict = None  # type: ignore[assignment]
+    connections_sample: tuple[LogLine, ...] = ()
+    env: dict = None  # type: ignore[assignment]
+    channels: dict = None  # type: ignore[assignment]
+    init_complete: bool = False
+    warnings: tuple[LogLine, ...] = ()
+    warnings_total: int = 0
+    errors: tuple[ErrorLine, ...] = ()
+    errors_total: int = 0
+    socket_fallback_reasons: tuple[str, ...] = ()
+    lines: int = 0
+    nccl_lines: int = 0
+
