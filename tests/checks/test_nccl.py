@@ -46,12 +46,62 @@ def topology(**sources: str):
     "nccl-socket-ring-2.5-01.log",
     "nccl-socket-fallback-aws-noib-02-rings.log",
     "nccl-shm-plus-socket-2node-01.log",
-    "nccl-socket-azure-vm-2.17-01.log",
     "nccl-socket-forced-netsocket-2.11-01.log",
 ])
 def test_socket_without_a_forcing_env_is_an_error(name):
+    """Each of these logs proves the job spans nodes (connections via NET/Socket, or two hosts)."""
     [h] = hits(nccl.nccl001(parse(name)))
     assert h.severity is None  # the rule's default: error
+
+
+def test_socket_on_a_log_that_does_not_show_the_nodes_is_a_warning():
+    """The Azure VM excerpt: one host, no nNodes line, no connection line: sockets may have carried
+    nothing (a single-node job), so not an error; the message says what is missing."""
+    [h] = hits(nccl.nccl001(parse("nccl-socket-azure-vm-2.17-01.log")))
+    assert h.severity is Severity.WARNING and "nodes_unknown" in h.notes
+
+
+def test_socket_in_a_single_node_communicator_is_info():
+    text = ("n1:1:1 [0] NCCL INFO NET/IB : No device found.\n"
+            "n1:1:1 [0] NCCL INFO Failed to initialize NET plugin IB\n"
+            "n1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+            "n1:1:1 [0] NCCL INFO Initialized NET plugin Socket\n"
+            "n1:1:1 [0] NCCL INFO Assigned NET plugin Socket to comm\n"
+            "n1:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0\n"
+            "n1:1:2 [1] NCCL INFO comm 0x2 rank 1 nRanks 2 nNodes 1 localRanks 2 localRank 1 MNNVL 0\n")
+    r = parse("", text)
+    assert r.nnodes == 1 and r.net_plugins_failed == ("IB",) and r.net_plugin_assigned == "Socket"
+    [h] = hits(nccl.nccl001(r))
+    assert h.severity is Severity.INFO and h.variant == "using_socket" and "single_node" in h.notes
+    text = said("NCCL001", h)
+    assert "Assigned NET plugin Socket to comm" in text and "Failed to initialize NET plugin IB" in text
+    assert "NCCL reports nNodes 1" in text
+
+
+def test_socket_device_list_without_using_network_line():
+    """NCCL 2.4-era: 'NET/IB : No device found.' then 'NET/Socket : Using', no 'Using network' line."""
+    text = ("a:1:1 [0] NCCL INFO NET/IB : No device found.\n"
+            "a:1:1 [0] NCCL INFO NET/Socket : Using [0]ib0:10.1.0.1<0>\n"
+            "b:2:2 [0] NCCL INFO NET/Socket : Using [0]ib0:10.1.0.2<0>\n")
+    [h] = hits(nccl.nccl001(parse("", text)))
+    assert h.variant == "socket_device" and h.severity is None  # two hosts: an error
+    assert "ipoib" in h.notes and "IPoIB" in said("NCCL001", h) and "ib0" in said("NCCL001", h)
+
+
+def test_nccl_23_internal_network_socket():
+    text = ("a:1:1 [0] NCCL INFO NET : Using interface eth0:10.0.0.1<0>\n"
+            "a:1:1 [0] NCCL INFO NET/Socket : 1 interfaces found\n"
+            "a:1:1 [0] NCCL INFO Using internal Network Socket\n"
+            "a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 4 cudaDev 0 nvmlDev 0 - Init COMPLETE\n")
+    r = parse("", text)
+    assert r.network == "Socket"
+    [h] = hits(nccl.nccl001(r))
+    assert h.variant == "using_socket" and h.severity is Severity.WARNING  # 4 ranks, 1 GPU seen: nodes unknown
+
+
+def test_a_backquoted_prefix_names_the_host_without_the_quote():
+    r = parse("", "`gpu7:1:2 [0] NCCL INFO Using network IB`\n")
+    assert r.hosts == ("gpu7",)
 
 
 def test_socket_counts_the_connection_lines():
@@ -73,7 +123,7 @@ def test_printed_reason_is_passed_on():
             "n1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
             "n1:1:1 [0] NCCL INFO Using network Socket\n")
     [h] = hits(nccl.nccl001(parse("", text)))
-    assert "No device found" in said("NCCL001", h) and h.severity is None
+    assert "No device found" in said("NCCL001", h) and h.severity is Severity.WARNING  # one host: nodes unknown
 
 
 def test_nccl_net_socket_env_is_forced():

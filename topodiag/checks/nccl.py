@@ -109,10 +109,84 @@ def _loopback(devices: list[dict]) -> Optional[dict]:
                  and (d.get("name") == "lo" or str(d.get("address") or "").startswith(("127.", "::1")))), None)
 
 
-def _socket_severity(forced: list[str], loopback: Optional[dict], hosts: list[str]) -> Optional[Severity]:
-    if loopback is not None:  # no other node can connect: an error for a multi-node run
-        return Severity.ERROR if len(hosts) > 1 else Severity.WARNING
-    return Severity.WARNING if forced else None
+def _socket_severity(forced: list[str], loopback: Optional[dict], nodes: Optional[bool]) -> Optional[Severity]:
+    """Sockets carry nothing in a single-node communicator (info); a loopback socket cannot reach
+    another node (error when the job spans nodes); a forced run, or one whose node count the log does
+    not show, is a warning; a multi-node job on sockets keeps the rule's error."""
+    if nodes is False:
+        return Severity.INFO
+    if loopback is not None:
+        return Severity.ERROR if nodes else Severity.WARNING
+    if forced or nodes is None:
+        return Severity.WARNING
+    return None
+
+
+def _nodes(nccl_debug: Mapping[str, Any]) -> tuple[Optional[bool], str]:
+    """(True: the job spans nodes, False: one node, None: the log does not say), and how it is known:
+    NCCL's own nNodes, host prefixes, connection lines over the network, or every rank on one host."""
+    nnodes = nccl_debug.get("nnodes")
+    if nnodes is not None:
+        return nnodes > 1, f"NCCL reports nNodes {nnodes}"
+    hosts = _hosts(nccl_debug)
+    if len(hosts) > 1:
+        return True, f"{len(hosts)} hosts log"
+    if any(k.startswith("NET/") for k in (nccl_debug.get("transports") or {})):
+        return True, "connection lines go via NET/"
+    nranks = nccl_debug.get("nranks")
+    devs = (nccl_debug.get("cuda_devs") or {}).get(hosts[0], []) if hosts else []
+    if nranks and devs and nranks <= len(devs):
+        return False, f"all {nranks} rank(s) on {hosts[0]}"
+    return None, ""
+
+
+def _socket_words(nccl_debug: Mapping[str, Any]) -> str:
+    """The line that says NCCL's network is Socket, quoted for the message ("" when none does)."""
+    if _using_socket(nccl_debug):
+        return '"Using network Socket"'
+    if str(nccl_debug.get("net_plugin_assigned") or "").lower() == "socket":
+        return '"Assigned NET plugin Socket to comm"'
+    if "socket" in [str(n).lower() for n in nccl_debug.get("net_plugins_initialized") or []]:
+        return '"Initialized NET plugin Socket"'
+    return ""
+
+
+def _only_socket_devices(nccl_debug: Mapping[str, Any]) -> bool:
+    """A "NET/Socket : Using" device list with no IB device, no other network and no NET/ connection
+    (logs before NCCL 2.5 print no "Using network" line; NET/Socket is initialised only when IB is not)."""
+    devices = nccl_debug.get("net_devices") or []
+    other_net = [n for n in nccl_debug.get("networks") or [] if str(n).lower() != "socket"]
+    net_lines = any(k.startswith("NET/") for k in (nccl_debug.get("transports") or {}))
+    return (any(d.get("kind") == "socket" for d in devices) and not any(d.get("kind") == "ib" for d in devices)
+            and not other_net and not net_lines)
+
+
+def _socket_variant(nccl_debug: Mapping[str, Any], socket_conns: int) -> Optional[str]:
+    """How the log shows NET/Socket as NCCL's network: connection lines via NET/Socket, a line that says
+    so ("Using network Socket", NCCL 2.3's "Using internal Network Socket", the Socket plugin assigned
+    or initialised), or only a socket device list; None when it does not."""
+    if socket_conns:
+        return "default"
+    if _socket_words(nccl_debug):
+        return "using_socket"
+    if _only_socket_devices(nccl_debug):
+        return "socket_device"
+    return None
+
+
+def _socket_reasons(nccl_debug: Mapping[str, Any], forced: list[str]) -> list[str]:
+    reasons = list(nccl_debug.get("socket_fallback_reasons") or [])
+    return reasons + [f for f in forced if f not in reasons]
+
+
+def _socket_names(devices: list[dict]) -> str:
+    return ", ".join(str(d.get("name")) for d in devices if d.get("kind") == "socket")
+
+
+def _ipoib(devices: list[dict]) -> Optional[dict]:
+    """NCCL's NET/Socket device when it is an IPoIB interface (ib0, ibp24s0, ibs1...)."""
+    return next((d for d in devices if d.get("kind") == "socket" and re.match(r"ib[a-z0-9]", str(d.get("name") or ""))),
+                None)
 
 
 def _sample_evidence(nccl_debug: Mapping[str, Any], transport: str) -> list[Evidence]:
@@ -137,25 +211,32 @@ def _tried_ib(devices: list[dict], reasons: list[str]) -> bool:
 @check("NCCL001")
 def nccl001(nccl_debug, topology=None):
     """NET/Socket carried the network traffic: say why NCCL chose it (a printed reason or the env),
-    whether it bound a loopback address, and whether IB ports were up on the host all along."""
+    whether it bound a loopback or an IPoIB interface, whether IB ports were up on the host all along,
+    and whether the job spans nodes at all (a single-node communicator sends nothing over sockets)."""
     nccl_debug = _as_dict(nccl_debug)
     socket_conns = _socket_transports(nccl_debug.get("transports") or {})
-    if not socket_conns and not _using_socket(nccl_debug):
+    variant = _socket_variant(nccl_debug, socket_conns)
+    if variant is None:
         return None
     forced = _forced(nccl_debug.get("env") or {})
-    reasons = list(nccl_debug.get("socket_fallback_reasons") or [])
-    reasons += [f for f in forced if f not in reasons]
+    reasons = _socket_reasons(nccl_debug, forced)
     devices = nccl_debug.get("net_devices") or []
     loopback = _loopback(devices) or {}
+    ipoib = {} if loopback else (_ipoib(devices) or {})
+    iface = loopback or ipoib
     active = _active_ib_ports(topology)
-    return hit(_hosts_subject(nccl_debug), variant="default" if socket_conns else "using_socket",
-               notes=(_reason(forced, reasons, _tried_ib(devices, reasons)),) + when(loopback=loopback,
-                                                                                    ib_ports_active=active),
-               severity=_socket_severity(forced, loopback or None, _hosts(nccl_debug)),
+    nodes, how = _nodes(nccl_debug)
+    return hit(_hosts_subject(nccl_debug), variant=variant,
+               notes=(_reason(forced, reasons, _tried_ib(devices, reasons)),)
+               + when(loopback=loopback, ipoib=ipoib, ib_ports_active=active,
+                      single_node=nodes is False, nodes_unknown=nodes is None),
+               severity=_socket_severity(forced, loopback or None, nodes),
                evidence=_sample_evidence(nccl_debug, "NET/Socket"),
                expectation="NET/IB (or a net plugin) for inter-node traffic",
-               socket_lines=socket_conns, reasons=", ".join(reasons), interface=loopback.get("name"),
-               address=loopback.get("address") or "no address", ib_ports=len(active), active_ports=listing(active, 4))
+               socket_lines=socket_conns, said=_socket_words(nccl_debug), reasons=", ".join(reasons),
+               interface=iface.get("name"), address=iface.get("address") or "no address",
+               ib_ports=len(active), active_ports=listing(active, 4), nodes_how=how,
+               devices=_socket_names(devices))
 
 
 def _xml_no_gdr(topology):

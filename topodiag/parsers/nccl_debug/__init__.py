@@ -31,7 +31,7 @@ each host runs ranks on), nranks
 (largest "nranks N" of comm lines, else largest rank seen + 1), nranks_from ("comm" | "max_rank" |
 null), ranks [{rank, host, cuda_dev, bus_id, nranks}] (sorted, ranks >= nranks dropped; host only
 for the rank that logged the line; a bracket "8[20000]" of two or fewer digits is a cudaDev (NCCL >=
-2.19), longer a busId), network (first "Using network X"), networks (distinct, in order), net_plugin
+2.19), longer a busId), network (first "Using network X", or NCCL 2.3's "Using internal Network X"), networks (distinct, in order), net_plugin
 ("Loaded net plugin X", else "P2P plugin [vN] X", else "aws-ofi-nccl" when NET/OFI lines appear),
 net_plugin_path, collnet_plugin, net_devices [{name, port, link_layer ("IB"|"RoCE"|null), index,
 kind ("ib"|"socket"), address, sharp}] (from "NET/IB : Using" / "NET/Socket : Using", distinct by
@@ -46,7 +46,12 @@ summary line), init_complete, warnings [{line_no, text}], warnings_total, errors
 kind}] (kinds: ib_completion, remote_process_exited, unhandled_system_error, internal_error,
 unhandled_cuda_error, cuda_failure, connection_closed, nccl_failure, nccl_error, watchdog_timeout,
 watchdog_exception, watchdog_abort), errors_total, socket_fallback_reasons (only when a socket
-transport is in evidence: "NET/IB : No device found", "NCCL_IB_DISABLE=1", "NCCL_NET=Socket"),
+transport is in evidence: "NET/IB : No device found", "Failed to initialize NET plugin X",
+"NCCL_IB_DISABLE=1", "NCCL_NET=Socket"), nnodes (largest "nNodes N" of the "comm 0x.. rank r nRanks n
+nNodes N localRanks l" lines, NCCL >= 2.19; null without them), net_plugins_initialized /
+net_plugins_failed (distinct names from "Initialized NET plugin X" / "Failed to initialize NET
+plugin X", in order), net_plugin_assigned (first "Assigned NET plugin X to comm"), net_by_host {host:
+[the NET transports, normalised as in `transports`, of the connection lines of that host's ranks]},
 lines, nccl_lines (occurrences of "NCCL INFO"/"NCCL WARN"/"NCCL TRACE" plus untagged
 banner/watchdog/failure lines)}.
 """
@@ -63,6 +68,7 @@ from .records import MAX_LIST, MAX_SAMPLE, SOURCE, ErrorLine, LogLine, NetDevice
 INFO = ParserInfo(
     source=SOURCE,
     tool="NCCL_DEBUG=INFO",
+    schema_version=2,  # 2: nnodes, net_plugins_initialized/failed, net_plugin_assigned, net_by_host
     description="an NCCL_DEBUG=INFO log (any NCCL 2.x, launcher prefixes, c10d watchdog lines): transports, NICs, GDR, errors",
 )
 

@@ -16,7 +16,8 @@ from .records import (MAX_CACHE, MAX_DEVS_PER_HOST, MAX_ENV, MAX_HOSTS, MAX_LIST
                       MAX_NETWORKS, MAX_RANKS, MAX_SAMPLE, MAX_TEXT, MAX_TRANSPORTS, NO_NCCL, ErrorLine, LogLine,
                       NetDevice, Rank, Result)
 
-PREFIX_RE = re.compile(r"([^\s:\[\]]+):\d+:\d+\s+\[(\d+)\]")
+PREFIX_RE = re.compile(r"([^\s:\[\]`'\"]+):\d+:\d+\s+\[(\d+)\]")  # a pasted `host:pid:tid [dev]` keeps no quote
+NODES_RE = re.compile(r" nNodes (\d+)")
 VERSION_RE = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:[-+.][^\s]*?cuda(\d+\.\d+))?")
 COMM_RE = re.compile(
     r"comm 0x[0-9a-fA-F]+ rank (\d+) n[Rr]anks (\d+)(?: cudaDev (\d+))?(?: nvmlDev \d+)?(?: busId ([0-9a-fA-F]+))?")
@@ -83,6 +84,12 @@ def _classify_error(s: str) -> Optional[str]:
     return None
 
 
+def _add_name(names: list[str], name: str) -> None:
+    name = name.strip()[:MAX_TEXT]
+    if name and name not in names and len(names) < MAX_NETWORKS:
+        names.append(name)
+
+
 def _ends(collnet: bool, toks: list[str]) -> list[tuple]:
     """The ranks of a connection line's text before " via ": [(rank, bracket, is the local rank)].
     "a[x] -> b[y]" (the local rank is b on a "[receive]" line), or the first rank of a CollNet line."""
@@ -123,6 +130,11 @@ class Facts:
         self.hosts: set[str] = set()
         self.cuda_devs: dict[str, set[int]] = {}
         self.comm_nranks: Optional[int] = None
+        self.nnodes: Optional[int] = None
+        self.plugins_initialized: list[str] = []
+        self.plugins_failed: list[str] = []
+        self.plugin_assigned: Optional[str] = None
+        self.net_keys_by_rank: dict[int, set[str]] = {}
         self.max_rank = -1
         self.ranks: dict[int, list] = {}
         self.network: Optional[str] = None
@@ -267,6 +279,12 @@ class Facts:
                 self.add_rank(r, host, cdev if cdev is not None else dev, bus, None)
             else:
                 self.add_rank(r, None, cdev, bus, None)
+        if key.startswith("NET/") and local is not None:
+            keys = self.net_keys_by_rank.get(local)
+            if keys is None and len(self.net_keys_by_rank) < MAX_RANKS:
+                keys = self.net_keys_by_rank[local] = set()
+            if keys is not None and len(keys) < MAX_TRANSPORTS:
+                keys.add(key)
         if "GDRDMA" in key:
             self.gdr_on = True
         return key
@@ -384,6 +402,20 @@ class Facts:
         if net not in self.networks and len(self.networks) < MAX_NETWORKS:
             self.networks.append(net)
 
+    def plugin_initialized(self, msg: str, pre: str) -> None:
+        _add_name(self.plugins_initialized, msg[len("Initialized NET plugin "):])
+
+    def plugin_failed(self, msg: str, pre: str) -> None:
+        _add_name(self.plugins_failed, msg[len("Failed to initialize NET plugin "):])
+
+    def plugin_assigned_line(self, msg: str, pre: str) -> None:
+        if self.plugin_assigned is None:
+            name = msg[len("Assigned NET plugin "):]
+            self.plugin_assigned = (name[: -len(" to comm")] if name.endswith(" to comm") else name).strip()[:MAX_TEXT]
+
+    def internal_network(self, msg: str, pre: str) -> None:
+        self.using_network("Using network " + msg[len("Using internal Network "):], pre)  # NCCL 2.3
+
     def init_rank(self, msg: str, pre: str) -> None:
         self.comm(msg[17:], pre)
 
@@ -413,6 +445,11 @@ class Facts:
             self.comm_seen.clear()
             self.comm_seen_b.clear()
         self.comm_seen.add(key)
+        if " nNodes " in msg:  # "comm 0x.. rank 8 nRanks 16 nNodes 2 localRanks 8 ..." (NCCL >= 2.19)
+            n = NODES_RE.search(msg)
+            if n and (self.nnodes is None or int(n.group(1)) > self.nnodes):
+                self.nnodes = int(n.group(1))
+            return
         m = COMM_RE.match(msg)
         if not m:
             return
@@ -475,6 +512,15 @@ class Facts:
                 return True
         return False
 
+    def net_by_host(self) -> dict[str, list[str]]:
+        """{host: the NET transports its ranks' connection lines used}, for the ranks whose host is known."""
+        out: dict[str, set[str]] = {}
+        for rank, keys in self.net_keys_by_rank.items():
+            rec = self.ranks.get(rank)
+            if rec is not None and rec[0] is not None:
+                out.setdefault(rec[0], set()).update(keys)
+        return {h: sorted(k) for h, k in sorted(out.items())}
+
     # ---- freeze ---------------------------------------------------------------------------
     def result(self) -> Result:
         if self.nccl == 0:
@@ -498,6 +544,7 @@ class Facts:
         if socket_seen:
             if self.ib_no_device:
                 reasons.append("NET/IB : No device found")
+            reasons += [f"Failed to initialize NET plugin {name}" for name in self.plugins_failed]
             if self.env.get("NCCL_IB_DISABLE") == "1":
                 reasons.append("NCCL_IB_DISABLE=1")
             if self.env.get("NCCL_NET", "").lower() == "socket":
@@ -511,17 +558,22 @@ class Facts:
             cuda_devs={h: sorted(d) for h, d in sorted(self.cuda_devs.items())},
             nranks=nranks,
             nranks_from=nfrom,
+            nnodes=self.nnodes,
             ranks=ranks,
             network=self.network,
             networks=tuple(self.networks),
             net_plugin=plugin,
             net_plugin_path=self.plugin_path,
+            net_plugins_initialized=tuple(self.plugins_initialized),
+            net_plugins_failed=tuple(self.plugins_failed),
+            net_plugin_assigned=self.plugin_assigned,
             collnet_plugin=self.collnet_plugin,
             net_devices=tuple(self.devices.values()),
             gid_index=self.gid,
             gdr=gdr,
             gdr_lines=tuple(self.gdr_lines),
             transports=dict(sorted(self.transports.items())),
+            net_by_host=self.net_by_host(),
             connections_sample=tuple(self.sample),
             env=dict(sorted(self.env.items())),
             channels=dict(self.channels),
@@ -547,6 +599,10 @@ STARTS = (
     ("NET/OFI", Facts.ofi),
     ("NET/Plugin", Facts.net_plugin),
     ("Using network ", Facts.using_network),
+    ("Using internal Network ", Facts.internal_network),
+    ("Initialized NET plugin ", Facts.plugin_initialized),
+    ("Failed to initialize NET plugin ", Facts.plugin_failed),
+    ("Assigned NET plugin ", Facts.plugin_assigned_line),
     ("comm ", Facts.comm),
     ("cudaDriverVersion", Facts.driver),
     ("ncclCommInitRank comm ", Facts.init_rank),

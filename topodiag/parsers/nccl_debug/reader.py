@@ -38,9 +38,10 @@ CONN_RE = re.compile(rb"NCCL INFO ((?:Channel|Ring|CollNet) [^:\n]*: [^\n]*)")
 # "NCCL" of another), TRACE and the untagged marks failure/error/version (the ProcessGroupNCCL mark
 # is found by `digest`); all start at the literal "NCCL ". Once the GID index is known the per-QP
 # "NET/IB: IbDev 0 Port 1 qpn 123 mtu 5 GID 3 (...)" lines are skipped too (SCAN_NO_GID_RE).
-_STARTS = (rb"N(?:ET/(?!IB: %s )|CCL)|Using network|c(?:omm 0x(?![0-9a-fA-F]+ rank \d+ nRanks)|udaDriverVersion)|"
+_STARTS = (rb"N(?:ET/(?!IB: %s )|CCL)|Using (?:network|internal Network)|"
+           rb"c(?:omm 0x(?![0-9a-fA-F]+ rank \d+ nRanks \d+(?!\d| nNodes))|udaDriverVersion)|"
            rb"ncclCommInitRank|C(?:UDA Driver|onnected NVLS)|P(?:2P plugin|lugin Path)|Bootstrap|Trees|"
-           rb"\d+ coll channels")
+           rb"(?:Initialized|Assigned|Failed to initialize) NET plugin|\d+ coll channels")
 SCAN_RE = re.compile(rb"NCCL (?:(?:INFO |TRACE )((?:" + _STARTS % rb"Dev" + rb")[^\n]*)"
                      rb"|WAR(?=N)|TRACE|failure|error|version)")
 SCAN_NO_GID_RE = re.compile(rb"NCCL (?:(?:INFO |TRACE )((?:" + _STARTS % rb"(?:Dev|IbDev)" + rb")[^\n]*)"
