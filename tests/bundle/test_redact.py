@@ -279,7 +279,7 @@ def compare(a, b, path: str, source: str, hosts: set[str], pairs: dict) -> None:
             if a is not None:
                 pairs[kind].add((str(a), str(b)))
         return
-    if key == "cuda_devs" and isinstance(a, dict):
+    if key in ("cuda_devs", "net_by_host") and isinstance(a, dict):  # dicts keyed by host name
         assert sorted(map(str, a.values())) == sorted(map(str, b.values())), path
         pairs["host"].update(zip(sorted(a), sorted(b)))
         return
