@@ -169,7 +169,7 @@ def run_example(catalog: Catalog, rule: Rule, example: Example):
     if spec is not None and "profile" in spec.inputs:  # chosen once, as the pipeline does
         from topodiag.pipeline import choose_profile
 
-        inputs["profile"] = choose_profile(None, topology, [inputs["nccl_tests"]] if "nccl_tests" in inputs else [])[0]
+        inputs["profile"] = choose_profile(example.profile, topology, [inputs["nccl_tests"]] if "nccl_tests" in inputs else [])[0]
     inputs.update(combine(inputs))  # as `check` does: the "A or B" views (topodiag/model/combiners.py)
     with registry.scoped():
         probe = Rule(code=PROBE, slug="example-probe", title="probe", severity=Severity.INFO, message="probe",

@@ -292,18 +292,27 @@ def ib002(topology, params, profile=None):
 
 # -- IB003 -------------------------------------------------------------------------------------
 
-def _nccl_mix(nccl_debug) -> Any:
+def _nccl_label(devices) -> str:
+    return ", ".join(f"{d.name}:{d.port}" if d.port is not None else d.name for d in devices)
+
+
+def _nccl_mix(nccl_debug, profile=None) -> Any:
     """IB003 from an NCCL log alone: its "NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_2:1/IB" line lists
-    RoCE and InfiniBand devices together (no ibstat/ibv_devinfo to read the ports from)."""
+    RoCE and InfiniBand devices together (no ibstat/ibv_devinfo to read the ports from), or lists only
+    RoCE devices where the profile (given or detected) says InfiniBand."""
     devices = [d for d in getattr(nccl_debug, "net_devices", ()) if d.kind == "ib"]
     roce = [d for d in devices if d.link_layer == "RoCE"]
     ib = [d for d in devices if d.link_layer == "IB"]
+    if roce and not ib and getattr(profile, "link_layer", None) == "InfiniBand":
+        return hit([f"nic:{d.name}" for d in roce], evidence=[Evidence("nccl_debug", None, None)],
+                   severity=Severity.ERROR, variant="nccl_profile_infiniband",
+                   expectation=f"profile {profile.name}: link_layer = InfiniBand",
+                   ethernet=_nccl_label(roce), profile=profile.name)
     if not (roce and ib):
         return None
-    label = lambda ds: ", ".join(f"{d.name}:{d.port}" if d.port is not None else d.name for d in ds)  # noqa: E731
     return hit([f"nic:{d.name}" for d in roce], evidence=[Evidence("nccl_debug", None, None)],
                expectation="one link layer among the devices NCCL uses", variant="nccl_mix",
-               ethernet=label(roce), infiniband=label(ib))
+               ethernet=_nccl_label(roce), infiniband=_nccl_label(ib))
 
 
 def _profile_wants_ib(profile, ib: list[dict[str, Any]], eth: list[dict[str, Any]]):
@@ -324,7 +333,7 @@ def ib003(topology, params, profile=None, nccl_debug=None):
     ib = [p for p in active if p["link_layer"] == "InfiniBand"]
     eth = [p for p in active if p["link_layer"] == "Ethernet"]
     if not active and nccl_debug is not None:  # no IB tool output: what NCCL listed is the evidence
-        return _nccl_mix(nccl_debug)
+        return _nccl_mix(nccl_debug, profile)
     if not eth:
         return None
     if getattr(profile, "link_layer", None) == "InfiniBand":

@@ -271,6 +271,21 @@ def _gdr_disabled_evidence(nccl_debug: Mapping[str, Any]) -> list[Evidence]:
     return [_ev(n) for n in lines[:3]] or [_ev()]
 
 
+def _gdr_by_host(nccl_debug: Mapping[str, Any]):
+    """GPUDirect RDMA on some hosts and not on others: the hosts whose ranks' NET/IB connection lines
+    never say /GDRDMA, beside hosts whose lines do (net_by_host: the connection lines of each host's
+    ranks). A host-level fault (nvidia-peermem not loaded there, ACS, a BIOS setting), not NCCL's choice."""
+    by_host = nccl_debug.get("net_by_host") or {}
+    ib = {h: [k for k in keys if _IB_NET_RE.match(k[4:])] for h, keys in by_host.items()}
+    with_gdr = sorted(h for h, keys in ib.items() if any(k.endswith("/GDRDMA") for k in keys))
+    without = sorted(h for h, keys in ib.items() if keys and not any(k.endswith("/GDRDMA") for k in keys))
+    if not (with_gdr and without):
+        return None
+    return hit([f"host:{h}" for h in without], variant="some_hosts", evidence=_sample_evidence(nccl_debug, "NET/IB"),
+               expectation="NET/IB/<n>/GDRDMA on every host's inter-node connections",
+               without=listing(without, 6), with_gdr=listing(with_gdr, 6))
+
+
 @check("NCCL002")
 def nccl002(nccl_debug=None, topology=None):
     """NET/IB (or IBext) in use but without GPUDirect RDMA: data bounces through host memory. From
@@ -278,6 +293,9 @@ def nccl002(nccl_debug=None, topology=None):
     if nccl_debug is None:
         return _xml_no_gdr(topology) if topology is not None else None
     nccl_debug = _as_dict(nccl_debug)
+    mixed = _gdr_by_host(nccl_debug)
+    if mixed is not None:
+        return mixed
     ib_plain, ib_gdr = _ib_connections(nccl_debug.get("transports") or {})
     if not _without_gdr(nccl_debug, ib_plain, ib_gdr):
         return None
@@ -303,16 +321,40 @@ def _shm_context(topology) -> tuple[str, Optional[Severity], dict]:
     return "topology_unknown", None, {}
 
 
+def _p2p_env(env: Mapping[str, str]) -> str:
+    """The settings with which the user turned GPU peer-to-peer off or down ("" when none):
+    NCCL_P2P_DISABLE=1, NCCL_P2P_LEVEL=LOC (or 0: P2P never used) and NCCL_SHM_DISABLE is not one."""
+    found = []
+    if _env_flag(env, "NCCL_P2P_DISABLE") == "1":
+        found.append("NCCL_P2P_DISABLE=1")
+    level = _env_flag(env, "NCCL_P2P_LEVEL")
+    if level is not None and level.upper() in ("LOC", "0"):
+        found.append(f"NCCL_P2P_LEVEL={level}")
+    return ", ".join(found)
+
+
+def _p2p_env_only(nccl_debug: Mapping[str, Any], env: str, topology):
+    """P2P switched off by the environment, in a log that shows no intra-node connection line: the
+    setting is the finding (every intra-node hop of the job goes through host memory)."""
+    if not env:
+        return None
+    variant, severity, facts = _shm_context(topology)
+    return hit(_hosts_subject(nccl_debug), variant="p2p_env_only", severity=severity if variant == "default" else None,
+               expectation="GPU P2P / NVLink between GPUs of one node", settings=env,
+               evidence=[_ev()])
+
+
 @check("NCCL003")
 def nccl003(nccl_debug, topology=None):
     """Intra-node hops through host shared memory (SHM) instead of GPU P2P / NVLink."""
     nccl_debug = _as_dict(nccl_debug)
     shm = sum(n for k, n in (nccl_debug.get("transports") or {}).items() if k.startswith("SHM"))
+    env = _p2p_env(nccl_debug.get("env") or {})
     if not shm:
-        return None
+        return _p2p_env_only(nccl_debug, env, topology)
     variant, severity, facts = _shm_context(topology)
     return hit(_hosts_subject(nccl_debug), count=shm, severity=severity, variant=variant,
-               notes=when(p2p_disabled=_env_flag(nccl_debug.get("env") or {}, "NCCL_P2P_DISABLE") == "1"),
+               notes=when(p2p_env=env), settings=env,
                evidence=_sample_evidence(nccl_debug, "SHM"), expectation="P2P/IPC, P2P/CUMEM or NVLS between GPUs of one node", **facts)
 
 

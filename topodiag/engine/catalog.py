@@ -38,7 +38,7 @@ OPTIONAL_KEYS = ("tags", "requires", "params", "how_to_check", "references", "me
 DEFAULT_VARIANT = "default"  # the rule's `message`
 NOTES_FIELD = "notes"  # the placeholder where a variant takes the notes a hit names
 RESERVED_NAMES = (NOTES_FIELD, "variant")  # not usable as param names (hit() and the runner own them)
-EXAMPLE_KEYS = ("description", "inputs", "inline", "problems", "params", "raises", "subjects")
+EXAMPLE_KEYS = ("description", "inputs", "inline", "problems", "params", "raises", "subjects", "profile")
 PROBLEM_KEYS = ("source", "kind", "reason", "file", "line_no")
 PROBLEM_KINDS = ("failed", "unparseable")
 
@@ -64,6 +64,7 @@ class Example:
     params: Mapping[str, Any] = field(default_factory=dict)
     raises: Optional[str] = None
     subjects: tuple[str, ...] = ()
+    profile: Optional[str] = None  # the profile the case is judged under (as --profile), else detected
 
 
 @dataclass(frozen=True)
@@ -463,12 +464,16 @@ class _Validator:
         if not isinstance(subjects, list) or not all(isinstance(s, str) for s in subjects):
             self.err(f"{key}.subjects", "must be a list of node ids")
             ok, subjects = False, []
+        profile = item.get("profile")
+        if profile is not None and not isinstance(profile, str):
+            self.err(f"{key}.profile", "must be a string (a profile name, like dgx-h100)")
+            ok = False
         if not ok:
             return None
         return Example(
             description=description, inputs=maps["inputs"], inline=maps["inline"],
             problems=tuple(MappingProxyType(dict(p)) for p in problems),
-            params=MappingProxyType(dict(params)), raises=raises, subjects=tuple(subjects),
+            params=MappingProxyType(dict(params)), raises=raises, subjects=tuple(subjects), profile=profile,
         )
 
 
