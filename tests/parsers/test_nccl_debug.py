@@ -513,3 +513,22 @@ def test_parse_binary_is_parse_of_the_decoded_text(data: bytes) -> None:
 def test_parse_binary_small_chunks_are_decode_each_chunk(data: bytes, size: int) -> None:
     with mock.patch.object(reader, "CHUNK", size):
         assert _outcome(parse_binary, io.BytesIO(data)) == _outcome(_reference_binary, data)
+
+
+def test_a_log_as_pasted_in_a_ticket() -> None:
+    """Markdown fences, a shell prompt, backquotes, timestamps, srun and OpenMPI prefixes: the facts a
+    person reads from these lines (hosts, nNodes, network, GDR transport)."""
+    text = (
+        "```\n$ torchrun --nnodes 2 train.py\n"
+        "[2026-04-28 14:14:48] worker-0:2340:3744 [2] NCCL INFO comm 0x7fa rank 2 nRanks 16 nNodes 2 localRanks 8"
+        " localRank 2 MNNVL 0\n"
+        "0: worker-1:11:12 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.2<0>\n"
+        "[1,0]<stdout>:worker-2:13:14 [1] NCCL INFO Using network IB\n"
+        "`worker-3:1:2 [3] NCCL INFO Channel 00/0 : 3[3] -> 11[3] [send] via NET/IB/0/GDRDMA`\n"
+        "Thu Jun 18 14:28:58 2020[1,0]<stdout>:tf2-horovod-6clzb:30:97 [0] NCCL INFO Bootstrap : Using [0]eth0:10.2.9.2<0>\n"
+        "```\n")
+    r = parse(text)
+    assert r.hosts == ("tf2-horovod-6clzb", "worker-0", "worker-1", "worker-2", "worker-3")
+    assert r.nnodes == 2 and r.network == "IB" and r.gdr is True
+    assert r.transports == {"NET/IB/GDRDMA": 1} and r.net_by_host == {"worker-3": ["NET/IB/GDRDMA"]}
+    assert [(d.name, d.port, d.link_layer) for d in r.net_devices] == [("mlx5_0", 1, "IB")]

@@ -133,7 +133,7 @@ def _nodes(nccl_debug: Mapping[str, Any]) -> tuple[Optional[bool], str]:
         return True, f"{len(hosts)} hosts log"
     if any(k.startswith("NET/") for k in (nccl_debug.get("transports") or {})):
         return True, "connection lines go via NET/"
-    nranks = nccl_debug.get("nranks")
+    nranks = nccl_debug.get("nranks") if nccl_debug.get("nranks_from") == "comm" else None  # not a fragment's max rank
     devs = (nccl_debug.get("cuda_devs") or {}).get(hosts[0], []) if hosts else []
     if nranks and devs and nranks <= len(devs):
         return False, f"all {nranks} rank(s) on {hosts[0]}"

@@ -257,7 +257,7 @@ class Facts:
         vi = tail.find(" via ")
         if vi < 0:
             return ""  # ring order line ("Channel 00/02 :    0   1", "Ring 00 : 1 -> 0 -> 1")
-        path = tail[vi + 5 :].strip()
+        path = tail[vi + 5 :].strip().rstrip("`'\"")  # a line pasted in backquotes keeps no quote
         key = self.transport_cache.get(path)
         if key is None:
             key = normalise_transport(path)
