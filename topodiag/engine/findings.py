@@ -92,6 +92,8 @@ class Finding:
     why: str = ""
     fix: str = ""
     expectation: Optional[str] = None
+    count: int = 1  # > 1: this finding stands for `count` findings of its rule on one input (aggregate.py)
+    instances: tuple[Mapping[str, Any], ...] = ()  # then the first of them (message, subjects, line), bounded
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "severity", Severity.parse(self.severity))
@@ -110,6 +112,7 @@ class Finding:
             "why": self.why,
             "fix": self.fix,
             "expectation": self.expectation,
+            **({"count": self.count, "instances": [dict(i) for i in self.instances]} if self.count > 1 else {}),
         }
 
 

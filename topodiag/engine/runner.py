@@ -34,6 +34,7 @@ from ..exit_codes import ExitCode
 from ..records import Each  # re-exported: `from topodiag.engine.runner import Each` keeps working
 from . import registry
 from .catalog import Catalog, Rule
+from .aggregate import collapse
 from .findings import Evidence, Finding, Hit, Severity, names as severity_names
 from ..records import PROBLEM_KINDS, Each, InputProblem  # noqa: F401  (re-exported: engine.runner.Each)
 
@@ -332,7 +333,7 @@ def run(
             except Exception as exc:  # crash isolation: the run goes on
                 crashed(rule, exc)
                 break
-            findings.extend(_with_files(f, files) for f in produced)
+            findings.extend(collapse([_with_files(f, files) for f in produced]))
 
     return Outcome(
         findings=tuple(findings), skipped=tuple(skipped), ran=tuple(ran), crashes=tuple(crashes),
