@@ -421,9 +421,14 @@ def _big_log(tmp_path, copies: int):
 
 def _in_two(path, monkeypatch) -> tuple:
     """The loader's two-process read of `path`; returns (outcome, how many chunks came with a digest)."""
+    import threading
+
     from topodiag.load import parallel
 
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    # idle threads left by earlier tests (live collection's abandoned probes) would make the loader
+    # stay in one process; this test is about the two-process path
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
     used = []
     real = nccl_debug.parse_chunks
 
@@ -435,7 +440,7 @@ def _in_two(path, monkeypatch) -> tuple:
     monkeypatch.setattr(nccl_debug, "parse_chunks", counting)
     with open(path, "rb") as f:
         if not parallel.worth_it(nccl_debug, f):
-            pytest.skip("no fork, one CPU, or other threads running: the loader reads in one process")
+            pytest.skip("no fork or one CPU: the loader reads in one process")
         return _outcome(lambda h: parallel.parse_in_two(nccl_debug, h), f), sum(used), len(used)
 
 
