@@ -30,6 +30,9 @@ CACHE_ENTRIES = 200_000
 
 # An NCCL line prefix, maybe wrapped ("[155] ", "0: ", "[1,0]<stdout>:"), up to the "] " that ends it.
 _NCCL_PREFIX_RE = re.compile(r"(?:[^\n]*?[\s\]>:])?[A-Za-z0-9][\w.-]*:\d+:\d+[ \t]+\[[^\]\n]*\] \Z")
+# The same prefix in three parts: what wraps it, the host, and ":pid:tid [dev] " (numbers, never identifiers).
+_PREFIX_PARTS_RE = re.compile(r"((?:[^\n]*?[\s\]>:])?)([A-Za-z0-9][\w.-]*)(:\d+:\d+[ \t]+\[\d*\] )\Z")
+_BARE_PREFIX_RE = re.compile(r"([A-Za-z0-9][\w.-]*)(:\d+:\d+[ \t]+\[\d*\] )\Z")  # the same, unwrapped
 _HEAD_RE = re.compile(r"\n([^\n]*?:\d+:\d+[ \t]+\[[^\]\n]*\] )")  # a line up to where its NCCL prefix ends
 _HEAD_HOST_RE = re.compile(r"(?<![\w.-])([A-Za-z0-9][\w.-]*):\d+:\d+[ \t]+\[")
 _DEVICE_HOST_RE = re.compile(r"#[ \t]*Rank[ \t]+\d+[^\n]*?[ \t]on[ \t]+([A-Za-z0-9][\w.-]*)[ \t]+device")
@@ -60,18 +63,27 @@ def _blocks(path: str):
 
 def scan(path: str, prompt_hosts: Callable[[str], list[str]]) -> set[str]:
     """The host names a large member names, and a check that it is text (first pass). Hosts of NCCL
-    prefixes are read from the distinct line heads (whatever wraps them: `0: `, `[1,0]<stdout>:`)."""
+    prefixes are read from the distinct line heads (whatever wraps them: `0: `, `[1,0]<stdout>:`).
+    A log repeats its lines: each block's distinct lines not seen before (set operations, in C) are
+    the only text the patterns run over."""
     found: set[str] = set()
     heads: set[str] = set()
+    seen: set[str] = set()
     for block in _blocks(path):
-        heads.update(_HEAD_RE.findall("\n" + block))
+        new = set(block.split("\n"))
+        new.difference_update(seen)
+        if len(seen) + len(new) > CACHE_ENTRIES:
+            seen.clear()
+        seen.update(new)
+        text = "\n" + "\n".join(new) + "\n"
+        heads.update(_HEAD_RE.findall(text))
         if len(heads) > CACHE_ENTRIES:
             found.update(m[1] for h in heads for m in _HEAD_HOST_RE.finditer(h))
             heads.clear()
-        if "Rank" in block:
-            found.update(_DEVICE_HOST_RE.findall(block))
-        if "@" in block:
-            found.update(prompt_hosts(block))
+        if "Rank" in text:
+            found.update(_DEVICE_HOST_RE.findall(text))
+        if "@" in text:
+            found.update(prompt_hosts(text))
     found.update(m[1] for h in heads for m in _HEAD_HOST_RE.finditer(h))
     return found
 
@@ -83,6 +95,7 @@ class LineCache:
         self._redact = redact
         self._prefix: dict[str, Optional[str]] = {}
         self._rest: dict[str, str] = {}
+        self._parts: dict[str, str] = {}
 
     def _cached(self, table: dict, key: str, make: Callable[[str], Optional[str]]):
         if len(table) >= CACHE_ENTRIES:
@@ -91,7 +104,27 @@ class LineCache:
         return value
 
     def _prefix_of(self, head: str) -> Optional[str]:
-        return self._redact(head) if _NCCL_PREFIX_RE.match(head) else None
+        """The redacted prefix, None when `head` is no NCCL prefix. A prefix differs from the next by
+        its pid and tid, which are numbers: its wrapper and host are redacted (and cached) apart, so
+        the Redactor's passes run per distinct host and wrapper rather than per distinct prefix."""
+        bare = _BARE_PREFIX_RE.match(head)  # the common case, one cheap match
+        if bare is not None:
+            return self._part(bare[1]) + bare[2]
+        if not _NCCL_PREFIX_RE.match(head):
+            return None
+        parts = _PREFIX_PARTS_RE.match(head)
+        if parts is None:
+            return self._redact(head)
+        wrapper, host, numbers = parts.groups()
+        return self._part(wrapper) + self._part(host) + numbers
+
+    def _part(self, text: str) -> str:
+        if not text:
+            return text
+        got = self._parts.get(text)
+        if got is None:
+            got = self._cached(self._parts, text, self._redact)
+        return got
 
     def line(self, line: str) -> str:
         rest = self._rest
@@ -111,15 +144,22 @@ class LineCache:
 
 
 def redact_file(src: str, dst: str, redact: Callable[[str], str]) -> None:
-    """Write the redacted copy of a large text member (second pass), a block of lines at a time."""
+    """Write the redacted copy of a large text member (second pass), a block of lines at a time.
+
+    Whole lines are looked up first: a block's distinct lines missing from the table, in order, are redacted through the prefix and message caches, then the block is written
+    as a join over the table (in C as well), so the Python work is per distinct new line, not per line."""
     cache = LineCache(redact)
-    prefixes, rest, line_of = cache._prefix, cache._rest, cache.line
-    with open(dst, "w", encoding="utf-8", newline="") as out:
+    line_of = cache.line
+    table: dict[str, str] = {}
+    with open(dst, "wb") as out:
         for block in _blocks(src):
-            parts = []
-            for line in block.splitlines(keepends=True):
-                i = line.find("] ")
-                red = prefixes.get(line[: i + 2]) if i > 0 else None
-                body = rest.get(line[i + 2:]) if red is not None else None
-                parts.append(red + body if body is not None else line_of(line))
-            out.write("".join(parts))
+            lines = block.split("\n")
+            # the block's distinct lines in order (tokens are numbered in order of first appearance)
+            missing = [line for line in dict.fromkeys(lines) if line not in table]
+            if len(table) + len(missing) > CACHE_ENTRIES:
+                table.clear()
+                missing = list(dict.fromkeys(lines))
+            for line in missing:
+                red = line_of(line + "\n")  # redacted as the line it is, newline included
+                table[line] = red[:-1] if red.endswith("\n") else red
+            out.write("\n".join(map(table.__getitem__, lines)).encode("utf-8"))
