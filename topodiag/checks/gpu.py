@@ -1,0 +1,70 @@
+"""GPU health rules from the kernel log (GPU001): the NVIDIA driver's Xid events and "fallen off the
+bus" notices, graded per GPU with the Xid catalogue (topodiag/xid.py). Reads the `kernel_log`
+parser's `xids` (with `caused_by`, the Xid a cleanup Xid 45 names) and `fallen_off_bus`."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from .. import xid as xids
+from ..engine import Evidence, Severity, check, hit, when
+from ._facts import listing
+
+SEVERITY = {"app": Severity.WARNING, "watch": Severity.WARNING, "unknown": Severity.WARNING,
+            "reset": None, "lost": Severity.CRITICAL}  # None: the rule's own (error)
+
+
+def _per_gpu(log) -> dict[str, dict[str, Any]]:
+    """{bus: {codes: [Xids seen, in order], causes: [Xids named by 'caused by previous Xid N'],
+    lines: [line numbers], lost: the fallen-off-the-bus line or None}}."""
+    gpus: dict[str, dict[str, Any]] = {}
+    for x in log.xids:
+        g = gpus.setdefault(x.pci, {"codes": [], "causes": [], "lines": [], "lost": None})
+        if x.xid not in g["codes"]:
+            g["codes"].append(x.xid)
+        if x.caused_by is not None and x.caused_by not in g["causes"]:
+            g["causes"].append(x.caused_by)
+        g["lines"].append(x.line_no)
+    for e in log.fallen_off_bus:
+        g = gpus.setdefault(e.pci, {"codes": [], "causes": [], "lines": [], "lost": None})
+        g["lost"] = e.line_no
+    return gpus
+
+
+def _grade(g: dict[str, Any]) -> str:
+    if g["lost"] is not None:
+        return "lost"
+    return max((xids.grade(c) for c in g["codes"] + g["causes"]), key=xids.GRADE_ORDER.index)
+
+
+def _variant(grade: str) -> str:
+    if grade == "lost":
+        return "lost"
+    if grade == "reset":
+        return "default"
+    if grade == "app":
+        return "app"
+    if grade == "watch":
+        return "watch"
+    return "unknown"
+
+
+@check("GPU001")
+def gpu001(kernel_log) -> Iterator:
+    """One finding per GPU with Xid events or a fallen-off-the-bus notice, at the gravity of its worst
+    event (a cleanup Xid 45 counts as the Xid it names)."""
+    total = getattr(kernel_log, "xids_total", 0)
+    for bus, g in sorted(_per_gpu(kernel_log).items()):
+        grade = _grade(g)
+        codes = g["codes"]
+        first = g["lost"] if g["lost"] is not None else g["lines"][0]
+        yield hit([f"pci:{bus}"], variant=_variant(grade), severity=SEVERITY[grade],
+                  notes=when(caused=g["causes"], no_xid=g["lost"] is not None and 79 not in codes,
+                             more=len(g["lines"]) > 1),
+                  evidence=[Evidence("kernel_log", None, first)],
+                  expectation="no Xid event and no fallen-off-the-bus notice for this GPU",
+                  gpu=bus, codes=", ".join(map(str, codes)) or "none",
+                  names="; ".join(f"{c}: {xids.name(c)}" for c in codes) or "no Xid line",
+                  causes=", ".join(map(str, g["causes"])),
+                  cause_names="; ".join(f"{c}: {xids.name(c)}" for c in g["causes"]),
+                  events=len(g["lines"]), total=total, lines=listing(g["lines"], 5))

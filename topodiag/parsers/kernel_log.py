@@ -1,0 +1,190 @@
+"""Parser for the kernel log (`dmesg`, `journalctl -k`, /var/log/messages or kern.log): the NVIDIA
+driver's Xid and fallen-off-the-bus lines, NVSwitch SXid lines, and mlx5 PCIe-bandwidth warnings.
+
+    [12345.678901] NVRM: Xid (PCI:0000:18:00): 79, pid=1234, GPU has fallen off the bus.
+    Feb 14 05:03:41 gpu-1 kernel: NVRM: Xid (PCI:0000:b9:00): 74, pid=<unknown>, name=<unknown>, NVLink: fatal error detected on link 6(0x10000, ...)
+    [ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0
+                   NVRM: (PCI ID: 10de:26b5) installed in this system has
+                   NVRM: fallen off the bus and is not responding to commands.
+    [  102.1] nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error
+    [    9.8] mlx5_core 0000:ab:00.0: 63.008 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x8 link at 0000:aa:00.0 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)
+
+Whatever precedes the message is read as a time stamp and host (`[ 12.3]`, `[Mon May 25 12:34:56
+2026]`, `Feb 14 05:03:41 host kernel:`, ISO journal stamps); the message itself is matched. A driver
+whose message spans lines (the "fallen off the bus" notice of R535+ without an Xid) is read across
+them. Only the first MAX_EVENTS events of each kind are kept, with their totals.
+
+JSON: {source: "kernel_log", lines, kernel_lines (lines that look like kernel log lines: a dmesg or
+syslog stamp, or a driver prefix), driver_version ("570.158.01" from "NVRM: loading NVIDIA UNIX ...
+Kernel Module"), xids [{xid, pci ("0000:18:00"), line_no, text, caused_by (the N of "caused by previous
+Xid N", else null)}], xid_counts {xid: n}, xids_total,
+fallen_off_bus [{pci, line_no, text}] (also when no Xid 79 line says it), sxids [{sxid, pci, line_no,
+text}], sxids_total, pcie_limited [{device, line_no, text}]}. ParseError when nothing in the text
+looks like a kernel log line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from .base import ParseError, ParserInfo
+
+INFO = ParserInfo(
+    source="kernel_log",
+    tool="dmesg / journalctl -k",
+    description="the kernel log: NVIDIA Xid and fallen-off-the-bus lines, NVSwitch SXid, mlx5 PCIe bandwidth limits",
+)
+SOURCE = INFO.source
+
+MAX_EVENTS = 200
+MAX_TEXT = 300
+
+_STAMP_RE = re.compile(r"^\s*(?:<\d+>)?\s*\[\s*[\d.]+\]|^\s*\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]"
+                       r"|^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ kernel:|^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S* \S+ kernel:")
+_XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)\): (\d+),\s*(.*)")
+_CAUSE_RE = re.compile(r"caused by previous Xid (\d+)")
+_SXID_RE = re.compile(r"nvidia-nvswitch\d*: SXid \((?:PCI:)?([0-9a-fA-F:.]+)\): (\d+),\s*(.*)")
+_FALLEN_AT_RE = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)[: ]"
+                           r".*fallen off the bus")
+_GPU_NOTICE_RE = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)")
+_DRIVER_RE = re.compile(r"NVRM: loading NVIDIA UNIX .*?Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)")
+_MLX_LIMIT_RE = re.compile(r"mlx5_core ([0-9a-fA-F:.]+): [\d.]+ Gb/s available PCIe bandwidth, limited by")
+
+
+@dataclass(frozen=True)
+class Xid:
+    xid: int
+    pci: str
+    line_no: int
+    text: str
+    caused_by: Optional[int] = None  # Xid 45 "... caused by previous Xid 149": the Xid behind it
+
+
+@dataclass(frozen=True)
+class Event:
+    pci: Optional[str]
+    line_no: int
+    text: str
+
+
+@dataclass(frozen=True)
+class SXid:
+    sxid: int
+    pci: str
+    line_no: int
+    text: str
+
+
+@dataclass(frozen=True)
+class PcieLimit:
+    device: str
+    line_no: int
+    text: str
+
+
+@dataclass(frozen=True)
+class KernelLog:
+    source: str
+    lines: int
+    kernel_lines: int
+    driver_version: Optional[str]
+    xids: tuple[Xid, ...]
+    xid_counts: dict
+    xids_total: int
+    fallen_off_bus: tuple[Event, ...]
+    sxids: tuple[SXid, ...]
+    sxids_total: int
+    pcie_limited: tuple[PcieLimit, ...]
+
+
+def _bus(pci: str) -> str:
+    """'0000:18:00.0' and '0000:18:00' name one GPU: the form without the function."""
+    return pci.lower().split(".")[0]
+
+
+def sniff(text: str) -> float:
+    """0.9 for NVRM Xid / SXid / fallen-off-the-bus lines, 0.6 for a kernel log without them."""
+    try:
+        if "NVRM: Xid" in text or "SXid (" in text or ("NVRM:" in text and "fallen off the bus" in text):
+            return 0.9
+        head = text.splitlines()[:200]
+        stamped = sum(1 for line in head if _STAMP_RE.match(line))
+        if stamped >= max(3, len([h for h in head if h.strip()]) // 2):
+            return 0.6
+    except Exception:
+        return 0.0
+    return 0.0
+
+
+def parse(text: str) -> KernelLog:
+    lines = text.splitlines()
+    kernel = 0
+    driver: Optional[str] = None
+    xids: list[Xid] = []
+    counts: dict[int, int] = {}
+    xids_total = 0
+    fallen: list[Event] = []
+    fallen_seen: set[str] = set()
+    sxids: list[SXid] = []
+    sxids_total = 0
+    limits: list[PcieLimit] = []
+    notice: Optional[tuple[str, int]] = None  # "The NVIDIA GPU <bus>" waiting for "fallen off the bus"
+    for n, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if not line:
+            continue
+        if _STAMP_RE.match(raw) or "NVRM:" in line or "kernel:" in line or "mlx5_core" in line:
+            kernel += 1
+        if "NVRM" in line:
+            m = _XID_RE.search(line)
+            if m:
+                xid = int(m[2])
+                xids_total += 1
+                counts[xid] = counts.get(xid, 0) + 1
+                cause = _CAUSE_RE.search(m[3])
+                if len(xids) < MAX_EVENTS:
+                    xids.append(Xid(xid, _bus(m[1]), n, line[:MAX_TEXT], int(cause[1]) if cause else None))
+                if xid == 79:
+                    _fallen(fallen, fallen_seen, _bus(m[1]), n, line)
+                continue
+            m = _FALLEN_AT_RE.search(line)
+            if m:
+                _fallen(fallen, fallen_seen, _bus(m[1]), n, line)
+                continue
+            m = _GPU_NOTICE_RE.search(line)
+            if m:
+                notice = (_bus(m[1]), n)
+                continue
+            if notice is not None and "fallen off the bus" in line and n - notice[1] <= 3:
+                _fallen(fallen, fallen_seen, notice[0], notice[1], lines[notice[1] - 1].strip())
+                notice = None
+                continue
+            if driver is None:
+                m = _DRIVER_RE.search(line)
+                if m:
+                    driver = m[1]
+            continue
+        if "SXid" in line:
+            m = _SXID_RE.search(line)
+            if m:
+                sxids_total += 1
+                if len(sxids) < MAX_EVENTS:
+                    sxids.append(SXid(int(m[2]), m[1].lower(), n, line[:MAX_TEXT]))
+            continue
+        if "limited by" in line and "mlx5_core" in line:
+            m = _MLX_LIMIT_RE.search(line)
+            if m and len(limits) < MAX_EVENTS:
+                limits.append(PcieLimit(m[1].lower(), n, line[:MAX_TEXT]))
+    if kernel == 0:
+        raise ParseError("no kernel log line (dmesg / journalctl -k: a time stamp, 'kernel:' or an NVRM line)",
+                         len(lines))
+    return KernelLog(SOURCE, len(lines), kernel, driver, tuple(xids), dict(sorted(counts.items())), xids_total,
+                     tuple(fallen), tuple(sxids), sxids_total, tuple(limits))
+
+
+def _fallen(out: list[Event], seen: set[str], bus: str, n: int, line: str) -> None:
+    if bus not in seen and len(out) < MAX_EVENTS:
+        seen.add(bus)
+        out.append(Event(bus, n, line[:MAX_TEXT]))
