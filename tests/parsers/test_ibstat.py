@@ -221,3 +221,38 @@ def test_ibv_devinfo_output_is_refused() -> None:
 def test_streaming_form_matches() -> None:
     text = load("ibstat-azure-initializing-ibpanic-an0-ibstatus-01.txt")
     assert ibstat.parse_lines(iter(text.splitlines(keepends=True))) == ibstat.parse(text)
+
+
+def test_redacted_fields_are_null_and_ibpanic_marks_the_output_incomplete() -> None:
+    from topodiag.parsers import blank_provenance_header, ibstat
+    from tests.fixtures_index import FIXTURES
+
+    text = (FIXTURES / "ibstat" / "ibstat-gpud-pr752-redacted-dots-ibpanic-mlx5_8-01.txt").read_text()
+    r = ibstat.parse(blank_provenance_header(text))
+    (ca,) = r.cas
+    assert ca.name == "mlx5_7" and ca.type is None and ca.node_guid is None and ca.firmware is None
+    (p,) = ca.ports
+    assert (p.state, p.rate_gbps, p.base_lid, p.sm_lid, p.port_guid) == ("Active", 200.0, 13305, 1, None)
+    assert r.incomplete and "mlx5_8" in r.errors[0].text
+    assert "line 14: Node GUID redacted ('...'): node_guid is null" in r.notes
+
+
+def test_ibwarn_trace_lines_are_not_errors_but_an_ibwarn_failure_is() -> None:
+    from topodiag.parsers import ibstat
+
+    r = ibstat.parse("ibwarn: [1] umad_get_ca: opened mlx4_0\nCA 'mlx4_0'\n\tCA type: MT4099\n\tNode GUID: xxxx\n"
+                     "ibwarn: [1] mad_rpc_open_port: client_register for mgmt 1 failed\n")
+    assert [e.line_no for e in r.errors] == [5] and not r.incomplete
+    assert r.cas[0].node_guid is None and any("ibwarn debug trace" in n for n in r.notes)
+
+
+def test_is_redacted_forms() -> None:
+    from topodiag.parsers.ib_records import is_mac_derived, is_redacted
+
+    for raw in ("...", "xxxx", "XXXX", "<redacted>", "REDACTED", "*", "****", "0x7cfe900300xxxxxx",
+                "fe80::xxxx:xxxx", "10.x.x.x", "b8:ce:f6:xx:xx:xx"):
+        assert is_redacted(raw), raw
+    for raw in ("0x7cfe900300a1b2c3", "4X (2)", "PORT_ACTIVE (4)", "2.42.5000", "Ethernet", "0"):
+        assert not is_redacted(raw), raw
+    assert is_mac_derived("0x5aa2e1fffedae626") and is_mac_derived("fe80::e42:a1ff:fe1d:d12a")
+    assert not is_mac_derived("0x1070fd03008eb580")

@@ -256,6 +256,10 @@ class Redactor:
         """A 64-bit identifier -> one with the same number of significant hex digits."""
         if v == 0 or v == 0xFFFFFFFFFFFFFFFF:
             return v
+        if v not in self._id64 and (v >> 24) & 0xFFFF == 0xFFFE:
+            # A MAC-derived (EUI-64) id keeps its ff:fe middle, so a RoCE port still reads as one.
+            self._eui_next = getattr(self, "_eui_next", 0) + 1
+            self._id64[v] = 0x020000FFFE000000 + self._eui_next
         if v not in self._id64:
             width = max(1, (v.bit_length() + 3) // 4)
             n = self._id64_next.get(width, 0) + 1

@@ -27,6 +27,7 @@ from collections import defaultdict
 from typing import Any, Iterable
 
 from .. import knowledge
+from ..parsers.ib_records import interface_id
 from ..engine import Evidence, Severity, check, hit, when
 
 IB_SOURCES = ("ibstat", "ibv_devinfo", "ibstatus")
@@ -87,7 +88,8 @@ def _ports(topology) -> list[dict[str, Any]]:
             continue
         out.append({**p, "nic": nic, "name": facts.get("name") or nic.split(":", 1)[1],
                     "ca_type": facts.get("ca_type"), "firmware": facts.get("firmware"),
-                    "system_guid": facts.get("system_guid"), "nic_sources": facts.get("sources") or []})
+                    "system_guid": facts.get("system_guid"), "node_guid": facts.get("node_guid"),
+                    "nic_sources": facts.get("sources") or []})
     return out
 
 
@@ -115,6 +117,16 @@ def _names(ports: Iterable[dict[str, Any]]) -> str:
 # -- IB001 -------------------------------------------------------------------------------------
 
 _UNTRAINED = ("PortConfigurationTraining", "LinkErrorRecovery", "Sleep", "PhyTest")
+
+
+def _lone(odd: dict[str, Any] | None) -> bool:
+    return (odd or {}).get("card_ports") == 1
+
+
+def _down_expectation(spare: bool, expected: bool) -> str:
+    if expected:
+        return "every HCA port Active / LinkUp (the site config or the profile expects this port)"
+    return "every HCA port Active / LinkUp" + (" (unused port of a multi-port card)" if spare else "")
 
 
 def _down_variant(phys: str | None, link_layer: str | None) -> str:
@@ -160,12 +172,36 @@ def _odd_card(p: dict[str, Any], ports: list[dict[str, Any]]) -> dict[str, Any] 
             "main_card": hca_model(main) or main, "main_type": main, "main_ports": n_main}
 
 
+_NULL_GUIDS = (None, "0x0000000000000000", "0xffffffffffffffff")
+
+
+def _guid_pair(p: dict[str, Any]) -> str | None:
+    """The card of a port whose tool printed no System image GUID, from a GUID that proves it: the
+    node / port GUID (or the GID's interface id) with its lowest bit cleared, since the two PFs of a
+    dual-port card are numbered ...26 / ...27 (mlx5_0 / mlx5_1 are paired only when the GUIDs say so)."""
+    for raw in (p.get("node_guid"), p.get("port_guid"), p.get("default_gid")):
+        iid = interface_id(raw)
+        if iid is not None and f"0x{iid}" not in _NULL_GUIDS and iid[6:10] != "fffe":
+            return f"guid-pair:0x{int(iid, 16) & ~1:016x}"
+    return None
+
+
+def _card_key(p: dict[str, Any]) -> str:
+    """What identifies a port's card: its System image GUID (an all-zero one, as some VFs print, says
+    nothing), else a GUID pair, else its NIC."""
+    guid = p.get("system_guid")
+    if guid not in _NULL_GUIDS:
+        return guid
+    return _guid_pair(p) or p["nic"]
+
+
 def _cards(ports: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """Ports by card: System image GUID (or the NIC), and by NIC too."""
+    """Ports by card (see _card_key), and by NIC too."""
     by_card: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for p in ports:
-        by_card[p.get("system_guid") or p["nic"]].append(p)
-        if p.get("system_guid"):
+        key = _card_key(p)
+        by_card[key].append(p)
+        if key != p["nic"]:
             by_card[p["nic"]].append(p)
     return by_card
 
@@ -181,32 +217,53 @@ def _is_down(p: dict[str, Any]) -> bool:
 def ib001(topology, params, profile=None):
     ports = _ports(topology)
     by_card = _cards(ports)
+    wanted = _expected_ports(params, profile, ports)
     for p in ports:
         if _is_down(p):
-            yield _down_hit(p, ports, by_card)
+            yield _down_hit(p, ports, by_card, wanted(p))
+
+
+def _expected_ports(params, profile, ports: list[dict[str, Any]]):
+    """Whether the site config or the profile expects a port to carry traffic (then a spare-looking
+    port is still an error): the site's `expected_ports` ("mlx5_1" or "mlx5_1/1"), or a profile whose
+    compute NICs (`nics`) are not all there as Active ports of its link layer."""
+    listed = {str(x) for x in (params.get("expected_ports") or [])}
+    nics = getattr(profile, "nics", None) if profile is not None else None
+    layer = getattr(profile, "link_layer", None) if profile is not None else None
+    active = sum(1 for q in ports if _is_active(q) and (layer is None or q.get("link_layer") in (None, layer)))
+    short = bool(nics) and active < nics
+    return lambda p: (p["name"] in listed or f"{p['name']}/{p['port']}" in listed
+                      or (short and (layer is None or p.get("link_layer") in (None, layer))))
 
 
 def _spare(p: dict[str, Any], ports: list[dict[str, Any]], by_card: dict[str, list[dict[str, Any]]]):
-    """Why a Down / Disabled port looks unused by design: (the Active ports of its card, the facts of a
-    lone card of another model beside the Active rails); ([], None) when neither."""
-    if p.get("physical_state") != "Disabled" or p.get("state") not in (None, "Down"):
+    """Why a Down port looks unused by design: (the Active ports of its card, the facts of a lone card
+    of another model beside the Active rails); ([], None) when neither. A port counts when it is
+    Down / Disabled, or Down with no physical state printed (plain ibv_devinfo): the same port reads
+    the same whichever tool printed it. Down / Polling (enabled, looking for a peer) does not."""
+    if p.get("physical_state") not in ("Disabled", None) or p.get("state") not in (None, "Down"):
         return [], None
-    siblings = [q for key in {p.get("system_guid") or p["nic"], p["nic"]} for q in by_card[key] if q is not p]
+    siblings = [q for key in {_card_key(p), p["nic"]} for q in by_card[key] if q is not p]
     active = sorted({_label(q) for q in siblings if _is_active(q)})
     return active, (None if active else _odd_card(p, ports))
 
 
-def _down_hit(p: dict[str, Any], ports: list[dict[str, Any]], by_card: dict[str, list[dict[str, Any]]]):
+def _down_hit(p: dict[str, Any], ports: list[dict[str, Any]], by_card: dict[str, list[dict[str, Any]]],
+              expected: bool = False):
     """A port not Active / LinkUp: an error, or a warning for the unused port of a card whose other
-    port is Active, or of a lone card of another model beside the Active rails."""
+    port is Active, or of a lone card of another model beside the Active rails, unless the site
+    config or the profile expects the port."""
     active, odd = _spare(p, ports, by_card)
-    spare = bool(active) or odd is not None
-    lone = (odd or {}).get("card_ports") == 1
+    looks_spare = bool(active) or odd is not None
+    expected = expected and looks_spare  # only a spare-looking port needs saying so
+    spare = looks_spare and not expected
+    lone = _lone(odd)
     return hit(
         [p["nic"]], evidence=_evidence([p]), severity=Severity.WARNING if spare else None,
-        expectation="every HCA port Active / LinkUp" + (" (unused port of a multi-port card)" if spare else ""),
+        expectation=_down_expectation(spare, expected),
         variant=_down_variant(p.get("physical_state"), p.get("link_layer")),
-        notes=when(spare=active, odd_only=odd and lone, odd_one_of=odd and not lone),
+        notes=when(spare=active and not expected, odd_only=odd and lone and not expected,
+                   odd_one_of=odd and not lone and not expected, expected=expected),
         nic=p["name"], port=p["port"], state=p.get("state") or "unknown",
         physical_state=p.get("physical_state") or "not printed",
         link_layer=p.get("link_layer") or "link layer unknown", siblings=", ".join(active), **(odd or {}),
@@ -398,6 +455,69 @@ def ib004(topology, params):
                 text, odd = _split(rates)
                 yield hit([p["nic"] for p in odd], evidence=_evidence(odd), expectation=expectation,
                           variant="rate", hca=label, layer=layer, values=text)
+    yield from _mix(ports)
+
+
+def _families(ports: list[dict[str, Any]]):
+    """HCA models with Active ports on the host, when there are two or more: a finding naming the
+    models outside the largest group to leave out of NCCL_IB_HCA (warning when they share the main
+    model's link layer, so NCCL would use them by default; info otherwise)."""
+    by_model: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for p in ports:
+        if _is_active(p) and p.get("ca_type"):
+            by_model[p["ca_type"]].append(p)
+    if len(by_model) < 2:
+        return None
+    ordered = sorted(by_model.items(), key=_family_rank)
+    main_type, main = ordered[0]
+    odd = [p for _, ps in ordered[1:] for p in ps]
+    return hit([p["nic"] for p in odd], evidence=_evidence(odd),
+               severity=Severity.WARNING if _shares_layer(odd, main) else Severity.INFO,
+               expectation="one HCA model among a host's Active ports", variant="families",
+               main=_model_on(main_type, main), others="; ".join(_model_on(t, ps) for t, ps in ordered[1:]),
+               exclude=",".join(sorted({p["name"] for p in odd})))
+
+
+def _family_rank(item: tuple[str, list[dict[str, Any]]]) -> tuple:
+    """The main family first: most Active ports, then one with InfiniBand ports, then the faster."""
+    ca_type, ports = item
+    ib = any(p.get("link_layer") == "InfiniBand" for p in ports)
+    return (-len(ports), not ib, -max(p.get("rate_gbps") or 0 for p in ports), ca_type)
+
+
+def _shares_layer(odd: list[dict[str, Any]], main: list[dict[str, Any]]) -> bool:
+    layers = {p.get("link_layer") for p in main} - {None}
+    return any(p.get("link_layer") in layers for p in odd)
+
+
+def _model_on(ca_type: str, ports: list[dict[str, Any]]) -> str:
+    """"ConnectX-7 (MT4129) on mlx5_0, mlx5_1"."""
+    model = hca_model(ca_type)
+    return (f"{model} ({ca_type})" if model else ca_type) + f" on {', '.join(sorted({p['name'] for p in ports}))}"
+
+
+def _subnets(ports: list[dict[str, Any]]):
+    """Active InfiniBand ports answering to different subnet managers (SM LIDs): different fabrics, or a
+    split one. A warning naming the ports outside the largest group to leave out of NCCL_IB_HCA."""
+    by_sm: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for p in ports:
+        if _is_active(p) and p.get("link_layer") == "InfiniBand" and p.get("sm_lid"):
+            by_sm[p["sm_lid"]].append(p)
+    if len(by_sm) < 2:
+        return None
+    ordered = sorted(by_sm.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    odd = [p for _, ps in ordered[1:] for p in ps]
+    return hit([p["nic"] for p in odd], evidence=_evidence(odd), severity=Severity.WARNING,
+               expectation="every Active InfiniBand port of a host on one subnet", variant="subnets",
+               values="; ".join(f"SM lid {sm} on {_names(ps)}" for sm, ps in ordered),
+               exclude=",".join(sorted({p["name"] for p in odd})))
+
+
+def _mix(ports: list[dict[str, Any]]):
+    """IB004's host-wide variants: HCA families and subnets mixed among the Active ports."""
+    for found in (_families(ports), _subnets(ports)):
+        if found is not None:
+            yield found
 
 
 # -- IB005 -------------------------------------------------------------------------------------
@@ -442,4 +562,5 @@ def _tool_error(e: dict[str, Any], obs: dict[str, Any], have_ports: set[str], ho
                    notes=when(providers=providers), providers=", ".join(providers), **facts)
     if _PROVIDER.search(text):
         return None
-    return hit([host], severity=Severity.WARNING, expectation="the IB tool runs without errors", **facts)
+    return hit([host], severity=Severity.WARNING, expectation="the IB tool runs without errors",
+               variant="panic" if text.startswith("ibpanic:") else "default", **facts)

@@ -104,10 +104,13 @@ class RoceGids:
 _VERBS_VERSIONS = {"RoCE v1": "v1", "RoCE v2": "v2"}
 
 
-def _address(gid: str) -> Any:
-    """The GID as an IPv6Address, or None (ipaddress is imported here: only RoCE tables need it)."""
+def _address(gid: str | None) -> Any:
+    """The GID as an IPv6Address, or None (also for a redacted GID; ipaddress is imported here: only
+    RoCE tables need it)."""
     import ipaddress
 
+    if not gid:
+        return None
     try:
         return ipaddress.IPv6Address(gid.strip())
     except ValueError:

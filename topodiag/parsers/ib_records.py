@@ -23,7 +23,7 @@ class Gid:
     """One entry of a port's GID table (ibv_devinfo -v): `GID[  3]: ::ffff:200.0.209.6, RoCE v2`."""
 
     index: int
-    gid: str  # as printed (full or inet_ntop-compressed form)
+    gid: str | None  # as printed (full or inet_ntop-compressed form); None when redacted
     type: str | None  # "IB", "RoCE v1", "RoCE v2" as printed; None when the tool prints no type
 
 
@@ -204,6 +204,117 @@ def leading_number(raw: str) -> float | None:
     """The number a value starts with: '40 (FDR10)' -> 40.0, '100 Gb/sec (4X EDR)' -> 100.0."""
     m = re.match(r"\s*(\d{1,18}(?:\.\d{1,18})?)", raw)
     return float(m.group(1)) if m else None
+
+
+# -- redaction ------------------------------------------------------------------------------
+# What people put in place of an identifier before pasting: "...", "xxxx", "XXXX", "<redacted>",
+# "REDACTED", "*", "****", "[hidden]", or a value only partly masked ("0x7cfe900300xxxxxx",
+# "fe80::xxxx:xxxx", "b8:ce:f6:**:**:**"). Such a field is read as None (not known), never as an error.
+
+_MASK_TOKEN = re.compile(
+    r"^(?:\.{2,}|\u2026|[xX]{2,}|\*+|#+|<[^<>]{0,40}>|\[[^\[\]]{0,40}\]|\([^()]{0,40}\)"
+    r"|redacted|hidden|removed|masked|omitted|n/?a)$", re.I)
+_PARTLY_MASKED = re.compile(r"^(?:0x)?[0-9a-fA-F:.]*(?:[xX]{2,}|\*{2,}|\.{3}|\u2026)[0-9a-fA-FxX*:.\u2026]*$")
+_MASKED_IPV4 = re.compile(r"^(?=[^xX*]*[xX*])(?:\d{1,3}|[xX]{1,3}|\*{1,3})(?:\.(?:\d{1,3}|[xX]{1,3}|\*{1,3})){3}$")
+
+
+# A GUID position in a fabric tool's line that was masked: "0xXXXXXXXXXXXXXXXX", "0x7cfe9003xxxxxxxx",
+# "xxxx", "...", "<redacted>", "REDACTED", "****" (regex source, for the iblinkinfo / ibnetdiscover grammars).
+MASKED_GUID = (r"(?:(?:0x)?(?=[0-9a-fA-F]{0,15}[xX*])[0-9a-fA-FxX*]{4,16}|\.{3}|\u2026|<[A-Za-z _-]{1,20}>"
+               r"|REDACTED|redacted|\*{1,16})")
+
+
+def is_redacted(raw: str | None) -> bool:
+    """True for a value masked before pasting: '...', 'xxxx', '<redacted>', '****', '0x7cfe9003xxxxxxxx'."""
+    if raw is None:
+        return False
+    text = raw.strip().strip("`'\"").strip()
+    if not text:
+        return False
+    if _MASK_TOKEN.match(text) or _MASKED_IPV4.match(text):
+        return True
+    return bool(_PARTLY_MASKED.match(text)) and not re.fullmatch(r"(?:0x)?[0-9a-fA-F:.]+", text)
+
+
+def redaction_note(line_no: int, key: str, raw: str, field: str) -> str:
+    """The note a parser keeps for a redacted field: 'line 9: Node GUID redacted ('...'): node_guid is null'."""
+    return f"line {line_no}: {key} redacted ('{raw.strip()[:40]}'): {field} is null"
+
+
+# -- debug traces ------------------------------------------------------------------------------
+_FAILURE_WORDS = re.compile(r"fail|error|can'?t|cannot|unable|not found|no such|invalid|timed? ?out|denied|refused", re.I)
+
+
+def is_trace(line: str) -> bool:
+    """An `ibwarn:` line that traces what the tool did (`ibstat -d`, umad debug: 'ibwarn: [168988]
+    umad_get_ca: opened mlx4_0') rather than reporting a failure: not a tool error."""
+    return line.startswith("ibwarn:") and not _FAILURE_WORDS.search(line)
+
+
+def trace_note(lines: list[int]) -> str:
+    """One note for the trace lines a parser skipped."""
+    shown = ", ".join(map(str, lines[:8])) + (f" and {len(lines) - 8} more" if len(lines) > 8 else "")
+    return f"line{'s' if len(lines) > 1 else ''} {shown}: ibwarn debug trace (e.g. ibstat -d), not a failure"
+
+
+# -- link layer not printed -------------------------------------------------------------------
+
+def interface_id(text: str | None) -> str | None:
+    """The 16 hex digits of an EUI-64 interface id: a port GUID ('0x5aa2e1fffedae626') or the low
+    half of a GID ('fe80:0000:0000:0000:5aa2:e1ff:feda:e626', 'fe80::5aa2:e1ff:feda:e626')."""
+    if not text:
+        return None
+    t = text.strip().lower()
+    if t.startswith("0x"):
+        digits = t[2:]
+        return digits.zfill(16) if re.fullmatch(r"[0-9a-f]{1,16}", digits) else None
+    if ":" not in t:
+        return None
+    try:
+        import ipaddress
+
+        return f"{int(ipaddress.IPv6Address(t)) & 0xFFFFFFFFFFFFFFFF:016x}"
+    except ValueError:
+        return None
+
+
+def is_mac_derived(text: str | None) -> bool:
+    """A port GUID / GID whose interface id is built from a MAC (EUI-64: ff:fe in its middle), as
+    RoCE ports' are; InfiniBand port GUIDs are burnt in by the vendor (…0300… for NVIDIA/Mellanox)."""
+    iid = interface_id(text)
+    return iid is not None and iid[6:10] == "fffe" and iid != "0" * 16
+
+
+@dataclass(frozen=True)
+class InferredLinkLayer:
+    """A port whose link layer the tool did not print and the parser inferred (see infer_link_layers)."""
+
+    ca: str | None
+    port: int | None
+    link_layer: str
+    because: str
+    line_no: int
+
+
+def infer_link_layers(cas: list[dict[str, Any]], notes: list[str]) -> tuple[InferredLinkLayer, ...]:
+    """Fill `link_layer` = "Ethernet" for a port that printed no link layer line (a cut paste, an old
+    ibstatus or ibstat) when the facts say RoCE: base LID 0, SM LID 0 and a MAC-derived (EUI-64)
+    GID or port GUID. Returns what was inferred and from what; a note says so too."""
+    out = []
+    for ca in cas:
+        for port in ca["ports"]:
+            if port.get("link_layer") is not None or port.get("base_lid") != 0 or port.get("sm_lid") != 0:
+                continue
+            gid0 = next((g.gid for g in port.get("gids") or () if g.index == 0), None)
+            ident = next((v for v in (port.get("default_gid"), gid0, port.get("port_guid")) if is_mac_derived(v)), None)
+            if ident is None:
+                continue
+            port["link_layer"] = "Ethernet"
+            out.append(InferredLinkLayer(ca.get("name"), port.get("port"), "Ethernet",
+                                         f"base lid 0, SM lid 0, MAC-derived GID/GUID {ident}", port["line_no"]))
+            notes.append(f"line {port['line_no']}: {ca.get('name') or 'a CA'} port {port.get('port')}: no link layer "
+                         f"printed; Ethernet inferred from base lid 0, SM lid 0 and the MAC-derived {ident}")
+    return tuple(out)
 
 
 # -- drafts: mutable while a parser reads, frozen at the end -----------------------------------

@@ -45,7 +45,7 @@ from typing import Any, Iterable
 
 from .base import ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import (
-    ELISION_RE, ERROR_RE, IB_SPEEDS, MAX_LINE, ErrorLine, link_rate_gbps, norm_guid, norm_physical_state,
+    ELISION_RE, ERROR_RE, IB_SPEEDS, MASKED_GUID, MAX_LINE, ErrorLine, is_redacted, link_rate_gbps, norm_guid, norm_physical_state,
     norm_state, refusal, speed_name_of, strip_paste,
 )
 
@@ -119,9 +119,9 @@ class IblinkinfoReport:
 
 # -- grammar --------------------------------------------------------------------------------------
 
-HEADER_RE = re.compile(r"^(?P<kind>CA|Switch|Router|\?\?):\s+(?:(?P<guid>0x[0-9a-fA-F]{16})\s+)?(?P<desc>.*?)\s*:$")
+HEADER_RE = re.compile(rf"^(?P<kind>CA|Switch|Router|\?\?):\s+(?:(?P<guid>0x[0-9a-fA-F]{{16}}|{MASKED_GUID})\s+)?(?P<desc>.*?)\s*:$")
 LINK_RE = re.compile(
-    r"^(?:(?P<lguid>0x[0-9a-fA-F]{1,16})\s+(?:\"(?P<ldesc>[^\"]*)\"\s+)?)?"
+    rf"^(?:(?P<lguid>0x[0-9a-fA-F]{{1,16}}|{MASKED_GUID})\s+(?:\"(?P<ldesc>[^\"]*)\"\s+)?)?"
     r"(?P<lid>\d{1,9})\s+(?P<port>\d{1,5})\[\s*(?P<ext>\d{0,5})\s*\]\s*"
     r"==\((?P<body>.*)\)==>\s*(?P<remote>.*)$"
 )
@@ -130,7 +130,8 @@ _STATE_RE = re.compile(r"(?P<state>[A-Za-z]{1,30}|\?\(\d{1,5}\))\s*/\s*(?P<phys>
 _WIDTH_RE = re.compile(r"^(?P<width>\d{1,2}X|undefined\s*\(\d{1,5}\)|\?\?)\s*(?P<speed>.*)$")
 _SPEED_RE = re.compile(r"^(?P<gbps>\d{1,3}(?:\.\d{1,8})?)\s*Gbps(?:\s*\(\s*(?P<fdr10>FDR10)\s*\))?$")
 _REMOTE_RE = re.compile(
-    r"^(?:(?P<rguid>0x[0-9a-fA-F]{1,16})\s+)?(?P<rlid>\d{1,9})\s+(?P<rport>\d{1,5})\[\s*(?P<rext>\d{0,5})\s*\]\s*"
+    rf"^(?:(?P<rguid>0x[0-9a-fA-F]{{1,16}}|{MASKED_GUID})\s+)?"
+    r"(?P<rlid>\d{1,9})\s+(?P<rport>\d{1,5})\[\s*(?P<rext>\d{0,5})\s*\]\s*"
     r"\"(?P<rdesc>.*)\"\s*\((?P<could>.*)\)$"
 )
 _REMOTE_DOWN_RE = re.compile(r"^\[\s*\]\s*\"\"\s*\(\s*\)$")
@@ -154,7 +155,8 @@ def _int(text: str | None) -> int | None:
 
 
 def _guid(text: str | None) -> str | None:
-    return norm_guid(text) if text else None
+    """A GUID as '0x' + 16 hex digits; None when absent or redacted ('0xXXXXXXXXXXXXXXXX', '...')."""
+    return norm_guid(text) if text and not is_redacted(text) else None
 
 
 # -- one line ---------------------------------------------------------------------------------

@@ -54,7 +54,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
-from .ib_records import ELISION_RE, ERROR_RE, IB_SPEEDS, MAX_LINE, ErrorLine, link_rate_gbps, norm_guid, refusal, strip_paste
+from .ib_records import (ELISION_RE, ERROR_RE, IB_SPEEDS, MASKED_GUID, MAX_LINE, ErrorLine, is_redacted, link_rate_gbps,
+                         norm_guid, refusal, strip_paste)
 
 INFO = ParserInfo(
     source="ibnetdiscover",
@@ -146,7 +147,7 @@ class IbnetdiscoverReport:
 
 # -- grammar --------------------------------------------------------------------------------------
 
-_HEX = r"(?:0x)?[0-9a-fA-F]{1,16}"
+_HEX = rf"(?:(?:0x)?[0-9a-fA-F]{{1,16}}|{MASKED_GUID})"  # a masked port GUID reads as None
 NODE_RE = re.compile(
     r"^(?P<kind>Switch|Ca|Rt)\s+(?P<nports>\d{1,5})\s+\"(?P<prefix>[SHR?])-(?P<guid>[0-9a-fA-F]{1,16})\"\s*"
     r"(?:#\s*(?P<comment>.*))?$"
@@ -166,8 +167,8 @@ _CONN_COMMENT_RE = re.compile(
 _CONN_LOCAL_RE = re.compile(r"^lid (?P<lid>\d{1,9}) lmc (?P<lmc>\d{1,3})\s")
 _WS_RE = re.compile(r"^(?P<w>\d{1,2}x|\?\?)(?P<s>FDR10|[SDQFEHNX]DR|\?\?\?)$")
 KV_RE = re.compile(
-    r"^(?P<key>vendid|devid|sysimgguid|switchguid|caguid|rtguid)=(?P<value>0x[0-9a-fA-F]{1,16})"
-    r"(?:\((?P<paren>[0-9a-fA-F]{1,16})\))?\s*(?:#.*)?$"
+    rf"^(?P<key>vendid|devid|sysimgguid|switchguid|caguid|rtguid)=(?P<value>0x[0-9a-fA-F]{{1,16}}|{MASKED_GUID})"
+    rf"(?:\((?P<paren>[0-9a-fA-F]{{1,16}}|{MASKED_GUID})\))?\s*(?:#.*)?$"
 )
 _GENERATED_RE = re.compile(r"^#\s*Topology file: generated on (?P<date>.+)$")
 _INITIATED_RE = re.compile(r"^#\s*Initiated from node (?P<node>[0-9a-fA-F]{1,16}) port (?P<port>[0-9a-fA-F]{1,16})")
@@ -200,7 +201,8 @@ SHAPE = "'Switch|Ca <ports> \"S-<guid>\" # ...' node lines over '[port] \"S-<gui
 
 
 def _guid(text: str | None) -> str | None:
-    return norm_guid(text) if text else None
+    """A GUID as '0x' + 16 hex digits; None when absent or redacted ('0xXXXXXXXXXXXXXXXX', '...')."""
+    return norm_guid(text) if text and not is_redacted(text) else None
 
 
 def _width_speed(ws: str | None) -> tuple[str | None, int | None, str | None]:
@@ -342,7 +344,7 @@ def _parse(lines: Iterable[str]) -> IbnetdiscoverReport:
             key = m.group("key")
             if key == "vendid":
                 pending = {}
-            pending[key] = m.group("value").lower()
+            pending[key] = None if is_redacted(m.group("value")) else m.group("value").lower()
             if key == "switchguid" and m.group("paren"):
                 pending["switchguid_port"] = m.group("paren")
             node = None

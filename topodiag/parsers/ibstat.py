@@ -46,7 +46,13 @@ from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import (
     CA,
     ErrorLine,
+    InferredLinkLayer,
     freeze_ca,
+    infer_link_layers,
+    is_redacted,
+    is_trace,
+    redaction_note,
+    trace_note,
     not_this_tool,
     leading_number,
     new_ca,
@@ -84,6 +90,9 @@ CA_KEYS = {
 PORT_KEYS = ("State", "Physical state", "Rate", "Base lid", "LMC", "SM lid", "Capability mask", "Port GUID",
              "Link layer")
 FIELD_RE = re.compile(r"^(" + "|".join(map(re.escape, [*CA_KEYS, *PORT_KEYS])) + r"):\s*(.*)$")
+_FIELD_NAMES = {**CA_KEYS, "State": "state", "Physical state": "physical_state", "Rate": "rate_gbps",
+                "Base lid": "base_lid", "LMC": "lmc", "SM lid": "sm_lid", "Capability mask": "capability_mask",
+                "Port GUID": "port_guid", "Link layer": "link_layer"}
 ERROR_RE = re.compile(r"^(?:ibpanic:|ibwarn:|iberror:|ibstat: |\S+: iberror:)")
 
 _SNIFF_CA = re.compile(rf"^[ \t`]*{_NODE}:? '[^']*'[ \t`]*\r?\n(?:[^\n]*\n){{0,2}}?[ \t`]*{_NODE} type:", re.M)
@@ -96,6 +105,9 @@ class IbstatReport:
     source: str = SOURCE
     cas: tuple[CA, ...] = ()
     errors: tuple[ErrorLine, ...] = ()
+    incomplete: bool = False  # ibstat stopped (ibpanic): CAs after the failing one are not listed
+    inferred: tuple[InferredLinkLayer, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 def _need(value: Any, what: str, key: str, raw: str, line_no: int) -> Any:
@@ -145,6 +157,8 @@ def _parse(lines: Iterable[str]) -> IbstatReport:
     st_port: dict[str, Any] | None = None  # current ibstatus port, when its blocks are pasted in
     first_text: tuple[int, str] | None = None
     own_error = False
+    notes: list[str] = []
+    traces: list[int] = []
     for line_no, raw in enumerate(lines, 1):
         line = strip_paste(raw)
         if not line:
@@ -168,18 +182,25 @@ def _parse(lines: Iterable[str]) -> IbstatReport:
             st_port = None
             continue
         if ERROR_RE.match(line):
-            errors.append(ErrorLine(line_no, line))
+            if is_trace(line):
+                traces.append(line_no)
+            else:
+                errors.append(ErrorLine(line_no, line))
             own_error = own_error or line.startswith(("ibpanic:", "ibwarn:"))
             continue
         m = TYPE_RE.match(line)
         if m:
-            if ca is not None and m.group(2):
+            if ca is not None and is_redacted(m.group(2)):
+                notes.append(redaction_note(line_no, f"{m.group(1)} type", m.group(2), "type"))
+            elif ca is not None and m.group(2):
                 set_once(ca, "type", m.group(2))
             continue
         m = FIELD_RE.match(line)
         if m:
             key, value = m.group(1), m.group(2).strip()
-            if key in CA_KEYS:
+            if is_redacted(value):
+                notes.append(redaction_note(line_no, key, value, _FIELD_NAMES[key]))
+            elif key in CA_KEYS:
                 if ca is not None:
                     _ca_field(ca, key, value, line_no)
             elif port is not None:
@@ -192,12 +213,17 @@ def _parse(lines: Iterable[str]) -> IbstatReport:
             continue
         m = ibstatus.FIELD_RE.match(line)
         if m and st_port is not None:
-            ibstatus.apply_field(st_port, m.group(1), m.group(2), line_no)
+            ibstatus.apply_field(st_port, m.group(1), m.group(2), line_no, notes)
         # anything else (prompts, prose, other tools' output) is skipped
     if not own_error and not any(c["name"] is not None or any(p["state_raw"] or p["physical_state_raw"] for p in c["ports"])
                                  for c in cas):
         raise not_this_tool(first_text, "ibstat", "\"CA '<name>'\" blocks", "a \"CA '<name>'\" line")
-    return IbstatReport(cas=tuple(freeze_ca(c) for c in cas), errors=tuple(errors))
+    inferred = infer_link_layers(cas, notes)
+    if traces:
+        notes.append(trace_note(traces))
+    return IbstatReport(cas=tuple(freeze_ca(c) for c in cas), errors=tuple(errors),
+                        incomplete=any(e.text.startswith("ibpanic:") for e in errors), inferred=inferred,
+                        notes=tuple(notes))
 
 
 def parse(text: str) -> IbstatReport:

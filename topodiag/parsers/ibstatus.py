@@ -36,7 +36,11 @@ from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import (
     CA,
     ErrorLine,
+    InferredLinkLayer,
     freeze_ca,
+    infer_link_layers,
+    is_redacted,
+    redaction_note,
     not_this_tool,
     leading_number,
     new_ca,
@@ -68,6 +72,12 @@ class IbstatusReport:
     source: str = SOURCE
     cas: tuple[CA, ...] = ()
     errors: tuple[ErrorLine, ...] = ()
+    inferred: tuple[InferredLinkLayer, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+_FIELDS = {"default gid": "default_gid", "base lid": "base_lid", "sm lid": "sm_lid", "state": "state",
+           "phys state": "physical_state", "rate": "rate_gbps", "link_layer": "link_layer"}
 
 
 def start_block(cas: list[dict[str, Any]], m: re.Match[str], line_no: int) -> dict[str, Any]:
@@ -82,10 +92,14 @@ def start_block(cas: list[dict[str, Any]], m: re.Match[str], line_no: int) -> di
     return draft
 
 
-def apply_field(port: dict[str, Any], key: str, value: str, line_no: int) -> None:
-    """Record one 'key: value' line of an ibstatus block in the port draft."""
+def apply_field(port: dict[str, Any], key: str, value: str, line_no: int, notes: list[str] | None = None) -> None:
+    """Record one 'key: value' line of an ibstatus block in the port draft (a redacted value: a note)."""
     value = value.strip()
     if not value or value == "unknown":
+        return
+    if is_redacted(value):
+        if notes is not None:
+            notes.append(redaction_note(line_no, key, value, _FIELDS[key]))
         return
     if key == "default gid":
         set_once(port, "default_gid", value)
@@ -112,6 +126,7 @@ def _parse(lines: Iterable[str]) -> IbstatusReport:
     errors: list[ErrorLine] = []
     port: dict[str, Any] | None = None
     first_text: tuple[int, str] | None = None
+    notes: list[str] = []
     own_error = False  # an error only ibstatus prints, so an error-only text is still ibstatus'
     for line_no, raw in enumerate(lines, 1):
         line = strip_paste(raw)
@@ -129,12 +144,14 @@ def _parse(lines: Iterable[str]) -> IbstatusReport:
             continue
         m = FIELD_RE.match(line)
         if m and port is not None:
-            apply_field(port, m.group(1), m.group(2), line_no)
+            apply_field(port, m.group(1), m.group(2), line_no, notes)
         # anything else (prompts, prose, other tools' output) is not ibstatus' and is skipped
     if not cas and not own_error:
         raise not_this_tool(first_text, "ibstatus", "'Infiniband device ... status:' blocks",
                             "an \"Infiniband device '<dev>' port <n> status:\" line")
-    return IbstatusReport(cas=tuple(freeze_ca(c) for c in cas), errors=tuple(errors))
+    inferred = infer_link_layers(cas, notes)
+    return IbstatusReport(cas=tuple(freeze_ca(c) for c in cas), errors=tuple(errors), inferred=inferred,
+                          notes=tuple(notes))
 
 
 def parse(text: str) -> IbstatusReport:

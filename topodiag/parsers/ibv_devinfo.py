@@ -52,7 +52,11 @@ from .ib_records import (
     CA,
     ErrorLine,
     Gid,
+    InferredLinkLayer,
     freeze_ca,
+    infer_link_layers,
+    is_redacted,
+    redaction_note,
     not_this_tool,
     new_ca,
     new_port,
@@ -88,6 +92,10 @@ ERROR_RE = re.compile(
 )
 OWN_ERROR_RE = re.compile(r"^(?:No IB devices found|Failed to get IB devices list|IB device '.*' wasn't found)")
 
+_FIELD_NAMES = {"fw_ver": "firmware", "sys_image_guid": "system_guid", "hw_ver": "hardware_version",
+                "phys_port_cnt": "num_ports", "port_lid": "base_lid", "port_lmc": "lmc",
+                "port_cap_flags": "capability_mask", "active_speed": "active_speed_gbps",
+                "phys_state": "physical_state"}
 CA_KEYS = {"transport", "fw_ver", "node_guid", "sys_image_guid", "vendor_id", "vendor_part_id", "hw_ver",
            "board_id", "phys_port_cnt"}
 PORT_KEYS = {"state", "max_mtu", "active_mtu", "sm_lid", "port_lid", "port_lmc", "link_layer",
@@ -105,6 +113,8 @@ class IbvDevinfoReport:
     source: str = SOURCE
     cas: tuple[CA, ...] = ()
     errors: tuple[ErrorLine, ...] = ()
+    inferred: tuple[InferredLinkLayer, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 def _need(value: Any, what: str, key: str, raw: str, line_no: int) -> Any:
@@ -181,6 +191,7 @@ def _parse(lines: Iterable[str]) -> IbvDevinfoReport:
     listing = False  # inside the name list of `ibv_devinfo -l`
     strong = False  # saw something only ibv_devinfo prints
     first_text: tuple[int, str] | None = None
+    notes: list[str] = []
 
     def current_port(line_no: int) -> dict[str, Any]:
         nonlocal ca, port
@@ -215,13 +226,19 @@ def _parse(lines: Iterable[str]) -> IbvDevinfoReport:
             listing = False
         m = GID_RE.match(line)
         if m:
-            current_port(line_no)["gids"].append(Gid(int(m.group(1)), m.group(2), m.group(3) or None))
+            gid = None if is_redacted(m.group(2)) else m.group(2)
+            if gid is None:
+                notes.append(redaction_note(line_no, f"GID[{m.group(1)}]", m.group(2), "gid"))
+            current_port(line_no)["gids"].append(Gid(int(m.group(1)), gid, m.group(3) or None))
             strong = True
             continue
         m = KEY_RE.match(line)
         if not m:
             continue  # capability flag lists, "core clock not supported", prose
         key, value = m.group(1), m.group(2).strip()
+        if key in CA_KEYS | PORT_KEYS and is_redacted(value):
+            notes.append(redaction_note(line_no, key, value, _FIELD_NAMES.get(key, key)))
+            value = ""  # the CA / port is still opened below; the field stays null
         if key == "hca_id":
             if value:
                 ca = new_ca(value.split()[0], SOURCE, line_no)
@@ -250,7 +267,9 @@ def _parse(lines: Iterable[str]) -> IbvDevinfoReport:
         raise not_this_tool(first_text, "ibv_devinfo", "'hca_id: <device>' blocks", "an 'hca_id: <device>' line")
     for c in cas:
         _finish_ca(c)
-    return IbvDevinfoReport(cas=tuple(freeze_ca(c) for c in cas), errors=tuple(errors))
+    inferred = infer_link_layers(cas, notes)
+    return IbvDevinfoReport(cas=tuple(freeze_ca(c) for c in cas), errors=tuple(errors), inferred=inferred,
+                            notes=tuple(notes))
 
 
 def parse(text: str) -> IbvDevinfoReport:

@@ -12,7 +12,7 @@ since GID indexes are per network namespace and must not be merged. Rows before 
 truncated paste (partial GID) is skipped too.
 
 JSON: {source: "show_gids", tables: [{line_no, n_gids_found (int or null), rows: [{device, port,
-index, gid (as printed, full form), ipv4 (or null), version ("v2" as printed), type ("RoCE v2",
+index, gid (as printed, full form; null when redacted), ipv4 (or null, also when redacted: "10.x.x.x"), version ("v2" as printed), type ("RoCE v2",
 the ibv_devinfo -v spelling, or null), netdev (or null), line_no}]}]}.
 """
 
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
+from .ib_records import is_redacted
 
 INFO = ParserInfo(
     source="show_gids",
@@ -49,8 +50,8 @@ class GidRow:
     device: str
     port: int
     index: int
-    gid: str
-    ipv4: str | None
+    gid: str | None  # None when redacted ("fe80::xxxx:xxxx", "<redacted>")
+    ipv4: str | None  # None when absent or redacted ("10.x.x.x")
     version: str | None
     type: str | None
     netdev: str | None
@@ -71,21 +72,25 @@ class ShowGidsReport:
 
 
 def _row(tokens: list[str], line_no: int) -> GidRow | None:
-    if len(tokens) < 4 or not tokens[1].isdigit() or not tokens[2].isdigit() or not GID_RE.match(tokens[3]):
+    if len(tokens) < 4 or not tokens[1].isdigit() or not tokens[2].isdigit():
+        return None
+    if not GID_RE.match(tokens[3]) and not is_redacted(tokens[3]):
         return None
     if len(tokens[1]) > 9 or len(tokens[2]) > 9:
         return None
+    gid = tokens[3] if GID_RE.match(tokens[3]) else None
     ipv4 = version = netdev = None
+    ipv4_seen = False
     for tok in tokens[4:]:
-        if ipv4 is None and version is None and IPV4_RE.match(tok):
-            ipv4 = tok
+        if not ipv4_seen and version is None and (IPV4_RE.match(tok) or is_redacted(tok)):
+            ipv4, ipv4_seen = (tok if IPV4_RE.match(tok) else None), True
         elif version is None and VER_RE.match(tok):
             version = tok
         elif netdev is None:
-            netdev = tok
+            netdev = None if is_redacted(tok) else tok
     m = VER_RE.match(version) if version else None
     kind = f"RoCE v{m.group(1)}" if m else None
-    return GidRow(tokens[0], int(tokens[1]), int(tokens[2]), tokens[3], ipv4, version, kind, netdev, line_no)
+    return GidRow(tokens[0], int(tokens[1]), int(tokens[2]), gid, ipv4, version, kind, netdev, line_no)
 
 
 def _parse(lines: Iterable[str]) -> ShowGidsReport:
