@@ -158,11 +158,32 @@ def test_ib003_roce_only_passes_unless_the_profile_says_infiniband():
     assert "profile dgx-h100 expects InfiniBand" in f.message and "InfiniBand ports: none" in f.message
 
 
-def test_ib004_names_the_lagging_firmware():
-    (f,) = findings("IB004", FULL)
-    assert f.subjects == ("nic:rocep1s0f0",)
-    assert f.message == ("ConnectX-7 (MT4129) HCAs differ in firmware: 28.39.2048 on mlx5_0, mlx5_1; "
-                         "28.45.4028 on rocep1s0f0")
+def _devinfo_ca(name: str, fw: str, board: str) -> str:
+    return (f"hca_id:\t{name}\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t{fw}\n"
+            f"\tvendor_id:\t\t\t0x02c9\n\tvendor_part_id:\t\t\t4129\n\tboard_id:\t\t\t{board}\n"
+            f"\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n"
+            f"\t\t\tphys_state:\t\tLINK_UP (5)\n\t\t\tlink_layer:\t\tInfiniBand\n\n")
+
+
+def test_ib004_names_the_lagging_firmware_among_cards_of_one_board():
+    text = (_devinfo_ca("mlx5_0", "28.39.2048", "MT_0000000838") + _devinfo_ca("mlx5_1", "28.36.1010", "MT_0000000838")
+            + _devinfo_ca("mlx5_2", "28.39.2048", "MT_0000000838"))
+    (f,) = findings("IB004", inline={"ibv_devinfo": text})
+    assert f.subjects == ("nic:mlx5_1",) and f.severity is Severity.WARNING
+    assert f.message == ("ConnectX-7 (MT4129) HCAs differ in firmware: 28.39.2048 on mlx5_0, mlx5_2; "
+                         "28.36.1010 on mlx5_1")
+
+
+def test_ib004_cards_of_another_board_id_are_not_compared():
+    # FULL: mlx5_0/mlx5_1 (PSID MT_0000000838) on 28.39.2048, rocep1s0f0 (NVD0000000087) on 28.45.4028
+    assert findings("IB004", FULL) == []
+    # with two boards on the host, a lagging card is still found among the cards of its own board
+    text = (_devinfo_ca("mlx5_0", "28.39.2048", "MT_0000000838") + _devinfo_ca("mlx5_1", "28.36.1010", "MT_0000000838")
+            + _devinfo_ca("mlx5_2", "28.39.2048", "MT_0000000838") + _devinfo_ca("mlx5_3", "28.45.4028", "NVD0000000087"))
+    (f,) = findings("IB004", inline={"ibv_devinfo": text})
+    assert f.subjects == ("nic:mlx5_1",)
+    assert f.message == ("ConnectX-7 (MT4129, board MT_0000000838) HCAs differ in firmware: "
+                         "28.39.2048 on mlx5_0, mlx5_2; 28.36.1010 on mlx5_1")
 
 
 def test_ib004_different_models_are_not_compared():
