@@ -312,3 +312,32 @@ def test_ib007_a_ddr_link_among_edr_and_an_isolated_ca():
     assert "5x slower" in f.message
     [f] = _fabric("ibnetdiscover", "fixtures/ibnetdiscover/ibnetdiscover-gb200-single-ca-no-links-01.txt")
     assert f.severity == Severity.ERROR and "dgx-gb200-n01-c1 HCA-1 (CA, 1 port(s)) has no connection" in f.message
+
+
+SOFT = "fixtures/rdma_link/rdma_link-invented-details-siw-rxe-caps-01.txt"
+
+
+def test_software_rdma_devices_are_no_hca_ports():
+    # mlx5_0/1 IB ACTIVE; siw0/1 (Soft iWARP) ACTIVE on ens33; rxe_eth1/1 (Soft RoCE) DOWN / DISABLED on eth1
+    assert findings("IB001", SOFT) == []  # the disabled rxe port is no HCA port down
+    assert findings("IB003", SOFT) == []  # siw0 / rxe are no RoCE rails beside the IB HCA
+    t = topo_of(SOFT)
+    assert [p["name"] for p in ib._ports(t)] == ["mlx5_0"]
+    assert {n: t.node(n).get("software_rdma_kind") for n in t.nics()} == {
+        "nic:mlx5_0": None, "nic:rxe_eth1": "Soft RoCE (rxe)", "nic:siw0": "Soft iWARP (siw)"}
+
+
+def test_software_rdma_recognised_by_vendor_id_when_renamed():
+    # an rxe device named 'softroce0' (rdma link add softroce0 type rxe netdev eth1): rxe's vendor id 0xffffff
+    soft = ("hca_id:\tsoftroce0\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t0.0.0\n"
+            "\tvendor_id:\t\t\t0xffffff\n\tvendor_part_id:\t\t\t0\n\tphys_port_cnt:\t\t\t1\n"
+            "\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_DOWN (1)\n\t\t\tphys_state:\t\tDISABLED (3)\n"
+            "\t\t\tlink_layer:\t\tEthernet\n\n")
+    t = topo_of(inline={"ibv_devinfo": _devinfo_ca("mlx5_0", "28.39.2048", "MT_0000000838") + soft})
+    assert t.node("nic:softroce0")["software_rdma"] is True
+    assert t.node("nic:softroce0")["software_rdma_kind"] == "Soft RoCE (rxe)"
+    assert "software_rdma" not in t.node("nic:mlx5_0")
+    assert findings("IB001", inline={"ibv_devinfo": soft}) == []
+    # the same port on a hardware card is an IB001 error
+    (f,) = findings("IB001", inline={"ibv_devinfo": soft.replace("0xffffff", "0x02c9")})
+    assert f.subjects == ("nic:softroce0",) and f.severity is Severity.ERROR

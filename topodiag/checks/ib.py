@@ -12,6 +12,8 @@ NIC nodes' facts (ca_type, firmware, system_guid); a profile, when one was chose
   profile's nic_rate_gbps, the best Active port of the same link layer on the host (error when
   that port is the same HCA model, warning otherwise), and for InfiniBand ports the HCA model's
   top rate (ConnectX-7: NDR 400; warning: a slower switch may be by design).
+- Software RDMA devices (Soft RoCE rxe, Soft iWARP siw; the model's `software_rdma`) are no HCAs:
+  IB001-IB004 leave them out (a disabled rxe port is no HCA port down, an rxe is no RoCE rail).
 - IB003: all-Ethernet hosts are RoCE clusters and pass unless the profile says InfiniBand.
 - IB004 compares the CAs of one model (CA type), and among them only those of one board_id (PSID) when
   the host has several boards of that model: each board variant has its own firmware line.
@@ -81,11 +83,12 @@ def _gbyte(gbit: float) -> str:
 # -- the ports, joined with their NIC's facts --------------------------------------------------
 
 def _ports(topology) -> list[dict[str, Any]]:
-    """Every HCA port (switches left out) as {nic, name, port, state, ..., ca_type, firmware, ...}."""
+    """Every HCA port (switches and software RDMA devices left out) as {nic, name, port, state, ...,
+    ca_type, firmware, ...}."""
     out = []
     for nic, p in topology.ib_ports():
         facts = topology.node(nic)
-        if facts.get("node_type") not in (None, "CA"):
+        if facts.get("node_type") not in (None, "CA") or facts.get("software_rdma"):
             continue
         out.append({**p, "nic": nic, "name": facts.get("name") or nic.split(":", 1)[1],
                     "ca_type": facts.get("ca_type"), "firmware": facts.get("firmware"),
@@ -358,7 +361,8 @@ def _cas(topology, ports: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]
         cas.setdefault(p["nic"], p)
     for nic in topology.nics():  # CAs without ports still carry firmware
         facts = topology.node(nic)
-        if nic not in cas and facts.get("ca_type") and facts.get("node_type") in (None, "CA"):
+        if (nic not in cas and facts.get("ca_type") and facts.get("node_type") in (None, "CA")
+                and not facts.get("software_rdma")):
             cas[nic] = {"nic": nic, "name": facts.get("name") or nic, "ca_type": facts["ca_type"],
                         "firmware": facts.get("firmware"), "nic_sources": facts.get("sources") or []}
     by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
