@@ -158,11 +158,32 @@ def test_ib003_roce_only_passes_unless_the_profile_says_infiniband():
     assert "profile dgx-h100 expects InfiniBand" in f.message and "InfiniBand ports: none" in f.message
 
 
-def test_ib004_names_the_lagging_firmware():
-    (f,) = findings("IB004", FULL)
-    assert f.subjects == ("nic:rocep1s0f0",)
-    assert f.message == ("ConnectX-7 (MT4129) HCAs differ in firmware: 28.39.2048 on mlx5_0, mlx5_1; "
-                         "28.45.4028 on rocep1s0f0")
+def _devinfo_ca(name: str, fw: str, board: str) -> str:
+    return (f"hca_id:\t{name}\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t{fw}\n"
+            f"\tvendor_id:\t\t\t0x02c9\n\tvendor_part_id:\t\t\t4129\n\tboard_id:\t\t\t{board}\n"
+            f"\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n"
+            f"\t\t\tphys_state:\t\tLINK_UP (5)\n\t\t\tlink_layer:\t\tInfiniBand\n\n")
+
+
+def test_ib004_names_the_lagging_firmware_among_cards_of_one_board():
+    text = (_devinfo_ca("mlx5_0", "28.39.2048", "MT_0000000838") + _devinfo_ca("mlx5_1", "28.36.1010", "MT_0000000838")
+            + _devinfo_ca("mlx5_2", "28.39.2048", "MT_0000000838"))
+    (f,) = findings("IB004", inline={"ibv_devinfo": text})
+    assert f.subjects == ("nic:mlx5_1",) and f.severity is Severity.WARNING
+    assert f.message == ("ConnectX-7 (MT4129) HCAs differ in firmware: 28.39.2048 on mlx5_0, mlx5_2; "
+                         "28.36.1010 on mlx5_1")
+
+
+def test_ib004_cards_of_another_board_id_are_not_compared():
+    # FULL: mlx5_0/mlx5_1 (PSID MT_0000000838) on 28.39.2048, rocep1s0f0 (NVD0000000087) on 28.45.4028
+    assert findings("IB004", FULL) == []
+    # with two boards on the host, a lagging card is still found among the cards of its own board
+    text = (_devinfo_ca("mlx5_0", "28.39.2048", "MT_0000000838") + _devinfo_ca("mlx5_1", "28.36.1010", "MT_0000000838")
+            + _devinfo_ca("mlx5_2", "28.39.2048", "MT_0000000838") + _devinfo_ca("mlx5_3", "28.45.4028", "NVD0000000087"))
+    (f,) = findings("IB004", inline={"ibv_devinfo": text})
+    assert f.subjects == ("nic:mlx5_1",)
+    assert f.message == ("ConnectX-7 (MT4129, board MT_0000000838) HCAs differ in firmware: "
+                         "28.39.2048 on mlx5_0, mlx5_2; 28.36.1010 on mlx5_1")
 
 
 def test_ib004_different_models_are_not_compared():
@@ -297,3 +318,32 @@ def test_ib007_a_ddr_link_among_edr_and_an_isolated_ca():
     assert "5x slower" in f.message
     [f] = _fabric("ibnetdiscover", "fixtures/ibnetdiscover/ibnetdiscover-gb200-single-ca-no-links-01.txt")
     assert f.severity == Severity.ERROR and "dgx-gb200-n01-c1 HCA-1 (CA, 1 port(s)) has no connection" in f.message
+
+
+SOFT = "fixtures/rdma_link/rdma_link-invented-details-siw-rxe-caps-01.txt"
+
+
+def test_software_rdma_devices_are_no_hca_ports():
+    # mlx5_0/1 IB ACTIVE; siw0/1 (Soft iWARP) ACTIVE on ens33; rxe_eth1/1 (Soft RoCE) DOWN / DISABLED on eth1
+    assert findings("IB001", SOFT) == []  # the disabled rxe port is no HCA port down
+    assert findings("IB003", SOFT) == []  # siw0 / rxe are no RoCE rails beside the IB HCA
+    t = topo_of(SOFT)
+    assert [p["name"] for p in ib._ports(t)] == ["mlx5_0"]
+    assert {n: t.node(n).get("software_rdma_kind") for n in t.nics()} == {
+        "nic:mlx5_0": None, "nic:rxe_eth1": "Soft RoCE (rxe)", "nic:siw0": "Soft iWARP (siw)"}
+
+
+def test_software_rdma_recognised_by_vendor_id_when_renamed():
+    # an rxe device named 'softroce0' (rdma link add softroce0 type rxe netdev eth1): rxe's vendor id 0xffffff
+    soft = ("hca_id:\tsoftroce0\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t0.0.0\n"
+            "\tvendor_id:\t\t\t0xffffff\n\tvendor_part_id:\t\t\t0\n\tphys_port_cnt:\t\t\t1\n"
+            "\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_DOWN (1)\n\t\t\tphys_state:\t\tDISABLED (3)\n"
+            "\t\t\tlink_layer:\t\tEthernet\n\n")
+    t = topo_of(inline={"ibv_devinfo": _devinfo_ca("mlx5_0", "28.39.2048", "MT_0000000838") + soft})
+    assert t.node("nic:softroce0")["software_rdma"] is True
+    assert t.node("nic:softroce0")["software_rdma_kind"] == "Soft RoCE (rxe)"
+    assert "software_rdma" not in t.node("nic:mlx5_0")
+    assert findings("IB001", inline={"ibv_devinfo": soft}) == []
+    # the same port on a hardware card is an IB001 error
+    (f,) = findings("IB001", inline={"ibv_devinfo": soft.replace("0xffffff", "0x02c9")})
+    assert f.subjects == ("nic:softroce0",) and f.severity is Severity.ERROR

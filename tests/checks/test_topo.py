@@ -242,3 +242,40 @@ def test_gpu_pcie_link_narrower_than_x16(catalog):
 def test_healthy_pcie_links(catalog):
     assert findings(catalog, "TOPO005", nccl_topo_xml="fixtures/nccl_topo_xml/nccl-topo-xml-azure-ndv4-static-01.xml") == []
     assert findings(catalog, "TOPO005", nccl_topo_xml="fixtures/nccl_topo_xml/nccl-topo-xml-aws-p4d-24xl-static-01.xml") == []
+
+
+NVLINK_S_CUT = "fixtures/nvidia_smi_nvlink_s/nvlink-s-a100-sxm4-12links-25gbs-elided-01.txt"
+
+
+def _topo006(catalog, profile: str, **texts):
+    """TOPO006 under a profile for inputs given as {source: (file, text)} (file None: inline)."""
+    from topodiag.profiles import load_profiles
+    items = [ParsedInput(source, rel, parsers.get(source).parse(parsers.blank_provenance_header(text)))
+             for source, (rel, text) in texts.items()]
+    inputs = {**{i.source: i.result for i in items}, "topology": build(items), "profile": load_profiles()[profile]}
+    outcome = run(catalog, inputs, select="TOPO006")
+    assert not outcome.crashes, outcome.crashes
+    return [f for f in outcome.findings if f.code == "TOPO006"]
+
+
+def test_gpu_count_is_not_taken_from_an_output_cut_short(catalog):
+    """The A100 paste (nccl-tests #228) shows GPUs 0-2 and stops with '......' inside GPU 2: under
+    dgx-a100 (8 GPUs) its 3 GPUs prove none missing; the same 3 GPUs as a whole output do."""
+    cut = (REPO / NVLINK_S_CUT).read_text(encoding="utf-8")
+    assert _topo006(catalog, "dgx-a100", nvidia_smi_nvlink_s=(NVLINK_S_CUT, cut)) == []
+    whole = cut.replace("......\n", "".join(f"\t Link {i}: 25 GB/s\n" for i in range(1, 12)))
+    [f] = _topo006(catalog, "dgx-a100", nvidia_smi_nvlink_s=(None, whole))
+    assert f.severity is Severity.ERROR and f.message.startswith("3 GPU(s) seen, the profile has 8")
+
+
+def test_gpu_count_still_comes_from_the_inputs_not_cut_short(catalog):
+    """Beside the cut paste, a whole `topo -m` of 2 GPUs: gpu:0 and gpu:1 are listed in full, gpu:2 only
+    by the cut paste, so 2 GPUs are counted against the profile's 8."""
+    cut = (REPO / NVLINK_S_CUT).read_text(encoding="utf-8")
+    two = TOPO_M + "topo-2gpu-nv2-bridge-numa-na-nolegend-01.txt"
+    [f] = _topo006(catalog, "dgx-a100", nvidia_smi_nvlink_s=(NVLINK_S_CUT, cut),
+                   nvidia_smi_topo_m=(two, (REPO / two).read_text(encoding="utf-8")))
+    assert f.message.startswith("2 GPU(s) seen, the profile has 8")
+    eight = TOPO_M + "topo-a100-sxm4-80g-nv12-8nic-roce-01.txt"
+    assert _topo006(catalog, "dgx-a100", nvidia_smi_nvlink_s=(NVLINK_S_CUT, cut),
+                    nvidia_smi_topo_m=(eight, (REPO / eight).read_text(encoding="utf-8"))) == []

@@ -58,7 +58,7 @@ def fan_out_command(root: Path) -> str:
 
 
 def test_fan_out_runs_the_real_check_per_node_and_lists_the_nodes_that_failed(node_dirs):
-    res = fleet("--nodes", "gpu[01-08]", "--local", "--timeout", "5", "--fanout", "8",
+    res = fleet("--nodes", "gpu[01-08]", "--local", "--timeout", "60", "--fanout", "8",
                 "--command", fan_out_command(node_dirs), "--format", "json")
     assert res.exit_code == 1, res.output
     data = as_json(res)
@@ -73,7 +73,7 @@ def test_fan_out_runs_the_real_check_per_node_and_lists_the_nodes_that_failed(no
 
 
 def test_fan_out_text_names_the_outlier_and_the_silent_nodes(node_dirs):
-    res = fleet("--nodes", "gpu[05-08]", "--local", "--timeout", "5",
+    res = fleet("--nodes", "gpu[05-08]", "--local", "--timeout", "60",
                 "--command", fan_out_command(node_dirs), "--format", "text")
     # two reports only: too few for a majority, nobody blamed; the two silent nodes still listed
     assert res.exit_code == 3, res.output

@@ -143,3 +143,38 @@ def test_bundle_and_loose_files_read_alike(tmp_path):
     _, from_files = check_json(loose)
     strip = lambda r: [(f["code"], f["severity"], f["message"]) for f in r["findings"]]  # noqa: E731
     assert strip(from_bundle) == strip(from_files)
+
+
+# -- a probe's JSON that says it could not collect ---------------------------------------------
+
+ROOT_FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+NVML_FAILED = ROOT_FIXTURES / "nvml" / "nvml-invented-driver-not-loaded-01.json"
+PYVERBS_FAILED = ROOT_FIXTURES / "sysfs_infiniband" / "pyverbs-no-rdma-devices.json"
+NVML_ERROR = ("nvmlInit failed: NVML_ERROR_DRIVER_NOT_LOADED (Driver Not Loaded): the NVIDIA kernel module is "
+              "not loaded (lsmod | grep nvidia; dmesg)")
+
+
+@pytest.mark.parametrize("path, source, reason", [
+    (NVML_FAILED, "nvml", NVML_ERROR),
+    (PYVERBS_FAILED, "sysfs_infiniband", "no RDMA devices (Failed to get devices list)"),
+])
+def test_a_loose_probe_json_with_ok_false_is_a_failed_source(path, source, reason):
+    res, report = check_json(path)
+    assert res.exit_code == ExitCode.INCOMPLETE, res.output
+    [f] = report["findings"]  # nothing about the GPUs or HCAs from it
+    assert (f["code"], f["severity"], f["subjects"]) == ("SYS001", "error", [f"source:{source}"])
+    assert f["message"] == f"{source} could not be collected: {reason}"
+    assert report["inputs"] == [{"path": str(path), "source": source, "status": "failed", "reason": reason}]
+
+
+def test_a_probe_json_with_ok_false_in_a_bundle_follows_its_manifest_entry(tmp_path):
+    """Under an "ok" entry the JSON's ok false still fails the source (once); a "failed" entry is
+    reported once, by the manifest; a "not_available" one is no problem."""
+    text = NVML_FAILED.read_text()
+    for status, want in (("ok", ["SYS001"]), ("failed", ["SYS001"]), ("not_available", [])):
+        root = bundle(tmp_path / status, [{"source": "nvml", "status": status, "member": "commands/nvml.json",
+                                           "reason": NVML_ERROR}], {"commands/nvml.json": text})
+        _, report = check_json(root)
+        assert [f["code"] for f in report["findings"]] == want, (status, report["findings"])
+        rows = [r["status"] for r in report["inputs"] if r["source"] == "nvml"]
+        assert rows == {"ok": ["failed"], "failed": ["failed", "parsed"], "not_available": ["absent"]}[status]

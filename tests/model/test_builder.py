@@ -224,6 +224,44 @@ def test_nccl_xml_static_file_gives_no_gpu_pair_classes():
     assert t.nearest_nic("gpu:0000:10:1c.0") == ("nic:0000:10:1b.0", "PIX")  # same (virtual) switch
 
 
+def test_nccl_xml_cpu_with_unknown_numa_is_one_cpu_and_its_devices_are_phb():
+    # a VM's dump: <cpu numaid="-1"> holds GPU0 (0000:05:00.0) and mlx5_0 (0000:0d:00.0), no switch
+    t = build([parsed("nccl_topo_xml", "nccl-topo-invented-h200-vm-closed-paste-01.xml")])
+    assert t.nodes("cpu") == ["cpu:numa-unknown"] and t.nodes("numa") == []
+    assert t.node("cpu:numa-unknown")["numa_known"] is False and t.node("cpu:numa-unknown")["arch"] == "x86_64"
+    assert t.edge("gpu:0", "cpu:numa-unknown", "pci")["pcie_link_gts"] == 16.0
+    assert t.edge("nic:mlx5_0", "cpu:numa-unknown", "pci") is not None
+    assert t.numa_of("gpu:0") is None
+    assert t.nearest_nic("gpu:0") == ("nic:mlx5_0", "PHB") and t.pair("gpu:0", "nic:mlx5_0")["derived"]
+
+
+def test_nccl_xml_two_cpus_of_unknown_numa_are_not_guessed_apart():
+    t = build([from_text("nccl_topo_xml", UNKNOWN_NUMA_XML)])
+    assert t.nodes("cpu") == [] and t.pair("gpu:0", "nic:mlx5_0") is None
+    assert any("unknown numaid" in n for n in t.notes)
+    # beside a known CPU, the one unknown CPU is another CPU: SYS across them
+    mixed = build([from_text("nccl_topo_xml", UNKNOWN_NUMA_XML.replace('numaid="-1"', 'numaid="0"', 1))])
+    assert mixed.nodes("cpu") == ["cpu:0", "cpu:numa-unknown"]
+    assert mixed.nearest_nic("gpu:0") == ("nic:mlx5_0", "SYS")
+
+
+UNKNOWN_NUMA_XML = """<system version="1">
+  <cpu numaid="-1" arch="x86_64" vendor="GenuineIntel" familyid="6" modelid="207">
+    <pci busid="0000:05:00.0" class="0x030200" link_speed="16.0 GT/s PCIe" link_width="16">
+      <gpu dev="0" sm="90" rank="0" gdr="1"/>
+    </pci>
+  </cpu>
+  <cpu numaid="-1" arch="x86_64" vendor="GenuineIntel" familyid="6" modelid="207">
+    <pci busid="0000:0d:00.0" class="0x020000" link_speed="16.0 GT/s PCIe" link_width="16">
+      <nic>
+        <net name="mlx5_0" dev="0" speed="400000" port="1" gdr="1"/>
+      </nic>
+    </pci>
+  </cpu>
+</system>
+"""
+
+
 SWITCHED_XML = """<system version="1">
   <cpu numaid="0" affinity="ffffffff" arch="x86_64" vendor="GenuineIntel" familyid="6" modelid="143">
     <pci busid="0000:18:00.0" class="0x060400" link_speed="32.0 GT/s PCIe" link_width="16">

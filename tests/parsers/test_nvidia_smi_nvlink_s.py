@@ -206,6 +206,28 @@ def test_elision_between_consecutive_gpus_is_charged_to_the_first() -> None:
     assert gpu(r, 0).truncated and not gpu(r, 1).truncated and r.elided_gpu_indices == ()
 
 
+def test_output_cut_inside_its_last_gpu_is_truncated() -> None:
+    second = BLOCK.replace("GPU 0:", "GPU 1:")
+    assert parse(BLOCK + second).truncated is False  # both blocks whole
+    assert parse(load("nvlink-s-a100-sxm4-12links-25gbs-elided-01.txt")).truncated is True  # ends '......' in GPU 2
+    assert parse(BLOCK + second + "...\n").truncated is True  # trailing elision: GPUs after 1 may be cut
+    assert parse(BLOCK + second[:-8]).truncated is True  # ends inside a link's speed ("Link 17: 26.5")
+    cut = parse(BLOCK + "GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-1234")  # header cut inside its UUID
+    assert cut.truncated is True and gpu(cut, 1).truncated
+    only_header = parse(BLOCK + second.splitlines(keepends=True)[0])
+    assert only_header.truncated is True and gpu(only_header, 1).links == ()
+
+
+def test_links_elided_inside_a_block_the_output_goes_on_after_is_no_cut() -> None:
+    # '[...]' between Link 0 and Link 17 of the last GPU: links elided, the output not cut
+    text = BLOCK.replace("".join(f"\t Link {i}: 26.562 GB/s\n" for i in range(1, 17)), "\t [...]\n")
+    r = parse(text)
+    assert gpu(r, 0).truncated and active(gpu(r, 0)) == [0, 17] and r.truncated is False
+    # GPUs 2-6 elided between GPU 1 and GPU 7: indices tell which; the output is not cut either
+    r = parse(BLOCK + "....\n" + BLOCK.replace("GPU 0:", "GPU 7:"))
+    assert r.elided_gpu_indices == (1, 2, 3, 4, 5, 6) and r.truncated is False
+
+
 def test_interleaved_shell_lines_are_skipped() -> None:
     text = "$ nvidia-smi nvlink -s\n" + BLOCK + "$ echo done\ndone\n"
     r = parse(text)

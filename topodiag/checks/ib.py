@@ -12,7 +12,11 @@ NIC nodes' facts (ca_type, firmware, system_guid); a profile, when one was chose
   profile's nic_rate_gbps, the best Active port of the same link layer on the host (error when
   that port is the same HCA model, warning otherwise), and for InfiniBand ports the HCA model's
   top rate (ConnectX-7: NDR 400; warning: a slower switch may be by design).
+- Software RDMA devices (Soft RoCE rxe, Soft iWARP siw; the model's `software_rdma`) are no HCAs:
+  IB001-IB004 leave them out (a disabled rxe port is no HCA port down, an rxe is no RoCE rail).
 - IB003: all-Ethernet hosts are RoCE clusters and pass unless the profile says InfiniBand.
+- IB004 compares the CAs of one model (CA type), and among them only those of one board_id (PSID) when
+  the host has several boards of that model: each board variant has its own firmware line.
 - IB005 (added): the tools' own failures. "No IB devices found" / "sys files not found" is a finding
   about the host (no RDMA device registered: NCCL falls back to sockets), not a collection failure
   (SYS001 is for a tool that did not run); "ibpanic: stat of IB device 'X' failed" is a warning
@@ -80,11 +84,12 @@ def _gbyte(gbit: float) -> str:
 # -- the ports, joined with their NIC's facts --------------------------------------------------
 
 def _ports(topology) -> list[dict[str, Any]]:
-    """Every HCA port (switches left out) as {nic, name, port, state, ..., ca_type, firmware, ...}."""
+    """Every HCA port (switches and software RDMA devices left out) as {nic, name, port, state, ...,
+    ca_type, firmware, ...}."""
     out = []
     for nic, p in topology.ib_ports():
         facts = topology.node(nic)
-        if facts.get("node_type") not in (None, "CA"):
+        if facts.get("node_type") not in (None, "CA") or facts.get("software_rdma"):
             continue
         out.append({**p, "nic": nic, "name": facts.get("name") or nic.split(":", 1)[1],
                     "ca_type": facts.get("ca_type"), "firmware": facts.get("firmware"),
@@ -422,39 +427,68 @@ def _cas(topology, ports: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]
         cas.setdefault(p["nic"], p)
     for nic in topology.nics():  # CAs without ports still carry firmware
         facts = topology.node(nic)
-        if nic not in cas and facts.get("ca_type") and facts.get("node_type") in (None, "CA"):
+        if (nic not in cas and facts.get("ca_type") and facts.get("node_type") in (None, "CA")
+                and not facts.get("software_rdma")):
             cas[nic] = {"nic": nic, "name": facts.get("name") or nic, "ca_type": facts["ca_type"],
                         "firmware": facts.get("firmware"), "nic_sources": facts.get("sources") or []}
     by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for c in cas.values():
         if c.get("ca_type"):
-            by_type[c["ca_type"]].append(c)
+            by_type[c["ca_type"]].append({**c, "board_id": topology.node(c["nic"]).get("board_id")})
     return by_type
 
 
-def _layer_rates(ports: list[dict[str, Any]], ca_type: str, layer: str) -> list[tuple[str, dict[str, Any]]]:
+def _boards(members: list[dict[str, Any]]) -> list[tuple[str | None, list[dict[str, Any]]]]:
+    """The CAs of one model as the sets compared with each other: one set when at most one board_id (PSID)
+    is known among them (a CA whose board is unknown is taken to be that board); else one set per
+    board_id, the CAs of unknown board a set of their own (a different PSID is a different board variant
+    with its own firmware line: its version is no lag behind the other board's)."""
+    known = sorted({c["board_id"] for c in members if c.get("board_id")})
+    if len(known) <= 1:
+        return [(None, members)]
+    sets: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
+    for c in members:
+        sets[c.get("board_id")].append(c)
+    return sorted(sets.items(), key=lambda kv: (kv[0] is None, kv[0] or ""))
+
+
+def _layer_rates(ports: list[dict[str, Any]], nics: set[str], layer: str) -> list[tuple[str, dict[str, Any]]]:
     return [(f"{_num(p['rate_gbps'])} Gb/s", p) for p in ports
-            if p.get("ca_type") == ca_type and p.get("link_layer") == layer and _is_active(p) and p.get("rate_gbps")]
+            if p["nic"] in nics and p.get("link_layer") == layer and _is_active(p) and p.get("rate_gbps")]
+
+
+def _board_label(model: str | None, ca_type: str, board: str | None) -> str:
+    """"ConnectX-7 (MT4129)", "ConnectX-7 (MT4129, board MT_0000000838)" when boards are told apart."""
+    board_text = f"board {board}" if board is not None else None
+    if model:
+        return f"{model} ({', '.join(x for x in (ca_type, board_text) if x)})"
+    return f"{ca_type} ({board_text})" if board_text else ca_type
+
+
+def _differences(ports: list[dict[str, Any]], members: list[dict[str, Any]], label: str):
+    """IB004's hits within one compared set of CAs: firmware, then the Active rate of each link layer."""
+    expectation = f"all {label} HCAs on the host alike"
+    fw = [(c["firmware"], c) for c in members if c.get("firmware")]
+    if len({v for v, _ in fw}) > 1:
+        text, odd = _split(fw)
+        yield hit([c["nic"] for c in odd], evidence=[r for c in odd for r in c["nic_sources"][:1]],
+                  expectation=expectation, hca=label, values=text)
+    nics = {c["nic"] for c in members}
+    for layer in ("InfiniBand", "Ethernet"):
+        rates = _layer_rates(ports, nics, layer)
+        if len({v for v, _ in rates}) > 1:
+            text, odd = _split(rates)
+            yield hit([p["nic"] for p in odd], evidence=_evidence(odd), expectation=expectation,
+                      variant="rate", hca=label, layer=layer, values=text)
 
 
 @check("IB004")
 def ib004(topology, params):
     ports = _ports(topology)
-    for ca_type, members in sorted(_cas(topology, ports).items()):
+    for ca_type, all_members in sorted(_cas(topology, ports).items()):
         model = hca_model(ca_type)
-        label = f"{model} ({ca_type})" if model else ca_type
-        expectation = f"all {label} HCAs on the host alike"
-        fw = [(c["firmware"], c) for c in members if c.get("firmware")]
-        if len({v for v, _ in fw}) > 1:
-            text, odd = _split(fw)
-            yield hit([c["nic"] for c in odd], evidence=[r for c in odd for r in c["nic_sources"][:1]],
-                      expectation=expectation, hca=label, values=text)
-        for layer in ("InfiniBand", "Ethernet"):
-            rates = _layer_rates(ports, ca_type, layer)
-            if len({v for v, _ in rates}) > 1:
-                text, odd = _split(rates)
-                yield hit([p["nic"] for p in odd], evidence=_evidence(odd), expectation=expectation,
-                          variant="rate", hca=label, layer=layer, values=text)
+        for board, members in _boards(all_members):
+            yield from _differences(ports, members, _board_label(model, ca_type, board))
     yield from _mix(ports)
 
 

@@ -413,7 +413,8 @@ def _nvml_gpus(topology, nvml: dict) -> list:
 def gpu_missing(topology, params, profile=None):
     """A GPU the node should have and does not show: lost (nvidia-smi's 'GPU is lost', NVML's
     GPU_IS_LOST), on the PCI bus but not in NVML, NVML failing on a host with NVIDIA GPUs on the
-    bus, or fewer GPUs than the profile's."""
+    bus, or fewer GPUs than the profile's (counted over the inputs not cut short: a paste that ends
+    inside a GPU's block, or elides whole GPUs, proves none missing)."""
     observations = topology.observations()
     yield from _smi_lost(topology, observations)
     nvml = next((o for o in observations if o.get("source") == "nvml"), None)
@@ -423,12 +424,27 @@ def gpu_missing(topology, params, profile=None):
     seen = len(topology.gpus())
     if not want or seen >= want:
         return
+    seen = len(_listed_in_full(topology, observations))
+    if seen == 0 and topology.gpus():
+        return  # only inputs cut short list GPUs: the GPUs they do not show may be there
     expectation = f"profile {profile.name}: {want} GPUs"
     if seen:
         yield hit([topology.host() or "host:local"], severity="error", expectation=expectation, seen=seen, want=want)
     elif _gpu_lister_read(observations, nvml):
         yield hit([topology.host() or "host:local"], severity="error", expectation=expectation, variant="none_seen",
                   want=want)
+
+
+def _listed_in_full(topology, observations) -> list[str]:
+    """The GPUs some input that is not cut short lists: an output that ends inside a GPU's block
+    (`truncated`) or whose elision hid whole GPUs shows some of the node's GPUs, not how many it has."""
+    partial = {(o.get("source"), o.get("file")) for o in observations
+               if o.get("truncated") or o.get("elided_gpu_indices")}
+    if not partial:
+        return topology.gpus()
+    return [g for g in topology.gpus()
+            if not (refs := topology.node(g).get("sources") or [])
+            or any((r.get("source"), r.get("file")) not in partial for r in refs)]
 
 
 def _gpu_lister_read(observations, nvml) -> bool:

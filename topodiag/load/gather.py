@@ -7,7 +7,9 @@ noise of detection and are only noted. A directory stands for each regular file 
 (sources/bundle.py) and each member is read as the source its manifest entry names; a bundle
 archive (.tar.gz, .tgz, .tar) is unpacked safely into a temporary folder first and read the same
 way. A file nobody recognises, or that cannot be read, becomes an engine InputProblem (SYS001/SYS002
-finding), never a crash.
+finding), never a crash. A probe's JSON whose `ok` is false (NVML not initialised, no RDMA device
+list), read as a loose file or under an "ok" manifest entry, is a failed source (SYS001, the probe's
+error as the reason), as a bundle's "failed" entry is; it is still parsed for the rules.
 """
 
 from __future__ import annotations
@@ -186,8 +188,35 @@ def _gather_entries(out: Gathered, entries: Iterable, shown: str, open_member: C
             error = _parse_as(e.source, opened, label, out, listed=e.status != "not_available")
         finally:
             opened.close()
+        if error is None and e.status == "ok":  # a failed or absent entry already says how it went
+            _probe_failed(out, out.parsed[-1])
         if error is not None and e.status != "not_available":  # a failed tool's partial output:
             _unparseable(out, e.source, label, *error, report=e.status == "ok")  # already reported
+
+
+def probe_failure(source: str, result) -> Optional[str]:
+    """Why a probe's JSON says it could not collect its source (its `ok` false): the probe's error
+    text; None for any other parsed input."""
+    if getattr(result, "ok", True) is not False:
+        return None
+    from ..parsers import info
+
+    if info(source).probe is None:
+        return None
+    return str(getattr(result, "error", None) or "the probe reports ok false and gives no error")
+
+
+def _probe_failed(out: Gathered, item: ParsedInput) -> None:
+    """A probe's JSON that says ok false, read as a loose file or under an "ok" manifest entry: its
+    source could not be collected (SYS001, the probe's error as the reason), as a bundle's "failed"
+    entry says. It stays parsed (a rule may read why, beside other sources), but its row is failed."""
+    reason = probe_failure(item.source, item.result)
+    if reason is None:
+        return
+    out.problems.append(InputProblem(item.source, "failed", reason, item.path))
+    for i, st in enumerate(out.statuses):
+        if st.path == item.path and st.source == item.source and st.status == "parsed":
+            out.statuses[i] = InputStatus(st.path, st.source, "failed", reason)
 
 
 def _not_read(out: Gathered, source: str, label: str) -> None:
@@ -254,7 +283,10 @@ def _gather_file(path: str, out: Gathered) -> None:
             out.problems.append(InputProblem(UNKNOWN_SOURCE, "unparseable", reason, opened.name))
             out.statuses.append(InputStatus(opened.name, None, "unparseable", reason))
             return
+        before = len(out.parsed)
         errors = {source: _parse_as(source, opened, opened.name, out) for source in sources}
+        for item in out.parsed[before:]:
+            _probe_failed(out, item)
         for item in out.parsed[-len(sources):]:
             named = getattr(item.result, "hostname", None) if item.path == opened.name else None
             if isinstance(named, str) and named:  # a probe's JSON says which host it read

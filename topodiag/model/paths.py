@@ -23,6 +23,22 @@ def valid_numa(numaid: int | None) -> int | None:
     return numaid if numaid is not None and numaid >= 0 else None
 
 
+UNKNOWN_NUMA_CPU = "cpu:numa-unknown"
+
+
+def xml_cpu_id(r: Any, numaid: int | None) -> str | None:
+    """The CPU node a device of NCCL's XML hangs under, by the numaid of its <cpu>: cpu:<numaid>, or
+    UNKNOWN_NUMA_CPU for the one <cpu numaid="-1"> NCCL writes when NUMA is hidden (a VM): its devices
+    still share that CPU's root complex. None outside a <cpu> (numaid missing), or when several <cpu>
+    elements have an unknown numaid (which of them a device is under is not told)."""
+    if valid_numa(numaid) is not None:
+        return f"cpu:{numaid}"
+    if numaid is None:
+        return None
+    unknown = sum(1 for c in r.cpus if c.numaid is not None and c.numaid < 0)
+    return UNKNOWN_NUMA_CPU if unknown == 1 else None
+
+
 # -- NVML -------------------------------------------------------------------------------------
 
 def nvml_pair_class(r: Any, pair: Any) -> tuple[str | None, int]:
@@ -81,10 +97,10 @@ def derive_xml_paths(topo: Topology, r: Any, ids: dict[str, list[str]], ref: dic
     """Path classes for GPU-GPU and GPU-NIC pairs of the XML that no `topo -m` matrix gave, in
     NCCL's own terms (`derived: True`): NV<links> over NVLink (summed over shared NVSwitches), PIX
     under one switch, PXB across switches, PHB through one CPU (NCCL does not tell PHB from
-    NODE), SYS across CPUs. Where `topo -m` printed the pair, its class stands alone. GPU-GPU
+    NODE; a <cpu numaid="-1"> is one CPU too), SYS across CPUs. Where `topo -m` printed the pair, its class stands alone. GPU-GPU
     pairs only for GPUs the file has <gpu> elements for (NCCL dumps list their NVLinks)."""
     parent = {p.busid: p.parent_busid for p in r.pci if p.busid}
-    cpu_of = {p.busid: valid_numa(p.numaid) for p in r.pci if p.busid}
+    cpu_of = {p.busid: xml_cpu_id(r, p.numaid) for p in r.pci if p.busid}
     for (bus_a, a), (bus_b, b) in _xml_pairs(r, ids):
         if topo.edge(a, b, "path") is not None:
             continue
@@ -117,7 +133,7 @@ def _ancestors(parent: dict[str, str | None], busid: str) -> list[str]:
     return out
 
 
-def _tree_class(up_a: list[str], up_b: list[str], cpu_a: int | None, cpu_b: int | None) -> str | None:
+def _tree_class(up_a: list[str], up_b: list[str], cpu_a: str | None, cpu_b: str | None) -> str | None:
     """PIX (one switch right above both), PXB (a common switch further up), PHB (one CPU), SYS
     (two CPUs); None when a CPU is unknown."""
     common = next((x for x in up_a if x in up_b), None)

@@ -25,7 +25,8 @@ JSON: {source: "nvidia_smi_nvlink_s",
                message (the NVML / driver line printed instead of links, or null),
                truncated (links of this GPU elided, or the output ended inside it)}],
        elided (any elision marker), elided_gpu_indices (GPU indices an elision marker hid, where
-       the shown indices tell: a leading '....' before GPU 3 hides 0-2), errors [{line_no, text}]
+       the shown indices tell: a leading '....' before GPU 3 hides 0-2), truncated (the output ends
+       inside its last GPU's block: cut off there, so GPUs after it may be unshown), errors [{line_no, text}]
        (nvidia-smi failures such as "Unable to determine the device handle ..."), notes [strings]}
 """
 
@@ -92,6 +93,7 @@ class NvlinkStatus:
     gpus: tuple[Gpu, ...] = ()
     elided: bool = False
     elided_gpu_indices: tuple[int, ...] = ()
+    truncated: bool = False
     errors: tuple[ErrorLine, ...] = ()
     notes: tuple[str, ...] = ()
 
@@ -145,6 +147,27 @@ def _freeze(gpu: dict[str, Any]) -> Gpu:
     all_inactive = gpu["all_inactive"] or (bool(links) and not gpu["truncated"] and not any(l.active for l in links))
     return Gpu(gpu["index"], gpu["name"], gpu["uuid"], gpu["line_no"], links, all_inactive,
                gpu["unsupported"], gpu["message"], gpu["truncated"])
+
+
+def _ends_inside(cur: dict[str, Any], last_kind: str, last_line: str, notes: list[str]) -> bool:
+    """Whether the output ends inside the last GPU's block (marking that GPU truncated): inside a link's
+    speed, at an elision marker, after the header alone, or in a cut-off line. Then GPUs after it may
+    exist that the output does not show."""
+    if last_kind == "partial":
+        cut = cur["links"].pop()  # the output ends inside this link's speed: "Link 5: 26.5"
+        notes.append(f"line {cut.line_no}: output ends inside GPU {cur['index']} link {cut.link}: "
+                     "that link and any after it are not shown")
+    elif cur["pending_elision"] or (last_kind == "elision" and cur["truncated"]):
+        pass  # the output ends with an elision marker inside this GPU
+    elif cur["content"] == 0 and cur["other"] == 0:
+        if not cur["truncated"]:
+            notes.append(f"line {cur['line_no']}: output ends after GPU {cur['index']} header: its links are not shown")
+    elif last_kind == "junk" and cur["links"] and LINK_FRAGMENT_RE.match(last_line):
+        notes.append(f"GPU {cur['index']}: output ends in a cut-off line '{last_line}': links after it may be missing")
+    else:
+        return False
+    cur["truncated"] = True
+    return True
 
 
 def _parse(lines: Iterable[str]) -> NvlinkStatus:
@@ -236,20 +259,7 @@ def _parse(lines: Iterable[str]) -> NvlinkStatus:
             continue
         last_kind = "junk"  # prompts, prose, other programs' output: not nvlink's, skipped
 
-    if cur is not None:
-        if last_kind == "partial":
-            cut = cur["links"].pop()  # the output ends inside this link's speed: "Link 5: 26.5"
-            cur["truncated"] = True
-            notes.append(f"line {cut.line_no}: output ends inside GPU {cur['index']} link {cut.link}: "
-                         "that link and any after it are not shown")
-        elif cur["pending_elision"]:
-            cur["truncated"] = True  # the output ends with an elision marker inside this GPU
-        elif cur["content"] == 0 and cur["other"] == 0 and not cur["truncated"]:
-            cur["truncated"] = True
-            notes.append(f"line {cur['line_no']}: output ends after GPU {cur['index']} header: its links are not shown")
-        elif last_kind == "junk" and cur["links"] and LINK_FRAGMENT_RE.match(last_line):
-            cur["truncated"] = True
-            notes.append(f"GPU {cur['index']}: output ends in a cut-off line '{last_line}': links after it may be missing")
+    cut_short = cur is not None and _ends_inside(cur, last_kind, last_line, notes)
     for g in gpus:
         for link in g["links"]:
             if link.state not in ("active", "inactive"):
@@ -281,7 +291,7 @@ def _parse(lines: Iterable[str]) -> NvlinkStatus:
     if other_first is not None:
         notes.append(f"line {other_first[0]}: {other_first[1]} lines skipped: not link status")
     return NvlinkStatus(gpus=tuple(kept), elided=elided, elided_gpu_indices=tuple(sorted(set(hidden))),
-                        errors=tuple(errors), notes=tuple(notes))
+                        truncated=cut_short, errors=tuple(errors), notes=tuple(notes))
 
 
 def parse(text: str) -> NvlinkStatus:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ...records import ParsedInput
 from ..topology import Topology, source_ref
 
@@ -35,3 +37,24 @@ def add_numa_cpus(topo: Topology, numa: str, cpus: str, r: dict) -> None:
     if "cpu_affinity" not in attrs:
         attrs["cpu_affinity"] = cpus
         attrs["provenance"]["cpu_affinity"] = r
+
+
+# Software RDMA devices (Soft RoCE: rdma_rxe, Soft iWARP: siw) run over an ordinary netdev: no HCA.
+# Named rxe* / siw* unless renamed; their drivers report these vendor ids (rxe 0xffffff, siw 0x626d74 'bmt').
+_SOFTWARE_NAME = re.compile(r"^(?:rxe|siw)", re.I)
+_SOFTWARE_VENDOR_IDS = {0xFFFFFF: "Soft RoCE (rxe)", 0x626D74: "Soft iWARP (siw)"}
+
+
+def software_rdma(name: str | None, vendor_id: str | int | None = None) -> str | None:
+    """"Soft RoCE (rxe)" / "Soft iWARP (siw)" for a software RDMA device, by its vendor id or name; None
+    for a hardware one (or one nothing tells)."""
+    try:
+        vid = vendor_id if isinstance(vendor_id, int) else int(str(vendor_id), 0) if vendor_id else None
+    except ValueError:
+        vid = None
+    if vid in _SOFTWARE_VENDOR_IDS:
+        return _SOFTWARE_VENDOR_IDS[vid]
+    m = _SOFTWARE_NAME.match(name or "")
+    if m:
+        return "Soft RoCE (rxe)" if m.group(0).lower() == "rxe" else "Soft iWARP (siw)"
+    return None

@@ -1,5 +1,7 @@
 """The InfiniBand tools (`ibstat`, `ibv_devinfo`, `ibstatus`): one NIC per CA, its ports as the
-nested `ports` fact (merged port by port, see Topology), tool errors as an observation."""
+nested `ports` fact (merged port by port, see Topology), tool errors as an observation. A software
+RDMA device (Soft RoCE rxe, Soft iWARP siw: by vendor id or name) gets `software_rdma` True and
+`software_rdma_kind`."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from typing import Any
 from ...parsers.base import to_jsonable
 from ...records import ParsedInput
 from ..topology import Topology
-from ._shared import observe, ref
+from ._shared import observe, ref, software_rdma
 
 SOURCES = ("ibstat", "ibv_devinfo", "ibstatus")
 ORDER = 60
@@ -26,7 +28,9 @@ def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:
                       hardware_version=_hw_version(ca.hardware_version), node_guid=ca.node_guid,
                       system_guid=ca.system_guid, transport=ca.transport, vendor_id=ca.vendor_id,
                       vendor_part_id=ca.vendor_part_id, board_id=ca.board_id,
-                      num_ports=ca.num_ports, ports=_ports(item, ca) or None)
+                      num_ports=ca.num_ports, ports=_ports(item, ca) or None,
+                      software_rdma=True if software_rdma(ca.name, ca.vendor_id) else None,
+                      software_rdma_kind=software_rdma(ca.name, ca.vendor_id))
     if r.errors:
         observe(topo, host_id, item, {"errors": [{"line_no": e.line_no, "text": e.text} for e in r.errors]})
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from ...parsers.base import to_jsonable
 from ...records import ParsedInput
-from ..paths import derive_xml_paths, valid_numa
+from ..paths import derive_xml_paths, valid_numa, xml_cpu_id
 from ..topology import Topology
 from ._shared import add_numa_cpus, observe, ref
 
@@ -33,7 +33,10 @@ def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:
 
 def _add_cpus(topo: Topology, r: Any, xref: dict) -> None:
     for cpu in r.cpus:
-        if cpu.numaid is None or cpu.numaid < 0:
+        if cpu.numaid is None:
+            continue
+        if cpu.numaid < 0:
+            _add_unknown_numa_cpu(topo, r, cpu, xref)
             continue
         cid, numa = f"cpu:{cpu.numaid}", f"numa:{cpu.numaid}"
         topo.add_node(cid, "cpu", xref, name=cid, numa_node=cpu.numaid, affinity_mask=cpu.affinity,
@@ -43,6 +46,19 @@ def _add_cpus(topo: Topology, r: Any, xref: dict) -> None:
         if cpu.cpus:
             add_numa_cpus(topo, numa, cpu.cpus, xref)
         topo.add_edge(cid, numa, "numa", xref)
+
+
+def _add_unknown_numa_cpu(topo: Topology, r: Any, cpu: Any, xref: dict) -> None:
+    """<cpu numaid="-1">: NCCL could not tell the NUMA node (a VM that hides it). Still one CPU whose
+    root complex its devices share (paths through it are PHB), so a node with no NUMA node; no node
+    when several CPUs are unknown (which one a device is under cannot be told apart)."""
+    cid = xml_cpu_id(r, cpu.numaid)
+    if cid is None:
+        topo.notes.append(f"nccl_topo_xml: {sum(1 for c in r.cpus if c.numaid is not None and c.numaid < 0)} "
+                          "<cpu> elements with an unknown numaid: no CPU node for them")
+        return
+    topo.add_node(cid, "cpu", xref, name=cid, numa_node=None, numa_known=False, affinity_mask=cpu.affinity,
+                  cpu_affinity=cpu.cpus, arch=cpu.arch, vendor=cpu.vendor, family=cpu.family, model=cpu.model)
 
 
 def _add_pci_nodes(topo: Topology, r: Any, xref: dict) -> dict[str, list[str]]:
@@ -97,9 +113,8 @@ def _add_pci_edges(topo: Topology, r: Any, ids: dict[str, list[str]], xref: dict
     for p in r.pci:
         if p.busid is None or p.busid not in ids:
             continue
-        parent = (ids.get(p.parent_busid) or [None])[0] if p.parent_busid else (
-            f"cpu:{p.numaid}" if valid_numa(p.numaid) is not None else None)
-        if parent is None:
+        parent = (ids.get(p.parent_busid) or [None])[0] if p.parent_busid else xml_cpu_id(r, p.numaid)
+        if parent is None or not topo.has_node(parent):
             continue
         for child in ids[p.busid]:
             topo.add_edge(child, parent, "pci", xref, pcie_link_speed=p.link_speed,

@@ -1,5 +1,6 @@
 """`nvidia-smi nvlink -s`: per GPU the `nvlink` fact (links with state and speed, active count,
-whether the listing was cut short); tool errors and elided GPUs as an observation."""
+whether the listing was cut short); tool errors, elided GPUs and an output cut short inside its last
+GPU (`truncated`: GPUs after it unshown, so its GPU count is no count of the node's) as an observation."""
 
 from __future__ import annotations
 
@@ -24,8 +25,9 @@ def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:
                   "nvlink_unsupported": g.nvlink_unsupported, "message": g.message,
                   "source": gref}
         topo.add_node(f"gpu:{g.index}", "gpu", gref, index=g.index, model=g.name, uuid=g.uuid, nvlink=nvlink)
-    if r.errors or r.elided_gpu_indices:
+    truncated = getattr(r, "truncated", False)
+    if r.errors or r.elided_gpu_indices or truncated:
         observe(topo, host_id, item, {
             "errors": [{"line_no": e.line_no, "text": e.text} for e in r.errors],
-            "elided_gpu_indices": list(r.elided_gpu_indices)})
+            "elided_gpu_indices": list(r.elided_gpu_indices), "truncated": truncated})
     topo.notes.extend(f"nvidia_smi_nvlink_s: {n}" for n in r.notes)

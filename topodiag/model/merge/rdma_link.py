@@ -17,6 +17,7 @@ from typing import Any
 from ...parsers.base import to_jsonable
 from ...records import ParsedInput
 from ..topology import Topology, source_ref
+from ._shared import software_rdma
 
 SOURCES = ("rdma_link",)
 ORDER = 65  # after the IB tools (60: ibstat, ibv_devinfo, ibstatus), before the sysfs probe (70)
@@ -60,10 +61,11 @@ def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:
             pd["sources"] = [source_ref(item.source, item.path, link.line_no)]
             ports[str(link.port)] = {k: v for k, v in pd.items() if v is not None and v != []}
         netdevs = [lk.netdev for lk in links if lk.netdev]
-        software = any(lk.software for lk in links)
+        kind = software_rdma(dev)
+        software = kind is not None or any(lk.software for lk in links)
         topo.add_node(f"nic:{dev}", "nic", source_ref(item.source, item.path, links[0].line_no),
                       name=dev, ports=ports, netdevs=list(dict.fromkeys(netdevs)) or None,
-                      software_rdma=True if software else None)
+                      software_rdma=True if software else None, software_rdma_kind=kind)
     if r.errors:
         attrs = topo.node(host_id)
         attrs.setdefault("observations", []).append(
