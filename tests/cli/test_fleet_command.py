@@ -46,7 +46,7 @@ def node_dirs(tmp_path_factory) -> Path:
     at = [n for n, line in enumerate(lines) if line.strip() == "Rate: 400"]
     lines[at[1]] = lines[at[1]].replace("400", "200")  # the second CA: mlx5_1
     ibstat.write_text("".join(lines))
-    (root / "gpu07.sh").write_text("sleep 30\n")
+    (root / "gpu07.sh").write_text("sleep 120\n")
     (root / "gpu08.sh").write_text("echo 'topodiag: command not found' >&2; exit 127\n")
     return root
 
@@ -58,7 +58,7 @@ def fan_out_command(root: Path) -> str:
 
 
 def test_fan_out_runs_the_real_check_per_node_and_lists_the_nodes_that_failed(node_dirs):
-    res = fleet("--nodes", "gpu[01-08]", "--local", "--timeout", "60", "--fanout", "8",
+    res = fleet("--nodes", "gpu[01-08]", "--local", "--timeout", "15", "--fanout", "8",
                 "--command", fan_out_command(node_dirs), "--format", "json")
     assert res.exit_code == 1, res.output
     data = as_json(res)
@@ -66,14 +66,14 @@ def test_fan_out_runs_the_real_check_per_node_and_lists_the_nodes_that_failed(no
     assert [o["line"] for o in data["outliers"]] == ["gpu06: nic:mlx5_1 port 1 at 200 Gb/s, 5 others at 400"]
     assert all(f["node"] for f in data["failures"])
     assert {f["input"]: f["reason"] for f in data["failures"]} == {
-        "gpu07": "no answer within 5 s (timed out)",
+        "gpu07": "no answer within 15 s (timed out)",
         "gpu08": "no output (exit 127): topodiag: command not found",
     }
     assert data["failed"] == 2 and data["summary"]["nodes"] | {"read": 6, "failed": 2} == data["summary"]["nodes"]
 
 
 def test_fan_out_text_names_the_outlier_and_the_silent_nodes(node_dirs):
-    res = fleet("--nodes", "gpu[05-08]", "--local", "--timeout", "60",
+    res = fleet("--nodes", "gpu[05-08]", "--local", "--timeout", "15",
                 "--command", fan_out_command(node_dirs), "--format", "text")
     # two reports only: too few for a majority, nobody blamed; the two silent nodes still listed
     assert res.exit_code == 3, res.output
