@@ -135,10 +135,10 @@ def test_fail_on_never_says_the_errors_it_does_not_fail_on():
 def test_the_header_says_how_much_of_the_checklist_ran():
     res = invoke("check", "--from", str(IBSTAT_DISABLED), "--format", "text")
     second = res.stdout.splitlines()[1]
-    assert second.startswith("5 of 27 checks ran: no NCCL log, NVLink, nccl-tests or topology input")
+    assert second.startswith("5 of 28 checks ran: no NCCL log, NVLink, nccl-tests or topology input")
     data = json.loads(invoke("check", "--from", str(IBSTAT_DISABLED), "--format", "json").stdout)
     cov = data["summary"]["coverage"]
-    assert (cov["checks_run"], cov["checks_selected"]) == (5, 27)
+    assert (cov["checks_run"], cov["checks_selected"]) == (5, 28)
     assert cov["inputs_missing"] == ["NCCL log", "NVLink", "nccl-tests", "topology"]
 
 
