@@ -350,6 +350,9 @@ _GPU_TABLE: tuple[tuple[str, GpuFacts], ...] = (
                         note="Grace-Blackwell Ultra; NVL72 NVLink domain; PCIe Gen6 has no docs/domain.md row")),
     (r"\bGB200\b", _sxm("GB200", 5, pcie=5, form="superchip",
                         note="Grace-Blackwell superchip; NVL72 NVLink domain (72 GPUs); nvlink -s prints 53.125")),
+    (r"\bGH200\b", _sxm("GH200", 4, pcie=5, form="superchip",
+                        note="Grace-Hopper superchip: an H100-class GPU joined to its Grace CPU by NVLink-C2C; "
+                             "GPU-NIC paths read SYS in topo -m by design")),
     (r"\bGB10\b", _no_nvlink("GB10", "Blackwell", None, form="SoC",
                              note="DGX Spark SoC: GPU-CPU NVLink-C2C only, no GPU-GPU NVLink; host PCIe n/a")),
     (r"\bB300\b", _sxm("B300", 5, pcie=6, note="Blackwell Ultra; PCIe Gen6 has no docs/domain.md row")),
@@ -406,6 +409,17 @@ def normalize_gpu_name(name: str) -> str:
     text = re.sub(r"[-_]", " ", str(name).upper())
     text = re.sub(r"\s+", " ", text).strip()
     return _PREFIX_RE.sub("", text, count=1).strip()
+
+
+GRACE_RE = re.compile(r"\bG[BH]\d{2,3}\b|\bGRACE\b")
+
+
+def is_grace(name: str) -> bool:
+    """True for a Grace-based GPU (GB200, GB300, GH200, or a name saying "Grace"): the GPU reaches its
+    CPU over NVLink-C2C and the NICs hang off Grace's PCIe, so topo -m prints SYS for every GPU-NIC
+    cell by design. GB10 (DGX Spark) is a single SoC, not a Grace superchip with NICs on the CPU:
+    it counts too, since its GPU-NIC path is also through the CPU side."""
+    return bool(GRACE_RE.search(normalize_gpu_name(name)))
 
 
 def gpu_facts(name: str) -> GpuFacts | None:

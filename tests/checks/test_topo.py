@@ -279,3 +279,67 @@ def test_gpu_count_still_comes_from_the_inputs_not_cut_short(catalog):
     eight = TOPO_M + "topo-a100-sxm4-80g-nv12-8nic-roce-01.txt"
     assert _topo006(catalog, "dgx-a100", nvidia_smi_nvlink_s=(NVLINK_S_CUT, cut),
                     nvidia_smi_topo_m=(eight, (REPO / eight).read_text(encoding="utf-8"))) == []
+
+
+# --- Grace-based nodes (GB200, GH200) and topo -m without NICs ------------------------------------
+
+GB200_TOPO = TOPO_M + "topo-gb200-4gpu-nv18-8nic-all-sys-01.txt"
+GB200_NVLINK_S = "fixtures/nvidia_smi_nvlink_s/nvlink-s-gb200-18links-53gbs-elided-01.txt"
+
+
+def with_profile(catalog, code, profile_name, **files):
+    from topodiag.pipeline import named_profile
+
+    inputs, items = {}, []
+    for source, rel in files.items():
+        parsed = parsers.get(source).parse(parsers.blank_provenance_header((REPO / rel).read_text(encoding="utf-8")))
+        inputs[source] = parsed
+        items.append(ParsedInput(source, rel, parsed))
+    inputs["topology"] = build(items)
+    inputs["profile"] = named_profile(profile_name) if profile_name else None
+    outcome = run(catalog, inputs, select=code)
+    assert not outcome.crashes, outcome.crashes
+    return [f for f in outcome.findings if f.code == code]
+
+
+def test_gb200_all_sys_nics_without_a_model_is_still_a_warning(catalog):
+    """topo -m alone names no GPU model: nothing says the node is Grace-based, the SYS cells stand."""
+    found = topo(catalog, "TOPO003", "topo-gb200-4gpu-nv18-8nic-all-sys-01")
+    assert [str(f.severity) for f in found] == ["warning"]
+
+
+def test_gb200_named_by_nvlink_s_is_info_by_design(catalog):
+    found = findings(catalog, "TOPO003", nvidia_smi_topo_m=GB200_TOPO, nvidia_smi_nvlink_s=GB200_NVLINK_S)
+    assert len(found) == 1 and str(found[0].severity) == "info"
+    f = found[0]
+    assert f.subjects[:4] == ("gpu:0", "gpu:1", "gpu:2", "gpu:3") or list(f.subjects[:4]) == ["gpu:0", "gpu:1", "gpu:2", "gpu:3"]
+    assert "Grace-based node (NVIDIA GB200)" in f.message and "NVLink-C2C" in f.message
+    assert "8 NIC(s) on the node" in f.message and "at SYS" in f.message
+
+
+def test_gb200_profile_alone_makes_it_info(catalog):
+    found = with_profile(catalog, "TOPO003", "gb200-nvl", nvidia_smi_topo_m=GB200_TOPO)
+    assert [str(f.severity) for f in found] == ["info"]
+    assert "gb200-nvl" in found[0].expectation
+
+
+def test_grace_names():
+    from topodiag import knowledge
+
+    for name in ("NVIDIA GB200", "NVIDIA GH200 480GB", "NVIDIA GH200 144G HBM3e", "NVIDIA Grace Hopper", "GB300"):
+        assert knowledge.is_grace(name), name
+    for name in ("NVIDIA B200", "NVIDIA H200", "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"):
+        assert not knowledge.is_grace(name), name
+    assert knowledge.gpu_facts("NVIDIA GH200 480GB").model == "GH200"
+
+
+def test_topo_m_without_nics_where_the_profile_has_eight(catalog):
+    rel = TOPO_M + "topo-h200-8gpu-nv18-no-nic-docker-vm-01.txt"
+    found = with_profile(catalog, "TOPO007", "hgx-h200", nvidia_smi_topo_m=rel)
+    assert len(found) == 1 and str(found[0].severity) == "warning"
+    assert "8 GPU(s) and no NIC" in found[0].message and "expects 8 compute NICs" in found[0].message
+    assert not with_profile(catalog, "TOPO007", None, nvidia_smi_topo_m=rel)  # no profile: not judged
+    assert not with_profile(catalog, "TOPO007", "pcie-8gpu", nvidia_smi_topo_m=rel)  # profile without NICs
+    # the HGX H100 matrix with its 8 NICs: nothing
+    assert not with_profile(catalog, "TOPO007", "dgx-h100",
+                            nvidia_smi_topo_m=TOPO_M + "topo-h100-hgx-nv18-8nic-pix-gpunumaid-01.txt")

@@ -96,7 +96,7 @@ def _nvlink_fixture_names() -> dict[str, set[str]]:
 DETECTED = {
     "NVIDIA A100-SXM4-80GB": "dgx-a100",
     "NVIDIA B200": "dgx-b200",
-    "NVIDIA GB200": None,             # NVL72 superchip tray, not an 8-GPU DGX B200
+    "NVIDIA GB200": "gb200-nvl",      # NVL72 compute tray (4 GPUs, Grace), not an 8-GPU DGX B200
     "Tesla V100-SXM2-16GB": None,     # no DGX-1 profile (hybrid cube-mesh)
     "Tesla V100-SXM2-32GB": None,
     "NVIDIA RTX A6000": None,         # bridged workstation cards
@@ -197,3 +197,12 @@ def test_invalid_toml_and_missing_dir(tmp_path):
         load_profiles(tmp_path / "nope")
     with pytest.raises(ProfileError, match="cannot read"):
         load_profile(tmp_path / "absent.toml")
+
+
+def test_gb200_tray_profile_by_count(profiles):
+    """A GB200 compute tray has 4 GPUs: 4 (or 3, one lost) match gb200-nvl; 8 B200 stay dgx-b200."""
+    assert detect_profile(["NVIDIA GB200"] * 4, profiles, gpu_count=4).name == "gb200-nvl"
+    assert detect_profile(["NVIDIA GB200"] * 3, profiles, gpu_count=3).name == "gb200-nvl"
+    assert detect_profile(["NVIDIA GB200"] * 2, profiles, gpu_count=2) is None
+    assert detect_profile(["NVIDIA B200"] * 8, profiles, gpu_count=8).name == "dgx-b200"
+    assert profiles["gb200-nvl"].nics == 4 and profiles["gb200-nvl"].gpu_nic_max_path is None

@@ -447,3 +447,25 @@ def test_sniff_levels() -> None:
     assert nccl_tests.sniff("\n".join(rows)) == 0.7
     assert nccl_tests.sniff(MODERN.splitlines()[3]) == 0.5  # a device line alone
     assert nccl_tests.sniff("gpu34:34088:34088 [0] NCCL INFO NCCL version 2.23.4+cuda12.4\n") == 0.0
+
+
+def test_a_huge_log_keeps_a_bounded_result():
+    """381k interleaved rows (a 128 MB NCCL log's worth): the first ROW_CAP rows, then only sizes not kept
+    yet; the rest counted in a note, so every check's pass over the result stays bounded."""
+    from topodiag.parsers import nccl_tests
+
+    head = ("# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20\n"
+            "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw"
+            "   busbw #wrong\n")
+    rows = []
+    for i in range(20000):
+        size = 8 << (i % 31)
+        rows.append(f"{size:>12} {size // 4:>13}     float     sum      -1    123.4    1.00    1.75      0    122.9"
+                    "    1.00    1.75      0\n")
+    big = 1 << 36  # a size first seen past the cap is still kept
+    rows.append(f"{big:>12} {big // 4:>13}     float     sum      -1    123.4    9.00    9.75      0    122.9"
+                "    9.00    9.50      0\n")
+    r = nccl_tests.parse(head + "".join(rows))
+    assert len(r.rows) == nccl_tests.ROW_CAP + 1
+    assert r.rows[-1].size_bytes == big and r.peak_busbw_gbps == 9.75
+    assert any(n.startswith("20001 results rows: 15904 that repeat a size") for n in r.notes)

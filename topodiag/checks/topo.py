@@ -202,15 +202,42 @@ def _far_groups(topology, max_path: str) -> dict[tuple[str, str], list[str]]:
     return groups
 
 
+def grace_model(topology, profile=None) -> str | None:
+    """The Grace-based GPU model of the node (GB200, GH200, "... Grace ..."), from the GPU names the
+    inputs give or, where none names a model, from the profile's match names; None when not Grace."""
+    names = [m for g in topology.gpus() if (m := topology.node(g).get("model"))]
+    if not names:
+        names = list(getattr(profile, "match", None) or ())
+    return next((n for n in names if knowledge.is_grace(n)), None)
+
+
+def _grace_c2c(topology, groups, model: str, profile):
+    """One info finding for a Grace-based node whose GPUs reach every NIC at SYS/NODE: by design."""
+    gpus = [g for gs in groups.values() for g in gs]
+    gpus = sorted(set(gpus), key=topology.gpus().index)
+    nics = sorted({nic for nic, _ in groups})
+    paths = sorted({cls for _, cls in groups}, key=class_rank)
+    how = f"profile {profile.name}" if profile is not None and not topology.node(gpus[0]).get("model") else model
+    return hit(gpus + nics, severity="info", variant="grace_c2c",
+               evidence=_pair_evidence(topology, gpus[0], nics[0]),
+               expectation=f"Grace-based node ({how}): GPU-NIC paths through the Grace CPU by design",
+               gpus=listing(gpus, 8), count=len(gpus), nics=len(topology.nics()), path="/".join(paths), model=model)
+
+
 @check("TOPO003")
 def gpu_nic_far(topology, params, profile=None):
-    """One finding per (NIC, class): the GPUs whose nearest NIC is that NIC at that class."""
+    """One finding per (NIC, class): the GPUs whose nearest NIC is that NIC at that class. On a
+    Grace-based node (GB200, GH200) every GPU-NIC cell is SYS by design: one info finding says so."""
     if not topology.nics():
         return
     max_path = knowledge.normalize_path_class(getattr(profile, "gpu_nic_max_path", None) or params.get("max_path", "PXB"))
     expectation = (f"profile {profile.name}: nearest NIC at {max_path} or closer"
                    if getattr(profile, "gpu_nic_max_path", None) else f"nearest NIC at {max_path} or closer")
     groups = _far_groups(topology, max_path)
+    grace = grace_model(topology, profile) if groups else None
+    if grace:
+        yield _grace_c2c(topology, groups, grace, profile)
+        return
     for (nic, cls), gpus in sorted(groups.items(), key=lambda kv: topology.gpus().index(kv[1][0])):
         topo_name = topology.node(nic).get("topo_name")
         derived = _derived_from(topology, [(g, nic) for g in gpus])
@@ -453,3 +480,27 @@ def _gpu_lister_read(observations, nvml) -> bool:
     if nvml is not None and nvml.get("ok"):
         return True
     return any(o.get("source") == "sysfs_infiniband" and o.get("pci_scanned") for o in observations)
+
+
+def _topo_devices(nvidia_smi_topo_m) -> tuple[list[str], list[str]]:
+    """(GPU names, NIC names) of a parsed `topo -m` matrix: its rows and columns alike."""
+    from ..parsers.base import to_jsonable
+
+    data = nvidia_smi_topo_m if isinstance(nvidia_smi_topo_m, dict) else to_jsonable(nvidia_smi_topo_m)
+    devices = [d for d in data.get("devices") or [] if isinstance(d, dict)]
+    return ([d.get("name") for d in devices if d.get("kind") == "gpu"],
+            [d.get("name") for d in devices if d.get("kind") == "nic"])
+
+
+@check("TOPO007")
+def nic_rows_missing(topology, nvidia_smi_topo_m, profile=None):
+    """`topo -m` lists GPUs and no NIC at all while the profile (given or detected) expects compute
+    NICs, and no other input shows one: the RDMA devices are hidden where the matrix was taken."""
+    want = getattr(profile, "nics", None)
+    if not want:
+        return
+    gpus, nics = _topo_devices(nvidia_smi_topo_m)
+    if not gpus or nics or topology.nics():
+        return
+    yield hit([topology.host() or "host:local"], expectation=f"profile {profile.name}: {want} compute NICs",
+              evidence=[{"source": "nvidia_smi_topo_m"}], gpus=len(gpus), nics=want, profile=profile.name)

@@ -77,6 +77,13 @@ _FAIL_RE = re.compile(
     r"Test (?:CUDA |NCCL )?failure|Test timeout|\bFAILED\b|\bAborted\b|MPI_ABORT|exited on signal"
     r"|Segmentation fault|terminate called|core dumped")
 
+# A results table has tens of rows per run; a huge NCCL log with interleaved rows can hold hundreds of
+# thousands. Past ROW_CAP only rows of a size not kept yet are kept (up to ROW_HARD_CAP): the result, and
+# every check's pass over it, stay bounded.
+ROW_CAP = 4096
+ROW_HARD_CAP = 16384
+LIST_CAP = 1000  # per-line notes, NCCL WARN lines
+
 _INT_RE = re.compile(r"^-?\d+$")
 _NUM_RE = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
 _WORD_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -321,6 +328,9 @@ class _Parser:
         self.warnings: list[WarningLine] = []
         self.notes: list[str] = []
         self.counts = {"version": 0, "starting": 0, "nthread": 0, "header": 0}
+        self.rows_dropped = 0  # results rows past ROW_CAP not kept (their size was already kept)
+        self.kept_keys: set | None = None
+        self.lists_dropped = 0  # per-line notes and WARN lines past LIST_CAP
         self.banner = False
         self.layout: _Layout | None = None
         self.first_text: tuple[int, str] | None = None
@@ -341,7 +351,10 @@ class _Parser:
         m = _NCCL_LOG_RE.search(s)
         if m:
             if m.group(1) == "WARN":
-                self.warnings.append(WarningLine(line_no, s))
+                if len(self.warnings) < LIST_CAP:
+                    self.warnings.append(WarningLine(line_no, s))
+                else:
+                    self.lists_dropped += 1
             v = _NCCL_VERSION_RE.search(s)
             if v and self.nccl_line_version is None:
                 self.nccl_line_version = v.group(1)
@@ -353,6 +366,8 @@ class _Parser:
             v = _NCCL_VERSION_RE.search(s)
             if v and self.nccl_line_version is None:
                 self.nccl_line_version = v.group(1)
+            return
+        if self.kept_keys is not None and s[:1].isdigit() and self.repeated_row(s):
             return
         failed = bool(_FAIL_RE.search(s))
         if s.startswith("#"):
@@ -444,7 +459,7 @@ class _Parser:
         tokens = _TAG_RE.sub(" ", s).split()
         if len(tokens) >= 4 and all(_cell_ok(t) for t in tokens):
             # numbers only: the tail of a row whose start was cut (a real row has a type word)
-            self.notes.append(f"line {line_no}: partial results row skipped (no size/count/type columns)")
+            self.note(f"line {line_no}: partial results row skipped (no size/count/type columns)")
             return True
         if not tokens or not _INT_RE.match(tokens[0]):
             return False
@@ -473,8 +488,11 @@ class _Parser:
             return False
         ip = _half(layout.ip, cells[len(layout.oop):])
         if ip is None:
-            self.notes.append(f"line {line_no}: results row cut after the out-of-place columns")
+            self.note(f"line {line_no}: results row cut after the out-of-place columns")
             ip = {}
+        if len(self.rows) >= ROW_CAP and not self.keep_beyond_cap(lead, line_no):
+            self.rows_dropped += 1
+            return True
         self.rows.append(Row(
             size_bytes=int(lead["size"]), count=int(lead["count"]), type=lead.get("type", ""),
             redop=lead.get("redop"), root=int(lead["root"]) if "root" in lead else None,
@@ -483,6 +501,44 @@ class _Parser:
             ip_time_us=ip.get("time"), ip_algbw_gbps=ip.get("algbw"), ip_busbw_gbps=ip.get("busbw"),
             ip_wrong=ip.get("wrong"), ip_error=ip.get("error"),
             run=self.run_index(), line_no=line_no))
+        return True
+
+    def note(self, text: str) -> None:
+        """A per-line note, up to LIST_CAP of them (the rest are counted)."""
+        if len(self.notes) < LIST_CAP:
+            self.notes.append(text)
+        else:
+            self.lists_dropped += 1
+
+    def repeated_row(self, s: str) -> bool:
+        """Past ROW_CAP: a plain results row (no tags, no failure text) whose size was already kept is
+        counted without being read further, so a huge log's repeated rows cost one split each."""
+        layout = self.layout
+        tokens = s.split()
+        if layout is None or len(tokens) != len(layout.lead) + len(layout.oop) + len(layout.ip) or "[" in s:
+            return False
+        lead = dict(zip(layout.lead, tokens))
+        try:
+            key = (self.run_index(), int(lead["size"]), lead.get("type", ""), lead.get("redop"),
+                   int(lead["root"]) if "root" in lead else None)
+        except (KeyError, ValueError):
+            return False
+        if key not in self.kept_keys:
+            return False
+        self.rows_dropped += 1
+        return True
+
+    def keep_beyond_cap(self, lead: dict, line_no: int) -> bool:
+        """Past ROW_CAP rows, a row is kept only when its (run, size, type, redop, root) was not kept yet,
+        so the sizes of every run stay and a huge interleaved log costs memory by distinct sizes, up to
+        ROW_HARD_CAP rows; the others are counted (a note says how many)."""
+        if self.kept_keys is None:
+            self.kept_keys = {(r.run, r.size_bytes, r.type, r.redop, r.root) for r in self.rows}
+        key = (self.run_index(), int(lead["size"]), lead.get("type", ""), lead.get("redop"),
+               int(lead["root"]) if "root" in lead else None)
+        if key in self.kept_keys or len(self.rows) >= ROW_HARD_CAP:
+            return False
+        self.kept_keys.add(key)
         return True
 
     # -- the report -------------------------------------------------------------------------
@@ -505,7 +561,13 @@ class _Parser:
         busbws = [v for r in self.rows for v in (r.oop_busbw_gbps, r.ip_busbw_gbps) if v is not None]
         peak = max(busbws) if busbws else None
         notes = list(self.notes)
+        if self.rows_dropped:
+            notes.append(f"{len(self.rows) + self.rows_dropped} results rows: {self.rows_dropped} that repeat a "
+                         f"size already kept are not kept past the first {ROW_CAP} (peak_busbw_gbps and the checks read the rows kept)")
         self.independent_run_notes(notes, runs, nranks, busbws)
+        if self.lists_dropped:
+            notes.append(f"{self.lists_dropped} further per-line notes and NCCL WARN lines past the first {LIST_CAP} "
+                         "not kept")
         if len(set(self.collectives)) > 1:
             notes.append("the file holds runs of several tests: " + ", ".join(dict.fromkeys(self.collectives)))
         if len(self.avgs) > 1 and len(set(self.avgs)) > 1:
