@@ -343,6 +343,9 @@ class _Parser:
 
     # -- one line ---------------------------------------------------------------------------
     def feed(self, line_no: int, line: str) -> None:
+        if self.first_text is not None and (" NCCL INFO " in line or " NCCL TRACE " in line):
+            self.info_line(line)  # the bulk of a log with NCCL_DEBUG=INFO: only two facts are read from it
+            return
         s = _strip_prefix(line)
         if not s:
             return
@@ -383,6 +386,18 @@ class _Parser:
         m = _PERF_RE.search(s)
         if m and self.collective_cmd is None:
             self.collective_cmd = collective_name(m.group(1))
+
+    def info_line(self, line: str) -> None:
+        """An NCCL INFO/TRACE line (what `feed` does with it, without stripping its prefix or running a
+        regex on it unless it can hold the NCCL version or an nranks the result still lacks)."""
+        if self.nccl_line_version is None and "NCCL version" in line:
+            v = _NCCL_VERSION_RE.search(line)
+            if v:
+                self.nccl_line_version = v.group(1)
+        if self.info_nranks is None and "nranks " in line:
+            n = _NRANKS_RE.search(line)
+            if n:
+                self.info_nranks = int(n.group(1))
 
     def comment(self, line_no: int, s: str) -> None:
         m = _TESTS_VERSION_RE.match(s)
