@@ -326,3 +326,25 @@ def test_nccl002_from_the_topology_dump_alone():
     assert h.subjects == ("nic:mlx5_0", "nic:mlx5_1") and "marks mlx5_0, mlx5_1 gdr=0" in said("NCCL002", h)
     topo = topology(nccl_topo_xml="fixtures/nccl_topo_xml/nccl-topo-xml-azure-ndv4-static-01.xml")
     assert hits(nccl.nccl002(topology=topo)) == []  # a static file says nothing of GDR
+
+
+def test_a_failed_plugin_in_a_single_node_communicator_is_info():
+    """SPCX and internal IB fail, sockets are used, but the communicator is one rank on one node
+    (nNodes 1): the network carried nothing, so NCCL001 and NCCL007 are information."""
+    from topodiag.checks import nccl_job
+
+    text = ("b:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin SPCX (v12)\n"
+            "b:1:1 [0] NCCL INFO NET/IB : No device found.\n"
+            "b:1:1 [0] NCCL INFO Failed to initialize NET plugin SPCX\n"
+            "b:1:1 [0] NCCL INFO Failed to initialize NET plugin IB\n"
+            "b:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.56.0.6<0>\n"
+            "b:1:1 [0] NCCL INFO Initialized NET plugin Socket\n"
+            "b:1:1 [0] NCCL INFO Assigned NET plugin Socket to comm\n"
+            "b:1:1 [0] NCCL INFO Using network Socket\n"
+            "b:1:1 [0] NCCL INFO comm 0x59 rank 0 nRanks 1 nNodes 1 localRanks 1 localRank 0 MNNVL 0\n")
+    r = parse("", text)
+    assert r.net_plugins_failed == ("SPCX", "IB") and r.net_plugin == "SPCX"
+    [h1] = hits(nccl.nccl001(r))
+    [h7] = hits(nccl_job.nccl007(r))
+    assert h1.severity is Severity.INFO and h7.severity is Severity.INFO
+    assert "single_node" in h7.notes and "on_socket" in h7.notes and h7.values["plugin"] == "SPCX"

@@ -10,7 +10,7 @@ from typing import Any, Mapping, Optional
 
 from ..engine import Evidence, Severity, check, hit, when
 from ._facts import listing
-from .nccl import _as_dict, _env_flag, _hosts, _hosts_subject
+from .nccl import _as_dict, _env_flag, _hosts, _hosts_subject, _nodes
 
 INTERNAL_NETS = ("ib", "socket")
 
@@ -48,9 +48,11 @@ def nccl007(nccl_debug):
     off = _plugin_off(nccl_debug.get("env") or {})
     if not failed and not (loaded and internal in INTERNAL_NETS):
         return None
+    single = _nodes(nccl_debug)[0] is False  # the network carries nothing in a single-node communicator
     return hit(_hosts_subject(nccl_debug), variant="default" if failed else "not_used",
-               severity=Severity.INFO if off and internal == "ib" else None,
-               notes=when(on_socket=internal == "socket", rdma_kept=bool(off) and internal == "ib", by_env=off),
+               severity=Severity.INFO if single or (off and internal == "ib") else None,
+               notes=when(on_socket=internal == "socket", rdma_kept=bool(off) and internal == "ib", by_env=off,
+                          single_node=single),
                evidence=[Evidence("nccl_debug", None, None)],
                expectation="the external net plugin initialised and assigned to the communicator",
                plugin=listing(failed, 3) if failed else loaded, used=used or "no network line", settings=off)
