@@ -58,7 +58,7 @@ def nccl007(nccl_debug):
                plugin=listing(failed, 3) if failed else loaded, used=used or "no network line", settings=off)
 
 
-def _one_host_comms(nccl_debug: Mapping[str, Any], hosts: list[str]) -> Optional[str]:
+def _one_host_comms(nccl_debug: Mapping[str, Any]) -> Optional[str]:
     """How the log shows every communicator holding one host's ranks (None when it does not): NCCL's
     nNodes 1 on every comm, or the largest comm no bigger than the GPUs one host logs from."""
     nnodes = nccl_debug.get("nnodes")
@@ -83,7 +83,7 @@ def nccl008(nccl_debug):
     hosts = _hosts(nccl_debug)
     if len(hosts) < 2:
         return None
-    how = _one_host_comms(nccl_debug, hosts)
+    how = _one_host_comms(nccl_debug)
     if how is None:
         return None
     return hit(_hosts_subject(nccl_debug), evidence=[Evidence("nccl_debug", None, None)],

@@ -27,6 +27,13 @@ LINK_FRAGMENT_RE = re.compile(r"^(?:L|Li|Lin|Link|Link\s+\d{1,4}:?)$")
 UUID_OK_RE = re.compile(r"^(?:GPU|MIG)-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 SNIFF_HEADER = re.compile(r"^GPU \d{1,6}: .*\(UUID: ", re.M)
 
+
+def sniff_mode(text: str, mode_line: "re.Pattern[str]", alone: float = 0.8) -> float:
+    """A mode's sniff score: 0.95 when its lines stand under a GPU header, `alone` without one, else 0."""
+    if not mode_line.search(text):
+        return 0.0
+    return 0.95 if SNIFF_HEADER.search(text) else alone
+
 # What each `nvidia-smi nvlink` mode prints under a GPU header: (mode key, a line of that mode, its name).
 # A parser refuses the text of the others by name. The order is the one `nvidia_smi_nvlink_s` always
 # used (first match wins); "s" is last because that parser excludes itself.

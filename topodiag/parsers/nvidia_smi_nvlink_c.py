@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from .base import ParserInfo, clean_lines, iter_clean_lines
-from .nvidia_smi_gpu_blocks import SNIFF_HEADER, ErrorLine, GpuBlock, Walk, snake, walk
+from .nvidia_smi_gpu_blocks import ErrorLine, GpuBlock, Walk, snake, sniff_mode, walk
 
 INFO = ParserInfo(
     source="nvidia_smi_nvlink_c",
@@ -152,9 +152,4 @@ def parse_lines(lines: Iterable[str]) -> NvlinkCapabilities:
 
 def sniff(text: str) -> float:
     """0.95 for capability lines under a GPU header, 0.8 for capability lines alone, else 0."""
-    try:
-        if _SNIFF_CAPABILITY.search(text):
-            return 0.95 if SNIFF_HEADER.search(text) else 0.8
-    except Exception:  # pragma: no cover - regex search on str does not raise
-        return 0.0
-    return 0.0
+    return sniff_mode(text, _SNIFF_CAPABILITY)

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from .base import ParserInfo, clean_lines, iter_clean_lines
-from .nvidia_smi_gpu_blocks import SNIFF_HEADER, ErrorLine, GpuBlock, Walk, snake, walk
+from .nvidia_smi_gpu_blocks import ErrorLine, GpuBlock, Walk, snake, sniff_mode, walk
 
 INFO = ParserInfo(
     source="nvidia_smi_nvlink_e",
@@ -189,9 +189,4 @@ def parse_lines(lines: Iterable[str]) -> NvlinkErrors:
 def sniff(text: str) -> float:
     """0.95 for counter lines under a GPU header, 0.8 for counter lines alone, else 0 (the NVML
     all-inactive line alone is every mode's: `nvidia_smi_nvlink_s` claims it)."""
-    try:
-        if _SNIFF_COUNTER.search(text):
-            return 0.95 if SNIFF_HEADER.search(text) else 0.8
-    except Exception:  # pragma: no cover - regex search on str does not raise
-        return 0.0
-    return 0.0
+    return sniff_mode(text, _SNIFF_COUNTER)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from .base import ParserInfo, clean_lines, iter_clean_lines
-from .nvidia_smi_gpu_blocks import ERROR_RE, SNIFF_HEADER, ErrorLine, GpuBlock, Walk, snake, walk
+from .nvidia_smi_gpu_blocks import ERROR_RE, ErrorLine, GpuBlock, Walk, snake, sniff_mode, walk
 
 INFO = ParserInfo(
     source="nvidia_smi_nvlink_info",
@@ -149,9 +149,4 @@ def parse_lines(lines: Iterable[str]) -> NvlinkInfo:
 
 def sniff(text: str) -> float:
     """0.95 for NVLE / firmware lines under a GPU header, 0.7 for them alone, else 0."""
-    try:
-        if _SNIFF_INFO.search(text):
-            return 0.95 if SNIFF_HEADER.search(text) else 0.7
-    except Exception:  # pragma: no cover - regex search on str does not raise
-        return 0.0
-    return 0.0
+    return sniff_mode(text, _SNIFF_INFO, 0.7)

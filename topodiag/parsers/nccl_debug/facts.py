@@ -330,7 +330,7 @@ class Facts:
             if dkey not in self.devices and len(self.devices) < MAX_NET_DEVICES:
                 self.devices[dkey] = NetDevice(name, port, ll, idx, kind, addr, sharp)
 
-    def info(self, line_no: int, line: str, pre: str, msg: str) -> None:
+    def info(self, pre: str, msg: str) -> None:
         """A new INFO/TRACE fact message (its line's prefix `pre` names the host): the first reader in
         STARTS whose prefix it has takes it; other messages may still carry a GID index, the CUDA
         driver version or Init COMPLETE."""

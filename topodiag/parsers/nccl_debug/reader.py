@@ -214,7 +214,7 @@ def _facts(st: Facts, c: bytes) -> tuple[list[int], bool]:
         if not msg.startswith("Connected NVLS"):
             seen.add(msg)
             seen_b.add(msg_b)
-        info(0, "", pre, msg.strip())
+        info(pre, msg.strip())
         if kb is not None and _text(kb) in st.comm_seen:
             comm_seen_b.add(kb)
     return warns, other
