@@ -348,3 +348,29 @@ def test_a_failed_plugin_in_a_single_node_communicator_is_info():
     [h7] = hits(nccl_job.nccl007(r))
     assert h1.severity is Severity.INFO and h7.severity is Severity.INFO
     assert "single_node" in h7.notes and "on_socket" in h7.notes and h7.values["plugin"] == "SPCX"
+
+
+def test_ipoib_named_from_the_bootstrap_interface_when_no_socket_device_is_listed():
+    # NVIDIA/nccl #952: connections via NET/Socket/0, the only interface named is the bootstrap's
+    log = ("h:919:919 [0] NCCL INFO Bootstrap : Using ibp12s0:10.149.0.32<0>\n"
+           "h:919:1150 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [receive] via NET/Socket/0\n")
+    [h] = hits(nccl.nccl001(parse("", log)))
+    assert "ipoib_bootstrap" in h.notes
+    assert "bootstrapped on ibp12s0 (10.149.0.32), an IPoIB interface" in said("NCCL001", h)
+    # an Ethernet bootstrap interface says nothing of IPoIB; a listed socket device wins over it
+    [h] = hits(nccl.nccl001(parse("", log.replace("ibp12s0", "enp3s0"))))
+    assert "IPoIB" not in said("NCCL001", h)
+    listed = log + "h:919:1150 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+    [h] = hits(nccl.nccl001(parse("", listed)))
+    assert "IPoIB" not in said("NCCL001", h)
+
+
+@pytest.mark.parametrize("suffix,note,words", [
+    ("(no module)", "no_module", "no peer-memory module is loaded"),          # NVIDIA/nccl #899
+    ("(distance 7 > 4)", "too_far", "'distance 7 > 4'"),                      # NVIDIA/nccl #1151
+])
+def test_nccl002_says_the_cause_nccl_printed(suffix, note, words):
+    log = (f"a:1:2 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' {suffix}\n"
+           "a:1:2 [0] NCCL INFO Channel 00 : 0[1a000] -> 1[1a000] [receive] via NET/IB/0\n")
+    [h] = hits(nccl.nccl002(parse("", log)))
+    assert note in h.notes and words in said("NCCL002", h)

@@ -169,7 +169,9 @@ def test_socket_loopback() -> None:
     assert r.env["NCCL_IB_DISABLE"] == "1" and r.env["NCCL_IBEXT_DISABLE"] == "1"
     assert [(d.name, d.address) for d in r.net_devices] == [("lo", "127.0.0.1")]
     assert r.gdr is False and r.gdr_lines[0].line_no == 15
-    assert r.socket_fallback_reasons == ("NCCL_IB_DISABLE=1",)
+    # "NCCL_IBEXT_DISABLE set by environment to 1." then "net.cc:79 -> 3": the IBext plugin refused
+    assert r.net_plugin_refusals == ("net.cc:79 -> 3",) and r.net_plugins_failed == ("IBext",)
+    assert r.socket_fallback_reasons == ("net plugin IBext refused (net.cc:79 -> 3)", "NCCL_IB_DISABLE=1")
 
 
 def test_socket_ring_25() -> None:
@@ -537,3 +539,62 @@ def test_a_log_as_pasted_in_a_ticket() -> None:
     assert r.nnodes == 2 and r.network == "IB" and r.gdr is True
     assert r.transports == {"NET/IB/GDRDMA": 1} and r.net_by_host == {"worker-3": ["NET/IB/GDRDMA"]}
     assert [(d.name, d.port, d.link_layer) for d in r.net_devices] == [("mlx5_0", 1, "IB")]
+
+
+# ---- communicator size and plugin refusals (issue 10), lines quoted from public threads -------------
+
+def test_ring_order_line_gives_the_communicator_size() -> None:
+    # NVIDIA/nccl-tests #133: a ring order line lists every rank of the communicator once
+    r = parse("nodea:26799:27025 [0] NCCL INFO Channel 00/02 :    0   7   6   5  12  11  10   9   8  15  14  13   4   3   2   1\n"
+              "nodea:26799:27025 [0] NCCL INFO Channel 01/02 :    0   7   6\n")  # the second is cut by the paste
+    assert (r.nranks, r.nranks_from) == (16, "ring")
+
+
+def test_a_ring_of_one_rank_is_a_one_rank_communicator() -> None:
+    # NVIDIA/nccl-tests #136 ("No communication between two nodes"): every process formed its own ring
+    r = parse("nlp-gpu-07:18325:18330 [0] NCCL INFO Channel 02/32 :    0\n"
+              "nlp-gpu-07:18325:18330 [0] NCCL INFO Channel 03/32 :    0\n")
+    assert (r.nranks, r.nranks_from) == (1, "ring")
+
+
+def test_comm_lines_win_over_the_ring() -> None:
+    r = parse("h:1:2 [0] NCCL INFO Channel 00/02 :    0   1\n"
+              "h:1:2 [0] NCCL INFO comm 0x55 rank 0 nranks 4 cudaDev 0 busId 1000 - Init COMPLETE\n")
+    assert (r.nranks, r.nranks_from) == (4, "comm")
+
+
+def test_nccl_2_3_rank_line() -> None:
+    r = parse("ml3:32632:32662 [0] NCCL INFO rank 0 nranks 4\n")
+    assert (r.nranks, r.nranks_from) == (4, "comm")
+    assert [(k.rank, k.host, k.cuda_dev, k.nranks) for k in r.ranks] == [(0, "ml3", 0, 4)]
+
+
+def test_aws_ofi_plugin_reports_its_own_init_failure() -> None:
+    # aws/aws-ofi-nccl #889 (a CloudWatch paste): the plugin's WARN lines, then NCCL's sockets
+    r = parse("  | 2025-05-16T16:39:55.218-07:00 | ip-10-36-29-253:86:2554 [0] nccl_net_ofi_create_plugin:335 NCCL WARN NET/OFI aws-ofi-nccl initialization failed\n"
+              "  | 2025-05-16T16:39:55.218-07:00 | ip-10-36-29-253:86:2554 [0] nccl_net_ofi_init:155 NCCL WARN NET/OFI Initializing plugin failed\n"
+              "  | 2025-05-16T16:39:55.218-07:00 | ip-10-36-29-253:86:2554 [0] NCCL INFO NET/IB : No device found.\n"
+              "  | 2025-05-16T16:39:55.218-07:00 | ip-10-36-29-253:86:2554 [0] NCCL INFO Using network Socket\n")
+    assert r.net_plugins_failed == ("aws-ofi-nccl",)
+    assert r.hosts == ("ip-10-36-29-253",)
+    assert r.socket_fallback_reasons == ("NET/IB : No device found", "Failed to initialize NET plugin aws-ofi-nccl")
+
+
+def test_internal_ib_warnings_are_not_a_plugin_failure() -> None:
+    r = parse("h:1:1 [0] misc/ibvwrap.cc:63 NCCL WARN NET/IB : Failed to initialize ibv\n"
+              "h:1:1 [0] NCCL INFO Using network Socket\n")
+    assert r.net_plugins_failed == ()
+
+
+def test_a_loader_trace_names_the_plugin_only_when_one_was_tried() -> None:
+    base = "axa:1:2 [0] NCCL INFO net.cc:79 -> 3\naxa:1:2 [0] NCCL INFO Using network IB\n"
+    assert parse(base).net_plugins_failed == ()  # no plugin named: may be the internal IB transport's
+    assert parse(base).net_plugin_refusals == ("net.cc:79 -> 3",)
+    loaded = "axa:1:2 [0] NCCL INFO NET/Plugin: Loaded net plugin NCCL RDMA Plugin (v6)\n" + base
+    assert parse(loaded).net_plugins_failed == ("NCCL RDMA Plugin",)
+    # a trace after the network was chosen is a runtime error chain, not a refusal
+    late = "axa:1:2 [0] NCCL INFO Using network IB\naxa:1:2 [0] NCCL INFO net.cc:79 -> 3\n"
+    assert parse(late).net_plugin_refusals == ()
+    # the plugin that was refused is the one used after all? then it did not fail
+    used = "axa:1:2 [0] NCCL INFO NET/Plugin: Loaded net plugin IBext (v8)\naxa:1:2 [0] NCCL INFO net.cc:79 -> 3\naxa:1:2 [0] NCCL INFO Using network IBext\n"
+    assert parse(used).net_plugins_failed == ()

@@ -133,7 +133,8 @@ def _nodes(nccl_debug: Mapping[str, Any]) -> tuple[Optional[bool], str]:
         return True, f"{len(hosts)} hosts log"
     if any(k.startswith("NET/") for k in (nccl_debug.get("transports") or {})):
         return True, "connection lines go via NET/"
-    nranks = nccl_debug.get("nranks") if nccl_debug.get("nranks_from") == "comm" else None  # not a fragment's max rank
+    # a communicator's size from its comm lines or a ring order line, never a fragment's highest rank
+    nranks = nccl_debug.get("nranks") if nccl_debug.get("nranks_from") in ("comm", "ring") else None
     devs = (nccl_debug.get("cuda_devs") or {}).get(hosts[0], []) if hosts else []
     if nranks and devs and nranks <= len(devs):
         return False, f"all {nranks} rank(s) on {hosts[0]}"
@@ -189,6 +190,15 @@ def _ipoib(devices: list[dict]) -> Optional[dict]:
                 None)
 
 
+def _ipoib_bootstrap(nccl_debug: Mapping[str, Any], devices: list[dict]) -> Optional[dict]:
+    """With no NET/Socket device list in the log, the IPoIB interface NCCL bootstrapped on: its socket
+    transport chooses interfaces the same way (NCCL_SOCKET_IFNAME, else the same preference order)."""
+    if any(d.get("kind") == "socket" for d in devices):
+        return None
+    boot = [dict(d, kind="socket") for d in nccl_debug.get("bootstrap_interfaces") or []]
+    return _ipoib(boot)
+
+
 def _sample_evidence(nccl_debug: Mapping[str, Any], transport: str) -> list[Evidence]:
     """The first three sampled connection lines over `transport` (or the log itself when none)."""
     lines = [s["line_no"] for s in nccl_debug.get("connections_sample") or [] if transport in s.get("text", "")]
@@ -223,12 +233,13 @@ def nccl001(nccl_debug, topology=None):
     devices = nccl_debug.get("net_devices") or []
     loopback = _loopback(devices) or {}
     ipoib = {} if loopback else (_ipoib(devices) or {})
-    iface = loopback or ipoib
+    boot = {} if loopback or ipoib else (_ipoib_bootstrap(nccl_debug, devices) or {})
+    iface = loopback or ipoib or boot
     active = _active_ib_ports(topology)
     nodes, how = _nodes(nccl_debug)
     return hit(_hosts_subject(nccl_debug), variant=variant,
                notes=(_reason(forced, reasons, _tried_ib(devices, reasons)),)
-               + when(loopback=loopback, ipoib=ipoib, ib_ports_active=active,
+               + when(loopback=loopback, ipoib=ipoib, ipoib_bootstrap=boot, ib_ports_active=active,
                       single_node=nodes is False, nodes_unknown=nodes is None),
                severity=_socket_severity(forced, loopback or None, nodes),
                evidence=_sample_evidence(nccl_debug, "NET/Socket"),
@@ -300,11 +311,30 @@ def nccl002(nccl_debug=None, topology=None):
     if not _without_gdr(nccl_debug, ib_plain, ib_gdr):
         return None
     level = _env_flag(nccl_debug.get("env") or {}, "NCCL_NET_GDR_LEVEL")
+    cause, distance = _gdr_cause(nccl_debug)
     return hit(_hosts_subject(nccl_debug), evidence=_gdr_disabled_evidence(nccl_debug),
                expectation="NET/IB/<n>/GDRDMA on every inter-node connection",
                variant="default" if ib_plain else "gdr_disabled",
-               notes=when(some_gdr=ib_plain and ib_gdr, gdr_level=level is not None),
-               plain=ib_plain, gdr=ib_gdr, level=level)
+               notes=when(some_gdr=ib_plain and ib_gdr, gdr_level=level is not None,
+                          no_module=cause == "no_module", too_far=cause == "too_far"),
+               plain=ib_plain, gdr=ib_gdr, level=level, distance=distance)
+
+
+def _gdr_cause(nccl_debug: Mapping[str, Any]) -> tuple[str, str]:
+    """Why NCCL says it turned GPUDirect RDMA off, from its own "GPU Direct RDMA Disabled" lines:
+    ("no_module", "") for "(no module)" -- no peer-memory module and no DMA-BUF --, ("too_far",
+    "7 > 4") for "(distance 7 > 4)" -- the NIC further from the GPU than NCCL_NET_GDR_LEVEL allows --,
+    ("", "") when it does not say."""
+    for line in nccl_debug.get("gdr_lines") or []:
+        text = str(line.get("text") if isinstance(line, Mapping) else line)
+        if "Disabled" not in text:
+            continue
+        if "(no module)" in text:
+            return "no_module", ""
+        m = re.search(r"distance (\d+ > \d+)", text)
+        if m:
+            return "too_far", m.group(1)
+    return "", ""
 
 
 def _shm_context(topology) -> tuple[str, Optional[Severity], dict]:

@@ -16,8 +16,15 @@ INTERNAL_NETS = ("ib", "socket")
 
 
 def _used(nccl_debug: Mapping[str, Any]) -> Optional[str]:
-    """The network NCCL assigned to the communicator (2.19+), else the one it said it used."""
-    return nccl_debug.get("net_plugin_assigned") or nccl_debug.get("network")
+    """The network NCCL assigned to the communicator (2.19+), else the one it said it used, else the
+    internal transport its connection lines go through ("via NET/Socket/0") or whose device list it
+    printed alone ("NET/IB : Using [0]mlx5_9:1/RoCE" with no "Using network" line: 2.4-2.11 fragments)."""
+    named = nccl_debug.get("net_plugin_assigned") or nccl_debug.get("network")
+    if named:
+        return named
+    nets = {k.split("/")[1].lower() for k in nccl_debug.get("transports") or {} if k.startswith("NET/")}
+    nets = nets or {d.get("kind") for d in nccl_debug.get("net_devices") or []}
+    return {frozenset({"ib"}): "IB", frozenset({"socket"}): "Socket"}.get(frozenset(nets))
 
 
 def _plugin_off(env: Mapping[str, str]) -> str:
@@ -36,6 +43,13 @@ def _failed_plugins(nccl_debug: Mapping[str, Any]) -> list[str]:
     return [p for p in nccl_debug.get("net_plugins_failed") or [] if p.lower() not in INTERNAL_NETS]
 
 
+def _how_failed(nccl_debug: Mapping[str, Any]) -> str:
+    """How the log shows the failure: NCCL's loader trace, else its line or the plugin's own WARN lines."""
+    refusals = nccl_debug.get("net_plugin_refusals") or []
+    return f"NCCL's plugin loader returned an error: {refusals[0]}" if refusals else \
+        "'Failed to initialize NET plugin', or the plugin's own WARN lines"
+
+
 @check("NCCL007")
 def nccl007(nccl_debug):
     """An external net plugin (aws-ofi-nccl, IBext/SHARP, a vendor plugin) was loaded or tried but did not
@@ -50,22 +64,24 @@ def nccl007(nccl_debug):
         return None
     single = _nodes(nccl_debug)[0] is False  # the network carries nothing in a single-node communicator
     return hit(_hosts_subject(nccl_debug), variant="default" if failed else "not_used",
-               severity=Severity.INFO if single or (off and internal == "ib") else None,
+               severity=Severity.INFO if single or off else None,
                notes=when(on_socket=internal == "socket", rdma_kept=bool(off) and internal == "ib", by_env=off,
                           single_node=single),
                evidence=[Evidence("nccl_debug", None, None)],
                expectation="the external net plugin initialised and assigned to the communicator",
-               plugin=listing(failed, 3) if failed else loaded, used=used or "no network line", settings=off)
+               plugin=listing(failed, 3) if failed else loaded, used=used or "no network line", settings=off,
+               how=_how_failed(nccl_debug))
 
 
 def _one_host_comms(nccl_debug: Mapping[str, Any]) -> Optional[str]:
     """How the log shows every communicator holding one host's ranks (None when it does not): NCCL's
-    nNodes 1 on every comm, or the largest comm no bigger than the GPUs one host logs from."""
+    nNodes 1 on every comm, or the largest comm (its comm lines or a ring order line) no bigger than the
+    GPUs one host logs from."""
     nnodes = nccl_debug.get("nnodes")
     if nnodes is not None:
         return "NCCL reports nNodes 1 for every communicator" if nnodes == 1 else None
     nranks = nccl_debug.get("nranks")
-    if nccl_debug.get("nranks_from") != "comm" or not nranks:
+    if nccl_debug.get("nranks_from") not in ("comm", "ring") or not nranks:
         return None
     if any(k.startswith("NET/") for k in (nccl_debug.get("transports") or {})):
         return None  # connections over the network: some communicator spans nodes

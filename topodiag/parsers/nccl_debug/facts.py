@@ -30,6 +30,14 @@ PLUGIN_RE = re.compile(r"Loaded net plugin (.+?)(?: \(v\d+\))?$")
 COLLNET_PLUGIN_RE = re.compile(r"Loaded collnet plugin (.+?)(?: \(v\d+\))?$")
 P2P_PLUGIN_RE = re.compile(r"P2P plugin (?:v\d+ )?(\S+)")
 TOPO_FILE_RE = re.compile(r"Setting NCCL_TOPO_FILE environment variable to (\S+)")
+RANK_LINE_RE = re.compile(r"rank (\d+) nranks (\d+)")  # NCCL 2.3: "NCCL INFO rank 0 nranks 4"
+# A net plugin that reports its own initialisation failure in a WARN line ("NET/OFI aws-ofi-nccl
+# initialization failed", "NET/OFI Initializing plugin failed"); NCCL's internal NET/IB and NET/Socket
+# failures are NCCL001's, not a plugin's.
+PLUGIN_WARN_RE = re.compile(r"NCCL WARN (NET/(?!IB\b|Socket\b)[A-Za-z]+|NET/Plugin)\b.*?"
+                            r"(?:initiali[sz]\w* (?:\w+ )?failed|failed to (?:initiali[sz]e|load))", re.I)
+PLUGIN_NAMES = {"net/ofi": "aws-ofi-nccl"}
+MAX_REFUSALS = 8
 
 
 def _driver_version(n: int) -> str:
@@ -134,6 +142,9 @@ class Facts:
         self.plugins_initialized: list[str] = []
         self.plugins_failed: list[str] = []
         self.plugin_assigned: Optional[str] = None
+        self.refusals: list[str] = []
+        self.bootstrap: dict[tuple, NetDevice] = {}
+        self.ring_nranks = 0
         self.net_keys_by_rank: dict[int, set[str]] = {}
         self.max_rank = -1
         self.ranks: dict[int, list] = {}
@@ -255,8 +266,11 @@ class Facts:
         rank has no host yet, so a huge log pays this once per rank, not once per line."""
         collnet = word == "CollNet"
         vi = tail.find(" via ")
-        if vi < 0:
-            return ""  # ring order line ("Channel 00/02 :    0   1", "Ring 00 : 1 -> 0 -> 1")
+        if vi < 0:  # ring order line ("Channel 00/02 :    0   1"): every rank of the communicator, once
+            toks = tail.split()
+            if toks and len(toks) > self.ring_nranks and all(t.isdigit() for t in toks):
+                self.ring_nranks = len(toks)
+            return ""
         path = tail[vi + 5 :].strip().rstrip("`'\"")  # a line pasted in backquotes keeps no quote
         key = self.transport_cache.get(path)
         if key is None:
@@ -413,6 +427,33 @@ class Facts:
             name = msg[len("Assigned NET plugin "):]
             self.plugin_assigned = (name[: -len(" to comm")] if name.endswith(" to comm") else name).strip()[:MAX_TEXT]
 
+    def refusal(self, msg: str, pre: str) -> None:
+        """NCCL's error trace from its plugin loader ("net.cc:79 -> 3") before any network was chosen:
+        the net plugin it tried (IBext, a loaded plugin) refused to initialise."""
+        text = msg.strip()[:MAX_TEXT]
+        if self.network is None and text not in self.refusals and len(self.refusals) < MAX_REFUSALS:
+            self.refusals.append(text)
+
+    def bootstrap_line(self, msg: str, pre: str) -> None:
+        """"Bootstrap : Using ibp12s0:10.149.0.32<0>": the interface of NCCL's out-of-band socket, which
+        its socket transport chooses the same way (NCCL_SOCKET_IFNAME)."""
+        for m in DEVICE_RE.finditer("[0]" + msg.split("Using", 1)[1].strip() if "Using" in msg else ""):
+            spec = m.group(3)
+            addr = spec[:-3] if spec.endswith("<0>") else re.sub(r"<\d+>$", "", spec)
+            key = (m.group(2), addr)
+            if key not in self.bootstrap and len(self.bootstrap) < MAX_NET_DEVICES:
+                self.bootstrap[key] = NetDevice(m.group(2), None, None, 0, "bootstrap", addr, False)
+            break
+
+    def rank_line(self, msg: str, pre: str) -> None:
+        m = RANK_LINE_RE.match(msg)
+        if m:
+            host, pdev = self.prefix(pre)
+            nranks = int(m.group(2))
+            self.add_rank(int(m.group(1)), host, pdev, None, nranks)
+            if self.comm_nranks is None or nranks > self.comm_nranks:
+                self.comm_nranks = nranks
+
     def internal_network(self, msg: str, pre: str) -> None:
         self.using_network("Using network " + msg[len("Using internal Network "):], pre)  # NCCL 2.3
 
@@ -485,6 +526,12 @@ class Facts:
         kind = _classify_error(line)
         if kind:
             self.add_error(line_no, line, kind)
+        if "NET/" in line:
+            m = PLUGIN_WARN_RE.search(line)
+            if m:
+                tag = m.group(1)
+                name = PLUGIN_NAMES.get(tag.lower()) or (self.plugin_loaded if tag == "NET/Plugin" else tag[4:])
+                _add_name(self.plugins_failed, name or "external net plugin")
 
     def other(self, line_no: int, line: str) -> bool:
         """A line with "NCCL" but no INFO/WARN tag: banner, c10d watchdog, test failure. True if NCCL output."""
@@ -521,12 +568,28 @@ class Facts:
                 out.setdefault(rec[0], set()).update(keys)
         return {h: sorted(k) for h, k in sorted(out.items())}
 
+    def refused_plugin(self, plugin: Optional[str]) -> Optional[str]:
+        """The external plugin a loader trace ("net.cc:79 -> 3") says refused, when the network NCCL
+        then used is not that plugin: the loaded one, else IBext when NCCL_IBEXT_DISABLE is set (a trace with
+        no plugin named is left alone: it may be the internal IB transport's)."""
+        if not self.refusals:
+            return None
+        name = plugin or ("IBext" if "NCCL_IBEXT_DISABLE" in self.env else None)
+        if name is None:  # no plugin named: the trace may be the internal IB transport's
+            return None
+        used = (self.plugin_assigned or self.network or "").lower()
+        if used and (used == name.lower() or used not in ("ib", "socket")):
+            return None
+        return name
+
     # ---- freeze ---------------------------------------------------------------------------
     def result(self) -> Result:
         if self.nccl == 0:
             raise ParseError(NO_NCCL, self.n)
         if self.comm_nranks is not None:
             nranks, nfrom = self.comm_nranks, "comm"
+        elif self.ring_nranks:
+            nranks, nfrom = self.ring_nranks, "ring"
         elif self.max_rank >= 0:
             nranks, nfrom = self.max_rank + 1, "max_rank"
         else:
@@ -538,6 +601,10 @@ class Facts:
         )
         gdr = True if self.gdr_on else (False if self.gdr_off else None)
         plugin = self.plugin_loaded or self.plugin_p2p or ("aws-ofi-nccl" if self.plugin_ofi else None)
+        failed = list(self.plugins_failed)
+        refused = self.refused_plugin(plugin)
+        if refused:
+            _add_name(failed, refused)
         socket_seen = (self.network == "Socket" or any(k.startswith("NET/Socket") for k in self.transports)
                        or any(d.kind == "socket" for d in self.devices.values()))
         reasons: list[str] = []
@@ -545,6 +612,8 @@ class Facts:
             if self.ib_no_device:
                 reasons.append("NET/IB : No device found")
             reasons += [f"Failed to initialize NET plugin {name}" for name in self.plugins_failed]
+            if refused:
+                reasons.append(f"net plugin {refused} refused ({self.refusals[0]})")
             if self.env.get("NCCL_IB_DISABLE") == "1":
                 reasons.append("NCCL_IB_DISABLE=1")
             if self.env.get("NCCL_NET", "").lower() == "socket":
@@ -565,10 +634,12 @@ class Facts:
             net_plugin=plugin,
             net_plugin_path=self.plugin_path,
             net_plugins_initialized=tuple(self.plugins_initialized),
-            net_plugins_failed=tuple(self.plugins_failed),
+            net_plugins_failed=tuple(failed),
+            net_plugin_refusals=tuple(self.refusals),
             net_plugin_assigned=self.plugin_assigned,
             collnet_plugin=self.collnet_plugin,
             net_devices=tuple(self.devices.values()),
+            bootstrap_interfaces=tuple(self.bootstrap.values()),
             gid_index=self.gid,
             gdr=gdr,
             gdr_lines=tuple(self.gdr_lines),
@@ -608,4 +679,7 @@ STARTS = (
     ("ncclCommInitRank comm ", Facts.init_rank),
     ("P2P plugin ", Facts.p2p_plugin),
     ("Plugin Path : ", Facts.plugin_dir),
+    ("rank ", Facts.rank_line),
+    ("Bootstrap", Facts.bootstrap_line),
+    ("net.cc:", Facts.refusal), ("plugin/net.cc:", Facts.refusal),
 )

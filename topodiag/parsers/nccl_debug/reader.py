@@ -41,7 +41,8 @@ CONN_RE = re.compile(rb"NCCL INFO ((?:Channel|Ring|CollNet) [^:\n]*: [^\n]*)")
 _STARTS = (rb"N(?:ET/(?!IB: %s )|CCL)|Using (?:network|internal Network)|"
            rb"c(?:omm 0x(?![0-9a-fA-F]+ rank \d+ nRanks \d+(?!\d| nNodes))|udaDriverVersion)|"
            rb"ncclCommInitRank|C(?:UDA Driver|onnected NVLS)|P(?:2P plugin|lugin Path)|Bootstrap|Trees|"
-           rb"(?:Initialized|Assigned|Failed to initialize) NET plugin|\d+ coll channels")
+           rb"(?:Initialized|Assigned|Failed to initialize) NET plugin|\d+ coll channels|"
+           rb"rank \d+ nranks \d|(?:plugin/)?net\.cc:\d+ -> \d")
 SCAN_RE = re.compile(rb"NCCL (?:(?:INFO |TRACE )((?:" + _STARTS % rb"Dev" + rb")[^\n]*)"
                      rb"|WAR(?=N)|TRACE|failure|error|version)")
 SCAN_NO_GID_RE = re.compile(rb"NCCL (?:(?:INFO |TRACE )((?:" + _STARTS % rb"(?:Dev|IbDev)" + rb")[^\n]*)"

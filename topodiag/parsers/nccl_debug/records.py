@@ -75,9 +75,11 @@ class Result:
     net_plugin_path: Optional[str] = None
     net_plugins_initialized: tuple[str, ...] = ()
     net_plugins_failed: tuple[str, ...] = ()
+    net_plugin_refusals: tuple[str, ...] = ()
     net_plugin_assigned: Optional[str] = None
     collnet_plugin: Optional[str] = None
     net_devices: tuple[NetDevice, ...] = ()
+    bootstrap_interfaces: tuple[NetDevice, ...] = ()
     gid_index: Optional[int] = None
     gdr: Optional[bool] = None
     gdr_lines: tuple[LogLine, ...] = ()
