@@ -96,10 +96,11 @@ def _from_bytes(name: str, data: bytes) -> OpenedText:
 def _refuse_binary_or_empty(name: str, first: bytes) -> None:
     if not first:
         raise InputError(name, "empty file, expected the text output of a tool")
+    if first[:2] == b"\x1f\x8b":  # before the NUL test: a gzip header holds NUL bytes
+        raise InputError(name, "gzip data; decompress it first (a bundle goes to `check --from`; "
+                         "an nvidia-bug-report.log.gz is read as it is)")
     if b"\x00" in first:
         raise InputError(name, "binary data (NUL bytes), expected the text output of a tool")
-    if first[:2] == b"\x1f\x8b":
-        raise InputError(name, "gzip data; decompress it first (a bundle goes to `check --from`)")
 
 
 def parse_opened(parser, opened: OpenedText):

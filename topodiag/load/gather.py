@@ -265,16 +265,47 @@ def _own_output(head: str) -> Optional[str]:
     return None
 
 
+def _gather_bug_report(name: str, text: str, out: Gathered) -> None:
+    """The sections of an nvidia-bug-report that a source reads, each as its own input
+    (topodiag/load/bug_report.py); the report's uname line names the host."""
+    from . import bug_report
+
+    host = bug_report.host_of(text)
+    if host and out.host is None:
+        out.host = host
+    found = bug_report.sections(text)
+    if not found:
+        reason = "an nvidia-bug-report with no section topodiag reads (kernel log, nvidia-smi, IB tools)"
+        out.problems.append(InputProblem(UNKNOWN_SOURCE, "unparseable", reason, name))
+        out.statuses.append(InputStatus(name, None, "unparseable", reason))
+        return
+    for sec in found:
+        label = f"{name} [{sec.title}]"
+        error = _parse_as(sec.source, open_bytes(label, sec.text.encode("utf-8")), label, out)
+        if error is not None:
+            _unparseable(out, sec.source, label, *error)
+        elif host:
+            out.hosts.append((host, label))
+
+
 def _gather_file(path: str, out: Gathered) -> None:
     from ..parsers import blank_provenance_header, detect_all
+    from . import bug_report
 
     try:
+        text = bug_report.read_gzip(path) if path != "-" else None
+        if text is not None:
+            _gather_bug_report(path, text, out)
+            return
         opened = open_text(path)
     except InputError as exc:
         out.problems.append(InputProblem(UNKNOWN_SOURCE, "failed", exc.message, exc.where))
         out.statuses.append(InputStatus(exc.where, None, "failed", exc.message))
         return
     try:
+        if bug_report.looks_like(blank_provenance_header(opened.head)):
+            _gather_bug_report(opened.name, blank_provenance_header(opened.read()), out)
+            return
         head = blank_provenance_header(opened.head)
         sources = [name for name, _ in detect_all(head)] if head.strip() else []
         if not sources:

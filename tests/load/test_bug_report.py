@@ -1,0 +1,91 @@
+"""nvidia-bug-report logs as inputs: sections found by their titles, parsed with the file's line
+numbers, gzip read in memory, the uname host kept (topodiag/load/bug_report.py)."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from topodiag.load import bug_report
+from topodiag.load.gather import gather
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE = REPO / "fixtures" / "nvidia_bug_report" / "nvidia-bug-report-assembled-gpu-fallen-off-bus-01.log"
+SEP = "____________________________________________"
+PROLOGUE = (f"{SEP}\n\nStart of NVIDIA bug report log file.  Please include this file, along\n\n"
+            "nvidia-bug-report.sh Version: 31831145\n\nuname: Linux gpu-7 6.8.0 #1 SMP x86_64 GNU/Linux\n\n")
+TOPO = ("\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\n"
+        "GPU0\t X \tNV12\t0-63\t0\n"
+        "GPU1\tNV12\t X \t0-63\t0\n\n"
+        "Legend:\n\n  X    = Self\n  NV#  = Connection traversing a bonded set of # NVLinks\n")
+
+
+def test_titles_name_the_sources():
+    commands = bug_report._command_sources()
+    assert bug_report.source_of("dmesg:", commands) == "kernel_log"
+    assert bug_report.source_of("Scanning kernel log files for NVIDIA kernel messages:", commands) == "kernel_log"
+    assert bug_report.source_of("/usr/bin/nvidia-smi topo -m", commands) == "nvidia_smi_topo_m"
+    assert bug_report.source_of("/usr/bin/nvidia-smi topo --matrix", commands) == "nvidia_smi_topo_m"
+    assert bug_report.source_of("/usr/bin/nvidia-smi nvlink --status", commands) == "nvidia_smi_nvlink_s"
+    assert bug_report.source_of("/usr/sbin/ibstat", commands) == "ibstat"
+    for other in ("journalctl -b -0 _COMM=Xorg", "*** /etc/issue", "/usr/sbin/dmidecode", "ldd /usr/bin/glxinfo"):
+        assert bug_report.source_of(other, commands) is None
+
+
+def test_sections_keep_the_file_line_numbers():
+    text = PROLOGUE + f"{SEP}\n\n/usr/bin/nvidia-smi topo -m\n\n{TOPO}\n{SEP}\n\ndmesg:\n\n[ 1.0] NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus.\n"
+    secs = bug_report.sections(text)
+    assert [(s.source, s.title) for s in secs] == [("nvidia_smi_topo_m", "/usr/bin/nvidia-smi topo -m"),
+                                                  ("kernel_log", "dmesg:")]
+    lines = text.split("\n")
+    for s in secs:  # the section's text, line for line, is the file's
+        body = s.text.split("\n")
+        first = next(i for i, line in enumerate(body) if line.strip())
+        assert body[first] == lines[first]
+
+
+def test_a_report_is_read_section_by_section(tmp_path):
+    path = tmp_path / "nvidia-bug-report.log"
+    path.write_text(PROLOGUE + f"{SEP}\n\n/usr/bin/nvidia-smi topo -m\n\n{TOPO}\n")
+    got = gather([str(path)])
+    assert [p.source for p in got.parsed] == ["nvidia_smi_topo_m"]
+    assert got.parsed[0].path == f"{path} [/usr/bin/nvidia-smi topo -m]"
+    assert got.host == "gpu-7" and not got.problems
+
+
+def test_a_gzip_report_is_read_in_memory(tmp_path):
+    path = tmp_path / "nvidia-bug-report.log.gz"
+    path.write_bytes(gzip.compress(FIXTURE.read_bytes()))
+    got = gather([str(path)])
+    assert [p.source for p in got.parsed] == ["kernel_log"]
+    assert got.host == "nomade007"
+
+
+def test_a_cut_gzip_report_is_one_line_problem(tmp_path):
+    data = gzip.compress((PROLOGUE + "x\n" * 100000).encode())
+    path = tmp_path / "nvidia-bug-report.log.gz"
+    path.write_bytes(data[: len(data) // 2])
+    got = gather([str(path)])
+    assert not got.parsed and len(got.problems) == 1
+    assert "cannot be read whole" in got.problems[0].reason and "\n" not in got.problems[0].reason
+
+
+def test_a_report_with_nothing_to_read_says_so(tmp_path):
+    path = tmp_path / "nvidia-bug-report.log"
+    path.write_text(PROLOGUE + f"{SEP}\n\n*** /etc/issue\n*** ls: -rw-r--r-- 1 root root 20 /etc/issue\nArch Linux\n")
+    got = gather([str(path)])
+    assert not got.parsed and "no section topodiag reads" in got.problems[0].reason
+
+
+def test_other_gzip_files_are_still_refused(tmp_path):
+    path = tmp_path / "notes.txt.gz"
+    path.write_bytes(gzip.compress(b"hello\n"))
+    got = gather([str(path)])
+    assert "gzip data" in got.problems[0].reason
+
+
+@pytest.mark.parametrize("mark", bug_report.MARKS)
+def test_looks_like(mark):
+    assert bug_report.looks_like(f"{SEP}\n\n{mark} ...\n") and not bug_report.looks_like("GPU0 GPU1\n")
