@@ -36,6 +36,7 @@ ARGV = {
     "ibstatus": ["ibstatus"],
     "ibv_devinfo": ["ibv_devinfo", "-v"],
     "show_gids": ["show_gids"],
+    "kernel_log": ["dmesg"],
     "iblinkinfo": ["iblinkinfo"],
     "ibnetdiscover": ["ibnetdiscover"],
 }

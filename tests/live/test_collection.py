@@ -31,6 +31,7 @@ def test_the_commands_run_are_those_of_before():
         "ibstat": (("ibstat",), 15.0),
         "ibv_devinfo": (("ibv_devinfo", "-v"), 15.0),
         "show_gids": (("show_gids",), 15.0),
+        "kernel_log": (("dmesg",), 10.0),  # added with issue 12: the kernel log, live
     }
 
 
@@ -81,3 +82,17 @@ def test_a_patched_source_list_is_what_runs(monkeypatch):
     monkeypatch.setattr(live, "SOURCES", only_commands)
     assert live.selected(live.Options()) == list(only_commands)
     assert live.selected(live.Options(prolog=True)) == []
+
+
+def test_a_command_the_kernel_refuses_is_not_available_not_failed():
+    """dmesg where kernel.dmesg_restrict=1: the kernel log is kept from a user who is not root."""
+    from topodiag.live.commands import CommandResult
+
+    src = next(s for s in live.command_sources() if s.name == "kernel_log")
+    res = CommandResult(("dmesg",), 1, "", "dmesg: read kernel buffer failed: Operation not permitted\n", 0.01)
+    rec = live._from_command(src, res)
+    assert rec.status == "not_available" and rec.member is None
+    assert "not permitted for this user" in rec.reason and "dmesg_restrict" in rec.reason
+    # any other failure stays a failure
+    res = CommandResult(("dmesg",), 1, "", "dmesg: klogctl failed: Invalid argument\n", 0.01)
+    assert live._from_command(src, res).status == "failed"

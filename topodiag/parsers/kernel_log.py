@@ -35,6 +35,10 @@ INFO = ParserInfo(
     source="kernel_log",
     tool="dmesg / journalctl -k",
     description="the kernel log: NVIDIA Xid and fallen-off-the-bus lines, NVSwitch SXid, mlx5 PCIe bandwidth limits",
+    # Live: dmesg's ring buffer. Where kernel.dmesg_restrict=1 a user who is not root may not read
+    # it: collection records that as not available (a reason, no finding), never as a failure.
+    argv=("dmesg",),
+    timeout_s=10.0,
 )
 SOURCE = INFO.source
 
