@@ -19,7 +19,8 @@ syslog stamp, or a driver prefix), driver_version ("570.158.01" from "NVRM: load
 Kernel Module"), xids [{xid, pci ("0000:18:00"), line_no, text, caused_by (the N of "caused by previous
 Xid N", else null)}], xid_counts {xid: n}, xids_total,
 fallen_off_bus [{pci, line_no, text}] (also when no Xid 79 line says it), sxids [{sxid, pci, line_no,
-text}], sxids_total, pcie_limited [{device, line_no, text}]}. ParseError when nothing in the text
+text}], sxids_total, pcie_limited [{device, line_no, text}], link_events [{device, netdev, state,
+line_no, time_s}] (mlx5 "Link up/down" lines, with the stamp's time in seconds), link_events_total}. ParseError when nothing in the text
 looks like a kernel log line.
 """
 
@@ -43,6 +44,7 @@ INFO = ParserInfo(
 SOURCE = INFO.source
 
 MAX_EVENTS = 200
+MAX_LINK_EVENTS = 2000  # a flapping link logs many: enough to count the worst window
 MAX_TEXT = 300
 
 _STAMP_RE = re.compile(r"^\s*(?:<\d+>)?\s*\[\s*[\d.]+\]|^\s*\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]"
@@ -55,6 +57,17 @@ _FALLEN_AT_RE = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA
 _GPU_NOTICE_RE = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)")
 _DRIVER_RE = re.compile(r"NVRM: loading NVIDIA UNIX .*?Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)")
 _MLX_LIMIT_RE = re.compile(r"mlx5_core ([0-9a-fA-F:.]+): [\d.]+ Gb/s available PCIe bandwidth, limited by")
+# "mlx5_core 0000:01:00.1 eth1: Link up" (the netdev's carrier, Ethernet/RoCE and IPoIB alike)
+# and the IB port's "mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link ACTIVE" / "Link DOWN" (INIT and ARM,
+# the steps on the way up, are not changes of their own)
+_MLX_LINK_RE = re.compile(r"mlx5_core ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)(?: (\S+?))?:?"
+                          r"(?: Port: \d+)? Link (up|down|active)\b", re.I)
+# The time of a line, in seconds: dmesg's "[ 1843.308145]", or a syslog/journal stamp
+_DMESG_T_RE = re.compile(r"^\s*(?:<\d+>)?\s*\[\s*(\d+(?:\.\d+)?)\]")
+_SYSLOG_T_RE = re.compile(r"^([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)\b")
+_ISO_T_RE = re.compile(r"^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)")
+_MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
+                                       "Nov", "Dec"))}
 
 
 @dataclass(frozen=True)
@@ -89,6 +102,15 @@ class PcieLimit:
 
 
 @dataclass(frozen=True)
+class LinkEvent:
+    device: str  # the NIC's PCI function, "0000:01:00.1"
+    netdev: Optional[str]
+    state: str  # "up" | "down"
+    line_no: int
+    time_s: Optional[float]  # seconds (since boot for dmesg stamps, in the year for syslog ones)
+
+
+@dataclass(frozen=True)
 class KernelLog:
     source: str
     lines: int
@@ -101,6 +123,8 @@ class KernelLog:
     sxids: tuple[SXid, ...]
     sxids_total: int
     pcie_limited: tuple[PcieLimit, ...]
+    link_events: tuple[LinkEvent, ...] = ()
+    link_events_total: int = 0
 
 
 def _bus(pci: str) -> str:
@@ -134,6 +158,8 @@ def parse(text: str) -> KernelLog:
     sxids: list[SXid] = []
     sxids_total = 0
     limits: list[PcieLimit] = []
+    links: list[LinkEvent] = []
+    links_total = 0
     notice: Optional[tuple[str, int]] = None  # "The NVIDIA GPU <bus>" waiting for "fallen off the bus"
     for n, raw in enumerate(lines, 1):
         line = raw.strip()
@@ -177,6 +203,14 @@ def parse(text: str) -> KernelLog:
                 if len(sxids) < MAX_EVENTS:
                     sxids.append(SXid(int(m[2]), m[1].lower(), n, line[:MAX_TEXT]))
             continue
+        if "Link " in line and "mlx5_core" in line:
+            m = _MLX_LINK_RE.search(line)
+            if m:
+                links_total += 1
+                if len(links) < MAX_LINK_EVENTS:
+                    state = "down" if m[3].lower() == "down" else "up"
+                    links.append(LinkEvent(m[1].lower(), m[2], state, n, _time_s(raw)))
+                continue
         if "limited by" in line and "mlx5_core" in line:
             m = _MLX_LIMIT_RE.search(line)
             if m and len(limits) < MAX_EVENTS:
@@ -185,7 +219,21 @@ def parse(text: str) -> KernelLog:
         raise ParseError("no kernel log line (dmesg / journalctl -k: a time stamp, 'kernel:' or an NVRM line)",
                          len(lines))
     return KernelLog(SOURCE, len(lines), kernel, driver, tuple(xids), dict(sorted(counts.items())), xids_total,
-                     tuple(fallen), tuple(sxids), sxids_total, tuple(limits))
+                     tuple(fallen), tuple(sxids), sxids_total, tuple(limits), tuple(links), links_total)
+
+
+def _time_s(raw: str) -> Optional[float]:
+    """A kernel line's time in seconds, from its dmesg or syslog/journal stamp; None without one."""
+    m = _DMESG_T_RE.match(raw)
+    if m:
+        return float(m[1])
+    m = _SYSLOG_T_RE.match(raw.strip())
+    if m and m[1] in _MONTHS:
+        return (((_MONTHS[m[1]] * 31 + int(m[2])) * 24 + int(m[3])) * 60 + int(m[4])) * 60 + float(m[5])
+    m = _ISO_T_RE.match(raw.strip())
+    if m:
+        return ((((int(m[2]) - 1) * 31 + int(m[3])) * 24 + int(m[4])) * 60 + int(m[5])) * 60 + float(m[6])
+    return None
 
 
 def _fallen(out: list[Event], seen: set[str], bus: str, n: int, line: str) -> None:
