@@ -230,3 +230,19 @@ def test_gather_drop_after_1_5_gib():
 ])
 def test_flat_or_rising_curves_pass(name):
     assert p3(name) == []
+
+
+def test_banners_back_to_back_are_separate_jobs_but_sequential_runs_are_not():
+    from topodiag.checks import perf
+    from topodiag.parsers import nccl_tests
+
+    banner = "# nThread 1 nGpus 8 minBytes 1073741824 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n"
+    dev = "#  Rank  0 Group  0 Pid    798 on       hw14 device  0 [0x0f] NVIDIA H800\n"
+    header = ("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+              "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n")
+    row = "  1073741824     268435456     float     sum      -1   4800.0  223.69  391.46      0   4800.0  223.69  391.46      0\n"
+    separate = nccl_tests.parse(banner + banner + dev)
+    [h] = [h for h in perf.perf002(separate) if h.variant == "alone_banners"]
+    assert h.values["processes"] == 2
+    sequential = nccl_tests.parse(banner + dev + header + row + banner + dev + header + row)
+    assert [h for h in perf.perf002(sequential) if h.variant.startswith("alone")] == []

@@ -230,13 +230,38 @@ def _rank_zero_alone(devices: list[dict]) -> set:
     return {(d.get("host"), d.get("pid")) for d in devices if ranks_by_run.get(d.get("run") or 0) == {0}}
 
 
+def _banners_before_results(nccl_tests: Mapping[str, Any], rows: list[dict]) -> int:
+    """How many banners were printed with neither a device list nor a result row before the next one:
+    with MPI only rank 0 prints the banner, so banners back to back come from processes that each
+    started a test of their own (nccl-tests #213: two 8-GPU nodes, two banners, then one node's
+    devices). Sequential runs in one file always have their rows between banners."""
+    runs = int(nccl_tests.get("runs") or 1)
+    if runs < 2:
+        return 0
+    used = {r.get("run") or 0 for r in rows} | {d.get("run") or 0 for d in nccl_tests.get("devices") or []}
+    return sum(1 for i in range(runs - 1) if i not in used)
+
+
+def _all_zero_one_rank(nccl_tests: Mapping[str, Any], rows: list[dict]) -> bool:
+    return bool(rows) and all(_busbw(r) == 0 for r in rows if _busbw(r) is not None) and nccl_tests.get("nranks") == 1
+
+
+def _separate_banners(nccl_tests: Mapping[str, Any], rows: list[dict], subjects: list[str]):
+    empty = _banners_before_results(nccl_tests, rows)
+    if not empty:
+        return None
+    return hit(subjects, variant="alone_banners", processes=empty + 1,
+               evidence=[Evidence(SOURCE, None, (rows[0].get("line_no") if rows else None))])
+
+
 def _every_rank_alone(nccl_tests: Mapping[str, Any], rows: list[dict], subjects: list[str]):
-    """busbw 0 with nranks 1, or processes on several hosts each its own Rank 0: no MPI build or launch."""
-    zero = bool(rows) and all(_busbw(r) == 0 for r in rows if _busbw(r) is not None) and nccl_tests.get("nranks") == 1
+    """busbw 0 with nranks 1, or processes on several hosts each its own Rank 0: no MPI build or launch;
+    else banners printed back to back by processes that each ran their own test."""
+    zero = _all_zero_one_rank(nccl_tests, rows)
     alone = _rank_zero_alone(nccl_tests.get("devices") or [])
     split = len(alone) > 1 and len({h for h, _ in alone}) > 1
     if not (zero or split):
-        return None
+        return _separate_banners(nccl_tests, rows, subjects)
     return hit(subjects, variant="alone_zero_and_split" if zero and split else "alone_zero" if zero else "alone_split",
                processes=len(alone), evidence=[Evidence(SOURCE, None, (rows[0].get("line_no") if rows else None))])
 
