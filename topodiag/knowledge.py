@@ -473,3 +473,12 @@ def busbw_factor(collective: str, nranks: int) -> float:
 
 def busbw_from_algbw(algbw_gbyte_s: float, collective: str, nranks: int) -> float:
     return algbw_gbyte_s * busbw_factor(collective, nranks)
+
+
+def slowest_sxm_nvlink() -> tuple[str, float]:
+    """(model, one-way GB/s per GPU) of the slowest NVSwitch/hybrid-mesh (non-bridged) NVLink GPU in
+    the table: the floor under which an intra-node busbw is below every NVLink class."""
+    found = [(f.nvlink_one_way_gbyte_s, f.model) for _, f in _GPU_TABLE
+             if f.nvlink_one_way_gbyte_s and not f.nvlink_bridge]
+    speed, model = min(found)
+    return model, speed

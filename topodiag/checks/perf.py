@@ -22,10 +22,14 @@ from typing import Any, Iterator, Mapping, Optional
 
 from .. import knowledge
 from ..parsers.base import to_jsonable
-from ..engine import Evidence, Severity, check, hit
+from ..engine import Evidence, Severity, check, hit, when
 
 SOURCE = "nccl_tests"
 MIN_SIZE_BYTES = 256 * 1024 * 1024
+SHORT_MIN_BYTES = 64 * 1024 * 1024  # a run that stops below MIN_SIZE_BYTES is judged from here, if levelled
+SHORT_MARGIN = 0.1  # ... with this much more tolerance
+LEVEL_SPREAD = 0.10  # busbw of the last sizes within 10% of one another: levelled off
+PLATEAU_GBPS = 10.0  # levelled off below this with no GPU model known: below every NVLink class
 # Lower of the two measured ring all_reduce anchors over per-GPU one-way NVLink (docs/architecture.md).
 NVLINK_RING_EFFICIENCY = 0.77
 
@@ -192,13 +196,27 @@ def perf001(nccl_tests, params, topology=None, profile=None) -> Iterator:
                 yield found
 
 
-def _judge_run(nccl_tests: Mapping[str, Any], run: int, rows: list[dict], params, topology, profile):
-    """One run's finding: too small to judge or no expectation (info), or below the expectation."""
+def _run_layout(nccl_tests: Mapping[str, Any], run: int, topology):
+    """(hosts, GPUs per host, GPU names, nranks, assumed): the run's "# Rank" lines, else the node the
+    topology describes (assumed is then that layout)."""
     hosts, per_host, names = _layout(nccl_tests, run)
     nranks = nccl_tests.get("nranks") or sum(per_host.values())
     assumed = _hosts_from_topology(topology, nranks) if not hosts else None
     if assumed is not None:
         hosts, per_host, names = assumed
+    return hosts, per_host, names, nranks, assumed
+
+
+def _level_of(rows: list[dict], size: int, min_size: int, params) -> Optional[dict]:
+    """Where busbw levels off: from min_size for a full run, from short_min_bytes for a short one."""
+    start = min_size if size >= min_size else int(params.get("short_min_bytes", SHORT_MIN_BYTES))
+    return _levelled(rows, start, float(params.get("level_spread", LEVEL_SPREAD)))
+
+
+def _judge_run(nccl_tests: Mapping[str, Any], run: int, rows: list[dict], params, topology, profile):
+    """One run's finding: too small to judge or no expectation (info), a plateau with nothing to
+    compare (warning), or below the expectation (with a wider tolerance for a short levelled run)."""
+    hosts, per_host, names, nranks, assumed = _run_layout(nccl_tests, run, topology)
     if nranks == 1 or all(_busbw(r) == 0 for r in rows):
         return None  # every rank alone: PERF002
     largest = max(rows, key=lambda r: r["size_bytes"])
@@ -206,20 +224,50 @@ def _judge_run(nccl_tests: Mapping[str, Any], run: int, rows: list[dict], params
     collective = _collective(nccl_tests, rows) or "unknown collective"
     min_size = int(params.get("min_size_bytes", MIN_SIZE_BYTES))
     base = dict(evidence=[Evidence(SOURCE, None, largest.get("line_no"))], collective=collective,
-                size=_size(size), busbw=f"{measured:g}", run=run + 1)
+                size=_size(size), busbw=f"{measured:g}", run=run + 1, min_size=_size(min_size))
     subjects = [f"host:{h}" for h in hosts[:8]] or ["nccl-tests"]
-    if size < min_size:
-        return hit(subjects, severity=Severity.INFO, variant="too_small", min_size=_size(min_size), **base)
+    level = _level_of(rows, size, min_size, params)
+    short = size < min_size
+    if short and level is None:
+        return hit(subjects, severity=Severity.INFO, variant="too_small", **base)
     expected, how, not_judged, facts = _expectation(collective, hosts, per_host, names, profile, topology)
     if expected is None:
-        return hit(subjects, severity=Severity.INFO, variant=not_judged, **base, **facts)
-    fraction = float(params.get("min_fraction", 0.8))
+        return _plateau(subjects, base, level, nranks, not_judged, names, params) \
+            or hit(subjects, severity=Severity.INFO, variant=not_judged, **base, **facts)
+    fraction = float(params.get("min_fraction", 0.8)) - (float(params.get("short_margin", SHORT_MARGIN)) if short else 0)
     if measured >= fraction * expected:
         return None
     if assumed is not None:
         how += " (the output names no hosts: taken for a run inside the node the other inputs describe)"
-    return hit(subjects, expectation=how, **base, expected=f"{expected:.0f}", how=how, min_fraction=fraction,
-               percent=f"{100 * measured / expected:.0f}")
+    return hit(subjects, expectation=how, **base, expected=f"{expected:.0f}", how=how, min_fraction=round(fraction, 2),
+               percent=f"{100 * measured / expected:.0f}", notes=when(short=short),
+               level_from=_size(level["size_bytes"]) if level else "")
+
+
+def _levelled(rows: list[dict], from_bytes: int, spread: float) -> Optional[dict]:
+    """The first of the run's last (up to three) sizes at or above `from_bytes` when their busbw lies
+    within `spread` of one another (max / min): where busbw has levelled off; None when it has not or
+    fewer than two sizes are that large."""
+    big = sorted((r for r in rows if r["size_bytes"] >= from_bytes), key=lambda r: r["size_bytes"])[-3:]
+    if len(big) < 2:
+        return None
+    values = [_busbw(r) for r in big]
+    low = min(values)
+    return big[0] if low > 0 and max(values) / low <= 1 + spread else None
+
+
+def _plateau(subjects: list[str], base: dict, level: Optional[dict], nranks: int, not_judged: str,
+             names: list[str], params):
+    """No expectation is known: still a warning when busbw levels off at a few GB/s with no GPU model to
+    excuse it (no "# Rank" lines), far below the slowest NVLink class; None otherwise."""
+    ceiling = float(params.get("plateau_gbps", PLATEAU_GBPS))
+    unexplained = not_judged == "no_hosts" or (not_judged == "no_nvlink_bandwidth" and not names)
+    if level is None or not unexplained or nranks == 1 or (_busbw(level) or 0) >= ceiling:
+        return None
+    model, one_way = knowledge.slowest_sxm_nvlink()
+    return hit(subjects, severity=Severity.WARNING, variant="plateau", **base, level_from=_size(level["size_bytes"]),
+               plateau=f"{ceiling:g}", slowest=model, slowest_busbw=f"{one_way * NVLINK_RING_EFFICIENCY:.0f}",
+               expectation=f"busbw above {ceiling:g} GB/s once it levels off (below every NVLink class)")
 
 
 def _rank_zero_alone(devices: list[dict]) -> set:
