@@ -306,3 +306,17 @@ def test_a_flat_plateau_of_a_few_gbs_with_no_device_lines_is_a_warning():
     assert h.variant == "no_hosts" and h.severity == Severity.INFO
     [h] = _perf001([(256 * _MIB, 40.0), (512 * _MIB, 41.0), (1024 * _MIB, 41.0)], devices=False)
     assert h.variant == "no_hosts"
+
+
+def test_perf004_names_the_node_of_every_slow_pair_and_clears_partners():
+    from topodiag.checks import perf_pairs
+    from topodiag.parsers import busbw_pairs
+
+    table = busbw_pairs.parse("na,nb 90\nna,nc 88\nnc,nd 47\nnb,nd 46\nne,nf 40\n")
+    found = list(perf_pairs.perf004(table, {"min_fraction": 0.8}))
+    named = [h for h in found if h.variant == "default"]
+    assert [tuple(h.subjects) for h in named] == [("host:nd",)] and "cleared" in named[0].notes
+    [pair] = [h for h in found if h.variant == "pair_only"]
+    assert tuple(pair.subjects) == ("host:ne", "host:nf")
+    # all within 20% of the best: nothing
+    assert list(perf_pairs.perf004(busbw_pairs.parse("na,nb 90\nna,nc 80\nnb,nc 75\n"), {"min_fraction": 0.8})) == []
