@@ -148,7 +148,7 @@ def test_the_header_says_how_much_of_the_checklist_ran():
     data = json.loads(invoke("check", "--from", str(IBSTAT_DISABLED), "--format", "json").stdout)
     cov = data["summary"]["coverage"]
     assert (cov["checks_run"], cov["checks_selected"]) == (5, total)
-    assert cov["inputs_missing"] == ["kernel log", "NCCL log", "NVLink", "nccl-tests", "topology"]
+    assert cov["inputs_missing"] == ["kernel log", "NCCL log", "NVLink", "lspci", "nccl-tests", "topology"]
 
 
 # -- the prolog's drain reason -----------------------------------------------------------------------
