@@ -82,15 +82,14 @@ def _count(n: int, what: str) -> str:
 
 
 # Inputs that are evidence of a run even when they name no device (a log, a benchmark's table).
-RUN_RECORDS = ("nccl_debug", "nccl_tests")
+RUN_RECORDS = ("nccl_debug", "nccl_tests", "busbw_pairs")
 
 
 def saw_nothing(topology) -> bool:
     """No GPU, no HCA and no NCCL run in the inputs: rules that ran had nothing to judge."""
     if topology is None:
         return False
-    return not (topology.gpus() or topology.nics() or topology.observations("nccl_debug")
-                or topology.observations("nccl_tests"))
+    return not (topology.gpus() or topology.nics() or any(topology.observations(s) for s in RUN_RECORDS))
 
 
 def verdict(outcome, topology=None) -> Verdict:
