@@ -13,7 +13,8 @@ device lines:
 
 A device starts at a line `[dddd:]bb:dd.f <class>: <name>`; a prompt or comment line naming one device
 (`# lspci -vvv -s 0000:01:00.0 ...`, `$ sudo lspci -s 0c:00.0 -vvv`) starts that device too, and
-"upstream bridge of <bdf>" in such a line places the bridge above that device. Without device lines
+"upstream bridge of <bdf>" in such a line places the bridge above that device (and the words
+after the BDF, "bridge", "GPU", "NIC", give its kind). Without device lines
 (a grepped paste) each ACSCtl / LnkCap / LnkSta line that a record already has starts a new record,
 with no BDF. "Capabilities: <access denied>" (lspci run without root) is counted: ACS and the link
 are then unknown, not off.
@@ -172,15 +173,22 @@ class _Builder:
 _KEYS = {"ACSCap": "acs_cap", "ACSCtl": "acs_ctl", "LnkCap": "link_cap", "LnkSta": "link_sta"}
 
 
-def _prompt_device(line: str) -> Optional[tuple[str, Optional[str]]]:
-    """(bdf, upstream_of) of a prompt or comment line that names one device for lspci (-s <bdf>)."""
+_NOTE_KINDS = (("bridge", re.compile(r"\bbridge\b|\bswitch\b|\bport\b", re.I)),
+               ("gpu", re.compile(r"\bGPU\b")), ("nic", re.compile(r"\bNIC\b|\bHCA\b|mlx5|ConnectX", re.I)))
+
+
+def _prompt_device(line: str) -> Optional[tuple[str, Optional[str], str]]:
+    """(bdf, upstream_of, kind) of a prompt or comment line that names one device for lspci (-s
+    <bdf>); the kind from the words after the BDF ("upstream bridge of ...", "GPU function")."""
     if not _PROMPT_RE.match(line) or "lspci" not in line:
         return None
     m = _BDF_RE.search(line)
     if not m:
         return None
     up = _UPSTREAM_RE.search(line)
-    return bdf(m), (bdf(up) if up else None)
+    rest = line[m.end():]
+    kind = next((k for k, rx in _NOTE_KINDS if rx.search(rest)), "unknown")
+    return bdf(m), (bdf(up) if up else None), kind
 
 
 def parse(text: str) -> Lspci:
@@ -200,6 +208,7 @@ def parse(text: str) -> Lspci:
         prompt = _prompt_device(line)
         if prompt is not None:
             b.start(n, prompt[0], upstream_of=prompt[1])
+            b.cur["kind"] = prompt[2]
             continue
         f = _FIELD_RE.match(line)
         if f:
