@@ -83,6 +83,13 @@ def _nccl_completion_errors(nccl_debug) -> list:
 
 # -- PCI001 ------------------------------------------------------------------------------------
 
+def _nccl_text(errors: list) -> str:
+    if not errors:
+        return ""
+    text = errors[0].text.strip()
+    return text[text.find("NET/IB"):][:160] if "NET/IB" in text else text[:160]
+
+
 def _acs_evidence(bridge: Any, errors: list) -> list:
     ev = [Evidence("lspci_vvv", None, bridge.line_no)]
     if errors:
@@ -98,7 +105,7 @@ def _bridge_finding(topology, bridge: Any, endpoints: list, errors: list):
     if not pairs and not below:
         return None
     flags = ", ".join(f"{k}+" for k, v in (bridge.acs_ctl or {}).items() if v)
-    common = dict(bridge=bridge.bdf, flags=flags, nccl_error=errors[0].text.strip()[:160] if errors else "")
+    common = dict(bridge=bridge.bdf, flags=flags, nccl_error=_nccl_text(errors))
     if pairs:
         a, b = pairs[0]
         subjects = list(dict.fromkeys([_name(topology, a), _name(topology, b), f"pcisw:{bridge.bdf}"]))
@@ -123,7 +130,7 @@ def _unplaced(lspci, redirecting: list, errors: list):
                count=len(redirecting), total=total,
                lines=listing((str(d.line_no) for d in redirecting), 8),
                bridges=listing((d.bdf for d in redirecting if d.bdf), 6) or "no BDF in the paste",
-               nccl_error=errors[0].text.strip()[:160] if errors else "", flags="")
+               nccl_error=_nccl_text(errors), flags="")
 
 
 @check("PCI001")
@@ -181,29 +188,42 @@ def _grade(dev: Any, narrow: bool, partner: Optional[Any]) -> tuple[str, Optiona
     return ("idle", "info") if idle else ("slow", "warning")
 
 
-def _link_finding(topology, dev: Any, devices: tuple):
-    cap, sta = dev.link_cap, dev.link_sta
+def _below_cap(cap: Any, sta: Any) -> Optional[tuple[bool, bool]]:
+    """(narrow, slow) of a link below its capability; None when at it or not known."""
     if cap is None or sta is None or None in (cap.width, sta.width):
         return None
     narrow = sta.width < cap.width
     slow = None not in (cap.speed_gts, sta.speed_gts) and sta.speed_gts < cap.speed_gts - 0.05
-    if not (narrow or slow):
+    return (narrow, slow) if narrow or slow else None
+
+
+def _gbs(speed: Optional[float], width: int) -> str:
+    gen = _gen(speed)
+    bw = knowledge.pcie_one_way_gbyte_s(gen, width) if gen else None
+    return f"{bw:.1f}" if bw else ""
+
+
+def _fmt_speed(speed: Optional[float]) -> str:
+    return f"{speed:g}" if speed else "?"
+
+
+def _link_finding(topology, dev: Any, devices: tuple):
+    cap, sta = dev.link_cap, dev.link_sta
+    below = _below_cap(cap, sta)
+    if below is None:
         return None
+    narrow = below[0]
     partner = _partner(dev, devices) if dev.kind in ("bridge", "other") else None
     if not narrow and partner is not None and partner.link_sta is not None and partner.link_sta.width == sta.width:
         return None  # the same link as its GPU/NIC's: that device's finding says it
     variant, severity = _grade(dev, narrow, partner)
-    gen, max_gen = _gen(sta.speed_gts), _gen(cap.speed_gts)
-    now = knowledge.pcie_one_way_gbyte_s(gen, sta.width) if gen else None
-    full = knowledge.pcie_one_way_gbyte_s(max_gen, cap.width) if max_gen else None
+    now, full = _gbs(sta.speed_gts, sta.width), _gbs(cap.speed_gts, cap.width)
     return hit([_name(topology, dev)], variant=variant, severity=severity,
                evidence=[Evidence("lspci_vvv", None, dev.line_no)],
-               notes=when(bandwidth=now and full, partner=partner is not None),
-               expectation=f"PCIe link at its capability ({cap.speed_gts:g} GT/s x{cap.width})"
-               if cap.speed_gts else f"PCIe link x{cap.width}",
-               device=_label(topology, dev), speed=f"{sta.speed_gts:g}" if sta.speed_gts else "?",
-               width=sta.width, max_speed=f"{cap.speed_gts:g}" if cap.speed_gts else "?", max_width=cap.width,
-               now=f"{now:.1f}" if now else "", full=f"{full:.1f}" if full else "",
+               notes=when(bandwidth=bool(now and full), partner=partner is not None),
+               expectation=f"PCIe link at its capability ({_fmt_speed(cap.speed_gts)} GT/s x{cap.width})",
+               device=_label(topology, dev), speed=_fmt_speed(sta.speed_gts), width=sta.width,
+               max_speed=_fmt_speed(cap.speed_gts), max_width=cap.width, now=now, full=full,
                partner=_label(topology, partner) if partner is not None else "")
 
 
@@ -265,17 +285,21 @@ def _dma_faults(kernel_log, gpus_nics: set) -> list:
     return out
 
 
-def _p2p_users(topology, lspci_vvv, nccl_debug) -> list[str]:
-    """What shows the host moves data GPU-to-GPU or NIC-to-GPU: GPUs and NICs the inputs list,
-    NCCL's P2P or GDRDMA transports."""
-    why = []
+def _counts(topology, lspci_vvv) -> tuple[int, int]:
+    """(GPUs, NICs) the model or lspci shows, whichever shows more."""
     gpus = len(topology.gpus()) if topology is not None else 0
     nics = len(topology.nics()) if topology is not None else 0
     if lspci_vvv is not None:
         gpus = max(gpus, sum(1 for d in lspci_vvv.devices if d.kind == "gpu"))
         nics = max(nics, sum(1 for d in lspci_vvv.devices if d.kind == "nic"))
-    if gpus >= 2:
-        why.append(f"{gpus} GPUs")
+    return gpus, nics
+
+
+def _p2p_users(topology, lspci_vvv, nccl_debug) -> list[str]:
+    """What shows the host moves data GPU-to-GPU or NIC-to-GPU: GPUs and NICs the inputs list,
+    NCCL's P2P or GDRDMA transports."""
+    gpus, nics = _counts(topology, lspci_vvv)
+    why = [f"{gpus} GPUs"] if gpus >= 2 else []
     if gpus and nics:
         why.append(f"GPU and {nics} NIC(s)")
     transports = getattr(nccl_debug, "transports", None) or {}
@@ -283,6 +307,19 @@ def _p2p_users(topology, lspci_vvv, nccl_debug) -> list[str]:
     if used:
         why.append("NCCL " + "/".join(used))
     return why
+
+
+def _fault_finding(kernel_log, faults: list, said: str):
+    devs = list(dict.fromkeys(e.pci or "?" for e in faults))
+    return hit([f"pci:{d}" for d in devs[:8]], variant="faults", severity="error",
+               evidence=[Evidence("kernel_log", None, faults[0].line_no)],
+               expectation="no IOMMU fault on GPU or NIC DMA (iommu=pt or the IOMMU off)",
+               count=getattr(kernel_log, "iommu_faults_total", len(faults)), devices=listing(devs, 4),
+               said=said or "the faults show it translating", text=faults[0].text.strip()[:200])
+
+
+def _endpoint_bdfs(lspci_vvv) -> set:
+    return {d.bdf for d in (lspci_vvv.devices if lspci_vvv is not None else ()) if d.kind in ENDPOINTS}
 
 
 @check("PCI003")
@@ -293,21 +330,15 @@ def iommu_translation(topology=None, kernel_cmdline=None, kernel_log=None, sysfs
     without them."""
     if kernel_cmdline is None and kernel_log is None and sysfs_iommu is None:
         return
-    gpus_nics = {d.bdf for d in (lspci_vvv.devices if lspci_vvv is not None else ()) if d.kind in ENDPOINTS}
-    faults = _dma_faults(kernel_log, gpus_nics)
+    faults = _dma_faults(kernel_log, _endpoint_bdfs(lspci_vvv))
     mode, said = _mode(kernel_cmdline, kernel_log, sysfs_iommu)
-    if not faults and mode not in ("translated", "on"):
+    if faults:
+        yield _fault_finding(kernel_log, faults, said)
+        return
+    if mode not in ("translated", "on"):
         return
     users = _p2p_users(topology, lspci_vvv, nccl_debug)
-    host = topology.host() if topology is not None and topology.host() else "host:local"
-    if faults:
-        devs = list(dict.fromkeys(e.pci or "?" for e in faults))
-        yield hit([f"pci:{d}" for d in devs[:8]], variant="faults", severity="error",
-                  evidence=[Evidence("kernel_log", None, faults[0].line_no)],
-                  expectation="no IOMMU fault on GPU or NIC DMA (iommu=pt or the IOMMU off)",
-                  count=getattr(kernel_log, "iommu_faults_total", len(faults)), devices=listing(devs, 4),
-                  said=said or "the faults show it translating", text=faults[0].text.strip()[:200])
-        return
+    host = (topology.host() if topology is not None else None) or "host:local"
     yield hit([host], variant="default" if users else "unused", severity=None if users else "info",
               evidence=[Evidence(_said_source(said), None, None)],
               notes=when(likely=mode == "on"),

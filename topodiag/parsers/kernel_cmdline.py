@@ -6,7 +6,8 @@ through IOMMU translation.
     [    0.000000] Kernel command line: BOOT_IMAGE=/boot/vmlinuz-6.8.0 ro intel_iommu=on
 
 Prompt lines (`$ cat /proc/cmdline`) are skipped; the first line that reads as a command line
-(BOOT_IMAGE=, root=, or an IOMMU/PCI option) is taken.
+(BOOT_IMAGE=, root=, an IOMMU/PCI option, or words that all read as name[=value] parameters, as a
+VM's command line has) is taken, up to a " -- " (the init's own arguments follow it).
 
 JSON: {source: "kernel_cmdline", line_no, cmdline, params {name: value, or true for a bare flag; the
 last value wins as in the kernel}, iommu_mode ("passthrough": iommu=pt or iommu.passthrough=1;
@@ -38,6 +39,14 @@ _DMESG_RE = re.compile(r"(?:Kernel )?[Cc]ommand line:\s*(.*)$")
 _LOOKS_RE = re.compile(r"(?:^|\s)(?:BOOT_IMAGE=|root=|initrd=|(?:intel_|amd_)?iommu[=.]|pci=)")
 _PROMPT_RE = re.compile(r"^(?:\S*[#$>]\s|\$|#|sudo\s|cat\s)")
 _TRUE = ("1", "y", "on", "yes", "true")
+_PARAM_RE = re.compile(r'^"?[A-Za-z0-9_][A-Za-z0-9_.\-]*(?:=\S*)?$')
+
+
+def _all_params(line: str) -> bool:
+    """A line whose words before a '--' (the init's own arguments follow it) all read as kernel
+    parameters (name or name=value): /proc/cmdline of a VM has no BOOT_IMAGE= nor root=."""
+    words = line.split(" -- ", 1)[0].split()
+    return bool(words) and all(_PARAM_RE.match(w) for w in words) and any("=" in w for w in words)
 
 
 @dataclass(frozen=True)
@@ -112,6 +121,6 @@ def parse(text: str) -> KernelCmdline:
             return from_text(m[1].strip(), n)
         if _PROMPT_RE.match(line) and "BOOT_IMAGE=" not in line:
             continue
-        if _LOOKS_RE.search(line):
-            return from_text(line, n)
+        if _LOOKS_RE.search(line) or _all_params(line):
+            return from_text(line.split(" -- ", 1)[0], n)
     raise ParseError("no kernel command line (BOOT_IMAGE=..., root=..., or an iommu/pci option)", len(lines))

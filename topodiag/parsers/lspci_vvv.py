@@ -49,7 +49,7 @@ MAX_DEVICES = 4096
 ACS_FLAGS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans")
 
 _BDF = r"(?:([0-9a-fA-F]{4}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])"
-_HEADER_RE = re.compile(r"^" + _BDF + r" ([A-Za-z][^:]{2,60}): (.*)$")
+_HEADER_RE = re.compile(r"^" + _BDF + r" ([0-9A-Za-z][^:]{2,60}): (.*)$")
 _BDF_RE = re.compile(r"(?<![0-9a-fA-F:])" + _BDF + r"(?![0-9a-fA-F])")
 _PROMPT_RE = re.compile(r"^(?:#|\$|\S*[#$>]\s|sudo\s|lspci\s)")
 _UPSTREAM_RE = re.compile(r"upstream (?:bridge|port) of\s+" + _BDF)
