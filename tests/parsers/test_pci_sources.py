@@ -47,3 +47,13 @@ def test_sysfs_iommu_listing():
     assert sysfs_iommu.parse("").units == ()
     with pytest.raises(ParseError):
         sysfs_iommu.parse("dmar0 notes.txt\n")
+
+
+def test_redaction_covers_the_serials_lspci_prints():
+    from topodiag.bundle.redact import Redactor
+
+    text = ("\t\t\t[SN] Serial number: MT2233X01234\n"
+            "\tCapabilities: [150 v1] Device Serial Number 88-e9-a4-ff-ff-1b-2c-3d\n")
+    out = Redactor().redact(text)
+    assert "MT2233X01234" not in out and "88-e9-a4-ff-ff-1b-2c-3d" not in out
+    assert "Serial number:" in out and "Device Serial Number" in out
