@@ -258,7 +258,7 @@ def normalise(text: str, hosts: set[str]) -> str:
     text = UUID_T.sub("<ID>", text)
     text = TOKEN_T.sub("<ID>", text)
     for h in sorted(hosts, key=len, reverse=True):
-        text = re.sub(rf"(?<![\w-]){re.escape(h)}(?![\w])", "<ID>", text)
+        text = re.sub(rf"(?<!\w){re.escape(h)}(?![\w])", "<ID>", text)
     text = IPV6_T.sub(lambda m: "<ID>" if ipv6_ids(m[1]) else m[0], text)
     text = IPV4_T.sub("<ID>", text)
     text = re.sub(rf"\b[HSR]-[{HEX}]{{1,16}}\b|\b0x[{HEX}]{{5,16}}\b|(?<![{HEX}:])[{HEX}]{{4}}(?::[{HEX}]{{4}}){{3}}\b", "<ID>", text)

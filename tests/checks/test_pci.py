@@ -1,40 +1,30 @@
-"""PCI001/PCI002 from lspci -vvv: ACS redirect placed with the GPUs/NICs below a bridge, links."""
+"""PCI001-PCI003 across sources: what the rule examples and fixture conclusions do not show."""
 
-from __future__ import annotations
+from pathlib import Path
 
-from topodiag.checks import pci
-from topodiag.engine import Severity
-from topodiag.parsers.lspci_vvv import parse
+import topodiag
 
-SWITCH = """0000:16:02.0 PCI bridge: PLX Technology, Inc. PEX 89104 PCIe Gen 5 Switch (rev b0)
-	Bus: primary=16, secondary=18, subordinate=19, sec-latency=0
-		ACSCtl:	SrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-
-0000:18:00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)
-		LnkCap:	Port #0, Speed 32GT/s, Width x16, ASPM not supported
-		LnkSta:	Speed 2.5GT/s (downgraded), Width x16 (ok)
-0000:19:00.0 Infiniband controller: Mellanox Technologies MT2910 Family [ConnectX-7]
-		LnkCap:	Port #0, Speed 32GT/s, Width x16, ASPM not supported
-		LnkSta:	Speed 32GT/s (ok), Width x8 (downgraded)
-0000:20:00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)
-"""
+FIX = Path(__file__).resolve().parents[2] / "fixtures"
+LSPCI = FIX / "lspci_vvv" / "lspci-vvv-invented-plx-gpu-nic-acs-redirect-01.txt"
+NCCL_ERR4 = FIX / "nccl_debug" / "nccl-928-h100-ib-completion-error4-vendor81-01.log"
 
 
-def test_a_redirecting_bridge_is_named_with_the_gpu_and_nic_below_it():
-    [h] = list(pci.pci001(parse(SWITCH)))
-    assert h.variant == "default" and h.severity is None  # the rule's own: error
-    assert list(h.subjects) == ["pci:0000:16:02.0", "pci:0000:18:00.0", "pci:0000:19:00.0"]
-    assert h.values["gpus"] == 1 and h.values["nics"] == 1
+def _found(*paths, code):
+    d = topodiag.diagnose([str(p) for p in paths])
+    return [f for f in d.outcome.findings if f.code == code]
 
 
-def test_acs_off_is_quiet_and_a_bridge_with_nothing_known_below_is_a_warning():
-    assert list(pci.pci001(parse(SWITCH.replace("ReqRedir+ CmpltRedir+", "ReqRedir- CmpltRedir-")))) == []
-    lone = "0000:80:01.0 PCI bridge: Intel Corporation Device 352a (rev 04)\n\t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-\n"
-    [h] = list(pci.pci001(parse(lone)))
-    assert h.variant == "unplaced" and h.severity == Severity.WARNING and "no_gpu" in h.notes
+def test_acs_finding_names_both_ends_and_takes_the_nccl_error_as_evidence():
+    alone = _found(LSPCI, code="PCI001")
+    assert [f.severity.name.lower() for f in alone] == ["error", "error"]
+    assert all({"pci:0000:18:00.0", "pci:0000:19:00.0"} <= set(f.subjects) for f in alone)
+    joined = _found(LSPCI, NCCL_ERR4, code="PCI001")
+    assert all("vendor err 81" in f.message for f in joined)
+    assert all({e.source for e in f.evidence} == {"lspci_vvv", "nccl_debug"} for f in joined)
 
 
-def test_links_width_is_a_fault_speed_of_a_gpu_is_information():
-    found = {h.subjects[0]: h for h in pci.pci002(parse(SWITCH))}
-    assert found["pci:0000:19:00.0"].severity == Severity.ERROR  # the NIC at x8 of x16
-    gpu = found["pci:0000:18:00.0"]
-    assert gpu.severity == Severity.INFO and "idle_gpu" in gpu.notes  # 2.5 GT/s at idle
+def test_iommu_translation_is_a_warning_with_a_gpu_and_a_nic_and_info_alone():
+    cmdline = FIX / "kernel_cmdline" / "cmdline-invented-intel-iommu-on-01.txt"
+    assert [f.severity.name.lower() for f in _found(cmdline, code="PCI003")] == ["info"]
+    assert [f.severity.name.lower() for f in _found(cmdline, LSPCI, code="PCI003")] == ["warning"]
+    assert _found(FIX / "kernel_cmdline" / "cmdline-rccl1129-mi100-iommu-pt-01.txt", LSPCI, code="PCI003") == []

@@ -68,7 +68,17 @@ def node(tmp_path, monkeypatch):
   *) echo "unexpected: $*" >&2; exit 2 ;;
 esac
 """)
-    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")  # cat and sleep; no IB tool is there
+    # the host's own kernel log and command line stay out of the test: dmesg prints a healthy boot,
+    # `cat /proc/cmdline` a bare-metal GPU node's (every other cat is the real one)
+    dmesg = bin_dir / "dmesg"
+    dmesg.write_text("#!/bin/sh\necho '[    9.870] mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link ACTIVE'\n"
+                     "echo '[   10.001] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024'\n")
+    dmesg.chmod(0o755)
+    cat = bin_dir / "cat"
+    cat.write_text('#!/bin/sh\nif [ "$1" = /proc/cmdline ]; then echo "BOOT_IMAGE=/vmlinuz-6.8.0 root=UUID=0b1 ro iommu=pt"; '
+                   'else exec /bin/cat "$@"; fi\n')
+    cat.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")  # sleep; no IB tool is there
     monkeypatch.setitem(sys.modules, "pynvml", FakeNvml.from_probe(probe_json(H100_PROBE)))
     monkeypatch.setitem(sys.modules, "pyverbs", None)  # rdma-core's bindings are not there
     return nvidia_smi

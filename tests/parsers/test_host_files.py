@@ -1,26 +1,10 @@
-"""/proc/cmdline and /proc/modules (lsmod): the forms people paste, what they are not."""
+"""/proc/modules (lsmod): the forms people paste, what they are not."""
 
 from __future__ import annotations
 
 import pytest
 
-from topodiag.parsers import ParseError, detect, proc_cmdline, proc_modules
-
-
-@pytest.mark.parametrize("text,on,pt,off", [
-    ("BOOT_IMAGE=/vmlinuz-5.15.0 root=UUID=0b1 ro intel_iommu=on quiet\n", ("intel_iommu=on",), False, False),
-    ("BOOT_IMAGE=/vmlinuz-5.15.0 root=UUID=0b1 ro intel_iommu=on iommu=pt\n", ("intel_iommu=on",), True, False),
-    ('GRUB_CMDLINE_LINUX="amd_iommu=off quiet splash"\n', (), False, True),
-    ("BOOT_IMAGE=/boot/vmlinuz root=/dev/sda1 ro intel_iommu=on,sm_on\n", ("intel_iommu=on,sm_on",), False, False),
-])
-def test_iommu_modes(text, on, pt, off):
-    r = proc_cmdline.parse(text)
-    assert (r.iommu.vendor_on, r.iommu.passthrough, r.iommu.off) == (on, pt, off)
-
-
-def test_cmdline_refuses_other_text():
-    with pytest.raises(ParseError):
-        proc_cmdline.parse("GPU0 GPU1 CPU Affinity\n")
+from topodiag.parsers import ParseError, detect, proc_modules
 
 
 def test_modules_from_proc_and_lsmod():

@@ -115,6 +115,9 @@ _UUID_RE = re.compile(
 _SERIAL_RES = (
     re.compile(r"(?im)^([ \t]*(?:Board |Module |GPU |Product )?Serial(?: Number)?[ \t]*:[ \t]*)([A-Za-z0-9-]+)[ \t]*$"),
     re.compile(r"(?i)(\"(?:\w+_)?serial(?:_number|_no)?\"[ \t]*:[ \t]*\"?)([A-Za-z0-9-]+)(?=\"|[ \t]*[,}\n])"),
+    # lspci -vvv: the VPD serial ("[SN] Serial number: MT2233X01234") and the PCIe Device Serial Number
+    re.compile(r"(?im)^([ \t]*\[SN\] Serial number:[ \t]*)([A-Za-z0-9-]+)[ \t]*$"),
+    re.compile(r"(?i)(Device Serial Number[ \t]+)([0-9a-f]{2}(?:-[0-9a-f]{2}){7})(?![0-9a-f-])"),
 )
 _IPOIB_RE = re.compile(  # 4 bytes of QPN and flags, then the 16-byte GID
     rf"(?<![{_HEX}:])((?:[{_HEX}]{{2}}:){{3}}[{_HEX}]{{2}}):((?:[{_HEX}]{{2}}:){{15}}[{_HEX}]{{2}})(?![{_HEX}:])")

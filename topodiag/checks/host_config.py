@@ -1,6 +1,6 @@
-"""Host configuration rules read from files of the host: PCI003 iommu-translation (the kernel command
-line, `proc_cmdline`) and IB010 gdr-module-missing (the loaded modules, `proc_modules`, judged with
-what the NCCL log or the profile says of InfiniBand use and GPUDirect RDMA)."""
+"""Host configuration rules read from files of the host: IB010 gdr-module-missing (the loaded
+modules, `proc_modules`, judged with what the NCCL log or the profile says of InfiniBand use and
+GPUDirect RDMA). The kernel command line's IOMMU mode is PCI003's (checks/pci.py, kernel_cmdline)."""
 
 from __future__ import annotations
 
@@ -8,17 +8,6 @@ from typing import Any, Optional
 
 from ..engine import Evidence, Severity, check, hit, when
 from .nccl import _as_dict
-
-
-@check("PCI003")
-def pci003(proc_cmdline):
-    """The IOMMU turned on in translation mode (intel_iommu=on / amd_iommu=on without iommu=pt)."""
-    iommu = proc_cmdline.iommu
-    if not iommu.vendor_on or iommu.passthrough or iommu.off:
-        return None
-    return hit(["host"], evidence=[Evidence("proc_cmdline", None, None)],
-               expectation="iommu=pt (passthrough) or the IOMMU off on a bare-metal GPU node",
-               options=" ".join(iommu.vendor_on), notes=when(noacs=proc_cmdline.pci_noacs))
 
 
 def _ib_use(nccl_debug: Optional[dict], profile) -> str:

@@ -49,7 +49,7 @@ KERNEL_TITLES = re.compile(r"^(?:dmesg:?|Scanning kernel log files for NVIDIA ke
 # Copied files ("*** PATH") that a source reads, by path: the source is used only if this
 # topodiag has it (a parser module of that name).
 TITLED_FILES = {
-    "/proc/cmdline": "proc_cmdline",
+    "/proc/cmdline": "kernel_cmdline",
     "/proc/modules": "proc_modules",
 }
 

@@ -8,6 +8,8 @@ driver's Xid and fallen-off-the-bus lines, NVSwitch SXid lines, and mlx5 PCIe-ba
                    NVRM: fallen off the bus and is not responding to commands.
     [  102.1] nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error
     [    9.8] mlx5_core 0000:ab:00.0: 63.008 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x8 link at 0000:aa:00.0 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)
+    [    0.87] iommu: Default domain type: Translated
+    nvidia 0000:07:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x0003 address=0x80000040 flags=0x0020]
 
 Whatever precedes the message is read as a time stamp and host (`[ 12.3]`, `[Mon May 25 12:34:56
 2026]`, `Feb 14 05:03:41 host kernel:`, ISO journal stamps); the message itself is matched. A driver
@@ -20,8 +22,12 @@ Kernel Module"), xids [{xid, pci ("0000:18:00"), line_no, text, caused_by (the N
 Xid N", else null)}], xid_counts {xid: n}, xids_total,
 fallen_off_bus [{pci, line_no, text}] (also when no Xid 79 line says it), sxids [{sxid, pci, line_no,
 text}], sxids_total, pcie_limited [{device, line_no, text}], link_events [{device, netdev, state,
-line_no, time_s}] (mlx5 "Link up/down" lines, with the stamp's time in seconds), link_events_total}. ParseError when nothing in the text
-looks like a kernel log line.
+line_no, time_s}] (mlx5 "Link up/down" lines, with the stamp's time in seconds), link_events_total,
+and the IOMMU: iommu_default_domain
+("Translated", "Passthrough": the kernel's own statement), iommu_enabled (true for "DMAR: IOMMU enabled",
+"AMD-Vi: ... found" and the like; null when no line says), kernel_cmdline (the "Kernel command line:"
+text), iommu_faults [{device, line_no, text}] (AMD-Vi IO_PAGE_FAULT, DMAR "Request device [..] fault"),
+iommu_faults_total}. ParseError when nothing in the text looks like a kernel log line.
 """
 
 from __future__ import annotations
@@ -68,6 +74,13 @@ _SYSLOG_T_RE = re.compile(r"^([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)\b")
 _ISO_T_RE = re.compile(r"^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)")
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
                                        "Nov", "Dec"))}
+_IOMMU_DOMAIN_RE = re.compile(r"iommu: Default domain type: (\w+)")
+_IOMMU_ON_RE = re.compile(r"DMAR: IOMMU enabled|Intel-IOMMU force enabled|AMD-Vi: Found IOMMU|AMD-Vi: AMD IOMMUv2|"
+                          r"AMD-Vi: Interrupt remapping enabled|DMAR: Intel\(R\) Virtualization Technology for Directed I/O")
+_CMDLINE_RE = re.compile(r"Kernel command line: (.*)$")
+_FAULT_RE = re.compile(r"IO_PAGE_FAULT|DMAR: \[DMA (?:Read|Write)[^\]]*\] Request device|DMAR: DRHD: handling fault")
+_FAULT_DEV_RE = re.compile(r"(?:\S+ )?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d): AMD-Vi|device=([0-9a-fA-F:]+\.\d)"
+                           r"|Request device \[(?:0x)?([0-9a-fA-F]{2}):(?:0x)?([0-9a-fA-F]{2})\.(\d)\]")
 
 
 @dataclass(frozen=True)
@@ -125,6 +138,11 @@ class KernelLog:
     pcie_limited: tuple[PcieLimit, ...]
     link_events: tuple[LinkEvent, ...] = ()
     link_events_total: int = 0
+    iommu_default_domain: Optional[str] = None
+    iommu_enabled: Optional[bool] = None
+    kernel_cmdline: Optional[str] = None
+    iommu_faults: tuple[Event, ...] = ()
+    iommu_faults_total: int = 0
 
 
 def _bus(pci: str) -> str:
@@ -161,6 +179,7 @@ def parse(text: str) -> KernelLog:
     links: list[LinkEvent] = []
     links_total = 0
     notice: Optional[tuple[str, int]] = None  # "The NVIDIA GPU <bus>" waiting for "fallen off the bus"
+    iommu: dict = {"domain": None, "enabled": None, "cmdline": None, "faults": [], "total": 0}
     for n, raw in enumerate(lines, 1):
         line = raw.strip()
         if not line:
@@ -215,11 +234,15 @@ def parse(text: str) -> KernelLog:
             m = _MLX_LIMIT_RE.search(line)
             if m and len(limits) < MAX_EVENTS:
                 limits.append(PcieLimit(m[1].lower(), n, line[:MAX_TEXT]))
+            continue
+        if "DMAR" in line or "AMD-Vi" in line or "iommu" in line or "command line" in line:
+            _iommu_line(iommu, line, n)
     if kernel == 0:
         raise ParseError("no kernel log line (dmesg / journalctl -k: a time stamp, 'kernel:' or an NVRM line)",
                          len(lines))
     return KernelLog(SOURCE, len(lines), kernel, driver, tuple(xids), dict(sorted(counts.items())), xids_total,
-                     tuple(fallen), tuple(sxids), sxids_total, tuple(limits), tuple(links), links_total)
+                     tuple(fallen), tuple(sxids), sxids_total, tuple(limits), tuple(links), links_total,
+                     iommu["domain"], iommu["enabled"], iommu["cmdline"], tuple(iommu["faults"]), iommu["total"])
 
 
 def _time_s(raw: str) -> Optional[float]:
@@ -234,6 +257,31 @@ def _time_s(raw: str) -> Optional[float]:
     if m:
         return ((((int(m[2]) - 1) * 31 + int(m[3])) * 24 + int(m[4])) * 60 + int(m[5])) * 60 + float(m[6])
     return None
+
+
+def _iommu_line(iommu: dict, line: str, n: int) -> None:
+    """The IOMMU's mode, its being on, the command line and translation faults (DMAR / AMD-Vi lines)."""
+    m = _IOMMU_DOMAIN_RE.search(line)
+    if m:
+        iommu["domain"] = m[1]
+        return
+    m = _CMDLINE_RE.search(line)
+    if m:
+        if iommu["cmdline"] is None:
+            iommu["cmdline"] = m[1].strip()[:4096]
+        return
+    if _FAULT_RE.search(line):
+        iommu["total"] += 1
+        d = _FAULT_DEV_RE.search(line)
+        dev = None
+        if d:
+            dev = (d[1] or d[2] or f"{d[3]}:{d[4]}.{d[5]}").lower()
+            dev = dev if dev.count(":") == 2 else f"0000:{dev}"
+        if len(iommu["faults"]) < MAX_EVENTS and "handling fault" not in line:
+            iommu["faults"].append(Event(dev, n, line[:MAX_TEXT]))
+        return
+    if _IOMMU_ON_RE.search(line):
+        iommu["enabled"] = True
 
 
 def _fallen(out: list[Event], seen: set[str], bus: str, n: int, line: str) -> None:

@@ -1,136 +1,246 @@
-"""Parser for `lspci -vvv` (and the grepped pastes people post, `lspci -vvv | grep -i acsctl`): per
-PCI function its class and name, the bridge's bus range, ACS control flags and PCIe link capability
-and status.
+"""Parser for `lspci -vvv` (as root: ACS is shown only to root), also the grepped pastes people post
+(`lspci -vvv | grep -i acsctl`, `lspci -vvv -s <bdf> | grep -E 'LnkCap|LnkSta'`), with or without the
+device lines:
 
-    0000:02:08.0 PCI bridge: PLX Technology, Inc. PEX 8725 24-Lane ... (rev ca) (prog-if 00 [Normal decode])
-            Bus: primary=02, secondary=82, subordinate=82, sec-latency=0
-                    LnkCap: Port #8, Speed 8GT/s, Width x4, ASPM L1, Exit Latency L1 <4us
-                    LnkSta: Speed 2.5GT/s (downgraded), Width x4 (ok)
+    17:00.0 PCI bridge: PLX Technology, Inc. PEX 8747 48-Lane, 5-Port PCI Express Gen 3 (8.0 GT/s) Switch (rev ca) (prog-if 00 [Normal decode])
+            Bus: primary=16, secondary=17, subordinate=1a, sec-latency=0
+            Capabilities: [68] Express (v2) Downstream Port (Slot+), MSI 00
+                    LnkCap: Port #8, Speed 8GT/s, Width x16, ASPM L1, Exit Latency L1 <4us
+                    LnkSta: Speed 8GT/s (ok), Width x8 (downgraded)
+            Capabilities: [148 v1] Access Control Services
                     ACSCap: SrcValid+ TransBlk+ ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl+ DirectTrans+
                     ACSCtl: SrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-
 
-A device line starts with a BDF ("0000:02:08.0" or "02:08.0") and a class; the lines under it belong
-to it. ACSCtl lines with no device line above them (a grepped paste) are kept in `loose_acs`. Tabs
-or spaces, CRLF, prompts and fences are tolerated; lspci needs root for the capability lines (without
-it they read "Capabilities: <access denied>", counted in `access_denied`).
+A device starts at a line `[dddd:]bb:dd.f <class>: <name>`; a prompt or comment line naming one device
+(`# lspci -vvv -s 0000:01:00.0 ...`, `$ sudo lspci -s 0c:00.0 -vvv`) starts that device too, and
+"upstream bridge of <bdf>" in such a line places the bridge above that device (and the words
+after the BDF, "bridge", "GPU", "NIC", give its kind). Without device lines
+(a grepped paste) each ACSCtl / LnkCap / LnkSta line that a record already has starts a new record,
+with no BDF. "Capabilities: <access denied>" (lspci run without root) is counted: ACS and the link
+are then unknown, not off.
 
-JSON: {source: "lspci_vvv", devices: [{bdf, bus, cls, name, secondary, subordinate, acs {flag: bool},
-link_cap {speed_gts, width}, link_sta {speed_gts, width, downgraded}, line_no}], loose_acs: [{acs,
-line_no}], access_denied}. ParseError when neither a device line nor an ACSCtl/LnkSta line is found.
+JSON: {source: "lspci_vvv", lines, devices [{bdf ("0000:17:00.0" or null), class_name, name, kind
+(gpu | nic | bridge | other | unknown), port_type ("Downstream Port", "Root Port", "Endpoint" ...),
+secondary, subordinate (bus numbers as ints, bridges only), upstream_of (the bdf a comment names it
+the upstream bridge of), acs_cap, acs_ctl ({SrcValid: bool, ...}: the flags printed), link_cap
+{speed_gts, width}, link_sta {speed_gts, width, speed_downgraded, width_downgraded}, access_denied,
+line_no}], acsctl_lines, with_bdf (devices with a BDF), access_denied (devices)}.
+ParseError when no line of lspci's (a device line with its class, LnkCap/LnkSta, ACSCap/ACSCtl).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
-from .base import ParseError, ParserInfo
+from .base import ParseError, ParserInfo, clean_lines
 
 INFO = ParserInfo(
     source="lspci_vvv",
     tool="lspci -vvv",
-    description="PCI functions: bridge bus ranges, ACS control flags, PCIe link capability and status (needs root)",
+    description="PCI devices: ACS control per bridge, PCIe link capability and status, bridge bus ranges (ACS needs root)",
+    argv=("lspci", "-vvv"),
+    timeout_s=20.0,
 )
 SOURCE = INFO.source
 
-DEV_RE = re.compile(r"^\s*(?:[$#>]\s*)?((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+([^:]+?):\s+(.*)$")
-BUS_RE = re.compile(r"Bus: primary=([0-9a-fA-F]{2}), secondary=([0-9a-fA-F]{2}), subordinate=([0-9a-fA-F]{2})")
-ACS_RE = re.compile(r"ACSCtl:\s+(.*)$")
-FLAG_RE = re.compile(r"(SrcValid|TransBlk|ReqRedir|CmpltRedir|UpstreamFwd|EgressCtrl|DirectTrans)([+-])")
-LNK_RE = re.compile(r"(LnkCap|LnkSta):.*?Speed\s+([\d.]+)GT/s(\s*\(downgraded\))?.*?Width\s+x(\d+)(\s*\(downgraded\))?")
 MAX_DEVICES = 4096
+ACS_FLAGS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans")
+
+_BDF = r"(?:([0-9a-fA-F]{4}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])"
+_HEADER_RE = re.compile(r"^" + _BDF + r" ([0-9A-Za-z][^:]{2,60}): (.*)$")
+_BDF_RE = re.compile(r"(?<![0-9a-fA-F:])" + _BDF + r"(?![0-9a-fA-F])")
+_PROMPT_RE = re.compile(r"^(?:#|\$|\S*[#$>]\s|sudo\s|lspci\s)")
+_UPSTREAM_RE = re.compile(r"upstream (?:bridge|port) of\s+" + _BDF)
+_FIELD_RE = re.compile(r"^(ACSCap|ACSCtl|LnkCap|LnkSta):\s*(.*)$")
+_FLAG_RE = re.compile(r"\b(" + "|".join(ACS_FLAGS) + r")([+-])")
+_SPEED_RE = re.compile(r"Speed\s+([\d.]+)\s*GT/s(\s*\((?:downgraded|ok)\))?", re.I)
+_WIDTH_RE = re.compile(r"Width\s+x(\d+)(\s*\((?:downgraded|ok|strange)\))?", re.I)
+_BUS_RE = re.compile(r"Bus: primary=([0-9a-fA-F]{2}), secondary=([0-9a-fA-F]{2}), subordinate=([0-9a-fA-F]{2})")
+_EXPRESS_RE = re.compile(r"Capabilities: \[[0-9a-fA-F]+(?: v\d+)?\] Express \([^)]*\) ([A-Za-z ]+?)(?:,| \(|$)")
+
+GPU_CLASSES = ("VGA compatible controller", "3D controller", "Display controller")
+NIC_CLASSES = ("Infiniband controller", "Ethernet controller", "Network controller")
 
 
 @dataclass(frozen=True)
 class Link:
-    speed_gts: float
-    width: int
-    downgraded: bool = False
+    speed_gts: Optional[float]
+    width: Optional[int]
+    speed_downgraded: Optional[bool] = None
+    width_downgraded: Optional[bool] = None
 
 
 @dataclass(frozen=True)
-class Device:
-    bdf: str
-    bus: str
-    cls: str
-    name: str
+class PciDevice:
+    bdf: Optional[str]
+    class_name: Optional[str]
+    name: Optional[str]
+    kind: str
+    port_type: Optional[str]
+    secondary: Optional[int]
+    subordinate: Optional[int]
+    upstream_of: Optional[str]
+    acs_cap: Optional[dict]
+    acs_ctl: Optional[dict]
+    link_cap: Optional[Link]
+    link_sta: Optional[Link]
+    access_denied: bool
     line_no: int
-    secondary: Optional[str] = None
-    subordinate: Optional[str] = None
-    acs: dict = field(default_factory=dict)
-    link_cap: Optional[Link] = None
-    link_sta: Optional[Link] = None
 
 
 @dataclass(frozen=True)
-class LooseAcs:
-    acs: dict
-    line_no: int
-
-
-@dataclass(frozen=True)
-class LspciVvv:
+class Lspci:
     source: str
-    devices: tuple[Device, ...]
-    loose_acs: tuple[LooseAcs, ...]
+    lines: int
+    devices: tuple[PciDevice, ...]
+    acsctl_lines: int
+    with_bdf: int
     access_denied: int
 
 
+def bdf(m: re.Match) -> str:
+    """'0000:17:00.0' from the groups of _BDF (domain 0000 when not printed)."""
+    return f"{(m[1] or '0000').lower()}:{m[2].lower()}:{m[3].lower()}.{m[4]}"
+
+
+def _kind(class_name: Optional[str]) -> str:
+    if class_name is None:
+        return "unknown"
+    if class_name in GPU_CLASSES:
+        return "gpu"
+    if class_name in NIC_CLASSES:
+        return "nic"
+    if class_name == "PCI bridge":
+        return "bridge"
+    return "other"
+
+
 def sniff(text: str) -> float:
+    """0.9 for LnkSta/ACSCtl lines with lspci device lines, 0.8 for a grepped paste of them."""
     try:
-        head = text[:200000]
-        if "ACSCtl:" in head or ("LnkSta:" in head and "LnkCap:" in head):
-            return 0.9
-        lines = head.splitlines()[:300]
-        devs = sum(1 for ln in lines if DEV_RE.match(ln) and "Control:" not in ln)
-        return 0.5 if devs >= 2 and ("Capabilities:" in head or "Kernel driver in use" in head) else 0.0
+        head = text[:65536]
+        if not any(k in head for k in ("ACSCtl:", "LnkSta:", "LnkCap:", "ACSCap:")):
+            return 0.0
+        for line in head.splitlines()[:400]:
+            if _HEADER_RE.match(line.strip()):
+                return 0.9
+        return 0.8
     except Exception:
         return 0.0
 
 
 def _flags(text: str) -> dict:
-    return {m[1]: m[2] == "+" for m in FLAG_RE.finditer(text)}
+    return {f: sign == "+" for f, sign in _FLAG_RE.findall(text)}
 
 
-def _domain(bdf: str) -> str:
-    return bdf.lower() if bdf.count(":") == 2 else "0000:" + bdf.lower()
+def _link(text: str) -> Link:
+    s = _SPEED_RE.search(text)
+    w = _WIDTH_RE.search(text)
+    speed = float(s[1]) if s else None
+    width = int(w[1]) if w else None
+    sd = ("downgraded" in s[2]) if s and s[2] else None
+    wd = ("downgraded" in w[2]) if w and w[2] else None
+    return Link(speed, width, sd, wd)
 
 
-def parse(text: str) -> LspciVvv:
-    devices: list[dict] = []
-    loose: list[LooseAcs] = []
-    denied = 0
-    cur: Optional[dict] = None
-    for n, line in enumerate(text.splitlines(), 1):
-        m = DEV_RE.match(line)
-        if m and not line[:1].isspace() and len(devices) < MAX_DEVICES:
-            bdf = _domain(m[1])
-            cur = {"bdf": bdf, "bus": bdf.split(":")[1], "cls": m[2].strip(), "name": m[3].strip()[:200],
-                   "line_no": n, "acs": {}}
-            devices.append(cur)
+class _Builder:
+    def __init__(self) -> None:
+        self.devices: list[PciDevice] = []
+        self.cur: Optional[dict] = None
+
+    def start(self, line_no: int, bdf_: Optional[str] = None, class_name: Optional[str] = None,
+              name: Optional[str] = None, upstream_of: Optional[str] = None) -> None:
+        self.flush()
+        self.cur = {"bdf": bdf_, "class_name": class_name, "name": name, "kind": _kind(class_name),
+                    "port_type": None, "secondary": None, "subordinate": None, "upstream_of": upstream_of,
+                    "acs_cap": None, "acs_ctl": None, "link_cap": None, "link_sta": None,
+                    "access_denied": False, "line_no": line_no}
+
+    def flush(self) -> None:
+        if self.cur is not None and len(self.devices) < MAX_DEVICES:
+            self.devices.append(PciDevice(**self.cur))
+        self.cur = None
+
+    def field(self, key: str, value, line_no: int) -> None:
+        if self.cur is None or (self.cur[key] is not None and self.cur["bdf"] is None):
+            self.start(line_no)
+        if self.cur[key] is None:
+            self.cur[key] = value
+
+
+_KEYS = {"ACSCap": "acs_cap", "ACSCtl": "acs_ctl", "LnkCap": "link_cap", "LnkSta": "link_sta"}
+
+
+_NOTE_KINDS = (("bridge", re.compile(r"\bbridge\b|\bswitch\b|\bport\b", re.I)),
+               ("gpu", re.compile(r"\bGPU\b")), ("nic", re.compile(r"\bNIC\b|\bHCA\b|mlx5|ConnectX", re.I)))
+
+
+def _prompt_device(line: str) -> Optional[tuple[str, Optional[str], str]]:
+    """(bdf, upstream_of, kind) of a prompt or comment line that names one device for lspci (-s
+    <bdf>); the kind from the words after the BDF ("upstream bridge of ...", "GPU function")."""
+    if not _PROMPT_RE.match(line) or "lspci" not in line:
+        return None
+    m = _BDF_RE.search(line)
+    if not m:
+        return None
+    up = _UPSTREAM_RE.search(line)
+    rest = line[m.end():]
+    kind = next((k for k, rx in _NOTE_KINDS if rx.search(rest)), "unknown")
+    return bdf(m), (bdf(up) if up else None), kind
+
+
+def parse(text: str) -> Lspci:
+    lines = clean_lines(text)
+    b = _Builder()
+    seen = 0
+    acs_lines = 0
+    for n, raw in enumerate(lines, 1):
+        line = raw.strip().strip("`").strip()
+        if not line:
             continue
-        if "access denied" in line:
-            denied += 1
-        if "ACSCtl:" in line:
-            m = ACS_RE.search(line)
-            flags = _flags(m[1]) if m else {}
-            if cur is None:
-                loose.append(LooseAcs(flags, n))
-            else:
-                cur["acs"] = flags
-            continue
-        if cur is None:
-            continue
-        m = BUS_RE.search(line)
+        m = _HEADER_RE.match(line)
         if m:
-            cur["secondary"], cur["subordinate"] = m[2].lower(), m[3].lower()
+            b.start(n, bdf(m), m[5].strip(), m[6].strip())
+            seen += 1
             continue
-        m = LNK_RE.search(line)
+        prompt = _prompt_device(line)
+        if prompt is not None:
+            b.start(n, prompt[0], upstream_of=prompt[1])
+            b.cur["kind"] = prompt[2]
+            continue
+        f = _FIELD_RE.match(line)
+        if f:
+            seen += 1
+            key = _KEYS[f[1]]
+            if key == "acs_ctl":
+                acs_lines += 1
+            value = _flags(f[2]) if key.startswith("acs") else _link(f[2])
+            b.field(key, value, n)
+            continue
+        if b.cur is None:
+            continue
+        _device_line(b.cur, line)
+    b.flush()
+    if seen == 0:
+        raise ParseError("no lspci line (a device line '<bus>:<dev>.<fn> <class>: <name>', LnkCap/LnkSta or "
+                         "ACSCap/ACSCtl)", len(lines))
+    devs = tuple(b.devices)
+    return Lspci(SOURCE, len(lines), devs, acs_lines, sum(1 for d in devs if d.bdf),
+                 sum(1 for d in devs if d.access_denied))
+
+
+def _device_line(cur: dict, line: str) -> None:
+    """Bus numbers, the Express port type and '<access denied>' of the device being read."""
+    if line.startswith("Bus:"):
+        m = _BUS_RE.match(line)
         if m:
-            cur["link_cap" if m[1] == "LnkCap" else "link_sta"] = Link(float(m[2]), int(m[4]),
-                                                                     bool(m[3] or m[5]) and m[1] == "LnkSta")
-    if not devices and not loose:
-        raise ParseError("expected lspci -vvv output: device lines ('0000:17:00.0 PCI bridge: ...') or "
-                         "ACSCtl/LnkSta lines", len(text.splitlines()))
-    return LspciVvv(SOURCE, tuple(Device(**d) for d in devices), tuple(loose), denied)
+            cur["secondary"], cur["subordinate"] = int(m[2], 16), int(m[3], 16)
+    elif line.startswith("Capabilities:"):
+        if "<access denied>" in line:
+            cur["access_denied"] = True
+            return
+        m = _EXPRESS_RE.match(line)
+        if m and cur["port_type"] is None:
+            cur["port_type"] = m[1].strip()

@@ -1,0 +1,72 @@
+"""Parser for the listing of /sys/class/iommu (`ls /sys/class/iommu`, `ls -l`): the IOMMU units the
+kernel registered. Intel VT-d names them dmar0, dmar1 ..., AMD-Vi ivhd0 ... (or amd-iommu.N, newer
+kernels), Arm SMMUs by their address. An empty listing means no IOMMU is active (off in the BIOS or
+the kernel, or none present); a unit means the IOMMU is on, in translation or passthrough mode (the
+kernel command line and the kernel log tell which).
+
+    $ ls /sys/class/iommu
+    dmar0  dmar1  dmar2  dmar3
+
+JSON: {source: "sysfs_iommu", units [names], vendor ("intel" | "amd" | "arm" | null)}. ParseError for
+a listing that names something that is not an IOMMU unit.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from .base import ParseError, ParserInfo, clean_lines
+
+INFO = ParserInfo(
+    source="sysfs_iommu",
+    tool="ls /sys/class/iommu",
+    description="the IOMMU units the kernel registered (dmarN: Intel VT-d, ivhdN: AMD-Vi); empty: no IOMMU active",
+)
+SOURCE = INFO.source
+
+_UNIT_RE = re.compile(r"^(dmar\d+|ivhd\d+|amd-iommu\.\d+|[0-9a-f]+\.(?:iommu|smmu)\S*|smmu\S*|iommu\d+)$", re.I)
+_PROMPT_RE = re.compile(r"^(?:\S*[#$>]\s|\$|#|ls\s|sudo\s|total \d+)")
+_LS_L_RE = re.compile(r"^l[rwx-]{9}\S*\s.*?\s(\S+) -> \S+$")
+
+
+@dataclass(frozen=True)
+class SysfsIommu:
+    source: str
+    units: tuple[str, ...]
+    vendor: Optional[str]
+
+
+def sniff(text: str) -> float:
+    """0.7 when the first names are dmarN / ivhdN units."""
+    try:
+        toks = " ".join(ln for ln in text[:4096].splitlines() if not ln.startswith("#@")).split()
+        names = [t for t in toks if _UNIT_RE.match(t)]
+        if names and (names[0].startswith(("dmar", "ivhd", "amd-iommu")) or len(names) >= 2):
+            return 0.7 if len(names) * 2 >= len(toks) else 0.0
+    except Exception:
+        return 0.0
+    return 0.0
+
+
+def _vendor(units: list[str]) -> Optional[str]:
+    if any(u.startswith("dmar") for u in units):
+        return "intel"
+    if any(u.startswith(("ivhd", "amd-iommu")) for u in units):
+        return "amd"
+    return "arm" if units else None
+
+
+def parse(text: str) -> SysfsIommu:
+    units: list[str] = []
+    for n, raw in enumerate(clean_lines(text), 1):
+        line = raw.strip().strip("`").strip()
+        if not line or _PROMPT_RE.match(line):
+            continue
+        m = _LS_L_RE.match(line)
+        for tok in ([m[1]] if m else line.split()):
+            if not _UNIT_RE.match(tok):
+                raise ParseError(f"{tok[:40]!r} is not an IOMMU unit of /sys/class/iommu (dmarN, ivhdN ...)", n)
+            units.append(tok)
+    return SysfsIommu(SOURCE, tuple(units), _vendor(units))
