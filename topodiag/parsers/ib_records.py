@@ -310,15 +310,19 @@ class InferredLinkLayer:
 
 def infer_link_layers(cas: list[dict[str, Any]], notes: list[str]) -> tuple[InferredLinkLayer, ...]:
     """Fill `link_layer` = "Ethernet" for a port that printed no link layer line (a cut paste, an old
-    ibstatus or ibstat) when the facts say RoCE: base LID 0, SM LID 0 and a MAC-derived (EUI-64)
-    GID or port GUID. Returns what was inferred and from what; a note says so too."""
+    ibstatus or ibstat, an old ibv_devinfo) when the facts say RoCE: base LID 0, SM LID 0 and a
+    MAC-derived (EUI-64) GID or port GUID (or, for an Active port that prints no port GUID, node GUID). Returns what was inferred and from what; a note says so too."""
     out = []
     for ca in cas:
         for port in ca["ports"]:
             if port.get("link_layer") is not None or port.get("base_lid") != 0 or port.get("sm_lid") != 0:
                 continue
             gid0 = next((g.gid for g in port.get("gids") or () if g.index == 0), None)
-            ident = next((v for v in (port.get("default_gid"), gid0, port.get("port_guid")) if is_mac_derived(v)), None)
+            # ibv_devinfo without -v prints no port GUID: an Active port (an InfiniBand one always has
+            # a LID once Active) may stand on its CA's node GUID (a RoCE CA's is MAC-derived too)
+            node = ca.get("node_guid") if port.get("port_guid") is None and port.get("state") == "Active" else None
+            ident = next((v for v in (port.get("default_gid"), gid0, port.get("port_guid"), node)
+                          if is_mac_derived(v)), None)
             if ident is None:
                 continue
             port["link_layer"] = "Ethernet"
