@@ -20,7 +20,8 @@ kind is not printed, so `kind` is None), `-p` (" (HOQ:n VL_Stall:n)" after the l
 builds' narrower columns ("( 4X 10.0 Gbps Active/  LinkUp)"), FDR10 ("10.0 Gbps (FDR10)"),
 '"Port not available"', Router nodes, indented or Markdown pastes, "..." elision lines
 (`elided`), prompts and prose (skipped), a cut-off last line (kept as far as it goes, with a
-note). ibwarn/ibpanic/iberror lines go to `errors`.
+note), LIDs and GUIDs masked before pasting ("xxx", "...", "<redacted>", "0x...": null, one note
+per masked form naming its lines). ibwarn/ibpanic/iberror lines go to `errors`.
 
 JSON: {source: "iblinkinfo", line_mode, nodes: [Node], elided, notes: [str], errors: [{line_no,
 text}]}. Node: kind ("CA" | "Switch" | "Router"; None in -l output), guid (switch header GUID,

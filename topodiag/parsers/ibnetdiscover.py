@@ -22,7 +22,10 @@ Also read: grouping (-g: "Chassis", "# Spine Nodes", "[ext N]" port numbers), -f
 v=N" after the speed), Router ("Rt") nodes, "??" / "???" for an unknown width / speed (None),
 indented pastes (the man page example), blocks without blank lines between them, a fragment
 that starts mid-file, "..." elision lines (`elided`), a cut-off last line (kept as far as it goes,
-with a note), and the ports report of `ibnetdiscover -p`:
+with a note), node names whose GUID was masked before pasting ("S-xxxxxxxxxxxxxxxx", "S-0x...",
+"H-<redacted>", "S-*", or a name masked whole: "*", "<redacted>"; the GUID is null, the name kept
+as printed, one note per masked form naming its lines) and masked LIDs ("lid xx": null, noted),
+and the ports report of `ibnetdiscover -p`:
 
     CA   134  1 0x7cfe9003003b4bde 4x EDR - SW  1719 10 0x7cfe9003009ce5b0 ( 'o0001 HCA-1' - 'ib-i1l1s01' )
     SW  2052 37 0x506b4b03005c2740 4x ???                                    'ib-i4l1s01'
