@@ -144,10 +144,11 @@ def test_the_header_says_how_much_of_the_checklist_ran():
     second = res.stdout.splitlines()[1]
     total = _checklist_size()
     assert total >= 30
-    assert second.startswith(f"5 of {total} checks ran: no kernel log, NCCL log, NVLink, PCIe (lspci, IOMMU), nccl-tests or topology input")
+    # the IB rules an ibstat file runs: IB001-IB005 and IB011 (software RDMA)
+    assert second.startswith(f"6 of {total} checks ran: no kernel log, NCCL log, NVLink, PCIe (lspci, IOMMU), nccl-tests or topology input")
     data = json.loads(invoke("check", "--from", str(IBSTAT_DISABLED), "--format", "json").stdout)
     cov = data["summary"]["coverage"]
-    assert (cov["checks_run"], cov["checks_selected"]) == (5, total)
+    assert (cov["checks_run"], cov["checks_selected"]) == (6, total)
     assert cov["inputs_missing"] == ["kernel log", "NCCL log", "NVLink", "PCIe (lspci, IOMMU)", "nccl-tests", "topology"]
 
 

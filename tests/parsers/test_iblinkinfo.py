@@ -273,3 +273,58 @@ def test_streaming_form_matches() -> None:
     for name in ("iblinkinfo-invented-fdr10-additional-crlf-01.txt", "iblinkinfo-edr-hdr-switch-01.txt"):
         text = load(name)
         assert iblinkinfo.parse_lines(iter(text.splitlines(keepends=True))) == iblinkinfo.parse(text)
+
+
+# -- redacted LIDs and GUIDs inside the grammar (issue 10) ------------------------------------------
+
+_MASKED = """\
+Switch: 0x... Quantum Mellanox Technologies:
+          xxx    5[  ] ==(                Down/ Polling)==>             [  ] "" ( )
+          xxx   21[  ] ==( 4X      25.78125 Gbps Active/  LinkUp)==>      ...    1[  ] "node3 HCA-2" ( Could be 53.125 Gbps)
+          xxx   22[  ] ==( 4X      25.78125 Gbps Active/  LinkUp)==>      ...    1[  ] "node4 HCA-2" ( )
+   <redacted>   40[  ] ==( 4X        53.125 Gbps Active/  LinkUp)==>       4   40[  ] "MF0;d32-03-1:MQM8700/U1" ( )
+CA: node3 HCA-2:
+      0xxxxxxxxxxxxxxxxx     <redacted>    1[  ] ==( 4X      25.78125 Gbps Active/  LinkUp)==>       xxx   21[  ] "Quantum Mellanox Technologies" ( )
+"""
+
+
+@pytest.mark.parametrize("lid", ["xxx", "XX", "...", "\u2026", "<redacted>", "REDACTED", "***", "[hidden]"])
+def test_masked_lid_on_switch_and_peer_side(lid: str) -> None:
+    text = (f"Switch: <redacted> Quantum Mellanox Technologies:\n"
+            f"   {lid}   21[  ] ==( 4X      25.78125 Gbps Active/  LinkUp)==>      {lid}    1[  ] \"node3 HCA-2\" ( )\n")
+    r = iblinkinfo.parse(text)
+    [n] = r.nodes
+    assert (n.kind, n.guid, n.description) == ("Switch", None, "Quantum Mellanox Technologies")
+    [ln] = n.links
+    assert (ln.lid, ln.port, ln.rate_gbps, ln.state, ln.peer.lid, ln.peer.port, ln.peer.description) == (
+        None, 21, 100.0, "Active", None, 1, "node3 HCA-2")
+    assert any(f"LID redacted ('{lid}')" in note for note in r.notes)
+    assert detect(text) == "iblinkinfo"
+
+
+def test_masked_fabric_keeps_every_link_and_names_each_mask() -> None:
+    r = iblinkinfo.parse(_MASKED)
+    sw, ca = r.nodes
+    assert [(x.lid, x.port, x.state, x.rate_gbps, x.peer and x.peer.lid) for x in sw.links] == [
+        (None, 5, "Down", None, None), (None, 21, "Active", 100.0, None), (None, 22, "Active", 100.0, None),
+        (None, 40, "Active", 200.0, 4)]
+    [c] = ca.links
+    assert (c.port_guid, c.lid, c.peer.lid, c.peer.port) == (None, None, None, 21)
+    assert r.notes == (
+        "lines 2, 3, 4, 7: LID redacted ('xxx'): read as null",
+        "lines 3, 4: LID redacted ('...'): read as null",
+        "lines 5, 7: LID redacted ('<redacted>'): read as null",
+        "line 7: port GUID redacted ('0xxxxxxxxxxxxxxxxx'): read as null",
+        "line 1: node GUID redacted ('0x...'): read as null",
+    )
+
+
+def test_masked_lids_do_not_merge_distinct_links() -> None:
+    """Links whose LIDs are all "xxx" stay apart (ports 21 and 22 to two hosts), and the Could-be is kept."""
+    from topodiag.model.combiners import _iblinkinfo_links
+
+    links, _ = _iblinkinfo_links(iblinkinfo.parse(_MASKED))
+    assert sorted((x.a, x.b, x.could_be) for x in links) == [
+        ("Quantum Mellanox Technologies port 21", "node3 HCA-2 port 1", "Could be 53.125 Gbps"),
+        ("Quantum Mellanox Technologies port 22", "node4 HCA-2 port 1", None),
+        ("Quantum Mellanox Technologies port 40", "MF0;d32-03-1:MQM8700/U1 port 40", None)]

@@ -284,3 +284,64 @@ def test_streaming_form_matches() -> None:
     for name in ("ibnetdiscover-invented-grouping-full-router-01.txt", "ibnetdiscover-ports-edr-osc-01.txt"):
         text = load(name)
         assert ibnetdiscover.parse_lines(iter(text.splitlines(keepends=True))) == ibnetdiscover.parse(text)
+
+
+# -- redacted node names (issue 10) -----------------------------------------------------------------
+
+_MASKED = """\
+vendid=0x2c9
+devid=0xcb20
+sysimgguid=0xxxxxxxxxxxxxxxxx
+switchguid=0xxxxxxxxxxxxxxxxx(xxxxxxxxxxxxxxxx)
+Switch\t36 "S-xxxxxxxxxxxxxxxx"\t\t# "leaf1" base port 0 lid xx lmc 0
+[11]\t"S-0x..."[11]\t\t# "leaf2" lid 25 4xDDR
+[13]\t"H-<redacted>"[1](<redacted>) \t\t# "gpu045 HCA-1" lid 100 4xEDR
+[14]\t"*"[1]\t\t# "gpu046 HCA-1" lid 101 4xEDR
+
+caguid=0x8f10403960558
+Ca\t2 "H-<redacted>"\t\t# "gpu045 HCA-1"
+[1](<redacted>) \t"S-xxxxxxxxxxxxxxxx"[13]\t\t# lid 100 lmc 0 "leaf1" lid xx 4xEDR
+
+Ca\t1 "H-<redacted>"\t\t# "gpu047 HCA-1"
+"""
+
+
+@pytest.mark.parametrize("name", ["S-xxxxxxxxxxxxxxxx", "S-0x...", "H-<redacted>", "H-REDACTED", "S-*", "*",
+                                  "<redacted>", "S-ec0d9a0300xxxxxx", "R-0x<hidden>"])
+def test_masked_node_name_is_read_guid_null(name: str) -> None:
+    r = ibnetdiscover.parse(f'Switch\t36 "{name}"\t\t# "leaf1" base port 0 lid 3 lmc 0\n'
+                            f'[1]\t"{name}"[2]\t\t# "leaf2" lid 4 4xHDR\n')
+    [n] = r.nodes
+    assert (n.kind, n.guid, n.name, n.description, n.lid) == ("Switch", None, name, "leaf1", 3)
+    [c] = n.connections
+    assert (c.peer_guid, c.peer_name, c.peer_port, c.peer_description, c.peer_lid, c.rate_gbps) == (
+        None, name, 2, "leaf2", 4, 200.0)
+    assert c.peer_kind == {"S": "Switch", "H": "Ca", "R": "Rt"}.get(name[0] if name[1:2] == "-" else "")
+    assert any(f"node GUID redacted ('{name}')" in note for note in r.notes)
+    assert detect(f'Switch\t36 "{name}"\t\t# "leaf1"\n[1]\t"{name}"[2]\t\t# "leaf2" lid 4 4xHDR\n') == \
+        "ibnetdiscover"
+
+
+def test_masked_topology_keeps_ports_links_descriptions_and_names_each_mask_once() -> None:
+    r = ibnetdiscover.parse(_MASKED)
+    sw, ca, lone = r.nodes
+    assert (sw.guid, sw.sysimgguid, sw.port_guid, sw.lid, sw.vendid) == (None, None, None, None, "0x2c9")
+    assert [(c.port, c.peer_kind, c.peer_description, c.peer_lid, c.speed) for c in sw.connections] == [
+        (11, "Switch", "leaf2", 25, "DDR"), (13, "Ca", "gpu045 HCA-1", 100, "EDR"), (14, None, "gpu046 HCA-1", 101, "EDR")]
+    assert (ca.guid, ca.name, ca.description) == (None, "H-<redacted>", "gpu045 HCA-1")
+    [c] = ca.connections
+    assert (c.port_guid, c.lid, c.peer_name, c.peer_lid, c.rate_gbps) == (None, 100, "S-xxxxxxxxxxxxxxxx", None, 100.0)
+    assert lone.connections == ()
+    assert "lines 5, 12: node GUID redacted ('S-xxxxxxxxxxxxxxxx'): read as null" in r.notes
+    assert "lines 7, 11, 14: node GUID redacted ('H-<redacted>'): read as null" in r.notes
+    assert "lines 5, 12: LID redacted ('xx'): read as null" in r.notes
+
+
+def test_masked_guids_do_not_merge_distinct_links() -> None:
+    """Every "H-<redacted>" looks alike: the links stay apart by description, and the two views of the
+    switch <-> gpu045 link are still one link."""
+    from topodiag.model.combiners import _ibnetdiscover_links
+
+    links = _ibnetdiscover_links(ibnetdiscover.parse(_MASKED))
+    assert sorted((x.a, x.b) for x in links) == [
+        ("leaf1 port 11", "leaf2 port 11"), ("leaf1 port 13", "gpu045 HCA-1 port 1"), ("leaf1 port 14", "gpu046 HCA-1 port 1")]

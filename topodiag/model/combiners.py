@@ -225,12 +225,14 @@ def _iblinkinfo_links(iblinkinfo: Any) -> tuple[list[FabricLink], list[PortNotAc
             if ln.state in ("Initializing", "Armed") and ln.physical_state == "LinkUp":
                 not_active.append(PortNotActive(a, ln.state, ln.line_no))
             elif ln.state == "Active" and ln.peer is not None:
-                _add_iblinkinfo_link(links, a, ln)
+                _add_iblinkinfo_link(links, a, ln, node.description)
     return [FabricLink(**x) for x in links.values()], not_active
 
 
-def _add_iblinkinfo_link(links: dict[frozenset, dict[str, Any]], a: str, ln: Any) -> None:
-    key = frozenset({(ln.lid, ln.port), (ln.peer.lid, ln.peer.port)})
+def _add_iblinkinfo_link(links: dict[frozenset, dict[str, Any]], a: str, ln: Any, desc: Optional[str]) -> None:
+    # a redacted LID (None) is told apart by the node's description, so masked ends do not merge
+    key = frozenset({(ln.lid if ln.lid is not None else desc, ln.port),
+                     (ln.peer.lid if ln.peer.lid is not None else ln.peer.description, ln.peer.port)})
     seen = links.get(key)
     if seen is None:
         b = f"{ln.peer.description or f'LID {ln.peer.lid}'} port {ln.peer.port}"
@@ -258,7 +260,9 @@ def _ibnetdiscover_links(ibnetdiscover: Any) -> list[FabricLink]:
 
 
 def _add_connection(links: dict[frozenset, dict[str, Any]], node: Any, c: Any) -> None:
-    key = frozenset({(node.guid or node.name, c.port), (c.peer_guid or c.peer_name, c.peer_port)})
+    # a masked GUID (None; every "S-xxxx" alike) is told apart by the name and description
+    key = frozenset({(node.guid or (node.name, node.description), c.port),
+                     (c.peer_guid or (c.peer_name, c.peer_description), c.peer_port)})
     seen = links.get(key)
     if seen is not None:  # the far end's view of the same link: keep the narrower / slower report
         if _narrower(c.width_lanes, seen["width_lanes"]):

@@ -220,8 +220,20 @@ _MASKED_IPV4 = re.compile(r"^(?=[^xX*]*[xX*])(?:\d{1,3}|[xX]{1,3}|\*{1,3})(?:\.(
 
 # A GUID position in a fabric tool's line that was masked: "0xXXXXXXXXXXXXXXXX", "0x7cfe9003xxxxxxxx",
 # "xxxx", "...", "<redacted>", "REDACTED", "****" (regex source, for the iblinkinfo / ibnetdiscover grammars).
-MASKED_GUID = (r"(?:(?:0x)?(?=[0-9a-fA-F]{0,15}[xX*])[0-9a-fA-FxX*]{4,16}|\.{3}|\u2026|<[A-Za-z _-]{1,20}>"
-               r"|REDACTED|redacted|\*{1,16})")
+MASKED_GUID = (r"(?:(?:0x)?(?=[0-9a-fA-F]{0,15}[xX*])[0-9a-fA-FxX*]{4,16}|(?:0x)?(?:\.{3,16}|\u2026|<[A-Za-z _-]{1,20}>"
+               r"|\[[A-Za-z _-]{1,20}\]|REDACTED|redacted|\*{1,16}))")
+# A LID position masked the same way ("xxx", "...", "<redacted>", "***"); a LID is decimal, so any run of x does.
+MASKED_LID = r"(?:[xX]{1,9}|\.{2,9}|\u2026|<[A-Za-z _-]{1,20}>|\[[A-Za-z _-]{1,20}\]|REDACTED|redacted|\*{1,9})"
+
+
+def masked_note(field: str, seen: dict[str, list[int]]) -> list[str]:
+    """One note per masked form of a field, naming it and the lines it stands on:
+    "lines 4, 9: LID redacted ('xxx'): read as null"."""
+    out = []
+    for raw, lines in seen.items():
+        shown = ", ".join(map(str, lines[:8])) + (f" and {len(lines) - 8} more" if len(lines) > 8 else "")
+        out.append(f"line{'s' if len(lines) > 1 else ''} {shown}: {field} redacted ('{raw[:40]}'): read as null")
+    return out
 
 
 def is_redacted(raw: str | None) -> bool:
@@ -231,7 +243,7 @@ def is_redacted(raw: str | None) -> bool:
     text = raw.strip().strip("`'\"").strip()
     if not text:
         return False
-    if _MASK_TOKEN.match(text) or _MASKED_IPV4.match(text):
+    if _MASK_TOKEN.match(text) or _MASKED_IPV4.match(text) or _MASK_TOKEN.match(text[2:] if text[:2] in ("0x", "0X") else ""):
         return True
     return bool(_PARTLY_MASKED.match(text)) and not re.fullmatch(r"(?:0x)?[0-9a-fA-F:.]+", text)
 
@@ -298,15 +310,19 @@ class InferredLinkLayer:
 
 def infer_link_layers(cas: list[dict[str, Any]], notes: list[str]) -> tuple[InferredLinkLayer, ...]:
     """Fill `link_layer` = "Ethernet" for a port that printed no link layer line (a cut paste, an old
-    ibstatus or ibstat) when the facts say RoCE: base LID 0, SM LID 0 and a MAC-derived (EUI-64)
-    GID or port GUID. Returns what was inferred and from what; a note says so too."""
+    ibstatus or ibstat, an old ibv_devinfo) when the facts say RoCE: base LID 0, SM LID 0 and a
+    MAC-derived (EUI-64) GID or port GUID (or, for an Active port that prints no port GUID, node GUID). Returns what was inferred and from what; a note says so too."""
     out = []
     for ca in cas:
         for port in ca["ports"]:
             if port.get("link_layer") is not None or port.get("base_lid") != 0 or port.get("sm_lid") != 0:
                 continue
             gid0 = next((g.gid for g in port.get("gids") or () if g.index == 0), None)
-            ident = next((v for v in (port.get("default_gid"), gid0, port.get("port_guid")) if is_mac_derived(v)), None)
+            # ibv_devinfo without -v prints no port GUID: an Active port (an InfiniBand one always has
+            # a LID once Active) may stand on its CA's node GUID (a RoCE CA's is MAC-derived too)
+            node = ca.get("node_guid") if port.get("port_guid") is None and port.get("state") == "Active" else None
+            ident = next((v for v in (port.get("default_gid"), gid0, port.get("port_guid"), node)
+                          if is_mac_derived(v)), None)
             if ident is None:
                 continue
             port["link_layer"] = "Ethernet"

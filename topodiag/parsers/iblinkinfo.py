@@ -20,7 +20,8 @@ kind is not printed, so `kind` is None), `-p` (" (HOQ:n VL_Stall:n)" after the l
 builds' narrower columns ("( 4X 10.0 Gbps Active/  LinkUp)"), FDR10 ("10.0 Gbps (FDR10)"),
 '"Port not available"', Router nodes, indented or Markdown pastes, "..." elision lines
 (`elided`), prompts and prose (skipped), a cut-off last line (kept as far as it goes, with a
-note). ibwarn/ibpanic/iberror lines go to `errors`.
+note), LIDs and GUIDs masked before pasting ("xxx", "...", "<redacted>", "0x...": null, one note
+per masked form naming its lines). ibwarn/ibpanic/iberror lines go to `errors`.
 
 JSON: {source: "iblinkinfo", line_mode, nodes: [Node], elided, notes: [str], errors: [{line_no,
 text}]}. Node: kind ("CA" | "Switch" | "Router"; None in -l output), guid (switch header GUID,
@@ -45,8 +46,8 @@ from typing import Any, Iterable
 
 from .base import ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import (
-    ELISION_RE, ERROR_RE, IB_SPEEDS, MASKED_GUID, MAX_LINE, ErrorLine, is_redacted, link_rate_gbps, norm_guid, norm_physical_state,
-    norm_state, refusal, speed_name_of, strip_paste,
+    ELISION_RE, ERROR_RE, IB_SPEEDS, MASKED_GUID, MASKED_LID, MAX_LINE, ErrorLine, is_redacted, link_rate_gbps, norm_guid, norm_physical_state,
+    masked_note, norm_state, refusal, speed_name_of, strip_paste,
 )
 
 INFO = ParserInfo(
@@ -64,7 +65,7 @@ class Peer:
     """The port at the other end of the cable, as iblinkinfo names it."""
 
     guid: str | None  # its port GUID; printed by `iblinkinfo -l` only
-    lid: int
+    lid: int | None  # None when redacted ("xxx", "<redacted>")
     port: int
     ext_port: int | None
     description: str  # its node's description (node-name-map applied by the tool)
@@ -76,7 +77,7 @@ class Link:
 
     port: int
     port_guid: str | None  # CA/router lines and -l lines; switch lines print no port GUID
-    lid: int  # base LID of the port; on switch lines the switch's LID
+    lid: int | None  # base LID of the port; on switch lines the switch's LID; None when redacted
     ext_port: int | None
     width: str | None  # "4X" as printed; None when not printed (Down) or undefined
     width_lanes: int | None
@@ -122,7 +123,7 @@ class IblinkinfoReport:
 HEADER_RE = re.compile(rf"^(?P<kind>CA|Switch|Router|\?\?):\s+(?:(?P<guid>0x[0-9a-fA-F]{{16}}|{MASKED_GUID})\s+)?(?P<desc>.*?)\s*:$")
 LINK_RE = re.compile(
     rf"^(?:(?P<lguid>0x[0-9a-fA-F]{{1,16}}|{MASKED_GUID})\s+(?:\"(?P<ldesc>[^\"]*)\"\s+)?)?"
-    r"(?P<lid>\d{1,9})\s+(?P<port>\d{1,5})\[\s*(?P<ext>\d{0,5})\s*\]\s*"
+    rf"(?P<lid>\d{{1,9}}|{MASKED_LID})\s+(?P<port>\d{{1,5}})\[\s*(?P<ext>\d{{0,5}})\s*\]\s*"
     r"==\((?P<body>.*)\)==>\s*(?P<remote>.*)$"
 )
 _HOQ_RE = re.compile(r"\)\s*\(HOQ:(\d{1,9})\s+VL_Stall:(\d{1,9})\s*$")
@@ -131,7 +132,7 @@ _WIDTH_RE = re.compile(r"^(?P<width>\d{1,2}X|undefined\s*\(\d{1,5}\)|\?\?)\s*(?P
 _SPEED_RE = re.compile(r"^(?P<gbps>\d{1,3}(?:\.\d{1,8})?)\s*Gbps(?:\s*\(\s*(?P<fdr10>FDR10)\s*\))?$")
 _REMOTE_RE = re.compile(
     rf"^(?:(?P<rguid>0x[0-9a-fA-F]{{1,16}}|{MASKED_GUID})\s+)?"
-    r"(?P<rlid>\d{1,9})\s+(?P<rport>\d{1,5})\[\s*(?P<rext>\d{0,5})\s*\]\s*"
+    rf"(?P<rlid>\d{{1,9}}|{MASKED_LID})\s+(?P<rport>\d{{1,5}})\[\s*(?P<rext>\d{{0,5}})\s*\]\s*"
     r"\"(?P<rdesc>.*)\"\s*\((?P<could>.*)\)$"
 )
 _REMOTE_DOWN_RE = re.compile(r"^\[\s*\]\s*\"\"\s*\(\s*\)$")
@@ -143,8 +144,8 @@ OWN_ERROR_RE = re.compile(r"^iblinkinfo: ")
 # Longer lines are not the tool's (two node descriptions of 64 bytes and the columns make ~300).
 
 _SNIFF_LINK = re.compile(
-    r"^[ \t`]*(?:0x[0-9a-fA-F]{16}[ \t]+(?:\"[^\"\n]{0,200}\"[ \t]+)?)?"
-    r"\d{1,9}[ \t]+\d{1,5}\[[ \d]{0,5}\][ \t]*==\(",
+    rf"^[ \t`]*(?:(?:0x[0-9a-fA-F]{{16}}|{MASKED_GUID})[ \t]+(?:\"[^\"\n]{{0,200}}\"[ \t]+)?)?"
+    rf"(?:\d{{1,9}}|{MASKED_LID})[ \t]+\d{{1,5}}\[[ \d]{{0,5}}\][ \t]*==\(",
     re.M,
 )
 _SNIFF_HEADER = re.compile(r"^[ \t`]*(?:CA|Switch|Router): [^\n]{0,300}:[ \t]*\r?$", re.M)
@@ -162,7 +163,14 @@ def _guid(text: str | None) -> str | None:
 # -- one line ---------------------------------------------------------------------------------
 
 
-def _link_from_match(m: re.Match[str], line_no: int, notes: list[str]) -> Link | None:
+def _masked(masked: dict[str, dict[str, list[int]]], field: str, text: str | None, line_no: int) -> None:
+    """Record a redacted LID / GUID for the note ("lines 4, 9: LID redacted ('xxx'): read as null")."""
+    if text and (not text.isdigit() if field == "LID" else is_redacted(text)):
+        masked[field].setdefault(text, []).append(line_no)
+
+
+def _link_from_match(m: re.Match[str], line_no: int, notes: list[str],
+                     masked: dict[str, dict[str, list[int]]]) -> Link | None:
     """A Link from a LINK_RE match; None (with a note) when the state part is unreadable."""
     body = m.group("body")
     hoq = vls = None
@@ -196,10 +204,14 @@ def _link_from_match(m: re.Match[str], line_no: int, notes: list[str]) -> Link |
     peer = None
     could = could_width = could_speed = could_speed_name = None
     r = _REMOTE_RE.match(remote)
+    for field, group in (("LID", "lid"), ("port GUID", "lguid")):
+        _masked(masked, field, m.group(group), line_no)
     if r:
+        _masked(masked, "LID", r.group("rlid"), line_no)
+        _masked(masked, "port GUID", r.group("rguid"), line_no)
         peer = Peer(
             guid=_guid(r.group("rguid")),
-            lid=int(r.group("rlid")),
+            lid=_int(r.group("rlid")),
             port=int(r.group("rport")),
             ext_port=_int(r.group("rext")),
             description=r.group("rdesc"),
@@ -216,7 +228,7 @@ def _link_from_match(m: re.Match[str], line_no: int, notes: list[str]) -> Link |
     return Link(
         port=int(m.group("port")),
         port_guid=_guid(m.group("lguid")),
-        lid=int(m.group("lid")),
+        lid=_int(m.group("lid")),
         ext_port=_int(m.group("ext")),
         width=width,
         width_lanes=lanes,
@@ -251,6 +263,7 @@ def _parse(lines: Iterable[str]) -> IblinkinfoReport:
     notes: list[str] = []
     errors: list[ErrorLine] = []
     node: dict[str, Any] | None = None
+    masked: dict[str, dict[str, list[int]]] = {"LID": {}, "port GUID": {}, "node GUID": {}}  # form -> lines
     elided = line_mode = own_error = False
     first_text: tuple[int, str] | None = None
     head: list[str] = []
@@ -264,6 +277,7 @@ def _parse(lines: Iterable[str]) -> IblinkinfoReport:
             head.append(line[:MAX_LINE])
         m = HEADER_RE.match(line)
         if m:
+            _masked(masked, "node GUID", m.group("guid"), line_no)
             node = {"kind": m.group("kind") if m.group("kind") != "??" else None, "guid": _guid(m.group("guid")),
                     "description": m.group("desc"), "line_no": line_no, "links": []}
             nodes.append(node)
@@ -276,7 +290,7 @@ def _parse(lines: Iterable[str]) -> IblinkinfoReport:
             if not m:
                 notes.append(f"line {line_no}: port line cut off or garbled; skipped")
                 continue
-            link = _link_from_match(m, line_no, notes)
+            link = _link_from_match(m, line_no, notes, masked)
             if link is None:
                 continue
             if m.group("ldesc") is not None:  # -l: every line names its node
@@ -306,6 +320,8 @@ def _parse(lines: Iterable[str]) -> IblinkinfoReport:
         # anything else (prompts, prose, other tools' output) is skipped
     if not nodes and not own_error:
         raise refusal(SOURCE, SHAPE, first_text, head)
+    for field, seen in masked.items():
+        notes.extend(masked_note(field, seen))
     frozen = tuple(
         Node(kind=n["kind"], guid=n["guid"], description=n["description"], line_no=n["line_no"],
              links=tuple(n["links"]))

@@ -22,7 +22,10 @@ Also read: grouping (-g: "Chassis", "# Spine Nodes", "[ext N]" port numbers), -f
 v=N" after the speed), Router ("Rt") nodes, "??" / "???" for an unknown width / speed (None),
 indented pastes (the man page example), blocks without blank lines between them, a fragment
 that starts mid-file, "..." elision lines (`elided`), a cut-off last line (kept as far as it goes,
-with a note), and the ports report of `ibnetdiscover -p`:
+with a note), node names whose GUID was masked before pasting ("S-xxxxxxxxxxxxxxxx", "S-0x...",
+"H-<redacted>", "S-*", or a name masked whole: "*", "<redacted>"; the GUID is null, the name kept
+as printed, one note per masked form naming its lines) and masked LIDs ("lid xx": null, noted),
+and the ports report of `ibnetdiscover -p`:
 
     CA   134  1 0x7cfe9003003b4bde 4x EDR - SW  1719 10 0x7cfe9003009ce5b0 ( 'o0001 HCA-1' - 'ib-i1l1s01' )
     SW  2052 37 0x506b4b03005c2740 4x ???                                    'ib-i4l1s01'
@@ -54,8 +57,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
-from .ib_records import (ELISION_RE, ERROR_RE, IB_SPEEDS, MASKED_GUID, MAX_LINE, ErrorLine, is_redacted, link_rate_gbps,
-                         norm_guid, refusal, strip_paste)
+from .ib_records import (ELISION_RE, ERROR_RE, IB_SPEEDS, MASKED_GUID, MASKED_LID, MAX_LINE, ErrorLine, is_redacted,
+                         link_rate_gbps, masked_note, norm_guid, refusal, strip_paste)
 
 INFO = ParserInfo(
     source="ibnetdiscover",
@@ -148,23 +151,30 @@ class IbnetdiscoverReport:
 # -- grammar --------------------------------------------------------------------------------------
 
 _HEX = rf"(?:(?:0x)?[0-9a-fA-F]{{1,16}}|{MASKED_GUID})"  # a masked port GUID reads as None
+# A node name: "S-<guid>" (S switch, H CA, R router), the GUID possibly masked ("S-xxxxxxxxxxxxxxxx",
+# "S-0x...", "H-<redacted>", "S-*"), or a name masked whole ("<redacted>", "*": kind unknown).
+def _name_re(guid_group: str) -> str:
+    return rf"(?:(?P<prefix>[SHR?])-(?P<{guid_group}>[0-9a-fA-F]{{1,16}}|{MASKED_GUID})|(?P<bare>{MASKED_GUID}))"
+
+
+_LID = rf"(?:\d{{1,9}}|{MASKED_LID})"
 NODE_RE = re.compile(
-    r"^(?P<kind>Switch|Ca|Rt)\s+(?P<nports>\d{1,5})\s+\"(?P<prefix>[SHR?])-(?P<guid>[0-9a-fA-F]{1,16})\"\s*"
+    r"^(?P<kind>Switch|Ca|Rt)\s+(?P<nports>\d{1,5})\s+\"" + _name_re("guid") + r"\"\s*"
     r"(?:#\s*(?P<comment>.*))?$"
 )
 _NODE_COMMENT_RE = re.compile(
-    r"^\"(?P<desc>.*)\"(?:\s+(?P<port0>base|enhanced) port 0 lid (?P<lid>\d{1,9}) lmc (?P<lmc>\d{1,3}))?"
+    rf"^\"(?P<desc>.*)\"(?:\s+(?P<port0>base|enhanced) port 0 lid (?P<lid>{_LID}) lmc (?P<lmc>\d{{1,3}}))?"
 )
 CONN_RE = re.compile(
     rf"^\[(?P<port>\d{{1,5}})\](?:\[ext (?P<ext>\d{{1,5}})\])?(?:\((?P<pguid>{_HEX})\))?\s*"
-    r"\"(?P<prefix>[SHR?])-(?P<peer>[0-9a-fA-F]{1,16})\"\[(?P<pport>\d{1,5})\](?:\[ext (?P<pext>\d{1,5})\])?"
+    r"\"" + _name_re("peer") + r"\"\[(?P<pport>\d{1,5})\](?:\[ext (?P<pext>\d{1,5})\])?"
     rf"(?:\s*\((?P<ppguid>{_HEX})\))?\s*(?:#\s*(?P<comment>.*))?$"
 )
 _CONN_COMMENT_RE = re.compile(
-    r"^(?:lid (?P<lid>\d{1,9}) lmc (?P<lmc>\d{1,3})\s+)?\"(?P<desc>.*)\"\s+lid (?P<plid>\d{1,9})"
+    rf"^(?:lid (?P<lid>{_LID}) lmc (?P<lmc>\d{{1,3}})\s+)?\"(?P<desc>.*)\"\s+lid (?P<plid>{_LID})"
     r"(?:\s+(?P<ws>\S+))?"
 )
-_CONN_LOCAL_RE = re.compile(r"^lid (?P<lid>\d{1,9}) lmc (?P<lmc>\d{1,3})\s")
+_CONN_LOCAL_RE = re.compile(rf"^lid (?P<lid>{_LID}) lmc (?P<lmc>\d{{1,3}})\s")
 _WS_RE = re.compile(r"^(?P<w>\d{1,2}x|\?\?)(?P<s>FDR10|[SDQFEHNX]DR|\?\?\?)$")
 KV_RE = re.compile(
     rf"^(?P<key>vendid|devid|sysimgguid|switchguid|caguid|rtguid)=(?P<value>0x[0-9a-fA-F]{{1,16}}|{MASKED_GUID})"
@@ -185,9 +195,10 @@ LIST_RE = re.compile(r"^(?:Switch|Ca|Router|Rt|\?\?\?)\s*:\s*0x[0-9a-fA-F]{16}\s
 OWN_ERROR_RE = re.compile(r"^ibnetdiscover: ")
 
 _SNIFF_GENERATED = re.compile(r"^[ \t`]*#[ \t]*Topology file: generated on", re.M)
-_SNIFF_NODE = re.compile(r"^[ \t`]*(?:Switch|Ca|Rt)[ \t]+\d{1,5}[ \t]+\"[SHR]-[0-9a-fA-F]{16}\"", re.M)
+_SNIFF_NAME = rf"\"(?:[SHR]-(?:[0-9a-fA-F]{{16}}|{MASKED_GUID})|{MASKED_GUID})\""
+_SNIFF_NODE = re.compile(rf"^[ \t`]*(?:Switch|Ca|Rt)[ \t]+\d{{1,5}}[ \t]+{_SNIFF_NAME}", re.M)
 _SNIFF_CONN = re.compile(
-    r"^[ \t`]*\[\d{1,5}\](?:\[ext \d{1,5}\])?(?:\([0-9a-fA-Fx]{1,18}\))?[ \t]*\"[SHR]-[0-9a-fA-F]{16}\"\[\d{1,5}\]", re.M
+    rf"^[ \t`]*\[\d{{1,5}}\](?:\[ext \d{{1,5}}\])?(?:\({_HEX}\))?[ \t]*{_SNIFF_NAME}\[\d{{1,5}}\]", re.M
 )
 _SNIFF_KV = re.compile(r"^[ \t`]*(?:switchguid|caguid)=0x[0-9a-fA-F]{1,16}", re.M)
 _SNIFF_PORTS = re.compile(
@@ -205,6 +216,26 @@ def _guid(text: str | None) -> str | None:
     return norm_guid(text) if text and not is_redacted(text) else None
 
 
+def _lid(text: str | None, masked: dict[str, dict[str, list[int]]], line_no: int) -> int | None:
+    """A LID as int; None when absent or masked ("xxx", "<redacted>"; recorded for the note)."""
+    if text and not text.isdigit():
+        masked["LID"].setdefault(text, []).append(line_no)
+    return int(text) if text and text.isdigit() else None
+
+
+def _name_parts(m: re.Match[str], guid_group: str, masked: dict[str, dict[str, list[int]]], line_no: int
+                ) -> tuple[str | None, str | None, str]:
+    """(kind, node GUID, name as printed) of a node name; a masked GUID (or whole name) is recorded in
+    `masked` for the note and reads as None."""
+    if m.group("bare") is not None:
+        masked["node GUID"].setdefault(m.group("bare"), []).append(line_no)
+        return None, None, m.group("bare")
+    prefix, guid = m.group("prefix"), m.group(guid_group)
+    if is_redacted(guid):
+        masked["node GUID"].setdefault(f"{prefix}-{guid}", []).append(line_no)
+    return _KIND_BY_PREFIX.get(prefix), _guid(guid), f"{prefix}-{guid}"
+
+
 def _width_speed(ws: str | None) -> tuple[str | None, int | None, str | None]:
     """"4xEDR" -> ("4x", 4, "EDR"); "??" / "???" parts -> None."""
     m = _WS_RE.match(ws or "")
@@ -218,27 +249,28 @@ def _width_speed(ws: str | None) -> tuple[str | None, int | None, str | None]:
 # -- lines ----------------------------------------------------------------------------------------
 
 
-def _connection(m: re.Match[str], line_no: int, notes: list[str]) -> Connection:
+def _connection(m: re.Match[str], line_no: int, notes: list[str], masked: dict[str, dict[str, list[int]]]) -> Connection:
     c = _CONN_COMMENT_RE.match(m.group("comment") or "")
     if not c:
         notes.append(f"line {line_no}: the end of port {m.group('port')}'s line (peer description, lid, width/speed) "
                      "is cut off or unreadable")
     width, lanes, speed = _width_speed(c.group("ws") if c else None)
     local = c or _CONN_LOCAL_RE.match(m.group("comment") or "")  # a cut-off line may still hold the local lid
+    peer_kind, peer_guid, peer_name = _name_parts(m, "peer", masked, line_no)
     return Connection(
         port=int(m.group("port")),
         ext_port=int(m.group("ext")) if m.group("ext") else None,
         port_guid=_guid(m.group("pguid")),
-        lid=int(local.group("lid")) if local and local.group("lid") else None,
+        lid=_lid(local.group("lid"), masked, line_no) if local else None,
         lmc=int(local.group("lmc")) if local and local.group("lmc") else None,
-        peer_kind=_KIND_BY_PREFIX.get(m.group("prefix")),
-        peer_guid=_guid(m.group("peer")),
-        peer_name=f"{m.group('prefix')}-{m.group('peer')}",
+        peer_kind=peer_kind,
+        peer_guid=peer_guid,
+        peer_name=peer_name,
         peer_port=int(m.group("pport")),
         peer_ext_port=int(m.group("pext")) if m.group("pext") else None,
         peer_port_guid=_guid(m.group("ppguid")),
         peer_description=c.group("desc") if c else None,
-        peer_lid=int(c.group("plid")) if c else None,
+        peer_lid=_lid(c.group("plid"), masked, line_no) if c else None,
         width=width,
         width_lanes=lanes,
         speed=speed,
@@ -280,15 +312,16 @@ def _port_record(m: re.Match[str], line_no: int, notes: list[str]) -> PortRecord
     )
 
 
-def _new_node(m: re.Match[str], pending: dict[str, Any], line_no: int) -> dict[str, Any]:
+def _new_node(m: re.Match[str], pending: dict[str, Any], line_no: int, masked: dict[str, dict[str, list[int]]]) -> dict[str, Any]:
     c = _NODE_COMMENT_RE.match(m.group("comment") or "")
+    _kind, guid, name = _name_parts(m, "guid", masked, line_no)
     return {
         "kind": m.group("kind"),
-        "guid": _guid(m.group("guid")),
-        "name": f"{m.group('prefix')}-{m.group('guid')}",
+        "guid": guid,
+        "name": name,
         "nports": int(m.group("nports")),
         "description": c.group("desc") if c else None,
-        "lid": int(c.group("lid")) if c and c.group("lid") else None,
+        "lid": _lid(c.group("lid"), masked, line_no) if c else None,
         "lmc": int(c.group("lmc")) if c and c.group("lmc") else None,
         "port0": c.group("port0") if c else None,
         "vendid": pending.get("vendid"),
@@ -309,6 +342,7 @@ def _parse(lines: Iterable[str]) -> IbnetdiscoverReport:
     notes: list[str] = []
     errors: list[ErrorLine] = []
     pending: dict[str, Any] = {}  # vendid=... lines waiting for their node line
+    masked: dict[str, dict[str, list[int]]] = {"node GUID": {}, "LID": {}}  # masked form -> its lines
     node: dict[str, Any] | None = None
     meta: dict[str, str | None] = {"generated_on": None, "from_node_guid": None, "from_port_guid": None}
     elided = own_error = False
@@ -337,7 +371,7 @@ def _parse(lines: Iterable[str]) -> IbnetdiscoverReport:
                                       "devid", "sysimgguid", "port_guid"))
                 node.update(line_no=line_no, connections=[])
                 nodes.append(node)
-            node["connections"].append(_connection(m, line_no, notes))
+            node["connections"].append(_connection(m, line_no, notes, masked))
             continue
         m = KV_RE.match(line)
         if m:
@@ -351,7 +385,7 @@ def _parse(lines: Iterable[str]) -> IbnetdiscoverReport:
             continue
         m = NODE_RE.match(line)
         if m:
-            node = _new_node(m, pending, line_no)
+            node = _new_node(m, pending, line_no, masked)
             nodes.append(node)
             pending = {}
             continue
@@ -387,6 +421,8 @@ def _parse(lines: Iterable[str]) -> IbnetdiscoverReport:
                 first_list[0],
             )
         raise refusal(SOURCE, SHAPE, first_text, head)
+    for field, seen in masked.items():
+        notes.extend(masked_note(field, seen))
     if nodes and ports:
         notes.append("the text holds both a topology and an `ibnetdiscover -p` ports report; both are kept")
     frozen = tuple(
