@@ -716,8 +716,8 @@ def _streamable(rel: str, full: str) -> bool:
     """A large member that may be redacted as a stream: a log or benchmark output, whose host names
     the streaming scan finds. The manifest, and fabric listings (iblinkinfo, ibnetdiscover: host
     names in node descriptions only their parsers read), are read whole."""
-    if rel == "manifest.json":
-        return False
+    if rel == "manifest.json" or _SYSFS_LID_MEMBER.search(rel) or _SYSFS_SERIAL_MEMBER.search(rel):
+        return False  # redacted whole by its name
     with open(full, "rb") as fh:
         head = fh.read(1 << 16).decode("utf-8", "replace")
     return not {"iblinkinfo", "ibnetdiscover"} & set(_sources_for(rel, head))
