@@ -32,8 +32,8 @@ Splitting a line into prefix and message changes nothing the passes see: an iden
 
 from __future__ import annotations
 
-import codecs
 import re
+from collections import deque
 from typing import Callable
 
 from ..errors import RedactionError
@@ -53,35 +53,36 @@ _NUMBERS = r":\d+:\d+[ \t]+\[\d*\] "
 # prefix groups None where the line has none, the message then the whole line).
 _SPLIT_RE = re.compile(rf"(\n)(?:({_WRAP})?({_HOST})({_NUMBERS}))?")
 _STRIDE = 5
-# First pass: the hosts of the prefixes _SPLIT_RE splits, and the heads of the lines it does not
-# (a line up to where an NCCL prefix ends: "[2026-04-28 14:14:48] host:pid:tid [0] ").
-_PREFIX_HOST_RE = re.compile(rf"\n(?:{_WRAP})?({_HOST}){_NUMBERS}")
-_HEAD_RE = re.compile(rf"\n(?!(?:{_WRAP})?{_HOST}{_NUMBERS})([^\n]*?:\d+:\d+[ \t]+\[[^\]\n]*\] )")
+# First pass, one regex: the host of a prefix _SPLIT_RE splits, or else the head of a line (up to
+# where an NCCL prefix ends: "[2026-04-28 14:14:48] host:pid:tid [0] ") for _HEAD_HOST_RE.
+_SCAN_RE = re.compile(rf"\n(?:(?:{_WRAP})?({_HOST}){_NUMBERS}|([^\n]*?:\d+:\d+[ \t]+\[[^\]\n]*\] ))")
 _HEAD_HOST_RE = re.compile(r"(?<![\w.-])([A-Za-z0-9][\w.-]*):\d+:\d+[ \t]+\[")
 _DEVICE_HOST_RE = re.compile(r"#[ \t]*Rank[ \t]+\d+[^\n]*?[ \t]on[ \t]+([A-Za-z0-9][\w.-]*)[ \t]+device")
 
 
 def _blocks(path: str):
-    """The file's text, a block of whole lines at a time; RedactionError when it is not text."""
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    tail = ""
+    """The file's bytes, a block of whole lines at a time (never decoded whole: a line is split at
+    b"\n", which no UTF-8 sequence holds); RedactionError when it is not text (a NUL byte, or not
+    UTF-8: checked per block, by bytes.isascii, C at memory speed, or else by decoding it)."""
+    tail = b""
     with open(path, "rb") as fh:
         while True:
             raw = fh.read(BLOCK_BYTES)
             if b"\0" in raw:
                 raise RedactionError(f"{path}: binary (a NUL byte): not UTF-8 text")
-            try:
-                text = tail + decoder.decode(raw, final=not raw)
-            except UnicodeDecodeError:
-                raise RedactionError(f"{path}: binary: not UTF-8 text") from None
+            block = tail + raw
+            cut = block.rfind(b"\n") + 1 if raw else len(block)
+            tail = block[cut:]
+            block = block[:cut]
+            if not block.isascii():
+                try:
+                    block.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise RedactionError(f"{path}: binary: not UTF-8 text") from None
+            if block:
+                yield block
             if not raw:
-                if text:
-                    yield text
                 return
-            cut = text.rfind("\n") + 1
-            tail = text[cut:]
-            if cut:
-                yield text[:cut]
 
 
 def scan(path: str, prompt_hosts: Callable[[str], list[str]]) -> set[str]:
@@ -92,14 +93,15 @@ def scan(path: str, prompt_hosts: Callable[[str], list[str]]) -> set[str]:
     heads: set[str] = set()
     seen: set[str] = set()
     for block in _blocks(path):
-        new = set(block.split("\n"))
+        new = set(block.split(b"\n"))
         new.difference_update(seen)
         if len(seen) + len(new) > CACHE_ENTRIES:
             seen.clear()
         seen.update(new)
-        text = "\n" + "\n".join(new) + "\n"
-        found.update(_PREFIX_HOST_RE.findall(text))
-        heads.update(_HEAD_RE.findall(text))
+        text = (b"\n" + b"\n".join(new) + b"\n").decode("utf-8")
+        hosts_heads = _SCAN_RE.findall(text)
+        found.update(host for host, _ in hosts_heads)
+        heads.update(head for _, head in hosts_heads)
         if len(heads) > CACHE_ENTRIES:
             found.update(m[1] for h in heads for m in _HEAD_HOST_RE.finditer(h))
             heads.clear()
@@ -108,6 +110,7 @@ def scan(path: str, prompt_hosts: Callable[[str], list[str]]) -> set[str]:
         if "@" in text:
             found.update(prompt_hosts(text))
     found.update(m[1] for h in heads for m in _HEAD_HOST_RE.finditer(h))
+    found.discard("")
     return found
 
 
@@ -124,7 +127,7 @@ class Table:
         """Redact the texts of `column` not in the table yet, in order of first appearance (tokens
         are numbered so), each as the line it is (a newline after it)."""
         got = self.got
-        missing = [t for t in dict.fromkeys(column) if t not in got]
+        missing = _missing(column, got)
         if not missing:
             return
         size = sum(map(len, missing))
@@ -164,17 +167,26 @@ def redact_file(src: str, dst: str, redact: Callable[[str], str]) -> None:
     """Write the redacted copy of a large text member (second pass), a block of lines at a time
     (the steps in the module's docstring)."""
     messages, hosts = Table(redact), Table(redact)
-    table: dict[str, str] = {}
+    table: dict[bytes, bytes] = {}
     with open(dst, "wb") as out:
         for block in _blocks(src):
-            lines = block.split("\n")
-            missing = [line for line in dict.fromkeys(lines) if line not in table]
+            lines = block.split(b"\n")
+            missing = _missing(lines, table)
             if len(table) + len(missing) > CACHE_ENTRIES:
                 table.clear()
                 missing = list(dict.fromkeys(lines))
             if missing:
-                red = redact_lines(missing, messages, hosts)
+                red = redact_lines(b"\n".join(missing).decode("utf-8").split("\n"), messages, hosts)
+                red = "\n".join(red).encode("utf-8").split(b"\n")
                 if len(red) != len(missing):  # never: no token holds a newline
                     raise RedactionError(f"{src}: redaction changed the line count")
                 table.update(zip(missing, red))
-            out.write("\n".join(map(table.__getitem__, lines)).encode("utf-8"))
+            out.write(b"\n".join(map(table.__getitem__, lines)))
+
+
+def _missing(column: list, table: dict) -> list:
+    """The distinct items of `column` not in `table`, in order of first appearance (in C: a dict of
+    them, less the keys the table holds)."""
+    new = dict.fromkeys(column)
+    deque(map(new.pop, new.keys() & table.keys()), maxlen=0)
+    return list(new)
