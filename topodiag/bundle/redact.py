@@ -720,7 +720,24 @@ def _streamable(rel: str, full: str) -> bool:
         return False  # redacted whole by its name
     with open(full, "rb") as fh:
         head = fh.read(1 << 16).decode("utf-8", "replace")
-    return not {"iblinkinfo", "ibnetdiscover"} & set(_sources_for(rel, head))
+    return not _fabric_listing(rel, head)
+
+
+def _fabric_listing(rel: str, head: str) -> bool:
+    """Whether a member is iblinkinfo or ibnetdiscover output (by its name, or by those two parsers'
+    sniffers, as detect_all scores them: without importing every other parser)."""
+    from ..parsers import DETECT_THRESHOLD, SNIFF_CHARS, get
+
+    stem = re.sub(r"-\d+$", "", os.path.basename(rel.replace("\\", "/")).split(".", 1)[0])
+    for source in ("iblinkinfo", "ibnetdiscover"):
+        if stem == source:
+            return True
+        try:
+            if float(get(source).sniff(head[:SNIFF_CHARS])) >= DETECT_THRESHOLD:
+                return True
+        except Exception:  # a sniffer bug must not stop redaction
+            pass
+    return False
 
 
 def _redact_json_strings(value, redactor: Redactor):

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from operator import itemgetter
 from typing import Callable
 
 from ..errors import RedactionError
@@ -56,6 +57,7 @@ _STRIDE = 5
 # First pass, one regex: the host of a prefix _SPLIT_RE splits, or else the head of a line (up to
 # where an NCCL prefix ends: "[2026-04-28 14:14:48] host:pid:tid [0] ") for _HEAD_HOST_RE.
 _SCAN_RE = re.compile(rf"\n(?:(?:{_WRAP})?({_HOST}){_NUMBERS}|([^\n]*?:\d+:\d+[ \t]+\[[^\]\n]*\] ))")
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 _HEAD_HOST_RE = re.compile(r"(?<![\w.-])([A-Za-z0-9][\w.-]*):\d+:\d+[ \t]+\[")
 _DEVICE_HOST_RE = re.compile(r"#[ \t]*Rank[ \t]+\d+[^\n]*?[ \t]on[ \t]+([A-Za-z0-9][\w.-]*)[ \t]+device")
 
@@ -100,15 +102,14 @@ def scan(path: str, prompt_hosts: Callable[[str], list[str]]) -> set[str]:
         seen.update(new)
         text = (b"\n" + b"\n".join(new) + b"\n").decode("utf-8")
         hosts_heads = _SCAN_RE.findall(text)
-        found.update(host for host, _ in hosts_heads)
-        heads.update(head for _, head in hosts_heads)
+        found.update(map(_FIRST, hosts_heads))
+        heads.update(map(_SECOND, hosts_heads))
         if len(heads) > CACHE_ENTRIES:
             found.update(m[1] for h in heads for m in _HEAD_HOST_RE.finditer(h))
             heads.clear()
-        if "Rank" in text:
-            found.update(_DEVICE_HOST_RE.findall(text))
-        if "@" in text:
-            found.update(prompt_hosts(text))
+        for word, find in ((b"Rank", _DEVICE_HOST_RE.findall), (b"@", prompt_hosts)):
+            if word in block:  # a device line, a prompt: the new lines that hold the word
+                found.update(find("\n".join(line.decode("utf-8") for line in new if word in line)))
     found.update(m[1] for h in heads for m in _HEAD_HOST_RE.finditer(h))
     found.discard("")
     return found
