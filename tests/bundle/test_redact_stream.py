@@ -110,3 +110,19 @@ def test_a_member_that_is_not_text_is_refused(tmp_path, data) -> None:
     src.write_bytes(data)
     with pytest.raises(redact_stream.RedactionError):
         redact_stream.scan(str(src), _prompt_hosts)
+
+
+def test_ib_node_description_hosts_are_found_and_redacted() -> None:
+    """Switch and HCA names of IB node descriptions (iblinkinfo, ibnetdiscover) are host names; the NCCL
+    topology XML's host_hash is a hash (not reversible to a name) and stays."""
+    from topodiag.bundle.redact import _desc_host
+
+    assert _desc_host('"MF0;sw-ib-01:MQM8700/U1"') == "sw-ib-01"
+    assert _desc_host('"node-17 HCA-1"') == "node-17"
+    assert _desc_host('"MT4129 ConnectX7   Mellanox Technologies"') is None
+    r = Redactor(["sw-ib-01", "node-17"])
+    line = ('0x7cfe900300a0f1e8 "node-17 HCA-1" 12 1[  ] ==( 4X 25.78125 Gbps Active/  LinkUp)==>'
+            ' 3 9[  ] "MF0;sw-ib-01:MQM8700/U1" ( )\n<cpu host_hash="0xceea43a840550885" numaid="0"/>\n')
+    out = r.redact(line)
+    assert "sw-ib-01" not in out and "node-17" not in out
+    assert '"MF0;' + r.mapping()["sw-ib-01"] + ':MQM8700/U1"' in out and 'host_hash="0xceea43a840550885"' in out
