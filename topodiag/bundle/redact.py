@@ -544,13 +544,11 @@ def _trie_pattern(words: list[str]) -> str:
 def _plausible_host(name: str) -> bool:
     if not (2 <= len(name) <= 253) or name.lower() in _KEEP_HOSTS or name.lower() in _NOT_HOSTS:
         return False
-    if not re.fullmatch(r"[A-Za-z0-9][\w.-]*", name) or name.replace(".", "").isdigit():
-        return False
-    try:
-        ipaddress.ip_address(name)
-        return False
-    except ValueError:
-        return True
+    # No ':' passes the pattern (no IPv6 address), and a dotted IPv4 address is all digits and dots.
+    return _HOST_WORD_RE.fullmatch(name) is not None and not name.replace(".", "").isdigit()
+
+
+_HOST_WORD_RE = re.compile(r"[A-Za-z0-9][\w.-]*")
 
 
 # -- finding host names -------------------------------------------------------------------------

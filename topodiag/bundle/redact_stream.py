@@ -107,12 +107,25 @@ def scan(path: str, prompt_hosts: Callable[[str], list[str]]) -> set[str]:
         if len(heads) > CACHE_ENTRIES:
             found.update(m[1] for h in heads for m in _HEAD_HOST_RE.finditer(h))
             heads.clear()
-        for word, find in ((b"Rank", _DEVICE_HOST_RE.findall), (b"@", prompt_hosts)):
-            if word in block:  # a device line, a prompt: the new lines that hold the word
-                found.update(find("\n".join(line.decode("utf-8") for line in new if word in line)))
+        if "Rank" in text:
+            found.update(_DEVICE_HOST_RE.findall(text))
+        if "@" in text:  # a prompt: only the lines that hold an '@' (few) are read
+            found.update(prompt_hosts("\n".join(_lines_with(text, "@"))))
     found.update(m[1] for h in heads for m in _HEAD_HOST_RE.finditer(h))
     found.discard("")
     return found
+
+
+def _lines_with(text: str, char: str) -> list[str]:
+    """The distinct lines of `text` that hold `char` (found by str.find, in C)."""
+    out: dict[str, None] = {}
+    i = text.find(char)
+    while i >= 0:
+        start, end = text.rfind("\n", 0, i) + 1, text.find("\n", i)
+        end = len(text) if end < 0 else end
+        out[text[start:end]] = None
+        i = text.find(char, end)
+    return list(out)
 
 
 class Table:
