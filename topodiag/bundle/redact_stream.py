@@ -1,18 +1,20 @@
 """Redaction of large members (a job's NCCL log, gigabytes of it) as a stream: memory flat in the
-member's size, and fast (>= 50 MB/s on a 2-core machine, benchmarks/redaction.py), because a log
-repeats itself and every per-line step runs in C.
+member's size, and every per-line step in C, because a log repeats itself (benchmarks/redaction.py:
+~29 MB/s on the 2-core development machine, issue 11 asks for 50).
 
-A large member is read twice, a block of whole lines (BLOCK_BYTES) at a time. The first pass
-(`scan`) finds the host names it names (NCCL line prefixes `host:pid:tid [dev]`, however wrapped,
-nccl-tests device lines `... on HOST device N`, shell prompts) and checks it is text (UTF-8, no NUL
-byte); the second (`redact_file`) writes the redacted copy. Per block, in the second pass:
+A large member is read twice, a block of whole lines (BLOCK_BYTES) at a time, as bytes (split at
+b"\n", which no UTF-8 sequence holds; a block is checked to be UTF-8 by bytes.isascii, or else by
+decoding it, and to hold no NUL byte). The first pass (`scan`) finds the host names it names
+(NCCL line prefixes `host:pid:tid [dev]`, however wrapped, nccl-tests device lines `... on HOST
+device N`, shell prompts) in the block's lines not seen before; the second (`redact_file`) writes
+the redacted copy. Per block, in the second pass:
 
-1. the block's lines (str.split) and, of its distinct lines (dict.fromkeys), those not in the line
-   table: a log repeats whole lines (a rank prints the same line for every communicator);
-2. those lines, joined, are cut by one re.split (_SPLIT_RE) at every line start into the line's
-   message and its NCCL prefix's parts: the wrapper a launcher adds ("0: ", "[1,0]<stdout>:"),
-   the host, and ":pid:tid [dev] " (numbers, never identifiers, and what makes prefixes
-   distinct: they are never looked at);
+1. the block's lines (bytes.split) and, of its distinct lines (dict.fromkeys), those not in the
+   line table (found in C: the dict less the table's keys): a log repeats whole lines;
+2. only those lines are decoded and cut by one re.split (_SPLIT_RE) at every line start into the
+   line's message and its NCCL prefix's parts: the wrapper a launcher adds ("0: ",
+   "[1,0]<stdout>:"), the host, and ":pid:tid [dev] " (numbers, never identifiers, and what makes
+   prefixes distinct: they are never looked at);
 3. the column of messages and the column of hosts are redacted through their tables: the
    Redactor's full passes (topodiag/bundle/redact.py) run once per distinct message or host, and
    over a batch of them at once (the batch is the distinct texts as the lines of one text: no
@@ -21,10 +23,12 @@ byte); the second (`redact_file`) writes the redacted copy. Per block, in the se
    joined, which gives the new lines of the line table;
 4. the block is written as a join over the line table.
 
-The tokens are the Redactor's, so a value gets the same token here as in every other member, and
-the Python work is per distinct line and per distinct message, not per line or per byte. The tables
-are bounded (CACHE_ENTRIES entries, CACHE_CHARS characters; emptied when full), so memory stays
-flat whatever the log holds.
+The tokens are the Redactor's, so a value gets the same token here as in every other member (a
+batch runs the passes in their fixed order over many lines, so tokens of the 64-bit map that
+IPv6, GUID and EUI-64 passes share may be numbered in another order than line by line: the same
+value still gets one token). The Python work is per distinct message and host, not per line or
+byte. The tables are bounded (CACHE_ENTRIES entries, CACHE_CHARS characters; emptied when full),
+so memory stays flat whatever the log holds.
 
 Splitting a line into prefix and message changes nothing the passes see: an identifier never holds
 "] ", a prefix is split off only in the NCCL shape, and a wrapper is digits and punctuation only.
