@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from topodiag.bundle import redact_stream
-from topodiag.bundle.redact import Redactor, hostnames_in
+from topodiag.bundle.redact import Redactor, _prompt_hosts, hostnames_in
 from tests.fixtures_index import FIXTURES
 
 HEAD = re.compile(r"^([^\n]*?:\d+:\d+[ \t]+\[[^\]\n]*\] )", re.M)
+WRAPPERS = ("0: ", "12: ", "[155] ", "[1,0]<stdout>:", "[1,0]<stderr>: ", "[2026-04-28 14:14:48] ",
+            "Thu Jun 18 14:28:58 2020[1,0]<stdout>:", "`")
 
 
 def _logs() -> dict[str, str]:
@@ -20,35 +24,35 @@ def _logs() -> dict[str, str]:
     return out
 
 
-def test_a_prefix_redacted_in_parts_equals_the_full_passes() -> None:
-    """A prefix's wrapper and host are redacted apart (pid and tid are numbers): the same text as the
-    Redactor's passes over the whole prefix, for every distinct prefix of the NCCL fixtures, wrapped
-    as launchers and pastes wrap them."""
-    logs = _logs()
+def _redactor(logs: dict[str, str]) -> Redactor:
     redactor = Redactor()
     redactor.add_hostnames(sorted(hostnames_in(logs)))
-    heads = {h for text in logs.values() for h in HEAD.findall(text)}
-    wrapped = {w + h for h in list(heads)[:200] for w in ("0: ", "[1,0]<stdout>:", "[2026-04-28 14:14:48] ",
-                                                          "Thu Jun 18 14:28:58 2020[1,0]<stdout>:", "`")}
-    heads |= wrapped
-    assert len(heads) > 300
-    cache = redact_stream.LineCache(redactor.redact)
-    split = 0
-    for head in sorted(heads):
-        got = cache._prefix_of(head)
-        if got is None:
-            continue
-        split += redact_stream._PREFIX_PARTS_RE.match(head) is not None
-        assert got == redactor.redact(head), head
-    assert split > 300
+    return redactor
+
+
+def test_lines_cut_at_their_prefix_equal_the_full_passes() -> None:
+    """A line's wrapper, host and ':pid:tid [dev] ' are split off by one re.split and its message and
+    host redacted apart, in batches: the same text as the Redactor's passes over the whole line, for
+    every line of the NCCL fixtures, bare and wrapped as launchers and pastes wrap them."""
+    logs = _logs()
+    redactor = _redactor(logs)
+    lines = list(dict.fromkeys(line.rstrip("\r") for text in logs.values() for line in text.split("\n")))
+    heads = [line for line in lines if HEAD.match(line)]
+    lines += [w + line for line in heads[:300] for w in WRAPPERS]
+    split = sum(1 for line in lines if redact_stream._SPLIT_RE.match("\n" + line)[3] is not None)
+    assert split > 2000 and len(lines) > 4000
+    messages, hosts = redact_stream.Table(redactor.redact), redact_stream.Table(redactor.redact)
+    got = redact_stream.redact_lines(lines, messages, hosts)
+    assert got == [redactor.redact(line + "\n")[:-1] for line in lines]
+    for w in WRAPPERS[:5]:  # a wrapper split off is kept as it is: it holds no identifier
+        assert redactor.redact(w) == w
 
 
 def test_a_block_is_written_from_its_distinct_lines(tmp_path) -> None:
     """redact_file looks whole lines up: the output is the line-by-line redaction, CRLF and a last line
     without a newline included."""
     logs = _logs()
-    redactor = Redactor()
-    redactor.add_hostnames(sorted(hostnames_in(logs)))
+    redactor = _redactor(logs)
     text = "".join(logs.values())
     text = text + text.replace("\n", "\r\n") + "last line without a newline gpu01:1:2 [0] NCCL INFO x"
     src, dst = tmp_path / "in.log", tmp_path / "out.log"
@@ -56,3 +60,69 @@ def test_a_block_is_written_from_its_distinct_lines(tmp_path) -> None:
     redact_stream.redact_file(str(src), str(dst), redactor.redact)
     want = "".join(redactor.redact(line) for line in text.splitlines(keepends=True))
     assert dst.read_bytes().decode("utf-8") == want
+
+
+def test_small_tables_and_blocks_give_the_same_text(tmp_path, monkeypatch) -> None:
+    """Tables emptied when full (memory flat) and blocks cut anywhere change nothing in the output."""
+    logs = _logs()
+    text = "".join(logs.values()) * 2
+    src = tmp_path / "in.log"
+    src.write_text(text, encoding="utf-8")
+    redactor = _redactor(logs)
+    redact_stream.redact_file(str(src), str(tmp_path / "big.log"), redactor.redact)
+    monkeypatch.setattr(redact_stream, "CACHE_ENTRIES", 50)
+    monkeypatch.setattr(redact_stream, "CACHE_CHARS", 2000)
+    monkeypatch.setattr(redact_stream, "BLOCK_BYTES", 5000)
+    monkeypatch.setattr(redact_stream, "BATCH", 7)
+    redact_stream.redact_file(str(src), str(tmp_path / "small.log"), redactor.redact)
+    assert (tmp_path / "small.log").read_bytes() == (tmp_path / "big.log").read_bytes()
+
+
+def test_a_batch_whose_line_count_changes_is_redacted_text_by_text() -> None:
+    calls = []
+
+    def redact(text: str) -> str:
+        calls.append(text)
+        return text.replace("AB\nCD", "ABCD")
+
+    table = redact_stream.Table(redact)
+    table.fill(["AB", "CD", "EF"])
+    assert table.got == {"AB": "AB", "CD": "CD", "EF": "EF"}
+    assert calls == ["AB\nCD\nEF\n", "AB\n", "CD\n", "EF\n"]
+
+
+def test_scan_finds_the_hosts_of_every_prefix_shape(tmp_path) -> None:
+    src = tmp_path / "in.log"
+    src.write_text("bare01:1:2 [0] NCCL INFO a\n"
+                   "0: wrapped02:1:2 [1] NCCL INFO b\n"
+                   "[1,0]<stdout>:mpi03:1:2 [1] NCCL INFO c\n"
+                   "[2026-04-28 14:14:48] stamped04:3:4 [2] NCCL INFO d\n"
+                   "#  Rank  0 Group  0 Pid  12 on dev05 device  0 [0x1b] NVIDIA H100\n"
+                   "root@prompt06:~# ./all_reduce_perf\n"
+                   "plain text 07:1:2 no prefix\n", encoding="utf-8")
+    got = redact_stream.scan(str(src), _prompt_hosts)
+    assert got == {"bare01", "wrapped02", "mpi03", "stamped04", "dev05", "prompt06"}
+
+
+@pytest.mark.parametrize("data", [b"node1:1:2 [0] NCCL INFO x\n\xff\n", b"node1:1:2 [0] x\n\0\n"])
+def test_a_member_that_is_not_text_is_refused(tmp_path, data) -> None:
+    src = tmp_path / "in.log"
+    src.write_bytes(data)
+    with pytest.raises(redact_stream.RedactionError):
+        redact_stream.scan(str(src), _prompt_hosts)
+
+
+def test_ib_node_description_hosts_are_found_and_redacted() -> None:
+    """Switch and HCA names of IB node descriptions (iblinkinfo, ibnetdiscover) are host names; the NCCL
+    topology XML's host_hash is a hash (not reversible to a name) and stays."""
+    from topodiag.bundle.redact import _desc_host
+
+    assert _desc_host('"MF0;sw-ib-01:MQM8700/U1"') == "sw-ib-01"
+    assert _desc_host('"node-17 HCA-1"') == "node-17"
+    assert _desc_host('"MT4129 ConnectX7   Mellanox Technologies"') is None
+    r = Redactor(["sw-ib-01", "node-17"])
+    line = ('0x7cfe900300a0f1e8 "node-17 HCA-1" 12 1[  ] ==( 4X 25.78125 Gbps Active/  LinkUp)==>'
+            ' 3 9[  ] "MF0;sw-ib-01:MQM8700/U1" ( )\n<cpu host_hash="0xceea43a840550885" numaid="0"/>\n')
+    out = r.redact(line)
+    assert "sw-ib-01" not in out and "node-17" not in out
+    assert '"MF0;' + r.mapping()["sw-ib-01"] + ':MQM8700/U1"' in out and 'host_hash="0xceea43a840550885"' in out

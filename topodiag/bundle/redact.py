@@ -547,13 +547,11 @@ def _trie_pattern(words: list[str]) -> str:
 def _plausible_host(name: str) -> bool:
     if not (2 <= len(name) <= 253) or name.lower() in _KEEP_HOSTS or name.lower() in _NOT_HOSTS:
         return False
-    if not re.fullmatch(r"[A-Za-z0-9][\w.-]*", name) or name.replace(".", "").isdigit():
-        return False
-    try:
-        ipaddress.ip_address(name)
-        return False
-    except ValueError:
-        return True
+    # No ':' passes the pattern (no IPv6 address), and a dotted IPv4 address is all digits and dots.
+    return _HOST_WORD_RE.fullmatch(name) is not None and not name.replace(".", "").isdigit()
+
+
+_HOST_WORD_RE = re.compile(r"[A-Za-z0-9][\w.-]*")
 
 
 # -- finding host names -------------------------------------------------------------------------
@@ -721,11 +719,28 @@ def _streamable(rel: str, full: str) -> bool:
     """A large member that may be redacted as a stream: a log or benchmark output, whose host names
     the streaming scan finds. The manifest, and fabric listings (iblinkinfo, ibnetdiscover: host
     names in node descriptions only their parsers read), are read whole."""
-    if rel == "manifest.json":
-        return False
+    if rel == "manifest.json" or _SYSFS_LID_MEMBER.search(rel) or _SYSFS_SERIAL_MEMBER.search(rel):
+        return False  # redacted whole by its name
     with open(full, "rb") as fh:
         head = fh.read(1 << 16).decode("utf-8", "replace")
-    return not {"iblinkinfo", "ibnetdiscover"} & set(_sources_for(rel, head))
+    return not _fabric_listing(rel, head)
+
+
+def _fabric_listing(rel: str, head: str) -> bool:
+    """Whether a member is iblinkinfo or ibnetdiscover output (by its name, or by those two parsers'
+    sniffers, as detect_all scores them: without importing every other parser)."""
+    from ..parsers import DETECT_THRESHOLD, SNIFF_CHARS, get
+
+    stem = re.sub(r"-\d+$", "", os.path.basename(rel.replace("\\", "/")).split(".", 1)[0])
+    for source in ("iblinkinfo", "ibnetdiscover"):
+        if stem == source:
+            return True
+        try:
+            if float(get(source).sniff(head[:SNIFF_CHARS])) >= DETECT_THRESHOLD:
+                return True
+        except Exception:  # a sniffer bug must not stop redaction
+            pass
+    return False
 
 
 def _redact_json_strings(value, redactor: Redactor):
