@@ -68,14 +68,73 @@ def fab001(nvidia_smi_q, profile=None) -> Iterator:
         v = _verdict(g.fabric, profile)
         if v is not None:
             groups.setdefault(v, []).append(g)
-    for (variant, _), gs in groups.items():
-        fab = gs[0].fabric
-        names = [_subject(g) for g in gs]
-        yield hit(names, variant=variant, notes=when(more=len(gs) > 1),
-                  evidence=[Evidence("nvidia_smi_q", None, fab.line_no)],
-                  expectation="Fabric State Completed, Status Success, Health healthy"
-                              + (" and a non-zero clique (multi-node NVLink profile)" if _multi_node(profile) else ""),
-                  gpus=", ".join(names) if gs[0].bus_id else ("GPU" if len(gs) == 1 else "GPUs") + " of the paste",
-                  state=fab.state, status=fab.status, clique=fab.clique_id, cluster=fab.cluster_uuid,
-                  health="; ".join(_bad_health(fab.health)), profile=getattr(profile, "name", None),
-                  count=len(gs), line=fab.line_no)
+    for gs in groups.values():
+        yield _group_hit(gs, profile)
+
+
+def _group_hit(gs: list, profile):
+    fab = gs[0].fabric
+    variant, _ = _verdict(fab, profile)
+    names = [_subject(g) for g in gs]
+    return hit(names, variant=variant, notes=when(more=len(gs) > 1),
+               evidence=[Evidence("nvidia_smi_q", None, fab.line_no)],
+               expectation="Fabric State Completed, Status Success, Health healthy"
+                           + (" and a non-zero clique (multi-node NVLink profile)" if _multi_node(profile) else ""),
+               gpus=", ".join(names) if gs[0].bus_id else ("GPU" if len(gs) == 1 else "GPUs") + " of the paste",
+               state=fab.state, status=fab.status, clique=fab.clique_id, cluster=fab.cluster_uuid,
+               health="; ".join(_bad_health(fab.health)), profile=getattr(profile, "name", None),
+               count=len(gs), line=fab.line_no)
+
+
+NVSWITCH_PROFILES = ("dgx-a100", "dgx-h100", "dgx-b200", "hgx-h200")
+NOT_RUNNING = ("inactive", "failed", "unknown", "deactivating")
+
+
+def _nvswitch(profile, topology) -> tuple[Optional[bool], str]:
+    """(does this node have NVSwitches, from what): the profile, NVSwitch nodes in the topology, or
+    (None, ...) when nothing says."""
+    name = getattr(profile, "name", None)
+    if name in NVSWITCH_PROFILES:
+        return True, f"profile {name}"
+    if topology is not None and any(str(n).startswith("nvswitch:") for n in topology.graph.nodes):
+        return True, "NVSwitches in the topology"
+    if name:
+        return False, f"profile {name}"
+    return None, "no profile and no NVSwitch seen"
+
+
+def _not_running(fm) -> bool:
+    return fm.unit_missing or fm.state in NOT_RUNNING or (fm.state is None and bool(fm.failures) and not fm.started)
+
+
+def _fm_evidence(fm, line: Optional[int]) -> list:
+    return [Evidence("fabricmanager", None, line)]
+
+
+@check("FAB002")
+def fab002(fabricmanager, profile=None, topology=None):
+    """Fabric Manager against the node: a version mismatch (error), NV_WARN_NOTHING_TO_DO (info without
+    NVSwitch, error with), the unit not running (error on an NVSwitch system, warning when unknown)."""
+    fm = fabricmanager
+    nvsw, expect = _nvswitch(profile, topology)
+    if fm.version_mismatch is not None:
+        mm = fm.version_mismatch
+        return hit(["service:nvidia-fabricmanager"], variant="mismatch", evidence=_fm_evidence(fm, mm.line_no),
+                   expectation="Fabric Manager of exactly the driver's version", fm_version=mm.fm_version,
+                   driver_version=mm.driver_version)
+    if fm.nothing_to_do:
+        line = fm.nothing_to_do[0].line_no
+        if nvsw:
+            return hit(["service:nvidia-fabricmanager"], variant="nothing_on_nvswitch", evidence=_fm_evidence(fm, line),
+                       expectation=f"Fabric Manager manages the NVSwitches ({expect})", expect=expect)
+        return hit(["service:nvidia-fabricmanager"], variant="no_nvswitch", severity="info",
+                   evidence=_fm_evidence(fm, line), expectation="nothing to manage without NVSwitch", expect=expect)
+    if not _not_running(fm) or nvsw is False:
+        return None
+    state = fm.state or ("not found" if fm.unit_missing else "failed")
+    fail_line = fm.failures[0].line_no if fm.failures else None
+    line = fm.state_line or fail_line
+    return hit(["service:nvidia-fabricmanager"], variant="default" if nvsw else "unknown_system",
+               severity=None if nvsw else "warning", evidence=_fm_evidence(fm, line),
+               notes=when(failed=fail_line is not None and nvsw is True),
+               expectation=f"nvidia-fabricmanager active ({expect})", state=state, expect=expect, fail_line=fail_line)
