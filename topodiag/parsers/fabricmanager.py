@@ -78,6 +78,9 @@ def sniff(text: str) -> float:
         head = text[:20000]
         if "NV_WARN_NOTHING_TO_DO" in head or "nv-fabricmanager" in head or "nvidia-fabricmanager" in head:
             return 0.9
+        body = [ln.strip() for ln in head.splitlines() if ln.strip() and not ln.startswith("#@")]
+        if len(body) == 1 and _WORD_RE.match(body[0]):
+            return 0.5  # the one word of systemctl is-active
     except Exception:
         return 0.0
     return 0.0
