@@ -67,3 +67,9 @@ def test_gdr001_from_the_nccl_log_alone_when_no_connection_lines(tmp_path):
     log = "nodea:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>\nnodea:1:1 [0] NCCL INFO Using network IB\n"
     d = _diag(tmp_path, **{"nccl.log": log, "lsmod.txt": lsmod})
     assert ("GDR001", "error") in [c[:2] for c in _codes(d)]
+
+
+def test_nvidia_smi_q_width_feeds_topo005_and_an_idle_gen1_does_not(tmp_path):
+    d = _diag(tmp_path, **{"q.txt": REPORT})
+    topo5 = [c for c in _codes(d) if c[0] == "TOPO005"]
+    assert topo5 == [("TOPO005", "warning", ["gpu:0"])]  # x8 of x16; GPU 2a at Gen1 of Gen5 (idle) is not judged
