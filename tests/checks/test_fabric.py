@@ -73,3 +73,46 @@ def test_nvidia_smi_q_width_feeds_topo005_and_an_idle_gen1_does_not(tmp_path):
     d = _diag(tmp_path, **{"q.txt": REPORT})
     topo5 = [c for c in _codes(d) if c[0] == "TOPO005"]
     assert topo5 == [("TOPO005", "warning", ["gpu:0"])]  # x8 of x16; GPU 2a at Gen1 of Gen5 (idle) is not judged
+
+
+def test_nvml_probe_reads_gpu_fabric_info_and_fab001_judges_it(tmp_path):
+    """A pynvml with nvmlDeviceGetGpuFabricInfoV: the probe writes each GPU's fabric (in NVML's codes
+    turned to nvidia-smi's words), the nvml parser reads it, FAB001 judges it; a pynvml without the
+    call leaves the key out (the recorded probes replay unchanged: tests/live/test_nvml_probe.py)."""
+    import json
+    from types import SimpleNamespace
+
+    from tests.fakes.fake_pynvml import FakeNvml, nvml_error
+    from topodiag.live import nvml_probe
+    from topodiag.parsers import nvml as nvml_parser
+    from topodiag.parsers.base import blank_provenance_header
+
+    path = FIXTURES / "nvml" / "nvml-invented-h100-hgx-8gpu-nvswitch-01.json"
+    fake = FakeNvml.from_probe(json.loads(blank_provenance_header(path.read_text())))
+    uuid = bytes.fromhex("dc6e40c4d72243579ba65291dd461278")
+
+    def fabric_v(handle, info):
+        if handle.index == 7:
+            raise nvml_error("NVML_ERROR_NOT_SUPPORTED")
+        info.state, info.status, info.cliqueId, info.clusterUuid = (2, 0, 0, b"\0" * 16) if handle.index == 3 else (3, 0, 2, uuid)
+        info.healthMask, info.healthSummary = (2 | 2 << 2 | 2 << 4 | 2 << 6 | 1 << 8), 1
+        return 0
+
+    fake.c_nvmlGpuFabricInfo_v3_t = lambda: SimpleNamespace()
+    fake.nvmlDeviceGetGpuFabricInfoV = fabric_v
+    data = nvml_probe.probe(nvml=fake)
+    fabrics = [g.get("fabric") for g in data["gpus"]]
+    assert fabrics[0] == {"state": "Completed", "status": "Success", "clique_id": 2,
+                          "cluster_uuid": "dc6e40c4-d722-4357-9ba6-5291dd461278", "health_mask": 0x1AA,
+                          "health_summary": "Healthy"}
+    assert fabrics[3]["state"] == "In Progress" and fabrics[7] == "n/a"
+    parsed = nvml_parser.parse(nvml_probe.dumps(data))
+    assert parsed.gpus[0].fabric.health == {"summary": "Healthy", "bandwidth": "Full", "route recovery in progress": "False",
+                                            "route unhealthy": "False", "access timeout recovery": "False",
+                                            "incorrect configuration": "None"}
+    assert parsed.gpus[7].fabric is None
+    p = tmp_path / "nvml.json"
+    p.write_text(nvml_probe.dumps(data))
+    d = topodiag.diagnose([str(p)])
+    fab = [(f.code, list(f.subjects)) for f in d.outcome.findings if f.code == "FAB001"]
+    assert fab == [("FAB001", [f"pci:{data['gpus'][3]['pci_bus_id'][:-2]}"])]

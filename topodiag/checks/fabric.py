@@ -1,4 +1,5 @@
-"""NVLink fabric rules (FAB001) over `nvidia-smi -q`'s per-GPU Fabric block: a GPU whose fabric
+"""NVLink fabric rules (FAB001) over `nvidia-smi -q`'s per-GPU Fabric block (or NVML's GPU fabric
+info from the NVML probe): a GPU whose fabric
 registration is not Completed/Success, whose fabric Health is bad, or (multi-node NVLink profiles) that
 sits in no clique. N/A or Not Supported (no NVSwitch fabric) is nothing."""
 
@@ -51,36 +52,50 @@ def _verdict(fab, profile) -> Optional[tuple[str, str]]:
     return None
 
 
-def _subject(g) -> str:
-    if g.bus_id:
-        dom, rest = g.bus_id.lower().split(":", 1)
+def _subject(bus_id: Optional[str], index: int) -> str:
+    if bus_id:
+        dom, rest = bus_id.lower().split(":", 1)
         return f"pci:{dom[-4:]}:{rest.split('.')[0]}"
-    return f"gpu:{g.index}"
+    return f"gpu:{index}"
+
+
+def _fabrics(nvidia_smi_q, nvml) -> list[tuple[str, Any, str, bool]]:
+    """(subject, fabric block, source, bus id known) per GPU: nvidia-smi -q's first, then NVML's for
+    GPUs -q did not show."""
+    out, seen = [], set()
+    for g in getattr(nvidia_smi_q, "gpus", ()) or ():
+        if g.fabric is not None:
+            subject = _subject(g.bus_id, g.index)
+            seen.add(subject)
+            out.append((subject, g.fabric, "nvidia_smi_q", bool(g.bus_id)))
+    for g in getattr(nvml, "gpus", ()) or ():
+        subject = _subject(g.pci_bus_id, g.index)
+        if getattr(g, "fabric", None) is not None and subject not in seen:
+            out.append((subject, g.fabric, "nvml", bool(g.pci_bus_id)))
+    return out
 
 
 @check("FAB001")
-def fab001(nvidia_smi_q, profile=None) -> Iterator:
+def fab001(nvidia_smi_q=None, nvml=None, profile=None) -> Iterator:
     """One finding per kind of fabric fault, naming every GPU that has it."""
     groups: dict[tuple[str, str], list[Any]] = {}
-    for g in nvidia_smi_q.gpus:
-        if g.fabric is None:
-            continue
-        v = _verdict(g.fabric, profile)
+    for entry in _fabrics(nvidia_smi_q, nvml):
+        v = _verdict(entry[1], profile)
         if v is not None:
-            groups.setdefault(v, []).append(g)
+            groups.setdefault(v, []).append(entry)
     for gs in groups.values():
         yield _group_hit(gs, profile)
 
 
 def _group_hit(gs: list, profile):
-    fab = gs[0].fabric
+    _, fab, source, named = gs[0]
     variant, _ = _verdict(fab, profile)
-    names = [_subject(g) for g in gs]
+    names = [g[0] for g in gs]
     return hit(names, variant=variant, notes=when(more=len(gs) > 1),
-               evidence=[Evidence("nvidia_smi_q", None, fab.line_no)],
+               evidence=[Evidence(source, None, fab.line_no)],
                expectation="Fabric State Completed, Status Success, Health healthy"
                            + (" and a non-zero clique (multi-node NVLink profile)" if _multi_node(profile) else ""),
-               gpus=", ".join(names) if gs[0].bus_id else ("GPU" if len(gs) == 1 else "GPUs") + " of the paste",
+               gpus=", ".join(names) if named else ("GPU" if len(gs) == 1 else "GPUs") + " of the paste",
                state=fab.state, status=fab.status, clique=fab.clique_id, cluster=fab.cluster_uuid,
                health="; ".join(_bad_health(fab.health)), profile=getattr(profile, "name", None),
                count=len(gs), line=fab.line_no)
