@@ -31,6 +31,8 @@ INFO = ParserInfo(
     source="peermem",
     tool="cat /proc/modules (or lsmod); ls /sys/kernel/mm/memory_peers",
     description="GPUDirect RDMA peer memory: nvidia_peermem / nv_peer_mem loaded, /sys/kernel/mm/memory_peers",
+    argv=("cat", "/proc/modules"),  # live: the module list (a file read; never hangs on a GPU)
+    timeout_s=5.0,
 )
 SOURCE = INFO.source
 
