@@ -53,7 +53,7 @@ def _verdict(fab, profile) -> Optional[tuple[str, str]]:
 
 
 def _subject(bus_id: Optional[str], index: int) -> str:
-    if bus_id:
+    if bus_id and ":" in bus_id:
         dom, rest = bus_id.lower().split(":", 1)
         return f"pci:{dom[-4:]}:{rest.split('.')[0]}"
     return f"gpu:{index}"

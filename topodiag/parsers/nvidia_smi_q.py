@@ -55,6 +55,7 @@ SOURCE = INFO.source
 
 _GPU_RE = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
 _KV_RE = re.compile(r"^(\s*)(\S[^:]*?)\s*:\s?(.*)$")
+_BUS_RE = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$")
 _WIDTH_RE = re.compile(r"^(\d+)x$", re.I)
 _MAX_GPUS = 256
 
@@ -145,7 +146,8 @@ class _Gpu:
         return None, None
 
     def build(self, index: int) -> SmiGpu:
-        return SmiGpu(index=index, bus_id=self.bus_id or self._first("bus id"),
+        bus = self.bus_id or self._first("bus id")
+        return SmiGpu(index=index, bus_id=bus if bus and _BUS_RE.match(bus) else None,
                       product_name=self._first("product name"), uuid=self._first("gpu uuid"),
                       serial=self._first("serial number"), line_no=self.line_no,
                       pcie=self._pcie(), fabric=self._fabric())
