@@ -31,8 +31,6 @@ def test_the_commands_run_are_those_of_before():
         "ibstat": (("ibstat",), 15.0),
         "ibv_devinfo": (("ibv_devinfo", "-v"), 15.0),
         "show_gids": (("show_gids",), 15.0),
-        "nvidia_smi_q": (("nvidia-smi", "-q"), 60.0),
-        "peermem": (("cat", "/proc/modules"), 5.0),
     }
 
 
