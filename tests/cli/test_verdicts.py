@@ -145,11 +145,12 @@ def test_the_header_says_how_much_of_the_checklist_ran():
     total = _checklist_size()
     assert total >= 30
     # the IB rules an ibstat file runs: IB001-IB005 and IB011 (software RDMA)
-    assert second.startswith(f"6 of {total} checks ran: no kernel log, NCCL log, NVLink, PCIe (lspci, IOMMU), nccl-tests or topology input")
+    assert second.startswith(f"6 of {total} checks ran: no NVLink fabric (nvidia-smi -q, fabric manager), peer-memory modules, kernel log, NCCL log, NVLink, PCIe (lspci, IOMMU), nccl-tests or topology input")
     data = json.loads(invoke("check", "--from", str(IBSTAT_DISABLED), "--format", "json").stdout)
     cov = data["summary"]["coverage"]
     assert (cov["checks_run"], cov["checks_selected"]) == (6, total)
-    assert cov["inputs_missing"] == ["kernel log", "NCCL log", "NVLink", "PCIe (lspci, IOMMU)", "nccl-tests", "topology"]
+    assert cov["inputs_missing"] == ["NVLink fabric (nvidia-smi -q, fabric manager)", "peer-memory modules", "kernel log",
+                                     "NCCL log", "NVLink", "PCIe (lspci, IOMMU)", "nccl-tests", "topology"]
 
 
 # -- the prolog's drain reason -----------------------------------------------------------------------

@@ -297,10 +297,19 @@ def _gdr_by_host(nccl_debug: Mapping[str, Any]):
                without=listing(without, 6), with_gdr=listing(with_gdr, 6))
 
 
+def _peermem_cause(peermem) -> list[Evidence]:
+    """The peermem source's evidence when it shows no peer-memory module (the cause of NET/IB without
+    GDRDMA: one finding with both pieces of evidence; GDR001 stays silent then), else []."""
+    if peermem is None or getattr(peermem, "peer_absent", None) is not True:
+        return []
+    return [Evidence("peermem", None, peermem.peer_line)]
+
+
 @check("NCCL002")
-def nccl002(nccl_debug=None, topology=None):
+def nccl002(nccl_debug=None, topology=None, peermem=None):
     """NET/IB (or IBext) in use but without GPUDirect RDMA: data bounces through host memory. From
-    an NCCL log (its transports and GDR lines), else from NCCL's topology dump (net gdr=0)."""
+    an NCCL log (its transports and GDR lines), else from NCCL's topology dump (net gdr=0); with the
+    peermem source showing no peer-memory module, the finding names that cause and carries its evidence."""
     if nccl_debug is None:
         return _xml_no_gdr(topology) if topology is not None else None
     nccl_debug = _as_dict(nccl_debug)
@@ -312,11 +321,13 @@ def nccl002(nccl_debug=None, topology=None):
         return None
     level = _env_flag(nccl_debug.get("env") or {}, "NCCL_NET_GDR_LEVEL")
     cause, distance = _gdr_cause(nccl_debug)
-    return hit(_hosts_subject(nccl_debug), evidence=_gdr_disabled_evidence(nccl_debug),
+    module = _peermem_cause(peermem)
+    return hit(_hosts_subject(nccl_debug), evidence=_gdr_disabled_evidence(nccl_debug) + module,
                expectation="NET/IB/<n>/GDRDMA on every inter-node connection",
                variant="default" if ib_plain else "gdr_disabled",
                notes=when(some_gdr=ib_plain and ib_gdr, gdr_level=level is not None,
-                          no_module=cause == "no_module", too_far=cause == "too_far"),
+                          no_module=cause == "no_module" and not module, too_far=cause == "too_far",
+                          peermem=bool(module)),
                plain=ib_plain, gdr=ib_gdr, level=level, distance=distance)
 
 

@@ -18,7 +18,9 @@ from ..exit_codes import ExitCode
 from .findings import Severity
 
 # A rule family (the letters of its codes) -> the input it reads, as the coverage line names it.
-FAMILY_INPUT = {"GPU": "kernel log", "IB": "IB/RoCE", "NCCL": "NCCL log", "NVL": "NVLink", "PCI": "PCIe (lspci, IOMMU)", "PERF": "nccl-tests", "TOPO": "topology"}
+FAMILY_INPUT = {"FAB": "NVLink fabric (nvidia-smi -q, fabric manager)", "GDR": "peer-memory modules", "GPU": "kernel log",
+                "IB": "IB/RoCE", "NCCL": "NCCL log", "NVL": "NVLink", "PCI": "PCIe (lspci, IOMMU)", "PERF": "nccl-tests",
+                "TOPO": "topology"}
 TOOL_FAMILY = "SYS"
 
 

@@ -34,7 +34,14 @@ Probe JSON, schema_version 1 (key order as written):
                    link index; the remote fields and speed are null (not asked) on inactive links
          nvlink_end_error  the NVML_ERROR_* that ended the link walk (INVALID_ARGUMENT past the
                    GPU's last link, NOT_SUPPORTED on a GPU without NVLink), null when all
-                   NVML_NVLINK_MAX_LINKS were read or the GPU was not reached}]
+                   NVML_NVLINK_MAX_LINKS were read or the GPU was not reached
+         fabric    (only when this pynvml has nvmlDeviceGetGpuFabricInfoV or
+                   nvmlDeviceGetGpuFabricInfo; absent in probes of older pynvml, which readers
+                   take as "not asked") {state ("Not Supported" | "Not Started" | "In Progress" |
+                   "Completed"), status ("Success" or the NVML_ERROR_* name), clique_id, cluster_uuid
+                   ("dc6e40c4-d722-..."), health_mask (int or null), health_summary ("Healthy" |
+                   "Unhealthy" | "Limited Capacity" | "Not Supported" | null)}, or "n/a" when NVML
+                   refused both calls (older drivers: FUNCTION_NOT_FOUND, NOT_SUPPORTED)}]
   pairs [{a, b (GPU indices, a < b), topology ("INTERNAL" | "SINGLE" | "MULTIPLE" | "HOSTBRIDGE" |
           "NODE" | "SYSTEM": the PCIe common ancestor, NVLink not considered), topology_level (NVML's
           number: 0, 10, 20, 30, 40, 50), p2p {read, write, nvlink, atomics}: the codes
@@ -300,10 +307,48 @@ class _Probe:
                               ("max_width", "nvmlDeviceGetMaxPcieLinkWidth")):
                 g["pcie"][field] = self.call(fn, (handle,), at, gpu_walk=True)
             self.nvlinks(i, handle, g)
+            fabric = self.fabric(handle, at)
+            if fabric is not None:
+                g["fabric"] = fabric
         except _GpuLost:
             g["lost"] = True
             return g, NA
         return g, handle
+
+    def fabric(self, handle: Any, at: str) -> Any:
+        """The GPU's NVLink fabric registration (nvmlDeviceGetGpuFabricInfoV with the v3 structure,
+        else the older nvmlDeviceGetGpuFabricInfo); None when this pynvml has neither (the key is
+        then left out, as in probes written before it), "n/a" when NVML refused both."""
+        tries = (("nvmlDeviceGetGpuFabricInfoV", "c_nvmlGpuFabricInfo_v3_t"),
+                 ("nvmlDeviceGetGpuFabricInfo", "c_nvmlGpuFabricInfo_t"))
+        tries = tuple(t for t in tries if callable(getattr(self.nvml, t[0], None))
+                      and callable(getattr(self.nvml, t[1], None)))
+        if not tries:
+            return None
+        for fn, struct in tries:
+            try:
+                info = getattr(self.nvml, struct)()
+            except Exception:
+                continue
+            if self.call(fn, (handle, info), at, gpu_walk=True) is not NA:
+                return self.fabric_facts(info)
+        return NA
+
+    def fabric_facts(self, info: Any) -> dict:
+        states = {0: "Not Supported", 1: "Not Started", 2: "In Progress", 3: "Completed"}
+        summaries = {0: "Not Supported", 1: "Healthy", 2: "Unhealthy", 3: "Limited Capacity"}
+        state = getattr(info, "state", None)
+        status = getattr(info, "status", None)
+        uuid_bytes = bytes(getattr(info, "clusterUuid", b"") or b"")[:16]
+        h = uuid_bytes.hex()
+        mask = getattr(info, "healthMask", None)
+        summary = getattr(info, "healthSummary", None)
+        return {"state": states.get(state, f"state {state}") if isinstance(state, int) else NA,
+                "status": "Success" if status == 0 else self.error_name(status) if isinstance(status, int) else NA,
+                "clique_id": getattr(info, "cliqueId", NA),
+                "cluster_uuid": f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}" if len(h) == 32 else NA,
+                "health_mask": mask if isinstance(mask, int) else None,
+                "health_summary": summaries.get(summary) if isinstance(summary, int) else None}
 
     def nvlinks(self, i: int, handle: Any, g: dict) -> None:
         max_links = self.const("NVML_NVLINK_MAX_LINKS", 18)

@@ -50,7 +50,7 @@ KERNEL_TITLES = re.compile(r"^(?:dmesg:?|Scanning kernel log files for NVIDIA ke
 # topodiag has it (a parser module of that name).
 TITLED_FILES = {
     "/proc/cmdline": "kernel_cmdline",
-    "/proc/modules": "proc_modules",
+    "/proc/modules": "peermem",
 }
 
 # Long options the report's commands use, as the short ones of the parsers' commands.

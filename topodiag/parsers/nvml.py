@@ -86,6 +86,18 @@ class NvLink:
 
 
 @dataclass(frozen=True)
+class GpuFabric:
+    """NVML's GPU fabric info in nvidia-smi -q's words (FAB001 reads both alike): state, status,
+    clique_id and cluster_uuid as strings, health {field: value} from the health mask and summary."""
+    state: str | None
+    status: str | None
+    clique_id: str | None
+    cluster_uuid: str | None
+    health: dict
+    line_no: int | None = None
+
+
+@dataclass(frozen=True)
 class Gpu:
     index: int
     name: str | None
@@ -103,6 +115,7 @@ class Gpu:
     nvlink_count: int
     active_nvlinks: int
     nvlink_end_error: str | None
+    fabric: GpuFabric | None = None  # null: not asked (probes of a pynvml without the call) or refused
 
 
 @dataclass(frozen=True)
@@ -259,7 +272,40 @@ def _gpu(r: _Reader, raw: Any, pos: int, notes: list[str]) -> Gpu:
         nvlink_count=len(links),
         active_nvlinks=sum(1 for ln in links if ln.active),
         nvlink_end_error=r.str_(d.get("nvlink_end_error"), f"{path}.nvlink_end_error"),
+        fabric=_fabric(r, d.get("fabric"), f"{path}.fabric"),
     )
+
+
+# NVML_GPU_FABRIC_HEALTH_MASK_*: (shift, width, field as nvidia-smi -q names it, {value: word}).
+_HEALTH_BITS = (
+    (0, 0x3, "bandwidth", {1: "Degraded", 2: "Full"}),
+    (2, 0x3, "route recovery in progress", {1: "True", 2: "False"}),
+    (4, 0x3, "route unhealthy", {1: "True", 2: "False"}),
+    (6, 0x3, "access timeout recovery", {1: "True", 2: "False"}),
+    (8, 0xF, "incorrect configuration", {1: "None", 2: "Incorrect System GUID", 3: "Incorrect Chassis Serial Number",
+                                         4: "No Partition", 5: "Insufficient NVLinks", 6: "Incompatible GPU Firmware",
+                                         7: "Invalid Location", 8: "GPU State Invalid"}),
+)
+
+
+def _fabric(r: _Reader, raw: Any, path: str) -> GpuFabric | None:
+    """The probe's `fabric` object; None when absent (older probes) or "n/a" (NVML refused it)."""
+    if raw is None or raw == NA:
+        return None
+    d = r.obj(raw, path, optional=False)
+    mask = r.int_(d.get("health_mask"), f"{path}.health_mask")
+    health: dict[str, str] = {}
+    summary = r.str_(d.get("health_summary"), f"{path}.health_summary")
+    if summary is not None:
+        health["summary"] = summary
+    for shift, width, name, words in _HEALTH_BITS if mask is not None else ():
+        word = words.get((mask >> shift) & width)
+        if word is not None:
+            health[name] = word
+    clique = r.int_(d.get("clique_id"), f"{path}.clique_id")
+    return GpuFabric(state=r.str_(d.get("state"), f"{path}.state"), status=r.str_(d.get("status"), f"{path}.status"),
+                     clique_id=None if clique is None else str(clique),
+                     cluster_uuid=r.str_(d.get("cluster_uuid"), f"{path}.cluster_uuid"), health=health)
 
 
 def _pair(r: _Reader, raw: Any, pos: int, notes: list[str]) -> Pair:
