@@ -95,6 +95,9 @@ def test_a_command_the_kernel_refuses_is_not_available_not_failed():
     rec = live._from_command(src, res)
     assert rec.status == "not_available" and rec.member is None
     assert "not permitted for this user" in rec.reason and "dmesg_restrict" in rec.reason
+    # a file the host does not have (a container without /proc/modules) is not available either
+    res = CommandResult(("cat", "/proc/modules"), 1, "", "cat: /proc/modules: No such file or directory\n", 0.01)
+    assert live._from_command(src, res).status == "not_available"
     # any other failure stays a failure
     res = CommandResult(("dmesg",), 1, "", "dmesg: klogctl failed: Invalid argument\n", 0.01)
     assert live._from_command(src, res).status == "failed"

@@ -129,9 +129,10 @@ def _from_probe(src: LiveSource, data: dict, duration: float) -> Record:
     return Record(src.name, status, src.member, text, duration_s=duration, reason=error)
 
 
-# A tool that ran and was refused by the kernel for this user (dmesg where kernel.dmesg_restrict=1):
-# the host keeps its source from us, nothing on it is broken.
-_NOT_PERMITTED = ("operation not permitted", "permission denied")
+# A tool that ran and was refused by the kernel for this user (dmesg where kernel.dmesg_restrict=1),
+# or a file the host does not have (`cat /proc/modules` in a container): the host keeps its source
+# from us, nothing on it is broken.
+_NOT_PERMITTED = ("operation not permitted", "permission denied", "no such file or directory")
 
 
 def _from_command(src: LiveSource, res: CommandResult) -> Record:
@@ -139,8 +140,8 @@ def _from_command(src: LiveSource, res: CommandResult) -> Record:
         return Record(src.name, "not_available", None, argv=res.argv, reason=res.reason)
     if not res.ok and not res.timed_out and any(m in res.stderr.lower() for m in _NOT_PERMITTED):
         return Record(src.name, "not_available", None, argv=res.argv, rc=res.rc,
-                      reason=f"{' '.join(res.argv)}: not permitted for this user (run as root; for dmesg, "
-                             f"or set kernel.dmesg_restrict=0): {res.stderr.strip()[:200]}")
+                      reason=f"{' '.join(res.argv)}: not permitted for this user, or not on this host (run as "
+                             f"root; for dmesg, or set kernel.dmesg_restrict=0): {res.stderr.strip()[:200]}")
     status = "ok" if res.ok else ("timed_out" if res.timed_out else "failed")
     text = res.stdout
     if res.stderr.strip() and not res.ok:
