@@ -496,6 +496,8 @@ def test_what_is_not_an_identifier_is_left_alone(line) -> None:
      "GPU 0: NVIDIA H100 (UUID: GPU-00000001-0000-0000-0000-000000000001) MIG-GPU-00000001-0000-0000-0000-000000000001/1/0"),
     ("    Serial Number                         : 1654922006536\n{\"serial\": \"1652223000010\"}",
      "    Serial Number                         : 0000000000001\n{\"serial\": \"0000000000002\"}"),
+    # nvidia-smi -q on GB200: the Platform Info block's chassis serial
+    ("        Chassis Serial Number             : 1821124009513", "        Chassis Serial Number             : 0000000000001"),
 ])
 def test_token_formats(text, want) -> None:
     assert Redactor().redact(text) == want
@@ -608,3 +610,12 @@ def test_a_binary_large_member_is_refused_before_anything_is_written(tmp_path, m
     with pytest.raises(RedactionError, match="big.log"):
         redact_tree(str(src), str(tmp_path / "dst"), Redactor())
     assert not (tmp_path / "dst").exists()
+
+
+def test_syslog_and_journal_host_columns_are_hosts() -> None:
+    from topodiag.bundle.redact import hostnames_in
+
+    members = {"commands/fabricmanager.txt": "Nov 05 13:55:26 node1 systemd[1]: Started NVIDIA fabric manager service.\n",
+               "commands/kernel_log.txt": "Mar 27 15:37:34 cc1 kernel: mlx5_core 0000:01:00.1 eth1: Link up\n"
+                                          "2024-11-05T13:55:26+0000 gpu-node-07 kernel: NVRM: Xid (PCI:0000:18:00): 79\n"}
+    assert {"node1", "cc1", "gpu-node-07"} <= hostnames_in(members)

@@ -113,7 +113,7 @@ def _fit(ws: str, original: str, token: str) -> str:
 _UUID_RE = re.compile(
     rf"(?<![{_HEX}])([{_HEX}]{{8}}-[{_HEX}]{{4}}-[{_HEX}]{{4}}-[{_HEX}]{{4}}-[{_HEX}]{{12}})(?![{_HEX}])")
 _SERIAL_RES = (
-    re.compile(r"(?im)^([ \t]*(?:Board |Module |GPU |Product )?Serial(?: Number)?[ \t]*:[ \t]*)([A-Za-z0-9-]+)[ \t]*$"),
+    re.compile(r"(?im)^([ \t]*(?:Board |Module |GPU |Product |Chassis )?Serial(?: Number)?[ \t]*:[ \t]*)([A-Za-z0-9-]+)[ \t]*$"),
     re.compile(r"(?i)(\"(?:\w+_)?serial(?:_number|_no)?\"[ \t]*:[ \t]*\"?)([A-Za-z0-9-]+)(?=\"|[ \t]*[,}\n])"),
     # lspci -vvv: the VPD serial ("[SN] Serial number: MT2233X01234") and the PCIe Device Serial Number
     re.compile(r"(?im)^([ \t]*\[SN\] Serial number:[ \t]*)([A-Za-z0-9-]+)[ \t]*$"),
@@ -560,6 +560,9 @@ _HOST_SOURCES = ("nccl_debug", "nccl_tests", "iblinkinfo", "ibnetdiscover", "bus
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _PROMPT_RE = re.compile(  # "root@node017:~# ", "[admin@ws01 ~]$ ": a shell prompt pasted with an output
     r"^[ \t]*\[?[A-Za-z_][\w.-]*@([A-Za-z0-9][\w-]*(?:\.[\w-]+)*)(?=[:\s\]])[^\n]*?[#$%>\u279c]", re.M)
+# syslog / journal lines: "Nov 05 13:55:26 node1 systemd[1]: ..." and "2024-11-05T13:55:26+0000 node1 kernel: ..."
+_SYSLOG_HOST_RE = re.compile(r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) "
+                             r"([A-Za-z0-9][\w.-]*) [\w.@/-]+(?:\[\d+\])?:", re.M)
 _JSON_HOST_RE = re.compile(r"\"(?:hostname|host|nodename|node_name|host_name)\"[ \t]*:[ \t]*\"([^\"\n]+)\"")
 _HCA_WORD_RE = re.compile(r"(?i)(?:HCA-?\d+|mlx\d+_\d+|[a-z]+\d*_\d+|hfi\d+_\d+|qib\d+|mthca\d+|bnxt_re\d+|irdma\d+|"
                           r"rocep\w+|ibp\w+|ib\d+)")
@@ -630,7 +633,8 @@ def _prompt_hosts(text: str) -> list[str]:
 def hostnames_in(members: Mapping[str, str]) -> set[str]:
     """Host names the members name, found with topodiag's parsers: NCCL log line prefixes, nccl-tests
     device lines, IB node descriptions (iblinkinfo, ibnetdiscover), plus shell prompts pasted with
-    an output, a manifest's `host`, probe JSON `hostname` keys and sysfs node_desc files. The NCCL
+    an output, the host column of syslog / journal lines (kernel log, fabric manager journal), a
+    manifest's `host`, probe JSON `hostname` keys and sysfs node_desc files. The NCCL
     XML host_hash is a hash, not a name, and is not returned."""
     from ..parsers import ParseError, blank_provenance_header, get
 
@@ -638,6 +642,7 @@ def hostnames_in(members: Mapping[str, str]) -> set[str]:
     for name, text in members.items():
         path = name.replace("\\", "/")
         found.update(_prompt_hosts(text))
+        found.update(m[1] for m in _SYSLOG_HOST_RE.finditer(text))
         if path.endswith(".json"):
             found.update(m[1] for m in _JSON_HOST_RE.finditer(text))
             continue
