@@ -92,6 +92,11 @@ def _classify_error(s: str) -> Optional[str]:
     return None
 
 
+def _address(spec: str) -> str:
+    """'10.149.0.32<0>' -> '10.149.0.32': a NET/Socket or Bootstrap device's address without its index."""
+    return spec[:-3] if spec.endswith("<0>") else re.sub(r"<\d+>$", "", spec)
+
+
 def _add_name(names: list[str], name: str) -> None:
     name = name.strip()[:MAX_TEXT]
     if name and name not in names and len(names) < MAX_NETWORKS:
@@ -339,7 +344,7 @@ class Facts:
                     elif b == "SHARP":
                         sharp = True
             else:
-                addr = spec[:-3] if spec.endswith("<0>") else re.sub(r"<\d+>$", "", spec)
+                addr = _address(spec)
             dkey = (kind, name, port)
             if dkey not in self.devices and len(self.devices) < MAX_NET_DEVICES:
                 self.devices[dkey] = NetDevice(name, port, ll, idx, kind, addr, sharp)
@@ -436,14 +441,15 @@ class Facts:
 
     def bootstrap_line(self, msg: str, pre: str) -> None:
         """"Bootstrap : Using ibp12s0:10.149.0.32<0>": the interface of NCCL's out-of-band socket, which
-        its socket transport chooses the same way (NCCL_SOCKET_IFNAME)."""
-        for m in DEVICE_RE.finditer("[0]" + msg.split("Using", 1)[1].strip() if "Using" in msg else ""):
-            spec = m.group(3)
-            addr = spec[:-3] if spec.endswith("<0>") else re.sub(r"<\d+>$", "", spec)
-            key = (m.group(2), addr)
-            if key not in self.bootstrap and len(self.bootstrap) < MAX_NET_DEVICES:
-                self.bootstrap[key] = NetDevice(m.group(2), None, None, 0, "bootstrap", addr, False)
-            break
+        its socket transport chooses the same way (NCCL_SOCKET_IFNAME). The first interface is kept."""
+        if "Using" not in msg:
+            return
+        m = DEVICE_RE.search("[0]" + msg.split("Using", 1)[1].strip())
+        if m is None:
+            return
+        key = (m.group(2), _address(m.group(3)))
+        if key not in self.bootstrap and len(self.bootstrap) < MAX_NET_DEVICES:
+            self.bootstrap[key] = NetDevice(key[0], None, None, 0, "bootstrap", key[1], False)
 
     def rank_line(self, msg: str, pre: str) -> None:
         m = RANK_LINE_RE.match(msg)
