@@ -39,9 +39,11 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, BinaryIO, Iterable, Iterator, Optional
 
-from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
+from . import _chunks
+from ._chunks import CHUNK
+from .base import ANSI_RE, ParseError, ParserInfo, clean_lines, iter_clean_lines
 
 INFO = ParserInfo(
     source="nccl_tests",
@@ -651,6 +653,132 @@ def parse(text: str) -> NcclTestsReport:
 def parse_lines(lines: Iterable[str]) -> NcclTestsReport:
     """Streaming form of parse for an iterable of raw lines."""
     return _parse(iter_clean_lines(lines))
+
+
+# ---- the chunk engine: the same _Parser, fed only the lines that can change its result ---------------
+#
+# A big NCCL_DEBUG log is mostly "NCCL INFO" lines, of which this parser reads two facts (the NCCL
+# version, nranks) and only until it has them. `digest(chunk)` is the state-free half, done with C-level
+# passes over the chunk's bytes: it splits the chunk into lines and keeps (index, bytes) of each line
+# that `_Parser.feed` could act on -- every non-empty line that is not an INFO/TRACE line, the chunk's
+# first INFO/TRACE line (it may be the file's first text) and its first INFO/TRACE line whose text
+# holds an NCCL version, and one that holds an nranks (a later one cannot change what the first set).
+# `ChunkReader.feed` decodes those lines and feeds them, with their line numbers, to the same _Parser
+# the line path uses, so the result is `parse(text)`'s. An INFO/TRACE line is recognised in bytes only
+# when it ends in a printable ASCII character, so the line `feed` sees (stripped of trailing blanks)
+# routes it the same way; any other line is left to `feed`.
+
+_INFO_B = b" NCCL INFO "
+_TRACE_B = b" NCCL TRACE "
+_B_ANSI_RE = re.compile(ANSI_RE.pattern.encode())
+
+Digest = tuple  # (lines in the chunk, [(index of a line in the chunk, its bytes)])
+
+
+def _normal(raw: bytes) -> bytes:
+    """CRLF and lone CR to LF, ANSI codes out: what clean_lines does, on bytes (the patterns are ASCII,
+    so the bytes of the cleaned text are the cleaned bytes)."""
+    if b"\r" in raw:
+        raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if b"\x1b" in raw:
+        raw = _B_ANSI_RE.sub(b"", raw)
+    return raw
+
+
+def _is_info(line: bytes) -> bool:
+    return (_INFO_B in line or _TRACE_B in line) and 32 < line[-1] < 127
+
+
+def _first_info_fact(c: bytes, lines: list[bytes], mark: bytes, regex: re.Pattern) -> Optional[int]:
+    """Index of the chunk's first INFO/TRACE line whose text `regex` finds something in."""
+    pos = c.find(mark)
+    while pos >= 0:
+        i = c.count(b"\n", 0, pos)
+        line = lines[i]
+        if _is_info(line) and regex.search(line.decode("utf-8", "replace").rstrip()):
+            return i
+        nl = c.find(b"\n", pos)
+        if nl < 0:
+            return None
+        pos = c.find(mark, nl + 1)
+    return None
+
+
+def digest(raw: bytes) -> Digest:
+    """The state-free half of reading one chunk of whole lines (see above): (its line count, the
+    (index, bytes) of each line the parser could act on, in order)."""
+    c = _normal(raw)
+    lines = c.split(b"\n")
+    if c.endswith(b"\n"):
+        lines.pop()
+    n = len(lines)
+    info_b, trace_b = _INFO_B, _TRACE_B
+    keep = [i for i, line in enumerate(lines)
+            if line and not ((info_b in line or trace_b in line) and 32 < line[-1] < 127)]
+    if len(keep) < n:  # some INFO/TRACE lines were left out: the first, and the first of each fact
+        extra = {i for i in (next((i for i, line in enumerate(lines) if line and _is_info(line)), None),
+                             _first_info_fact(c, lines, b"NCCL version", _NCCL_VERSION_RE),
+                             _first_info_fact(c, lines, b"nranks ", _NRANKS_RE)) if i is not None}
+        if extra:
+            keep = sorted(set(keep) | extra)
+    return n, [(i, lines[i]) for i in keep]
+
+
+class ChunkReader:
+    """Chunks of whole lines in order (`feed(chunk, digest=None)`), then `result()`. A chunk may end
+    mid-line (a giant line cut by the chunker): the rest of it waits for the next chunk."""
+
+    def __init__(self) -> None:
+        self.p = _Parser()
+        self.n = 0
+        self.carry = b""
+
+    def feed(self, chunk: bytes, dg: Optional[Digest] = None) -> None:
+        if self.carry or not chunk.endswith(b"\n"):
+            chunk, dg = self.carry + chunk, None
+            end = len(chunk) - 1 if chunk.endswith(b"\r") else len(chunk)  # a CR may pair with the next LF
+            cut = max(chunk.rfind(b"\n", 0, end), chunk.rfind(b"\r", 0, end)) + 1
+            chunk, self.carry = chunk[:cut], chunk[cut:]
+            if not chunk:
+                return
+        self._lines(digest(chunk) if dg is None else dg)
+
+    def _lines(self, dg: Digest) -> None:
+        n, picked = dg
+        base = self.n + 1
+        feed = self.p.feed
+        for i, line in picked:
+            feed(base + i, line.decode("utf-8", "replace").rstrip())
+        self.n += n
+
+    def result(self) -> NcclTestsReport:
+        """The report (ParseError as `parse` raises it); call once."""
+        if self.carry:
+            self._lines(digest(self.carry))
+            self.carry = b""
+        return self.p.finish()
+
+
+def parse_chunks(chunks: Iterable) -> NcclTestsReport:
+    """Chunks of whole lines, in order (bytes, or (bytes, digest or None) pairs) -> the report."""
+    r = ChunkReader()
+    for item in chunks:
+        if isinstance(item, tuple):
+            r.feed(item[0], item[1])
+        else:
+            r.feed(item)
+    return r.result()
+
+
+def iter_chunks(handle: BinaryIO) -> Iterator[bytes]:
+    """Chunks of whole lines of about CHUNK bytes from a file opened "rb" (topodiag/parsers/_chunks.py)."""
+    return _chunks.iter_chunks(handle, CHUNK)
+
+
+def parse_binary(handle: BinaryIO) -> NcclTestsReport:
+    """nccl-tests output from a file opened in binary mode, read a chunk at a time; the result is
+    `parse(data.decode("utf-8", "replace"))`."""
+    return parse_chunks(iter_chunks(handle))
 
 
 def sniff(text: str) -> float:
