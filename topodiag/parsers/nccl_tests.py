@@ -36,7 +36,10 @@ several processes interleaves). NCCL INFO lines are otherwise left to the nccl_d
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
+import operator
 import re
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterable, Iterator, Optional
@@ -78,13 +81,23 @@ _PERF_RE = re.compile(r"(?:^|[\s/])([a-z][a-z0-9_]*?)_perf(?:_mpi)?(?=\s|$)")
 _FAIL_RE = re.compile(
     r"Test (?:CUDA |NCCL )?failure|Test timeout|\bFAILED\b|\bAborted\b|MPI_ABORT|exited on signal"
     r"|Segmentation fault|terminate called|core dumped")
+# A literal that each of _FAIL_RE's alternatives holds: a line with none of them holds no failure mark.
+_FAIL_WORDS = (b" failure", b"Test timeout", b"FAILED", b"Aborted", b"MPI_ABORT", b"exited on signal",
+               b"Segmentation fault", b"terminate called", b"core dumped")
 
 # A results table has tens of rows per run; a huge NCCL log with interleaved rows can hold hundreds of
-# thousands. Past ROW_CAP only rows of a size not kept yet are kept (up to ROW_HARD_CAP): the result, and
-# every check's pass over it, stay bounded.
+# thousands, and a cluster's logs appended together thousands of runs. Past ROW_CAP only rows of a size
+# not kept yet are kept (up to ROW_HARD_CAP). A run is kept whole or not at all: once RUN_ROWS_CAP rows or
+# DEVICE_CAP rank lines are kept, the runs that start after are counted, not kept (a note says which), so
+# every run kept is judged as a run and the result, and every check's pass over it, stay bounded.
 ROW_CAP = 4096
 ROW_HARD_CAP = 16384
-LIST_CAP = 1000  # per-line notes, NCCL WARN lines
+RUN_ROWS_CAP = 12288
+DEVICE_CAP = 8192
+DEVICE_HARD_CAP = 16384  # rank lines of one giant run
+LIST_CAP = 1000  # per-line notes, NCCL WARN lines, failure lines
+NAMES_CAP = 64  # distinct collectives and NCCL libraries named in notes
+AVGS_SHOWN = 50  # "Avg bus bandwidth" values a note lists
 
 _INT_RE = re.compile(r"^-?\d+$")
 _NUM_RE = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
@@ -201,6 +214,8 @@ def collective_name(program: str) -> str:
 def _strip_prefix(line: str) -> str:
     """The line without indentation, an srun task prefix or a leading MPI rank tag."""
     s = line.strip()
+    if not s or not (s[0] == "[" or s[0].isdigit()):  # neither prefix can start here
+        return s
     for _ in range(2):
         m = _SRUN_RE.match(s) or _LEAD_TAG_RE.match(s)
         if not m:
@@ -211,6 +226,8 @@ def _strip_prefix(line: str) -> str:
 
 def _num(tok: str) -> float | None:
     """A table cell as a float; 'N/A', nan and inf as None."""
+    if tok.isascii() and tok.replace(".", "", 1).isdigit():  # the usual cell, which _NUM_RE matches
+        return float(tok)
     if not _NUM_RE.match(tok):
         return None
     v = float(tok)
@@ -219,7 +236,17 @@ def _num(tok: str) -> float | None:
 
 def _cell_ok(tok: str) -> bool:
     """Whether a token can be a time/bandwidth/#wrong/error cell."""
+    if tok.isascii():
+        if tok.replace(".", "", 1).isdigit():
+            return True
+        if tok.isalpha():
+            return tok.lower() in ("nan", "inf")
     return tok == "N/A" or bool(_NUM_RE.match(tok)) or tok.lower() in ("nan", "-nan", "inf", "-inf")
+
+
+def _is_int(tok: str) -> bool:
+    """_INT_RE.match, with the usual case first."""
+    return (tok.isascii() and tok.isdigit()) or bool(_INT_RE.match(tok))
 
 
 def _parse_params(s: str) -> dict[str, Any]:
@@ -266,9 +293,9 @@ def _header_layout(tokens: list[str]) -> _Layout | None:
 def _lead_ok(name: str, tok: str) -> bool:
     """Whether a token fits a leading column (size, count, type, redop, root)."""
     if name in ("size", "count", "root"):
-        return bool(_INT_RE.match(tok))
+        return _is_int(tok)
     if name in ("type", "redop"):
-        return bool(_WORD_RE.match(tok))
+        return (tok.isascii() and tok.isalpha()) or bool(_WORD_RE.match(tok))
     return True
 
 
@@ -293,6 +320,65 @@ def _infer_layout(tokens: list[str]) -> _Layout | None:
     return _Layout(tuple(lead), ("time", "algbw", "busbw", kinds[0]), ("time", "algbw", "busbw", kinds[1]))
 
 
+_PLAIN: dict = {}  # layout -> how a plain row of it reads (_plain_shape)
+_PLAIN_LAST: list = [None, None]
+_PLAIN_CELL = r"(N/A|[0-9]+\.?[0-9]*|\.[0-9]+)"
+
+
+def _plain_shape(layout: _Layout) -> tuple:
+    """(regex of a plain row under `layout` or None, lead names, (index, name) of each half's named
+    cells, indices of the #wrong cells). A plain row: ASCII, every column there, no tag, the lead
+    columns as `_lead_ok` takes them and every cell a plain decimal or N/A."""
+    if _PLAIN_LAST[0] is layout:
+        return _PLAIN_LAST[1]
+    shape = _PLAIN.get(layout)
+    if shape is None:
+        if len(_PLAIN) > 64:
+            _PLAIN.clear()
+        n, n_oop = len(layout.lead), len(layout.oop)
+        parts = [r"(-?[0-9]+)" if name in ("size", "count", "root") else r"([A-Za-z][A-Za-z0-9_]*)"
+                 if name in ("type", "redop") else r"(\S+)" for name in layout.lead]
+        parts += [_PLAIN_CELL] * (n_oop + len(layout.ip))
+        usual = layout.lead[:3] == ("size", "count", "type")
+        oop_at = [(n + i, name) for i, name in enumerate(layout.oop) if name is not None]
+        ip_at = [(n + n_oop + i, name) for i, name in enumerate(layout.ip) if name is not None]
+        shape = _PLAIN[layout] = (re.compile(r"\s+".join(parts)) if usual else None, layout.lead, oop_at, ip_at,
+                                  [i for i, name in oop_at + ip_at if name == "wrong"])
+    _PLAIN_LAST[:] = [layout, shape]  # the same layout object row after row: no hashing
+    return shape
+
+
+def _plain_row(layout: _Layout, s: str) -> tuple | None:
+    """The tokens of a plain row under `layout` (see _plain_shape), which `row` reads the same way by
+    its column checks and regexes; None for any other line (`row` reads it)."""
+    regex = _plain_shape(layout)[0]
+    if regex is None or not s.isascii():
+        return None
+    m = regex.fullmatch(s)
+    if m is None:
+        return None
+    tokens = m.groups()
+    if tokens[2].lower() in ("nan", "inf"):  # a type that is a cell: `row` decides
+        return None
+    return tokens
+
+
+def _plain_halves(layout: _Layout, tokens: tuple) -> tuple[dict, dict, dict]:
+    """(lead, out-of-place, in-place) of a plain row's tokens."""
+    _, lead_names, oop_at, ip_at, _ = _plain_shape(layout)
+    halves = []
+    for at in (oop_at, ip_at):
+        half: dict[str, Any] = {}
+        for i, name in at:
+            tok = tokens[i]
+            if name == "wrong":
+                half[name] = None if tok == "N/A" else int(float(tok))
+            else:
+                half[name] = None if tok == "N/A" else float(tok)
+        halves.append(half)
+    return dict(zip(lead_names, tokens)), halves[0], halves[1]
+
+
 def _half(names: tuple[str | None, ...], cells: list[str]) -> dict[str, Any] | None:
     """One half (out-of-place or in-place) of a row by column name; None when cells are missing or bad."""
     if len(cells) < len(names):
@@ -314,25 +400,33 @@ class _Parser:
     def __init__(self) -> None:
         self.collective: str | None = None
         self.collective_cmd: str | None = None
-        self.collectives: list[str] = []
+        self.collectives: dict[str, None] = {}  # distinct, in order (up to NAMES_CAP)
         self.tests_version: str | None = None
-        self.libraries: list[int] = []
+        self.libraries: dict[int, None] = {}  # distinct, in order (up to NAMES_CAP)
         self.headers: int | None = None
         self.nccl_line_version: str | None = None
         self.info_nranks: int | None = None
         self.devices: list[Device] = []
         self.parameters: dict[str, Any] = {}
         self.rows: list[Row] = []
-        self.avgs: list[float | None] = []
+        self.avgs: list[float | None] = []  # the first AVGS_SHOWN summaries' values
+        self.avg_count = 0
+        self.avgs_differ = False
         self.oob: int | None = None
         self.oob_ok: bool | None = None
         self.failures: list[Failure] = []
         self.warnings: list[WarningLine] = []
         self.notes: list[str] = []
         self.counts = {"version": 0, "starting": 0, "nthread": 0, "header": 0}
+        self.run = 0  # run_index(), kept up to date by count()
         self.rows_dropped = 0  # results rows past ROW_CAP not kept (their size was already kept)
         self.kept_keys: set | None = None
-        self.lists_dropped = 0  # per-line notes and WARN lines past LIST_CAP
+        self.lists_dropped = 0  # per-line notes, WARN and failure lines past LIST_CAP
+        self.cut_run: int | None = None  # runs from this one on are not kept
+        self.run_seen = -1  # the last run that had a row or a rank line
+        self.rows_cut = 0  # results rows of runs not kept
+        self.devices_dropped = 0  # rank lines not kept
+        self.wrong_cut: list[int] = []  # [count, first line] of rows with wrong results in runs not kept
         self.banner = False
         self.layout: _Layout | None = None
         self.first_text: tuple[int, str] | None = None
@@ -341,10 +435,16 @@ class _Parser:
     # -- runs -------------------------------------------------------------------------------
     def run_index(self) -> int:
         """0-based index of the run in progress: banners and results headers seen so far, minus one."""
-        return max(0, max(self.counts.values()) - 1)
+        return self.run
+
+    def count(self, kind: str) -> None:
+        self.counts[kind] += 1
+        self.run = max(0, max(self.counts.values()) - 1)
 
     # -- one line ---------------------------------------------------------------------------
-    def feed(self, line_no: int, line: str) -> None:
+    def feed(self, line_no: int, line: str, may_fail: bool = True) -> None:
+        """One line, cleaned (clean_lines). `may_fail` False: the caller knows the line holds none of
+        _FAIL_WORDS (the chunk engine finds them in bytes), so _FAIL_RE need not look."""
         if self.first_text is not None and (" NCCL INFO " in line or " NCCL TRACE " in line):
             self.info_line(line)  # the bulk of a log with NCCL_DEBUG=INFO: only two facts are read from it
             return
@@ -353,7 +453,7 @@ class _Parser:
             return
         if self.first_text is None:
             self.first_text = (line_no, s)
-        m = _NCCL_LOG_RE.search(s)
+        m = _NCCL_LOG_RE.search(s) if "NCCL " in s else None
         if m:
             if m.group(1) == "WARN":
                 if len(self.warnings) < LIST_CAP:
@@ -372,20 +472,21 @@ class _Parser:
             if v and self.nccl_line_version is None:
                 self.nccl_line_version = v.group(1)
             return
-        if self.kept_keys is not None and s[:1].isdigit() and self.repeated_row(s):
+        if (self.kept_keys is not None and s[:1].isdigit() and (self.cut_run is None or self.run < self.cut_run)
+                and self.repeated_row(s)):  # a run not kept has no key kept
             return
-        failed = bool(_FAIL_RE.search(s))
+        failed = may_fail and bool(_FAIL_RE.search(s))
         if s.startswith("#"):
             self.comment(line_no, s)
             if failed:
-                self.failures.append(Failure(line_no, s, None, self.run_index()))
+                self.failure(Failure(line_no, s, None, self.run_index()))
             return
-        if self.row(line_no, s):
+        if self.row(line_no, s, failed):
             return
         if failed:
-            self.failures.append(Failure(line_no, s, None, self.run_index()))
+            self.failure(Failure(line_no, s, None, self.run_index()))
             return
-        m = _PERF_RE.search(s)
+        m = _PERF_RE.search(s) if "_perf" in s else None
         if m and self.collective_cmd is None:
             self.collective_cmd = collective_name(m.group(1))
 
@@ -402,29 +503,32 @@ class _Parser:
                 self.info_nranks = int(n.group(1))
 
     def comment(self, line_no: int, s: str) -> None:
+        if s[1:].lstrip().startswith("Rank") and self.device(s):  # the most frequent: no other pattern fits
+            return
         m = _TESTS_VERSION_RE.match(s)
         if m:
-            self.counts["version"] += 1
+            self.count("version")
             self.banner = True
             if self.tests_version is None:
                 self.tests_version = m.group(1)
             h, lib = _HEADERS_RE.search(s), _LIBRARY_RE.search(s)
             if h and self.headers is None:
                 self.headers = int(h.group(1))
-            if lib:
-                self.libraries.append(int(lib.group(1)))
+            if lib and len(self.libraries) < NAMES_CAP:
+                self.libraries.setdefault(int(lib.group(1)))
             return
         m = _STARTING_RE.match(s)
         if m:
-            self.counts["starting"] += 1
+            self.count("starting")
             self.banner = True
             name = collective_name(m.group(1))
-            self.collectives.append(name)
+            if len(self.collectives) < NAMES_CAP:
+                self.collectives.setdefault(name)
             if self.collective is None:
                 self.collective = name
             return
         if _NTHREAD_RE.match(s):
-            self.counts["nthread"] += 1
+            self.count("nthread")
             self.banner = True
             if not self.parameters:
                 self.parameters = _parse_params(s)
@@ -432,17 +536,11 @@ class _Parser:
         if _USING_RE.match(s):
             self.banner = True
             return
-        m = _DEVICE_RE.match(s)
-        if m:
-            self.banner = True
-            self.devices.append(Device(
-                rank=int(m.group(1)), group=int(m.group(2)) if m.group(2) is not None else None, pid=int(m.group(3)),
-                host=m.group(4), device=int(m.group(5)), bus_id=m.group(6).strip(), name=m.group(7).strip(),
-                run=self.run_index()))
+        if self.device(s):
             return
         tokens = s.lstrip("#").split()
         if len(tokens) >= 3 and tokens[0] == "size" and tokens[1] == "count":
-            self.counts["header"] += 1
+            self.count("header")
             layout = _header_layout(tokens)
             complete = tokens.count("time") + tokens.count("cputime") >= 2
             if layout is not None and (complete or self.layout is None):  # a cut header: only if nothing better
@@ -460,7 +558,12 @@ class _Parser:
             return
         m = _AVG_RE.match(s)
         if m:
-            self.avgs.append(_num(m.group(1)))
+            v = _num(m.group(1))
+            self.avg_count += 1
+            if self.avgs and v != self.avgs[0]:
+                self.avgs_differ = True
+            if len(self.avgs) < AVGS_SHOWN:
+                self.avgs.append(v)
             return
         m = _REDUCED_RE.match(s)
         if m:
@@ -469,18 +572,41 @@ class _Parser:
             return
         m = _ERROR_RE.match(s)
         if m:
-            self.failures.append(Failure(line_no, s, None, self.run_index()))
+            self.failure(Failure(line_no, s, None, self.run_index()))
 
-    def row(self, line_no: int, s: str) -> bool:
-        """A results row (or a row cut short by a failure); False when the line is something else."""
-        tokens = _TAG_RE.sub(" ", s).split()
+    def device(self, s: str) -> bool:
+        """A "#  Rank N Group G Pid P on HOST device D [BUSID] NAME" line; False for anything else."""
+        m = _DEVICE_RE.match(s)
+        if not m:
+            return False
+        self.banner = True
+        if not self.keeps(self.run_index()) or len(self.devices) >= DEVICE_HARD_CAP:
+            self.devices_dropped += 1
+            return True
+        self.devices.append(Device(
+            rank=int(m.group(1)), group=int(m.group(2)) if m.group(2) is not None else None, pid=int(m.group(3)),
+            host=m.group(4), device=int(m.group(5)), bus_id=m.group(6).strip(), name=m.group(7).strip(),
+            run=self.run_index()))
+        return True
+
+    def row(self, line_no: int, s: str, failed: bool = True) -> bool:
+        """A results row (or a row cut short by a failure); False when the line is something else.
+        `failed` False: _FAIL_RE is known not to match the line."""
+        if not failed and self.layout is not None and "[" not in s:
+            plain = _plain_row(self.layout, s)
+            if plain is not None:
+                if not self.keeps(self.run):  # counted: only its #wrong cells are read
+                    return self.cut_row(line_no, any(plain[i] not in ("0", "N/A") and int(float(plain[i])) > 0
+                                                     for i in _plain_shape(self.layout)[4]))
+                return self.add_row(line_no, *_plain_halves(self.layout, plain))
+        tokens = (_TAG_RE.sub(" ", s) if "[" in s else s).split()
         if len(tokens) >= 4 and all(_cell_ok(t) for t in tokens):
             # numbers only: the tail of a row whose start was cut (a real row has a type word)
             self.note(f"line {line_no}: partial results row skipped (no size/count/type columns)")
             return True
-        if not tokens or not _INT_RE.match(tokens[0]):
+        if not tokens or not _is_int(tokens[0]):
             return False
-        fail = _FAIL_RE.search(s)
+        fail = _FAIL_RE.search(s) if failed else None
         if fail:  # "2097152  32768  float  none  -1 node0: Test CUDA failure common.cu:389 '...'"
             pre = _TAG_RE.sub(" ", s[: fail.start()]).split()
             size = int(pre[0]) if len(pre) >= 3 and _INT_RE.match(pre[0]) and _INT_RE.match(pre[1]) else None
@@ -490,7 +616,7 @@ class _Parser:
             host = re.search(r"(\S+:\s*)$", s[: fail.start()])
             if host and not _INT_RE.match(host.group(1).rstrip(": ")):
                 text = host.group(1) + text
-            self.failures.append(Failure(line_no, text.strip(), size, self.run_index()))
+            self.failure(Failure(line_no, text.strip(), size, self.run_index()))
             return True
         layout = self.layout
         if layout is None or len(tokens) < len(layout.lead) or not all(
@@ -507,6 +633,12 @@ class _Parser:
         if ip is None:
             self.note(f"line {line_no}: results row cut after the out-of-place columns")
             ip = {}
+        return self.add_row(line_no, lead, oop, ip)
+
+    def add_row(self, line_no: int, lead: dict, oop: dict, ip: dict) -> bool:
+        """Keep a results row (or count it: a run not kept, a size kept already past ROW_CAP)."""
+        if not self.keeps(self.run_index()):
+            return self.cut_row(line_no, (oop.get("wrong") or 0) > 0 or (ip.get("wrong") or 0) > 0)
         if len(self.rows) >= ROW_CAP and not self.keep_beyond_cap(lead, line_no):
             self.rows_dropped += 1
             return True
@@ -519,6 +651,29 @@ class _Parser:
             ip_wrong=ip.get("wrong"), ip_error=ip.get("error"),
             run=self.run_index(), line_no=line_no))
         return True
+
+    def cut_row(self, line_no: int, wrong: bool) -> bool:
+        """A results row of a run not kept: counted (and its wrong results)."""
+        self.rows_cut += 1
+        if wrong:
+            self.wrong_cut = [self.wrong_cut[0] + 1, self.wrong_cut[1]] if self.wrong_cut else [1, line_no]
+        return True
+
+    def keeps(self, run: int) -> bool:
+        """Whether the rows and rank lines of `run` are kept: a run that starts once RUN_ROWS_CAP rows or
+        DEVICE_CAP rank lines are kept is not, nor any after it."""
+        if run > self.run_seen:
+            self.run_seen = run
+            if self.cut_run is None and (len(self.rows) >= RUN_ROWS_CAP or len(self.devices) >= DEVICE_CAP):
+                self.cut_run = run
+        return self.cut_run is None or run < self.cut_run
+
+    def failure(self, f: Failure) -> None:
+        """A failure line, up to LIST_CAP of them (the rest are counted)."""
+        if len(self.failures) < LIST_CAP:
+            self.failures.append(f)
+        else:
+            self.lists_dropped += 1
 
     def note(self, text: str) -> None:
         """A per-line note, up to LIST_CAP of them (the rest are counted)."""
@@ -582,19 +737,22 @@ class _Parser:
             notes.append(f"{len(self.rows) + self.rows_dropped} results rows: {self.rows_dropped} that repeat a "
                          f"size already kept are not kept past the first {ROW_CAP} (peak_busbw_gbps and the checks read the rows kept)")
         self.independent_run_notes(notes, runs, nranks, busbws)
+        self.bound_notes(notes, runs)
         if self.lists_dropped:
-            notes.append(f"{self.lists_dropped} further per-line notes and NCCL WARN lines past the first {LIST_CAP} "
-                         "not kept")
-        if len(set(self.collectives)) > 1:
-            notes.append("the file holds runs of several tests: " + ", ".join(dict.fromkeys(self.collectives)))
-        if len(self.avgs) > 1 and len(set(self.avgs)) > 1:
-            notes.append(f"{len(self.avgs)} result summaries: Avg bus bandwidth "
+            notes.append(f"{self.lists_dropped} further per-line notes, NCCL WARN and failure lines past the first "
+                         f"{LIST_CAP} not kept")
+        if len(self.collectives) > 1:
+            notes.append("the file holds runs of several tests: " + ", ".join(self.collectives))
+        if self.avg_count > 1 and (self.avgs_differ or len(set(self.avgs)) > 1):
+            more = self.avg_count - len(self.avgs)
+            notes.append(f"{self.avg_count} result summaries: Avg bus bandwidth "
                          + ", ".join("?" if a is None else f"{a:g}" for a in self.avgs)
-                         + " (avg_busbw_gbps is the first)")
-        nccl_version = version_from_code(self.libraries[0]) if self.libraries else self.nccl_line_version
-        if len(set(self.libraries)) > 1:
+                         + (f" and {more} more" if more else "") + " (avg_busbw_gbps is the first)")
+        libraries = list(self.libraries)
+        nccl_version = version_from_code(libraries[0]) if libraries else self.nccl_line_version
+        if len(libraries) > 1:
             notes.append("runs used different NCCL libraries: "
-                         + ", ".join(version_from_code(c) for c in dict.fromkeys(self.libraries))
+                         + ", ".join(version_from_code(c) for c in libraries)
                          + " (nccl_version is the first)")
         return NcclTestsReport(
             collective=self.collective or self.collective_cmd,
@@ -614,6 +772,18 @@ class _Parser:
             warnings=tuple(self.warnings),
             notes=tuple(notes),
         )
+
+    def bound_notes(self, notes: list[str], runs: int) -> None:
+        """What was counted and not kept to keep the result bounded (thousands of runs in one file)."""
+        if self.cut_run is not None:
+            notes.append(f"{runs - self.cut_run} runs (from run {self.cut_run + 1} of {runs}) not kept, to keep memory "
+                         f"bounded: their {self.rows_cut} results rows and the rank lines are counted, not judged; the "
+                         f"first {self.cut_run} runs are kept and judged run by run")
+        if self.wrong_cut:
+            notes.append(f"{self.wrong_cut[0]} results rows with wrong results (#wrong > 0) in runs not kept, the "
+                         f"first at line {self.wrong_cut[1]}")
+        if self.devices_dropped:
+            notes.append(f"{self.devices_dropped} rank lines (\"# Rank N ... on HOST device ...\") not kept")
 
     def independent_run_notes(self, notes: list[str], runs: int, nranks: int | None, busbws: list[float]) -> None:
         """Signs that each process ran its own 1-rank test (nccl-tests built without MPI=1)."""
@@ -664,15 +834,18 @@ def parse_lines(lines: Iterable[str]) -> NcclTestsReport:
 # first INFO/TRACE line (it may be the file's first text) and its first INFO/TRACE line whose text
 # holds an NCCL version, and one that holds an nranks (a later one cannot change what the first set).
 # `ChunkReader.feed` decodes those lines and feeds them, with their line numbers, to the same _Parser
-# the line path uses, so the result is `parse(text)`'s. An INFO/TRACE line is recognised in bytes only
-# when it ends in a printable ASCII character, so the line `feed` sees (stripped of trailing blanks)
-# routes it the same way; any other line is left to `feed`.
+# the line path uses, so the result is `parse(text)`'s. An INFO/TRACE line is left out only when a
+# printable ASCII character follows its tag (_INFO_END_RE finds the others), so the line `feed` would
+# see, stripped of trailing blanks, still holds the tag and is routed the same way.
 
 _INFO_B = b" NCCL INFO "
 _TRACE_B = b" NCCL TRACE "
 _B_ANSI_RE = re.compile(ANSI_RE.pattern.encode())
 
-Digest = tuple  # (lines in the chunk, [(index of a line in the chunk, its bytes)])
+Digest = tuple  # (lines in the chunk, [indices of the lines picked], (their bytes), {indices of those with a failure word})
+# An INFO/TRACE line that the bytes test above does not settle: one whose tag is followed by nothing but
+# blanks or bytes that are not printable ASCII up to the end of the line.
+_INFO_END_RE = re.compile(rb" NCCL (?:INFO|TRACE) [^!-~\n]*$", re.M)
 
 
 def _normal(raw: bytes) -> bytes:
@@ -685,8 +858,14 @@ def _normal(raw: bytes) -> bytes:
     return raw
 
 
-def _is_info(line: bytes) -> bool:
-    return (_INFO_B in line or _TRACE_B in line) and 32 < line[-1] < 127
+def _has_tag(line: bytes) -> bool:
+    return _INFO_B in line or _TRACE_B in line
+
+
+def _line_ends(lines: list[bytes]) -> list[int]:
+    """Where each line of a chunk ends (the offset of its newline): bisect_right(ends, pos) is the
+    index of the line holding the byte at pos."""
+    return list(map(operator.add, itertools.accumulate(map(len, lines)), range(len(lines))))
 
 
 def _first_info_fact(c: bytes, lines: list[bytes], mark: bytes, regex: re.Pattern) -> Optional[int]:
@@ -695,7 +874,7 @@ def _first_info_fact(c: bytes, lines: list[bytes], mark: bytes, regex: re.Patter
     while pos >= 0:
         i = c.count(b"\n", 0, pos)
         line = lines[i]
-        if _is_info(line) and regex.search(line.decode("utf-8", "replace").rstrip()):
+        if _has_tag(line) and regex.search(line.decode("utf-8", "replace").rstrip()):
             return i
         nl = c.find(b"\n", pos)
         if nl < 0:
@@ -704,24 +883,57 @@ def _first_info_fact(c: bytes, lines: list[bytes], mark: bytes, regex: re.Patter
     return None
 
 
+def _fail_lines(c: bytes, lines: list[bytes]) -> set[int]:
+    """Indices of the lines that hold one of _FAIL_WORDS (found in bytes: the words are ASCII)."""
+    present = [w for w in _FAIL_WORDS if w in c]
+    if not present:
+        return set()
+    ends = _line_ends(lines)
+    found = set()
+    for w in present:
+        pos = c.find(w)
+        while pos >= 0:
+            found.add(bisect.bisect_right(ends, pos))
+            pos = c.find(w, pos + 1)
+    return found
+
+
 def digest(raw: bytes) -> Digest:
     """The state-free half of reading one chunk of whole lines (see above): (its line count, the
-    (index, bytes) of each line the parser could act on, in order)."""
+    indices of the lines the parser could act on, their bytes, the indices of those that may hold a
+    failure mark). The lines are picked with C-level passes (map, compress), not a Python loop."""
     c = _normal(raw)
     lines = c.split(b"\n")
     if c.endswith(b"\n"):
         lines.pop()
     n = len(lines)
-    info_b, trace_b = _INFO_B, _TRACE_B
-    keep = [i for i, line in enumerate(lines)
-            if line and not ((info_b in line or trace_b in line) and 32 < line[-1] < 127)]
-    if len(keep) < n:  # some INFO/TRACE lines were left out: the first, and the first of each fact
-        extra = {i for i in (next((i for i, line in enumerate(lines) if line and _is_info(line)), None),
+    info = map(operator.contains, lines, itertools.repeat(_INFO_B))
+    if _TRACE_B in c:
+        info = map(operator.or_, info, map(operator.contains, lines, itertools.repeat(_TRACE_B)))
+    keep = list(itertools.compress(range(n), map(operator.and_, map(bool, lines), map(operator.not_, info))))
+    if len(keep) < n:
+        # INFO/TRACE lines left out: those that end in a blank or a byte that is not printable ASCII
+        # (`feed` sees them stripped: left to it), the chunk's first, and its first of each fact
+        extra = {i for i in (_first_info(lines),
                              _first_info_fact(c, lines, b"NCCL version", _NCCL_VERSION_RE),
                              _first_info_fact(c, lines, b"nranks ", _NRANKS_RE)) if i is not None}
+        ends = None
+        for m in _INFO_END_RE.finditer(c):
+            ends = ends or _line_ends(lines)
+            extra.add(bisect.bisect_right(ends, m.start()))
         if extra:
             keep = sorted(set(keep) | extra)
-    return n, [(i, lines[i]) for i in keep]
+    picked = operator.itemgetter(*keep)(lines) if keep else ()
+    if len(keep) == 1:
+        picked = (picked,)
+    return n, keep, picked, _fail_lines(c, lines)
+
+
+def _first_info(lines: list[bytes]) -> Optional[int]:
+    for i, line in enumerate(lines):
+        if _has_tag(line):
+            return i
+    return None
 
 
 class ChunkReader:
@@ -744,11 +956,11 @@ class ChunkReader:
         self._lines(digest(chunk) if dg is None else dg)
 
     def _lines(self, dg: Digest) -> None:
-        n, picked = dg
+        n, keep, picked, fails = dg
         base = self.n + 1
         feed = self.p.feed
-        for i, line in picked:
-            feed(base + i, line.decode("utf-8", "replace").rstrip())
+        for i, line in zip(keep, picked):
+            feed(base + i, line.decode("utf-8", "replace").rstrip(), i in fails)
         self.n += n
 
     def result(self) -> NcclTestsReport:
