@@ -104,6 +104,27 @@ def test_generated_bytes_read_as_their_decoded_text(text: str, junk: bytes, size
     assert _outcome(_by_chunks, data, size) == _outcome(nccl_tests.parse, data.decode("utf-8", "replace"))
 
 
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(text=LINES, junk=JUNK, size=hst.integers(min_value=1, max_value=300))
+def test_past_the_cut_bytes_count_as_feed_does(monkeypatch, text: str, junk: bytes, size: int) -> None:
+    """With the caps at one row / one rank line, runs are cut at once and the chunk path counts most
+    lines in bytes (`_counted`): still exactly what `parse(text)` (every line through `feed`) gives."""
+    monkeypatch.setattr(nccl_tests, "RUN_ROWS_CAP", 1)
+    monkeypatch.setattr(nccl_tests, "DEVICE_CAP", 1)
+    data = text.encode("utf-8") + junk
+    assert _outcome(_by_chunks, data, size) == _outcome(nccl_tests.parse, data.decode("utf-8", "replace"))
+
+
+def test_past_the_cut_on_the_fixtures(monkeypatch) -> None:
+    monkeypatch.setattr(nccl_tests, "RUN_ROWS_CAP", 1)
+    monkeypatch.setattr(nccl_tests, "DEVICE_CAP", 1)
+    text = "".join(_text(p) for p in FILES)
+    want = _outcome(nccl_tests.parse, text)
+    assert any("not kept" in n for n in want["notes"])
+    for size in (_chunks.CHUNK, 4096, 77):
+        assert _outcome(_by_chunks, text.encode("utf-8"), size) == want
+
+
 def test_a_giant_line_cut_by_the_chunker_is_read_whole() -> None:
     row = "     8388608       2097152     float     sum      -1   100.1   83.80  157.12      0   99.90   83.97  157.45      0"
     text = "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n" + "x" * 5000 + " FAILED\n" + row

@@ -342,8 +342,10 @@ def _plain_shape(layout: _Layout) -> tuple:
         usual = layout.lead[:3] == ("size", "count", "type")
         oop_at = [(n + i, name) for i, name in enumerate(layout.oop) if name is not None]
         ip_at = [(n + n_oop + i, name) for i, name in enumerate(layout.ip) if name is not None]
+        parts_b = [p.replace(r"(\S+)", r"([!-~]+)") for p in parts]  # over printable ASCII: the same tokens
         shape = _PLAIN[layout] = (re.compile(r"\s+".join(parts)) if usual else None, layout.lead, oop_at, ip_at,
-                                  [i for i, name in oop_at + ip_at if name == "wrong"])
+                                  [i for i, name in oop_at + ip_at if name == "wrong"],
+                                  re.compile(r"[ \t]+".join(parts_b).encode()) if usual else None)
     _PLAIN_LAST[:] = [layout, shape]  # the same layout object row after row: no hashing
     return shape
 
@@ -365,7 +367,7 @@ def _plain_row(layout: _Layout, s: str) -> tuple | None:
 
 def _plain_halves(layout: _Layout, tokens: tuple) -> tuple[dict, dict, dict]:
     """(lead, out-of-place, in-place) of a plain row's tokens."""
-    _, lead_names, oop_at, ip_at, _ = _plain_shape(layout)
+    _, lead_names, oop_at, ip_at, _, _ = _plain_shape(layout)
     halves = []
     for at in (oop_at, ip_at):
         half: dict[str, Any] = {}
@@ -936,6 +938,55 @@ def _first_info(lines: list[bytes]) -> Optional[int]:
     return None
 
 
+# Past the cut (runs not kept: every run from then on is only counted), the lines of a big log are
+# mostly results rows and rank lines whose only effect is a count. `_counted` settles those in bytes,
+# for a line with no failure word and no "NCCL": a plain results row of the current layout (the
+# layout's row pattern over printable ASCII with tab/space separators) is counted as `row` counts it;
+# an ASCII rank line (_DEVICE_RE over bytes; none of the separators \x1c-\x1f that text patterns take
+# for blanks) is counted and "# Using devices" sets `banner`, as `comment` does; a bare "#", the lines
+# around a results header, and a line whose first character can start neither a row, a launcher
+# prefix nor a cell (and holds no "_perf") do nothing in `feed` either. Any other line goes to `feed`.
+_SEP_B = re.compile(rb"[\x1c-\x1f]")  # blanks to str.split and re's \s over text, not over bytes
+_CELL_WORDS = (b"n/a", b"nan", b"inf")
+_DEVICE_B = re.compile(_DEVICE_RE.pattern.encode())
+_USING_B = re.compile(_USING_RE.pattern.encode())
+# the lines around a results header that say nothing to the parser: "#   out-of-place   in-place" above
+# it, "#  (B)  (elements) ... (us)  (GB/s)" under it
+_UNITS_B = re.compile(rb"#\s*(?:\(B\)|out-of-place)\s")
+_ROWISH = frozenset(bytes([c]) for c in b"0123456789+-.[")  # how a row, a prefix or a cell can start
+
+
+def _counted(p: _Parser, line: bytes, line_no: int) -> bool:
+    """Whether `line` (of a run not kept) was a rank line or a plain results row, now counted, or a line
+    that does nothing; False: `feed` reads it."""
+    st = line.strip()
+    first = st[:1]
+    if first == b"#":
+        if st == b"#" or _UNITS_B.match(st):
+            return True
+        if b"NCCL" in st or not st.isascii() or _SEP_B.search(st):  # bytes and text patterns differ there
+            return False
+        if _DEVICE_B.match(st):
+            p.banner = True
+            p.devices_dropped += 1
+            return True
+        if _USING_B.match(st):
+            p.banner = True
+            return True
+        return False
+    if first.isdigit():
+        regex = _plain_shape(p.layout)[5] if p.layout is not None else None
+        m = regex.fullmatch(st) if regex is not None else None
+        if m is None or b"[" in st or b"NCCL" in st or m.group(3).lower() in (b"nan", b"inf"):
+            return False
+        p.cut_row(line_no, any(m.group(i + 1) not in (b"0", b"N/A") and int(float(m.group(i + 1))) > 0
+                               for i in _plain_shape(p.layout)[4]))
+        return True
+    # a line whose first character can start neither a row, a launcher prefix nor a cell: nothing to do
+    return (bool(first) and 32 < first[0] < 127 and first not in _ROWISH and st[:3].lower() not in _CELL_WORDS
+            and b"_perf" not in st and b"NCCL" not in st)
+
+
 class ChunkReader:
     """Chunks of whole lines in order (`feed(chunk, digest=None)`), then `result()`. A chunk may end
     mid-line (a giant line cut by the chunker): the rest of it waits for the next chunk."""
@@ -958,8 +1009,11 @@ class ChunkReader:
     def _lines(self, dg: Digest) -> None:
         n, keep, picked, fails = dg
         base = self.n + 1
-        feed = self.p.feed
+        p = self.p
+        feed = p.feed
         for i, line in zip(keep, picked):
+            if p.cut_run is not None and i not in fails and _counted(p, line, base + i):  # the bulk past the cut
+                continue
             feed(base + i, line.decode("utf-8", "replace").rstrip(), i in fails)
         self.n += n
 
