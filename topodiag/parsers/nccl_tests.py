@@ -832,9 +832,10 @@ def parse_lines(lines: Iterable[str]) -> NcclTestsReport:
 # A big NCCL_DEBUG log is mostly "NCCL INFO" lines, of which this parser reads two facts (the NCCL
 # version, nranks) and only until it has them. `digest(chunk)` is the state-free half, done with C-level
 # passes over the chunk's bytes: it splits the chunk into lines and keeps (index, bytes) of each line
-# that `_Parser.feed` could act on -- every non-empty line that is not an INFO/TRACE line, the chunk's
-# first INFO/TRACE line (it may be the file's first text) and its first INFO/TRACE line whose text
-# holds an NCCL version, and one that holds an nranks (a later one cannot change what the first set).
+# that `_Parser.feed` could act on: every non-empty line that is not an INFO/TRACE line. While the
+# parser lacks its first text, the NCCL version or nranks, `ChunkReader` adds the chunk's first
+# INFO/TRACE line and its first INFO/TRACE line whose text holds an NCCL version, and one that holds
+# an nranks (a later one cannot change what the first set).
 # `ChunkReader.feed` decodes those lines and feeds them, with their line numbers, to the same _Parser
 # the line path uses, so the result is `parse(text)`'s. An INFO/TRACE line is left out only when a
 # printable ASCII character follows its tag (_INFO_END_RE finds the others), so the line `feed` would
@@ -885,41 +886,45 @@ def _first_info_fact(c: bytes, lines: list[bytes], mark: bytes, regex: re.Patter
     return None
 
 
-def _fail_lines(c: bytes, lines: list[bytes]) -> set[int]:
-    """Indices of the lines that hold one of _FAIL_WORDS (found in bytes: the words are ASCII)."""
-    present = [w for w in _FAIL_WORDS if w in c]
+def _fail_lines(keep: list[int], picked) -> set[int]:
+    """Indices (in the chunk) of the picked lines that hold one of _FAIL_WORDS (found in bytes: the
+    words are ASCII), searched in the picked lines only."""
+    blob = b"\n".join(picked)
+    present = [w for w in _FAIL_WORDS if w in blob]
     if not present:
         return set()
-    ends = _line_ends(lines)
+    ends = _line_ends(list(picked))
     found = set()
     for w in present:
-        pos = c.find(w)
+        pos = blob.find(w)
         while pos >= 0:
-            found.add(bisect.bisect_right(ends, pos))
-            pos = c.find(w, pos + 1)
+            found.add(keep[bisect.bisect_right(ends, pos)])
+            pos = blob.find(w, pos + 1)
     return found
+
+
+def _lines_of(raw: bytes) -> tuple[bytes, list[bytes]]:
+    c = _normal(raw)
+    lines = c.split(b"\n")
+    if c.endswith(b"\n"):
+        lines.pop()
+    return c, lines
 
 
 def digest(raw: bytes) -> Digest:
     """The state-free half of reading one chunk of whole lines (see above): (its line count, the
     indices of the lines the parser could act on, their bytes, the indices of those that may hold a
-    failure mark). The lines are picked with C-level passes (map, compress), not a Python loop."""
-    c = _normal(raw)
-    lines = c.split(b"\n")
-    if c.endswith(b"\n"):
-        lines.pop()
+    failure mark). The lines are picked with C-level passes (map, compress), not a Python loop; the
+    INFO/TRACE lines that hold facts are added by `ChunkReader` while the parser lacks them."""
+    c, lines = _lines_of(raw)
     n = len(lines)
     info = map(operator.contains, lines, itertools.repeat(_INFO_B))
     if _TRACE_B in c:
         info = map(operator.or_, info, map(operator.contains, lines, itertools.repeat(_TRACE_B)))
     keep = list(itertools.compress(range(n), map(operator.and_, map(bool, lines), map(operator.not_, info))))
-    if len(keep) < n:
-        # INFO/TRACE lines left out: those that end in a blank or a byte that is not printable ASCII
-        # (`feed` sees them stripped: left to it), the chunk's first, and its first of each fact
-        extra = {i for i in (_first_info(lines),
-                             _first_info_fact(c, lines, b"NCCL version", _NCCL_VERSION_RE),
-                             _first_info_fact(c, lines, b"nranks ", _NRANKS_RE)) if i is not None}
+    if len(keep) < n:  # INFO/TRACE lines with no printable character after the tag: left to `feed`
         ends = None
+        extra = set()
         for m in _INFO_END_RE.finditer(c):
             ends = ends or _line_ends(lines)
             extra.add(bisect.bisect_right(ends, m.start()))
@@ -928,7 +933,17 @@ def digest(raw: bytes) -> Digest:
     picked = operator.itemgetter(*keep)(lines) if keep else ()
     if len(keep) == 1:
         picked = (picked,)
-    return n, keep, picked, _fail_lines(c, lines)
+    return n, keep, picked, _fail_lines(keep, picked)
+
+
+def _fact_lines(raw: bytes) -> tuple[list[int], list[bytes]]:
+    """The chunk's first INFO/TRACE line (it may be the file's first text), its first INFO/TRACE line
+    whose text holds an NCCL version and its first that holds an nranks: the parser reads them while it
+    lacks those (a later one cannot change what the first set)."""
+    c, lines = _lines_of(raw)
+    found = sorted({i for i in (_first_info(lines), _first_info_fact(c, lines, b"NCCL version", _NCCL_VERSION_RE),
+                                _first_info_fact(c, lines, b"nranks ", _NRANKS_RE)) if i is not None})
+    return found, [lines[i] for i in found]
 
 
 def _first_info(lines: list[bytes]) -> Optional[int]:
@@ -1004,12 +1019,21 @@ class ChunkReader:
             chunk, self.carry = chunk[:cut], chunk[cut:]
             if not chunk:
                 return
-        self._lines(digest(chunk) if dg is None else dg)
+        self._lines(chunk, digest(chunk) if dg is None else dg)
 
-    def _lines(self, dg: Digest) -> None:
-        n, keep, picked, fails = dg
-        base = self.n + 1
+    def _lines(self, chunk: bytes, dg: Digest) -> None:
         p = self.p
+        n, keep, picked, fails = dg
+        if p.first_text is None or p.nccl_line_version is None or p.info_nranks is None:
+            more, lines = _fact_lines(chunk)  # INFO/TRACE lines the parser may still read
+            new = set(more) - set(keep)
+            if new:
+                merged = dict(zip(more, lines))
+                merged.update(zip(keep, picked))
+                keep = sorted(merged)
+                picked = [merged[i] for i in keep]
+                fails = fails | new  # feed looks for failure marks itself in these
+        base = self.n + 1
         feed = p.feed
         for i, line in zip(keep, picked):
             if p.cut_run is not None and i not in fails and _counted(p, line, base + i):  # the bulk past the cut
@@ -1020,7 +1044,7 @@ class ChunkReader:
     def result(self) -> NcclTestsReport:
         """The report (ParseError as `parse` raises it); call once."""
         if self.carry:
-            self._lines(digest(self.carry))
+            self._lines(self.carry, digest(self.carry))
             self.carry = b""
         return self.p.finish()
 

@@ -58,9 +58,12 @@ Digest = tuple  # (lines, has "NCCL", INFO, WARN, TRACE counts, [(connection tex
 
 def normalise(raw: bytes) -> bytes:
     """CRLF and lone CR to LF, ANSI colour codes out, tabs to spaces. A chunk that is not ASCII is
-    decoded first ("replace") and encoded back, so its bytes are those of the decoded text."""
+    decoded first ("replace") and encoded back, so its bytes are those of the decoded text (valid
+    UTF-8 with nothing to change is returned as it is: the same bytes)."""
     if not raw.isascii():
         text = raw.decode("utf-8", "replace")
+        if "\ufffd" not in text and "\r" not in text and "\x1b" not in text and "\t" not in text:
+            return raw  # valid UTF-8 with nothing to change: these are the bytes of the decoded text
         if "\r" in text:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         if "\x1b" in text:
