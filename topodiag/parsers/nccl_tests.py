@@ -322,7 +322,8 @@ def _infer_layout(tokens: list[str]) -> _Layout | None:
 
 _PLAIN: dict = {}  # layout -> how a plain row of it reads (_plain_shape)
 _PLAIN_LAST: list = [None, None]
-_PLAIN_CELL = r"(N/A|[0-9]+\.?[0-9]*|\.[0-9]+)"
+_PLAIN_WRONG = r"(N/A|[0-9]+\.?[0-9]*|\.[0-9]+)"  # a #wrong cell: a plain decimal
+_PLAIN_CELL = r"(N/A|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)"  # the others, "0e+00" too (old builds)
 
 
 def _plain_shape(layout: _Layout) -> tuple:
@@ -338,7 +339,7 @@ def _plain_shape(layout: _Layout) -> tuple:
         n, n_oop = len(layout.lead), len(layout.oop)
         parts = [r"(-?[0-9]+)" if name in ("size", "count", "root") else r"([A-Za-z][A-Za-z0-9_]*)"
                  if name in ("type", "redop") else r"(\S+)" for name in layout.lead]
-        parts += [_PLAIN_CELL] * (n_oop + len(layout.ip))
+        parts += [_PLAIN_WRONG if name == "wrong" else _PLAIN_CELL for name in layout.oop + layout.ip]
         usual = layout.lead[:3] == ("size", "count", "type")
         oop_at = [(n + i, name) for i, name in enumerate(layout.oop) if name is not None]
         ip_at = [(n + n_oop + i, name) for i, name in enumerate(layout.ip) if name is not None]
@@ -376,7 +377,7 @@ def _plain_halves(layout: _Layout, tokens: tuple) -> tuple[dict, dict, dict]:
             if name == "wrong":
                 half[name] = None if tok == "N/A" else int(float(tok))
             else:
-                half[name] = None if tok == "N/A" else float(tok)
+                half[name] = None if tok == "N/A" else _num(tok) if "e" in tok or "E" in tok else float(tok)
         halves.append(half)
     return dict(zip(lead_names, tokens)), halves[0], halves[1]
 
@@ -962,19 +963,24 @@ def _first_info(lines: list[bytes]) -> Optional[int]:
 # around a results header, and a line whose first character can start neither a row, a launcher
 # prefix nor a cell (and holds no "_perf") do nothing in `feed` either. Any other line goes to `feed`.
 _SEP_B = re.compile(rb"[\x1c-\x1f]")  # blanks to str.split and re's \s over text, not over bytes
-_CELL_WORDS = (b"n/a", b"nan", b"inf")
+_SRUN_B = re.compile(_SRUN_RE.pattern.encode())
 _DEVICE_B = re.compile(_DEVICE_RE.pattern.encode())
 _USING_B = re.compile(_USING_RE.pattern.encode())
 # the lines around a results header that say nothing to the parser: "#   out-of-place   in-place" above
 # it, "#  (B)  (elements) ... (us)  (GB/s)" under it
 _UNITS_B = re.compile(rb"#\s*(?:\(B\)|out-of-place)\s")
-_ROWISH = frozenset(bytes([c]) for c in b"0123456789+-.[")  # how a row, a prefix or a cell can start
 
 
 def _counted(p: _Parser, line: bytes, line_no: int) -> bool:
     """Whether `line` (of a run not kept) was a rank line or a plain results row, now counted, or a line
     that does nothing; False: `feed` reads it."""
     st = line.strip()
+    if st[:1].isdigit():  # an srun prefix ("0: "), taken as _strip_prefix takes it, at most twice
+        for _ in range(2):
+            m = _SRUN_B.match(st)
+            if m is None:
+                break
+            st = st[m.end():].strip()
     first = st[:1]
     if first == b"#":
         if st == b"#" or _UNITS_B.match(st):
@@ -997,9 +1003,13 @@ def _counted(p: _Parser, line: bytes, line_no: int) -> bool:
         p.cut_row(line_no, any(m.group(i + 1) not in (b"0", b"N/A") and int(float(m.group(i + 1))) > 0
                                for i in _plain_shape(p.layout)[4]))
         return True
-    # a line whose first character can start neither a row, a launcher prefix nor a cell: nothing to do
-    return (bool(first) and 32 < first[0] < 127 and first not in _ROWISH and st[:3].lower() not in _CELL_WORDS
-            and b"_perf" not in st and b"NCCL" not in st)
+    # a line whose first token can be neither a row's size, a launcher prefix nor a cell: nothing to do
+    if not first or not 32 < first[0] < 127 or first in b"0123456789+." or b"_perf" in st or b"NCCL" in st:
+        return False
+    second = st[1:2]
+    if first == b"[" or first == b"-":
+        return not (second.isdigit() or second == b"." or st[:4].lower() in (b"-nan", b"-inf"))
+    return st[:3].lower() not in (b"nan", b"inf", b"n/a")
 
 
 class ChunkReader:
