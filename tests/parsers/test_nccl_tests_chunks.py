@@ -91,7 +91,8 @@ WORDS = hst.sampled_from([
     "node1:1:1 [0] NCCL TRACE x nranks 4", "NCCL version 2.18.1+cuda12.1", "0: ", "[1,0]<stdout>:", "[0]",
     "Test NCCL failure common.cu:958 'unhandled system error'", "FAILED", "Aborted (core dumped)", "all_reduce_perf",
     "./build/sendrecv_perf -b 8 -e 1G", "NCCL INFO", " NCCL INFO ", "\r", "\r\n", "\x1b[1m", "\x1c", "\t", "  ",
-    "\xe9", "\x85", "-5", "N/A", "nan", "inf", "1.5e3", "#", "# error: x",
+    "\xe9", "\x85", "-5", "N/A", "nan", "inf", "1.5e3", "#", "# error: x", "9" * 400, "1e999", "0e+00",
+    "0: #  Rank  1 Group  0 Pid  124 on node2 device  1 [0x2b] NVIDIA H100 80GB HBM3", "-f 2 -g 1", "[bm:1] x",
 ])
 LINES = hst.lists(hst.lists(WORDS, max_size=6).map(" ".join), max_size=30).map("\n".join)
 JUNK = hst.sampled_from([b"", b"\xff", b"\xc3", b"\r", b"\x00", b" "])

@@ -227,11 +227,19 @@ def _strip_prefix(line: str) -> str:
 def _num(tok: str) -> float | None:
     """A table cell as a float; 'N/A', nan and inf as None."""
     if tok.isascii() and tok.replace(".", "", 1).isdigit():  # the usual cell, which _NUM_RE matches
-        return float(tok)
+        v = float(tok)
+        return v if v != math.inf else None  # 400 digits overflow
     if not _NUM_RE.match(tok):
         return None
     v = float(tok)
     return v if math.isfinite(v) else None
+
+
+def _wrong(tok) -> bool:
+    """Whether a plain decimal #wrong cell (str or bytes) counts wrong results: as `row` reads it, an
+    int of its finite value above 0."""
+    v = float(tok)
+    return v != math.inf and int(v) > 0
 
 
 def _cell_ok(tok: str) -> bool:
@@ -375,9 +383,10 @@ def _plain_halves(layout: _Layout, tokens: tuple) -> tuple[dict, dict, dict]:
         for i, name in at:
             tok = tokens[i]
             if name == "wrong":
-                half[name] = None if tok == "N/A" else int(float(tok))
+                v = _num(tok)
+                half[name] = None if v is None else int(v)
             else:
-                half[name] = None if tok == "N/A" else _num(tok) if "e" in tok or "E" in tok else float(tok)
+                half[name] = None if tok == "N/A" else _num(tok)
         halves.append(half)
     return dict(zip(lead_names, tokens)), halves[0], halves[1]
 
@@ -599,7 +608,7 @@ class _Parser:
             plain = _plain_row(self.layout, s)
             if plain is not None:
                 if not self.keeps(self.run):  # counted: only its #wrong cells are read
-                    return self.cut_row(line_no, any(plain[i] not in ("0", "N/A") and int(float(plain[i])) > 0
+                    return self.cut_row(line_no, any(plain[i] not in ("0", "N/A") and _wrong(plain[i])
                                                      for i in _plain_shape(self.layout)[4]))
                 return self.add_row(line_no, *_plain_halves(self.layout, plain))
         tokens = (_TAG_RE.sub(" ", s) if "[" in s else s).split()
@@ -1000,7 +1009,7 @@ def _counted(p: _Parser, line: bytes, line_no: int) -> bool:
         m = regex.fullmatch(st) if regex is not None else None
         if m is None or b"[" in st or b"NCCL" in st or m.group(3).lower() in (b"nan", b"inf"):
             return False
-        p.cut_row(line_no, any(m.group(i + 1) not in (b"0", b"N/A") and int(float(m.group(i + 1))) > 0
+        p.cut_row(line_no, any(m.group(i + 1) not in (b"0", b"N/A") and _wrong(m.group(i + 1))
                                for i in _plain_shape(p.layout)[4]))
         return True
     # a line whose first token can be neither a row's size, a launcher prefix nor a cell: nothing to do
