@@ -32,6 +32,14 @@ runs (banners / results headers seen; > 1 means several independent runs in one 
 text}] (NCCL WARN lines), notes [str]}.
 A row's `run` is the run whose banner or header last preceded it (approximate when the output of
 several processes interleaves). NCCL INFO lines are otherwise left to the nccl_debug parser.
+
+Big inputs (a cluster's logs appended together: gigabytes, thousands of runs): `parse_binary` and
+`parse_chunks` read bytes a chunk at a time (`digest` + `ChunkReader`, below; the loader reads a file
+once for this parser and nccl_debug, topodiag/load/onepass.py), with the result of `parse(text)`.
+The result is bounded: past ROW_CAP rows only sizes not kept yet are kept (up to ROW_HARD_CAP); runs
+are kept whole while fewer than RUN_ROWS_CAP rows and DEVICE_CAP rank lines are kept, and the runs
+after that are counted, not kept (a note says how many, with their rows and any wrong results), so
+every kept run is judged as a run; failure, WARN and note lines keep the first LIST_CAP.
 """
 
 from __future__ import annotations
