@@ -173,9 +173,9 @@ def _nccl_tests_layout(results) -> tuple[list[str], Optional[int]]:
     first nccl-tests run that has them (None per node when the nodes differ)."""
     from .parsers.base import to_jsonable
 
-    for result in results:
-        data = result if isinstance(result, dict) else to_jsonable(result)
-        devices = [d for d in data.get("devices") or () if isinstance(d, dict)]
+    for result in results:  # the devices only: a big log's result holds thousands of rows
+        raw = result.get("devices") if isinstance(result, dict) else getattr(result, "devices", ())
+        devices = [d for d in (to_jsonable(d) for d in raw or ()) if isinstance(d, dict)]
         first = [d for d in devices if (d.get("run") or 0) == (devices[0].get("run") or 0)] if devices else []
         names = [d["name"] for d in first if d.get("name")]
         if names:

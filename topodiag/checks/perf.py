@@ -77,10 +77,24 @@ def _looks_like_all_reduce(rows: list[dict]) -> bool:
     return bool(rows)
 
 
+_LAYOUTS: list = [None, {}, {}]  # the last result: its "# Rank" lines by run, the layouts made (read-only)
+
+
 def _layout(nccl_tests: Mapping[str, Any], run: int) -> tuple[list[str], dict[str, int], list[str]]:
-    """Hosts (in order), GPUs per host and GPU names of one run's "# Rank" lines."""
-    devices = [d for d in nccl_tests.get("devices") or [] if (d.get("run") or 0) == run] \
-        or list(nccl_tests.get("devices") or [])
+    """Hosts (in order), GPUs per host and GPU names of one run's "# Rank" lines (else of all of them).
+    Each is made once per result: a log of thousands of runs costs one pass over its rank lines."""
+    if _LAYOUTS[0] is not nccl_tests:
+        by_run: dict[int, list] = {}
+        for d in nccl_tests.get("devices") or []:
+            by_run.setdefault(d.get("run") or 0, []).append(d)
+        _LAYOUTS[:] = [nccl_tests, by_run, {}]
+    key = run if run in _LAYOUTS[1] else None
+    if key not in _LAYOUTS[2]:
+        _LAYOUTS[2][key] = _layout_of(_LAYOUTS[1][run] if key is not None else list(nccl_tests.get("devices") or []))
+    return _LAYOUTS[2][key]
+
+
+def _layout_of(devices: list) -> tuple[list[str], dict[str, int], list[str]]:
     per_host: dict[str, int] = {}
     names = []
     for d in devices:
@@ -168,9 +182,16 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
+_AS_DICT: list = [None, None]  # the last result converted: PERF001-003 read the same one
+
+
 def _as_dict(value):
     """The parser's dataclass result as plain dicts and lists (the JSON form its docstring lists)."""
-    return value if isinstance(value, dict) else to_jsonable(value)
+    if isinstance(value, dict):
+        return value
+    if _AS_DICT[0] is not value:
+        _AS_DICT[:] = [value, to_jsonable(value)]
+    return _AS_DICT[1]
 
 
 def _hosts_from_topology(topology, nranks: int) -> Optional[tuple[list[str], dict[str, int], list[str]]]:

@@ -103,6 +103,29 @@ def _refuse_binary_or_empty(name: str, first: bytes) -> None:
         raise InputError(name, "binary data (NUL bytes), expected the text output of a tool")
 
 
+def parse_opened_all(parsers, opened: OpenedText) -> list:
+    """Each parser's result over an opened input, or the exception it raised (ParseError,
+    RecursionError), in order. A plain file that every parser reads in chunks is read once for all of
+    them (topodiag/load/onepass.py); otherwise each parser reads it by `parse_opened`."""
+    from ..parsers.base import ParseError
+
+    binary = opened.binary() if parsers else None
+    if binary is not None:
+        from . import onepass
+
+        if onepass.can_share(parsers):
+            out = onepass.parse_together(parsers, binary)
+            if out is not None:
+                return out
+    results: list = []
+    for parser in parsers:
+        try:
+            results.append(parse_opened(parser, opened))
+        except (ParseError, RecursionError) as exc:
+            results.append(exc)
+    return results
+
+
 def parse_opened(parser, opened: OpenedText):
     """Run one parser module over an opened input, by the cheapest path it offers: the bytes engine
     for a plain file (a file with a `#@` header, i.e. a fixture, takes the line path, which blanks

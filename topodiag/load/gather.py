@@ -25,7 +25,7 @@ from ..bundle.archive import ARCHIVE_SUFFIXES, unpack
 from ..bundle.manifest import is_bundle_dir, member_path, read_manifest, sha256_of
 from ..errors import BundleError
 from ..errors import InputError
-from .files import OpenedText, open_bytes, open_text, parse_opened
+from .files import OpenedText, open_bytes, open_text, parse_opened, parse_opened_all
 
 UNKNOWN_SOURCE = "unknown"
 # Files beside fixtures that say what to expect of them, never inputs (tests/fixtures_index.py).
@@ -232,9 +232,20 @@ def _parse_as(source: str, opened, label: str, out: Gathered,
 
     try:
         result = parse_opened(get(source), opened)
-    except ParseError as exc:
-        return exc.message, exc.line_no or None
-    except RecursionError:
+    except (ParseError, RecursionError) as exc:
+        result = exc
+    return _record(source, result, label, out, listed)
+
+
+def _record(source: str, result, label: str, out: Gathered,
+            listed: bool = True) -> Optional[tuple[str, Optional[int]]]:
+    """Record what parsing `label` as `source` gave (a result, or the ParseError / RecursionError it
+    raised); None on success, else (message, line_no)."""
+    from ..parsers import ParseError
+
+    if isinstance(result, ParseError):
+        return result.message, result.line_no or None
+    if isinstance(result, RecursionError):
         return "input nested too deeply", None
     out.parsed.append(ParsedInput(source, label, result))
     if listed:
@@ -289,7 +300,7 @@ def _gather_bug_report(name: str, text: str, out: Gathered) -> None:
 
 
 def _gather_file(path: str, out: Gathered) -> None:
-    from ..parsers import blank_provenance_header, detect_all
+    from ..parsers import blank_provenance_header, detect_all, get
     from . import bug_report
 
     try:
@@ -315,7 +326,8 @@ def _gather_file(path: str, out: Gathered) -> None:
             out.statuses.append(InputStatus(opened.name, None, "unparseable", reason))
             return
         before = len(out.parsed)
-        errors = {source: _parse_as(source, opened, opened.name, out) for source in sources}
+        results = parse_opened_all([get(source) for source in sources], opened)  # one pass for them all
+        errors = {source: _record(source, result, opened.name, out) for source, result in zip(sources, results)}
         for item in out.parsed[before:]:
             _probe_failed(out, item)
         for item in out.parsed[-len(sources):]:

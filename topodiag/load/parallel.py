@@ -1,7 +1,9 @@
 """Spreading a big log over two processes: a map over its chunks plus an in-order merge.
 
-A parser that can (nccl_debug: `iter_chunks`, `digest`, `parse_chunks`) splits its work in two: a
-state-free `digest` of each chunk and an in-order merge that needs the state of the chunks before.
+A parser that can (nccl_debug, nccl_tests: `iter_chunks`, `digest`, `parse_chunks`) splits its work
+in two: a state-free `digest` of each chunk and an in-order merge that needs the state of the chunks
+before. A file read by several such parsers at once (topodiag/load/onepass.py) gets one worker that
+digests each chunk for all of them (`digested`).
 For a regular file of PARALLEL_MIN_BYTES or more, on a machine with two usable CPUs, the digests
 are computed in one worker process while this process merges: chunk k's digest is computed while
 chunk k-1 is merged. The worker reads its chunk from the file itself (by offset), so only the small
@@ -27,8 +29,9 @@ _TAIL = 16
 _fds: dict[str, int] = {}  # the worker's open files
 
 
-def _digest_range(source: str, path: str, off: int, n: int) -> tuple[int, bytes, tuple]:
-    """In the worker: read bytes [off, off+n) of `path` and digest them with `source`'s parser."""
+def _digest_range(source, path: str, off: int, n: int) -> tuple[int, bytes, object]:
+    """In the worker: read bytes [off, off+n) of `path` and digest them with `source`'s parser (a
+    tuple of sources: a tuple of digests, one per parser, for a file read once by several)."""
     from ..parsers import get
 
     fd = _fds.get(path)
@@ -42,12 +45,17 @@ def _digest_range(source: str, path: str, off: int, n: int) -> tuple[int, bytes,
         parts.append(b)
         got += len(b)
     data = b"".join(parts)
+    if isinstance(source, tuple):
+        return len(data), data[-_TAIL:], tuple(get(s).digest(data) for s in source)
     return len(data), data[-_TAIL:], get(source).digest(data)
 
 
 def worth_it(parser, handle: BinaryIO) -> bool:
-    """True when `handle` is a big regular file, `parser` can be split, and a worker can be forked."""
-    if PARALLEL_MIN_BYTES is None or not all(hasattr(parser, a) for a in ("iter_chunks", "digest", "parse_chunks")):
+    """True when `handle` is a big regular file, `parser` (or every parser of a list) can be split,
+    and a worker can be forked."""
+    parsers = parser if isinstance(parser, (list, tuple)) else [parser]
+    if PARALLEL_MIN_BYTES is None or not parsers or not all(
+            hasattr(p, a) for p in parsers for a in ("iter_chunks", "digest", "parse_chunks")):
         return False
     if not hasattr(os, "fork") or not hasattr(os, "pread"):
         return False
@@ -64,25 +72,48 @@ def worth_it(parser, handle: BinaryIO) -> bool:
     return threading.active_count() == 1
 
 
-def parse_in_two(parser, handle: BinaryIO):
-    """`parser.parse_chunks` over the file's chunks, each with its digest from the worker when it came
-    back right (None otherwise: the parser computes it)."""
+def _file_path(handle: BinaryIO) -> str:
+    path = os.path.realpath(f"/proc/self/fd/{handle.fileno()}") if os.path.isdir("/proc/self/fd") else None
+    return str(path or getattr(handle, "name", None))
+
+
+def _pool():
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
-    path = os.path.realpath(f"/proc/self/fd/{handle.fileno()}") if os.path.isdir("/proc/self/fd") else None
-    path = path or getattr(handle, "name", None)
     try:
-        pool = ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork"))
+        return ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork"))
     except (OSError, ValueError):
+        return None
+
+
+def parse_in_two(parser, handle: BinaryIO):
+    """`parser.parse_chunks` over the file's chunks, each with its digest from the worker when it came
+    back right (None otherwise: the parser computes it)."""
+    pool = _pool()
+    if pool is None:
         return parser.parse_chunks(parser.iter_chunks(handle))
     try:
-        return parser.parse_chunks(_paired(parser, handle, pool, str(path)))
+        return parser.parse_chunks(_paired(parser, handle, pool, _file_path(handle), parser.INFO.source))
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _paired(parser, handle: BinaryIO, pool, path: str) -> Iterator[tuple[bytes, Optional[tuple]]]:
+def digested(parsers, handle: BinaryIO) -> Iterator[tuple[bytes, Optional[tuple]]]:
+    """The file's chunks (cut by the first parser's `iter_chunks`), each with a tuple of the parsers'
+    digests computed in a worker process when they came back right (None otherwise). The caller
+    exhausts or closes the generator (the worker is shut down then)."""
+    pool = _pool()
+    if pool is None:
+        yield from ((chunk, None) for chunk in parsers[0].iter_chunks(handle))
+        return
+    try:
+        yield from _paired(parsers[0], handle, pool, _file_path(handle), tuple(p.INFO.source for p in parsers))
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _paired(parser, handle: BinaryIO, pool, path: str, source) -> Iterator[tuple[bytes, Optional[tuple]]]:
     off = handle.tell()
     pending: deque = deque()
     broken = False
@@ -90,7 +121,7 @@ def _paired(parser, handle: BinaryIO, pool, path: str) -> Iterator[tuple[bytes, 
         fut = None
         if not broken:
             try:
-                fut = pool.submit(_digest_range, parser.INFO.source, path, off, len(chunk))
+                fut = pool.submit(_digest_range, source, path, off, len(chunk))
             except Exception:  # a broken pool: no more requests
                 broken = True
         off += len(chunk)

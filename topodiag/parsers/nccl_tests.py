@@ -32,16 +32,29 @@ runs (banners / results headers seen; > 1 means several independent runs in one 
 text}] (NCCL WARN lines), notes [str]}.
 A row's `run` is the run whose banner or header last preceded it (approximate when the output of
 several processes interleaves). NCCL INFO lines are otherwise left to the nccl_debug parser.
+
+Big inputs (a cluster's logs appended together: gigabytes, thousands of runs): `parse_binary` and
+`parse_chunks` read bytes a chunk at a time (`digest` + `ChunkReader`, below; the loader reads a file
+once for this parser and nccl_debug, topodiag/load/onepass.py), with the result of `parse(text)`.
+The result is bounded: past ROW_CAP rows only sizes not kept yet are kept (up to ROW_HARD_CAP); runs
+are kept whole while fewer than RUN_ROWS_CAP rows and DEVICE_CAP rank lines are kept, and the runs
+after that are counted, not kept (a note says how many, with their rows and any wrong results), so
+every kept run is judged as a run; failure, WARN and note lines keep the first LIST_CAP.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
+import operator
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, BinaryIO, Iterable, Iterator, Optional
 
-from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
+from . import _chunks
+from ._chunks import CHUNK
+from .base import ANSI_RE, ParseError, ParserInfo, clean_lines, iter_clean_lines
 
 INFO = ParserInfo(
     source="nccl_tests",
@@ -76,13 +89,23 @@ _PERF_RE = re.compile(r"(?:^|[\s/])([a-z][a-z0-9_]*?)_perf(?:_mpi)?(?=\s|$)")
 _FAIL_RE = re.compile(
     r"Test (?:CUDA |NCCL )?failure|Test timeout|\bFAILED\b|\bAborted\b|MPI_ABORT|exited on signal"
     r"|Segmentation fault|terminate called|core dumped")
+# A literal that each of _FAIL_RE's alternatives holds: a line with none of them holds no failure mark.
+_FAIL_WORDS = (b" failure", b"Test timeout", b"FAILED", b"Aborted", b"MPI_ABORT", b"exited on signal",
+               b"Segmentation fault", b"terminate called", b"core dumped")
 
 # A results table has tens of rows per run; a huge NCCL log with interleaved rows can hold hundreds of
-# thousands. Past ROW_CAP only rows of a size not kept yet are kept (up to ROW_HARD_CAP): the result, and
-# every check's pass over it, stay bounded.
+# thousands, and a cluster's logs appended together thousands of runs. Past ROW_CAP only rows of a size
+# not kept yet are kept (up to ROW_HARD_CAP). A run is kept whole or not at all: once RUN_ROWS_CAP rows or
+# DEVICE_CAP rank lines are kept, the runs that start after are counted, not kept (a note says which), so
+# every run kept is judged as a run and the result, and every check's pass over it, stay bounded.
 ROW_CAP = 4096
 ROW_HARD_CAP = 16384
-LIST_CAP = 1000  # per-line notes, NCCL WARN lines
+RUN_ROWS_CAP = 12288
+DEVICE_CAP = 8192
+DEVICE_HARD_CAP = 16384  # rank lines of one giant run
+LIST_CAP = 1000  # per-line notes, NCCL WARN lines, failure lines
+NAMES_CAP = 64  # distinct collectives and NCCL libraries named in notes
+AVGS_SHOWN = 50  # "Avg bus bandwidth" values a note lists
 
 _INT_RE = re.compile(r"^-?\d+$")
 _NUM_RE = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
@@ -199,6 +222,8 @@ def collective_name(program: str) -> str:
 def _strip_prefix(line: str) -> str:
     """The line without indentation, an srun task prefix or a leading MPI rank tag."""
     s = line.strip()
+    if not s or not (s[0] == "[" or s[0].isdigit()):  # neither prefix can start here
+        return s
     for _ in range(2):
         m = _SRUN_RE.match(s) or _LEAD_TAG_RE.match(s)
         if not m:
@@ -209,15 +234,35 @@ def _strip_prefix(line: str) -> str:
 
 def _num(tok: str) -> float | None:
     """A table cell as a float; 'N/A', nan and inf as None."""
+    if tok.isascii() and tok.replace(".", "", 1).isdigit():  # the usual cell, which _NUM_RE matches
+        v = float(tok)
+        return v if v != math.inf else None  # 400 digits overflow
     if not _NUM_RE.match(tok):
         return None
     v = float(tok)
     return v if math.isfinite(v) else None
 
 
+def _wrong(tok) -> bool:
+    """Whether a plain decimal #wrong cell (str or bytes) counts wrong results: as `row` reads it, an
+    int of its finite value above 0."""
+    v = float(tok)
+    return v != math.inf and int(v) > 0
+
+
 def _cell_ok(tok: str) -> bool:
     """Whether a token can be a time/bandwidth/#wrong/error cell."""
+    if tok.isascii():
+        if tok.replace(".", "", 1).isdigit():
+            return True
+        if tok.isalpha():
+            return tok.lower() in ("nan", "inf")
     return tok == "N/A" or bool(_NUM_RE.match(tok)) or tok.lower() in ("nan", "-nan", "inf", "-inf")
+
+
+def _is_int(tok: str) -> bool:
+    """_INT_RE.match, with the usual case first."""
+    return (tok.isascii() and tok.isdigit()) or bool(_INT_RE.match(tok))
 
 
 def _parse_params(s: str) -> dict[str, Any]:
@@ -264,9 +309,9 @@ def _header_layout(tokens: list[str]) -> _Layout | None:
 def _lead_ok(name: str, tok: str) -> bool:
     """Whether a token fits a leading column (size, count, type, redop, root)."""
     if name in ("size", "count", "root"):
-        return bool(_INT_RE.match(tok))
+        return _is_int(tok)
     if name in ("type", "redop"):
-        return bool(_WORD_RE.match(tok))
+        return (tok.isascii() and tok.isalpha()) or bool(_WORD_RE.match(tok))
     return True
 
 
@@ -291,6 +336,69 @@ def _infer_layout(tokens: list[str]) -> _Layout | None:
     return _Layout(tuple(lead), ("time", "algbw", "busbw", kinds[0]), ("time", "algbw", "busbw", kinds[1]))
 
 
+_PLAIN: dict = {}  # layout -> how a plain row of it reads (_plain_shape)
+_PLAIN_LAST: list = [None, None]
+_PLAIN_WRONG = r"(N/A|[0-9]+\.?[0-9]*|\.[0-9]+)"  # a #wrong cell: a plain decimal
+_PLAIN_CELL = r"(N/A|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)"  # the others, "0e+00" too (old builds)
+
+
+def _plain_shape(layout: _Layout) -> tuple:
+    """(regex of a plain row under `layout` or None, lead names, (index, name) of each half's named
+    cells, indices of the #wrong cells). A plain row: ASCII, every column there, no tag, the lead
+    columns as `_lead_ok` takes them and every cell a plain decimal or N/A."""
+    if _PLAIN_LAST[0] is layout:
+        return _PLAIN_LAST[1]
+    shape = _PLAIN.get(layout)
+    if shape is None:
+        if len(_PLAIN) > 64:
+            _PLAIN.clear()
+        n, n_oop = len(layout.lead), len(layout.oop)
+        parts = [r"(-?[0-9]+)" if name in ("size", "count", "root") else r"([A-Za-z][A-Za-z0-9_]*)"
+                 if name in ("type", "redop") else r"(\S+)" for name in layout.lead]
+        parts += [_PLAIN_WRONG if name == "wrong" else _PLAIN_CELL for name in layout.oop + layout.ip]
+        usual = layout.lead[:3] == ("size", "count", "type")
+        oop_at = [(n + i, name) for i, name in enumerate(layout.oop) if name is not None]
+        ip_at = [(n + n_oop + i, name) for i, name in enumerate(layout.ip) if name is not None]
+        parts_b = [p.replace(r"(\S+)", r"([!-~]+)") for p in parts]  # over printable ASCII: the same tokens
+        shape = _PLAIN[layout] = (re.compile(r"\s+".join(parts)) if usual else None, layout.lead, oop_at, ip_at,
+                                  [i for i, name in oop_at + ip_at if name == "wrong"],
+                                  re.compile(r"[ \t]+".join(parts_b).encode()) if usual else None)
+    _PLAIN_LAST[:] = [layout, shape]  # the same layout object row after row: no hashing
+    return shape
+
+
+def _plain_row(layout: _Layout, s: str) -> tuple | None:
+    """The tokens of a plain row under `layout` (see _plain_shape), which `row` reads the same way by
+    its column checks and regexes; None for any other line (`row` reads it)."""
+    regex = _plain_shape(layout)[0]
+    if regex is None or not s.isascii():
+        return None
+    m = regex.fullmatch(s)
+    if m is None:
+        return None
+    tokens = m.groups()
+    if tokens[2].lower() in ("nan", "inf"):  # a type that is a cell: `row` decides
+        return None
+    return tokens
+
+
+def _plain_halves(layout: _Layout, tokens: tuple) -> tuple[dict, dict, dict]:
+    """(lead, out-of-place, in-place) of a plain row's tokens."""
+    _, lead_names, oop_at, ip_at, _, _ = _plain_shape(layout)
+    halves = []
+    for at in (oop_at, ip_at):
+        half: dict[str, Any] = {}
+        for i, name in at:
+            tok = tokens[i]
+            if name == "wrong":
+                v = _num(tok)
+                half[name] = None if v is None else int(v)
+            else:
+                half[name] = None if tok == "N/A" else _num(tok)
+        halves.append(half)
+    return dict(zip(lead_names, tokens)), halves[0], halves[1]
+
+
 def _half(names: tuple[str | None, ...], cells: list[str]) -> dict[str, Any] | None:
     """One half (out-of-place or in-place) of a row by column name; None when cells are missing or bad."""
     if len(cells) < len(names):
@@ -312,25 +420,33 @@ class _Parser:
     def __init__(self) -> None:
         self.collective: str | None = None
         self.collective_cmd: str | None = None
-        self.collectives: list[str] = []
+        self.collectives: dict[str, None] = {}  # distinct, in order (up to NAMES_CAP)
         self.tests_version: str | None = None
-        self.libraries: list[int] = []
+        self.libraries: dict[int, None] = {}  # distinct, in order (up to NAMES_CAP)
         self.headers: int | None = None
         self.nccl_line_version: str | None = None
         self.info_nranks: int | None = None
         self.devices: list[Device] = []
         self.parameters: dict[str, Any] = {}
         self.rows: list[Row] = []
-        self.avgs: list[float | None] = []
+        self.avgs: list[float | None] = []  # the first AVGS_SHOWN summaries' values
+        self.avg_count = 0
+        self.avgs_differ = False
         self.oob: int | None = None
         self.oob_ok: bool | None = None
         self.failures: list[Failure] = []
         self.warnings: list[WarningLine] = []
         self.notes: list[str] = []
         self.counts = {"version": 0, "starting": 0, "nthread": 0, "header": 0}
+        self.run = 0  # run_index(), kept up to date by count()
         self.rows_dropped = 0  # results rows past ROW_CAP not kept (their size was already kept)
         self.kept_keys: set | None = None
-        self.lists_dropped = 0  # per-line notes and WARN lines past LIST_CAP
+        self.lists_dropped = 0  # per-line notes, WARN and failure lines past LIST_CAP
+        self.cut_run: int | None = None  # runs from this one on are not kept
+        self.run_seen = -1  # the last run that had a row or a rank line
+        self.rows_cut = 0  # results rows of runs not kept
+        self.devices_dropped = 0  # rank lines not kept
+        self.wrong_cut: list[int] = []  # [count, first line] of rows with wrong results in runs not kept
         self.banner = False
         self.layout: _Layout | None = None
         self.first_text: tuple[int, str] | None = None
@@ -339,10 +455,16 @@ class _Parser:
     # -- runs -------------------------------------------------------------------------------
     def run_index(self) -> int:
         """0-based index of the run in progress: banners and results headers seen so far, minus one."""
-        return max(0, max(self.counts.values()) - 1)
+        return self.run
+
+    def count(self, kind: str) -> None:
+        self.counts[kind] += 1
+        self.run = max(0, max(self.counts.values()) - 1)
 
     # -- one line ---------------------------------------------------------------------------
-    def feed(self, line_no: int, line: str) -> None:
+    def feed(self, line_no: int, line: str, may_fail: bool = True) -> None:
+        """One line, cleaned (clean_lines). `may_fail` False: the caller knows the line holds none of
+        _FAIL_WORDS (the chunk engine finds them in bytes), so _FAIL_RE need not look."""
         if self.first_text is not None and (" NCCL INFO " in line or " NCCL TRACE " in line):
             self.info_line(line)  # the bulk of a log with NCCL_DEBUG=INFO: only two facts are read from it
             return
@@ -351,7 +473,7 @@ class _Parser:
             return
         if self.first_text is None:
             self.first_text = (line_no, s)
-        m = _NCCL_LOG_RE.search(s)
+        m = _NCCL_LOG_RE.search(s) if "NCCL " in s else None
         if m:
             if m.group(1) == "WARN":
                 if len(self.warnings) < LIST_CAP:
@@ -370,20 +492,21 @@ class _Parser:
             if v and self.nccl_line_version is None:
                 self.nccl_line_version = v.group(1)
             return
-        if self.kept_keys is not None and s[:1].isdigit() and self.repeated_row(s):
+        if (self.kept_keys is not None and s[:1].isdigit() and (self.cut_run is None or self.run < self.cut_run)
+                and self.repeated_row(s)):  # a run not kept has no key kept
             return
-        failed = bool(_FAIL_RE.search(s))
+        failed = may_fail and bool(_FAIL_RE.search(s))
         if s.startswith("#"):
             self.comment(line_no, s)
             if failed:
-                self.failures.append(Failure(line_no, s, None, self.run_index()))
+                self.failure(Failure(line_no, s, None, self.run_index()))
             return
-        if self.row(line_no, s):
+        if self.row(line_no, s, failed):
             return
         if failed:
-            self.failures.append(Failure(line_no, s, None, self.run_index()))
+            self.failure(Failure(line_no, s, None, self.run_index()))
             return
-        m = _PERF_RE.search(s)
+        m = _PERF_RE.search(s) if "_perf" in s else None
         if m and self.collective_cmd is None:
             self.collective_cmd = collective_name(m.group(1))
 
@@ -400,29 +523,32 @@ class _Parser:
                 self.info_nranks = int(n.group(1))
 
     def comment(self, line_no: int, s: str) -> None:
+        if s[1:].lstrip().startswith("Rank") and self.device(s):  # the most frequent: no other pattern fits
+            return
         m = _TESTS_VERSION_RE.match(s)
         if m:
-            self.counts["version"] += 1
+            self.count("version")
             self.banner = True
             if self.tests_version is None:
                 self.tests_version = m.group(1)
             h, lib = _HEADERS_RE.search(s), _LIBRARY_RE.search(s)
             if h and self.headers is None:
                 self.headers = int(h.group(1))
-            if lib:
-                self.libraries.append(int(lib.group(1)))
+            if lib and len(self.libraries) < NAMES_CAP:
+                self.libraries.setdefault(int(lib.group(1)))
             return
         m = _STARTING_RE.match(s)
         if m:
-            self.counts["starting"] += 1
+            self.count("starting")
             self.banner = True
             name = collective_name(m.group(1))
-            self.collectives.append(name)
+            if len(self.collectives) < NAMES_CAP:
+                self.collectives.setdefault(name)
             if self.collective is None:
                 self.collective = name
             return
         if _NTHREAD_RE.match(s):
-            self.counts["nthread"] += 1
+            self.count("nthread")
             self.banner = True
             if not self.parameters:
                 self.parameters = _parse_params(s)
@@ -430,17 +556,11 @@ class _Parser:
         if _USING_RE.match(s):
             self.banner = True
             return
-        m = _DEVICE_RE.match(s)
-        if m:
-            self.banner = True
-            self.devices.append(Device(
-                rank=int(m.group(1)), group=int(m.group(2)) if m.group(2) is not None else None, pid=int(m.group(3)),
-                host=m.group(4), device=int(m.group(5)), bus_id=m.group(6).strip(), name=m.group(7).strip(),
-                run=self.run_index()))
+        if self.device(s):
             return
         tokens = s.lstrip("#").split()
         if len(tokens) >= 3 and tokens[0] == "size" and tokens[1] == "count":
-            self.counts["header"] += 1
+            self.count("header")
             layout = _header_layout(tokens)
             complete = tokens.count("time") + tokens.count("cputime") >= 2
             if layout is not None and (complete or self.layout is None):  # a cut header: only if nothing better
@@ -458,7 +578,12 @@ class _Parser:
             return
         m = _AVG_RE.match(s)
         if m:
-            self.avgs.append(_num(m.group(1)))
+            v = _num(m.group(1))
+            self.avg_count += 1
+            if self.avgs and v != self.avgs[0]:
+                self.avgs_differ = True
+            if len(self.avgs) < AVGS_SHOWN:
+                self.avgs.append(v)
             return
         m = _REDUCED_RE.match(s)
         if m:
@@ -467,18 +592,41 @@ class _Parser:
             return
         m = _ERROR_RE.match(s)
         if m:
-            self.failures.append(Failure(line_no, s, None, self.run_index()))
+            self.failure(Failure(line_no, s, None, self.run_index()))
 
-    def row(self, line_no: int, s: str) -> bool:
-        """A results row (or a row cut short by a failure); False when the line is something else."""
-        tokens = _TAG_RE.sub(" ", s).split()
+    def device(self, s: str) -> bool:
+        """A "#  Rank N Group G Pid P on HOST device D [BUSID] NAME" line; False for anything else."""
+        m = _DEVICE_RE.match(s)
+        if not m:
+            return False
+        self.banner = True
+        if not self.keeps(self.run_index()) or len(self.devices) >= DEVICE_HARD_CAP:
+            self.devices_dropped += 1
+            return True
+        self.devices.append(Device(
+            rank=int(m.group(1)), group=int(m.group(2)) if m.group(2) is not None else None, pid=int(m.group(3)),
+            host=m.group(4), device=int(m.group(5)), bus_id=m.group(6).strip(), name=m.group(7).strip(),
+            run=self.run_index()))
+        return True
+
+    def row(self, line_no: int, s: str, failed: bool = True) -> bool:
+        """A results row (or a row cut short by a failure); False when the line is something else.
+        `failed` False: _FAIL_RE is known not to match the line."""
+        if not failed and self.layout is not None and "[" not in s:
+            plain = _plain_row(self.layout, s)
+            if plain is not None:
+                if not self.keeps(self.run):  # counted: only its #wrong cells are read
+                    return self.cut_row(line_no, any(plain[i] not in ("0", "N/A") and _wrong(plain[i])
+                                                     for i in _plain_shape(self.layout)[4]))
+                return self.add_row(line_no, *_plain_halves(self.layout, plain))
+        tokens = (_TAG_RE.sub(" ", s) if "[" in s else s).split()
         if len(tokens) >= 4 and all(_cell_ok(t) for t in tokens):
             # numbers only: the tail of a row whose start was cut (a real row has a type word)
             self.note(f"line {line_no}: partial results row skipped (no size/count/type columns)")
             return True
-        if not tokens or not _INT_RE.match(tokens[0]):
+        if not tokens or not _is_int(tokens[0]):
             return False
-        fail = _FAIL_RE.search(s)
+        fail = _FAIL_RE.search(s) if failed else None
         if fail:  # "2097152  32768  float  none  -1 node0: Test CUDA failure common.cu:389 '...'"
             pre = _TAG_RE.sub(" ", s[: fail.start()]).split()
             size = int(pre[0]) if len(pre) >= 3 and _INT_RE.match(pre[0]) and _INT_RE.match(pre[1]) else None
@@ -488,7 +636,7 @@ class _Parser:
             host = re.search(r"(\S+:\s*)$", s[: fail.start()])
             if host and not _INT_RE.match(host.group(1).rstrip(": ")):
                 text = host.group(1) + text
-            self.failures.append(Failure(line_no, text.strip(), size, self.run_index()))
+            self.failure(Failure(line_no, text.strip(), size, self.run_index()))
             return True
         layout = self.layout
         if layout is None or len(tokens) < len(layout.lead) or not all(
@@ -505,6 +653,12 @@ class _Parser:
         if ip is None:
             self.note(f"line {line_no}: results row cut after the out-of-place columns")
             ip = {}
+        return self.add_row(line_no, lead, oop, ip)
+
+    def add_row(self, line_no: int, lead: dict, oop: dict, ip: dict) -> bool:
+        """Keep a results row (or count it: a run not kept, a size kept already past ROW_CAP)."""
+        if not self.keeps(self.run_index()):
+            return self.cut_row(line_no, (oop.get("wrong") or 0) > 0 or (ip.get("wrong") or 0) > 0)
         if len(self.rows) >= ROW_CAP and not self.keep_beyond_cap(lead, line_no):
             self.rows_dropped += 1
             return True
@@ -517,6 +671,29 @@ class _Parser:
             ip_wrong=ip.get("wrong"), ip_error=ip.get("error"),
             run=self.run_index(), line_no=line_no))
         return True
+
+    def cut_row(self, line_no: int, wrong: bool) -> bool:
+        """A results row of a run not kept: counted (and its wrong results)."""
+        self.rows_cut += 1
+        if wrong:
+            self.wrong_cut = [self.wrong_cut[0] + 1, self.wrong_cut[1]] if self.wrong_cut else [1, line_no]
+        return True
+
+    def keeps(self, run: int) -> bool:
+        """Whether the rows and rank lines of `run` are kept: a run that starts once RUN_ROWS_CAP rows or
+        DEVICE_CAP rank lines are kept is not, nor any after it."""
+        if run > self.run_seen:
+            self.run_seen = run
+            if self.cut_run is None and (len(self.rows) >= RUN_ROWS_CAP or len(self.devices) >= DEVICE_CAP):
+                self.cut_run = run
+        return self.cut_run is None or run < self.cut_run
+
+    def failure(self, f: Failure) -> None:
+        """A failure line, up to LIST_CAP of them (the rest are counted)."""
+        if len(self.failures) < LIST_CAP:
+            self.failures.append(f)
+        else:
+            self.lists_dropped += 1
 
     def note(self, text: str) -> None:
         """A per-line note, up to LIST_CAP of them (the rest are counted)."""
@@ -580,19 +757,22 @@ class _Parser:
             notes.append(f"{len(self.rows) + self.rows_dropped} results rows: {self.rows_dropped} that repeat a "
                          f"size already kept are not kept past the first {ROW_CAP} (peak_busbw_gbps and the checks read the rows kept)")
         self.independent_run_notes(notes, runs, nranks, busbws)
+        self.bound_notes(notes, runs)
         if self.lists_dropped:
-            notes.append(f"{self.lists_dropped} further per-line notes and NCCL WARN lines past the first {LIST_CAP} "
-                         "not kept")
-        if len(set(self.collectives)) > 1:
-            notes.append("the file holds runs of several tests: " + ", ".join(dict.fromkeys(self.collectives)))
-        if len(self.avgs) > 1 and len(set(self.avgs)) > 1:
-            notes.append(f"{len(self.avgs)} result summaries: Avg bus bandwidth "
+            notes.append(f"{self.lists_dropped} further per-line notes, NCCL WARN and failure lines past the first "
+                         f"{LIST_CAP} not kept")
+        if len(self.collectives) > 1:
+            notes.append("the file holds runs of several tests: " + ", ".join(self.collectives))
+        if self.avg_count > 1 and (self.avgs_differ or len(set(self.avgs)) > 1):
+            more = self.avg_count - len(self.avgs)
+            notes.append(f"{self.avg_count} result summaries: Avg bus bandwidth "
                          + ", ".join("?" if a is None else f"{a:g}" for a in self.avgs)
-                         + " (avg_busbw_gbps is the first)")
-        nccl_version = version_from_code(self.libraries[0]) if self.libraries else self.nccl_line_version
-        if len(set(self.libraries)) > 1:
+                         + (f" and {more} more" if more else "") + " (avg_busbw_gbps is the first)")
+        libraries = list(self.libraries)
+        nccl_version = version_from_code(libraries[0]) if libraries else self.nccl_line_version
+        if len(libraries) > 1:
             notes.append("runs used different NCCL libraries: "
-                         + ", ".join(version_from_code(c) for c in dict.fromkeys(self.libraries))
+                         + ", ".join(version_from_code(c) for c in libraries)
                          + " (nccl_version is the first)")
         return NcclTestsReport(
             collective=self.collective or self.collective_cmd,
@@ -612,6 +792,18 @@ class _Parser:
             warnings=tuple(self.warnings),
             notes=tuple(notes),
         )
+
+    def bound_notes(self, notes: list[str], runs: int) -> None:
+        """What was counted and not kept to keep the result bounded (thousands of runs in one file)."""
+        if self.cut_run is not None:
+            notes.append(f"{runs - self.cut_run} runs (from run {self.cut_run + 1} of {runs}) not kept, to keep memory "
+                         f"bounded: their {self.rows_cut} results rows and the rank lines are counted, not judged; the "
+                         f"first {self.cut_run} runs are kept and judged run by run")
+        if self.wrong_cut:
+            notes.append(f"{self.wrong_cut[0]} results rows with wrong results (#wrong > 0) in runs not kept, the "
+                         f"first at line {self.wrong_cut[1]}")
+        if self.devices_dropped:
+            notes.append(f"{self.devices_dropped} rank lines (\"# Rank N ... on HOST device ...\") not kept")
 
     def independent_run_notes(self, notes: list[str], runs: int, nranks: int | None, busbws: list[float]) -> None:
         """Signs that each process ran its own 1-rank test (nccl-tests built without MPI=1)."""
@@ -651,6 +843,259 @@ def parse(text: str) -> NcclTestsReport:
 def parse_lines(lines: Iterable[str]) -> NcclTestsReport:
     """Streaming form of parse for an iterable of raw lines."""
     return _parse(iter_clean_lines(lines))
+
+
+# ---- the chunk engine: the same _Parser, fed only the lines that can change its result ---------------
+#
+# A big NCCL_DEBUG log is mostly "NCCL INFO" lines, of which this parser reads two facts (the NCCL
+# version, nranks) and only until it has them. `digest(chunk)` is the state-free half, done with C-level
+# passes over the chunk's bytes: it splits the chunk into lines and keeps (index, bytes) of each line
+# that `_Parser.feed` could act on: every non-empty line that is not an INFO/TRACE line. While the
+# parser lacks its first text, the NCCL version or nranks, `ChunkReader` adds the chunk's first
+# INFO/TRACE line and its first INFO/TRACE line whose text holds an NCCL version, and one that holds
+# an nranks (a later one cannot change what the first set).
+# `ChunkReader.feed` decodes those lines and feeds them, with their line numbers, to the same _Parser
+# the line path uses, so the result is `parse(text)`'s. An INFO/TRACE line is left out only when a
+# printable ASCII character follows its tag (_INFO_END_RE finds the others), so the line `feed` would
+# see, stripped of trailing blanks, still holds the tag and is routed the same way.
+
+_INFO_B = b" NCCL INFO "
+_TRACE_B = b" NCCL TRACE "
+_B_ANSI_RE = re.compile(ANSI_RE.pattern.encode())
+
+Digest = tuple  # (lines in the chunk, [indices of the lines picked], (their bytes), {indices of those with a failure word})
+# An INFO/TRACE line that the bytes test above does not settle: one whose tag is followed by nothing but
+# blanks or bytes that are not printable ASCII up to the end of the line.
+_INFO_END_RE = re.compile(rb" NCCL (?:INFO|TRACE) [^!-~\n]*$", re.M)
+
+
+def _normal(raw: bytes) -> bytes:
+    """CRLF and lone CR to LF, ANSI codes out: what clean_lines does, on bytes (the patterns are ASCII,
+    so the bytes of the cleaned text are the cleaned bytes)."""
+    if b"\r" in raw:
+        raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if b"\x1b" in raw:
+        raw = _B_ANSI_RE.sub(b"", raw)
+    return raw
+
+
+def _has_tag(line: bytes) -> bool:
+    return _INFO_B in line or _TRACE_B in line
+
+
+def _line_ends(lines: list[bytes]) -> list[int]:
+    """Where each line of a chunk ends (the offset of its newline): bisect_right(ends, pos) is the
+    index of the line holding the byte at pos."""
+    return list(map(operator.add, itertools.accumulate(map(len, lines)), range(len(lines))))
+
+
+def _first_info_fact(c: bytes, lines: list[bytes], mark: bytes, regex: re.Pattern) -> Optional[int]:
+    """Index of the chunk's first INFO/TRACE line whose text `regex` finds something in."""
+    pos = c.find(mark)
+    while pos >= 0:
+        i = c.count(b"\n", 0, pos)
+        line = lines[i]
+        if _has_tag(line) and regex.search(line.decode("utf-8", "replace").rstrip()):
+            return i
+        nl = c.find(b"\n", pos)
+        if nl < 0:
+            return None
+        pos = c.find(mark, nl + 1)
+    return None
+
+
+def _fail_lines(keep: list[int], picked) -> set[int]:
+    """Indices (in the chunk) of the picked lines that hold one of _FAIL_WORDS (found in bytes: the
+    words are ASCII), searched in the picked lines only."""
+    blob = b"\n".join(picked)
+    present = [w for w in _FAIL_WORDS if w in blob]
+    if not present:
+        return set()
+    ends = _line_ends(list(picked))
+    found = set()
+    for w in present:
+        pos = blob.find(w)
+        while pos >= 0:
+            found.add(keep[bisect.bisect_right(ends, pos)])
+            pos = blob.find(w, pos + 1)
+    return found
+
+
+def _lines_of(raw: bytes) -> tuple[bytes, list[bytes]]:
+    c = _normal(raw)
+    lines = c.split(b"\n")
+    if c.endswith(b"\n"):
+        lines.pop()
+    return c, lines
+
+
+def digest(raw: bytes) -> Digest:
+    """The state-free half of reading one chunk of whole lines (see above): (its line count, the
+    indices of the lines the parser could act on, their bytes, the indices of those that may hold a
+    failure mark). The lines are picked with C-level passes (map, compress), not a Python loop; the
+    INFO/TRACE lines that hold facts are added by `ChunkReader` while the parser lacks them."""
+    c, lines = _lines_of(raw)
+    n = len(lines)
+    info = map(operator.contains, lines, itertools.repeat(_INFO_B))
+    if _TRACE_B in c:
+        info = map(operator.or_, info, map(operator.contains, lines, itertools.repeat(_TRACE_B)))
+    keep = list(itertools.compress(range(n), map(operator.and_, map(bool, lines), map(operator.not_, info))))
+    if len(keep) < n:  # INFO/TRACE lines with no printable character after the tag: left to `feed`
+        ends = None
+        extra = set()
+        for m in _INFO_END_RE.finditer(c):
+            ends = ends or _line_ends(lines)
+            extra.add(bisect.bisect_right(ends, m.start()))
+        if extra:
+            keep = sorted(set(keep) | extra)
+    picked = operator.itemgetter(*keep)(lines) if keep else ()
+    if len(keep) == 1:
+        picked = (picked,)
+    return n, keep, picked, _fail_lines(keep, picked)
+
+
+def _fact_lines(raw: bytes) -> tuple[list[int], list[bytes]]:
+    """The chunk's first INFO/TRACE line (it may be the file's first text), its first INFO/TRACE line
+    whose text holds an NCCL version and its first that holds an nranks: the parser reads them while it
+    lacks those (a later one cannot change what the first set)."""
+    c, lines = _lines_of(raw)
+    found = sorted({i for i in (_first_info(lines), _first_info_fact(c, lines, b"NCCL version", _NCCL_VERSION_RE),
+                                _first_info_fact(c, lines, b"nranks ", _NRANKS_RE)) if i is not None})
+    return found, [lines[i] for i in found]
+
+
+def _first_info(lines: list[bytes]) -> Optional[int]:
+    for i, line in enumerate(lines):
+        if _has_tag(line):
+            return i
+    return None
+
+
+# Past the cut (runs not kept: every run from then on is only counted), the lines of a big log are
+# mostly results rows and rank lines whose only effect is a count. `_counted` settles those in bytes,
+# for a line with no failure word and no "NCCL": a plain results row of the current layout (the
+# layout's row pattern over printable ASCII with tab/space separators) is counted as `row` counts it;
+# an ASCII rank line (_DEVICE_RE over bytes; none of the separators \x1c-\x1f that text patterns take
+# for blanks) is counted and "# Using devices" sets `banner`, as `comment` does; a bare "#", the lines
+# around a results header, and a line whose first character can start neither a row, a launcher
+# prefix nor a cell (and holds no "_perf") do nothing in `feed` either. Any other line goes to `feed`.
+_SEP_B = re.compile(rb"[\x1c-\x1f]")  # blanks to str.split and re's \s over text, not over bytes
+_SRUN_B = re.compile(_SRUN_RE.pattern.encode())
+_DEVICE_B = re.compile(_DEVICE_RE.pattern.encode())
+_USING_B = re.compile(_USING_RE.pattern.encode())
+# the lines around a results header that say nothing to the parser: "#   out-of-place   in-place" above
+# it, "#  (B)  (elements) ... (us)  (GB/s)" under it
+_UNITS_B = re.compile(rb"#\s*(?:\(B\)|out-of-place)\s")
+
+
+def _counted(p: _Parser, line: bytes, line_no: int) -> bool:
+    """Whether `line` (of a run not kept) was a rank line or a plain results row, now counted, or a line
+    that does nothing; False: `feed` reads it."""
+    st = line.strip()
+    if st[:1].isdigit():  # an srun prefix ("0: "), taken as _strip_prefix takes it, at most twice
+        for _ in range(2):
+            m = _SRUN_B.match(st)
+            if m is None:
+                break
+            st = st[m.end():].strip()
+    first = st[:1]
+    if first == b"#":
+        if st == b"#" or _UNITS_B.match(st):
+            return True
+        if b"NCCL" in st or not st.isascii() or _SEP_B.search(st):  # bytes and text patterns differ there
+            return False
+        if _DEVICE_B.match(st):
+            p.banner = True
+            p.devices_dropped += 1
+            return True
+        if _USING_B.match(st):
+            p.banner = True
+            return True
+        return False
+    if first.isdigit():
+        regex = _plain_shape(p.layout)[5] if p.layout is not None else None
+        m = regex.fullmatch(st) if regex is not None else None
+        if m is None or b"[" in st or b"NCCL" in st or m.group(3).lower() in (b"nan", b"inf"):
+            return False
+        p.cut_row(line_no, any(m.group(i + 1) not in (b"0", b"N/A") and _wrong(m.group(i + 1))
+                               for i in _plain_shape(p.layout)[4]))
+        return True
+    # a line whose first token can be neither a row's size, a launcher prefix nor a cell: nothing to do
+    if not first or not 32 < first[0] < 127 or first in b"0123456789+." or b"_perf" in st or b"NCCL" in st:
+        return False
+    second = st[1:2]
+    if first == b"[" or first == b"-":
+        return not (second.isdigit() or second == b"." or st[:4].lower() in (b"-nan", b"-inf"))
+    return st[:3].lower() not in (b"nan", b"inf", b"n/a")
+
+
+class ChunkReader:
+    """Chunks of whole lines in order (`feed(chunk, digest=None)`), then `result()`. A chunk may end
+    mid-line (a giant line cut by the chunker): the rest of it waits for the next chunk."""
+
+    def __init__(self) -> None:
+        self.p = _Parser()
+        self.n = 0
+        self.carry = b""
+
+    def feed(self, chunk: bytes, dg: Optional[Digest] = None) -> None:
+        if self.carry or not chunk.endswith(b"\n"):
+            chunk, dg = self.carry + chunk, None
+            end = len(chunk) - 1 if chunk.endswith(b"\r") else len(chunk)  # a CR may pair with the next LF
+            cut = max(chunk.rfind(b"\n", 0, end), chunk.rfind(b"\r", 0, end)) + 1
+            chunk, self.carry = chunk[:cut], chunk[cut:]
+            if not chunk:
+                return
+        self._lines(chunk, digest(chunk) if dg is None else dg)
+
+    def _lines(self, chunk: bytes, dg: Digest) -> None:
+        p = self.p
+        n, keep, picked, fails = dg
+        if p.first_text is None or p.nccl_line_version is None or p.info_nranks is None:
+            more, lines = _fact_lines(chunk)  # INFO/TRACE lines the parser may still read
+            new = set(more) - set(keep)
+            if new:
+                merged = dict(zip(more, lines))
+                merged.update(zip(keep, picked))
+                keep = sorted(merged)
+                picked = [merged[i] for i in keep]
+                fails = fails | new  # feed looks for failure marks itself in these
+        base = self.n + 1
+        feed = p.feed
+        for i, line in zip(keep, picked):
+            if p.cut_run is not None and i not in fails and _counted(p, line, base + i):  # the bulk past the cut
+                continue
+            feed(base + i, line.decode("utf-8", "replace").rstrip(), i in fails)
+        self.n += n
+
+    def result(self) -> NcclTestsReport:
+        """The report (ParseError as `parse` raises it); call once."""
+        if self.carry:
+            self._lines(self.carry, digest(self.carry))
+            self.carry = b""
+        return self.p.finish()
+
+
+def parse_chunks(chunks: Iterable) -> NcclTestsReport:
+    """Chunks of whole lines, in order (bytes, or (bytes, digest or None) pairs) -> the report."""
+    r = ChunkReader()
+    for item in chunks:
+        if isinstance(item, tuple):
+            r.feed(item[0], item[1])
+        else:
+            r.feed(item)
+    return r.result()
+
+
+def iter_chunks(handle: BinaryIO) -> Iterator[bytes]:
+    """Chunks of whole lines of about CHUNK bytes from a file opened "rb" (topodiag/parsers/_chunks.py)."""
+    return _chunks.iter_chunks(handle, CHUNK)
+
+
+def parse_binary(handle: BinaryIO) -> NcclTestsReport:
+    """nccl-tests output from a file opened in binary mode, read a chunk at a time; the result is
+    `parse(data.decode("utf-8", "replace"))`."""
+    return parse_chunks(iter_chunks(handle))
 
 
 def sniff(text: str) -> float:

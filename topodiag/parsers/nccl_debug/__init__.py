@@ -62,7 +62,7 @@ import re
 
 from ..base import ParseError, ParserInfo
 from .facts import normalise_transport
-from .reader import CHUNK, digest, iter_chunks, parse, parse_binary, parse_chunks, parse_lines
+from .reader import CHUNK, ChunkReader, digest, iter_chunks, parse, parse_binary, parse_chunks, parse_lines
 from .records import MAX_LIST, MAX_SAMPLE, SOURCE, ErrorLine, LogLine, NetDevice, Rank, Result
 
 INFO = ParserInfo(
@@ -72,7 +72,7 @@ INFO = ParserInfo(
     description="an NCCL_DEBUG=INFO log (any NCCL 2.x, launcher prefixes, c10d watchdog lines): transports, NICs, GDR, errors",
 )
 
-__all__ = ["INFO", "SOURCE", "CHUNK", "MAX_LIST", "MAX_SAMPLE", "ErrorLine", "LogLine", "NetDevice", "ParseError",
+__all__ = ["INFO", "SOURCE", "CHUNK", "ChunkReader", "MAX_LIST", "MAX_SAMPLE", "ErrorLine", "LogLine", "NetDevice", "ParseError",
            "Rank", "Result", "digest", "iter_chunks", "normalise_transport", "parse", "parse_binary", "parse_chunks",
            "parse_lines", "sniff"]
 

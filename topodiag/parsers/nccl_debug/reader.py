@@ -24,11 +24,11 @@ import re
 from collections import Counter
 from typing import BinaryIO, Iterable, Iterator, Optional
 
-from ..base import ANSI_RE, ParseError
+from .. import _chunks
+from .._chunks import CHUNK
+from ..base import ANSI_RE
 from .facts import Facts
 from .records import MAX_CACHE, MAX_GDR_LINES, MAX_TEXT, LogLine, Result
-
-CHUNK = 1 << 22  # bytes (or characters of text) read at a time; lines are never cut below this
 
 # connection lines, keyed with their channel number: one group, so no tuple per line
 CONN_RE = re.compile(rb"NCCL INFO ((?:Channel|Ring|CollNet) [^:\n]*: [^\n]*)")
@@ -58,9 +58,12 @@ Digest = tuple  # (lines, has "NCCL", INFO, WARN, TRACE counts, [(connection tex
 
 def normalise(raw: bytes) -> bytes:
     """CRLF and lone CR to LF, ANSI colour codes out, tabs to spaces. A chunk that is not ASCII is
-    decoded first ("replace") and encoded back, so its bytes are those of the decoded text."""
+    decoded first ("replace") and encoded back, so its bytes are those of the decoded text (valid
+    UTF-8 with nothing to change is returned as it is: the same bytes)."""
     if not raw.isascii():
         text = raw.decode("utf-8", "replace")
+        if "\ufffd" not in text and "\r" not in text and "\x1b" not in text and "\t" not in text:
+            return raw  # valid UTF-8 with nothing to change: these are the bytes of the decoded text
         if "\r" in text:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         if "\x1b" in text:
@@ -261,76 +264,37 @@ def _untagged(st: Facts, c: bytes, base: int) -> None:
 # ---- cutting input into chunks, and the entry points ------------------------------------------------
 
 def iter_chunks(handle: BinaryIO) -> Iterator[bytes]:
-    """Chunks of whole lines from a file opened "rb" (or any object with read/readline): read(CHUNK)
-    plus the rest of its last line, at most CHUNK more (a giant line is cut rather than held whole).
-    A text-mode handle's chunks are encoded as UTF-8."""
-    try:
-        read = handle.read
-        readline = handle.readline
-    except AttributeError:
-        raise ParseError("not a readable file") from None
-    n = 0
-    while True:
-        try:
-            chunk = read(CHUNK)
-            if not chunk:
-                return
-            if isinstance(chunk, str):  # a text-mode file after all
-                if not chunk.endswith("\n"):
-                    chunk += readline(CHUNK)
-                chunk = chunk.encode("utf-8", "surrogatepass")
-            else:
-                chunk = bytes(chunk)
-                if not chunk.endswith(b"\n"):
-                    chunk += bytes(readline(CHUNK))
-        except (OSError, ValueError, TypeError) as e:
-            raise ParseError(f"cannot read the log: {e}", n) from None
-        n += chunk.count(b"\n")
-        yield chunk
+    """Chunks of whole lines of about CHUNK bytes from a file opened "rb" (topodiag/parsers/_chunks.py)."""
+    return _chunks.iter_chunks(handle, CHUNK)
 
 
-def _text_chunks(text: str) -> Iterator[bytes]:
-    start, end = 0, len(text)
-    while start < end:
-        cut = start + CHUNK
-        if cut >= end:
-            cut = end
-        else:
-            nl = text.find("\n", cut)
-            cut = end if nl < 0 else nl + 1
-        yield text[start:cut].encode("utf-8", "surrogatepass")
-        start = cut
+class ChunkReader:
+    """The in-order merge as an object: `feed(chunk, digest=None)` chunk after chunk, then `result()`.
+    How the loader reads one file once for every parser that reads it (topodiag/load/onepass.py)."""
 
+    def __init__(self) -> None:
+        self.st = Facts()
 
-def _line_chunks(lines: Iterable) -> Iterator[bytes]:
-    buf: list[str] = []
-    size = 0
-    for line in lines:
-        if not isinstance(line, str):
-            line = line.decode("utf-8", "replace") if isinstance(line, (bytes, bytearray)) else str(line)
-        if not line.endswith("\n"):
-            line += "\n"
-        buf.append(line)
-        size += len(line)
-        if size >= CHUNK:
-            yield "".join(buf).encode("utf-8", "surrogatepass")
-            buf, size = [], 0
-    if buf:
-        yield "".join(buf).encode("utf-8", "surrogatepass")
+    def feed(self, chunk: bytes, dg: Optional[Digest] = None) -> None:
+        feed(self.st, chunk, dg)
+
+    def result(self) -> Result:
+        """The Result (ParseError when no NCCL line was seen); call once."""
+        if self.st.partial:
+            self.st.n += 1
+        return self.st.result()
 
 
 def parse_chunks(chunks: Iterable) -> Result:
     """Merge chunks of whole lines, in order, into one Result. Each item is a chunk (bytes) or a pair
     (chunk, its digest or None): how the loader passes digests computed in a worker process."""
-    st = Facts()
+    r = ChunkReader()
     for item in chunks:
         if isinstance(item, tuple):
-            feed(st, item[0], item[1])
+            r.feed(item[0], item[1])
         else:
-            feed(st, item)
-    if st.partial:
-        st.n += 1
-    return st.result()
+            r.feed(item)
+    return r.result()
 
 
 def parse_binary(handle: BinaryIO) -> Result:
@@ -344,9 +308,9 @@ def parse_lines(lines: Iterable) -> Result:
     memory: lines are gathered into chunks of about CHUNK characters."""
     if callable(getattr(lines, "read", None)):
         return parse_chunks(iter_chunks(lines))  # type: ignore[arg-type]
-    return parse_chunks(_line_chunks(lines))
+    return parse_chunks(_chunks.line_chunks(lines, CHUNK))
 
 
 def parse(text: str) -> Result:
     """Parse a whole NCCL_DEBUG log held in memory (the same engine, over its UTF-8 bytes)."""
-    return parse_chunks(_text_chunks(text))
+    return parse_chunks(_chunks.text_chunks(text, CHUNK))

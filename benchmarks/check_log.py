@@ -1,0 +1,134 @@
+"""Benchmark: `topodiag parse` and `topodiag check --from` a big NCCL log, beside grep, at several sizes.
+
+    python benchmarks/check_log.py                           # 10 and 100 MB
+    python benchmarks/check_log.py --size-mb 10 100 1000     # and 1 GB (needs ~1 GB of /tmp)
+
+The log is built the way a cluster's logs pile up (benchmarks/redaction.py `generate`): the project's
+real fixtures of fixtures/nccl_debug/ and fixtures/nccl_tests/ (their `#@` headers dropped) appended
+round after round, each round with its own host names and pids. Such a log is both an NCCL_DEBUG log
+and thousands of nccl-tests runs, so `check` reads it with both parsers (one pass:
+topodiag/load/onepass.py) and runs every rule on it.
+
+For each size, in fresh processes (the CLI as a user runs it, `python -m topodiag`, output to a file),
+alternating so that all see the same machine: `grep -cE 'NCCL (INFO|WARN)' LOG` (the page cache is
+warm after the first), `topodiag parse LOG --format json` (the parser detection picks: nccl_tests),
+`topodiag parse LOG --source nccl_debug --format json`, and `topodiag check --from LOG --format json`.
+Wall time (best of --runs), peak RSS of each (os.wait4: the process and the worker it waited for),
+each as a ratio to grep's time in the same run; then, per command, how its time grows with 10x the
+input (budget, issue 11: check <= 10x grep at 1 GB, peak RSS <= 150 MB, 10x input <= 11x time).
+The files are deleted afterwards. Bytecode is compiled first (this environment sets
+PYTHONDONTWRITEBYTECODE).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from redaction import generate  # noqa: E402  (the same real-fixture log as the redaction benchmark)
+
+GREP = ["grep", "-cE", "NCCL (INFO|WARN)"]
+
+
+def commands(log: Path, out: Path) -> dict[str, list[str]]:
+    py = [sys.executable, "-m", "topodiag"]
+    return {
+        "grep": GREP + [str(log)],
+        "parse": py + ["parse", str(log), "--format", "json"],
+        "parse_nccl_debug": py + ["parse", str(log), "--source", "nccl_debug", "--format", "json"],
+        "check": py + ["check", "--from", str(log), "--format", "json"],
+    }
+
+
+def timed(argv: list[str], out: Path, env: dict) -> tuple[float, float, int]:
+    """(wall s, peak RSS MB, exit status) of one run, stdout to `out`."""
+    with open(out, "wb") as f:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=f, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):  # check exits 1 for findings
+        raise SystemExit(f"{' '.join(argv[:6])} exited {proc.returncode}: {proc.stderr.read().decode()[-800:]}")
+    proc.stderr.close()
+    return wall, usage.ru_maxrss / 1024.0, proc.returncode
+
+
+def measure(log: Path, runs: int, only: list[str]) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = log.with_suffix(".out")
+    best: dict[str, list] = {}
+    try:
+        for _ in range(max(1, runs)):
+            for name, argv in commands(log, out).items():
+                if name != "grep" and name not in only:
+                    continue
+                wall, rss, _ = timed(argv, out, env)
+                if name == "check":
+                    report = json.loads(out.read_text())
+                    findings = {f["code"]: f.get("count") or 1 for f in report["findings"]}
+                    best.setdefault("check_findings", findings)
+                if name not in best or wall < best[name][0]:
+                    best[name] = [wall, max(rss, best.get(name, [0, 0])[1])]
+                else:
+                    best[name][1] = max(best[name][1], rss)
+    finally:
+        out.unlink(missing_ok=True)
+    grep = best["grep"][0]
+    res = {"size_mb": round(log.stat().st_size / 1e6, 1), "grep_s": round(grep, 3), "load_1m": os.getloadavg()[0]}
+    for name in only:
+        wall, rss = best[name]
+        res[name] = {"wall_s": round(wall, 2), "x_grep": round(wall / grep, 1), "peak_rss_mb": round(rss, 1)}
+    if "check_findings" in best:
+        res["check_findings"] = best["check_findings"]
+    return res
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size-mb", type=float, nargs="+", default=[10.0, 100.0])
+    ap.add_argument("--runs", type=int, default=2, help="best of this many runs of each command")
+    ap.add_argument("--only", nargs="+", default=["parse", "parse_nccl_debug", "check"],
+                    choices=["parse", "parse_nccl_debug", "check"], help="the commands to time (grep always)")
+    ap.add_argument("--dir", type=Path, default=None, help="where to write the logs (default: a temp dir)")
+    args = ap.parse_args(argv)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "topodiag")], check=False)
+    tmp = Path(tempfile.mkdtemp(prefix="check_log_", dir=args.dir))
+    results = []
+    try:
+        for size in args.size_mb:
+            log = tmp / f"nccl_{size:g}mb.log"
+            t0 = time.perf_counter()
+            generate(log, size)
+            print(f"generated {log.name}: {log.stat().st_size / 1e6:.1f} MB in {time.perf_counter() - t0:.0f} s",
+                  file=sys.stderr)
+            res = measure(log, args.runs, args.only)
+            log.unlink()
+            results.append(res)
+            cells = "  ".join(f"{n} {res[n]['wall_s']} s = {res[n]['x_grep']}x grep, {res[n]['peak_rss_mb']} MB"
+                              for n in args.only)
+            print(f"{res['size_mb']:>8} MB  grep {res['grep_s']} s  {cells}  (load {res['load_1m']:.1f})")
+            print(json.dumps(res))
+    finally:
+        for p in tmp.iterdir():
+            p.unlink()
+        tmp.rmdir()
+    for a, b in zip(results, results[1:]):
+        growth = b["size_mb"] / a["size_mb"]
+        cells = "  ".join(f"{n} {b[n]['wall_s'] / a[n]['wall_s']:.1f}x" for n in args.only)
+        print(f"{a['size_mb']:g} -> {b['size_mb']:g} MB ({growth:.1f}x input): grep {b['grep_s'] / a['grep_s']:.1f}x  "
+              f"{cells}  (budget: <= {1.1 * growth:.0f}x for 10x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""Cutting a big input into chunks of whole lines, for the parsers that read bytes a chunk at a time
+(nccl_debug, nccl_tests). One way of cutting, so that the loader can read a file once and hand the
+same chunks to every parser that reads it (topodiag/load/onepass.py)."""
+
+from __future__ import annotations
+
+from typing import BinaryIO, Iterable, Iterator
+
+from .base import ParseError
+
+CHUNK = 1 << 22  # bytes (or characters of text) read at a time; lines are never cut below this
+
+
+def iter_chunks(handle: BinaryIO, size: int = CHUNK) -> Iterator[bytes]:
+    """Chunks of whole lines from a file opened "rb" (or any object with read/readline): read(size)
+    plus the rest of its last line, at most `size` more (a giant line is cut rather than held whole).
+    A text-mode handle's chunks are encoded as UTF-8."""
+    try:
+        read = handle.read
+        readline = handle.readline
+    except AttributeError:
+        raise ParseError("not a readable file") from None
+    n = 0
+    while True:
+        try:
+            chunk = read(size)
+            if not chunk:
+                return
+            if isinstance(chunk, str):  # a text-mode file after all
+                if not chunk.endswith("\n"):
+                    chunk += readline(size)
+                chunk = chunk.encode("utf-8", "surrogatepass")
+            else:
+                chunk = bytes(chunk)
+                if not chunk.endswith(b"\n"):
+                    chunk += bytes(readline(size))
+        except (OSError, ValueError, TypeError) as e:
+            raise ParseError(f"cannot read the log: {e}", n) from None
+        n += chunk.count(b"\n")
+        yield chunk
+
+
+def text_chunks(text: str, size: int = CHUNK) -> Iterator[bytes]:
+    """Chunks of whole lines of a text held in memory, as UTF-8."""
+    start, end = 0, len(text)
+    while start < end:
+        cut = start + size
+        if cut >= end:
+            cut = end
+        else:
+            nl = text.find("\n", cut)
+            cut = end if nl < 0 else nl + 1
+        yield text[start:cut].encode("utf-8", "surrogatepass")
+        start = cut
+
+
+def line_chunks(lines: Iterable, size: int = CHUNK) -> Iterator[bytes]:
+    """Chunks of about `size` characters gathered from an iterable of lines (str or bytes; a line
+    without a terminator gets one)."""
+    buf: list[str] = []
+    n = 0
+    for line in lines:
+        if not isinstance(line, str):
+            line = line.decode("utf-8", "replace") if isinstance(line, (bytes, bytearray)) else str(line)
+        if not line.endswith("\n"):
+            line += "\n"
+        buf.append(line)
+        n += len(line)
+        if n >= size:
+            yield "".join(buf).encode("utf-8", "surrogatepass")
+            buf, n = [], 0
+    if buf:
+        yield "".join(buf).encode("utf-8", "surrogatepass")
