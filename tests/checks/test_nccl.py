@@ -170,6 +170,22 @@ def test_ib_connections_without_gdrdma():
     assert "only on some" in said("NCCL002", h)
 
 
+def test_gdr_split_by_rank_when_no_line_names_a_host():
+    """nccl #897: two connection lines quoted bare; rank 9 sends via /GDRDMA, rank 2 receives without."""
+    [h] = hits(nccl.nccl002(parse("nccl-gdrdma-one-node-only-bare-connection-lines-2node-01.log")))
+    assert h.subjects == ("rank:2",) or list(h.subjects) == ["rank:2"]
+    text = said("NCCL002", h)
+    assert "GPUDirect RDMA for rank(s) 9 but not for rank(s) 2" in text and "nvidia_peermem" in text
+
+
+def test_gdr_by_rank_needs_both_sides():
+    """Every hostless rank without GDRDMA is the plain finding, not a split."""
+    text = ("NCCL INFO 9[1a000] -> 2[6b000] [send] via NET/IB/0\n"
+            "NCCL INFO 9[1a000] -> 2[6b000] [receive] via NET/IB/1\n")
+    [h] = hits(nccl.nccl002(parse("", text)))
+    assert h.variant != "some_ranks" and "2 connection line(s) via NET/IB without /GDRDMA" in said("NCCL002", h)
+
+
 # -- NCCL003 -----------------------------------------------------------------------------------
 
 def test_shm_without_topology_is_a_warning():

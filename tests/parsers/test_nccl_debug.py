@@ -598,3 +598,29 @@ def test_a_loader_trace_names_the_plugin_only_when_one_was_tried() -> None:
     # the plugin that was refused is the one used after all? then it did not fail
     used = "axa:1:2 [0] NCCL INFO NET/Plugin: Loaded net plugin IBext (v8)\naxa:1:2 [0] NCCL INFO net.cc:79 -> 3\naxa:1:2 [0] NCCL INFO Using network IBext\n"
     assert parse(used).net_plugins_failed == ()
+
+
+# -- connection lines quoted without their channel head or tag (nccl #897) ------------------------
+
+def test_bare_connection_lines_are_read_as_connections():
+    text = ("some prose before\n"
+            "9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA\n"
+            "  9[1a000] -> 2[6b000] [receive] via NET/IB/1\n")
+    assert sniff(text) == 0.5
+    r = parse(text)
+    assert r.transports == {"NET/IB": 1, "NET/IB/GDRDMA": 1}
+    assert r.net_by_rank == {"2": ["NET/IB"], "9": ["NET/IB/GDRDMA"]} and r.net_by_host == {}
+    assert [s.line_no for s in r.connections_sample] == [2, 3]
+    assert r.nccl_lines == 2
+
+
+def test_tagged_connection_line_without_channel_head():
+    r = parse("h1:1:2 [0] NCCL INFO 9[1a000] -> 2[6b000] [receive] via NET/IB/1\n")
+    assert r.transports == {"NET/IB": 1}
+    assert r.net_by_host == {"h1": ["NET/IB"]} and r.net_by_rank == {}
+
+
+def test_prose_with_arrows_is_not_a_connection_line():
+    with pytest.raises(ParseError):
+        parse("rank 9 -> rank 2 via some path\n1 -> 2 via NET/IB\n")
+    assert sniff("x[1] -> y[2] via NET/IB\n") == 0.0

@@ -297,6 +297,23 @@ def _gdr_by_host(nccl_debug: Mapping[str, Any]):
                without=listing(without, 6), with_gdr=listing(with_gdr, 6))
 
 
+def _gdr_by_rank(nccl_debug: Mapping[str, Any]):
+    """GPUDirect RDMA for some ranks and not for others, where no line names their hosts (a log
+    without host prefixes, or bare connection lines quoted in a thread): the ranks whose NET/IB lines
+    never say /GDRDMA beside ranks whose lines do. Each connection line is printed by the process of
+    its local rank, so the split is per GPU process: a node without nvidia-peermem shows up as the
+    ranks it hosts."""
+    by_rank = nccl_debug.get("net_by_rank") or {}
+    ib = {r: [k for k in keys if _IB_NET_RE.match(k[4:])] for r, keys in by_rank.items()}
+    with_gdr = sorted((r for r, keys in ib.items() if any(k.endswith("/GDRDMA") for k in keys)), key=int)
+    without = sorted((r for r, keys in ib.items() if keys and not any(k.endswith("/GDRDMA") for k in keys)), key=int)
+    if not (with_gdr and without):
+        return None
+    return hit([f"rank:{r}" for r in without], variant="some_ranks", evidence=_sample_evidence(nccl_debug, "NET/IB"),
+               expectation="NET/IB/<n>/GDRDMA on every rank's inter-node connections",
+               without=listing(without, 8), with_gdr=listing(with_gdr, 8))
+
+
 def _peermem_cause(peermem) -> list[Evidence]:
     """The peermem source's evidence when it shows no peer-memory module (the cause of NET/IB without
     GDRDMA: one finding with both pieces of evidence; GDR001 stays silent then), else []."""
@@ -313,7 +330,7 @@ def nccl002(nccl_debug=None, topology=None, peermem=None):
     if nccl_debug is None:
         return _xml_no_gdr(topology) if topology is not None else None
     nccl_debug = _as_dict(nccl_debug)
-    mixed = _gdr_by_host(nccl_debug)
+    mixed = _gdr_by_host(nccl_debug) or _gdr_by_rank(nccl_debug)
     if mixed is not None:
         return mixed
     ib_plain, ib_gdr = _ib_connections(nccl_debug.get("transports") or {})

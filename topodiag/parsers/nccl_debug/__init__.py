@@ -52,6 +52,10 @@ nNodes N localRanks l" lines, NCCL >= 2.19; null without them), net_plugins_init
 net_plugins_failed (distinct names from "Initialized NET plugin X" / "Failed to initialize NET
 plugin X", in order), net_plugin_assigned (first "Assigned NET plugin X to comm"), net_by_host {host:
 [the NET transports, normalised as in `transports`, of the connection lines of that host's ranks]},
+net_by_rank {rank (a string): those transports} for the ranks whose host no line gives (a log
+without host prefixes, or a paste of bare connection lines: "9[1a000] -> 2[6b000] [receive] via
+NET/IB/1" is read as a connection line of rank 2 -- the rank a "[receive]" line's process owns, the
+first rank on a "[send]" line),
 lines, nccl_lines (occurrences of "NCCL INFO"/"NCCL WARN"/"NCCL TRACE" plus untagged
 banner/watchdog/failure lines)}.
 """
@@ -68,7 +72,7 @@ from .records import MAX_LIST, MAX_SAMPLE, SOURCE, ErrorLine, LogLine, NetDevice
 INFO = ParserInfo(
     source=SOURCE,
     tool="NCCL_DEBUG=INFO",
-    schema_version=2,  # 2: nnodes, net_plugins_initialized/failed, net_plugin_assigned, net_by_host
+    schema_version=3,  # 2: nnodes, net_plugins_initialized/failed, net_plugin_assigned, net_by_host; 3: net_by_rank
     description="an NCCL_DEBUG=INFO log (any NCCL 2.x, launcher prefixes, c10d watchdog lines): transports, NICs, GDR, errors",
 )
 
@@ -77,14 +81,21 @@ __all__ = ["INFO", "SOURCE", "CHUNK", "ChunkReader", "MAX_LIST", "MAX_SAMPLE", "
            "parse_lines", "sniff"]
 
 
+_BARE_SNIFF_RE = re.compile(r"(?m)^[ \t>`*-]{0,8}\d{1,7}\[[0-9a-fA-Fx]{0,16}\] -> \d{1,7}\[[0-9a-fA-Fx]{0,16}\]"
+                            r"(?: \[(?:send|receive)\])? via [A-Za-z]")
+
+
 def sniff(text: str) -> float:
-    """0.8 when NCCL INFO/WARN lines or c10d watchdog NCCL lines appear, else 0."""
+    """0.8 when NCCL INFO/WARN lines or c10d watchdog NCCL lines appear; 0.5 for a banner alone or for
+    connection lines quoted without their tag ("9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA"); else 0."""
     try:
         if "NCCL INFO" in text or "NCCL WARN" in text:
             return 0.8
         if "ProcessGroupNCCL" in text and ("Watchdog" in text or "NCCL work" in text):
             return 0.8
         if re.search(r"(?m)^\s*NCCL version \d+\.\d+\.\d+", text):
+            return 0.5
+        if _BARE_SNIFF_RE.search(text):  # connection lines quoted without their tag
             return 0.5
     except Exception:
         return 0.0

@@ -248,12 +248,16 @@ class Facts:
         -> 1[1] via P2P/IPC"); the first of each distinct text after the channel number is read once
         (new_connection) and its transport key cached."""
         text = conn.decode("utf-8", "replace")
-        word = text[: text.index(" ")]
-        tail = text[text.index(":") + 2 :]
+        if text[:1].isdigit():  # "9[1a000] -> 2[6b000] ... via ...": the line without its channel head
+            word, tail, tail_b = "Channel", text, conn
+        else:
+            word = text[: text.index(" ")]
+            tail = text[text.index(":") + 2 :]
+            tail_b = conn[conn.index(b":") + 2 :]
         ck = (word == "CollNet", tail)
         key = self.conn_cache.get(ck)
         if key is None:
-            key = self.new_connection(chunk, base, word, tail, conn[conn.index(b":") + 2 :])
+            key = self.new_connection(chunk, base, word, tail, tail_b)
             if len(self.conn_cache) >= MAX_CACHE:
                 self.conn_cache.clear()
             self.conn_cache[ck] = key
@@ -315,6 +319,8 @@ class Facts:
         pos = chunk.find(needle + b"\n")
         if pos < 0:
             pos = chunk.find(needle)
+        if pos < 0:  # a line without its channel head: the text follows the tag or starts the line
+            pos = chunk.find(tail_b)
         if pos < 0:
             return None, None
         ls = chunk.rfind(b"\n", 0, pos) + 1
@@ -565,6 +571,16 @@ class Facts:
                 return True
         return False
 
+    def net_by_rank(self) -> dict[str, list[str]]:
+        """{rank: the NET transports of its connection lines} for the ranks whose host is not known
+        (a log without host prefixes, or bare connection lines): keys are strings, for JSON."""
+        out = {}
+        for rank, keys in sorted(self.net_keys_by_rank.items()):
+            rec = self.ranks.get(rank)
+            if rec is None or rec[0] is None:
+                out[str(rank)] = sorted(keys)
+        return out
+
     def net_by_host(self) -> dict[str, list[str]]:
         """{host: the NET transports its ranks' connection lines used}, for the ranks whose host is known."""
         out: dict[str, set[str]] = {}
@@ -651,6 +667,7 @@ class Facts:
             gdr_lines=tuple(self.gdr_lines),
             transports=dict(sorted(self.transports.items())),
             net_by_host=self.net_by_host(),
+            net_by_rank=self.net_by_rank(),
             connections_sample=tuple(self.sample),
             env=dict(sorted(self.env.items())),
             channels=dict(self.channels),

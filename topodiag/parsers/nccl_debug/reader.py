@@ -31,7 +31,12 @@ from .facts import Facts
 from .records import MAX_CACHE, MAX_GDR_LINES, MAX_TEXT, LogLine, Result
 
 # connection lines, keyed with their channel number: one group, so no tuple per line
-CONN_RE = re.compile(rb"NCCL INFO ((?:Channel|Ring|CollNet) [^:\n]*: [^\n]*)")
+CONN_RE = re.compile(rb"NCCL INFO ((?:Channel|Ring|CollNet) [^:\n]*: [^\n]*|\d{1,7}\[[0-9a-fA-Fx]{0,16}\] -> [^\n]*)")
+# A paste that kept only connection lines, cut after their tag or with no tag at all
+# ("9[1a000] -> 2[6b000] [receive] via NET/IB/1", as people quote them in a thread): read in a chunk
+# that holds no "NCCL" at all, so a real log never pays for it.
+BARE_CONN_RE = re.compile(rb"(?m)^[ \t>`*-]{0,8}(\d{1,7}\[[0-9a-fA-Fx]{0,16}\] -> \d{1,7}\[[0-9a-fA-Fx]{0,16}\]"
+                          rb"(?: \[(?:send|receive)\])? via [^\n]*)")
 # One pass for the fact lines (group 1: the INFO/TRACE messages Facts reads -- proxy, topology-dump
 # and tuning chatter is never looked at -- their starts nested by first letter, which the regex
 # engine tries faster) and the rare tags: WARN (as "NCCL WAR" before an "N", so that no tag hides the
@@ -84,11 +89,15 @@ def digest(raw: bytes) -> Digest:
     """The state-free passes over one chunk as read (it is normalised here): (lines, has "NCCL",
     "NCCL INFO"/"NCCL WARN"/"NCCL TRACE" counts, the connection texts with their counts in order of
     first appearance, bits: GPU Direct RDMA 1 any / 2 Enabled / 4 Disabled, 8 "ProcessGroupNCCL",
-    16 the chunk is already normal (normalise would return it unchanged))."""
+    16 the chunk is already normal (normalise would return it unchanged)). A chunk without "NCCL" has
+    no counts, unless it holds bare connection lines (BARE_CONN_RE): those are its connections and
+    its INFO count."""
     c = normalise(raw)
     same = 16 if c is raw else 0
     if b"NCCL" not in c:
-        return c.count(b"\n"), False, 0, 0, 0, [], same
+        bare = list(Counter(BARE_CONN_RE.findall(c)).items()) if b"] -> " in c and b" via " in c else []
+        # a chunk of bare connection lines counts them as its NCCL lines (the INFO slot)
+        return c.count(b"\n"), bool(bare), sum(n for _, n in bare), 0, 0, bare, same
     marks = same | (8 if b"ProcessGroupNCCL" in c else 0)
     if GDR in c:
         marks |= 1 | (2 if b"GPU Direct RDMA Enabled" in c else 0) | (4 if b"GPU Direct RDMA Disabled" in c else 0)

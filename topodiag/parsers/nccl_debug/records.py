@@ -85,6 +85,7 @@ class Result:
     gdr_lines: tuple[LogLine, ...] = ()
     transports: dict = None  # type: ignore[assignment]
     net_by_host: dict = None  # type: ignore[assignment]
+    net_by_rank: dict = None  # type: ignore[assignment]
     connections_sample: tuple[LogLine, ...] = ()
     env: dict = None  # type: ignore[assignment]
     channels: dict = None  # type: ignore[assignment]
