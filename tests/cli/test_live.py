@@ -78,10 +78,21 @@ esac
     cat.write_text('#!/bin/sh\nif [ "$1" = /proc/cmdline ]; then echo "BOOT_IMAGE=/vmlinuz-6.8.0 root=UUID=0b1 ro iommu=pt"; '
                    'else exec /bin/cat "$@"; fi\n')
     cat.chmod(0o755)
+    # the Fabric Manager unit of an NVSwitch node, running (tests that stop it write their own)
+    fabric_manager(bin_dir, 0, "* nvidia-fabricmanager.service - NVIDIA fabric manager service\n"
+                   "     Loaded: loaded (/lib/systemd/system/nvidia-fabricmanager.service; enabled)\n"
+                   "     Active: active (running) since Mon 2024-07-01 10:00:00 UTC; 2h ago\n")
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")  # sleep; no IB tool is there
     monkeypatch.setitem(sys.modules, "pynvml", FakeNvml.from_probe(probe_json(H100_PROBE)))
     monkeypatch.setitem(sys.modules, "pyverbs", None)  # rdma-core's bindings are not there
     return nvidia_smi
+
+
+def fabric_manager(bin_dir: Path, rc: int, stdout: str = "", stderr: str = "") -> None:
+    """A `systemctl` that answers `systemctl status nvidia-fabricmanager` as given."""
+    path = bin_dir / "systemctl"
+    path.write_text("#!/bin/sh\ncat <<'EOF'\n" + stdout + "EOF\n" + ("cat >&2 <<'EOF'\n" + stderr + "\nEOF\n" if stderr else "") + f"exit {rc}\n")
+    path.chmod(0o755)
 
 
 def run(*args: str):
@@ -256,3 +267,23 @@ def test_collect_redact_leaves_no_identifier_and_the_same_findings(node, tmp_pat
     _, b = run("check", "--from", str(red), "--format", "json")
     assert sorted((f["code"], f["severity"]) for f in a["findings"]) == \
         sorted((f["code"], f["severity"]) for f in b["findings"])
+
+
+def test_fabric_manager_stopped_on_an_nvswitch_node(node, tmp_path):
+    """`systemctl status` exits 3 for a unit that is not running: an answer, read as FAB002 on the
+    8x H100 NVSwitch node."""
+    fabric_manager(tmp_path / "bin", 3, "* nvidia-fabricmanager.service - NVIDIA fabric manager service\n"
+                   "     Active: failed (Result: exit-code) since Mon 2024-07-01 10:00:00 UTC; 2h ago\n")
+    res, report = run("check", "--format", "json")
+    fab = [f for f in report["findings"] if f["code"] == "FAB002"]
+    assert len(fab) == 1 and fab[0]["severity"] == "error" and "not running (failed)" in fab[0]["message"]
+    assert res.exit_code == ExitCode.FINDINGS
+
+
+def test_fabric_manager_without_systemd_is_not_available(node, tmp_path):
+    """In a container whose PID 1 is not systemd there is no unit to ask: not available, no finding."""
+    fabric_manager(tmp_path / "bin", 1, "", "System has not been booted with systemd as init system (PID 1). Can't operate.")
+    res, report = run("check", "--format", "json")
+    assert not [f for f in report["findings"] if f["code"].startswith("FAB")]
+    fm = [i for i in report["inputs"] if i["source"] == "fabricmanager"]
+    assert fm and fm[0]["status"] == "absent" and "systemd is not PID 1" in fm[0]["reason"], fm

@@ -34,6 +34,8 @@ def test_the_commands_run_are_those_of_before():
         "ibv_devinfo": (("ibv_devinfo", "-v"), 15.0),
         "show_gids": (("show_gids",), 15.0),
         "kernel_log": (("dmesg",), 10.0),  # added with issue 12: the kernel log, live
+        # issue 12: the Fabric Manager unit's state and last journal lines (exit 3/4 are answers)
+        "fabricmanager": (("systemctl", "status", "nvidia-fabricmanager", "--no-pager", "--lines=20"), 10.0),
     }
 
 

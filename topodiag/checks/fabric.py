@@ -149,6 +149,10 @@ def fab002(fabricmanager, profile=None, topology=None):
     state = fm.state or ("not found" if fm.unit_missing else "failed")
     fail_line = fm.failures[0].line_no if fm.failures else None
     line = fm.state_line or fail_line
+    if fm.unit_missing and nvsw is None:  # not installed, on a node nothing says has NVSwitches (live on most hosts)
+        return hit(["service:nvidia-fabricmanager"], variant="not_installed_unknown", severity="info",
+                   evidence=_fm_evidence(fm, line), expectation=f"nvidia-fabricmanager active on an NVSwitch system ({expect})",
+                   state=state, expect=expect, fail_line=fail_line)
     return hit(["service:nvidia-fabricmanager"], variant="default" if nvsw else "unknown_system",
                severity=None if nvsw else "warning", evidence=_fm_evidence(fm, line),
                notes=when(failed=fail_line is not None and nvsw is True),

@@ -49,6 +49,7 @@ class LiveSource:
     prolog: bool
     argv: tuple[str, ...] = ()  # a command
     probe: Optional[Callable[[Options], dict]] = None  # or a probe
+    answer_rcs: tuple[int, ...] = ()  # non-zero exit codes that are still an answer (ParserInfo.answer_rcs)
 
 
 @dataclass
@@ -99,7 +100,7 @@ def command_sources() -> tuple[LiveSource, ...]:
     """One command for every parser with a live argv, sorted by source (imports every parser)."""
     from ..parsers import infos
 
-    return tuple(LiveSource(i.source, f"commands/{i.source}.txt", i.timeout_s, False, i.argv)
+    return tuple(LiveSource(i.source, f"commands/{i.source}.txt", i.timeout_s, False, i.argv, answer_rcs=i.answer_rcs)
                  for i in infos() if i.argv)
 
 
@@ -132,19 +133,27 @@ def _from_probe(src: LiveSource, data: dict, duration: float) -> Record:
 # A tool that ran and was refused by the kernel for this user (dmesg where kernel.dmesg_restrict=1),
 # or a file the host does not have (`cat /proc/modules` in a container): the host keeps its source
 # from us, nothing on it is broken.
-_NOT_PERMITTED = ("operation not permitted", "permission denied", "no such file or directory")
+_NOT_PERMITTED = ("operation not permitted", "permission denied", "no such file or directory",
+                  # systemctl in a container whose PID 1 is not systemd: no service manager to ask
+                  "has not been booted with systemd", "failed to connect to bus")
 
 
 def _from_command(src: LiveSource, res: CommandResult) -> Record:
     if res.not_found:
         return Record(src.name, "not_available", None, argv=res.argv, reason=res.reason)
-    if not res.ok and not res.timed_out and any(m in res.stderr.lower() for m in _NOT_PERMITTED):
+    answered = res.ok or (not res.timed_out and res.rc in src.answer_rcs)
+    said = res.stderr.lower()
+    if not answered and not res.timed_out and any(m in said for m in _NOT_PERMITTED):
+        why = ("no service manager to ask (systemd is not PID 1: a container?)" if "systemd" in said or "bus" in said
+               else "not permitted for this user, or not on this host (run as root; for dmesg, or set "
+                    "kernel.dmesg_restrict=0)")
         return Record(src.name, "not_available", None, argv=res.argv, rc=res.rc,
-                      reason=f"{' '.join(res.argv)}: not permitted for this user, or not on this host (run as "
-                             f"root; for dmesg, or set kernel.dmesg_restrict=0): {res.stderr.strip()[:200]}")
-    status = "ok" if res.ok else ("timed_out" if res.timed_out else "failed")
+                      reason=f"{' '.join(res.argv)}: {why}: {res.stderr.strip()[:200]}")
+    status = "ok" if answered else ("timed_out" if res.timed_out else "failed")
+    if answered and not res.ok:
+        res = CommandResult(res.argv, res.rc, res.stdout, res.stderr, res.duration_s)  # an answer: no failure reason
     text = res.stdout
-    if res.stderr.strip() and not res.ok:
+    if res.stderr.strip() and res.rc != 0:
         text = (text + ("\n" if text and not text.endswith("\n") else "") + res.stderr) if text else res.stderr
     reason = res.reason
     if src.argv[:1] == ("nvidia-smi",) and res.rc in NVIDIA_SMI_HARDWARE_CODES:

@@ -37,6 +37,9 @@ class ParserInfo:
     prolog_safe: bool = False
     schema_version: int = 1
     probe: Optional[str] = None  # the live probe that feeds it (nvml, sysfs), if any
+    # exit codes besides 0 with which the live command still answered (systemctl status: 3 for a
+    # unit that is not running, 4 for one that is not installed); its stderr is then kept as output
+    answer_rcs: tuple[int, ...] = ()
 
 
 HEADER_PREFIX = "#@"

@@ -28,6 +28,12 @@ INFO = ParserInfo(
     source="fabricmanager",
     tool="systemctl is-active nvidia-fabricmanager; journalctl -u nvidia-fabricmanager",
     description="NVIDIA Fabric Manager: service state, NV_WARN_NOTHING_TO_DO (no NVSwitch), driver version mismatch, failures",
+    # Live: one command gives the unit's state (its Active: line) and its last journal lines; exit 3
+    # is a unit that is not running, 4 one that is not installed ("could not be found"): both answers.
+    # Without systemd (a container) the source is not available.
+    argv=("systemctl", "status", "nvidia-fabricmanager", "--no-pager", "--lines=20"),
+    timeout_s=10.0,
+    answer_rcs=(3, 4),
 )
 SOURCE = INFO.source
 
