@@ -56,3 +56,41 @@ def grade(xid: int) -> str:
 
 def name(xid: int) -> str:
     return XIDS.get(xid, ("unknown", "not in topodiag's table: see NVIDIA's Xid catalogue"))[1]
+
+
+# NVSwitch SXids (the nvidia-nvswitch driver's "SXid (PCI:...): N, ..." lines), from the Fabric Manager
+# user guide's SXid tables (DU-09883-001). Most lines say their own gravity ("N, Fatal, Link 30 LTSSM
+# Fault Up" / "N, Non-fatal, Link 32 ..."); a line that prints only "N, Data {...}" is graded by the
+# code: the single-bit ECC SXids the switch corrects by itself are "correctable"; the others are
+# "unknown" (look them up). Grades: fatal > nonfatal > unknown > correctable.
+SXID_CORRECTABLE = frozenset({11012, 11021, 11022, 11023, 12021, 12023, 15008, 15011, 19049, 19055, 19057,
+                              19059, 19062, 19065, 19068, 19071, 24001})
+# Classed non-fatal by the guide, yet its impact is "GPU NVLink traffic will be stalled, and the
+# subsequent GPU access will hang" with a restart to recover: graded fatal here whatever the line says.
+SXID_STALLING = frozenset({11004, 12028})
+SXID_NAMES: Mapping[int, str] = MappingProxyType({
+    11004: "ingress invalid ACL: NVLink traffic through the port stalls until reset",
+    12028: "egress non-posted PRIV error: NVLink traffic through the port stalls until reset",
+    20034: "LTSSM fault up (the NVLink went down)",
+    22013: "minion link DLREQ interrupt",
+    **{c: "single-bit ECC error, corrected by the switch" for c in (11012, 11021, 11022, 11023, 12021, 12023,
+                                                                   15008, 15011, 19049, 19055, 19057, 19059,
+                                                                   19062, 19065, 19068, 19071, 24001)},
+})
+SXID_GRADE_ORDER = ("correctable", "unknown", "nonfatal", "fatal")
+
+
+def sxid_grade(sxid: int, text: str) -> str:
+    """The gravity of one SXid line: its own word ("Fatal" / "Non-fatal") when it prints one, else by the code."""
+    if sxid in SXID_STALLING:
+        return "fatal"
+    after = text.split(f"): {sxid},", 1)[1][:24].strip().lower() if f"): {sxid}," in text else ""
+    if after.startswith(("non-fatal", "nonfatal", "non fatal")):
+        return "correctable" if sxid in SXID_CORRECTABLE else "nonfatal"
+    if after.startswith("fatal"):
+        return "fatal"
+    return "correctable" if sxid in SXID_CORRECTABLE else "unknown"
+
+
+def sxid_name(sxid: int) -> str:
+    return SXID_NAMES.get(sxid, "see the SXid tables of NVIDIA's Fabric Manager user guide")

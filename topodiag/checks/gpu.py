@@ -4,6 +4,7 @@ parser's `xids` (with `caused_by`, the Xid a cleanup Xid 45 names) and `fallen_o
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterator
 
 from .. import xid as xids
@@ -68,3 +69,61 @@ def gpu001(kernel_log) -> Iterator:
                   causes=", ".join(map(str, g["causes"])),
                   cause_names="; ".join(f"{c}: {xids.name(c)}" for c in g["causes"]),
                   events=len(g["lines"]), total=total, lines=listing(g["lines"], 5))
+
+
+SXID_SEVERITY = {"fatal": None, "nonfatal": Severity.WARNING, "unknown": Severity.WARNING,
+                 "correctable": Severity.INFO}  # None: the rule's own (error)
+
+
+def _per_switch(log) -> dict[str, dict[str, Any]]:
+    """{switch bus: {codes: [SXids in order], grade: the worst, lines: [line numbers], links: [NVLink
+    numbers the lines name]}}."""
+    switches: dict[str, dict[str, Any]] = {}
+    events = getattr(log, "sxids", ()) or ()
+    # a code one line of this log prints with its class ("20034, Fatal, ...") has that class on the
+    # lines that print it with its data words only
+    worded = {e.sxid: xids.sxid_grade(e.sxid, e.text) for e in events if ", Data {" not in e.text}
+    for e in events:
+        sw = switches.setdefault(e.pci, {"codes": [], "grade": "correctable", "lines": [], "links": []})
+        if e.sxid not in sw["codes"]:
+            sw["codes"].append(e.sxid)
+        g = xids.sxid_grade(e.sxid, e.text)
+        if g == "unknown":
+            g = worded.get(e.sxid, g)
+        if xids.SXID_GRADE_ORDER.index(g) > xids.SXID_GRADE_ORDER.index(sw["grade"]):
+            sw["grade"] = g
+        sw["lines"].append(e.line_no)
+        m = _LINK_RE.search(e.text)
+        if m and int(m[1]) not in sw["links"]:
+            sw["links"].append(int(m[1]))
+    return switches
+
+
+_LINK_RE = re.compile(r"\bLink (\d{1,3})\b")
+
+
+def _sxid_variant(grade: str) -> str:
+    if grade == "fatal":
+        return "default"
+    if grade == "nonfatal":
+        return "nonfatal"
+    if grade == "correctable":
+        return "correctable"
+    return "unknown"
+
+
+@check("GPU002")
+def gpu002(kernel_log) -> Iterator:
+    """One finding per NVSwitch with SXid lines, at the gravity of its worst: fatal (error: the NVLink
+    traffic through it stalls until the system is reset), non-fatal or unknown (warning), corrected
+    single-bit ECC only (info)."""
+    for bus, sw in sorted(_per_switch(kernel_log).items()):
+        yield hit([f"nvswitch:{bus}"], variant=_sxid_variant(sw["grade"]),
+                  severity=SXID_SEVERITY[sw["grade"]],
+                  notes=when(links=sw["links"], more=len(sw["lines"]) > 1),
+                  evidence=[Evidence("kernel_log", None, sw["lines"][0])],
+                  expectation="no SXid from the NVSwitches",
+                  switch=bus, codes=", ".join(map(str, sw["codes"])),
+                  names="; ".join(f"{c}: {xids.sxid_name(c)}" for c in sw["codes"]),
+                  link_list=", ".join(map(str, sw["links"])), events=len(sw["lines"]),
+                  lines=listing(sw["lines"], 5))

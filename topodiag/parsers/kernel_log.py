@@ -53,7 +53,10 @@ MAX_EVENTS = 200
 MAX_LINK_EVENTS = 2000  # a flapping link logs many: enough to count the worst window
 MAX_TEXT = 300
 
-_STAMP_RE = re.compile(r"^\s*(?:<\d+>)?\s*\[\s*[\d.]+\]|^\s*\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]"
+# dmesg -x/--decode prefixes each line with "facility:level : " ("kern  :err   : "); dmesg --time-format
+# iso stamps it "2025-01-25T10:34:54,859532+00:00 " (no host, no "kernel:")
+_STAMP_RE = re.compile(r"^[ \t]*[a-z]{2,8} {0,3}:[a-z]{2,7} {0,4}: |^[ \t]*\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[,.]\d{1,9}[+-]\d\d:?\d\d |"
+                       r"^\s*(?:<\d+>)?\s*\[\s*[\d.]+\]|^\s*\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]"
                        r"|^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ kernel:|^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S* \S+ kernel:")
 _XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)\): (\d+),\s*(.*)")
 _CAUSE_RE = re.compile(r"caused by previous Xid (\d+)")
@@ -184,7 +187,7 @@ def parse(text: str) -> KernelLog:
         line = raw.strip()
         if not line:
             continue
-        if _STAMP_RE.match(raw) or "NVRM:" in line or "kernel:" in line or "mlx5_core" in line:
+        if _STAMP_RE.match(raw) or "NVRM:" in line or "kernel:" in line or "mlx5_core" in line or "nvidia-nvswitch" in line:
             kernel += 1
         if "NVRM" in line:
             m = _XID_RE.search(line)
