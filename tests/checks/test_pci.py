@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import topodiag
+from topodiag.checks import pci
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures"
 LSPCI = FIX / "lspci_vvv" / "lspci-vvv-invented-plx-gpu-nic-acs-redirect-01.txt"
@@ -28,3 +29,35 @@ def test_iommu_translation_is_a_warning_with_a_gpu_and_a_nic_and_info_alone():
     assert [f.severity.name.lower() for f in _found(cmdline, code="PCI003")] == ["info"]
     assert [f.severity.name.lower() for f in _found(cmdline, LSPCI, code="PCI003")] == ["warning"]
     assert _found(FIX / "kernel_cmdline" / "cmdline-rccl1129-mi100-iommu-pt-01.txt", LSPCI, code="PCI003") == []
+
+
+# -- PCI002 from the kernel's downtraining reports ---------------------------------------------
+
+def _kernel(text: str):
+    from topodiag.parsers import kernel_log
+    return kernel_log.parse(text)
+
+
+def test_kernel_report_of_a_nic_at_half_width_is_an_error():
+    log = _kernel("[10380.3] mlx5_core 0000:b3:00.1: 63.008 Gb/s available PCIe bandwidth, limited by 8 GT/s x8 link "
+                  "at 0000:b2:00.0 (capable of 252.048 Gb/s with 16 GT/s x16 link)\n")
+    [h] = list(pci.pcie_link_below_cap(kernel_log=log))
+    assert h.variant == "narrow" and h.severity.name == "ERROR"
+    assert h.values["now"] == "7.9" and h.values["full"] == "31.5" and h.values["at"].startswith("the link at 0000:b2:00.0")
+
+
+def test_kernel_report_of_a_gpu_at_low_speed_full_width_is_info():
+    log = _kernel("[5.1] nvidia 0000:18:00.0: 126.016 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x16 link "
+                  "at 0000:18:00.0 (capable of 504.112 Gb/s with 32.0 GT/s PCIe x16 link)\n")
+    [h] = list(pci.pcie_link_below_cap(kernel_log=log))
+    assert h.variant == "idle" and h.severity.name == "INFO" and h.values["at"] == ""
+
+
+def test_lspci_and_the_kernel_on_one_device_give_one_finding():
+    from topodiag.parsers import lspci_vvv as lspci_parser
+    lspci = lspci_parser.parse(topodiag.parsers.blank_provenance_header(LSPCI.read_text()))
+    bdfs = [d.bdf for d in lspci.devices if d.bdf]
+    log = _kernel(f"[5.1] nvidia {bdfs[0]}: 126.016 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x16 link "
+                  f"at {bdfs[0]} (capable of 504.112 Gb/s with 32.0 GT/s PCIe x16 link)\n")
+    with_kernel = list(pci.pcie_link_below_cap(lspci, kernel_log=log))
+    assert len(with_kernel) == len(list(pci.pcie_link_below_cap(lspci)))

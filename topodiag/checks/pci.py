@@ -227,14 +227,67 @@ def _link_finding(topology, dev: Any, devices: tuple):
                partner=_label(topology, partner) if partner is not None else "")
 
 
+_NIC_DRIVERS = ("mlx5_core", "mlx4_core", "bnxt_en", "ice", "i40e", "ixgbe", "efa", "irdma", "ionic")
+
+
+def _kernel_kind(topology, lim: Any) -> str:
+    """gpu / nic / unknown for a device the kernel reported: the model's node for its bus id, else the
+    driver that printed the line (the PCI core's own "pci" report names no kind)."""
+    name = _name(topology, _Dev(lim.device))
+    if name.startswith(("gpu:", "nic:")):
+        return name.split(":", 1)[0]
+    if lim.driver in ("nvidia", "nouveau"):
+        return "gpu"
+    return "nic" if lim.driver in _NIC_DRIVERS else "unknown"
+
+
+class _Dev:
+    """A device the kernel log names: the bus id and kind _name/_label read."""
+
+    def __init__(self, bdf: str, kind: str = "unknown", line_no: int = 0) -> None:
+        self.bdf, self.kind, self.line_no = bdf, kind, line_no
+
+
+def _kernel_finding(topology, lim: Any):
+    """The kernel's "A Gb/s available PCIe bandwidth, limited by S GT/s xW link at <bdf> (capable of
+    ...)" report, graded as lspci's LnkSta/LnkCap would be (it is printed at probe time: a GPU idle
+    then may show a low speed)."""
+    if None in (lim.width, lim.capable_width, lim.speed_gts, lim.capable_speed_gts):
+        return None
+    narrow = lim.width < lim.capable_width
+    if not narrow and lim.speed_gts >= lim.capable_speed_gts - 0.05:
+        return None
+    dev = _Dev(lim.device, _kernel_kind(topology, lim), lim.line_no)
+    variant, severity = _grade(dev, narrow, None)
+    at = "" if lim.at == lim.device else f"the link at {lim.at} (above it)"
+    return hit([_name(topology, dev)], variant=variant, severity=severity,
+               evidence=[Evidence("kernel_log", None, lim.line_no)],
+               notes=when(kernel=True, upstream=bool(at)),
+               expectation=f"PCIe link at its capability ({_fmt_speed(lim.capable_speed_gts)} GT/s x{lim.capable_width})",
+               device=_label(topology, dev), speed=_fmt_speed(lim.speed_gts), width=lim.width,
+               max_speed=_fmt_speed(lim.capable_speed_gts), max_width=lim.capable_width,
+               now=f"{lim.available_gbps / 8:.1f}" if lim.available_gbps else "",
+               full=f"{lim.capable_gbps / 8:.1f}" if lim.capable_gbps else "", partner="",
+               at=at, line=lim.line_no, driver="the PCI core" if lim.driver in (None, "pci") else lim.driver)
+
+
 @check("PCI002")
-def pcie_link_below_cap(lspci_vvv, topology=None) -> Iterator:
+def pcie_link_below_cap(lspci_vvv=None, kernel_log=None, topology=None) -> Iterator:
     """LnkSta below LnkCap on a GPU, a NIC or a bridge above one: width is graded, speed alone is
-    graded with the device kind and its link partner (idle GPUs drop to 2.5 GT/s)."""
-    devices = lspci_vvv.devices
-    for dev in devices:
-        if _judged(dev, devices):
-            found = _link_finding(topology, dev, devices)
+    graded with the device kind and its link partner (idle GPUs drop to 2.5 GT/s). The kernel log's
+    downtraining reports count too, for the devices lspci does not show below their capability."""
+    said: set[str] = set()
+    if lspci_vvv is not None:
+        devices = lspci_vvv.devices
+        for dev in devices:
+            if _judged(dev, devices):
+                found = _link_finding(topology, dev, devices)
+                if found is not None:
+                    said.add(dev.bdf or "")
+                    yield found
+    for lim in getattr(kernel_log, "pcie_limited", ()) or ():
+        if lim.device not in said and (lspci_vvv is None or not any(d.bdf == lim.device for d in lspci_vvv.devices)):
+            found = _kernel_finding(topology, lim)
             if found is not None:
                 yield found
 

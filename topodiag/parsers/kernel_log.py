@@ -21,7 +21,9 @@ syslog stamp, or a driver prefix), driver_version ("570.158.01" from "NVRM: load
 Kernel Module"), xids [{xid, pci ("0000:18:00"), line_no, text, caused_by (the N of "caused by previous
 Xid N", else null)}], xid_counts {xid: n}, xids_total,
 fallen_off_bus [{pci, line_no, text}] (also when no Xid 79 line says it), sxids [{sxid, pci, line_no,
-text}], sxids_total, pcie_limited [{device, line_no, text}], link_events [{device, netdev, state,
+text}], sxids_total, pcie_limited [{device, line_no, text, driver, available_gbps, speed_gts, width, at
+(the limiting link), capable_gbps, capable_speed_gts, capable_width}] (the kernel's "A Gb/s available
+PCIe bandwidth, limited by ..." report, any driver, each device once), link_events [{device, netdev, state,
 line_no, time_s}] (mlx5 "Link up/down" lines, with the stamp's time in seconds), link_events_total,
 and the IOMMU: iommu_default_domain
 ("Translated", "Passthrough": the kernel's own statement), iommu_enabled (true for "DMAR: IOMMU enabled",
@@ -41,7 +43,8 @@ from .base import ParseError, ParserInfo
 INFO = ParserInfo(
     source="kernel_log",
     tool="dmesg / journalctl -k",
-    description="the kernel log: NVIDIA Xid and fallen-off-the-bus lines, NVSwitch SXid, mlx5 PCIe bandwidth limits",
+    description="the kernel log: NVIDIA Xid and fallen-off-the-bus lines, NVSwitch SXid, PCIe bandwidth limits",
+    schema_version=2,  # 2: pcie_limited from any driver, with its figures
     # Live: dmesg's ring buffer. Where kernel.dmesg_restrict=1 a user who is not root may not read
     # it: collection records that as not available (a reason, no finding), never as a failure.
     argv=("dmesg",),
@@ -65,7 +68,12 @@ _FALLEN_AT_RE = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA
                            r".*fallen off the bus")
 _GPU_NOTICE_RE = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)")
 _DRIVER_RE = re.compile(r"NVRM: loading NVIDIA UNIX .*?Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)")
-_MLX_LIMIT_RE = re.compile(r"mlx5_core ([0-9a-fA-F:.]+): [\d.]+ Gb/s available PCIe bandwidth, limited by")
+# The PCI core's (and drivers') downtraining report, any driver: "<driver> <bdf>[ <name>]: A Gb/s available
+# PCIe bandwidth, limited by S GT/s PCIe xW link at <bdf> (capable of C Gb/s with S' GT/s PCIe xW' link)"
+# (kernels before 5.3 print "8 GT/s x8 link", without "PCIe")
+_LIMIT_RE = re.compile(r"([\w.-]{1,40}) ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?: [\w.-]{1,40})?: "
+                       r"([\d.]{1,12}) Gb/s available PCIe bandwidth, limited by ([\d.]{1,6}) GT/s (?:PCIe )?x(\d{1,2}) link "
+                       r"at ([0-9a-fA-F:.]{7,16})(?: \(capable of ([\d.]{1,12}) Gb/s with ([\d.]{1,6}) GT/s (?:PCIe )?x(\d{1,2}) link\))?")
 # "mlx5_core 0000:01:00.1 eth1: Link up" (the netdev's carrier, Ethernet/RoCE and IPoIB alike)
 # and the IB port's "mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link ACTIVE" / "Link DOWN" (INIT and ARM,
 # the steps on the way up, are not changes of their own)
@@ -112,9 +120,17 @@ class SXid:
 
 @dataclass(frozen=True)
 class PcieLimit:
-    device: str
+    device: str  # the device's PCI function, "0000:ab:00.0"
     line_no: int
     text: str
+    driver: Optional[str] = None  # who printed it: "mlx5_core", "nvidia", "pci" (the PCI core)...
+    available_gbps: Optional[float] = None
+    speed_gts: Optional[float] = None  # the limiting link's speed and width
+    width: Optional[int] = None
+    at: Optional[str] = None  # the limiting link: the device itself or a bridge above it
+    capable_gbps: Optional[float] = None
+    capable_speed_gts: Optional[float] = None
+    capable_width: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -153,11 +169,26 @@ def _bus(pci: str) -> str:
     return pci.lower().split(".")[0]
 
 
+def _num(v: Optional[str]) -> Optional[float]:
+    try:
+        return float(v) if v else None
+    except ValueError:  # "1.2.3": not a number a human would read either
+        return None
+
+
+def _limit(m: "re.Match[str]", n: int, line: str) -> PcieLimit:
+    """One downtraining report (each device once: the first report is the boot's)."""
+    return PcieLimit(m[2].lower(), n, line[:MAX_TEXT], m[1], _num(m[3]), _num(m[4]), int(m[5]), m[6].lower(),
+                     _num(m[7]), _num(m[8]), int(m[9]) if m[9] else None)
+
+
 def sniff(text: str) -> float:
     """0.9 for NVRM Xid / SXid / fallen-off-the-bus lines, 0.6 for a kernel log without them."""
     try:
         if "NVRM: Xid" in text or "SXid (" in text or ("NVRM:" in text and "fallen off the bus" in text):
             return 0.9
+        if "Gb/s available PCIe bandwidth, limited by" in text:
+            return 0.8
         head = text.splitlines()[:200]
         stamped = sum(1 for line in head if _STAMP_RE.match(line))
         if stamped >= max(3, len([h for h in head if h.strip()]) // 2):
@@ -233,10 +264,10 @@ def parse(text: str) -> KernelLog:
                     state = "down" if m[3].lower() == "down" else "up"
                     links.append(LinkEvent(m[1].lower(), m[2], state, n, _time_s(raw)))
                 continue
-        if "limited by" in line and "mlx5_core" in line:
-            m = _MLX_LIMIT_RE.search(line)
-            if m and len(limits) < MAX_EVENTS:
-                limits.append(PcieLimit(m[1].lower(), n, line[:MAX_TEXT]))
+        if "limited by" in line and "available PCIe bandwidth" in line:
+            m = _LIMIT_RE.search(line)
+            if m and len(limits) < MAX_EVENTS and not any(x.device == m[2].lower() for x in limits):
+                limits.append(_limit(m, n, line))
             continue
         if "DMAR" in line or "AMD-Vi" in line or "iommu" in line or "command line" in line:
             _iommu_line(iommu, line, n)
