@@ -25,7 +25,8 @@ def test_the_commands_run_are_those_of_before():
     """The commands, argv and timeouts live collection ran when it kept them in a list of its own."""
     assert {c.name: (c.argv, c.timeout_s) for c in live.command_sources()} == {
         "nvidia_smi_topo_m": (("nvidia-smi", "topo", "-m"), 30.0),
-        "lspci_vvv": (("lspci", "-vvv"), 20.0),  # issue 12: ACS and PCIe links (ACS needs root)
+        "lspci_vvv": (("lspci", "-vvv"), 20.0),
+        "lspci_tree": (("lspci", "-tv"), 10.0),  # issue 12: the PCIe tree  # issue 12: ACS and PCIe links (ACS needs root)
         "kernel_cmdline": (("cat", "/proc/cmdline"), 5.0),  # issue 12: the IOMMU mode
         "nvidia_smi_nvlink_s": (("nvidia-smi", "nvlink", "-s"), 30.0),
         "nvidia_smi_nvlink_e": (("nvidia-smi", "nvlink", "-e"), 30.0),

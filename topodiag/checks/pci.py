@@ -10,6 +10,8 @@ model where another input gave their bus id (gpu:3, nic:mlx5_2), else `pci:<bdf>
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, replace
 from typing import Any, Iterator, Optional
 
 from .. import knowledge
@@ -133,16 +135,68 @@ def _unplaced(lspci, redirecting: list, errors: list):
                nccl_error=_nccl_text(errors), flags="")
 
 
+# -- the tree (lspci -t / -tv) completing what a -vvv paste left out --------------------------
+
+_NOT_A_GPU = re.compile(r"Audio|USB|Serial|Bridge|Switch|NVSwitch|SMBus|Host bridge", re.I)
+
+
+@dataclass(frozen=True)
+class _TreeEndpoint:
+    """A GPU or NIC the tree names (-tv) that the -vvv paste did not show."""
+
+    bdf: str
+    kind: str
+    line_no: int
+    secondary: Optional[int] = None
+    subordinate: Optional[int] = None
+    upstream_of: Optional[str] = None
+
+
+def _tree_kind(name: Optional[str], bdf: str) -> Optional[str]:
+    """gpu / nic from an lspci -tv name (function 0 only: the audio or second port functions are not
+    endpoints of their own), else None."""
+    if not name or not bdf.endswith(".0"):
+        return None
+    if "NVIDIA" in name and not _NOT_A_GPU.search(name):
+        return "gpu"
+    if re.search(r"Mellanox|ConnectX|BlueField", name):
+        return "nic"
+    return None
+
+
+def with_tree(lspci_vvv, lspci_tree) -> tuple:
+    """lspci -vvv's devices with the bus ranges only the tree gave (a grepped paste has no "Bus:" line),
+    and the GPUs and NICs only the tree names. The -vvv facts win where both say."""
+    devices = tuple(lspci_vvv.devices) if lspci_vvv is not None else ()
+    if lspci_tree is None:
+        return devices
+    tree = {d.bdf: d for d in lspci_tree.devices}
+    out = []
+    for d in devices:
+        t = tree.get(d.bdf) if d.bdf else None
+        if t is not None and d.secondary is None and t.secondary is not None:
+            d = replace(d, secondary=t.secondary, subordinate=t.subordinate)
+        out.append(d)
+    known = {d.bdf for d in devices if d.bdf}
+    for t in lspci_tree.devices:
+        kind = _tree_kind(t.name, t.bdf)
+        if kind and t.bdf not in known:
+            out.append(_TreeEndpoint(t.bdf, kind, t.line_no))
+    return tuple(out)
+
+
 @check("PCI001")
-def acs_redirect(lspci_vvv, topology=None, nccl_debug=None) -> Iterator:
+def acs_redirect(lspci_vvv, topology=None, nccl_debug=None, lspci_tree=None) -> Iterator:
     """ACS ReqRedir+/CmpltRedir+ on a bridge: P2P and GPUDirect RDMA between the devices it separates are
     sent up to the root complex. Placed bridges: one finding each, naming both ends; the rest
-    (a grepped paste without BDFs or bus ranges): one finding that counts them."""
-    redirecting = [d for d in lspci_vvv.devices if _redirects(d)]
+    (a grepped paste without BDFs or bus ranges): one finding that counts them. lspci -t completes the
+    bus ranges and names the GPUs and NICs a grepped paste left out."""
+    all_devices = with_tree(lspci_vvv, lspci_tree)
+    redirecting = [d for d in all_devices if getattr(d, "acs_ctl", None) is not None and _redirects(d)]
     if not redirecting:
         return
     errors = _nccl_completion_errors(nccl_debug)
-    endpoints = [d for d in lspci_vvv.devices if d.kind in ENDPOINTS and d.bdf]
+    endpoints = [d for d in all_devices if d.kind in ENDPOINTS and d.bdf]
     unplaced = []
     for bridge in redirecting:
         found = _bridge_finding(topology, bridge, endpoints, errors) if endpoints else None
@@ -272,13 +326,13 @@ def _kernel_finding(topology, lim: Any):
 
 
 @check("PCI002")
-def pcie_link_below_cap(lspci_vvv=None, kernel_log=None, topology=None) -> Iterator:
+def pcie_link_below_cap(lspci_vvv=None, kernel_log=None, topology=None, lspci_tree=None) -> Iterator:
     """LnkSta below LnkCap on a GPU, a NIC or a bridge above one: width is graded, speed alone is
     graded with the device kind and its link partner (idle GPUs drop to 2.5 GT/s). The kernel log's
     downtraining reports count too, for the devices lspci does not show below their capability."""
     said: set[str] = set()
     if lspci_vvv is not None:
-        devices = lspci_vvv.devices
+        devices = tuple(d for d in with_tree(lspci_vvv, lspci_tree) if not isinstance(d, _TreeEndpoint))
         for dev in devices:
             if _judged(dev, devices):
                 found = _link_finding(topology, dev, devices)

@@ -158,6 +158,18 @@ class _Builder:
                     "acs_cap": None, "acs_ctl": None, "link_cap": None, "link_sta": None,
                     "access_denied": False, "line_no": line_no}
 
+    def header_of_prompt(self, line_no: int, bdf_: Optional[str], class_name: str, name: str) -> bool:
+        """The device line lspci prints after a `lspci -vvv -s <bdf>` prompt line: the same device the
+        prompt opened (no field read yet), not a second one. True when taken as such."""
+        cur = self.cur
+        if cur is None or cur["class_name"] is not None or cur["bdf"] != bdf_ or any(
+                cur[k] is not None for k in ("acs_cap", "acs_ctl", "link_cap", "link_sta", "secondary")):
+            return False
+        kind = _kind(class_name)
+        cur.update(class_name=class_name, name=name, line_no=line_no,
+                   kind=kind if kind != "unknown" else cur["kind"])
+        return True
+
     def flush(self) -> None:
         if self.cur is not None and len(self.devices) < MAX_DEVICES:
             self.devices.append(PciDevice(**self.cur))
@@ -202,7 +214,8 @@ def parse(text: str) -> Lspci:
             continue
         m = _HEADER_RE.match(line)
         if m:
-            b.start(n, bdf(m), m[5].strip(), m[6].strip())
+            if not b.header_of_prompt(n, bdf(m), m[5].strip(), m[6].strip()):
+                b.start(n, bdf(m), m[5].strip(), m[6].strip())
             seen += 1
             continue
         prompt = _prompt_device(line)
