@@ -36,9 +36,12 @@ def show_crashes(diagnosis) -> None:
             sys.stderr.write(crash.traceback)
 
 
-def positive_deadline(deadline: float) -> None:
-    if deadline <= 0:
-        raise UsageError("--deadline: must be a positive number of seconds")
+def positive_deadline(deadline: float) -> float:
+    """--deadline: a finite number of seconds above 0, at most a day (nan, inf, 0, negatives: a usage
+    error, exit 2)."""
+    from ..live.collection import check_deadline
+
+    return check_deadline(deadline)
 
 
 @app.command("check")
@@ -79,6 +82,8 @@ def check_command(
     """
     from ..pipeline import LiveOptions, diagnose
 
+    from ..live.commands import session
+
     all_paths = list(paths) + list(more or [])
     positive_deadline(deadline)
     live = None
@@ -86,8 +91,10 @@ def check_command(
         prolog = "prolog" in {t.lower() for t in (tags or [])}
         live = LiveOptions(deadline_s=deadline, prolog=prolog, sysfs_root=sysfs_root,
                            progress=progress_line if sys.stderr.isatty() else None)
-    d = diagnose(all_paths or None, live=live, host=host, profile=profile, config=config, select=select,
-                 ignore=ignore, tags=tags, fail_on=fail_on)
+    # live: every tool (and ofed_info) under --deadline; a SIGTERM/SIGINT/SIGHUP kills the tools' groups
+    with session(deadline if live is not None else None):
+        d = diagnose(all_paths or None, live=live, host=host, profile=profile, config=config, select=select,
+                     ignore=ignore, tags=tags, fail_on=fail_on)
     show_crashes(d)
     fmt = output_format or (ReportFormat.text if sys.stdout.isatty() else ReportFormat.json)
     d.render(fmt.value, sys.stdout)

@@ -22,6 +22,7 @@ against the catalog by the runner (engine.runner.resolve_config).
 from __future__ import annotations
 
 import fnmatch
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
@@ -135,6 +136,8 @@ def load(path: str) -> SiteConfig:
         raise ConfigError(f"{path}: cannot read the config: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except (UnicodeDecodeError, ValueError) as exc:  # not UTF-8 text (a binary file)
+        raise ConfigError(f"{path}: not valid TOML: not UTF-8 text ({type(exc).__name__})") from None
     for key in data:
         if key not in TOP_KEYS:
             raise ConfigError(f"{path}: {key}: unknown key (known: {', '.join(TOP_KEYS)})")
@@ -167,4 +170,27 @@ def _profile(value: Any, where: str) -> Optional[str]:
 def _rules(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict) or not all(isinstance(t, dict) for t in value.values()):
         raise ConfigError(f"{where}: must be [rules.CODE] tables (enabled, severity, params)")
+    for code, table in value.items():
+        params = table.get("params")
+        if isinstance(params, dict):
+            for name, v in params.items():
+                _threshold(v, f"{where}.{code}.params.{name}")
     return value
+
+
+def _threshold(value: Any, where: str) -> None:
+    """Every rule parameter that is a number is a threshold, a count or a fraction, all >= 0: nan (every
+    comparison false: the rule silently never fires), inf and negatives are refused, naming the key.
+    Lists are checked item by item."""
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            _threshold(item, f"{where}[{i}]")
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    if isinstance(value, float) and math.isnan(value):
+        raise ConfigError(f"{where}: nan is not a number (it would turn the rule off); give a number >= 0")
+    if isinstance(value, float) and math.isinf(value):
+        raise ConfigError(f"{where}: {value} is not a usable threshold; give a finite number >= 0")
+    if value < 0:
+        raise ConfigError(f"{where}: {value} is negative; give a number >= 0")

@@ -21,6 +21,7 @@ probe stuck in the driver (NVML on a wedged GPU) is abandoned at the deadline, n
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import socket
@@ -29,7 +30,24 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
-from .commands import NVIDIA_SMI_HARDWARE_CODES, CommandResult, run
+from .commands import NVIDIA_SMI_HARDWARE_CODES, CommandResult, run, time_left
+
+MAX_DEADLINE_S = 86400.0  # a day: more is a mistake (and overflows the thread and select waits)
+
+
+def check_deadline(deadline_s: Any) -> float:
+    """A deadline is a finite number of seconds, > 0 and at most a day; UsageError (one line) otherwise
+    (nan, inf, 0 and negatives are refused, never taken as "no deadline")."""
+    from ..errors import UsageError
+
+    try:
+        value = float(deadline_s)
+    except (TypeError, ValueError):
+        value = math.nan
+    if isinstance(deadline_s, bool) or not math.isfinite(value) or value <= 0 or value > MAX_DEADLINE_S:
+        raise UsageError(f"--deadline: must be a number of seconds above 0 and at most {MAX_DEADLINE_S:g} "
+                         f"(got {deadline_s!r})")
+    return value
 
 
 @dataclass(frozen=True)
@@ -138,10 +156,13 @@ _NOT_PERMITTED = ("operation not permitted", "permission denied", "no such file 
 def _from_command(src: LiveSource, res: CommandResult) -> Record:
     if res.not_found:
         return Record(src.name, "not_available", None, argv=res.argv, reason=res.reason)
+    if res.skipped:  # the deadline had passed before it could start
+        return Record(src.name, "timed_out", None, argv=res.argv, duration_s=0.0, timed_out=True, reason=res.reason)
     if not res.ok and not res.timed_out and any(m in res.stderr.lower() for m in _NOT_PERMITTED):
         return Record(src.name, "not_available", None, argv=res.argv, rc=res.rc,
                       reason=f"{' '.join(res.argv)}: not permitted for this user, or not on this host (run as "
                              f"root; for dmesg, or set kernel.dmesg_restrict=0): {res.stderr.strip()[:200]}")
+    # cut at MAX_OUTPUT_BYTES: failed, its output kept up to the cut as a timed-out tool's partial output
     status = "ok" if res.ok else ("timed_out" if res.timed_out else "failed")
     text = res.stdout
     if res.stderr.strip() and not res.ok:
@@ -153,7 +174,7 @@ def _from_command(src: LiveSource, res: CommandResult) -> Record:
                   duration_s=round(res.duration_s, 3), timed_out=res.timed_out, reason=reason)
 
 
-def _run_one(src: LiveSource, opts: Options, timeout_s: float) -> Record:
+def _run_one(src: LiveSource, opts: Options, timeout_s: float, deadline: Optional[float] = None) -> Record:
     start = time.monotonic()
     if src.probe is not None:
         try:
@@ -166,7 +187,7 @@ def _run_one(src: LiveSource, opts: Options, timeout_s: float) -> Record:
         if isinstance(files_read, list):
             rec.extra_files = _snapshot(files_read)
         return rec
-    return _from_command(src, run(src.argv, timeout_s))
+    return _from_command(src, run(src.argv, timeout_s, deadline=deadline))
 
 
 def _snapshot(files_read: list) -> list[tuple[str, str]]:
@@ -198,14 +219,19 @@ def selected(opts: Options) -> list[LiveSource]:
 def collect(opts: Options, sources: Optional[Iterable[LiveSource]] = None,
             progress: Optional[Callable[[Record], None]] = None) -> list[Record]:
     """Run the sources concurrently; every one has a Record when the deadline passes."""
+    check_deadline(opts.deadline_s)
     chosen = list(sources) if sources is not None else selected(opts)
-    deadline = time.monotonic() + opts.deadline_s
+    started = time.monotonic()
+    deadline = started + opts.deadline_s
+    left = time_left()  # a command's --deadline (commands.session) bounds the collection too
+    if left is not None:
+        deadline = min(deadline, time.monotonic() + left)
     results: dict[int, Record] = {}
     lock = threading.Lock()
 
     def work(i: int, src: LiveSource) -> None:
-        remaining = max(deadline - time.monotonic(), 0.1)
-        rec = _run_one(src, opts, min(src.timeout_s, remaining))
+        remaining = max(deadline - time.monotonic(), 0.0)
+        rec = _run_one(src, opts, min(src.timeout_s, remaining), deadline)
         with lock:
             results[i] = rec
         if progress is not None:
@@ -224,8 +250,8 @@ def collect(opts: Options, sources: Optional[Iterable[LiveSource]] = None,
             rec = results.get(i)
             if rec is None:  # still running at the deadline: abandoned (daemon thread)
                 rec = Record(src.name, "timed_out", None, argv=src.argv, timed_out=True,
-                             duration_s=round(opts.deadline_s, 3),
-                             reason=f"not finished within the {opts.deadline_s:g} s deadline")
+                             duration_s=round(deadline - started, 3),
+                             reason=f"not finished within the {deadline - started:.3g} s deadline")
             out.append(rec)
     out.extend(_user_files(opts))
     return out
@@ -260,7 +286,8 @@ def _user_files(opts: Options) -> list[Record]:
 
 
 def host_facts(sysfs_root: str = "/") -> dict[str, Any]:
-    """Hostname, kernel, OFED version and the NCCL_* environment, for the manifest."""
+    """Hostname, kernel, OFED version and the NCCL_* environment, for the manifest. ofed_info runs
+    under the command's --deadline (commands.session): with no time left it is not run (ofed None)."""
     facts: dict[str, Any] = {"hostname": socket.gethostname(), "kernel": platform.release(),
                              "nccl_env": {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")}}
     ofed = run(("ofed_info", "-s"), 5.0)
