@@ -189,7 +189,7 @@ def _limit(timeout_s: float, deadline: Optional[float]) -> tuple[float, str]:
     return limit, why
 
 
-def _pump(proc: subprocess.Popen, until: float) -> tuple[bytes, bytes, str]:
+def _pump(proc: subprocess.Popen, until: float) -> tuple[bytearray, bytearray, str]:
     """Read the child's stdout and stderr as they come until both close, the child exits, `until`
     passes ("timeout") or stdout passes MAX_OUTPUT_BYTES ("cut"). Returns (out, err, how it ended)."""
     out, err = bytearray(), bytearray()
@@ -239,7 +239,7 @@ def _pump(proc: subprocess.Popen, until: float) -> tuple[bytes, bytes, str]:
                 time.sleep(0.01)
         if len(err) > MAX_STDERR_BYTES:
             del err[MAX_STDERR_BYTES:]
-        return bytes(out), bytes(err), ended
+        return out, err, ended  # bytearrays: no copy
     finally:
         sel.close()
         for pipe in caps:
@@ -297,7 +297,7 @@ def _reap(proc: subprocess.Popen) -> None:
         pass
 
 
-def _text(data: Optional[bytes]) -> str:
+def _text(data: Optional[bytes | bytearray]) -> str:
     data = data or b""
     if len(data) > MAX_OUTPUT_BYTES:
         data = data[:MAX_OUTPUT_BYTES]
