@@ -94,3 +94,36 @@ def test_check_refuses_a_nan_threshold_naming_the_key(tmp_path):
     assert res.exit_code == ExitCode.USAGE
     [line] = res.stderr.splitlines()
     assert "rules.IB002.params.expected_rate_gbps: nan is not a number" in line
+
+
+def test_check_killed_by_sigterm_kills_the_tools_it_started(tmp_path):
+    """`topodiag check` (a real process) killed while nvidia-smi hangs with a child of its own: both
+    go with it, and it exits 143 (128 + SIGTERM)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.live.test_command_bounds import gone, wait_for
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    pid_file = tmp_path / "grandchild.pid"
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text(f"#!/bin/sh\nsleep 120 & echo $! >> {pid_file}; sleep 120\n")
+    smi.chmod(0o755)
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen([sys.executable, "-m", "topodiag", "check", "--sysfs-root", str(H100_SYSFS),
+                             "--deadline", "100", "--format", "json"], cwd=root, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL,
+                            env={**os.environ, "PYTHONPATH": str(root), "PATH": f"{bin_dir}:/usr/bin:/bin"})
+    try:
+        wait_for(pid_file, within=60)
+        time.sleep(0.3)  # the other nvidia-smi calls start too
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 143
+        pids = [int(p) for p in pid_file.read_text().split()]
+        assert pids and all(gone(p) for p in pids), "a tool's child outlived topodiag"
+    finally:
+        proc.kill()
+        proc.wait()

@@ -31,7 +31,8 @@ def prolog_command(
     fail_on: str = typer.Option("error", "--fail-on", metavar="LEVEL",
                                 help="Exit 1 for findings at or above: info, warning, error, critical."),
     strict: bool = typer.Option(False, "--strict",
-                                help="Also exit 3 (incomplete) or 4 (internal error) instead of 0."),
+                                help="Also exit 3 (incomplete) or 4 (internal error) instead of 0, and 2 for a site "
+                                     "config that cannot be used (else judged with the defaults)."),
     config: Optional[str] = typer.Option(None, "--config", "-c", metavar="FILE", help="Site config TOML (as check)."),
     profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Platform profile (as check)."),
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", metavar="CODES", help="Leave out these rules."),
@@ -47,7 +48,8 @@ def prolog_command(
     """Fast node check for a Slurm prolog: passive sources, rules tagged prolog, one line out.
 
     Exit 1 for findings at or above --fail-on (drain the node), else 0; with --strict, 3 when a
-    source could not be read and 4 for an internal error, as `check`.
+    source could not be read and 4 for an internal error, as `check`. A site config that cannot be
+    used is said on stderr and the node judged with the default settings (--strict: exit 2).
     """
     from ..live.commands import session
     from ..pipeline import LiveOptions, collect_live
