@@ -2,8 +2,15 @@
 
 A failed tool is a record (rc, stderr, duration, timed_out, reason), never an exception: a tool
 that is not installed, that exits non-zero, or that hangs (nvidia-smi can hang for minutes on a
-wedged GPU) all come back as a CommandResult. On a timeout the whole process group is killed, so a
-tool's own children do not outlive it.
+wedged GPU) all come back as a CommandResult.
+
+Bounds: stdout is read in chunks as it comes and cut at MAX_OUTPUT_BYTES (the tool is killed there:
+`truncated`), stderr kept up to MAX_STDERR_BYTES. Every tool is its own session and process group,
+killed (SIGKILL to the group) when the tool ends, times out or is cut, so a child that keeps the pipe
+open neither holds the result nor outlives it. A `session` (what each live command runs in) puts one
+deadline over every command run inside it (a command with no time left is not started: `skipped`),
+and kills every tool's group on SIGTERM/SIGINT/SIGHUP before exiting 128+N; atexit does the same for
+whatever still runs when the interpreter exits.
 
 nvidia-smi's documented return codes (nvidia-smi(1), RETURN VALUE) become reasons a person can act
 on; other tools' non-zero codes are reported with their last stderr line.
@@ -88,9 +95,38 @@ def kill_all() -> None:
 atexit.register(kill_all)
 
 
+# A signal that comes while the main thread is starting a tool (between the fork and the group's
+# registration) waits for the registration: handled there, the new tool's group would be missed.
+_SPAWNING: list[bool] = [False]
+_PENDING: list[int] = []
+
+
 def _on_signal(signum, frame) -> None:
+    if _SPAWNING[0]:
+        _PENDING.append(signum)
+        return
     kill_all()
     raise SystemExit(128 + signum)  # the shell's convention: 143 SIGTERM, 130 SIGINT, 129 SIGHUP
+
+
+def _spawn(argv: list, env: dict) -> subprocess.Popen:
+    """Start a tool in its own session and register its group before any signal is handled."""
+    main = threading.current_thread() is threading.main_thread()
+    try:
+        with _LOCK:  # a handler in the main thread waits for a worker's registration here (kill_all)
+            if main:
+                _SPAWNING[0] = True
+            try:
+                proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, env=env, start_new_session=True)
+                _GROUPS.add(proc.pid)
+            finally:
+                if main:
+                    _SPAWNING[0] = False
+    finally:
+        if main and _PENDING:
+            _on_signal(_PENDING.pop(), None)
+    return proc
 
 
 @contextlib.contextmanager
@@ -131,7 +167,7 @@ def run(argv: Sequence[str], timeout_s: float, env: Optional[dict] = None,
     """Run argv with LC_ALL=C under a timeout; never raises for the tool's own failures.
 
     The timeout is min(timeout_s, the time left before `deadline` (time.monotonic()), the time left
-    of the run's deadline (`run_deadline`)); a command with no time left is not started (a record
+    of the run's deadline (`session`)); a command with no time left is not started (a record
     saying so). Its stdout is read as it comes, up to MAX_OUTPUT_BYTES (stderr up to
     MAX_STDERR_BYTES): past that the tool is killed and the record says the output was cut. It runs
     in its own process group, which is killed when the tool ends, times out or is cut (a tool's
@@ -149,10 +185,7 @@ def run(argv: Sequence[str], timeout_s: float, env: Optional[dict] = None,
     child_env["LC_ALL"] = "C"
     start = time.monotonic()
     try:
-        with _LOCK:  # not between the fork and the registration: a signal handler sees every group
-            proc = subprocess.Popen([exe, *argv[1:]], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, env=child_env, start_new_session=True)
-            _GROUPS.add(proc.pid)
+        proc = _spawn([exe, *argv[1:]], child_env)
     except OSError as exc:
         return CommandResult(argv, None, "", "", time.monotonic() - start,
                              reason=f"{argv[0]} could not be started: {exc.strerror or exc}")
@@ -160,9 +193,9 @@ def run(argv: Sequence[str], timeout_s: float, env: Optional[dict] = None,
         out, err, ended = _pump(proc, start + limit)
     finally:
         _kill_group(proc)  # whatever it left behind (a child holding the pipe), on every path
-        _reap(proc)
         with _LOCK:
-            _GROUPS.discard(proc.pid)
+            _GROUPS.discard(proc.pid)  # before the reaping frees its pid for another process
+        _reap(proc)
     duration = time.monotonic() - start
     stdout, stderr = _text(out), _text(err)
     if ended == "cut":
