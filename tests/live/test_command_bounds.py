@@ -200,3 +200,29 @@ def test_a_deadline_that_is_not_a_finite_positive_number_is_a_usage_error(value)
     assert str(info.value).startswith("--deadline: must be a number of seconds above 0")
     with pytest.raises(UsageError):
         collect(Options(deadline_s=value), sources=())
+
+
+def test_a_source_that_cannot_start_before_the_deadline_is_recorded_as_not_started(tmp_path, monkeypatch):
+    from topodiag.live.collection import LiveSource, Options, collect
+
+    env = tool(tmp_path, "ibstat", "echo never\n")
+    monkeypatch.setenv("PATH", env["PATH"])
+    src = LiveSource("ibstat", "commands/ibstat.txt", 10.0, False, ("ibstat",))
+    with session(0.05):
+        time.sleep(0.1)
+        [rec] = collect(Options(deadline_s=5), sources=[src])
+    assert rec.status == "timed_out" and rec.timed_out and rec.member is None
+    assert rec.reason.startswith("not started: no time left before the")
+
+
+def test_a_cut_output_is_a_failed_source_that_keeps_what_came(tmp_path, monkeypatch):
+    from topodiag.live.collection import LiveSource, Options, collect
+
+    monkeypatch.setattr(commands, "MAX_OUTPUT_BYTES", 4096)
+    env = tool(tmp_path, "ibstat", "exec yes \"CA 'mlx5_0'\"\n")
+    monkeypatch.setenv("PATH", env["PATH"])
+    [rec] = collect(Options(deadline_s=20), sources=[LiveSource("ibstat", "commands/ibstat.txt", 10.0, False,
+                                                               ("ibstat",))])
+    assert rec.status == "failed" and not rec.timed_out and rec.rc is None
+    assert rec.reason == "its output passed 4096 bytes: killed and cut there"
+    assert rec.text.startswith("CA 'mlx5_0'\n") and len(rec.text) == 4096

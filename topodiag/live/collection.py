@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
-from .commands import NVIDIA_SMI_HARDWARE_CODES, CommandResult, run, time_left
+from .commands import MIN_START_S, NVIDIA_SMI_HARDWARE_CODES, CommandResult, run, time_left
 
 MAX_DEADLINE_S = 86400.0  # a day: more is a mistake (and overflows the thread and select waits)
 
@@ -226,6 +226,9 @@ def collect(opts: Options, sources: Optional[Iterable[LiveSource]] = None,
     left = time_left()  # a command's --deadline (commands.session) bounds the collection too
     if left is not None:
         deadline = min(deadline, time.monotonic() + left)
+    if deadline - time.monotonic() <= MIN_START_S:  # nothing can start: each source says so
+        return [Record(src.name, "timed_out", None, argv=src.argv, duration_s=0.0, timed_out=True,
+                       reason="not started: no time left before the --deadline") for src in chosen] + _user_files(opts)
     results: dict[int, Record] = {}
     lock = threading.Lock()
 

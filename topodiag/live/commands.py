@@ -200,8 +200,7 @@ def run(argv: Sequence[str], timeout_s: float, env: Optional[dict] = None,
     stdout, stderr = _text(out), _text(err)
     if ended == "cut":
         return CommandResult(argv, None, stdout, stderr, duration, truncated=True,
-                             reason=f"its output passed {MAX_OUTPUT_BYTES // (1024 * 1024)} MB: "
-                                    f"killed and cut there")
+                             reason=f"its output passed {_size(MAX_OUTPUT_BYTES)}: killed and cut there")
     if ended == "timeout":
         return CommandResult(argv, None, stdout, stderr, duration, timed_out=True,
                              reason=f"no result within its {limit:.3g} s {why} (killed)")
@@ -328,6 +327,10 @@ def _reap(proc: subprocess.Popen) -> None:
         proc.wait(timeout=5)
     except (subprocess.TimeoutExpired, OSError):
         pass
+
+
+def _size(n: int) -> str:
+    return f"{n // (1024 * 1024)} MB" if n >= 1024 * 1024 else f"{n} bytes"
 
 
 def _text(data: Optional[bytes | bytearray]) -> str:
