@@ -123,3 +123,18 @@ def test_a_config_that_is_not_utf8_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError) as info:
         load(str(path))
     assert str(info.value).startswith(str(path)) and "not valid TOML" in str(info.value)
+
+
+def test_a_fifo_or_a_huge_file_as_config_is_refused_not_waited_for(tmp_path):
+    import os
+
+    fifo = tmp_path / "site.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError) as info:
+        load(str(fifo))  # it blocked forever in open()
+    assert "not a regular file" in str(info.value)
+    big = tmp_path / "big.toml"
+    big.write_text("# " + "x" * (5 * 1024 * 1024) + "\n")
+    with pytest.raises(ConfigError) as info:
+        load(str(big))
+    assert "larger than 4 MB" in str(info.value)

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
@@ -34,6 +36,7 @@ except ImportError:  # Python 3.10
 
 from .runner import ConfigError  # a config that does not fit: one line, file and key
 
+MAX_CONFIG_BYTES = 4 * 1024 * 1024  # a site config is a few KB
 TOP_KEYS = ("profile", "rules", "hosts")
 HOST_KEYS = ("match", "profile", "rules")
 _RANGE_RE = re.compile(r"\[([0-9,\-\s]+)\]")
@@ -130,8 +133,17 @@ def _copy(v: Any) -> Any:
 def load(path: str) -> SiteConfig:
     """Read and check a site config; ConfigError (one line) for what cannot be used."""
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+        # O_NONBLOCK: a FIFO (or a device) given as the config does not block the open; it is refused
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise ConfigError(f"{path}: cannot read the config: not a regular file")
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path}: cannot read the config: larger than {MAX_CONFIG_BYTES // (1024 * 1024)} MB")
+        data = tomllib.loads(raw.decode("utf-8"))
+    except ConfigError:
+        raise
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the config: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
