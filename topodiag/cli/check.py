@@ -9,7 +9,6 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import UsageError
 from .app import app
 from .errors import guarded
 
@@ -80,9 +79,8 @@ def check_command(
     Exit 0 when nothing is at or above --fail-on, 1 when something is, 2 for a usage error,
     3 when an input could not be collected, read or parsed (no verdict), 4 for an internal error.
     """
-    from ..pipeline import LiveOptions, diagnose
-
     from ..live.commands import session
+    from ..pipeline import LiveOptions, diagnose
 
     all_paths = list(paths) + list(more or [])
     positive_deadline(deadline)
