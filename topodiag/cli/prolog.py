@@ -56,6 +56,7 @@ def prolog_command(
     from ..render.slurm import reason_line
 
     positive_deadline(deadline)
+    _check_fail_on(fail_on)  # a usage error before anything is collected (as when diagnose collected)
     with session(deadline):  # every tool, scontrol too, under --deadline; a signal kills their groups
         config = _usable_config(config, strict)
         reserve = min(2.0, deadline / 5) if mark_offline else 0.0
@@ -76,6 +77,16 @@ def prolog_command(
     if code in (ExitCode.INCOMPLETE, ExitCode.INTERNAL) and not strict:
         code = ExitCode.OK
     raise typer.Exit(int(code))
+
+
+def _check_fail_on(fail_on: str) -> None:
+    from ..engine import parse_fail_on
+    from ..errors import UsageError
+
+    try:
+        parse_fail_on(fail_on)
+    except ValueError as exc:
+        raise UsageError(f"--fail-on: {exc}") from None
 
 
 def _config_unusable(error: Exception) -> None:
