@@ -102,3 +102,51 @@ def test_the_readme_prolog_script_drains_and_fails_the_job(scontrol, tmp_path, m
     assert res.stdout.startswith("topodiag: IB001 ib-port-down nic:mlx5_ib0")
     [update] = log.read_text().splitlines()
     assert update.startswith("update nodename=gpu017 state=drain reason=topodiag: IB001 ib-port-down nic:mlx5_ib0")
+
+
+@pytest.mark.parametrize("shown", [
+    "",  # an empty answer
+    "slurm_load_node error: Unable to contact slurm controller (connect failure)",
+    "\x00\xff garbage \x1b[31m",
+    "NodeName=gpu0170 State=IDLE",  # another node's line
+    "NodeName=gpu017 Arch=x86_64 CoresPerSocket=48",  # no State=
+])
+def test_a_node_whose_state_cannot_be_read_is_not_drained(scontrol, shown):
+    """Unreadable `scontrol show node` output was taken as "online" and the node drained."""
+    log = scontrol(shown)
+    res = prolog(AZURE_SYSFS)
+    assert res.exit_code == 1 and res.stdout.startswith("topodiag: IB001")  # the finding still fails the job
+    assert not log.exists()  # no update: neither drained nor resumed
+    [said] = [ln for ln in res.stderr.splitlines() if "gpu017" in ln]
+    assert said.startswith("topodiag: not draining gpu017: its state is unknown") and said.endswith("left as it is")
+    assert "\x1b" not in said and "\x00" not in said
+
+
+def test_a_hanging_scontrol_is_bounded_by_the_deadline(scontrol, tmp_path):
+    """scontrol added up to 20 s past --deadline; now every call gets only the time left."""
+    import time
+
+    script = tmp_path / "bin" / "scontrol"
+    script.write_text("#!/bin/sh\nsleep 30\n")
+    start = time.monotonic()
+    res = prolog(AZURE_SYSFS, "--deadline", "2")
+    took = time.monotonic() - start
+    assert took < 6, took
+    assert res.exit_code == 1
+    assert "topodiag: not draining gpu017: its state is unknown" in res.stderr
+
+
+def test_show_node_garbage_is_unknown():
+    assert parse_show_node("", "n1") is None
+    assert parse_show_node("State=IDLE", "n1") is None  # not this node's line
+    assert parse_show_node("NodeName=n10 State=IDLE", "n1") is None
+    assert parse_show_node("NodeName=n1 State=IDLE", "n1").states == {"IDLE"}
+
+
+def test_the_drain_reason_is_one_printable_line(scontrol, monkeypatch):
+    from topodiag.actions import slurm
+
+    log = scontrol("NodeName=gpu017 State=IDLE")
+    slurm.mark("gpu017", failed=True, reason="topodiag: IB001 nic:\x1b[31mmlx5_0\nrm -rf x\x07")
+    [update] = log.read_text().splitlines()
+    assert update == "update nodename=gpu017 state=drain reason=topodiag: IB001 nic: [31mmlx5_0 rm -rf x"

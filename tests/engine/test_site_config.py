@@ -93,3 +93,48 @@ def test_config_errors_name_the_file_and_key(tmp_path, text, where):
     with pytest.raises(ConfigError) as info:
         load(path)
     assert str(info.value).startswith(path) and where in str(info.value)
+
+
+@pytest.mark.parametrize("text, where", [
+    ("[rules.IB002.params]\nexpected_rate_gbps = nan", "rules.IB002.params.expected_rate_gbps: nan is not a number"),
+    ("[rules.IB002.params]\nexpected_rate_gbps = inf", "rules.IB002.params.expected_rate_gbps: inf is not a usable"),
+    ("[rules.PERF001.params]\nmin_fraction = -0.5", "rules.PERF001.params.min_fraction: -0.5 is negative"),
+    ("[rules.IB009.params]\nmin_changes = -1", "rules.IB009.params.min_changes: -1 is negative"),
+    ("[[hosts]]\nmatch = 'gpu*'\n[hosts.rules.IB002.params]\nexpected_rate_gbps = -inf",
+     "hosts[0]: rules.IB002.params.expected_rate_gbps: -inf is not a usable"),
+    ("[rules.IB001.params]\nexpected_ports = [1, nan]", "rules.IB001.params.expected_ports[1]: nan"),
+])
+def test_a_threshold_that_is_nan_inf_or_negative_is_refused_by_name(tmp_path, text, where):
+    """A nan threshold made every comparison false: the rule (IB002) silently never fired."""
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load(path)
+    assert where in str(info.value) and "\n" not in str(info.value)
+
+
+def test_zero_and_positive_thresholds_load(tmp_path):
+    cfg = load(write(tmp_path, "[rules.IB002.params]\nexpected_rate_gbps = 0\n[rules.PERF001.params]\nmin_fraction = 0.7"))
+    assert cfg.rules["PERF001"]["params"]["min_fraction"] == 0.7
+
+
+def test_a_config_that_is_not_utf8_is_a_config_error(tmp_path):
+    path = tmp_path / "site.toml"
+    path.write_bytes(b"\xff\xfe[rules")
+    with pytest.raises(ConfigError) as info:
+        load(str(path))
+    assert str(info.value).startswith(str(path)) and "not valid TOML" in str(info.value)
+
+
+def test_a_fifo_or_a_huge_file_as_config_is_refused_not_waited_for(tmp_path):
+    import os
+
+    fifo = tmp_path / "site.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError) as info:
+        load(str(fifo))  # it blocked forever in open()
+    assert "not a regular file" in str(info.value)
+    big = tmp_path / "big.toml"
+    big.write_text("# " + "x" * (5 * 1024 * 1024) + "\n")
+    with pytest.raises(ConfigError) as info:
+        load(str(big))
+    assert "larger than 4 MB" in str(info.value)

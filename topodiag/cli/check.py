@@ -9,7 +9,6 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import UsageError
 from .app import app
 from .errors import guarded
 
@@ -36,9 +35,12 @@ def show_crashes(diagnosis) -> None:
             sys.stderr.write(crash.traceback)
 
 
-def positive_deadline(deadline: float) -> None:
-    if deadline <= 0:
-        raise UsageError("--deadline: must be a positive number of seconds")
+def positive_deadline(deadline: float) -> float:
+    """--deadline: a finite number of seconds above 0, at most a day (nan, inf, 0, negatives: a usage
+    error, exit 2)."""
+    from ..live.collection import check_deadline
+
+    return check_deadline(deadline)
 
 
 @app.command("check")
@@ -77,6 +79,7 @@ def check_command(
     Exit 0 when nothing is at or above --fail-on, 1 when something is, 2 for a usage error,
     3 when an input could not be collected, read or parsed (no verdict), 4 for an internal error.
     """
+    from ..live.commands import session
     from ..pipeline import LiveOptions, diagnose
 
     all_paths = list(paths) + list(more or [])
@@ -86,8 +89,10 @@ def check_command(
         prolog = "prolog" in {t.lower() for t in (tags or [])}
         live = LiveOptions(deadline_s=deadline, prolog=prolog, sysfs_root=sysfs_root,
                            progress=progress_line if sys.stderr.isatty() else None)
-    d = diagnose(all_paths or None, live=live, host=host, profile=profile, config=config, select=select,
-                 ignore=ignore, tags=tags, fail_on=fail_on)
+    # live: every tool (and ofed_info) under --deadline; a SIGTERM/SIGINT/SIGHUP kills the tools' groups
+    with session(deadline if live is not None else None):
+        d = diagnose(all_paths or None, live=live, host=host, profile=profile, config=config, select=select,
+                     ignore=ignore, tags=tags, fail_on=fail_on)
     show_crashes(d)
     fmt = output_format or (ReportFormat.text if sys.stdout.isatty() else ReportFormat.json)
     d.render(fmt.value, sys.stdout)

@@ -37,16 +37,19 @@ def collect_command(
     Exit 0 when the bundle was written (sources that failed or are not installed are recorded in
     it), 2 for a usage error, 3 when it could not be written or a given file could not be read.
     """
+    from ..live.commands import session
     from ..pipeline import LiveOptions, collect_bundle
-    from .check import progress_line
+    from .check import positive_deadline, progress_line
 
+    positive_deadline(deadline)  # nan, inf, 0, negatives: a usage error (exit 2) before anything runs
     tty = sys.stderr.isatty()
-    if tty and deadline > 0:
+    if tty:
         print(f"topodiag: collecting (deadline {deadline:g} s)", file=sys.stderr)
     live = LiveOptions(deadline_s=deadline, sysfs_root=sysfs_root, nccl_logs=tuple(nccl_logs),
                        nccl_tests=tuple(nccl_tests), progress=progress_line if tty else None)
     try:
-        target, records = collect_bundle(output, live, redact=redact)
+        with session(deadline):  # every tool under --deadline; a SIGTERM/SIGINT/SIGHUP kills their groups
+            target, records = collect_bundle(output, live, redact=redact)
     except RedactionError as exc:
         raise RedactionError(f"--redact: {exc}") from None
     got = sum(1 for r in records if r.status == "ok")

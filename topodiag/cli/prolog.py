@@ -3,6 +3,11 @@
 One line on stdout, fit for a drain reason (`topodiag: IB001 nic:mlx5_3; NVL001 gpu:2`), and an exit
 code that is non-zero only for findings at or above --fail-on: a diagnostic that could not see
 (a timed-out NVML call, an unreadable sysfs) must not drain a node, unless --strict asks for it.
+A site config that cannot be used (unreadable, not TOML, a bad key or value) is said on stderr and
+the node is judged with the default settings; with --strict it is a usage error (exit 2).
+
+--deadline bounds the whole run, scontrol included: with --mark-offline the collection gets the
+deadline less a reserve (a fifth, at most 2 s) for `scontrol show node` and `scontrol update`.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from typing import List, Optional
 
 import typer
 
+from ..errors import ConfigError, ProfileError
 from ..exit_codes import ExitCode
 from .app import app
 from .check import positive_deadline, show_crashes
@@ -25,7 +31,8 @@ def prolog_command(
     fail_on: str = typer.Option("error", "--fail-on", metavar="LEVEL",
                                 help="Exit 1 for findings at or above: info, warning, error, critical."),
     strict: bool = typer.Option(False, "--strict",
-                                help="Also exit 3 (incomplete) or 4 (internal error) instead of 0."),
+                                help="Also exit 3 (incomplete) or 4 (internal error) instead of 0, and 2 for a site "
+                                     "config that cannot be used (else judged with the defaults)."),
     config: Optional[str] = typer.Option(None, "--config", "-c", metavar="FILE", help="Site config TOML (as check)."),
     profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Platform profile (as check)."),
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", metavar="CODES", help="Leave out these rules."),
@@ -41,26 +48,80 @@ def prolog_command(
     """Fast node check for a Slurm prolog: passive sources, rules tagged prolog, one line out.
 
     Exit 1 for findings at or above --fail-on (drain the node), else 0; with --strict, 3 when a
-    source could not be read and 4 for an internal error, as `check`.
+    source could not be read and 4 for an internal error, as `check`. A site config that cannot be
+    used is said on stderr and the node judged with the default settings (--strict: exit 2).
     """
-    from ..pipeline import LiveOptions, diagnose
+    from ..live.commands import session
+    from ..pipeline import LiveOptions, collect_live
     from ..render.slurm import reason_line
 
     positive_deadline(deadline)
-    d = diagnose(live=LiveOptions(deadline_s=deadline, prolog=True, sysfs_root=sysfs_root), profile=profile,
-                 config=config, ignore=ignore, tags=["prolog"], fail_on=fail_on)
-    show_crashes(d)
-    line = reason_line(d.outcome, d.topology)
-    print(line)
-    code = d.outcome.exit_code
-    if mark_offline:
-        from ..actions import slurm
+    _check_fail_on(fail_on)  # a usage error before anything is collected (as when diagnose collected)
+    with session(deadline):  # every tool, scontrol too, under --deadline; a signal kills their groups
+        config = _usable_config(config, strict)
+        reserve = min(2.0, deadline / 5) if mark_offline else 0.0
+        gathered = collect_live(LiveOptions(deadline_s=deadline - reserve, prolog=True, sysfs_root=sysfs_root))
+        d = _judge(gathered, config, strict, profile=profile, ignore=ignore, fail_on=fail_on)
+        show_crashes(d)
+        line = reason_line(d.outcome, d.topology)
+        print(line)
+        code = d.outcome.exit_code
+        if mark_offline:
+            from ..actions import slurm
 
-        clean = code == ExitCode.OK and not any(f.code.startswith("SYS") for f in d.findings)
-        if code == ExitCode.FINDINGS or clean:
-            done = slurm.mark(node or slurm.node_name(), failed=code == ExitCode.FINDINGS, reason=line)
-            if done:
-                print(done, file=sys.stderr)
+            clean = code == ExitCode.OK and not any(f.code.startswith("SYS") for f in d.findings)
+            if code == ExitCode.FINDINGS or clean:
+                done = slurm.mark(node or slurm.node_name(), failed=code == ExitCode.FINDINGS, reason=line)
+                if done:
+                    print(done, file=sys.stderr)
     if code in (ExitCode.INCOMPLETE, ExitCode.INTERNAL) and not strict:
         code = ExitCode.OK
     raise typer.Exit(int(code))
+
+
+def _check_fail_on(fail_on: str) -> None:
+    from ..engine import parse_fail_on
+    from ..errors import UsageError
+
+    try:
+        parse_fail_on(fail_on)
+    except ValueError as exc:
+        raise UsageError(f"--fail-on: {exc}") from None
+
+
+def _config_unusable(error: Exception) -> None:
+    print(f"topodiag: error: {error}; judging with the default settings (the site config is not used; "
+          f"--strict fails instead)", file=sys.stderr)
+
+
+def _usable_config(config: Optional[str], strict: bool) -> Optional[str]:
+    """The site config when it reads and checks (before anything is collected), else None (said on
+    stderr); with --strict its error is raised (exit 2)."""
+    if not config:
+        return None
+    from ..engine.site_config import load
+
+    try:
+        load(config)
+    except ConfigError as exc:
+        if strict:
+            raise
+        _config_unusable(exc)
+        return None
+    return config
+
+
+def _judge(gathered, config: Optional[str], strict: bool, **options):
+    """The Diagnosis with the site config; one whose rule tables or profile do not fit the catalog
+    (known only now) is said on stderr and the node judged with the defaults (--strict: raised).
+    A --profile given on the command line that is unknown stays a usage error."""
+    from ..pipeline import diagnose
+
+    try:
+        return diagnose(gathered=gathered, config=config, tags=["prolog"], **options)
+    except (ConfigError, ProfileError) as exc:
+        from_config = isinstance(exc, ConfigError) or not options.get("profile")
+        if strict or not config or not from_config:
+            raise
+        _config_unusable(exc)
+        return diagnose(gathered=gathered, config=None, tags=["prolog"], **options)

@@ -22,7 +22,10 @@ against the catalog by the runner (engine.runner.resolve_config).
 from __future__ import annotations
 
 import fnmatch
+import math
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
@@ -33,6 +36,7 @@ except ImportError:  # Python 3.10
 
 from .runner import ConfigError  # a config that does not fit: one line, file and key
 
+MAX_CONFIG_BYTES = 4 * 1024 * 1024  # a site config is a few KB
 TOP_KEYS = ("profile", "rules", "hosts")
 HOST_KEYS = ("match", "profile", "rules")
 _RANGE_RE = re.compile(r"\[([0-9,\-\s]+)\]")
@@ -129,12 +133,23 @@ def _copy(v: Any) -> Any:
 def load(path: str) -> SiteConfig:
     """Read and check a site config; ConfigError (one line) for what cannot be used."""
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+        # O_NONBLOCK: a FIFO (or a device) given as the config does not block the open; it is refused
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise ConfigError(f"{path}: cannot read the config: not a regular file")
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path}: cannot read the config: larger than {MAX_CONFIG_BYTES // (1024 * 1024)} MB")
+        data = tomllib.loads(raw.decode("utf-8"))
+    except ConfigError:
+        raise
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the config: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except (UnicodeDecodeError, ValueError) as exc:  # not UTF-8 text (a binary file)
+        raise ConfigError(f"{path}: not valid TOML: not UTF-8 text ({type(exc).__name__})") from None
     for key in data:
         if key not in TOP_KEYS:
             raise ConfigError(f"{path}: {key}: unknown key (known: {', '.join(TOP_KEYS)})")
@@ -167,4 +182,27 @@ def _profile(value: Any, where: str) -> Optional[str]:
 def _rules(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict) or not all(isinstance(t, dict) for t in value.values()):
         raise ConfigError(f"{where}: must be [rules.CODE] tables (enabled, severity, params)")
+    for code, table in value.items():
+        params = table.get("params")
+        if isinstance(params, dict):
+            for name, v in params.items():
+                _threshold(v, f"{where}.{code}.params.{name}")
     return value
+
+
+def _threshold(value: Any, where: str) -> None:
+    """Every rule parameter that is a number is a threshold, a count or a fraction, all >= 0: nan (every
+    comparison false: the rule silently never fires), inf and negatives are refused, naming the key.
+    Lists are checked item by item."""
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            _threshold(item, f"{where}[{i}]")
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    if isinstance(value, float) and math.isnan(value):
+        raise ConfigError(f"{where}: nan is not a number (it would turn the rule off); give a number >= 0")
+    if isinstance(value, float) and math.isinf(value):
+        raise ConfigError(f"{where}: {value} is not a usable threshold; give a finite number >= 0")
+    if value < 0:
+        raise ConfigError(f"{where}: {value} is negative; give a number >= 0")

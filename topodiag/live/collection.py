@@ -21,15 +21,33 @@ probe stuck in the driver (NVML on a wedged GPU) is abandoned at the deadline, n
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import socket
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Optional
 
-from .commands import NVIDIA_SMI_HARDWARE_CODES, CommandResult, run
+from .commands import MIN_START_S, NVIDIA_SMI_HARDWARE_CODES, CommandResult, run, time_left
+
+MAX_DEADLINE_S = 86400.0  # a day: more is a mistake (and overflows the thread and select waits)
+
+
+def check_deadline(deadline_s: Any) -> float:
+    """A deadline is a finite number of seconds, > 0 and at most a day; UsageError (one line) otherwise
+    (nan, inf, 0 and negatives are refused, never taken as "no deadline")."""
+    from ..errors import UsageError
+
+    try:
+        value = float(deadline_s)
+    except (TypeError, ValueError):
+        value = math.nan
+    if isinstance(deadline_s, bool) or not math.isfinite(value) or value <= 0 or value > MAX_DEADLINE_S:
+        raise UsageError(f"--deadline: must be a number of seconds above 0 and at most {MAX_DEADLINE_S:g} "
+                         f"(got {deadline_s!r})")
+    return value
 
 
 @dataclass(frozen=True)
@@ -141,7 +159,9 @@ _NOT_PERMITTED = ("operation not permitted", "permission denied", "no such file 
 def _from_command(src: LiveSource, res: CommandResult) -> Record:
     if res.not_found:
         return Record(src.name, "not_available", None, argv=res.argv, reason=res.reason)
-    answered = res.ok or (not res.timed_out and res.rc in src.answer_rcs)
+    if res.skipped:  # the deadline had passed before it could start
+        return Record(src.name, "timed_out", None, argv=res.argv, duration_s=0.0, timed_out=True, reason=res.reason)
+    answered = res.ok or (not res.timed_out and not res.truncated and res.rc in src.answer_rcs)
     said = res.stderr.lower()
     if not answered and not res.timed_out and any(m in said for m in _NOT_PERMITTED):
         why = ("no service manager to ask (systemd is not PID 1: a container?)" if "systemd" in said or "bus" in said
@@ -149,9 +169,10 @@ def _from_command(src: LiveSource, res: CommandResult) -> Record:
                     "kernel.dmesg_restrict=0)")
         return Record(src.name, "not_available", None, argv=res.argv, rc=res.rc,
                       reason=f"{' '.join(res.argv)}: {why}: {res.stderr.strip()[:200]}")
+    # cut at MAX_OUTPUT_BYTES: failed, its output kept up to the cut as a timed-out tool's partial output
     status = "ok" if answered else ("timed_out" if res.timed_out else "failed")
     if answered and not res.ok:
-        res = CommandResult(res.argv, res.rc, res.stdout, res.stderr, res.duration_s)  # an answer: no failure reason
+        res = replace(res, reason="")  # an exit code that is an answer (systemctl status 3/4): no failure
     text = res.stdout
     if res.stderr.strip() and res.rc != 0:
         text = (text + ("\n" if text and not text.endswith("\n") else "") + res.stderr) if text else res.stderr
@@ -162,7 +183,7 @@ def _from_command(src: LiveSource, res: CommandResult) -> Record:
                   duration_s=round(res.duration_s, 3), timed_out=res.timed_out, reason=reason)
 
 
-def _run_one(src: LiveSource, opts: Options, timeout_s: float) -> Record:
+def _run_one(src: LiveSource, opts: Options, timeout_s: float, deadline: Optional[float] = None) -> Record:
     start = time.monotonic()
     if src.probe is not None:
         try:
@@ -175,7 +196,7 @@ def _run_one(src: LiveSource, opts: Options, timeout_s: float) -> Record:
         if isinstance(files_read, list):
             rec.extra_files = _snapshot(files_read)
         return rec
-    return _from_command(src, run(src.argv, timeout_s))
+    return _from_command(src, run(src.argv, timeout_s, deadline=deadline))
 
 
 def _snapshot(files_read: list) -> list[tuple[str, str]]:
@@ -207,14 +228,22 @@ def selected(opts: Options) -> list[LiveSource]:
 def collect(opts: Options, sources: Optional[Iterable[LiveSource]] = None,
             progress: Optional[Callable[[Record], None]] = None) -> list[Record]:
     """Run the sources concurrently; every one has a Record when the deadline passes."""
+    check_deadline(opts.deadline_s)
     chosen = list(sources) if sources is not None else selected(opts)
-    deadline = time.monotonic() + opts.deadline_s
+    started = time.monotonic()
+    deadline = started + opts.deadline_s
+    left = time_left()  # a command's --deadline (commands.session) bounds the collection too
+    if left is not None:
+        deadline = min(deadline, time.monotonic() + left)
+    if deadline - time.monotonic() <= MIN_START_S:  # nothing can start: each source says so
+        return [Record(src.name, "timed_out", None, argv=src.argv, duration_s=0.0, timed_out=True,
+                       reason="not started: no time left before the --deadline") for src in chosen] + _user_files(opts)
     results: dict[int, Record] = {}
     lock = threading.Lock()
 
     def work(i: int, src: LiveSource) -> None:
-        remaining = max(deadline - time.monotonic(), 0.1)
-        rec = _run_one(src, opts, min(src.timeout_s, remaining))
+        remaining = max(deadline - time.monotonic(), 0.0)
+        rec = _run_one(src, opts, min(src.timeout_s, remaining), deadline)
         with lock:
             results[i] = rec
         if progress is not None:
@@ -233,8 +262,8 @@ def collect(opts: Options, sources: Optional[Iterable[LiveSource]] = None,
             rec = results.get(i)
             if rec is None:  # still running at the deadline: abandoned (daemon thread)
                 rec = Record(src.name, "timed_out", None, argv=src.argv, timed_out=True,
-                             duration_s=round(opts.deadline_s, 3),
-                             reason=f"not finished within the {opts.deadline_s:g} s deadline")
+                             duration_s=round(deadline - started, 3),
+                             reason=f"not finished within the {deadline - started:.3g} s deadline")
             out.append(rec)
     out.extend(_user_files(opts))
     return out
@@ -269,7 +298,8 @@ def _user_files(opts: Options) -> list[Record]:
 
 
 def host_facts(sysfs_root: str = "/") -> dict[str, Any]:
-    """Hostname, kernel, OFED version and the NCCL_* environment, for the manifest."""
+    """Hostname, kernel, OFED version and the NCCL_* environment, for the manifest. ofed_info runs
+    under the command's --deadline (commands.session): with no time left it is not run (ofed None)."""
     facts: dict[str, Any] = {"hostname": socket.gethostname(), "kernel": platform.release(),
                              "nccl_env": {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")}}
     ofed = run(("ofed_info", "-s"), 5.0)
