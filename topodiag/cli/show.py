@@ -30,10 +30,12 @@ def show_command(
                                              help="table, json (Topology JSON), dot or graphml."),
 ) -> None:
     """Print the topology model built from saved outputs: GPUs, NICs, NUMA nodes and their links."""
+    from ..live.commands import session
     from ..pipeline import survey
 
     all_paths = list(paths) + list(more or [])
-    d = survey(all_paths or None)
+    with session(None if all_paths else 30.0):  # live: the tools' groups die with us, on a signal too
+        d = survey(all_paths or None)
     for s in d.statuses:
         if s.status in ("failed", "unparseable"):
             print(f"topodiag: warning: {s.path}: {s.status}: {s.reason}", file=sys.stderr)
