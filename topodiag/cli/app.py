@@ -10,10 +10,34 @@ app = typer.Typer(
     name="topodiag",
     help="Diagnose the interconnect of GPU nodes: NVLink, PCIe, InfiniBand/RoCE and NCCL.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --show-completion SHELL / --install-completion SHELL
     pretty_exceptions_enable=False,
+    # plain help text: wraps to the terminal, and keeps what rich markup would eat ("[[hosts]]")
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _usage_error_line(self, file=None) -> None:
+    """A usage error as one line on stderr, with where to look ("topodiag: error: No such option:
+    --bogus (try 'topodiag check -h')"); its exit code stays click's 2 (ExitCode.USAGE)."""
+    import sys
+
+    ctx = getattr(self, "ctx", None)
+    hint = f" (try '{ctx.command_path} -h')" if ctx is not None else ""
+    message = " ".join(self.format_message().split())
+    print(f"topodiag: error: {message}{hint}", file=file or sys.stderr)
+
+
+def _one_line_usage_errors() -> None:
+    try:  # typer >= 0.16 carries its own click
+        from typer._click import exceptions as click_exceptions  # type: ignore[import-not-found]
+    except ImportError:  # older typer: click itself
+        from click import exceptions as click_exceptions  # type: ignore[no-redef]
+    click_exceptions.UsageError.show = _usage_error_line  # type: ignore[method-assign]
+
+
+_one_line_usage_errors()
 
 _state = {"debug": False}
 
