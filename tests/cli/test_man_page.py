@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+
+import pytest
 from pathlib import Path
 
 import typer
@@ -66,3 +68,18 @@ def test_sources_section_names_every_parser_with_its_tool() -> None:
         assert live == _live(info), f"{info.source}: the man page says live {live}, its INFO {_live(info)}"
         if hasattr(get(info.source), "INFO"):  # a parser still without INFO has no tool to compare
             assert tool == info.tool, f"{info.source}: the man page says {tool!r}, its INFO {info.tool!r}"
+
+
+def test_the_man_page_is_installed_with_the_package():
+    """pip installs man/topodiag.1 as the wheel's shared data into <env>/share/man/man1, where `man
+    topodiag` finds it (man looks beside the bin/ on PATH); declared in pyproject.toml."""
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    assert '"man/topodiag.1" = "share/man/man1/topodiag.1"' in (root / "pyproject.toml").read_text()
+    installed = Path(sys.prefix) / "share" / "man" / "man1" / "topodiag.1"
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("not running inside the environment topodiag was installed into")
+    assert installed.is_file(), f"{installed}: pip install did not place the man page"
+    assert installed.read_text().startswith(".TH TOPODIAG 1")
