@@ -69,19 +69,20 @@ def plan(node: NodeLayers, *, nodes: int = 1, model: Optional[ModelSpec] = None,
         given = given_layout(total, tp, pp, dp, ep)
         if ep and ep > 1 and best.dp % ep == 0:
             best = Layout(best.tp, best.pp, best.dp, ep)
-    m_best = micro_batches_for(best.pp, micro_batches)
-    rec = evaluate(best, model, node, m_best)
+    # One M for every layout: micro-batches per step belong to the training, not to the layout.
+    m = micro_batches_for(max(best.pp, given.pp if given else 1), micro_batches)
+    rec = evaluate(best, model, node, m)
     out_given = None
     if given is not None:
-        out_given = evaluate(given, model, node, micro_batches_for(given.pp, micro_batches))
+        out_given = evaluate(given, model, node, m)
         out_given["loses"] = losses(out_given, rec)
     alts = []
     for lay in alternatives(best, nodes, node, model):
-        alt = evaluate(lay, model, node, micro_batches_for(lay.pp, micro_batches))
+        alt = evaluate(lay, model, node, m)
         alt["vs_recommended"] = versus(alt, rec)
         alts.append(alt)
     return {"schema_version": SCHEMA_VERSION, "kind": "plan", "nodes": nodes, "gpus_per_node": len(node.gpus),
-            "node": node.to_json(), "model": model.to_json(), "micro_batches": m_best, "recommended": rec,
+            "node": node.to_json(), "model": model.to_json(), "micro_batches": m, "recommended": rec,
             "given": out_given, "alternatives": alts, "notes": notes + list(node.notes), "basis": BASIS}
 
 
