@@ -131,6 +131,11 @@ def compare(runs: list[Run], *, topology=None, profile: Optional[str] = None, no
             exp["verdict"] = "none_reach"
             summary.append(f"no run reaches {min_fraction:.0%} of the expected {exp['gbps']:g} GB/s ({exp['how']}): "
                            f"it is not the algorithm; look at the transport and the topology: {POINT_TO}")
+        above = [label for bw, label in top if bw > 1.1 * exp["gbps"]]
+        if above and any(len(r.hosts) > 1 for r in runs):
+            summary.append(f"{', '.join(above)} exceed{'s' if len(above) == 1 else ''} the expected network bandwidth: "
+                           "on few nodes Tree and NVLSTree send less than 2(n-1)/n of the data over the network, so "
+                           "busbw overstates it; NCCL_ALGO=Ring measures the network itself")
     else:
         exp.update(min_fraction=min_fraction, reached_by=[], verdict="not_judged")
     if large is not None:

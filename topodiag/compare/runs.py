@@ -18,6 +18,7 @@ _ENV_ASSIGN = re.compile(r"(?<![A-Za-z0-9_])(NCCL_[A-Z0-9_]+)=([^\s\\'\"]+)")
 _ENV_INFO = re.compile(r"\b(NCCL_[A-Z0-9_]+) set by environment to ([^\s.]+(?:\.[^\s.]+)*)")
 LABEL_KEYS_FIRST = ("NCCL_ALGO", "NCCL_PROTO", "NCCL_BUFFSIZE", "NCCL_NVLS_ENABLE", "NCCL_MIN_NCHANNELS",
                     "NCCL_MAX_NCHANNELS", "NCCL_COLLNET_ENABLE", "NCCL_P2P_LEVEL", "NCCL_NET_GDR_LEVEL")
+LABEL_KEYS = 2  # a label names at most this many settings (the run's JSON lists them all)
 _NOT_SETTINGS = {"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE", "NCCL_SOCKET_IFNAME", "NCCL_IB_HCA",
                  "NCCL_TOPO_DUMP_FILE"}
 
@@ -136,9 +137,22 @@ def _header_label(r: Run, runs: list[Run]) -> Optional[str]:
     shapes = {(len(x.hosts), max(x.per_host.values()) if x.per_host else None) for x in runs}
     if len(shapes) > 1 and r.per_host:
         parts.append(f"{len(r.hosts)}x{max(r.per_host.values())} GPUs")
-    if len({x.nccl_version for x in runs}) > 1 and r.nccl_version:
+    versions = {x.nccl_version for x in runs}
+    if len(versions) > 1 and None not in versions:  # a version one output does not print tells nothing
         parts.append(f"NCCL {r.nccl_version}")
     return " ".join(parts) or None
+
+
+def _auto_label(r: Run, runs: list[Run], keys: list[str]) -> Optional[tuple[str, str]]:
+    """What the outputs say that tells the runs apart: the header (nodes x GPUs, NCCL version) and
+    the NCCL settings, in that order; None when they say nothing that differs."""
+    head = _header_label(r, runs)
+    env = " ".join(f"{k.removeprefix('NCCL_')}={r.env.get(k, 'default')}" for k in keys[:LABEL_KEYS])
+    parts = [(head, "header"), (env, "NCCL settings in the output")]
+    found = [(text, where) for text, where in parts if text]
+    if not found:
+        return None
+    return " ".join(t for t, _ in found), " and ".join(w for _, w in found)
 
 
 def _label(runs: list[Run], labels: Sequence[str]) -> None:
@@ -148,11 +162,8 @@ def _label(runs: list[Run], labels: Sequence[str]) -> None:
     for i, r in enumerate(runs):
         if i < len(labels) and labels[i]:
             r.label, r.label_from = labels[i], "--label"
-        elif keys and any(k in r.env for k in keys):
-            r.label = " ".join(f"{k.removeprefix('NCCL_')}={r.env[k]}" for k in keys if k in r.env)
-            r.label_from = "NCCL settings in the output"
-        elif (head := _header_label(r, runs)) is not None:
-            r.label, r.label_from = head, "header"
+        elif (auto := _auto_label(r, runs, keys)) is not None:
+            r.label, r.label_from = auto
         else:
             r.label = stems[i] + (f"#{r.run + 1}" if r.path in many else "")
             r.label_from = "file name"
