@@ -29,7 +29,7 @@ def _layers(result: dict, out: TextIO) -> None:
         out.write("  No NVLink between the GPUs\n")
     for key in ("pcie", "network"):
         layer = node[key]
-        out.write(f"  {key.upper() if key == 'pcie' else 'Network'}: {_bw(layer['gbyte_s'])} per GPU "
+        out.write(f"  {'PCIe' if key == 'pcie' else 'Network'}: {_bw(layer['gbyte_s'])} per GPU "
                   f"[{layer['basis']}]: {layer['how']}\n")
 
 
