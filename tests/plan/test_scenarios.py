@@ -164,3 +164,20 @@ def test_cli_json_shape_and_exit_codes(tmp_path: Path) -> None:
     assert runner.invoke(app, ["plan", "--from", str(DGX1), "--model", "1t"]).exit_code == 2
     missing = runner.invoke(app, ["plan", "--from", str(tmp_path / "nope.txt")])
     assert missing.exit_code == 3 and missing.output.count("\n") == 1
+
+
+def test_nvlink_s_alone_does_not_claim_there_is_no_nvlink() -> None:
+    """A V100 node's `nvlink -s` (the excerpt shows GPU 3, two of its six links inactive), and no
+    `topo -m`: which GPUs the links join is unknown, and the plan says so instead of "no NVLink"."""
+    r = plan_from([str(ROOT / "fixtures/hosts/v100-nvlinks-down")], model=model_spec("7b"))
+    assert r["node"]["nvlink_domains"] == []
+    assert any("no input says which GPUs they join" in n for n in r["notes"]), r["notes"]
+    assert not any("no NVLink between the GPUs" in n for n in r["notes"])
+
+
+def test_network_says_how_many_gpus_have_a_close_nic() -> None:
+    r = plan_from([str(HGX / "nvidia_smi_topo_m.txt"), str(HGX / "ibstat.txt")])
+    net = r["node"]["network"]
+    assert "GPUDirect RDMA distance (a NIC at PIX/PXB) for 8 of 8 GPUs" in net["how"]
+    # the ibstat excerpt stops inside its third CA: what it does not show is not counted, and said
+    assert net["basis"] == "nominal" and "not counted" in net["how"]

@@ -61,6 +61,7 @@ class NodeLayers:
     network: Layer
     host: Optional[str] = None
     notes: list[str] = field(default_factory=list)
+    nvlink_seen: int = 0           # GPUs with active NVLinks in `nvlink -s` (pairs or not)
 
     def domain_of(self, gpu: str) -> Optional[Domain]:
         return next((d for d in self.domains if gpu in d.gpus), None)
@@ -150,6 +151,16 @@ def _pcie(facts) -> Layer:
                  f"GPU's PCIe generation unknown: PCIe {ASSUMED_PCIE_GEN}.0 x16 assumed, {bidir:g} GB/s both directions")
 
 
+def _gdr(topology) -> str:
+    """How many GPUs have a NIC at PIX/PXB (GPUDirect RDMA at full speed), when `topo -m` says."""
+    near = [topology.nearest_nic(g) for g in topology.gpus()]
+    known = [n for n in near if n is not None]
+    if not known:
+        return ""
+    close = sum(1 for _, cls in known if cls in ("PIX", "PXB"))
+    return f"; GPUDirect RDMA distance (a NIC at PIX/PXB) for {close} of {len(topology.gpus())} GPUs"
+
+
 def _network(topology, gpus: int) -> Layer:
     rates = []
     for _, port in topology.ib_ports():
@@ -159,7 +170,8 @@ def _network(topology, gpus: int) -> Layer:
             rates.append(float(rate))
     if not rates or not gpus:
         return Layer("network", ARTICLE_NDR_GBYTE_S, "assumed",
-                     "no input shows the node's Active IB/RoCE ports: NDR 400 Gb/s per GPU assumed (50 GB/s)")
+                     "no input shows the node's Active IB/RoCE ports: NDR 400 Gb/s per GPU assumed (50 GB/s)"
+                     + _gdr(topology))
     rails = min(len(rates), gpus)
     rate = min(rates)
     total = rails * knowledge.gbit_to_gbyte(rate)
@@ -170,7 +182,8 @@ def _network(topology, gpus: int) -> Layer:
     if unseen and len(rates) < gpus:
         short += f"; {len(unseen)} more NIC(s) with no port state and rate in the inputs, not counted"
     return Layer("network", per_gpu, "nominal",
-                 f"{rails} Active port(s) x {rate:g} Gb/s = {total:g} GB/s per node, shared by {gpus} GPUs{short}")
+                 f"{rails} Active port(s) x {rate:g} Gb/s = {total:g} GB/s per node, shared by {gpus} GPUs{short}"
+                 + _gdr(topology))
 
 
 def measure(topology, nccl_tests: list[tuple[Any, str]] = ()) -> NodeLayers:
@@ -184,6 +197,7 @@ def measure(topology, nccl_tests: list[tuple[Any, str]] = ()) -> NodeLayers:
     host = topology.host()
     layers = NodeLayers(gpus, model, memory, domains, _pcie(facts), _network(topology, len(gpus)),
                         topology.node(host).get("name") if host else None, notes)
+    layers.nvlink_seen = sum(1 for g in gpus if (topology.node(g).get("nvlink") or {}).get("active_count"))
     for result, path in nccl_tests:
         _apply_measured(layers, result, path)
     return layers

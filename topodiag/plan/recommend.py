@@ -185,7 +185,7 @@ def recommend(node: NodeLayers, nodes: int, model: ModelSpec, ep: int = 1) -> tu
     total = per_node * nodes
     t = largest_tp(node)
     notes = []
-    if t < per_node:
+    if t < per_node or (not node.domains and node.nvlink_seen):
         notes.append(_why_tp_small(t, node))
     p, why = _pp_for_memory(t, total, model, node)
     notes.append(why)
@@ -198,6 +198,9 @@ def recommend(node: NodeLayers, nodes: int, model: ModelSpec, ep: int = 1) -> tu
 def _why_tp_small(t: int, node: NodeLayers) -> str:
     sizes = [len(d.gpus) for d in node.domains]
     outside = [g for g in node.gpus if node.domain_of(g) is None]
+    if not node.domains and node.nvlink_seen:
+        return (f"nvlink -s shows active NVLinks on {node.nvlink_seen} GPU(s) but no input says which GPUs they "
+                f"join (give `nvidia-smi topo -m`): the NVLink domains are unknown, so TP={t}")
     if not node.domains:
         return f"no NVLink between the GPUs: TP={t}; a larger TP runs over PCIe"
     text = f"the NVLink domain{'s are' if len(sizes) > 1 else ' is'} {', '.join(map(str, sizes))}, not {len(node.gpus)}"
