@@ -108,3 +108,15 @@ def test_cli_text_json_svg_and_exit_codes(tmp_path: Path) -> None:
     assert missing.exit_code == 3 and "nope.txt: no such file" in missing.output
     bad = runner.invoke(app, ["compare", str(RING), str(NVLSTREE), "--noise", "2"])
     assert bad.exit_code == 2
+
+
+def test_pcie_runs_are_not_judged_and_say_why() -> None:
+    """Two PCIe boxes (V100 PCIe, NCCL 2.4 format; 4x RTX 4090, 256 MiB to 1 GiB): no NVLink figure to
+    expect, and no size in common (8 B..128 MiB vs 256 MiB..1 GiB)."""
+    r = compare_files([str(F / "nccltests-allreduce-v100-pcie-4gpu-nccl2.4-oldformat-01.txt"),
+                       str(F / "nccltests-allreduce-4x-rtx4090-pcie-256m-2g-26-01.txt")])
+    exp = r["expectation"]
+    assert exp["gbps"] is None and exp["verdict"] == "not_judged" and exp["not_judged"] == "no_nvlink_bandwidth"
+    assert "NVLink bandwidth is not known" in exp["why"]
+    assert r["large"] is None and r["bands"] == []
+    assert r["summary"] == ["the runs share no message size: compare them by eye on the chart"]

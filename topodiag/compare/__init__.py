@@ -28,6 +28,13 @@ POINT_TO = ("NCCL001 socket fallback, NCCL002 no GPUDirect RDMA, NCCL005/NCCL006
             "ports down or slow, TOPO001/TOPO003 GPU and NIC placement, NVL001/NVL002 NVLinks down or slow "
             "(`topodiag check --from` the node's outputs and the NCCL_DEBUG=INFO log)")
 
+NOT_JUDGED = {
+    "other_collective": "PERF001's expectation is for all_reduce only",
+    "no_hosts": "the outputs name no hosts (no \"# Rank\" lines); give --from the node's outputs",
+    "no_nvlink_bandwidth": "the GPUs' NVLink bandwidth is not known (PCIe GPUs, or no GPU model)",
+    "no_nic_count": "across nodes the NIC count is needed: give --from the node's ibstat, or --profile",
+}
+
 __all__ = ["compare", "compare_files", "load_runs", "Run"]
 
 
@@ -94,7 +101,8 @@ def _expectation(runs: list[Run], topology, profile_name: Optional[str]) -> dict
         if expected is not None:
             return {"gbps": round(expected, 3), "how": how, "profile": how_prof}
         reason = reason or not_judged
-    return {"gbps": None, "how": None, "profile": how_prof, "not_judged": reason}
+    return {"gbps": None, "how": None, "profile": how_prof, "not_judged": reason,
+            "why": NOT_JUDGED.get(reason or "", "no expectation")}
 
 
 def _large_busbw(r: Run) -> float:

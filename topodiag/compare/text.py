@@ -43,7 +43,7 @@ def render(result: dict, out: TextIO, chart: bool = True) -> None:
     if exp.get("gbps"):
         out.write(f"\nExpected: {exp['gbps']:g} GB/s ({exp['how']})\n")
     else:
-        out.write(f"\nExpected: not judged ({exp.get('not_judged') or 'no expectation'}; profile {exp['profile']})\n")
+        out.write(f"\nExpected: not judged: {exp.get('why') or 'no expectation'} (profile {exp['profile']})\n")
     out.write("\n")
     for line in result["summary"]:
         out.write(f"- {line}\n")
