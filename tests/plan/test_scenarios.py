@@ -141,6 +141,19 @@ def test_layout_that_does_not_fit_is_a_usage_error() -> None:
         plan_from([str(DGX1)], tp=4, pp=3, dp=1)
     with pytest.raises(UsageError, match="--ep 3 must divide DP"):
         plan_from([str(DGX1)], tp=1, ep=3)
+    with pytest.raises(UsageError, match=r"--ep 2 must divide DP \(3\) of the recommended"):  # --ep alone
+        plan_from([str(DGX1)], model=model_spec("7b"), nodes=3, ep=2)
+
+
+def test_ep_alone_sizes_ep_in_the_recommendation() -> None:
+    r = plan_from([str(DGX1)], model=model_spec("7b"), nodes=2, ep=2)
+    assert r["given"] is None
+    rec = r["recommended"]
+    assert (rec["tp"], rec["dp"], rec["ep"]) == (8, 2, 2)
+    ep = _dims(rec)["ep"]
+    assert ep["layer"] == "network" and ep["collective"] == "alltoall"
+    # 4 all-to-alls per layer (32 layers), of the routed tokens: 4096 x 4096 x 2 B x top-2, half leaving
+    assert ep["ops_per_step"] == 128 and ep["bytes_each"] == 4096 * 4096 * 2 * 2 / 2
 
 
 def test_inputs_without_gpus_are_an_input_error() -> None:

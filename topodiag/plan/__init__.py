@@ -65,9 +65,13 @@ def plan(node: NodeLayers, *, nodes: int = 1, model: Optional[ModelSpec] = None,
     total = len(node.gpus) * nodes
     best, notes = recommend(node, nodes, model, ep=1)
     given = None
-    if any(v is not None for v in (tp, pp, dp, ep)):
+    if any(v is not None for v in (tp, pp, dp)):  # --ep alone sizes EP in the recommendation
         given = given_layout(total, tp, pp, dp, ep)
-        if ep and ep > 1 and best.dp % ep == 0:
+    if ep and ep > 1:
+        if best.dp % ep:
+            if given is None:
+                raise UsageError(f"--ep {ep} must divide DP ({best.dp}) of the recommended layout")
+        else:
             best = Layout(best.tp, best.pp, best.dp, ep)
     # One M for every layout: micro-batches per step belong to the training, not to the layout.
     m = micro_batches_for(max(best.pp, given.pp if given else 1), micro_batches)
