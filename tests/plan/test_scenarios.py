@@ -194,3 +194,16 @@ def test_network_says_how_many_gpus_have_a_close_nic() -> None:
     assert "GPUDirect RDMA distance (a NIC at PIX/PXB) for 8 of 8 GPUs" in net["how"]
     # the ibstat excerpt stops inside its third CA: what it does not show is not counted, and said
     assert net["basis"] == "nominal" and "not counted" in net["how"]
+
+
+def test_a_two_node_run_measures_the_network(tmp_path: Path) -> None:
+    """The node's topo -m and ibstat with nccl-tests #309's NCCL_ALGO=Ring run on 2 such nodes
+    (392.69 GB/s at 8 GiB, 8 GPUs a node): 49.1 GB/s per GPU replaces the nominal network figure."""
+    ring = ROOT / "fixtures/nccl_tests/nccltests-allreduce-2x8h100-ib400-ring-392-wrapped-cmd-01.txt"
+    r = plan_from([str(HGX / "nvidia_smi_topo_m.txt"), str(HGX / "ibstat.txt"), str(ring)], nodes=2)
+    net = r["node"]["network"]
+    assert net["basis"] == "measured" and net["gbyte_s"] == pytest.approx(392.69 / 8, abs=1e-3)
+    assert "across 2 nodes, over 8 GPUs per node" in net["how"]
+    # the ibstat excerpt shows 2 Active NDR ports (12.5 GB/s per GPU nominal): the measurement is above
+    assert any("above the 12.5 the Active ports seen allow: ports are missing from the inputs" in n
+               for n in r["notes"]), r["notes"]

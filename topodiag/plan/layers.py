@@ -220,8 +220,14 @@ def _apply_measured(layers: NodeLayers, result, path: str) -> None:
         where = f"{path}: all_reduce busbw {busbw:g} GB/s at {perf._size(largest['size_bytes'])}"
         if len(hosts) > 1:
             gpn = max(per_host.values())
+            nominal = layers.network.gbyte_s if layers.network.basis == "nominal" else None
             layers.network = Layer("network", busbw / gpn, "measured",
                                    f"{where} across {len(hosts)} nodes, over {gpn} GPUs per node")
+            if nominal and busbw / gpn > 1.1 * nominal:
+                layers.notes.append(f"network: the measured {busbw / gpn:.3g} GB/s per GPU is above the "
+                                    f"{nominal:g} the Active ports seen allow: ports are missing from the inputs, "
+                                    f"or a Tree/NVLSTree run on few nodes overstates the network (NCCL_ALGO=Ring "
+                                    f"measures it)")
         elif len(hosts) == 1 or not hosts:
             for d in layers.domains:
                 if len(d.gpus) > 1:
