@@ -120,3 +120,18 @@ def test_pcie_runs_are_not_judged_and_say_why() -> None:
     assert "NVLink bandwidth is not known" in exp["why"]
     assert r["large"] is None and r["bands"] == []
     assert r["summary"] == ["the runs share no message size: compare them by eye on the chart"]
+
+
+def test_expectation_from_the_node_given_with_from() -> None:
+    """A run with no "# Rank" lines (rows only, to 32 MiB) and an 8x H200 run: with the HGX H100
+    node's topo -m and nvlink -s, the profile comes from its GPU model, as `check` would choose it."""
+    hgx = ROOT / "fixtures/hosts/hgx-h100-healthy-assembled/commands"
+    r = compare_files([str(F / "nccltests-allreduce-rows-only-e32m-still-rising-300-01.txt"),
+                       str(F / "nccltests-allreduce-8xh200-nvls-477-8gib-01.txt")],
+                      node=[str(hgx / "nvidia_smi_topo_m.txt"), str(hgx / "nvidia_smi_nvlink_s.txt")])
+    exp = r["expectation"]
+    assert exp["profile"] == "dgx-h100 (detected from NVIDIA H100 80GB HBM3)"
+    assert exp["gbps"] == 370.0 and exp["how"] == "profile dgx-h100: all_reduce busbw 370 GB/s in one node"
+    without = compare_files([str(F / "nccltests-allreduce-rows-only-e32m-still-rising-300-01.txt"),
+                             str(F / "nccltests-allreduce-8xh200-nvls-477-8gib-01.txt")])
+    assert without["expectation"]["profile"].startswith("hgx-h200")  # from the H200 run's rank lines
