@@ -9,7 +9,7 @@ imports itself back through another (no cycle). The layers, bottom up:
     checks    checks/                                   the rules' logic
     render    render/                                   output formats
     pipeline  pipeline                                  load -> model -> engine -> render's input
-    shells    actions/, fleet/                          Slurm drain, fan-out, fleet comparison
+    shells    actions/, fleet/, plan/, compare/         Slurm drain, fan-out, fleet comparison, plan, compare
     cli       cli/, __main__                            the commands
 
 Imports under `if TYPE_CHECKING:` do not count. `topodiag/__init__.py` is the package's face (its
@@ -34,7 +34,7 @@ LAYERS = [
     ("checks", ("checks",)),
     ("render", ("render",)),
     ("pipeline", ("pipeline",)),
-    ("shells", ("actions", "fleet")),
+    ("shells", ("actions", "fleet", "plan", "compare")),
     ("cli", ("cli", "__main__")),
 ]
 RANK = {top: i for i, (_, tops) in enumerate(LAYERS) for top in tops}

@@ -17,6 +17,8 @@ from . import show as _show  # noqa: E402,F401
 from . import collect as _collect  # noqa: E402,F401
 from . import prolog as _prolog  # noqa: E402,F401
 from . import fleet as _fleet  # noqa: E402,F401
+from . import plan as _plan  # noqa: E402,F401
+from . import compare as _compare  # noqa: E402,F401
 
 
 class _PipeGuard:

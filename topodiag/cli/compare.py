@@ -1,0 +1,62 @@
+"""`topodiag compare RUN...`: nccl-tests runs side by side (topodiag/compare): parse the options, call
+the library, print text or JSON, write the SVG chart."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from typing import List, Optional
+
+import typer
+
+from .app import app
+from .errors import guarded
+
+
+class CompareFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+@app.command("compare")
+@guarded
+def compare_command(
+    runs: List[str] = typer.Argument(..., metavar="RUN...", help="nccl-tests outputs of one collective."),
+    labels: List[str] = typer.Option([], "--label", metavar="L",
+                                     help="Name the runs in order (repeatable); default: the NCCL settings the "
+                                          "outputs carry, else their header, else the file name."),
+    node: List[str] = typer.Option([], "--from", metavar="PATH",
+                                   help="The node's saved outputs or bundle, for the expectation (repeatable)."),
+    profile: Optional[str] = typer.Option(None, "--profile", metavar="P", help="Judge against this platform profile."),
+    noise: float = typer.Option(0.05, "--noise", metavar="F",
+                                help="Large-size busbw within this fraction of the best counts as the same."),
+    plot: Optional[str] = typer.Option(None, "--plot", metavar="FILE.svg", help="Write a busbw-vs-size chart (SVG)."),
+    chart: bool = typer.Option(True, "--chart/--no-chart", help="text: draw the chart in the terminal."),
+    output_format: CompareFormat = typer.Option(CompareFormat.text, "--format", "-f", help="text or json."),
+) -> None:
+    """Compare nccl-tests runs: busbw per size, best per size band, gain, and the expectation."""
+    from ..compare import compare_files, series
+    from ..errors import InputError, UsageError
+
+    if not 0 <= noise < 1:
+        raise UsageError(f"--noise: a fraction from 0 to 1, got {noise:g}")
+    result = compare_files(runs, labels=labels, node=list(node) or None, profile=profile, noise=noise)
+    if plot:
+        from ..render.chart_svg import svg_chart
+
+        try:
+            with open(plot, "w", encoding="utf-8") as fh:
+                fh.write(svg_chart(series(result), result["expectation"].get("gbps"),
+                                   f"{result['collective'] or 'nccl-tests'} busbw by message size"))
+        except OSError as exc:
+            raise InputError(plot, f"cannot write the chart: {exc.strerror or exc}") from None
+    if output_format is CompareFormat.json:
+        json.dump(result, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    from ..compare.text import render
+
+    render(result, sys.stdout, chart=chart)
+    if plot:
+        print(f"chart written to {plot}")

@@ -1,0 +1,65 @@
+"""`topodiag plan`: parallelism placement from the node's graph (topodiag/plan): parse the options,
+call the library, print text or JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from typing import List, Optional
+
+import typer
+
+from .app import app
+from .errors import guarded
+
+
+class PlanFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+class Dtype(str, Enum):
+    bf16 = "bf16"
+    fp16 = "fp16"
+    fp8 = "fp8"
+
+
+@app.command("plan")
+@guarded
+def plan_command(
+    paths: List[str] = typer.Option([], "--from", metavar="PATH",
+                                    help="Saved outputs of one node (topo -m, nvlink -s, ibstat, nccl-tests), a "
+                                         "directory or a bundle (repeatable); without it, this node live."),
+    nodes: int = typer.Option(1, "--nodes", metavar="N", help="How many such nodes the job spans."),
+    model: Optional[str] = typer.Option(None, "--model", metavar="7b|13b|70b|405b|article",
+                                        help="A model preset (default: article, the article's 80-layer example)."),
+    params: Optional[str] = typer.Option(None, "--params", metavar="P", help="Parameters, e.g. 70b or 7e9."),
+    layers: Optional[int] = typer.Option(None, "--layers", metavar="L", help="Transformer layers."),
+    hidden: Optional[int] = typer.Option(None, "--hidden", metavar="H", help="Hidden size."),
+    seq: Optional[int] = typer.Option(None, "--seq", metavar="S", help="Sequence length (default 4096)."),
+    micro_batch: Optional[int] = typer.Option(None, "--micro-batch", metavar="B", help="Micro-batch size (default 1)."),
+    dtype: Optional[Dtype] = typer.Option(None, "--dtype", help="Activation and gradient dtype (default bf16)."),
+    tp: Optional[int] = typer.Option(None, "--tp", metavar="T", help="Judge this tensor-parallel size."),
+    pp: Optional[int] = typer.Option(None, "--pp", metavar="P", help="Judge this pipeline-parallel size."),
+    dp: Optional[int] = typer.Option(None, "--dp", metavar="D", help="Judge this data-parallel size."),
+    ep: Optional[int] = typer.Option(None, "--ep", metavar="E", help="Expert-parallel size (divides DP)."),
+    micro_batches: Optional[int] = typer.Option(None, "--micro-batches", metavar="M",
+                                                help="Micro-batches per step (default 1, or 4 x PP with PP)."),
+    output_format: PlanFormat = typer.Option(PlanFormat.text, "--format", "-f", help="text or json."),
+) -> None:
+    """Place TP/PP/DP/EP on the node's interconnect layers and say what each costs per step."""
+    from ..plan import plan_from
+    from ..plan.models import model_spec, parse_params
+
+    spec = model_spec(model, params=parse_params(params) if params is not None else None, layers=layers,
+                      hidden=hidden, seq=seq, micro_batch=micro_batch, dtype=dtype.value if dtype else None)
+    result = plan_from(list(paths) or None, nodes=nodes, model=spec, tp=tp, pp=pp, dp=dp, ep=ep,
+                       micro_batches=micro_batches)
+    if output_format is PlanFormat.json:
+        json.dump(result, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    from ..plan.text import render
+
+    render(result, sys.stdout)

@@ -1,0 +1,238 @@
+"""The layers a parallel dimension can land on, measured from the node's graph (and nccl-tests).
+
+- NVLink: the domains are the connected components of the NVLink subgraph (`Topology.nvlink_domains`,
+  networkx), each with its size, its slowest GPU pair (a DGX-1 cube mesh joins 8 GPUs whose pairs are
+  NV1, NV2 or not linked at all) and the per-GPU NVLink bandwidth of its weakest GPU: active links
+  (`nvlink -s`, else what `topo -m` implies) x the per-link figure of the GPU's NVLink generation,
+  counted over both directions as the article counts it (H100: 18 x 50 = 900 GB/s).
+- PCIe: where two GPUs share no NVLink domain, the GPU's PCIe x16 link (bidirectional, as the
+  article's table: PCIe 5.0 = 128 GB/s).
+- The network: the Active InfiniBand/RoCE ports (rate x ports, one rail per GPU at most), shared by
+  the node's GPUs: 8 NDR ports for 8 GPUs = 50 GB/s per GPU, the article's figure.
+A measured all_reduce busbw replaces the nominal figure: in one node for NVLink, across nodes for the
+network (the node's busbw over its GPUs: each GPU's share of the rails). Each layer says which it used.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from .. import knowledge
+
+ARTICLE_NDR_GBYTE_S = 50.0  # the article's "IB NDR (50 GB/s)": assumed when no input shows the network
+ASSUMED_PCIE_GEN = 4
+NVLINK_PER_LINK_BIDIR_DEFAULT = 50.0  # NVLink 2.0-4.0 alike (docs/domain.md "NVLink")
+_MEMORY_RE = re.compile(r"(\d+)\s*GB\b", re.I)
+
+
+@dataclass
+class Layer:
+    name: str                      # "nvlink" | "pcie" | "network"
+    gbyte_s: Optional[float]       # per GPU, GB/s
+    basis: str                     # "nominal" | "measured" | "assumed" | "unknown"
+    how: str                       # how the figure was reached, for a person
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "gbyte_s": _round(self.gbyte_s), "basis": self.basis, "how": self.how}
+
+
+@dataclass
+class Domain:
+    gpus: list[str]
+    slowest_pair: Optional[str]    # the worst path class between two GPUs of the domain
+    links_per_gpu: Optional[int]   # of the weakest GPU
+    gbyte_s: Optional[float]       # per GPU, of the weakest GPU
+    basis: str = "nominal"
+
+    def to_json(self) -> dict:
+        return {"gpus": self.gpus, "size": len(self.gpus), "slowest_pair": self.slowest_pair,
+                "links_per_gpu": self.links_per_gpu, "gbyte_s": _round(self.gbyte_s), "basis": self.basis}
+
+
+@dataclass
+class NodeLayers:
+    gpus: list[str]
+    gpu_model: Optional[str]
+    memory_gb: Optional[float]
+    domains: list[Domain]
+    pcie: Layer
+    network: Layer
+    host: Optional[str] = None
+    notes: list[str] = field(default_factory=list)
+    nvlink_seen: int = 0           # GPUs with active NVLinks in `nvlink -s` (pairs or not)
+
+    def domain_of(self, gpu: str) -> Optional[Domain]:
+        return next((d for d in self.domains if gpu in d.gpus), None)
+
+    def to_json(self) -> dict:
+        return {"host": self.host, "gpus": len(self.gpus), "gpu_model": self.gpu_model, "memory_gb": self.memory_gb,
+                "nvlink_domains": [d.to_json() for d in self.domains], "pcie": self.pcie.to_json(),
+                "network": self.network.to_json(), "notes": list(self.notes)}
+
+
+def _round(v: Optional[float]) -> Optional[float]:
+    return None if v is None else round(v, 3)
+
+
+def _facts(topology) -> tuple[Optional[str], Optional[knowledge.GpuFacts]]:
+    for g in topology.gpus():
+        model = topology.node(g).get("model")
+        if model:
+            return model, knowledge.gpu_facts(model)
+    return None, None
+
+
+def _links(topology, gpu: str) -> Optional[int]:
+    """Active NVLinks of a GPU: `nvlink -s` when it lists them all, else NCCL's XML link counts,
+    else what `topo -m` implies (topodiag/model/paths.py)."""
+    from ..model.paths import topo_nvlink_count
+
+    nvl = topology.node(gpu).get("nvlink")
+    if nvl and not nvl.get("truncated") and nvl.get("active_count") is not None:
+        return int(nvl["active_count"])
+    xml = [d.get("link_count") for _, d in topology.nvlink_edges(gpu) if d.get("link_count")]
+    if xml:
+        return int(sum(xml))
+    return topo_nvlink_count(topology, gpu)
+
+
+def _per_link_bidir(topology, gpu: str, facts) -> tuple[float, str]:
+    """(GB/s per link over both directions, how it is known)."""
+    if facts is not None and facts.nvlink_generation is not None:
+        if facts.nvlink_bridge and facts.nvlink_speed_gbps == knowledge.GA102_BRIDGE_SPEED_GBPS:
+            return 2 * knowledge.GA102_BRIDGE_ONE_WAY_GBYTE_S, f"{facts.model} NVLink bridge"
+        gen = knowledge.NVLINK_GENS[facts.nvlink_generation]
+        return gen.per_link_bidir_gbyte_s, f"{facts.model}: NVLink {gen.version}.0"
+    nvl = topology.node(gpu).get("nvlink") or {}
+    speeds = [s for s in nvl.get("speeds_gbps") or [] if s]
+    if speeds:
+        return 2 * min(speeds), "nvlink -s speed x 2"
+    return NVLINK_PER_LINK_BIDIR_DEFAULT, "GPU model unknown: 50 GB/s per link assumed (NVLink 2.0-4.0)"
+
+
+def _slowest_pair(topology, gpus: list[str]) -> Optional[str]:
+    from ..model.topology import class_rank
+
+    classes = [topology.pair_class(a, b) or "none" for i, a in enumerate(gpus) for b in gpus[i + 1:]]
+    known = [c for c in classes if c != "none"]
+    if not known:
+        return None
+    worst = max(known, key=class_rank)
+    return worst
+
+
+def _domains(topology, facts) -> tuple[list[Domain], list[str]]:
+    notes = []
+    out = []
+    for gpus in topology.nvlink_domains():
+        links = [(_links(topology, g), g) for g in gpus]
+        known = [(n, g) for n, g in links if n is not None]
+        weakest = min(known) if known else None
+        if weakest is not None:
+            per_link, how = _per_link_bidir(topology, weakest[1], facts)
+            gbs = weakest[0] * per_link
+        else:
+            per_link, how, gbs = None, "", None
+        if how.startswith("GPU model unknown"):
+            notes.append(f"NVLink per link: {how}")
+        out.append(Domain(gpus, _slowest_pair(topology, gpus), weakest[0] if weakest else None, gbs))
+    return out, sorted(set(notes))
+
+
+def _pcie(facts) -> Layer:
+    gen = facts.pcie_gen if facts is not None else None
+    if gen in knowledge.PCIE_X16_GBYTE_S:
+        bidir = knowledge.PCIE_X16_GBYTE_S[gen][1]
+        return Layer("pcie", bidir, "nominal", f"{facts.model}: PCIe {gen}.0 x16, {bidir:g} GB/s both directions")
+    bidir = knowledge.PCIE_X16_GBYTE_S[ASSUMED_PCIE_GEN][1]
+    return Layer("pcie", bidir, "assumed",
+                 f"GPU's PCIe generation unknown: PCIe {ASSUMED_PCIE_GEN}.0 x16 assumed, {bidir:g} GB/s both directions")
+
+
+def _gdr(topology) -> str:
+    """How many GPUs have a NIC at PIX/PXB (GPUDirect RDMA at full speed), when `topo -m` says."""
+    near = [topology.nearest_nic(g) for g in topology.gpus()]
+    known = [n for n in near if n is not None]
+    if not known:
+        return ""
+    close = sum(1 for _, cls in known if cls in ("PIX", "PXB"))
+    return f"; GPUDirect RDMA distance (a NIC at PIX/PXB) for {close} of {len(topology.gpus())} GPUs"
+
+
+def _network(topology, gpus: int) -> Layer:
+    rates = []
+    for _, port in topology.ib_ports():
+        state = str(port.get("state") or "").lower()
+        rate = port.get("rate_gbps")
+        if isinstance(rate, (int, float)) and rate > 0 and "active" in state and "inactive" not in state:
+            rates.append(float(rate))
+    if not rates or not gpus:
+        return Layer("network", ARTICLE_NDR_GBYTE_S, "assumed",
+                     "no input shows the node's Active IB/RoCE ports: NDR 400 Gb/s per GPU assumed (50 GB/s)"
+                     + _gdr(topology))
+    rails = min(len(rates), gpus)
+    rate = min(rates)
+    total = rails * knowledge.gbit_to_gbyte(rate)
+    per_gpu = total / gpus
+    short = f" (only {len(rates)} Active port(s) for {gpus} GPUs)" if len(rates) < gpus else ""
+    seen = {nic for nic, port in topology.ib_ports() if port.get("state") and port.get("rate_gbps")}
+    unseen = [n for n in topology.nics() if n not in seen]
+    if unseen and len(rates) < gpus:
+        short += f"; {len(unseen)} more NIC(s) with no port state and rate in the inputs, not counted"
+    return Layer("network", per_gpu, "nominal",
+                 f"{rails} Active port(s) x {rate:g} Gb/s = {total:g} GB/s per node, shared by {gpus} GPUs{short}"
+                 + _gdr(topology))
+
+
+def measure(topology, nccl_tests: list[tuple[Any, str]] = ()) -> NodeLayers:
+    """The node's layers from its Topology; `nccl_tests` (parsed result, file) replace nominal figures."""
+    gpus = topology.gpus()
+    model, facts = _facts(topology)
+    domains, notes = _domains(topology, facts)
+    memory = None
+    if model and (m := _MEMORY_RE.search(model)):
+        memory = float(m.group(1))
+    host = topology.host()
+    layers = NodeLayers(gpus, model, memory, domains, _pcie(facts), _network(topology, len(gpus)),
+                        topology.node(host).get("name") if host else None, notes)
+    layers.nvlink_seen = sum(1 for g in gpus if (topology.node(g).get("nvlink") or {}).get("active_count"))
+    for result, path in nccl_tests:
+        _apply_measured(layers, result, path)
+    return layers
+
+
+def _apply_measured(layers: NodeLayers, result, path: str) -> None:
+    """A measured all_reduce busbw at the run's largest size (>= 256 MB) replaces the nominal figure."""
+    from ..checks import perf
+
+    data = perf._as_dict(result)
+    for run, rows in sorted(perf._runs(data).items()):
+        rows = [r for r in rows if r.get("size_bytes") and perf._busbw(r)]
+        if not rows or perf._collective(data, rows) != "all_reduce":
+            continue
+        largest = max(rows, key=lambda r: r["size_bytes"])
+        if largest["size_bytes"] < perf.MIN_SIZE_BYTES:
+            continue
+        busbw = perf._busbw(largest)
+        hosts, per_host, _ = perf._layout(data, run)
+        where = f"{path}: all_reduce busbw {busbw:g} GB/s at {perf._size(largest['size_bytes'])}"
+        if len(hosts) > 1:
+            gpn = max(per_host.values())
+            nominal = layers.network.gbyte_s if layers.network.basis == "nominal" else None
+            layers.network = Layer("network", busbw / gpn, "measured",
+                                   f"{where} across {len(hosts)} nodes, over {gpn} GPUs per node")
+            if nominal and busbw / gpn > 1.1 * nominal:
+                layers.notes.append(f"network: the measured {busbw / gpn:.3g} GB/s per GPU is above the "
+                                    f"{nominal:g} the Active ports seen allow: ports are missing from the inputs, "
+                                    f"or a Tree/NVLSTree run on few nodes overstates the network (NCCL_ALGO=Ring "
+                                    f"measures it)")
+        elif len(hosts) == 1 or not hosts:
+            for d in layers.domains:
+                if len(d.gpus) > 1:
+                    d.gbyte_s, d.basis = busbw, "measured"
+            if layers.domains:
+                layers.notes.append(f"NVLink: measured, {where} in one node")
+            else:
+                layers.pcie = Layer("pcie", busbw, "measured", f"{where} in one node")
