@@ -88,3 +88,11 @@ def test_ethtool_sections_by_command_and_grep_pastes():
     with pytest.raises(ParseError) as exc:
         ethtool_stats.parse("x\n     rx_discards_phy: 7\n")
     assert exc.value.line_no == 1
+
+
+def test_perfquery_names_the_port_by_its_ca_when_the_command_gives_one():
+    r = ib_counters.parse("# perfquery -C mlx5_2 -P 1\n# Port counters: Lid 7 port 1 (CapMask: 0x5A00)\n"
+                          "PortSelect:......................1\nLinkDownedCounter:...............3\n"
+                          "SymbolErrorCounter:..............65535\n")
+    [p] = r.ports
+    assert (p.device, p.port, p.counters) == ("mlx5_2", 1, {"link_downed": 3, "symbol_error": 65535})

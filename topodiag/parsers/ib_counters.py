@@ -9,7 +9,9 @@ Text forms read (each line where a person pastes it; prompts, fences, CRLF and A
     /sys/class/net/ens1f0np0/mtu:9000
     /sys/class/net/ens1f0np0/ecn/roce_np/enable/3:1
 
-and a loop that prints `=== ./name ===` then the value, under a prompt whose directory names the
+`perfquery [-x] [-C ca] [lid port]` (its names mapped to the sysfs ones: LinkDownedCounter ->
+link_downed ...; the port named by the CA of -C, else "lid<N>"), and a loop that prints
+`=== ./name ===` then the value, under a prompt whose directory names the
 port (`/sys/class/infiniband/mlx5_1/ports/1/counters$ for file in ...`). When the same counter of a
 port appears twice, the second reading is a second sample; a `sleep N` between them (as typed in the
 paste) states the window, otherwise the window is unknown (rates are then not computed; a counter
@@ -67,10 +69,26 @@ CWD_RE = re.compile(r"infiniband/(?P<dev>[A-Za-z0-9_.\-]{1,40})/ports/(?P<port>\
 HEADING_RE = re.compile(r"^\s*=+\s*(?:\./)?(?P<name>" + _NAME + r")\s*=+\s*$")
 SLEEP_RE = re.compile(r"\bsleep\s+(\d{1,6}(?:\.\d{1,3})?)\b")
 INT_RE = re.compile(r"^\d{1,20}$")
+PERF_HEAD_RE = re.compile(r"^#\s*Port (?:extended )?counters:\s*Lid\s+(?P<lid>\d{1,5})\s+port\s+(?P<port>\d{1,3})")
+PERF_LINE_RE = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9]{1,40}):\.*(?P<value>\S{1,24})\s*$")
+PERF_CA_RE = re.compile(r"\bperfquery\b.*?(?:-C|--Ca)\s+(?P<ca>[A-Za-z0-9_.\-]{1,40})")
+# perfquery's names -> the sysfs counter names
+PERF_NAMES = {
+    "SymbolErrorCounter": "symbol_error", "LinkErrorRecoveryCounter": "link_error_recovery",
+    "LinkDownedCounter": "link_downed", "PortRcvErrors": "port_rcv_errors",
+    "PortRcvRemotePhysicalErrors": "port_rcv_remote_physical_errors",
+    "PortRcvSwitchRelayErrors": "port_rcv_switch_relay_errors", "PortXmitDiscards": "port_xmit_discards",
+    "PortXmitConstraintErrors": "port_xmit_constraint_errors",
+    "PortRcvConstraintErrors": "port_rcv_constraint_errors", "LocalLinkIntegrityErrors": "local_link_integrity_errors",
+    "ExcessiveBufferOverrunErrors": "excessive_buffer_overrun_errors", "VL15Dropped": "VL15_dropped",
+    "PortXmitWait": "port_xmit_wait", "PortXmitData": "port_xmit_data", "PortRcvData": "port_rcv_data",
+    "PortXmitPkts": "port_xmit_packets", "PortRcvPkts": "port_rcv_packets",
+}
 
 _SNIFF_PROBE = re.compile(r'"probe"\s*:\s*"ib_counters"')
 _SNIFF_PORT = re.compile(r"infiniband/[A-Za-z0-9_.\-]+/ports/\d+/(?:hw_)?counters\b")
 _SNIFF_ECN = re.compile(r"/class/net/[^/\s]+/ecn/roce_(?:np|rp)/enable/")
+_SNIFF_PERF = re.compile(r"#\s*Port (?:extended )?counters:\s*Lid\s+\d+\s+port\s+\d+")
 
 
 @dataclass(frozen=True)
@@ -174,6 +192,8 @@ class _Text:
         self.sleeps: list[float] = []
         self.sample_sleep: Optional[float] = None
         self.samples = 1
+        self.perf: Optional[_Port] = None
+        self.perf_ca: Optional[str] = None
 
     def port(self, dev: str, port: str, n: int) -> _Port:
         key = (dev, int(port))
@@ -188,6 +208,8 @@ class _Text:
                 self.sample_sleep = self.sleeps[-1]
 
     def line(self, n: int, line: str) -> None:
+        if self._perfquery(n, line):
+            return
         m = PORT_LINE_RE.search(line)
         if m:
             ok, value = _value(m.group("value"))
@@ -205,6 +227,27 @@ class _Text:
                 self.heading = None
                 return
         self._context(line)
+
+    def _perfquery(self, n: int, line: str) -> bool:
+        """perfquery [-x] [-C ca]: '# Port counters: Lid 10 port 1 ...' then 'LinkDownedCounter:....0'.
+        The port is named by its CA when the command gives -C, else as 'lid N'."""
+        h = PERF_HEAD_RE.match(line.strip())
+        if h:
+            self.perf = self.port(self.perf_ca or f"lid{h.group('lid')}", h.group("port"), n)
+            return True
+        m = PERF_LINE_RE.match(line.strip()) if self.perf is not None else None
+        if m:
+            name = PERF_NAMES.get(m.group("name"))
+            ok, value = _value(m.group("value"))
+            if name and ok:
+                self.reading(self.perf, "counters", name, value)
+            return True
+        c = PERF_CA_RE.search(line)
+        if c:
+            self.perf_ca = c.group("ca")
+        elif line.strip():
+            self.perf = None
+        return False
 
     def _net(self, n: int, m: re.Match) -> bool:
         ok, value = _value(m.group("value"))
@@ -405,12 +448,15 @@ def parse(text: str) -> IbCounters:
 
 
 def sniff(text: str) -> float:
-    """0.95 for the probe JSON, 0.9 for sysfs port counter paths, 0.7 for RoCE ECN switch paths."""
+    """0.95 for the probe JSON, 0.9 for sysfs port counter paths, 0.85 for perfquery's counters header,
+    0.7 for RoCE ECN switch paths."""
     try:
         if _SNIFF_PROBE.search(text):
             return 0.95
         if _SNIFF_PORT.search(text):
             return 0.9
+        if _SNIFF_PERF.search(text):
+            return 0.85
         if _SNIFF_ECN.search(text):
             return 0.7
     except Exception:  # pragma: no cover - regex search on str does not raise
