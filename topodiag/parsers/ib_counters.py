@@ -10,7 +10,7 @@ Text forms read (each line where a person pastes it; prompts, fences, CRLF and A
     /sys/class/net/ens1f0np0/ecn/roce_np/enable/3:1
 
 `perfquery [-x] [-C ca] [lid port]` (its names mapped to the sysfs ones: LinkDownedCounter ->
-link_downed ...; the port named by the CA of -C, else "lid<N>"), and a loop that prints
+link_downed ...; the port named by the CA of -C, else "lid <N>"), and a loop that prints
 `=== ./name ===` then the value, under a prompt whose directory names the
 port (`/sys/class/infiniband/mlx5_1/ports/1/counters$ for file in ...`). When the same counter of a
 port appears twice, the second reading is a second sample; a `sleep N` between them (as typed in the
@@ -230,10 +230,10 @@ class _Text:
 
     def _perfquery(self, n: int, line: str) -> bool:
         """perfquery [-x] [-C ca]: '# Port counters: Lid 10 port 1 ...' then 'LinkDownedCounter:....0'.
-        The port is named by its CA when the command gives -C, else as 'lid N'."""
+        The port is named by its CA when the command gives -C, else as 'lid N' (a LID: redaction maps it)."""
         h = PERF_HEAD_RE.match(line.strip())
         if h:
-            self.perf = self.port(self.perf_ca or f"lid{h.group('lid')}", h.group("port"), n)
+            self.perf = self.port(self.perf_ca or f"lid {h.group('lid')}", h.group("port"), n)
             return True
         m = PERF_LINE_RE.match(line.strip()) if self.perf is not None else None
         if m:
