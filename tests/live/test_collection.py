@@ -65,7 +65,8 @@ def test_probes_feed_exactly_the_prolog_safe_parsers():
 def test_prolog_mode_runs_the_prolog_probes_only():
     chosen = live.selected(live.Options(prolog=True))
     assert [(s.name, s.member) for s in chosen] == [("nvml", "probes/nvml.json"),
-                                                    ("sysfs_infiniband", "probes/sysfs.json")]
+                                                    ("sysfs_infiniband", "probes/sysfs.json"),
+                                                    ("ib_counters", "probes/ib_counters.json")]
     assert chosen == [s for s in live.SOURCES if s.prolog]
     assert all(info(s.name).prolog_safe for s in chosen)
 
@@ -77,7 +78,7 @@ def test_prolog_mode_imports_no_parser():
             "print(' '.join(m for m in sys.modules if m.startswith('topodiag.parsers')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     chosen, made, loaded = (out.stdout.split("\n") + ["", ""])[:3]
-    assert chosen.split() == ["probes/nvml.json", "probes/sysfs.json"]
+    assert chosen.split() == ["probes/nvml.json", "probes/sysfs.json", "probes/ib_counters.json"]
     assert made == "False"
     assert loaded.split() == []
 

@@ -98,6 +98,12 @@ def _sysfs(opts: Options) -> dict:
     return sysfs_probe.probe(opts.sysfs_root)
 
 
+def _ib_counters(opts: Options) -> dict:
+    from . import ib_counters_probe
+
+    return ib_counters_probe.probe(opts.sysfs_root, ib_counters_probe.interval_from_env())
+
+
 def _pyverbs(opts: Options) -> dict:
     from . import pyverbs_probe
 
@@ -111,6 +117,7 @@ PROBES: tuple[LiveSource, ...] = (
     LiveSource("nvml", "probes/nvml.json", 15.0, True, probe=_nvml),
     LiveSource("sysfs_infiniband", "probes/sysfs.json", 10.0, True, probe=_sysfs),
     LiveSource("sysfs_infiniband", "probes/pyverbs.json", 10.0, False, probe=_pyverbs),  # opens a verbs context per device
+    LiveSource("ib_counters", "probes/ib_counters.json", 5.0, True, probe=_ib_counters),  # one sample unless TOPODIAG_COUNTER_INTERVAL
 )
 
 
