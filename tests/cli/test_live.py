@@ -114,7 +114,7 @@ def test_live_check_of_a_healthy_node(node):
     assert status[("nvidia_smi_topo_m", "live/commands/nvidia_smi_topo_m.txt")] == "parsed"
     assert status[("ibstat", "live/commands/ibstat.txt")] == "parsed"
     assert status[("ibv_devinfo", "live: ibv_devinfo")] == "absent"
-    assert report["profile"] == "dgx-h100 (detected from NVIDIA H100 80GB HBM3)"
+    assert (report["profile"], report["profile_reason"]) == ("dgx-h100", "detected from NVIDIA H100 80GB HBM3")
     assert not [f for f in report["findings"] if f["severity"] in ("warning", "error", "critical")], report["findings"]
     assert "IB001" in [c for c in json.loads(json.dumps(report["summary"]))] or report["summary"]["rules_run"] >= 15
 

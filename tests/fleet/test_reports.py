@@ -113,9 +113,9 @@ def test_a_json_array_of_reports(tmp_path, base_report):
     ('[1]', "not a topodiag report (JSON a number, expected an object)"),
     ('{"source": "nvml", "gpus": []}', "a `topodiag parse` output (source nvml)"),
     ('{"host": "x", "findings": []}', "not a topodiag report (no schema_version and fingerprint)"),
-    ('{"schema_version": 2, "host": "x", "fingerprint": {}}', "report schema_version 2; this topodiag reads 1"),
-    ('{"schema_version": 1, "host": "x", "fingerprint": [1]}', "fingerprint is not an object"),
-    ('{"schema_version": 1, "host": "x", "fingerprint": {}, "findings": 3}', "findings is not a list"),
+    ('{"schema_version": 1, "host": "x", "fingerprint": {}}', "report schema_version 1; this topodiag reads 2"),
+    ('{"schema_version": 2, "host": "x", "fingerprint": [1]}', "fingerprint is not an object"),
+    ('{"schema_version": 2, "host": "x", "fingerprint": {}, "findings": 3}', "findings is not a list"),
 ])
 def test_bad_report_files_are_one_failure_each(tmp_path, content, reason):
     path = tmp_path / "bad.json"

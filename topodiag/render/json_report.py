@@ -1,6 +1,7 @@
 """The JSON report of `topodiag check` (versioned: bump SCHEMA_VERSION on an incompatible change).
 
-    {schema_version, tool: {name, version}, host, profile, config (null, or {file, host, matched: the
+    {schema_version, tool: {name, version}, host, profile (the profile's name, or null),
+     profile_reason (how it was chosen, or why none was), config (null, or {file, host, matched: the
      [[hosts]] patterns that applied}), inputs [{path, source, status, reason}],
      findings [{code, slug, severity, subjects, message, evidence, expectation, why, fix}],
      skipped [{code, slug, reason}], summary {findings, rules_run, rules_skipped, fail_on, exit_code,
@@ -14,7 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: profile is a name or null, profile_reason says how (was one sentence)
+SCHEMA_FILE = "docs/report.schema.json"  # the published JSON Schema of this report (tests validate against it)
 
 
 def host_name(topology) -> str | None:
@@ -31,6 +33,16 @@ def summary(outcome, topology=None) -> dict[str, Any]:
             "coverage": coverage(outcome).to_dict()}
 
 
+def profile_fields(diagnosis) -> tuple[str | None, str]:
+    """(profile name or None, the reason): "dgx-h100 (detected from NVIDIA H100 80GB HBM3)" ->
+    ("dgx-h100", "detected from NVIDIA H100 80GB HBM3"); "none (the inputs name no GPU model)" ->
+    (None, "the inputs name no GPU model")."""
+    how = str(diagnosis.profile_how or "none")
+    name = getattr(diagnosis.profile, "name", None)
+    reason = how[how.index("(") + 1 : how.rindex(")")] if "(" in how and how.endswith(")") else how
+    return name, reason
+
+
 def report(diagnosis) -> dict[str, Any]:
     """The report of a Diagnosis (topodiag.pipeline) as JSON-ready dicts."""
     from .. import __version__
@@ -43,7 +55,8 @@ def report(diagnosis) -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "topodiag", "version": __version__},
         "host": host_name(topology),
-        "profile": d.profile_how,
+        "profile": profile_fields(d)[0],
+        "profile_reason": profile_fields(d)[1],
         "config": d.config_info,
         "inputs": [s.to_dict() for s in d.statuses],
         "findings": [f.to_dict() for f in outcome.findings],

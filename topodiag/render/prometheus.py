@@ -63,7 +63,8 @@ def render(diagnosis, stream: TextIO, *, now: Optional[float] = None, **options:
 def text(diagnosis, now: Optional[float] = None) -> str:
     """The textfile's content for a Diagnosis (topodiag.pipeline)."""
     d = diagnosis
-    outcome, topology, statuses, catalog, profile = d.outcome, d.topology, d.statuses, d.catalog, d.profile_how
+    outcome, topology, statuses, catalog = d.outcome, d.topology, d.statuses, d.catalog
+    profile = getattr(d.profile, "name", None)  # the name, never a sentence: a label value
     duration_s = d.elapsed_s
     from .. import __version__
     from .json_report import host_name
