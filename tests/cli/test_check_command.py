@@ -136,8 +136,9 @@ def test_text_report_has_summary_matrix_and_findings_without_colour(probe_catalo
     assert res.exit_code == ExitCode.FINDINGS
     assert out.startswith("FINDINGS") and "1 error" in out
     assert "NV18" in out and "mlx5_7" in out
-    assert "ERROR (1)" in out and "ZZZ001 probe-gpus: 8 GPUs seen" in out and "why: because" in out
+    assert "ERROR (1)" in out and " ZZZ001 probe-gpus\n  - 8 GPUs seen" in out and "why: because" in out
     assert "\x1b[" not in out
+    assert out.count(out.splitlines()[0]) == 2  # the verdict first and last
 
 
 def test_a_directory_and_extra_paths(tmp_path):
@@ -260,6 +261,32 @@ def test_text_report_gives_why_and_fix_once_per_rule():
     """B300 scenario: seven IB001 findings and one IB002 -> each finding's lines, one why/fix per rule."""
     res = invoke("check", "--from", str(ROOT / "fixtures/hosts/b300-rails-disabled"), "--format", "text")
     out = res.stdout
-    assert out.count("IB001 ib-port-down:") == 7 and out.count("IB002 ib-rate-low:") == 1
+    assert out.count(" IB001 ib-port-down (7)\n") == 1 and out.count(" IB002 ib-rate-low\n") == 1
+    assert out.count("\n  - mlx5_") == 8  # one line (wrapped with a hanging indent) per finding
     assert out.count("    why: ") == 2 and out.count("    fix: ") == 2
     assert out.index("mlx5_10 port 1 is Down") < out.index("    why: A port carries RDMA traffic")
+
+
+def test_text_report_reads_at_80_columns():
+    """Through rich's console width: no line over 80 characters, the matrix split into GPU and NIC blocks
+    with NIC0..NICn and a legend, wrapped lines indented, the verdict first and last, skipped rules as
+    one summary line unless --verbose."""
+    import io
+
+    import topodiag
+
+    d = topodiag.diagnose([str(ROOT / "fixtures/hosts/hgx-h100-nvlink-xids-assembled")])
+    buf = io.StringIO()
+    d.render("text", buf, width=80)
+    out = buf.getvalue()
+    lines = out.splitlines()
+    assert max(len(ln) for ln in lines) <= 80, [ln for ln in lines if len(ln) > 80]
+    assert "Paths between GPUs" in out and "Paths from GPUs to NICs" in out and "NIC7: mlx5_7" in out
+    header = out.split("\n\n")[0].splitlines()[0]
+    assert header.startswith("FINDINGS") and out.rstrip().endswith(out.split("\n\n")[0].splitlines()[1].strip()) \
+        and out.count(header) == 2  # the verdict first and again last
+    assert not any(ln and not ln[0].isspace() and ln[0].islower() for ln in lines), "a wrapped line at column 0"
+    assert sum(1 for ln in lines if ln.startswith("Skipped")) == 1 and "--verbose lists why" in out
+    verbose = io.StringIO()
+    d.render("text", verbose, width=80, verbose=True)
+    assert "Skipped (" in verbose.getvalue() and "    subjects: " in verbose.getvalue()

@@ -200,7 +200,7 @@ def test_a_host_without_gpu_or_hca(tmp_path, monkeypatch):
     assert report["findings"] == []
     absent = {i["source"] for i in report["inputs"] if i["status"] == "absent"}
     assert {"nvml", "nvidia_smi_topo_m", "ibstat", "ibv_devinfo"} <= absent
-    res = CliRunner().invoke(app, ["check", "--sysfs-root", str(tmp_path / "root"), "--format", "text"])
+    res = CliRunner().invoke(app, ["check", "--sysfs-root", str(tmp_path / "root"), "--format", "text", "--verbose"])
     assert "Not on this host" in res.stdout and "nvidia-smi is not installed" in res.stdout
     out = tmp_path / "b"
     res = CliRunner().invoke(app, ["collect", "--sysfs-root", str(tmp_path / "root"), "-o", str(out)])

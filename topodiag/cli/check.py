@@ -73,6 +73,8 @@ def check_command(
                                    help="Live: the whole collection's deadline (each source has its own timeout too)."),
     sysfs_root: str = typer.Option("/", "--sysfs-root", metavar="DIR",
                                    help="Live: read /sys and /proc under DIR (a container with the host's mounted elsewhere)."),
+    verbose: bool = typer.Option(False, "--verbose", "-v",
+                                 help="Text: each finding's subjects, evidence and expectation, and every skipped rule with why."),
 ) -> None:
     """Run the checklist over this node, or over saved outputs and bundles (--from), and report.
 
@@ -95,5 +97,5 @@ def check_command(
                      ignore=ignore, tags=tags, fail_on=fail_on)
     show_crashes(d)
     fmt = output_format or (ReportFormat.text if sys.stdout.isatty() else ReportFormat.json)
-    d.render(fmt.value, sys.stdout)
+    d.render(fmt.value, sys.stdout, **({"verbose": True} if verbose else {}))
     raise typer.Exit(d.exit_code)

@@ -15,12 +15,18 @@ CLASS_STYLE = {"PIX": "cyan", "PXB": "cyan", "PHB": "yellow", "NODE": "yellow", 
                "SOC": "red", "X": "dim"}
 
 
-def _console(stream=None):
+def _console(stream=None, width: int | None = None):
+    """A rich console: the terminal's width on a terminal, else `width`, else $COLUMNS, else 100."""
+    import os
+
     from rich.console import Console
 
     stream = stream if stream is not None else sys.stdout
     tty = hasattr(stream, "isatty") and stream.isatty()
-    return Console(file=stream, highlight=False, markup=False, emoji=False, width=None if tty else 200)
+    if width is None and not tty:
+        cols = os.environ.get("COLUMNS", "")
+        width = int(cols) if cols.isascii() and cols.isdigit() and 40 <= int(cols) <= 1000 else 100
+    return Console(file=stream, highlight=False, markup=False, emoji=False, width=width if width else None)
 
 
 def class_style(path_class: str | None) -> str:
@@ -51,22 +57,22 @@ def _label(topology, node_id: str) -> str:
     return attrs.get("name") or node_id.split(":", 1)[-1]
 
 
-def matrix_table(topology):
-    """The GPU x (GPU + NIC) path matrix as a rich Table, or None when the model has no GPU pairs."""
+def _nic_names(topology, nics: list) -> dict:
+    """NIC column labels as nvidia-smi prints them (NIC0, NIC1, ...) with the legend's device names."""
+    return {n: f"NIC{i}" for i, n in enumerate(nics)}
+
+
+def _block(topology, title: str, rows: list, cols: list, labels: dict):
     from rich import box
     from rich.table import Table
     from rich.text import Text
 
-    gpus, nics = topology.gpus(), topology.nics()
-    cols = gpus + nics
-    if not gpus or not any(topology.pair_class(a, b) for a in gpus for b in cols if a != b):
-        return None
-    table = Table(title="Paths (nvidia-smi topo -m classes)", box=box.SIMPLE_HEAD, pad_edge=False,
-                  title_justify="left")
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), title_justify="left",
+                  collapse_padding=True)
     table.add_column("")
     for c in cols:
-        table.add_column(_label(topology, c), justify="center")
-    for a in gpus:
+        table.add_column(labels.get(c) or _label(topology, c), justify="center", no_wrap=True)
+    for a in rows:
         cells = []
         for b in cols:
             cls = "X" if a == b else topology.pair_class(a, b)
@@ -75,13 +81,57 @@ def matrix_table(topology):
     return table
 
 
+def matrix_tables(topology, width: int = 80) -> list:
+    """The GPU x (GPU + NIC) path matrix as rich renderables (nvidia-smi's layout, NICs as NIC0..NICn
+    with a legend); where one table would be wider than `width`, the GPU x GPU and GPU x NIC blocks
+    one after the other, so it reads at 80 columns. [] when the model has no GPU pairs."""
+    from rich.text import Text
+
+    gpus, nics = topology.gpus(), topology.nics()
+    cols = gpus + nics
+    if not gpus or not any(topology.pair_class(a, b) for a in gpus for b in cols if a != b):
+        return []
+    labels = _nic_names(topology, nics)
+    legend = [Text(_hanging("  ".join(f"{labels[n]}: {_label(topology, n)}" for n in nics), width, "  ", "  "),
+                   style="dim")] if nics else []
+    # a cell is at most 5 characters ("NODE", "NV18") plus one space; the row label ~6
+    if 7 + 6 * len(cols) <= width or not nics:
+        return [_block(topology, "Paths (nvidia-smi topo -m classes)", gpus, cols, labels)] + legend
+    return [_block(topology, "Paths between GPUs (nvidia-smi topo -m classes)", gpus, gpus, labels),
+            _block(topology, "Paths from GPUs to NICs", gpus, nics, labels)] + legend
+
+
+def matrix_table(topology):
+    """The whole matrix as one table (`show`, wide terminals), or None without GPU pairs."""
+    tables = matrix_tables(topology, width=10**6)
+    return tables[0] if tables else None
+
+
 VERDICT_STYLE = {"ok": "bold green", "nothing-seen": "bold yellow", "warnings": "bold yellow", "errors": "bold red", "findings": "bold red",
                  "incomplete": "bold yellow", "internal-error": "bold magenta"}
 
 
+def _hanging(text: str, width: int, first: str = "", rest: str = "    ") -> str:
+    """Text wrapped to `width` with a hanging indent (a wrapped line never restarts at column 0)."""
+    import textwrap
+
+    return textwrap.fill(_flat(text), width=max(30, width), initial_indent=first, subsequent_indent=rest,
+                         break_long_words=False, break_on_hyphens=False)
+
+
+def _finding_line(f, width: int) -> "Any":
+    from rich.text import Text
+
+    text = Text(_hanging(f.message, width, "  - ", "    "))
+    text.stylize(SEVERITY_STYLE[str(f.severity)], 2, 3)
+    return text
+
+
 def render(diagnosis, stream=None, **options: Any) -> None:
-    """`check` on a terminal: the verdict line, the GPU matrix, findings by severity with why and
-    fix once per rule, inputs not read, what is not on the host, skipped rules."""
+    """`check` on a terminal, compact first: the verdict line, one line per finding (grouped by rule,
+    worst first) with its subjects and evidence, the rule's why and fix once, the GPU matrix (80
+    columns: split blocks, NIC0..n with a legend), inputs not read, skipped rules as one line
+    (`verbose=True` lists them), and the verdict again last."""
     from rich.text import Text
 
     from ..engine import Severity
@@ -89,7 +139,9 @@ def render(diagnosis, stream=None, **options: Any) -> None:
 
     d = diagnosis
     outcome, topology, statuses, profile = d.outcome, d.topology, d.statuses, d.profile_how
-    console = _console(stream)
+    verbose = bool(options.get("verbose"))
+    console = _console(stream, options.get("width"))
+    width = console.width
     counts = outcome.counts()
     statuses = list(statuses)
     bad_inputs = [s for s in statuses if s.status in ("failed", "unparseable")]
@@ -106,13 +158,11 @@ def render(diagnosis, stream=None, **options: Any) -> None:
     read = f"{sum(1 for s in statuses if s.status == 'parsed')} inputs read"
     read += f", {len(bad_inputs)} not" if bad_inputs else ""
     read += f", {absent_n} not on this host" if absent_n else ""
-    console.print(line)
-    console.print(Text(f"{cov.text()}  |  {read}  |  profile {profile or '-'}", style="dim" if not cov.missing else ""))
-
-    table = matrix_table(topology)
-    if table is not None:
-        console.print()
-        console.print(table)
+    head = Text(_hanging(line.plain, width, "", "  "))
+    head.stylize(VERDICT_STYLE.get(said.key, ""), 0, len(said.word))
+    console.print(head)
+    console.print(Text(_hanging(f"{cov.text()} | {read} | profile {profile or '-'}", width, "", "  "),
+                       style="dim" if not cov.missing else ""))
 
     for sev in sorted(Severity, reverse=True):
         group = [f for f in outcome.findings if f.severity == sev]
@@ -123,40 +173,56 @@ def render(diagnosis, stream=None, **options: Any) -> None:
         by_code: dict[str, list] = {}
         for f in group:
             by_code.setdefault(f.code, []).append(f)
-        for findings in by_code.values():  # one rule's findings, then its why and fix once
+        for findings in by_code.values():  # one rule's findings, one line each, then its why and fix once
+            first = findings[0]
+            title = Text(f" {first.code} {first.slug}", style="bold")
+            if len(findings) > 1:
+                title.append(f" ({len(findings)})")
+            console.print(title)
             for f in findings:
-                head = Text("  ")
-                head.append(f"{f.code} {f.slug}", style="bold")
-                head.append(f": {f.message}")
-                console.print(head)
-                if f.subjects:
+                console.print(_finding_line(f, width))
+                if f.subjects and verbose:
                     console.print(Text(f"    subjects: {', '.join(f.subjects)}", style="dim"))
                 where = [e.file + (f":{e.line_no}" if e.line_no else "") for e in f.evidence if e.file]
-                if where:
+                if where and verbose:
                     console.print(Text(f"    evidence: {', '.join(dict.fromkeys(where))}", style="dim"))
-                if f.expectation:
+                if f.expectation and verbose:
                     console.print(Text(f"    expected: {f.expectation}", style="dim"))
-            first = findings[0]
             for word, prose in (("why", first.why), ("fix", first.fix)):
                 if prose:
-                    console.print(Text(_wrap(f"{word}: {_flat(prose)}", min(console.width, 110))))
+                    console.print(Text(_wrap(f"{word}: {_flat(prose)}", max(40, min(width, 110) - 2))))
+
+    tables = matrix_tables(topology, width)
+    if tables:
+        console.print()
+        for t in tables:
+            console.print(t)
 
     if bad_inputs:
         console.print()
         console.print(Text("Inputs not read", style="bold"))
         for s in bad_inputs:
-            console.print(Text(f"  {s.path}: {s.status}: {s.reason}"))
+            console.print(Text(_hanging(f"{s.path}: {s.status}: {s.reason}", width, "  ", "    ")))
     absent = [s for s in statuses if s.status == "absent"]
     if absent:
         console.print()
-        console.print(Text("Not on this host", style="bold"))
-        for s in absent:
+        console.print(Text(f"Not on this host ({len(absent)})", style="bold"))
+        for s in absent if verbose else absent[:3]:
             console.print(Text(f"  {s.source}: {s.reason}", style="dim"))
+        if len(absent) > 3 and not verbose:
+            console.print(Text(f"  and {len(absent) - 3} more (--verbose lists them)", style="dim"))
     if outcome.skipped:
         console.print()
-        console.print(Text(f"Skipped ({len(outcome.skipped)})", style="bold"))
-        for s in outcome.skipped:
-            console.print(Text(f"  {s.code} {s.slug}: {s.reason}", style="dim"))
+        if verbose:
+            console.print(Text(f"Skipped ({len(outcome.skipped)})", style="bold"))
+            for s in outcome.skipped:
+                console.print(Text(f"  {s.code} {s.slug}: {s.reason}", style="dim"))
+        else:
+            codes = ", ".join(s.code for s in outcome.skipped)
+            console.print(Text(_hanging(f"Skipped {len(outcome.skipped)} rules whose inputs were not given "
+                                        f"({codes}); --verbose lists why", width, "", "  "), style="dim"))
+    console.print()
+    console.print(head)
 
 
 def render_topology(diagnosis, stream=None, **options: Any) -> None:
