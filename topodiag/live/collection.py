@@ -85,6 +85,12 @@ def _pyverbs(opts: Options) -> dict:
     return pyverbs_probe.probe()
 
 
+def _nccl_env(opts: Options) -> dict:
+    """The NCCL_* variables of this process's environment (only those: an environment carries secrets)."""
+    env = {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")}
+    return {"probe": "nccl_env", "ok": True, "env": env}
+
+
 # The probes, each named by its member (probes/<name>.json) and feeding the parser source it names:
 # one whose ParserInfo is prolog_safe, the one naming this probe in ParserInfo.probe feeding it too
 # (tests/live/test_collection.py holds both). A probe runs in a prolog only where it says so.
@@ -92,6 +98,7 @@ PROBES: tuple[LiveSource, ...] = (
     LiveSource("nvml", "probes/nvml.json", 15.0, True, probe=_nvml),
     LiveSource("sysfs_infiniband", "probes/sysfs.json", 10.0, True, probe=_sysfs),
     LiveSource("sysfs_infiniband", "probes/pyverbs.json", 10.0, False, probe=_pyverbs),  # opens a verbs context per device
+    LiveSource("nccl_env", "probes/nccl_env.json", 2.0, False, probe=_nccl_env),  # a prolog's environment is not the job's
 )
 
 

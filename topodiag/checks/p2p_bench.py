@@ -1,0 +1,138 @@
+"""GPU copy benchmark rules (PERF005-PERF007) over p2pBandwidthLatencyTest and nvbandwidth outputs.
+
+- PERF005: P2P enabled slower than disabled for a GPU pair (p2pBandwidthLatencyTest's P2P=Enabled
+  matrix below its P2P=Disabled one): peer traffic detoured through the root complex (PCIe ACS) or
+  translated by the IOMMU: PCI001 / PCI003 say where.
+- PERF006: an asymmetric pair (A->B far below B->A) in a GPU-to-GPU matrix (p2pBandwidthLatencyTest
+  P2P=Enabled, nvbandwidth device_to_device_*).
+- PERF007: a GPU whose host copies (nvbandwidth host_to_device / device_to_host) are far below its
+  peers': a PCIe link trained narrow or slow (PCI002 says which).
+
+Device numbers are CUDA's as the tools print them: subjects are gpu:<n> with that number.
+"""
+
+from __future__ import annotations
+
+from statistics import median
+from typing import Iterator, Optional
+
+from ..engine import Evidence, check, hit
+from ..parsers.base import listing
+
+SLOWER = 0.9  # P2P enabled below this fraction of disabled
+ASYMMETRY = 0.7  # A->B below this fraction of B->A
+HOST_LOW = 0.7  # a GPU's host copy below this fraction of the median of its peers
+
+
+def _pairs(matrix) -> Iterator[tuple[int, int, float]]:
+    for row in matrix.rows:
+        for col, v in zip(matrix.devices, row.values):
+            if v is not None and col != row.device:
+                yield row.device, col, v
+
+
+def _slower(p2p_bandwidth_latency, fraction: float) -> list[tuple[str, list]]:
+    """(direction, [(a, b, enabled, disabled)]) for the uni- and bidirectional matrices."""
+    out = []
+    for direction in ("uni", "bi"):
+        on = p2p_bandwidth_latency.matrix("bandwidth", direction, "enabled")
+        off = p2p_bandwidth_latency.matrix("bandwidth", direction, "disabled")
+        if on is None or off is None:
+            continue
+        slow = [(a, b, v, off.value(a, b)) for a, b, v in _pairs(on)
+                if off.value(a, b) is not None and v < fraction * off.value(a, b)]
+        if slow:
+            out.append((direction, slow, on))
+    return out
+
+
+@check("PERF005")
+def perf005(p2p_bandwidth_latency, params) -> Iterator:
+    """GPU pairs whose P2P=Enabled bandwidth is below their P2P=Disabled bandwidth."""
+    fraction = float(params.get("max_fraction", SLOWER))
+    for direction, slow, on in _slower(p2p_bandwidth_latency, fraction):
+        gpus = sorted({g for a, b, _, _ in slow for g in (a, b)})
+        total = sum(1 for _ in _pairs(on))
+        yield hit([f"gpu:{g}" for g in gpus], evidence=[Evidence("p2p_bandwidth_latency", None, on.line_no)],
+                  expectation=f"P2P=Enabled at least {fraction:g} x P2P=Disabled for every pair",
+                  direction={"uni": "unidirectional", "bi": "bidirectional"}[direction], count=len(slow), total=total,
+                  pairs=listing([f"{a}->{b} {e:g} vs {d:g}" for a, b, e, d in slow], 6),
+                  enabled=f"{median(e for _, _, e, _ in slow):g}", disabled=f"{median(d for _, _, _, d in slow):g}")
+
+
+def _gpu_matrices(p2p_bandwidth_latency=None, nvbandwidth=None) -> list[tuple[str, object, str, int]]:
+    """(label, matrix-like with value()/rows, source, line) for each GPU-to-GPU bandwidth matrix."""
+    out = []
+    if p2p_bandwidth_latency is not None:
+        for direction in ("uni",):
+            m = p2p_bandwidth_latency.matrix("bandwidth", direction, "enabled")
+            if m is not None:
+                out.append((m.title, m, "p2p_bandwidth_latency", m.line_no))
+    if nvbandwidth is not None:
+        for t in nvbandwidth.testcases:
+            if t.row_kind == "GPU" and t.col_kind == "GPU" and t.direction in ("->", "<-") and t.rows:
+                out.append((t.name, _NvMatrix(t), "nvbandwidth", t.line_no))
+    return out
+
+
+class _NvMatrix:
+    """An nvbandwidth testcase seen as a p2p matrix (devices, rows with .device/.values, value())."""
+
+    def __init__(self, t) -> None:
+        self.devices = t.columns
+        self.rows = [type("R", (), {"device": r.label, "values": r.values})() for r in t.rows]
+        self.value = t.value
+
+
+def _asymmetric(m, fraction: float) -> list[tuple[int, int, float, float]]:
+    seen = []
+    for a, b, v in _pairs(m):
+        back = m.value(b, a)
+        if back is not None and v < fraction * back:
+            seen.append((a, b, v, back))
+    return seen
+
+
+@check("PERF006")
+def perf006(params, p2p_bandwidth_latency=None, nvbandwidth=None) -> Iterator:
+    """A GPU pair whose one direction is far below the other in a GPU-to-GPU bandwidth matrix."""
+    fraction = float(params.get("max_fraction", ASYMMETRY))
+    for label, m, source, line in _gpu_matrices(p2p_bandwidth_latency, nvbandwidth):
+        slow = _asymmetric(m, fraction)
+        if not slow:
+            continue
+        gpus = sorted({g for a, b, _, _ in slow for g in (a, b)})
+        yield hit([f"gpu:{g}" for g in gpus], evidence=[Evidence(source, None, line)],
+                  expectation=f"each direction of a pair at least {fraction:g} x the other",
+                  matrix=label, count=len(slow),
+                  pairs=listing([f"{a}->{b} {v:g} vs {b}->{a} {w:g} GB/s" for a, b, v, w in slow], 6))
+
+
+def _host_rows(nvbandwidth) -> list[tuple[str, dict, int]]:
+    """(testcase, {gpu: GB/s}, line) for the host<->GPU copy testcases (one CPU row, a column per GPU)."""
+    out = []
+    for t in nvbandwidth.testcases:
+        if {t.row_kind, t.col_kind} == {"CPU", "GPU"} and t.rows and len(t.columns) >= 3:
+            vals = {c: v for c, v in zip(t.columns, t.rows[0].values) if v is not None}
+            out.append((t.name, vals, t.line_no))
+    return out
+
+
+def _low(vals: dict, fraction: float) -> Optional[list[tuple[int, float, float]]]:
+    low = []
+    for g, v in vals.items():
+        peers = [w for h, w in vals.items() if h != g]
+        if len(peers) >= 2 and v < fraction * median(peers):
+            low.append((g, v, median(peers)))
+    return low or None
+
+
+@check("PERF007")
+def perf007(nvbandwidth, params) -> Iterator:
+    """A GPU whose host-to-device or device-to-host copy bandwidth is far below its peers'."""
+    fraction = float(params.get("max_fraction", HOST_LOW))
+    for name, vals, line in _host_rows(nvbandwidth):
+        for g, v, peers in _low(vals, fraction) or ():
+            yield hit([f"gpu:{g}"], evidence=[Evidence("nvbandwidth", None, line)],
+                      expectation=f"every GPU at least {fraction:g} x the median of its peers",
+                      gpu=g, testcase=name, value=f"{v:g}", peers=f"{peers:g}", ratio=f"{v / peers:.0%}")
