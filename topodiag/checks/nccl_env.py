@@ -4,7 +4,8 @@ environment (the nccl_env source: `env`, /proc/<pid>/environ, a job script, the 
 
 - NCCL009 NCCL_IB_HCA: its syntax (optional `^` to exclude, then optional `=` for exact names, then
   comma-separated `name[:port]`), names no device of the host has, prefix collisions (without `=`,
-  mlx5_1 also selects mlx5_10..mlx5_19), Ethernet (RoCE/storage) ports selected next to InfiniBand ones.
+  mlx5_1 also selects mlx5_10..mlx5_19), Ethernet (RoCE/storage) ports selected next to InfiniBand ones,
+  selected devices whose ports are all down (where an IB tool gave port states).
 - NCCL010 NCCL_SOCKET_IFNAME selecting loopback or a container/VM bridge (lo, docker*, veth*, virbr*,
   br-*, cni*, flannel*, cali*).
 - NCCL011 switches left set: NCCL_P2P_DISABLE=1, NCCL_P2P_LEVEL=LOC/0, NCCL_IB_DISABLE=1 where IB is
@@ -114,8 +115,13 @@ def _devices(topology, nccl_debug) -> dict[str, Optional[str]]:
     return devs
 
 
+def _natural(name: str) -> tuple:
+    """mlx5_2 before mlx5_10."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+
+
 def _matches(name: str, exact: bool, devices) -> list[str]:
-    return sorted(d for d in devices if (d == name if exact else d.startswith(name)))
+    return sorted((d for d in devices if (d == name if exact else d.startswith(name))), key=_natural)
 
 
 def _missing(parsed: dict, devices: dict) -> Optional[tuple[str, dict]]:
@@ -123,7 +129,7 @@ def _missing(parsed: dict, devices: dict) -> Optional[tuple[str, dict]]:
     if not missing:
         return None
     return ("missing_exclude" if parsed["exclude"] else "missing"), {
-        "names": listing(missing), "devices": listing(sorted(devices))}
+        "names": listing(missing), "devices": listing(sorted(devices, key=_natural))}
 
 
 def _prefix(parsed: dict, devices: dict) -> Optional[tuple[str, dict]]:
@@ -134,20 +140,43 @@ def _prefix(parsed: dict, devices: dict) -> Optional[tuple[str, dict]]:
     extra = {n: ds for n, ds in extra.items() if ds}
     if not extra:
         return None
-    return "prefix", {"collisions": "; ".join(f"{n} also selects {listing(ds)}" for n, ds in sorted(extra.items())),
-                      "action": "excludes" if parsed["exclude"] else "selects"}
+    return "prefix", {"collisions": "; ".join(f"{n} also {'excludes' if parsed['exclude'] else 'selects'} {listing(ds)}"
+                                              for n, ds in sorted(extra.items())),
+                      "action": "excludes" if parsed["exclude"] else "selects",
+                      "_nics": sorted({d for ds in extra.values() for d in ds}, key=_natural)}
 
 
 def _ethernet(parsed: dict, devices: dict) -> Optional[tuple[str, dict]]:
     named = {n for n, _, _ in parsed["items"]}
     hit_by_list = {d for n in named for d in _matches(n, parsed["exact"], devices)}
     chosen = [d for d in devices if (d in hit_by_list) != parsed["exclude"]]
-    eth = sorted(d for d in chosen if devices.get(d) == "Ethernet")
-    ib = sorted(d for d in chosen if devices.get(d) == "InfiniBand")
-    return ("ethernet", {"ethernet": listing(eth), "infiniband": listing(ib)}) if eth and ib else None
+    eth = sorted((d for d in chosen if devices.get(d) == "Ethernet"), key=_natural)
+    ib = sorted((d for d in chosen if devices.get(d) == "InfiniBand"), key=_natural)
+    return ("ethernet", {"ethernet": listing(eth), "infiniband": listing(ib), "_nics": eth}) if eth and ib else None
 
 
-def _hca_findings(parsed: dict, devices: dict) -> Iterator[tuple[str, dict]]:
+def _down(parsed: dict, devices: dict, active: Optional[set]) -> Optional[tuple[str, dict]]:
+    """Selected devices none of whose ports is Active (only where an IB tool gave port states)."""
+    if active is None:
+        return None
+    named = {n for n, _, _ in parsed["items"]}
+    hit_by_list = {d for n in named for d in _matches(n, parsed["exact"], devices)}
+    chosen = sorted((d for d in devices if (d in hit_by_list) != parsed["exclude"]), key=_natural)
+    down = [d for d in chosen if d not in active]
+    if not down:
+        return None
+    up = [d for d in chosen if d in active]
+    return ("down" if up else "all_down"), {"down": listing(down), "up": listing(up), "_nics": down}
+
+
+def _active(topology) -> Optional[set]:
+    """RDMA devices with an Active port; None when no IB tool reported port states."""
+    if topology is None or not topology.ib_ports():
+        return None
+    return {nic.split(":", 1)[-1] for nic, p in topology.ib_ports() if p.get("state") == "Active"}
+
+
+def _hca_findings(parsed: dict, devices: dict, active: Optional[set] = None) -> Iterator[tuple[str, dict]]:
     """(variant, facts) for each NCCL_IB_HCA mistake the device list shows."""
     if not devices:
         return
@@ -155,10 +184,14 @@ def _hca_findings(parsed: dict, devices: dict) -> Iterator[tuple[str, dict]]:
         found = judge(parsed, devices)
         if found is not None:
             yield found
+    found = _down(parsed, devices, active)
+    if found is not None:
+        yield found
 
 
 _HCA_SEVERITY = {"syntax": Severity.WARNING, "missing": Severity.ERROR, "missing_exclude": Severity.INFO,
-                 "prefix": Severity.WARNING, "ethernet": Severity.WARNING}
+                 "prefix": Severity.WARNING, "ethernet": Severity.WARNING, "down": Severity.WARNING,
+                 "all_down": Severity.ERROR}
 
 
 @check("NCCL009")
@@ -174,8 +207,9 @@ def nccl009(nccl_env=None, nccl_debug=None, topology=None) -> Iterator:
         yield hit(subjects, variant="syntax", severity=_HCA_SEVERITY["syntax"], evidence=_ev(s),
                   expectation="NCCL_IB_HCA as [^][=]name[:port],name[:port]...",
                   problems="; ".join(parsed["problems"]), **common)
-    for variant, facts in _hca_findings(parsed, _devices(topology, nccl_debug)):
-        yield hit(subjects, variant=variant, severity=_HCA_SEVERITY[variant], evidence=_ev(s),
+    for variant, facts in _hca_findings(parsed, _devices(topology, nccl_debug), _active(topology)):
+        nics = [f"nic:{d}" for d in facts.pop("_nics", [])]
+        yield hit(subjects + nics, variant=variant, severity=_HCA_SEVERITY[variant], evidence=_ev(s),
                   expectation="NCCL_IB_HCA selecting exactly the fabric's HCAs present on this host", **common, **facts)
 
 
