@@ -156,8 +156,9 @@ def _ethernet(parsed: dict, devices: dict) -> Optional[tuple[str, dict]]:
 
 
 def _down(parsed: dict, devices: dict, active: Optional[set]) -> Optional[tuple[str, dict]]:
-    """Selected devices none of whose ports is Active (only where an IB tool gave port states)."""
-    if active is None:
+    """Devices an include list names none of whose ports is Active (only where an IB tool gave port
+    states; with an exclusion list NCCL itself leaves the down ports out)."""
+    if active is None or parsed["exclude"]:
         return None
     named = {n for n, _, _ in parsed["items"]}
     hit_by_list = {d for n in named for d in _matches(n, parsed["exact"], devices)}
