@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..engine import Evidence, Severity, check, hit
+from ..engine import Evidence, Severity, check, hit, when
+from ._p2p_causes import p2p_causes
 
 _PCIE = ("PIX", "PXB", "PXN", "PHB", "SYS", "P2C")
 _NVLINK = ("NVL", "NVB")
@@ -37,14 +38,27 @@ def _pairs(failures) -> dict:
     return pairs
 
 
+def _cause(variant: str, pcie_sources: tuple) -> dict:
+    """ACS / IOMMU evidence from the PCIe sources for a PCIe path (empty for the others)."""
+    if variant != "pcie":
+        return {"acs": False, "iommu": False, "acs_bridges": "", "iommu_said": "", "evidence": [], "subjects": []}
+    return p2p_causes(*pcie_sources)
+
+
 @check("NCCL012")
-def nccl012(nccl_diag) -> Iterator:
-    """Failing GPU pairs of NCCL's P2P check, with path and handle; a partial summary without them."""
+def nccl012(nccl_diag, lspci_vvv=None, kernel_cmdline=None, kernel_log=None, sysfs_iommu=None) -> Iterator:
+    """Failing GPU pairs of NCCL's P2P check, with path and handle (and, for a PCIe path, the ACS bridges
+    and translating IOMMU the PCIe sources show); a partial summary without failure lines."""
     pairs = _pairs(nccl_diag.failures)
     for (a, b, host), fs in sorted(pairs.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or "")):
         path, handle = fs[0].path or "?", fs[0].handle or "?"
-        subjects = [f"gpu:{a}", f"gpu:{b}"] + ([f"host:{host}"] if host else [])
-        yield hit(subjects, variant=_variant(path, handle), evidence=[Evidence("nccl_diag", None, f.line_no) for f in fs],
+        variant = _variant(path, handle)
+        cause = _cause(variant, (lspci_vvv, kernel_cmdline, kernel_log, sysfs_iommu))
+        subjects = [f"gpu:{a}", f"gpu:{b}"] + ([f"host:{host}"] if host else []) + cause["subjects"]
+        yield hit(subjects, variant=variant,
+                  evidence=[Evidence("nccl_diag", None, f.line_no) for f in fs] + cause["evidence"],
+                  notes=when(acs=cause["acs"], iommu=cause["iommu"]), acs_bridges=cause["acs_bridges"],
+                  iommu_said=cause["iommu_said"],
                   expectation="every directed GPU peer access of NCCL's P2P check verified",
                   a=a, b=b, path=path, handle=handle, kinds="; ".join(sorted({f.kind for f in fs})),
                   directions=", ".join(f"{_dev(f, 'src')}->{_dev(f, 'dst')}" for f in fs))

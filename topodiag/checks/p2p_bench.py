@@ -16,8 +16,9 @@ from __future__ import annotations
 from statistics import median
 from typing import Iterator, Optional
 
-from ..engine import Evidence, check, hit
+from ..engine import Evidence, check, hit, when
 from ..parsers.base import listing
+from ._p2p_causes import p2p_causes
 
 SLOWER = 0.9  # P2P enabled below this fraction of disabled
 ASYMMETRY = 0.7  # A->B below this fraction of B->A
@@ -47,13 +48,19 @@ def _slower(p2p_bandwidth_latency, fraction: float) -> list[tuple[str, list]]:
 
 
 @check("PERF005")
-def perf005(p2p_bandwidth_latency, params) -> Iterator:
-    """GPU pairs whose P2P=Enabled bandwidth is below their P2P=Disabled bandwidth."""
+def perf005(p2p_bandwidth_latency, params, lspci_vvv=None, kernel_cmdline=None, kernel_log=None,
+            sysfs_iommu=None) -> Iterator:
+    """GPU pairs whose P2P=Enabled bandwidth is below their P2P=Disabled bandwidth; with the PCIe sources,
+    the ACS-redirecting bridges and a translating IOMMU join the finding as its cause."""
     fraction = float(params.get("max_fraction", SLOWER))
     for direction, slow, on in _slower(p2p_bandwidth_latency, fraction):
         gpus = sorted({g for a, b, _, _ in slow for g in (a, b)})
         total = sum(1 for _ in _pairs(on))
-        yield hit([f"gpu:{g}" for g in gpus], evidence=[Evidence("p2p_bandwidth_latency", None, on.line_no)],
+        cause = p2p_causes(lspci_vvv, kernel_cmdline, kernel_log, sysfs_iommu)
+        yield hit([f"gpu:{g}" for g in gpus] + cause["subjects"],
+                  evidence=[Evidence("p2p_bandwidth_latency", None, on.line_no)] + cause["evidence"],
+                  notes=when(acs=cause["acs"], iommu=cause["iommu"]), acs_bridges=cause["acs_bridges"],
+                  iommu_said=cause["iommu_said"],
                   expectation=f"P2P=Enabled at least {fraction:g} x P2P=Disabled for every pair",
                   direction={"uni": "unidirectional", "bi": "bidirectional"}[direction], count=len(slow), total=total,
                   pairs=listing([f"{a}->{b} {e:g} vs {d:g}" for a, b, e, d in slow], 6),
