@@ -72,6 +72,7 @@ def test_ib_disable_is_an_error_where_ib_is_active(tmp_path):
 
 def test_proto_exclusion_is_info():
     sev = env_checks._switch({"name": "NCCL_PROTO", "value": "^LL128", "source": "nccl_env", "line": 1}, None, None)
+    assert env_checks._switch({"name": "NCCL_DEBUG", "value": "INFO", "source": "nccl_env", "line": 1}, None, None) == (None, None)
     assert sev == ("forced_proto", env_checks.Severity.INFO)
 
 

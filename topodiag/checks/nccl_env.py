@@ -124,48 +124,48 @@ def _matches(name: str, exact: bool, devices) -> list[str]:
     return sorted((d for d in devices if (d == name if exact else d.startswith(name))), key=_natural)
 
 
-def _missing(parsed: dict, devices: dict) -> Optional[tuple[str, dict]]:
+def _missing(parsed: dict, devices: dict) -> tuple[Optional[str], dict]:
     missing = [n for n, _, _ in parsed["items"] if not _matches(n, parsed["exact"], devices)]
     if not missing:
-        return None
+        return None, {}
     return ("missing_exclude" if parsed["exclude"] else "missing"), {
         "names": listing(missing), "devices": listing(sorted(devices, key=_natural))}
 
 
-def _prefix(parsed: dict, devices: dict) -> Optional[tuple[str, dict]]:
+def _prefix(parsed: dict, devices: dict) -> tuple[Optional[str], dict]:
     if parsed["exact"]:
-        return None
+        return None, {}
     named = {n for n, _, _ in parsed["items"]}
     extra = {n: [d for d in _matches(n, False, devices) if d != n and d not in named] for n in named}
     extra = {n: ds for n, ds in extra.items() if ds}
     if not extra:
-        return None
+        return None, {}
     return "prefix", {"collisions": "; ".join(f"{n} also {'excludes' if parsed['exclude'] else 'selects'} {listing(ds)}"
                                               for n, ds in sorted(extra.items())),
                       "action": "excludes" if parsed["exclude"] else "selects",
                       "_nics": sorted({d for ds in extra.values() for d in ds}, key=_natural)}
 
 
-def _ethernet(parsed: dict, devices: dict) -> Optional[tuple[str, dict]]:
+def _ethernet(parsed: dict, devices: dict) -> tuple[Optional[str], dict]:
     named = {n for n, _, _ in parsed["items"]}
     hit_by_list = {d for n in named for d in _matches(n, parsed["exact"], devices)}
     chosen = [d for d in devices if (d in hit_by_list) != parsed["exclude"]]
     eth = sorted((d for d in chosen if devices.get(d) == "Ethernet"), key=_natural)
     ib = sorted((d for d in chosen if devices.get(d) == "InfiniBand"), key=_natural)
-    return ("ethernet", {"ethernet": listing(eth), "infiniband": listing(ib), "_nics": eth}) if eth and ib else None
+    return ("ethernet", {"ethernet": listing(eth), "infiniband": listing(ib), "_nics": eth}) if eth and ib else (None, {})
 
 
-def _down(parsed: dict, devices: dict, active: Optional[set]) -> Optional[tuple[str, dict]]:
+def _down(parsed: dict, devices: dict, active: Optional[set]) -> tuple[Optional[str], dict]:
     """Devices an include list names none of whose ports is Active (only where an IB tool gave port
     states; with an exclusion list NCCL itself leaves the down ports out)."""
     if active is None or parsed["exclude"]:
-        return None
+        return None, {}
     named = {n for n, _, _ in parsed["items"]}
     hit_by_list = {d for n in named for d in _matches(n, parsed["exact"], devices)}
     chosen = sorted((d for d in devices if (d in hit_by_list) != parsed["exclude"]), key=_natural)
     down = [d for d in chosen if d not in active]
     if not down:
-        return None
+        return None, {}
     up = [d for d in chosen if d in active]
     return ("down" if up else "all_down"), {"down": listing(down), "up": listing(up), "_nics": down}
 
@@ -177,17 +177,12 @@ def _active(topology) -> Optional[set]:
     return {nic.split(":", 1)[-1] for nic, p in topology.ib_ports() if p.get("state") == "Active"}
 
 
-def _hca_findings(parsed: dict, devices: dict, active: Optional[set] = None) -> Iterator[tuple[str, dict]]:
-    """(variant, facts) for each NCCL_IB_HCA mistake the device list shows."""
+def _hca_judge(i: int, parsed: dict, devices: dict, active: Optional[set]) -> tuple[Optional[str], dict]:
+    """The i-th NCCL_IB_HCA judgement against the device list: (variant, facts) or (None, {})."""
     if not devices:
-        return
-    for judge in (_missing, _prefix, _ethernet):
-        found = judge(parsed, devices)
-        if found is not None:
-            yield found
-    found = _down(parsed, devices, active)
-    if found is not None:
-        yield found
+        return None, {}
+    return _missing(parsed, devices) if i == 0 else _prefix(parsed, devices) if i == 1 \
+        else _ethernet(parsed, devices) if i == 2 else _down(parsed, devices, active)
 
 
 _HCA_SEVERITY = {"syntax": Severity.WARNING, "missing": Severity.ERROR, "missing_exclude": Severity.INFO,
@@ -208,7 +203,11 @@ def nccl009(nccl_env=None, nccl_debug=None, topology=None) -> Iterator:
         yield hit(subjects, variant="syntax", severity=_HCA_SEVERITY["syntax"], evidence=_ev(s),
                   expectation="NCCL_IB_HCA as [^][=]name[:port],name[:port]...",
                   problems="; ".join(parsed["problems"]), **common)
-    for variant, facts in _hca_findings(parsed, _devices(topology, nccl_debug), _active(topology)):
+    devices, active = _devices(topology, nccl_debug), _active(topology)
+    for i in range(4):
+        variant, facts = _hca_judge(i, parsed, devices, active)
+        if variant is None:
+            continue
         nics = [f"nic:{d}" for d in facts.pop("_nics", [])]
         yield hit(subjects + nics, variant=variant, severity=_HCA_SEVERITY[variant], evidence=_ev(s),
                   expectation="NCCL_IB_HCA selecting exactly the fabric's HCAs present on this host", **common, **facts)
@@ -253,23 +252,40 @@ def _nvlinked(topology) -> bool:
     return topology is not None and any(cls and cls.startswith("NV") for _, _, cls in topology.gpu_pairs())
 
 
-def _switch(s: dict, topology, nccl_debug) -> Optional[tuple[str, Severity]]:
-    """(variant, severity) for a setting that switches a transport off or forces the tuner, else None."""
+def _transport_switch(name: str, value: str, topology, nccl_debug) -> tuple[Optional[str], Optional[Severity]]:
+    """P2P and IB switches (read from a collected environment only: from a log they are NCCL003's and NCCL001's)."""
+    p2p = Severity.ERROR if _nvlinked(topology) else Severity.WARNING
+    if name == "NCCL_P2P_DISABLE" and value == "1":
+        return "p2p_disable", p2p
+    if name == "NCCL_P2P_LEVEL" and value in ("LOC", "0"):
+        return "p2p_level", p2p
+    if name == "NCCL_IB_DISABLE" and value == "1":
+        return "ib_disable", Severity.ERROR if _ib_present(topology, nccl_debug) else Severity.WARNING
+    return None, None
+
+
+def _tuner_switch(name: str, value: str) -> tuple[Optional[str], Optional[Severity]]:
+    """GDR and SHM switches, forced algorithm and protocol."""
+    if name == "NCCL_NET_GDR_LEVEL" and value in ("LOC", "0"):
+        return "gdr_level", Severity.WARNING
+    if name == "NCCL_SHM_DISABLE" and value == "1":
+        return "shm_disable", Severity.WARNING
+    if name == "NCCL_ALGO" and value:
+        return "forced_algo", Severity.INFO
+    if name == "NCCL_PROTO" and value:
+        return "forced_proto", Severity.WARNING if "LL128" in value and not value.startswith("^") else Severity.INFO
+    return None, None
+
+
+_TRANSPORT = ("NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", "NCCL_IB_DISABLE")
+
+
+def _switch(s: dict, topology, nccl_debug) -> tuple[Optional[str], Optional[Severity]]:
+    """(variant, severity) for a setting that switches a transport off or forces the tuner, else (None, None)."""
     name, value = s["name"], s["value"].strip().upper()
-    from_log = s["source"] == "nccl_debug"
-    p2p_sev = Severity.ERROR if _nvlinked(topology) else Severity.WARNING
-    table = {
-        "NCCL_P2P_DISABLE": ("p2p_disable", p2p_sev) if value == "1" and not from_log else None,
-        "NCCL_P2P_LEVEL": ("p2p_level", p2p_sev) if value in ("LOC", "0") and not from_log else None,
-        "NCCL_IB_DISABLE": ("ib_disable", Severity.ERROR if _ib_present(topology, nccl_debug) else Severity.WARNING)
-        if value == "1" and not from_log else None,
-        "NCCL_NET_GDR_LEVEL": ("gdr_level", Severity.WARNING) if value in ("LOC", "0") else None,
-        "NCCL_SHM_DISABLE": ("shm_disable", Severity.WARNING) if value == "1" else None,
-        "NCCL_ALGO": ("forced_algo", Severity.INFO) if value else None,
-        "NCCL_PROTO": ("forced_proto", Severity.WARNING if "LL128" in value and not value.startswith("^") else Severity.INFO)
-        if value else None,
-    }
-    return table.get(name)
+    if name in _TRANSPORT and s["source"] == "nccl_debug":
+        return None, None
+    return _transport_switch(name, value, topology, nccl_debug) if name in _TRANSPORT else _tuner_switch(name, value)
 
 
 @check("NCCL011")
@@ -277,10 +293,9 @@ def nccl011(nccl_env=None, nccl_debug=None, topology=None) -> Iterator:
     """Switches left in the environment that turn a transport off or force NCCL's tuner, with their cost."""
     subjects = _subjects(nccl_debug, topology)
     for s in _settings(nccl_env, nccl_debug):
-        found = _switch(s, topology, nccl_debug)
-        if found is None:
+        variant, severity = _switch(s, topology, nccl_debug)
+        if variant is None:
             continue
-        variant, severity = found
         yield hit(subjects, variant=variant, severity=severity, evidence=_ev(s),
                   expectation="NCCL's defaults (transport and tuner chosen from the topology)",
                   setting=f"{s['name']}={s['value']}", where=s["source"],
