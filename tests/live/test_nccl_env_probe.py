@@ -1,0 +1,34 @@
+"""The nccl_env probe: only NCCL_* variables leave the process, and its JSON reads back as nccl_env."""
+
+from __future__ import annotations
+
+from topodiag.live import collection as live
+from topodiag.parsers import detect, nccl_env
+
+
+def _source():
+    return next(s for s in live.PROBES if s.name == "nccl_env")
+
+
+def test_probe_keeps_only_nccl_variables(monkeypatch):
+    monkeypatch.setenv("NCCL_IB_HCA", "=mlx5_0:1")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "do-not-copy")
+    rec = live._run_one(_source(), live.Options(), 2.0)
+    assert rec.status == "ok" and rec.member == "probes/nccl_env.json"
+    assert "do-not-copy" not in rec.text and "AWS_SECRET" not in rec.text
+    assert detect(rec.text) == "nccl_env"
+    assert nccl_env.parse(rec.text).env["NCCL_IB_HCA"] == "=mlx5_0:1"
+
+
+def test_probe_without_nccl_variables_is_ok_and_empty(monkeypatch):
+    import os
+
+    for k in [k for k in os.environ if k.startswith("NCCL_")]:
+        monkeypatch.delenv(k)
+    rec = live._run_one(_source(), live.Options(), 2.0)
+    assert rec.status == "ok" and nccl_env.parse(rec.text).env == {}
+
+
+def test_the_prolog_does_not_run_it():
+    assert not _source().prolog
+    assert _source() not in live.selected(live.Options(prolog=True))
