@@ -22,7 +22,8 @@ from ._p2p_causes import p2p_causes
 
 SLOWER = 0.9  # P2P enabled below this fraction of disabled
 ASYMMETRY = 0.7  # A->B below this fraction of B->A
-HOST_LOW = 0.7  # a GPU's host copy below this fraction of the median of its peers
+HOST_LOW = 0.7
+OUTLIER = 0.5  # a pair below this fraction of every other pair  # a GPU's host copy below this fraction of the median of its peers
 
 
 def _pairs(matrix) -> Iterator[tuple[int, int, float]]:
@@ -100,19 +101,38 @@ def _asymmetric(m, fraction: float) -> list[tuple[int, int, float, float]]:
     return seen
 
 
+def _isolated_low(m, fraction: float) -> list[tuple[int, int, float, float]]:
+    """Pairs (both directions' best) below `fraction` x the slowest of all other pairs, with no other pair
+    within 20% of them: one pair far below every link class of the node. (a, b, value, next slowest)."""
+    best: dict[tuple[int, int], float] = {}
+    for a, b, v in _pairs(m):
+        key = (min(a, b), max(a, b))
+        best[key] = max(best.get(key, 0.0), v)
+    out = []
+    for key, v in best.items():
+        others = [w for k, w in best.items() if k != key]
+        if len(others) >= 3 and v < fraction * min(others) and not any(abs(w - v) <= 0.2 * w for w in others):
+            out.append((key[0], key[1], v, min(others)))
+    return out
+
+
 @check("PERF006")
 def perf006(params, p2p_bandwidth_latency=None, nvbandwidth=None) -> Iterator:
-    """A GPU pair whose one direction is far below the other in a GPU-to-GPU bandwidth matrix."""
+    """A GPU pair whose one direction is far below the other in a GPU-to-GPU bandwidth matrix, or a pair
+    far below every other pair of the node."""
     fraction = float(params.get("max_fraction", ASYMMETRY))
     for label, m, source, line in _gpu_matrices(p2p_bandwidth_latency, nvbandwidth):
         slow = _asymmetric(m, fraction)
-        if not slow:
-            continue
-        gpus = sorted({g for a, b, _, _ in slow for g in (a, b)})
-        yield hit([f"gpu:{g}" for g in gpus], evidence=[Evidence(source, None, line)],
-                  expectation=f"each direction of a pair at least {fraction:g} x the other",
-                  matrix=label, count=len(slow),
-                  pairs=listing([f"{a}->{b} {v:g} vs {b}->{a} {w:g} GB/s" for a, b, v, w in slow], 6))
+        if slow:
+            gpus = sorted({g for a, b, _, _ in slow for g in (a, b)})
+            yield hit([f"gpu:{g}" for g in gpus], evidence=[Evidence(source, None, line)],
+                      expectation=f"each direction of a pair at least {fraction:g} x the other",
+                      matrix=label, count=len(slow),
+                      pairs=listing([f"{a}->{b} {v:g} vs {b}->{a} {w:g} GB/s" for a, b, v, w in slow], 6))
+        for a, b, v, floor in _isolated_low(m, float(params.get("outlier_fraction", OUTLIER))):
+            yield hit([f"gpu:{a}", f"gpu:{b}"], variant="outlier", evidence=[Evidence(source, None, line)],
+                      expectation=f"every pair within the link classes its peers show (the slowest other pair: {floor:g} GB/s)",
+                      matrix=label, a=a, b=b, value=f"{v:g}", floor=f"{floor:g}")
 
 
 def _host_rows(nvbandwidth) -> list[tuple[str, dict, int]]:
