@@ -104,3 +104,23 @@ def test_perf006_on_a_p2p_matrix():
 def test_env_probe_of_a_host_without_nccl_variables_is_no_finding(tmp_path):
     assert not found(tmp_path, '{"probe": "nccl_env", "ok": true, "env": {}}\n', name="nccl_env.json")
     assert nccl_env.parse('{"probe": "nccl_env", "ok": true, "env": {}}').env == {}
+
+
+def test_perf007_joins_lspci_by_the_bus_id_nvbandwidth_prints():
+    from topodiag.parsers import lspci_vvv
+
+    nv = nvbandwidth.parse(
+        "nvbandwidth Version: v0.8\n"
+        "Device 0: NVIDIA H100 80GB HBM3 (00000000:18:00)\nDevice 1: NVIDIA H100 80GB HBM3 (00000000:2a:00)\n"
+        "Device 2: NVIDIA H100 80GB HBM3 (00000000:3a:00)\n\n"
+        "Running host_to_device_memcpy_ce.\nmemcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)\n"
+        "           0         1         2\n 0     55.10     27.40     55.20\n\nSUM host_to_device_memcpy_ce 137.70\n")
+    pci = lspci_vvv.parse(
+        "0000:2a:00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)\n"
+        "\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16, ASPM not supported\n"
+        "\t\tLnkSta:\tSpeed 32GT/s, Width x8 (downgraded)\n")
+    [h] = list(p2p_bench.perf007(nv, {}, lspci_vvv=pci))
+    assert list(h.subjects) == ["gpu:1", "pci:0000:2a:00.0"] and "link" in h.notes
+    assert (h.values["width"], h.values["max_width"]) == (8, 16)
+    [h] = list(p2p_bench.perf007(nv, {}))
+    assert list(h.subjects) == ["gpu:1"] and not h.notes

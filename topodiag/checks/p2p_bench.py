@@ -154,12 +154,49 @@ def _low(vals: dict, fraction: float) -> Optional[list[tuple[int, float, float]]
     return low or None
 
 
+def _bdf(bus_id: Optional[str]) -> Optional[str]:
+    """nvbandwidth's "00000000:99:00" as lspci's "0000:99:00" (domain, bus, device)."""
+    if not bus_id or bus_id.count(":") < 2:
+        return None
+    dom, bus, dev = bus_id.split(":")[:3]
+    return f"{dom[-4:]}:{bus}:{dev.split('.')[0]}".lower()
+
+
+def _below_cap(d) -> bool:
+    cap, sta = d.link_cap, d.link_sta
+    if not (cap and sta):
+        return False
+    return (sta.width or 0) < (cap.width or 0) or (sta.speed_gts or 0) < (cap.speed_gts or 0)
+
+
+def _gts(v: Optional[float]) -> str:
+    return f"{v:g}" if v else "?"
+
+
+def _link(nvbandwidth, lspci_vvv, gpu: int) -> Optional[dict]:
+    """lspci's link of this GPU when it trained below its capability: {width, max_width, speed, max_speed, line}."""
+    want = _bdf(next((d.bus_id for d in nvbandwidth.devices if d.index == gpu), None))
+    if want is None or lspci_vvv is None:
+        return None
+    for d in lspci_vvv.devices:
+        if d.bdf and d.bdf.lower().startswith(want) and _below_cap(d):
+            return {"width": d.link_sta.width, "max_width": d.link_cap.width, "speed": _gts(d.link_sta.speed_gts),
+                    "max_speed": _gts(d.link_cap.speed_gts), "line": d.line_no, "bdf": d.bdf}
+    return None
+
+
 @check("PERF007")
-def perf007(nvbandwidth, params) -> Iterator:
-    """A GPU whose host-to-device or device-to-host copy bandwidth is far below its peers'."""
+def perf007(nvbandwidth, params, lspci_vvv=None) -> Iterator:
+    """A GPU whose host-to-device or device-to-host copy bandwidth is far below its peers'; with lspci -vvv,
+    the GPU's link below its capability (joined by the bus id nvbandwidth prints) joins the finding."""
     fraction = float(params.get("max_fraction", HOST_LOW))
     for name, vals, line in _host_rows(nvbandwidth):
         for g, v, peers in _low(vals, fraction) or ():
-            yield hit([f"gpu:{g}"], evidence=[Evidence("nvbandwidth", None, line)],
+            link = _link(nvbandwidth, lspci_vvv, g) or {}
+            ev = [Evidence("lspci_vvv", None, link["line"])] if link else []
+            yield hit([f"gpu:{g}"] + ([f"pci:{link['bdf']}"] if link else []),
+                      evidence=[Evidence("nvbandwidth", None, line)] + ev, notes=when(link=bool(link)),
                       expectation=f"every GPU at least {fraction:g} x the median of its peers",
-                      gpu=g, testcase=name, value=f"{v:g}", peers=f"{peers:g}", ratio=f"{v / peers:.0%}")
+                      gpu=g, testcase=name, value=f"{v:g}", peers=f"{peers:g}", ratio=f"{v / peers:.0%}",
+                      width=link.get("width"), max_width=link.get("max_width"), speed=link.get("speed"),
+                      max_speed=link.get("max_speed"), bdf=link.get("bdf"))
