@@ -134,3 +134,19 @@ def test_nvbandwidth_other_text_is_refused():
     with pytest.raises(ParseError) as e:
         nvbandwidth.parse("\n\nnothing here\n")
     assert e.value.line_no == 4
+
+
+@pytest.mark.parametrize("folder", ["nccl_env", "nccl_diag", "p2p_bandwidth_latency", "nvbandwidth"])
+def test_crlf_and_ansi_pastes_read_alike(folder):
+    from pathlib import Path
+
+    from topodiag.parsers import blank_provenance_header, get, to_jsonable
+
+    root = Path(__file__).resolve().parents[2] / "fixtures" / folder
+    for path in sorted(p for p in root.iterdir() if p.suffix in (".txt", ".log")):
+        text = blank_provenance_header(path.read_text())
+        crlf = text.replace("\n", "\r\n")
+        ansi = "\n".join("\x1b[0m" + ln for ln in text.split("\n"))
+        want = to_jsonable(get(folder).parse(text))
+        assert to_jsonable(get(folder).parse(crlf)) == want, path.name
+        assert to_jsonable(get(folder).parse(ansi)) == want, path.name
