@@ -32,3 +32,12 @@ def test_probe_without_nccl_variables_is_ok_and_empty(monkeypatch):
 def test_the_prolog_does_not_run_it():
     assert not _source().prolog
     assert _source() not in live.selected(live.Options(prolog=True))
+
+
+def test_redaction_covers_addresses_and_host_names_in_the_environment():
+    from topodiag.bundle.redact import Redactor
+
+    text = '{"probe": "nccl_env", "ok": true, "env": {"NCCL_COMM_ID": "10.1.2.3:12345", "NCCL_HOSTID": "gpu-node17"}}\n'
+    out = Redactor(["gpu-node17"]).redact(text, "probes/nccl_env.json")
+    assert "10.1.2.3" not in out and "gpu-node17" not in out
+    assert nccl_env.parse(out).env.keys() == nccl_env.parse(text).env.keys()
