@@ -41,3 +41,11 @@ def test_redaction_covers_addresses_and_host_names_in_the_environment():
     out = Redactor(["gpu-node17"]).redact(text, "probes/nccl_env.json")
     assert "10.1.2.3" not in out and "gpu-node17" not in out
     assert nccl_env.parse(out).env.keys() == nccl_env.parse(text).env.keys()
+
+
+def test_a_given_nccl_log_with_diag_lines_is_also_a_nccl_diag_entry(tmp_path):
+    log = tmp_path / "job.log"
+    log.write_text("n1:5:5 [0] NCCL INFO NCCL version 2.31.1+cuda12.9\n"
+                   "n1:5 NCCL DIAG [INFO] p2p: only 52/56 GPU-to-GPU peer accesses passed verification\n")
+    recs = live._user_files(live.Options(nccl_logs=(str(log),)))
+    assert [(r.source, r.member) for r in recs] == [("nccl_debug", "logs/01-job.log"), ("nccl_diag", "logs/01-job.log")]

@@ -259,10 +259,12 @@ def _user_files(opts: Options) -> list[Record]:
         out.append(Record(source, "ok", member, text, reason=f"given: {path}"))
         from ..parsers import blank_provenance_header, detect_all
 
-        other = {"nccl_debug": "nccl_tests", "nccl_tests": "nccl_debug"}[source]
-        if other in {name for name, _ in detect_all(blank_provenance_header(text[:256 * 1024]))}:
-            # an nccl-tests run with NCCL_DEBUG=INFO is both: one member, two entries
-            out.append(Record(other, "ok", member, text, reason=f"given: {path} (it holds {other} output too)"))
+        found = {name for name, _ in detect_all(blank_provenance_header(text[:256 * 1024]))}
+        for other in ("nccl_tests", "nccl_debug", "nccl_diag"):
+            if other != source and other in found:
+                # an nccl-tests run with NCCL_DEBUG=INFO is both, a log with NCCL DIAG lines holds a
+                # diagnostics report too: one member, an entry per source
+                out.append(Record(other, "ok", member, text, reason=f"given: {path} (it holds {other} output too)"))
     return out
 
 
