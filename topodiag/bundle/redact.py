@@ -556,7 +556,7 @@ _HOST_WORD_RE = re.compile(r"[A-Za-z0-9][\w.-]*")
 
 # -- finding host names -------------------------------------------------------------------------
 
-_HOST_SOURCES = ("nccl_debug", "nccl_tests", "iblinkinfo", "ibnetdiscover", "busbw_pairs")
+_HOST_SOURCES = ("nccl_debug", "nccl_tests", "iblinkinfo", "ibnetdiscover", "busbw_pairs", "nccl_diag")
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _PROMPT_RE = re.compile(  # "root@node017:~# ", "[admin@ws01 ~]$ ": a shell prompt pasted with an output
     r"^[ \t]*\[?[A-Za-z_][\w.-]*@([A-Za-z0-9][\w-]*(?:\.[\w-]+)*)(?=[:\s\]])[^\n]*?[#$%>\u279c]", re.M)
@@ -610,7 +610,7 @@ def _hosts_of(source: str, result) -> set[str]:
         hosts.update((result.cuda_devs or {}).keys())
     elif source == "nccl_tests":
         hosts.update(d.host for d in result.devices)
-    elif source == "busbw_pairs":
+    elif source in ("busbw_pairs", "nccl_diag"):  # nccl_diag: the "<host>:<pid> NCCL DIAG" prefixes
         hosts.update(result.hosts)
     elif source == "iblinkinfo":
         for node in result.nodes:

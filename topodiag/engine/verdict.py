@@ -83,7 +83,8 @@ def _count(n: int, what: str) -> str:
 
 
 # Inputs that are evidence of a run even when they name no device (a log, a benchmark's table).
-RUN_RECORDS = ("nccl_debug", "nccl_tests", "busbw_pairs")
+# (nccl_diag, p2pBandwidthLatencyTest and nvbandwidth ran on the GPUs: evidence of them too.)
+RUN_RECORDS = ("nccl_debug", "nccl_tests", "busbw_pairs", "nccl_diag", "p2p_bandwidth_latency", "nvbandwidth")
 
 
 def saw_nothing(topology) -> bool:

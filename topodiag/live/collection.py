@@ -110,6 +110,12 @@ def _pyverbs(opts: Options) -> dict:
     return pyverbs_probe.probe()
 
 
+def _nccl_env(opts: Options) -> dict:
+    """The NCCL_* variables of this process's environment (only those: an environment carries secrets)."""
+    env = {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")}
+    return {"probe": "nccl_env", "ok": True, "env": env}
+
+
 # The probes, each named by its member (probes/<name>.json) and feeding the parser source it names:
 # one whose ParserInfo is prolog_safe, the one naming this probe in ParserInfo.probe feeding it too
 # (tests/live/test_collection.py holds both). A probe runs in a prolog only where it says so.
@@ -118,6 +124,7 @@ PROBES: tuple[LiveSource, ...] = (
     LiveSource("sysfs_infiniband", "probes/sysfs.json", 10.0, True, probe=_sysfs),
     LiveSource("sysfs_infiniband", "probes/pyverbs.json", 10.0, False, probe=_pyverbs),  # opens a verbs context per device
     LiveSource("ib_counters", "probes/ib_counters.json", 5.0, True, probe=_ib_counters),  # one sample unless TOPODIAG_COUNTER_INTERVAL
+    LiveSource("nccl_env", "probes/nccl_env.json", 2.0, False, probe=_nccl_env),  # a prolog's environment is not the job's
 )
 
 
@@ -297,10 +304,12 @@ def _user_files(opts: Options) -> list[Record]:
         out.append(Record(source, "ok", member, text, reason=f"given: {path}"))
         from ..parsers import blank_provenance_header, detect_all
 
-        other = {"nccl_debug": "nccl_tests", "nccl_tests": "nccl_debug"}[source]
-        if other in {name for name, _ in detect_all(blank_provenance_header(text[:256 * 1024]))}:
-            # an nccl-tests run with NCCL_DEBUG=INFO is both: one member, two entries
-            out.append(Record(other, "ok", member, text, reason=f"given: {path} (it holds {other} output too)"))
+        found = {name for name, _ in detect_all(blank_provenance_header(text[:256 * 1024]))}
+        for other in ("nccl_tests", "nccl_debug", "nccl_diag"):
+            if other != source and other in found:
+                # an nccl-tests run with NCCL_DEBUG=INFO is both, a log with NCCL DIAG lines holds a
+                # diagnostics report too: one member, an entry per source
+                out.append(Record(other, "ok", member, text, reason=f"given: {path} (it holds {other} output too)"))
     return out
 
 
