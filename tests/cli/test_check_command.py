@@ -262,9 +262,16 @@ def test_text_report_gives_why_and_fix_once_per_rule():
     res = invoke("check", "--from", str(ROOT / "fixtures/hosts/b300-rails-disabled"), "--format", "text")
     out = res.stdout
     assert out.count(" IB001 ib-port-down (7)\n") == 1 and out.count(" IB002 ib-rate-low\n") == 1
-    assert out.count("\n  - mlx5_") == 8  # one line (wrapped with a hanging indent) per finding
+    # the seven IB001 findings differ only in the NIC they name: one entry naming the seven
+    assert out.count("\n  - mlx5_") == 2
+    flat = " ".join(out.split())
+    assert "- mlx5_0, mlx5_1, mlx5_6, mlx5_7, mlx5_8, mlx5_9, mlx5_10 (7): port 1 is Down / Disabled" in flat
     assert out.count("    why: ") == 2 and out.count("    fix: ") == 2
-    assert out.index("mlx5_10 port 1 is Down") < out.index("    why: A port carries RDMA traffic")
+    assert out.index("mlx5_10 (7)") < out.index("    why: A port carries RDMA traffic")
+    lines = out.rstrip("\n").splitlines()
+    assert lines[-2:] == lines[:2] and lines[0].startswith("FINDINGS")  # the verdict first and last
+    verbose = invoke("check", "--from", str(ROOT / "fixtures/hosts/b300-rails-disabled"), "--format", "text", "-v").stdout
+    assert verbose.count("\n  - mlx5_") == 8  # --verbose: each finding on its own
 
 
 def test_text_report_reads_at_80_columns():

@@ -127,6 +127,25 @@ def _finding_line(f, width: int) -> "Any":
     return text
 
 
+def _same_but_subject(findings: list, verbose: bool) -> list:
+    """[(finding, names)]: findings of one rule whose messages differ only in their first word (the
+    subject's name: "mlx5_0 port 1 is Down ...") become one entry with the names (7 x IB001 read as one
+    line); the rest stay one each (names None). Verbose keeps every finding on its own."""
+    if verbose or len(findings) < 2:
+        return [(f, None) for f in findings]
+    groups: dict[str, list] = {}
+    for f in findings:
+        head, _, rest = f.message.partition(" ")
+        groups.setdefault(rest if rest and len(head) <= 40 else f"\0{id(f)}", []).append(f)
+    out = []
+    for rest, group in groups.items():
+        if len(group) > 1 and not rest.startswith("\0"):
+            out.append((group[0], [g.message.partition(" ")[0] for g in group]))
+        else:
+            out.extend((g, None) for g in group)
+    return out
+
+
 def render(diagnosis, stream=None, **options: Any) -> None:
     """`check` on a terminal, compact first: the verdict line, one line per finding (grouped by rule,
     worst first) with its subjects and evidence, the rule's why and fix once, the GPU matrix (80
@@ -179,7 +198,13 @@ def render(diagnosis, stream=None, **options: Any) -> None:
             if len(findings) > 1:
                 title.append(f" ({len(findings)})")
             console.print(title)
-            for f in findings:
+            for f, names in _same_but_subject(findings, verbose):
+                if names:  # several findings that differ only in the name they start with: one line
+                    rest = f.message.split(" ", 1)[1]
+                    line = Text(_hanging(f"{', '.join(names)} ({len(names)}): {rest}", width, "  - ", "    "))
+                    line.stylize(SEVERITY_STYLE[str(f.severity)], 2, 3)
+                    console.print(line)
+                    continue
                 console.print(_finding_line(f, width))
                 if f.subjects and verbose:
                     console.print(Text(f"    subjects: {', '.join(f.subjects)}", style="dim"))
