@@ -17,6 +17,7 @@ class ReportFormat(str, Enum):
     text = "text"
     json = "json"
     prometheus = "prometheus"
+    html = "html"
 
 
 def progress_line(rec) -> None:
@@ -58,8 +59,8 @@ def check_command(
     host: Optional[str] = typer.Option(None, "--host", metavar="NAME",
                                        help="The host the inputs come from (default: what a bundle or NCCL log says)."),
     output_format: Optional[ReportFormat] = typer.Option(
-        None, "--format", "-f", help="text (default on a terminal), json (default otherwise), or prometheus "
-                                     "(node_exporter textfile collector)."),
+        None, "--format", "-f", help="text (default on a terminal), json (default otherwise), prometheus "
+                                     "(node_exporter textfile collector), or html (one self-contained page for a ticket)."),
     fail_on: str = typer.Option("error", "--fail-on", metavar="LEVEL",
                                 help="Exit 1 for findings at or above: info, warning, error, critical, never."),
     select: Optional[List[str]] = typer.Option(None, "--select", metavar="CODES",

@@ -5,7 +5,7 @@ writes to a text stream; it never decides the exit code. Formats are imported wh
 JSON report never pays for rich. To add one: a function with that signature in a module here and
 one line in FORMATS (CONTRIBUTING.md).
 
-    check: text, json, prometheus      prolog: slurm      show: table, topology-json, dot, graphml
+    check: text, json, prometheus, html      prolog: slurm      show: table, topology-json, dot, graphml
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ FORMATS: dict[str, tuple[str, str, str]] = {
     "text": ("text", "render", "the check report for people (rich): verdict, GPU matrix, findings with why and fix"),
     "json": ("json_report", "render", "the check report as versioned JSON (schema in render/json_report.py)"),
     "prometheus": ("prometheus", "render", "node_exporter textfile: findings per rule, NVLink and IB gauges"),
+    "html": ("html", "render", "one self-contained page for a ticket: findings, matrix, node drawing, busbw curves"),
     "slurm": ("slurm", "render", "one drain-reason line for a Slurm prolog"),
     "table": ("text", "render_topology", "the topology as tables: matrix, nodes, links, conflicts"),
     "topology-json": ("json_report", "render_topology", "the topology's own versioned JSON"),
