@@ -4,8 +4,9 @@ Reports come from files (JSON, JSON lines, clush/srun output, bundles: topodiag/
 from standard input (`-`), or from running `topodiag check --format json` on a node set through
 ClusterShell (--nodes: topodiag/sources/fanout.py). The comparison itself is topodiag/fleet.
 
-Exit 1 when a node (or an NCCL host) differs from the majority, or has a finding at or above
---fail-on; else 3 when a node or input gave no report, or nothing was read at all; else 0.
+Exit 1 when a node (or an NCCL host) differs from the majority, has a finding at or above --fail-on,
+or two sources report one host name (a cloned hostname; each source counts as a node); else 3 when
+a node or input gave no report, or nothing was read at all; else 0.
 """
 
 from __future__ import annotations
@@ -102,7 +103,8 @@ def fleet_command(
 ) -> None:
     """Compare many nodes' reports and name the nodes that differ from the majority.
 
-    Exit 1 when a node differs from the majority (or has a finding at or above --fail-on);
+    Exit 1 when a node differs from the majority, has a finding at or above --fail-on, or two sources
+    (nodes, files) report one host name;
     3 when a node or input gave no report and nothing differs; 2 for a usage error; else 0.
     """
     from ..engine import parse_fail_on
@@ -154,7 +156,7 @@ def fleet_command(
         sys.stdout.write(render_json(result) + "\n")
     else:
         render_text(result, max_outliers=max_outliers, fail_on=severity)
-    if result.has_outliers or (severity and result.at_or_above(severity)):
+    if result.has_outliers or result.has_duplicates or (severity and result.at_or_above(severity)):
         raise typer.Exit(int(ExitCode.FINDINGS))
     nothing_read = result.nodes == 0 and not result.nccl
     if nothing_read and not result.failed_count:

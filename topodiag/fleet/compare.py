@@ -55,13 +55,14 @@ class NodeOutliers:
     input: str
     differences: tuple
     group: Any = None  # the value of the group-by key whose nodes it was compared with (groups.py)
+    host: Optional[str] = None  # the host the report says it is from (data; `node` is where it came from)
 
     @property
     def line(self) -> str:
         return f"{self.node}: " + "; ".join(d.text for d in self.differences)
 
     def to_dict(self) -> dict:
-        return {"node": self.node, "input": self.input, "line": self.line, "group": self.group,
+        return {"node": self.node, "input": self.input, "host": self.host, "line": self.line, "group": self.group,
                 "differences": [d.to_dict() for d in self.differences]}
 
 
@@ -184,7 +185,7 @@ def compare(tally: Tally, *, min_share: float = MIN_SHARE, min_nodes: int = MIN_
     subjects = _subjects(presence_of)
     for i, diffs in per_node.items():
         per_node[i] = _collapse(diffs, subjects)
-    result.outliers = sorted((NodeOutliers(names[i], tally.labels[i], tuple(d)) for i, d in per_node.items()),
+    result.outliers = sorted((NodeOutliers(names[i], tally.labels[i], tuple(d), host=tally.hosts[i]) for i, d in per_node.items()),
                              key=lambda o: natural(o.node))
     return result
 

@@ -35,6 +35,8 @@ def render_text(result, file=None, max_outliers: int = 0, fail_on=None) -> None:
     head = (f"{_n(c.nodes, 'node')} compared on {_n(c.keys, 'fingerprint key')}"
             + (f" in {len(c.groups)} groups by {c.params.get('group_by')}" if grouped else "")
             + f": {len(c.outliers)} differ from the majority")
+    if result.duplicates:
+        head += f", {_n(len(result.duplicates), 'host name')} reported by more than one source"
     if result.failed_count:
         nodes = sum(f.count for f in result.failures if f.node)
         if nodes:
@@ -89,17 +91,21 @@ def render_text(result, file=None, max_outliers: int = 0, fail_on=None) -> None:
             table.add_row(key, s.text.split(": ", 1)[1])
         console.print(table)
 
-    if result.failures or result.duplicates:
-        title = "Nodes without a report" if all(f.node for f in result.failures) and not result.duplicates \
-            else "Inputs without a report"
+    if result.duplicates:
+        console.print(Text(f"Host names reported by more than one source ({len(result.duplicates)}; "
+                           "each source is counted as a node of its own)", style="bold"))
+        for d in result.duplicates:
+            console.print(Text(f"  {d['text']}", style="red"))
+    if result.failures:
+        title = "Nodes without a report" if all(f.node for f in result.failures) else "Inputs without a report"
         table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False)
         table.add_column("node" if title.startswith("Nodes") else "input", no_wrap=True)
         table.add_column("why")
         for f in result.failures:
             table.add_row(f.label, f.reason)
-        for d in result.duplicates:
-            table.add_row(d["replaced"], f"{d['node']} reported again by {d['by']} (the later report is kept)")
         console.print(table)
+    if result.rereads:
+        console.print(f"Read more than once (counted once): {', '.join(result.rereads)}")
 
     table = Table(title="Cluster summary", box=box.SIMPLE, title_justify="left", pad_edge=False,
                   show_header=False)
