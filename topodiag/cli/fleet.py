@@ -142,11 +142,15 @@ def fleet_command(
         except FanOutError as exc:
             fail(str(exc), ExitCode.USAGE if exc.usage else ExitCode.INCOMPLETE)
         texts, input_failures = out.outputs.items(), out.failures.items()
+    else:
+        out = None
 
     tty = sys.stderr.isatty()
     result = run_fleet(paths, texts=texts, input_failures=input_failures, nccl_logs=list(nccl_logs or []),
                        check_options=check_options, min_share=min_share, min_nodes=min_nodes,
                        group_by=group_key, progress=_progress if tty else None)
+    if out is not None:
+        out.close()  # the spooled outputs, read one node at a time above
     if tty and result.nodes >= 1000:
         sys.stderr.write("\n")
 

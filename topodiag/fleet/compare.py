@@ -19,12 +19,11 @@ A node lacking every fact of a NIC, port or GPU the majority reports gets one it
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from . import wording
-from .tally import Tally
+from .tally import Tally, natural  # noqa: F401 -- natural: imported from here too
 
 MIN_SHARE = 0.5
 MIN_NODES = 3
@@ -104,11 +103,6 @@ class Comparison:
         return {"nodes": self.nodes, "keys": self.keys, "params": self.params, "groups": self.groups,
                 "outliers": [o.to_dict() for o in self.outliers],
                 "splits": [s.to_dict() for s in self.splits], "by_key": self.by_key}
-
-
-def natural(name: str) -> tuple:
-    """Sort key: node2 before node10."""
-    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.findall(r"\d+|\D+", name))
 
 
 def compare(tally: Tally, *, min_share: float = MIN_SHARE, min_nodes: int = MIN_NODES) -> Comparison:

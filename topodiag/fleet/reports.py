@@ -310,6 +310,7 @@ class _Lines:
         self.bad = 0
         self.header: Optional[list] = None  # clush -b header being read: [dash lines seen, node set]
         self.nodes: Optional[list[str]] = None  # the node(s) of the clush -b block being read
+        self.expanded = 0  # nodes the clush -b headers of this input named so far (at most MAX_NODES)
 
     def _header(self, no: int, stripped: str) -> Optional[Iterator[Item]]:
         """Follow a clush -b header; None when the line is not part of one."""
@@ -337,17 +338,23 @@ class _Lines:
         if count is None and "[" not in nodeset:
             self.nodes = [nodeset]
             return iter(())
+        from ..actions.nodenames import MAX_NODES, NodeSetError, count, expand
+
         try:
-            from ClusterShell.NodeSet import NodeSet, NodeSetParseError
+            if self.expanded + count(nodeset, "clush -b header") > MAX_NODES:
+                raise NodeSetError(f"clush -b headers: more than {MAX_NODES} nodes in one input")
+            self.nodes = expand(nodeset, "clush -b header", groups=False)
         except ImportError:
             self.nodes = None
-            return self.fail(no, f"output gathered for {nodeset}: expanding it needs ClusterShell "
+            return self.fail(no, f"output gathered for {one_line(nodeset, 60)}: expanding it needs ClusterShell "
                                  "(pip install 'topodiag[fleet]'), or run clush without -b")
-        try:
-            self.nodes = list(NodeSet(nodeset))
-        except NodeSetParseError as exc:
+        except NodeSetError as exc:
+            self.nodes = None
+            return self.fail(no, one_line(exc))
+        except Exception as exc:  # noqa: BLE001 -- ClusterShell's NodeSetParseError (and kin): one line
             self.nodes = None
             return self.fail(no, f"not a node set in a clush -b header: {one_line(exc, 80)}")
+        self.expanded += len(self.nodes)
         return iter(())
 
     def fail(self, line_no: int, reason: str) -> Iterator[Item]:

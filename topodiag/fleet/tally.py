@@ -15,6 +15,7 @@ keeping the report with the worse verdict.
 from __future__ import annotations
 
 import math
+import re
 from array import array
 from typing import Any, Iterator, Optional
 
@@ -34,6 +35,17 @@ def value_key(value: Any) -> Any:
         return json.dumps(value, sort_keys=True)
     except (TypeError, ValueError):
         return repr(value)
+
+
+_NATURAL_RE = re.compile(r"[0-9]+|[^0-9]+")
+
+
+def natural(name: str) -> tuple:
+    """Sort key: node2 before node10. Only ASCII digits make a number (`isdigit()` also says yes to `²`,
+    which int() refuses: issue 16, a host name with `²` crashed fleet), and a number is compared by
+    its length then its digits, never through int() (which refuses more than 4300 digits)."""
+    return tuple((0, len(d), d) if "0" <= t[0] <= "9" else (1, 0, t)
+                 for t in _NATURAL_RE.findall(name) for d in (t.lstrip("0"),))
 
 
 def _rank(worst: Optional[str]) -> int:
@@ -107,8 +119,6 @@ class Tally:
     def finish(self) -> None:
         """Once every report is in: nodes shown under one name get their source beside it, and the
         host names claimed by more than one source are listed in `duplicates`."""
-        from .compare import natural
-
         alive = self.alive
         for name, idxs in self._name_clash.items():
             live = [i for i in idxs if alive[i]]
