@@ -134,7 +134,9 @@ def fleet_command(
         from ..actions.fanout import FanOutError, fan_out
 
         if sys.stderr.isatty():
-            sys.stderr.write(f"topodiag: fleet: running `{command}` on {nodes} "
+            from ..render.sanitise import line
+
+            sys.stderr.write(f"topodiag: fleet: running `{line(command, 200)}` on {line(nodes, 200)} "
                              f"({'here, per node' if local else 'ssh'}, {fanout} at a time, {timeout:g} s each)\n")
         try:
             out = fan_out(nodes, command, fanout=fanout, timeout_s=timeout,
