@@ -55,3 +55,44 @@ def test_the_duplicate_alone_exits_1_and_the_text_names_it(tmp_path, base_report
     assert "1 host name reported by more than one source" in res.stdout
     assert "host gpu01 reported by 2 sources: gpu01, gpu05" in res.stdout
     assert "host names reported by 2+ sources" in res.stdout
+
+
+@pytest.mark.parametrize("nodes, says", [
+    ("-oProxyCommand=touch", "node name '-oProxyCommand=touch' starts with '-'"),
+    ("gpu1,a;id", "has ';'"),
+    ("gpu\x1b[2J", "has '\\x1b'"),
+    ("n[1-1000]-[1-1000]", "names more than 100000 nodes"),
+])
+def test_bad_node_names_and_huge_node_sets_are_usage_errors(nodes, says, tmp_path):
+    marker = tmp_path / "ran"
+    res = fleet("--nodes", nodes, "--local", "--command", f"touch {marker}")
+    assert res.exit_code == 2 and res.stdout == ""
+    err = res.stderr.strip()
+    assert says in err and "\n" not in err and "\x1b" not in err
+    assert not marker.exists()
+
+
+def test_fan_out_memory_does_not_grow_with_nodes_times_output(tmp_path, base_report):
+    """40 nodes each printing its report padded to 4 MB (160 MB in all): the outputs go to disk and
+    are read one node at a time, so the peak RSS grows by far less than their sum."""
+    import subprocess
+    import sys
+
+    report = json.dumps(node(base_report, None), indent=2)
+    pad = " " * (4_000_000 - len(report))
+    (tmp_path / "report.json").write_text(report[:-1] + pad + "}\n")
+    code = f"""
+import resource, sys
+from topodiag.fleet import run_fleet
+from topodiag.actions.fanout import fan_out
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+out = fan_out("n[01-40]", "cat {tmp_path}/report.json", local=True, fanout=8, timeout_s=60)
+result = run_fleet(texts=out.outputs.items(), input_failures=out.failures.items())
+out.close()
+print(result.nodes, result.failed_count, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)
+"""
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert got.returncode == 0, got.stderr
+    nodes, failed, grew_mb = map(int, got.stdout.split())
+    assert (nodes, failed) == (40, 0)
+    assert grew_mb < 80, grew_mb  # 160 MB of output; one node's text (and its parse) at a time
