@@ -1,8 +1,9 @@
 """`topodiag fleet`: many nodes' reports side by side; the nodes that differ from the majority.
 
 Reports come from files (JSON, JSON lines, clush/srun output, bundles: topodiag/fleet/reports.py),
-from standard input (`-`), or from running `topodiag check --format json` on a node set through
-ClusterShell (--nodes: topodiag/sources/fanout.py). The comparison itself is topodiag/fleet.
+from standard input (`-`), or from running `topodiag check --format json` on a node set over ssh
+(--nodes: topodiag/actions/fanout.py; node names checked by topodiag/actions/nodenames.py). The
+comparison itself is topodiag/fleet.
 
 Exit 1 when a node (or an NCCL host) differs from the majority, has a finding at or above --fail-on,
 or two sources report one host name (a cloned hostname; each source counts as a node); else 3 when
@@ -65,8 +66,8 @@ def fleet_command(
              "directories of them, bundles (directory or .tar.gz); - reads standard input."),
     nodes: Optional[str] = typer.Option(
         None, "--nodes", "-w", metavar="NODESET",
-        help="Run --command on these nodes through ClusterShell (ssh), e.g. 'gpu[001-128]', and compare "
-             "what they print."),
+        help="Run --command on these nodes over ssh, e.g. 'gpu[001-128]' (ClusterShell's node-set syntax, "
+             "at most 100,000 nodes; each name a host name), and compare what they print."),
     command: str = typer.Option(DEFAULT_COMMAND, "--command", metavar="CMD",
                                 help="What --nodes runs on each node; it must print a JSON report."),
     fanout: int = typer.Option(64, "--fanout", metavar="N", help="--nodes: at most this many nodes at a time."),
@@ -76,7 +77,7 @@ def fleet_command(
                                           help="--nodes: ssh connection timeout."),
     local: bool = typer.Option(False, "--local",
                                help="--nodes: run --command on this machine once per node, %h standing for "
-                                    "the node name (e.g. 'srun -N1 -w %h topodiag check --format json'), "
+                                    "the node name, shell-quoted (e.g. 'srun -N1 -w %h topodiag check --format json'), "
                                     "instead of over ssh."),
     nccl_logs: Optional[List[str]] = typer.Option(
         None, "--nccl-log", metavar="FILE",
