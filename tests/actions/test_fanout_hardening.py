@@ -73,3 +73,29 @@ def test_outputs_are_spooled_on_disk_and_removed_on_close(tmp_path):
     assert spool and len(os.listdir(spool)) == 3 and (os.stat(spool).st_mode & 0o077) == 0
     out.close()
     assert not os.path.exists(spool)
+
+
+def test_sigterm_to_topodiag_kills_every_running_node(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    pids = tmp_path / "pids"
+    code = ("from topodiag.actions.fanout import fan_out; "
+            f"fan_out('s[1-3]', 'sleep 60 & echo $! >> {pids}; wait', local=True, timeout_s=60)")
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    for _ in range(100):
+        if pids.exists() and len(pids.read_text().split()) == 3:
+            break
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=20) == 128 + signal.SIGTERM
+    for pid in map(int, pids.read_text().split()):
+        for _ in range(50):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail(f"{pid} outlived topodiag")

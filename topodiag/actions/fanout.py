@@ -16,8 +16,9 @@ Each node's command is an argv list, never a local shell line built from a node 
 - `local=True`: `sh -c COMMAND` on this machine once per node, `%h` (or `%host`) in COMMAND standing
   for the node name quoted by shlex.quote, `%n` (`%rank`) for its position, `%%` for `%`: for tests,
   and for sites whose "remote" command is a launcher (`srun -N1 -w %h ...`, `kubectl exec %h ...`).
-Each command runs in a session of its own; its whole process group is killed at its timeout, and as
-soon as the command itself exits (so nothing it started outlives it).
+Each command runs in a session of its own; its whole process group is killed at its timeout, as soon
+as the command itself exits (so nothing it started outlives it), and when topodiag is interrupted
+(Ctrl-C, SIGTERM, SIGHUP: then it exits 128+N).
 
 Output is streamed, never held whole: each node's stdout goes to a file of its own in a private
 temporary directory as it arrives, at most MAX_OUTPUT bytes a node (64 MiB; past it the node's
@@ -164,6 +165,26 @@ class _Job:
         self.timed_out = False
 
 
+def _on_signals() -> dict:
+    """While nodes run: SIGTERM and SIGHUP end the fan-out as Ctrl-C does (every node's process group
+    killed on the way out, then exit 128+N); the handlers before are given back after."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def stop(signum, frame):  # noqa: ARG001
+        raise SystemExit(128 + signum)
+
+    old = {}
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            old[signum] = signal.signal(signum, stop)
+        except (ValueError, OSError):
+            pass
+    return old
+
+
 def _kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -178,6 +199,7 @@ class _Runner:
         self.running: dict[str, _Job] = {}
 
     def run(self, jobs: deque) -> None:
+        old = _on_signals()
         try:
             while jobs or self.running:
                 while jobs and len(self.running) < self.fanout:
@@ -194,6 +216,8 @@ class _Runner:
                 _kill_group(job.proc)
                 self._finish(job)
             self.sel.close()
+            for signum, handler in old.items():
+                signal.signal(signum, handler)
 
     def _start(self, node: str, argv: list) -> None:
         fd, path = tempfile.mkstemp(dir=self.spool, prefix="out-")
