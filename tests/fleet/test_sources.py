@@ -84,3 +84,23 @@ def test_srun_label_task_numbers_are_not_node_names(tmp_path, base_report):
     # the same task number in two runs appended together is not a duplicate host: the hosts differ
     path.write_text("".join(f"0: {json.dumps(node(base_report, h))}\n" for h in ("h1", "h2")))
     assert not run_fleet([str(path)]).duplicates
+
+
+def test_a_clush_b_header_naming_a_million_nodes_is_refused_unexpanded(tmp_path, base_report):
+    import time
+
+    sep = "-" * 15
+    report = json.dumps(node(base_report, None))
+    path = tmp_path / "clush.txt"
+    path.write_text(f"{sep}\nn[1-1000000] (1000000)\n{sep}\n{report}\n"
+                    + "".join(f"{sep}\nm{i}-[1-40000] (40000)\n{sep}\n{report}\n" for i in range(4))
+                    + f"{sep}\n@gpu (3)\n{sep}\n{report}\n")
+    started = time.process_time()
+    result = run_fleet([str(path)])
+    assert time.process_time() - started < 20
+    reasons = [f.reason for f in result.failures]
+    assert "clush -b header: [1-1000000] is 1000000 values; at most 100000 in one range" in reasons
+    assert any("more than 100000 nodes in one input" in r for r in reasons), reasons
+    assert any("names a @group" in r for r in reasons), reasons
+    # the first two 40,000-node blocks; the report under each refused header counts once, unnamed
+    assert result.nodes == 80000 + 4

@@ -63,7 +63,7 @@ def _bracket_size(spec: str, where: str) -> int:
         lo, hi, step = int(m.group(1)), int(m.group(2) or m.group(1)), int(m.group(3) or 1)
         n = 0 if hi < lo or step < 1 else (hi - lo) // step + 1
         if n > MAX_RANGE:
-            raise NodeSetError(f"{where}: [{shown(part.strip(), 40)}] is {n} values; at most {MAX_RANGE} "
+            raise NodeSetError(f"{where}: [{' '.join(part.split())}] is {n} values; at most {MAX_RANGE} "
                                "in one range")
         total += n
         if total > MAX_RANGE:

@@ -18,6 +18,13 @@ What a path may be:
   report, as `topodiag check --from` runs it) turns it into its report.
 
 Every input that yields no report is a `Failure` with a one-line reason, never an exception.
+
+Each report is labelled by where it came from (`label`: the file, `file:line`, the bundle, the
+fan-out node) and, when a fan-out tool named the node (a `--nodes` node, a clush prefix or -b
+header), by that name (`origin`); the host the report says (`host`) is kept apart, as data: fleet
+keys nodes by their source, so a cloned or forged host name never hides a node (tally.py). Inside
+one fan-out node's own output, prefixes and headers name nobody. A clush -b header is counted
+before it is expanded: at most 100,000 nodes per input, no @groups (actions/nodenames.py).
 """
 
 from __future__ import annotations
