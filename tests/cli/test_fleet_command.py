@@ -160,7 +160,8 @@ def test_fail_on_names_the_nodes_with_findings(tmp_path, base_report):
     assert "Nodes with findings at or above error: 1" in res.stdout and "n2: error (IB001)" in res.stdout
     assert fleet(str(path), "--fail-on", "critical").exit_code == 0
     data = as_json(fleet(str(path), "--format", "json"))
-    assert data["nodes_with_findings"] == [{"node": "n2", "input": f"{path}:2", "worst": "error", "codes": ["IB001"]}]
+    assert data["nodes_with_findings"] == [{"node": "n2", "input": f"{path}:2", "host": "n2", "worst": "error",
+                                           "codes": ["IB001"]}]
 
 
 def test_max_outliers_counts_the_rest(tmp_path, base_report):

@@ -166,14 +166,26 @@ def test_many_bad_lines_are_listed_up_to_a_cap_and_counted(tmp_path, base_report
     assert result.failures[-1].reason == "20 more lines that are not reports"
 
 
-def test_the_same_host_twice_is_noted_and_the_last_report_wins(tmp_path, base_report):
+def test_the_same_host_from_two_sources_counts_twice_and_is_reported(tmp_path, base_report):
+    """Nodes are keyed by where their report came from, not by the host it claims (issue 16: a
+    cloned hostname folded eight nodes into one and hid the broken one). Was: the last report won."""
     first = node(base_report, "n2", fp={"nic:mlx5_0.firmware": "old"})
     path = write_jsonl(tmp_path / "fleet.jsonl", [node(base_report, "n1"), first, node(base_report, "n3"),
                                                   node(base_report, "n2")])
     result = run_fleet([str(path)])
-    assert result.nodes == 3 and result.outliers == []  # the old firmware went with the replaced report
-    assert result.duplicates == [{"node": "n2", "replaced": f"{path}:2", "by": f"{path}:4"}]
-    assert result.summary["nodes"]["duplicates"] == 1
+    assert result.nodes == 4 and [o.node for o in result.outliers] == [f"n2 ({path}:2)"]
+    assert result.outliers[0].host == "n2"
+    assert result.duplicates == [{"host": "n2", "sources": [f"{path}:2", f"{path}:4"],
+                                  "nodes": [f"n2 ({path}:2)", f"n2 ({path}:4)"],
+                                  "text": f"host n2 reported by 2 sources: n2 ({path}:2), n2 ({path}:4)"}]
+    assert result.summary["nodes"]["duplicates"] == 1 and result.has_duplicates
+
+
+def test_the_same_input_twice_counts_once(tmp_path, base_report):
+    path = tmp_path / "n1.json"
+    path.write_text(json.dumps(node(base_report, "n1")))
+    result = run_fleet([str(path), str(path)])
+    assert result.nodes == 1 and not result.duplicates and result.rereads == [str(path)]
 
 
 def test_indented_reports_concatenated_are_each_read(tmp_path, base_report):
@@ -236,15 +248,16 @@ def test_clush_b_blocks_name_their_node(tmp_path, base_report):
     got = items(path)
     a_lines = json.dumps(a, indent=2).count("\n") + 1
     second = 3 + a_lines + 3 + 1  # a's header, a's report, b's header, then b's first line
-    # a's report has no host: the block names it; b's says its own
-    assert [(g.host, g.label) for g in got] == [("a", f"{path}:4"), ("b.cluster.local", f"{path}:{second}")]
+    # the block names the node; b's report also says its own host (kept as data)
+    assert [(g.name, g.host, g.label) for g in got] == [("a", None, f"{path}:4"),
+                                                         ("b", "b.cluster.local", f"{path}:{second}")]
 
 
 def test_a_gathered_block_counts_for_each_node(tmp_path, base_report):
     path = tmp_path / "clush.txt"
     path.write_text(clush_b([("gpu[1-3,7] (4)", json.dumps(node(base_report, None)))]))
     got = items(path)
-    assert [g.host for g in got] == ["gpu1", "gpu2", "gpu3", "gpu7"]
+    assert [g.name for g in got] == ["gpu1", "gpu2", "gpu3", "gpu7"]
     assert got[0].label == f"{path}:4 (gpu1)"
 
 

@@ -1,11 +1,13 @@
 """`topodiag fleet`: many nodes' reports side by side; the nodes that differ from the majority.
 
 Reports come from files (JSON, JSON lines, clush/srun output, bundles: topodiag/fleet/reports.py),
-from standard input (`-`), or from running `topodiag check --format json` on a node set through
-ClusterShell (--nodes: topodiag/sources/fanout.py). The comparison itself is topodiag/fleet.
+from standard input (`-`), or from running `topodiag check --format json` on a node set over ssh
+(--nodes: topodiag/actions/fanout.py; node names checked by topodiag/actions/nodenames.py). The
+comparison itself is topodiag/fleet.
 
-Exit 1 when a node (or an NCCL host) differs from the majority, or has a finding at or above
---fail-on; else 3 when a node or input gave no report, or nothing was read at all; else 0.
+Exit 1 when a node (or an NCCL host) differs from the majority, has a finding at or above --fail-on,
+or two sources report one host name (a cloned hostname; each source counts as a node); else 3 when
+a node or input gave no report, or nothing was read at all; else 0.
 """
 
 from __future__ import annotations
@@ -64,8 +66,8 @@ def fleet_command(
              "directories of them, bundles (directory or .tar.gz); - reads standard input."),
     nodes: Optional[str] = typer.Option(
         None, "--nodes", "-w", metavar="NODESET",
-        help="Run --command on these nodes through ClusterShell (ssh), e.g. 'gpu[001-128]', and compare "
-             "what they print."),
+        help="Run --command on these nodes over ssh, e.g. 'gpu[001-128]' (ClusterShell's node-set syntax, "
+             "at most 100,000 nodes; each name a host name), and compare what they print."),
     command: str = typer.Option(DEFAULT_COMMAND, "--command", metavar="CMD",
                                 help="What --nodes runs on each node; it must print a JSON report."),
     fanout: int = typer.Option(64, "--fanout", metavar="N", help="--nodes: at most this many nodes at a time."),
@@ -75,7 +77,7 @@ def fleet_command(
                                           help="--nodes: ssh connection timeout."),
     local: bool = typer.Option(False, "--local",
                                help="--nodes: run --command on this machine once per node, %h standing for "
-                                    "the node name (e.g. 'srun -N1 -w %h topodiag check --format json'), "
+                                    "the node name, shell-quoted (e.g. 'srun -N1 -w %h topodiag check --format json'), "
                                     "instead of over ssh."),
     nccl_logs: Optional[List[str]] = typer.Option(
         None, "--nccl-log", metavar="FILE",
@@ -102,7 +104,8 @@ def fleet_command(
 ) -> None:
     """Compare many nodes' reports and name the nodes that differ from the majority.
 
-    Exit 1 when a node differs from the majority (or has a finding at or above --fail-on);
+    Exit 1 when a node differs from the majority, has a finding at or above --fail-on, or two sources
+    (nodes, files) report one host name;
     3 when a node or input gave no report and nothing differs; 2 for a usage error; else 0.
     """
     from ..engine import parse_fail_on
@@ -132,7 +135,9 @@ def fleet_command(
         from ..actions.fanout import FanOutError, fan_out
 
         if sys.stderr.isatty():
-            sys.stderr.write(f"topodiag: fleet: running `{command}` on {nodes} "
+            from ..render.sanitise import line
+
+            sys.stderr.write(f"topodiag: fleet: running `{line(command, 200)}` on {line(nodes, 200)} "
                              f"({'here, per node' if local else 'ssh'}, {fanout} at a time, {timeout:g} s each)\n")
         try:
             out = fan_out(nodes, command, fanout=fanout, timeout_s=timeout,
@@ -140,11 +145,15 @@ def fleet_command(
         except FanOutError as exc:
             fail(str(exc), ExitCode.USAGE if exc.usage else ExitCode.INCOMPLETE)
         texts, input_failures = out.outputs.items(), out.failures.items()
+    else:
+        out = None
 
     tty = sys.stderr.isatty()
     result = run_fleet(paths, texts=texts, input_failures=input_failures, nccl_logs=list(nccl_logs or []),
                        check_options=check_options, min_share=min_share, min_nodes=min_nodes,
                        group_by=group_key, progress=_progress if tty else None)
+    if out is not None:
+        out.close()  # the spooled outputs, read one node at a time above
     if tty and result.nodes >= 1000:
         sys.stderr.write("\n")
 
@@ -154,7 +163,7 @@ def fleet_command(
         sys.stdout.write(render_json(result) + "\n")
     else:
         render_text(result, max_outliers=max_outliers, fail_on=severity)
-    if result.has_outliers or (severity and result.at_or_above(severity)):
+    if result.has_outliers or result.has_duplicates or (severity and result.at_or_above(severity)):
         raise typer.Exit(int(ExitCode.FINDINGS))
     nothing_read = result.nodes == 0 and not result.nccl
     if nothing_read and not result.failed_count:

@@ -12,7 +12,7 @@
     expected_rate_gbps = 200
 
     [[hosts]]
-    match = "/^login/"                   # /regex/ (searched), a glob (gpu*, *.cluster), or a node
+    match = "/^login/"                   # /regex/ (searched, in linear time: engine/host_regex.py), a glob (gpu*, *.cluster), or a node
     rules.NCCL001.enabled = false        # range gpu[001-064,100], as NHC and ClusterShell write them
 
 Errors are ConfigError (the runner's), one line naming the file and the key. Rule names and params are checked
@@ -56,10 +56,12 @@ class HostPattern:
             raise ConfigError(f"{where}: match: expected a host pattern (a glob, /regex/ or gpu[001-064])")
         text = text.strip()
         if len(text) > 1 and text.startswith("/") and text.endswith("/"):
+            from .host_regex import HostRegex, PatternError  # linear time, never backtracking (issue 16)
+
             try:
-                return cls(text, re.compile(text[1:-1]), ())
-            except re.error as exc:
-                raise ConfigError(f"{where}: match: {text}: not a valid regular expression: {exc}") from None
+                return cls(text, HostRegex(text[1:-1]), ())  # type: ignore[arg-type]
+            except PatternError as exc:
+                raise ConfigError(f"{where}: match: {text}: {exc}") from None
         ranges = []
         parts = []
         pos = 0
@@ -73,7 +75,7 @@ class HostPattern:
 
     def matches(self, host: str) -> bool:
         if self.text.startswith("/") and self.text.endswith("/") and len(self.text) > 1:
-            return self._regex.search(host) is not None
+            return bool(self._regex.search(host))
         m = self._regex.match(host)
         if m is None:
             return False

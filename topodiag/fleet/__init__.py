@@ -27,9 +27,10 @@ class FleetResult:
     summary: dict
     failures: list = field(default_factory=list)  # reports.Failure
     failed_count: int = 0  # inputs that gave no report (a file's many bad lines are one Failure past 50)
-    duplicates: list = field(default_factory=list)  # {node, replaced, by}
+    duplicates: list = field(default_factory=list)  # {host, sources, nodes}: a host name two sources claim
     nccl: list = field(default_factory=list)  # nccl_hosts.compare_hosts() per log
-    with_findings: list = field(default_factory=list)  # {node, input, worst, codes} of nodes with findings
+    with_findings: list = field(default_factory=list)  # {node, input, host, worst, codes} of nodes with findings
+    rereads: list = field(default_factory=list)  # inputs read more than once (counted once)
 
     def at_or_above(self, severity: str) -> list:
         """The nodes whose worst finding is at or above `severity` (info, warning, error, critical)."""
@@ -54,9 +55,17 @@ class FleetResult:
     def has_outliers(self) -> bool:
         return bool(self.comparison.outliers or self.nccl_outliers)
 
+    @property
+    def has_duplicates(self) -> bool:
+        """Two sources (fan-out nodes, files, bundles) report one host name: a cloned hostname, or a
+        node claiming another's name (both are counted; this is a finding of its own, exit 1)."""
+        return bool(self.duplicates)
+
     def lines(self) -> list[str]:
-        """One line per outlier node (fingerprint), then per NCCL host that differs."""
-        return [o.line for o in self.comparison.outliers] + [o["text"] for o in self.nccl_outliers]
+        """One line per outlier node (fingerprint), then per NCCL host that differs, then per host
+        name that more than one source reports."""
+        return ([o.line for o in self.comparison.outliers] + [o["text"] for o in self.nccl_outliers]
+                + [d["text"] for d in self.duplicates])
 
     def to_dict(self) -> dict:
         """{schema_version, nodes, failed, keys_compared, params {min_share, min_nodes, group_by},
@@ -66,9 +75,11 @@ class FleetResult:
         splits [{key, values [{value, nodes}], more_values, absent, group, text}],
         by_key [{key, group?, majority, majority_nodes, nodes_with_key, differs [{value, nodes [names]}],
                  missing [names], only_on [{value, nodes}]}],
-        summary (summary.py), failures [{input, reason, count?, node? (a fan-out node)}], duplicates [{node, replaced, by}],
+        summary (summary.py), failures [{input, reason, count?, node? (a fan-out node)}],
+        duplicates [{host, sources [inputs], nodes [names], text}] (a host name that more than one source reports),
+        inputs_read_twice [inputs] (counted once),
         nccl [nccl_hosts.compare_hosts() per log],
-        nodes_with_findings [{node, input, worst, codes}] (by node name)}"""
+        nodes_with_findings [{node, input, host, worst, codes}] (by node name; host: the one the report says)}"""
         c = self.comparison
         return {
             "schema_version": SCHEMA_VERSION,
@@ -83,6 +94,7 @@ class FleetResult:
             "summary": self.summary,
             "failures": [f.to_dict() for f in self.failures],
             "duplicates": self.duplicates,
+            "inputs_read_twice": self.rereads,
             "nccl": self.nccl,
             "nodes_with_findings": self.with_findings,
         }
@@ -146,14 +158,18 @@ def run_fleet(paths: Sequence[str] = (), *, texts: Optional[Iterable[tuple]] = N
             feed([Failure(log, one_line(f"NCCL log: {getattr(exc, 'message', None) or exc}"))])
             continue
         nccl.append(compare_hosts(parsed, label=log, min_share=min_share, min_nodes=min_nodes))
+    tally.finish()
     comparison = compare_groups(tally, group_by=group_by, min_share=min_share, min_nodes=min_nodes)
     from .compare import natural
 
-    flagged = sorted(({"node": tally.names[i], "input": tally.labels[i], "worst": tally.worst[i],
-                       "codes": list(tally.codes[i])} for i in tally.live() if tally.worst[i]),
+    flagged = sorted(({"node": tally.names[i], "input": tally.labels[i], "host": tally.hosts[i],
+                       "worst": tally.worst[i], "codes": list(tally.codes[i])} for i in tally.live() if tally.worst[i]),
                      key=lambda n: natural(n["node"]))
-    return FleetResult(comparison, summarize(tally, failed), failures, failed, list(tally.duplicates), nccl,
-                       flagged)
+    from .wording import duplicate
+
+    duplicates = [dict(d, text=duplicate(d["host"], d["nodes"])) for d in tally.duplicates]
+    return FleetResult(comparison, summarize(tally, failed), failures, failed, duplicates, nccl, flagged,
+                       rereads=list(dict.fromkeys(tally.rereads)))
 
 
 def render_text(result: FleetResult, file=None, max_outliers: int = 0, fail_on: Optional[str] = None) -> None:

@@ -19,12 +19,11 @@ A node lacking every fact of a NIC, port or GPU the majority reports gets one it
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from . import wording
-from .tally import Tally
+from .tally import Tally, natural  # noqa: F401 -- natural: imported from here too
 
 MIN_SHARE = 0.5
 MIN_NODES = 3
@@ -55,13 +54,14 @@ class NodeOutliers:
     input: str
     differences: tuple
     group: Any = None  # the value of the group-by key whose nodes it was compared with (groups.py)
+    host: Optional[str] = None  # the host the report says it is from (data; `node` is where it came from)
 
     @property
     def line(self) -> str:
         return f"{self.node}: " + "; ".join(d.text for d in self.differences)
 
     def to_dict(self) -> dict:
-        return {"node": self.node, "input": self.input, "line": self.line, "group": self.group,
+        return {"node": self.node, "input": self.input, "host": self.host, "line": self.line, "group": self.group,
                 "differences": [d.to_dict() for d in self.differences]}
 
 
@@ -103,11 +103,6 @@ class Comparison:
         return {"nodes": self.nodes, "keys": self.keys, "params": self.params, "groups": self.groups,
                 "outliers": [o.to_dict() for o in self.outliers],
                 "splits": [s.to_dict() for s in self.splits], "by_key": self.by_key}
-
-
-def natural(name: str) -> tuple:
-    """Sort key: node2 before node10."""
-    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.findall(r"\d+|\D+", name))
 
 
 def compare(tally: Tally, *, min_share: float = MIN_SHARE, min_nodes: int = MIN_NODES) -> Comparison:
@@ -184,7 +179,7 @@ def compare(tally: Tally, *, min_share: float = MIN_SHARE, min_nodes: int = MIN_
     subjects = _subjects(presence_of)
     for i, diffs in per_node.items():
         per_node[i] = _collapse(diffs, subjects)
-    result.outliers = sorted((NodeOutliers(names[i], tally.labels[i], tuple(d)) for i, d in per_node.items()),
+    result.outliers = sorted((NodeOutliers(names[i], tally.labels[i], tuple(d), host=tally.hosts[i]) for i, d in per_node.items()),
                              key=lambda o: natural(o.node))
     return result
 

@@ -25,6 +25,7 @@ def render_text(result, file=None, max_outliers: int = 0, fail_on=None) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from ..render.sanitise import clean as c_
     from .summary import rows
 
     out = file or sys.stdout
@@ -35,17 +36,19 @@ def render_text(result, file=None, max_outliers: int = 0, fail_on=None) -> None:
     head = (f"{_n(c.nodes, 'node')} compared on {_n(c.keys, 'fingerprint key')}"
             + (f" in {len(c.groups)} groups by {c.params.get('group_by')}" if grouped else "")
             + f": {len(c.outliers)} differ from the majority")
+    if result.duplicates:
+        head += f", {_n(len(result.duplicates), 'host name')} reported by more than one source"
     if result.failed_count:
         nodes = sum(f.count for f in result.failures if f.node)
         if nodes:
             head += f", {_n(nodes, 'node')} gave no report"
         if result.failed_count - nodes:
             head += f", {_n(result.failed_count - nodes, 'input')} gave no report"
-    console.print(Text(head, style="bold"))
+    console.print(Text(c_(head), style="bold"))
     if grouped:
         for g in c.groups:
             joined = f" (with {_n(g['joined'], 'node')} of no or a rare {g['key']})" if g["joined"] else ""
-            console.print(f"  {g['key']} = {g['value']}: {_n(g['nodes'], 'node')}{joined}")
+            console.print(c_(f"  {g['key']} = {g['value']}: {_n(g['nodes'], 'node')}{joined}"))
 
     if c.outliers:
         table = Table(title="Outliers (against the majority of the nodes)", box=box.SIMPLE_HEAD,
@@ -56,15 +59,15 @@ def render_text(result, file=None, max_outliers: int = 0, fail_on=None) -> None:
         table.add_column("differs from the majority")
         shown = c.outliers if max_outliers <= 0 else c.outliers[:max_outliers]
         for o in shown:
-            text = "\n".join(d.text for d in o.differences)
-            table.add_row(o.node, str(o.group), text) if grouped else table.add_row(o.node, text)
+            text = "\n".join(c_(d.text) for d in o.differences)
+            table.add_row(c_(o.node), c_(o.group), text) if grouped else table.add_row(c_(o.node), text)
         console.print(table)
         if len(shown) < len(c.outliers):
             console.print(f"... and {len(c.outliers) - len(shown)} more nodes (--format json lists all)")
 
     for log in result.nccl:
         name = os.path.basename(log.get("log") or "") or "the NCCL log"
-        table = Table(title=f"NCCL transports per host ({name})", box=box.SIMPLE_HEAD,
+        table = Table(title=c_(f"NCCL transports per host ({name})"), box=box.SIMPLE_HEAD,
                       title_justify="left", pad_edge=False)
         table.add_column("host", no_wrap=True)
         table.add_column("transports (sampled lines)")
@@ -72,12 +75,12 @@ def render_text(result, file=None, max_outliers: int = 0, fail_on=None) -> None:
         odd = {o["host"] for o in log["outliers"]}
         for h in log["hosts"]:
             kinds = ", ".join(f"{k} x{n}" for k, n in h["transports"].items()) or "-"
-            table.add_row(Text(h["host"], style="bold red" if h["host"] in odd else ""), kinds, h["note"])
+            table.add_row(Text(c_(h["host"]), style="bold red" if h["host"] in odd else ""), c_(kinds), c_(h["note"]))
         console.print(table)
         for o in log["outliers"]:
-            console.print(Text(o["text"], style="red"))
+            console.print(Text(c_(o["text"]), style="red"))
         for note in log["notes"]:
-            console.print(Text(note, style="yellow"))
+            console.print(Text(c_(note), style="yellow"))
 
     if c.splits:
         table = Table(title="No clear majority (not blamed on any node)", box=box.SIMPLE_HEAD,
@@ -86,20 +89,24 @@ def render_text(result, file=None, max_outliers: int = 0, fail_on=None) -> None:
         table.add_column("values (nodes)")
         for s in c.splits:
             key = f"{s.key} ({s.group})" if grouped else s.key
-            table.add_row(key, s.text.split(": ", 1)[1])
+            table.add_row(c_(key), c_(s.text.split(": ", 1)[1]))
         console.print(table)
 
-    if result.failures or result.duplicates:
-        title = "Nodes without a report" if all(f.node for f in result.failures) and not result.duplicates \
-            else "Inputs without a report"
+    if result.duplicates:
+        console.print(Text(f"Host names reported by more than one source ({len(result.duplicates)}; "
+                           "each source is counted as a node of its own)", style="bold"))
+        for d in result.duplicates:
+            console.print(Text(f"  {c_(d['text'])}", style="red"))
+    if result.failures:
+        title = "Nodes without a report" if all(f.node for f in result.failures) else "Inputs without a report"
         table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False)
         table.add_column("node" if title.startswith("Nodes") else "input", no_wrap=True)
         table.add_column("why")
         for f in result.failures:
-            table.add_row(f.label, f.reason)
-        for d in result.duplicates:
-            table.add_row(d["replaced"], f"{d['node']} reported again by {d['by']} (the later report is kept)")
+            table.add_row(c_(f.label), c_(f.reason))
         console.print(table)
+    if result.rereads:
+        console.print(c_(f"Read more than once (counted once): {', '.join(result.rereads)}"))
 
     table = Table(title="Cluster summary", box=box.SIMPLE, title_justify="left", pad_edge=False,
                   show_header=False)
@@ -107,7 +114,7 @@ def render_text(result, file=None, max_outliers: int = 0, fail_on=None) -> None:
     table.add_column("")
     table.add_column("", justify="right")
     for section, what, count in rows(result.summary):
-        table.add_row(section, what, count)
+        table.add_row(section, c_(what), count)
     console.print(table)
 
     flagged = result.at_or_above(fail_on) if fail_on else []
@@ -115,6 +122,6 @@ def render_text(result, file=None, max_outliers: int = 0, fail_on=None) -> None:
         shown = flagged if max_outliers <= 0 else flagged[:max_outliers]
         console.print(Text(f"Nodes with findings at or above {fail_on}: {len(flagged)}", style="bold"))
         for n in shown:
-            console.print(f"  {n['node']}: {n['worst']} ({', '.join(n['codes'])})")
+            console.print(c_(f"  {n['node']}: {n['worst']} ({', '.join(n['codes'])})"))
         if len(shown) < len(flagged):
             console.print(f"  ... and {len(flagged) - len(shown)} more (--format json lists all)")

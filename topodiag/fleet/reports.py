@@ -18,6 +18,13 @@ What a path may be:
   report, as `topodiag check --from` runs it) turns it into its report.
 
 Every input that yields no report is a `Failure` with a one-line reason, never an exception.
+
+Each report is labelled by where it came from (`label`: the file, `file:line`, the bundle, the
+fan-out node) and, when a fan-out tool named the node (a `--nodes` node, a clush prefix or -b
+header), by that name (`origin`); the host the report says (`host`) is kept apart, as data: fleet
+keys nodes by their source, so a cloned or forged host name never hides a node (tally.py). Inside
+one fan-out node's own output, prefixes and headers name nobody. A clush -b header is counted
+before it is expanded: at most 100,000 nodes per input, no @groups (actions/nodenames.py).
 """
 
 from __future__ import annotations
@@ -41,21 +48,36 @@ _PREFIX_RE = re.compile(r'\s*([^\s:{}\[\]"]+)(?:: (.*)|:)\Z', re.S)
 # clush -b: a line of dashes, the node set ("gpu[001-003] (3)" when gathered), a line of dashes
 _DASHES_RE = re.compile(r"-{3,}\Z")
 _GATHERED_RE = re.compile(r"(\S+)(?: \((\d+)\))?\Z")
+_TASK_RE = re.compile(r"[0-9]+\Z")  # `srun --label`'s prefix: a task number, not a node name
 
 
 @dataclass(frozen=True)
 class NodeReport:
     """What fleet keeps of one node's report."""
 
-    label: str  # where it came from: a file, `file:line`, a bundle, a fan-out node
-    host: Optional[str]  # the report's host (else the fan-out prefix / label names the node)
+    label: str  # where it came from: a file, `file:line`, a bundle, a fan-out node; fleet's key for the node
+    host: Optional[str]  # the host the report says it is from (data: a node can claim any name)
     fingerprint: dict
     codes: tuple  # distinct finding codes, sorted
     worst: Optional[str]  # the most severe finding's severity, None without findings
+    origin: Optional[str] = None  # the node the fan-out says it ran on: a --nodes node, a clush prefix or -b header
 
     @property
     def name(self) -> str:
-        return self.host or self.label
+        """The node's name as shown: the fan-out's node name, else (an `srun --label` task number, a
+        plain file) the report's host, else where it came from."""
+        origin = self.origin
+        if origin and not _TASK_RE.match(origin):
+            return origin
+        return self.host or origin or self.label
+
+    @property
+    def claims(self) -> Optional[str]:
+        """The host name this report stands for: the one it says, else the fan-out's node name."""
+        if self.host:
+            return self.host
+        origin = self.origin
+        return origin if origin and not _TASK_RE.match(origin) else None
 
 
 @dataclass(frozen=True)
@@ -84,8 +106,9 @@ def one_line(text: Any, limit: int = MAX_REASON) -> str:
     return s if len(s) <= limit else s[: limit - 3] + "..."
 
 
-def accept(obj: Any, label: str, fallback_host: Optional[str] = None) -> Item:
-    """A parsed JSON value -> NodeReport when it is a topodiag check report of this schema_version."""
+def accept(obj: Any, label: str, origin: Optional[str] = None) -> Item:
+    """A parsed JSON value -> NodeReport when it is a topodiag check report of this schema_version.
+    `origin`: the node name the fan-out gave this output (kept apart from the host the report claims)."""
     from ..render.json_report import SCHEMA_VERSION
 
     if not isinstance(obj, dict):
@@ -119,8 +142,8 @@ def accept(obj: Any, label: str, fallback_host: Optional[str] = None) -> Item:
                 worst = max(worst, SEVERITIES.index(sev))
     host = obj.get("host")
     if not isinstance(host, str) or not host.strip():
-        host = fallback_host
-    return NodeReport(label, host, fp, tuple(sorted(codes)), SEVERITIES[worst] if worst >= 0 else None)
+        host = None
+    return NodeReport(label, host, fp, tuple(sorted(codes)), SEVERITIES[worst] if worst >= 0 else None, origin)
 
 
 def read_reports(paths: Iterable[str], check_options: Optional[Mapping[str, Any]] = None) -> Iterator[Item]:
@@ -135,7 +158,7 @@ def read_texts(pairs: Iterable[tuple]) -> Iterator[Item]:
     a report that says no host."""
     for label, text in pairs:
         text = str(text)
-        yield from _read_stream(str(label), iter(text.splitlines(keepends=True)), default_host=str(label),
+        yield from _read_stream(str(label), iter(text.splitlines(keepends=True)), origin=str(label),
                                 size=len(text))
 
 
@@ -197,7 +220,7 @@ def _read_file(path: str) -> Iterator[Item]:
             yield Failure(path, f"cannot read: {one_line(exc.strerror or exc)}")
 
 
-def _read_stream(name: str, lines: Iterator[str], default_host: Optional[str] = None,
+def _read_stream(name: str, lines: Iterator[str], origin: Optional[str] = None,
                  size: Optional[int] = None) -> Iterator[Item]:
     """Reports from lines: one per line, a multi-line report, prefixed lines of a fan-out, or an array.
     An indented report (a `{` line first) of at most MAX_REPORT_CHARS is parsed whole, in C: the
@@ -222,14 +245,14 @@ def _read_stream(name: str, lines: Iterator[str], default_host: Optional[str] = 
             yield Failure(name, f"not JSON: {one_line(exc)}")
             return
         if not isinstance(data, list):
-            yield accept(data, name, default_host)
+            yield accept(data, name, origin)
             return
         for i, obj in enumerate(data):
-            yield accept(obj, f"{name}[{i}]", default_host)
+            yield accept(obj, f"{name}[{i}]", origin)
         return
     if head.rstrip() == "{" and size is not None and size <= MAX_REPORT_CHARS:
         text = first + "".join(lines)
-        whole = _whole(name, text, first_no, default_host)
+        whole = _whole(name, text, first_no, origin)
         if whole is not None:
             yield from whole
             return
@@ -240,10 +263,10 @@ def _read_stream(name: str, lines: Iterator[str], default_host: Optional[str] = 
         yield Failure(name, f"not JSON (line {first_no} starts {one_line(head, 40)!r}); expected topodiag "
                             "check reports, one per file or per line")
         return
-    yield from _one_is_the_file(name, _Lines(name, default_host).read(first_no, first, lines))
+    yield from _one_is_the_file(name, _Lines(name, origin).read(first_no, first, lines))
 
 
-def _whole(name: str, text: str, first_no: int, default_host: Optional[str]) -> Optional[list[Item]]:
+def _whole(name: str, text: str, first_no: int, origin: Optional[str]) -> Optional[list[Item]]:
     """One indented report (or several, concatenated: `cat *.json`), or None when the text is not
     that (then the line engine says where it breaks)."""
     decoder = json.JSONDecoder()
@@ -258,7 +281,7 @@ def _whole(name: str, text: str, first_no: int, default_host: Optional[str]) -> 
             line_no += text.count("\n", seen, pos)
             seen = pos
             obj, pos = decoder.raw_decode(text, pos)
-            out.append(accept(obj, f"{name}:{line_no}", default_host))
+            out.append(accept(obj, f"{name}:{line_no}", origin))
     except (ValueError, RecursionError):
         return None
     if len(out) == 1 and isinstance(out[0], NodeReport):
@@ -287,13 +310,14 @@ def _one_is_the_file(name: str, items: Iterator[Item]) -> Iterator[Item]:
 class _Lines:
     """Reports of a line stream, put back together per fan-out prefix."""
 
-    def __init__(self, name: str, default_host: Optional[str]) -> None:
+    def __init__(self, name: str, origin: Optional[str]) -> None:
         self.name = name
-        self.default_host = default_host
+        self.origin = origin
         self.pending: dict[Optional[str], list] = {}  # prefix -> [first line no, size, parts]
         self.bad = 0
         self.header: Optional[list] = None  # clush -b header being read: [dash lines seen, node set]
         self.nodes: Optional[list[str]] = None  # the node(s) of the clush -b block being read
+        self.expanded = 0  # nodes the clush -b headers of this input named so far (at most MAX_NODES)
 
     def _header(self, no: int, stripped: str) -> Optional[Iterator[Item]]:
         """Follow a clush -b header; None when the line is not part of one."""
@@ -321,17 +345,23 @@ class _Lines:
         if count is None and "[" not in nodeset:
             self.nodes = [nodeset]
             return iter(())
+        from ..actions.nodenames import MAX_NODES, NodeSetError, count, expand
+
         try:
-            from ClusterShell.NodeSet import NodeSet, NodeSetParseError
+            if self.expanded + count(nodeset, "clush -b header") > MAX_NODES:
+                raise NodeSetError(f"clush -b headers: more than {MAX_NODES} nodes in one input")
+            self.nodes = expand(nodeset, "clush -b header", groups=False)
         except ImportError:
             self.nodes = None
-            return self.fail(no, f"output gathered for {nodeset}: expanding it needs ClusterShell "
+            return self.fail(no, f"output gathered for {one_line(nodeset, 60)}: expanding it needs ClusterShell "
                                  "(pip install 'topodiag[fleet]'), or run clush without -b")
-        try:
-            self.nodes = list(NodeSet(nodeset))
-        except NodeSetParseError as exc:
+        except NodeSetError as exc:
+            self.nodes = None
+            return self.fail(no, one_line(exc))
+        except Exception as exc:  # noqa: BLE001 -- ClusterShell's NodeSetParseError (and kin): one line
             self.nodes = None
             return self.fail(no, f"not a node set in a clush -b header: {one_line(exc, 80)}")
+        self.expanded += len(self.nodes)
         return iter(())
 
     def fail(self, line_no: int, reason: str) -> Iterator[Item]:
@@ -349,9 +379,12 @@ class _Lines:
 
     def _accept(self, obj: Any, prefix: Optional[str], line_no: int) -> Iterator[Item]:
         label = f"{self.name}:{line_no}"
+        if self.origin is not None:  # a fan-out node's own output: its prefixes and headers name nobody
+            yield accept(obj, label, self.origin)
+            return
         nodes = self.nodes if prefix is None else None
         if not nodes:
-            yield accept(obj, label, prefix or self.default_host)
+            yield accept(obj, label, prefix)
         elif len(nodes) == 1:
             yield accept(obj, label, nodes[0])
         else:  # clush -b gathered one output of several nodes: the report stands for each of them
@@ -359,7 +392,7 @@ class _Lines:
 
             item = accept(obj, label)
             for node in nodes:
-                yield replace(item, host=node, label=f"{label} ({node})") if isinstance(item, NodeReport) else item
+                yield replace(item, origin=node, label=f"{label} ({node})") if isinstance(item, NodeReport) else item
 
     def read(self, first_no: int, first: str, lines: Iterator[str]) -> Iterator[Item]:
         pending = self.pending

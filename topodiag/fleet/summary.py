@@ -1,7 +1,7 @@
 """The cluster summary of `topodiag fleet`: what the fleet is made of, counted from the per-key
 value lists of the tally (no node is visited twice):
 
-    nodes        read, failed, duplicates, with findings by worst severity
+    nodes        read, failed, duplicates (host names more than one source reports), by worst finding
     gpus         GPU model x GPU count -> nodes
     nics         NIC model x firmware -> NICs, nodes
     ports        port rate x link layer -> ports, nodes
@@ -102,7 +102,7 @@ def rows(summary: dict) -> list[tuple[str, str, str]]:
     if n["failed"]:
         out.append(("", "failed (no report)", str(n["failed"])))
     if n["duplicates"]:
-        out.append(("", "reported twice (last kept)", str(n["duplicates"])))
+        out.append(("", "host names reported by 2+ sources", str(n["duplicates"])))
     for sev in ("critical", "error", "warning", "info"):
         if n["by_worst_finding"].get(sev):
             out.append(("", f"worst finding {sev}", str(n["by_worst_finding"][sev])))

@@ -3,17 +3,23 @@ and the indices of the nodes that have it (array('I'): 4 bytes a node a key), pl
 name, where it came from, its finding codes and worst severity. Nothing is compared pairwise: all
 that `compare` and `summary` need is in these per-key value counts.
 
-A host read twice is counted once: the later report wins, the earlier index is marked dead and
-the duplicate is noted.
+A node is keyed by where its report came from (its label: the fan-out node, the file, `file:line`,
+the bundle), never by the host the report names: a report can claim any host name, and a cloned
+hostname must not fold eight nodes into one and hide the broken one. The host each report claims is
+kept as data; two sources claiming one host name are a duplicate (`finish()` lists them, fleet
+reports them and exits 1), and both still count. Nodes shown under one name are told apart by
+their source ("gpu01 (b.json)"). The same source read twice (a file given twice) counts once,
+keeping the report with the worse verdict.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from array import array
 from typing import Any, Iterator, Optional
 
-from .reports import NodeReport
+from .reports import SEVERITIES, NodeReport
 
 
 def value_key(value: Any) -> Any:
@@ -31,30 +37,69 @@ def value_key(value: Any) -> Any:
         return repr(value)
 
 
+_NATURAL_RE = re.compile(r"[0-9]+|[^0-9]+")
+
+
+def natural(name: str) -> tuple:
+    """Sort key: node2 before node10. Only ASCII digits make a number (`isdigit()` also says yes to `²`,
+    which int() refuses: issue 16, a host name with `²` crashed fleet), and a number is compared by
+    its length then its digits, never through int() (which refuses more than 4300 digits)."""
+    return tuple((0, len(d), d) if "0" <= t[0] <= "9" else (1, 0, t)
+                 for t in _NATURAL_RE.findall(name) for d in (t.lstrip("0"),))
+
+
+def _rank(worst: Optional[str]) -> int:
+    return -1 if worst is None else SEVERITIES.index(worst)
+
+
+def _note(first: dict[str, int], clash: dict[str, list[int]], key: str, idx: int) -> None:
+    """Remember that node `idx` goes by `key`; a second one makes it a clash (all of them listed)."""
+    have = first.setdefault(key, idx)
+    if have != idx:
+        got = clash.get(key)
+        if got is None:
+            clash[key] = [have, idx]
+        else:
+            got.append(idx)
+
+
 class Tally:
     def __init__(self) -> None:
-        self.names: list[str] = []
-        self.labels: list[str] = []
+        self.names: list[str] = []  # as shown (unique once finish() ran)
+        self.labels: list[str] = []  # where each report came from: the key
+        self.hosts: list[Optional[str]] = []  # the host each report claims (data)
         self.codes: list[tuple] = []
         self.worst: list[Optional[str]] = []
         self.alive = bytearray()
         self.dead = 0
-        self.by_name: dict[str, int] = {}
-        self.duplicates: list[dict] = []  # {node, replaced, by}
+        self.by_source: dict[str, int] = {}
+        self.rereads: list[str] = []  # sources read again (counted once)
+        self.duplicates: list[dict] = []  # {host, sources, nodes}: set by finish()
         self.keys: dict[str, dict[Any, array]] = {}  # key -> value -> node indices (first-seen key order)
         self._codes_cache: dict[tuple, tuple] = {}
+        self._by_claim: dict[str, int] = {}  # host name claimed -> first node claiming it
+        self._claim_clash: dict[str, list[int]] = {}  # host name -> every node claiming it, when 2+
+        self._by_name: dict[str, int] = {}
+        self._name_clash: dict[str, list[int]] = {}
 
     def add(self, node: NodeReport) -> int:
         idx = len(self.names)
-        name = node.name
-        old = self.by_name.get(name)
-        if old is not None:
+        old = self.by_source.get(node.label)
+        if old is not None:  # the same source again: counted once, the worse verdict kept
+            self.rereads.append(node.label)
+            if _rank(self.worst[old]) > _rank(node.worst):
+                return old
             self.alive[old] = 0
             self.dead += 1
-            self.duplicates.append({"node": name, "replaced": self.labels[old], "by": node.label})
-        self.by_name[name] = idx
+        self.by_source[node.label] = idx
+        name = node.name
+        _note(self._by_name, self._name_clash, name, idx)
+        claim = node.claims
+        if claim is not None:
+            _note(self._by_claim, self._claim_clash, claim, idx)
         self.names.append(name)
         self.labels.append(node.label)
+        self.hosts.append(node.host)
         codes = node.codes
         self.codes.append(self._codes_cache.setdefault(codes, codes))  # one tuple per distinct code set
         self.worst.append(node.worst)
@@ -70,6 +115,25 @@ class Tally:
                 arr = values[v] = array("I")
             arr.append(idx)
         return idx
+
+    def finish(self) -> None:
+        """Once every report is in: nodes shown under one name get their source beside it, and the
+        host names claimed by more than one source are listed in `duplicates`."""
+        alive = self.alive
+        for name, idxs in self._name_clash.items():
+            live = [i for i in idxs if alive[i]]
+            if len(live) > 1:
+                for i in live:
+                    self.names[i] = f"{name} ({self.labels[i]})"
+        dups = []
+        for host, idxs in self._claim_clash.items():
+            live = [i for i in idxs if alive[i]]
+            if len(live) > 1:
+                live.sort(key=lambda i: natural(self.names[i]))
+                dups.append({"host": host, "sources": [self.labels[i] for i in live],
+                             "nodes": [self.names[i] for i in live]})
+        dups.sort(key=lambda d: natural(d["host"]))
+        self.duplicates = dups
 
     def __len__(self) -> int:
         """Nodes counted (a duplicate host once)."""

@@ -161,3 +161,13 @@ def subject_missing(subject: str, facts: int, n: int) -> str:
 
 def subject_only_on(subject: str, facts: int, n: int) -> str:
     return f"{subject} present ({facts} facts), absent on {others(n)}"
+
+
+MAX_DUPLICATE_NODES = 8  # nodes named in a duplicate host line (the rest counted)
+
+
+def duplicate(host: str, nodes: list) -> str:
+    """"host gpu01 reported by 3 sources: gpu01, gpu05, gpu09"."""
+    shown = ", ".join(nodes[:MAX_DUPLICATE_NODES])
+    more = len(nodes) - MAX_DUPLICATE_NODES
+    return f"host {host} reported by {len(nodes)} sources: {shown}" + (f" +{more} more" if more > 0 else "")

@@ -6,14 +6,27 @@ as `topodiag explain CODE` names it) and its first two subjects, "+N more" sayin
 has; parts that do not fit MAX_REASON characters are counted ("+2 more rules"), never dropped
 silently. With none: the tool's own trouble ("incomplete: SYS001 source-failed source:nvml"), or
 "ok" with how much of the checklist ran ("ok (12 of 14 checks ran)").
+
+The line is safe to hand to `scontrol update ... reason=LINE` and to paste into a shell inside double
+quotes: one line of printable ASCII, at most MAX_REASON characters; a subject (a host name the
+machine or a bundle gave) cannot bring a line break, a control or escape sequence, a bidi control,
+a quote, a backslash, a `$` or a backquote into it (each becomes `?`).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, TextIO
 
 MAX_REASON = 200  # Slurm keeps a drain reason short; scontrol shows it in one line
 SUBJECTS_SHOWN = 2
+_UNSAFE = re.compile(r"[^ !#%&()*+,\-./0-9:;<=>?@A-Z\[\]^_a-z{|}~]")  # printable ASCII but " ' ` \ $
+
+
+def safe(text: str) -> str:
+    """`text` as one line of printable ASCII without quotes, backslashes, `$` or backquotes: every
+    other character becomes `?`, white space a space (one character for one: lengths are kept)."""
+    return _UNSAFE.sub(lambda m: " " if m.group().isspace() else "?", text)
 
 
 def _subjects(subjects: list[str]) -> str:
@@ -30,7 +43,7 @@ def _parts(findings) -> list[str]:
     parts = []
     for code, group in by_code.items():
         subjects = list(dict.fromkeys(s for f in group for s in f.subjects))
-        parts.append(f"{code} {group[0].slug} {_subjects(subjects)}".strip())
+        parts.append(safe(f"{code} {group[0].slug} {_subjects(subjects)}".strip()))
     return parts
 
 
@@ -47,7 +60,12 @@ def _fit(prefix: str, parts: list[str]) -> str:
 
 
 def reason_line(outcome, topology=None) -> str:
-    """`topodiag: CODE slug subject, subject +N more; ...` for the findings at or above fail_on."""
+    """`topodiag: CODE slug subject, subject +N more; ...` for the findings at or above fail_on
+    (one safe line of at most MAX_REASON characters)."""
+    return safe(_reason(outcome, topology))[:MAX_REASON]
+
+
+def _reason(outcome, topology=None) -> str:
     from ..engine import Severity
     from ..engine.verdict import TOOL_FAMILY, coverage, family, saw_nothing
 
