@@ -43,3 +43,16 @@ def test_params_are_listed(monkeypatch):
     monkeypatch.setattr(engine, "load_catalog", lambda *a, **k: Catalog([rule]))
     out = invoke("explain", "ZZZ001").stdout
     assert "min_ratio = 0.8" in out and "https://example.org/doc" in out and "severity: warning" in out
+
+
+def test_explain_wraps_to_the_terminal_without_breaking_words(monkeypatch):
+    """The TOML prose is wrapped at ~100 columns in the file; explain re-flows it to the terminal."""
+    from typer.testing import CliRunner
+
+    from topodiag.cli import app
+
+    monkeypatch.setenv("COLUMNS", "80")
+    out = CliRunner().invoke(app, ["explain", "GPU002"]).stdout
+    long = [ln for ln in out.splitlines() if len(ln) > 80 and " " in ln.strip()]
+    assert not long, long
+    assert "  An SXid is the NVSwitch driver's error report" in out

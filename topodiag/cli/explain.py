@@ -27,12 +27,18 @@ def explain_command(
         print(f"topodiag: error: no rule {code!r}; {hint}known codes: {', '.join(catalog.codes())} "
               "(`topodiag rules` lists them)", file=sys.stderr)
         raise typer.Exit(ExitCode.USAGE)
-    out = [f"{rule.code} {rule.slug}: {rule.title}",
+    import textwrap
+
+    def fill(text: str) -> str:  # every line re-flowed to the terminal, a hanging indent for the rest
+        return textwrap.fill(text, width=_width(), subsequent_indent="  ", break_long_words=False,
+                             break_on_hyphens=False)
+
+    out = [fill(f"{rule.code} {rule.slug}: {rule.title}"),
            f"severity: {rule.severity}" + (" (reported by topodiag itself)" if rule.builtin else "")]
     if rule.tags:
-        out.append(f"tags: {', '.join(rule.tags)}")
+        out.append(fill(f"tags: {', '.join(rule.tags)}"))
     if rule.requires:
-        out.append(f"needs: {', '.join(rule.requires)}")
+        out.append(fill(f"needs: {', '.join(rule.requires)}"))
     out += ["", "why:", _indent(rule.why), "", "fix:", _indent(rule.fix)]
     if rule.how_to_check:
         out += ["", "how to check:", _indent(rule.how_to_check)]
@@ -40,9 +46,24 @@ def explain_command(
         out += ["", "params (override in --config: [rules.%s.params]):" % rule.code]
         out += [f"  {k} = {v!r}" for k, v in rule.params.items()]
     if rule.references:
-        out += ["", "references:"] + [f"  {r}" for r in rule.references]
+        out += ["", "references:"] + [textwrap.fill(r, width=_width(), initial_indent="  ", subsequent_indent="    ",
+                                                    break_long_words=False, break_on_hyphens=False)
+                                      for r in rule.references]
     sys.stdout.write("\n".join(out) + "\n")
 
 
+def _width() -> int:
+    """The terminal's width (or $COLUMNS), at least 40; 100 when neither says."""
+    import shutil
+
+    return max(40, shutil.get_terminal_size((100, 24)).columns)
+
+
 def _indent(text: str) -> str:
-    return "\n".join(f"  {line}" if line.strip() else "" for line in text.strip().splitlines())
+    """The rule's prose re-flowed to the terminal with a two-space indent: paragraphs (blank-line
+    separated) kept, words never broken (the TOML text is wrapped at ~100 columns for the file)."""
+    import textwrap
+
+    paragraphs = [" ".join(p.split()) for p in text.strip().split("\n\n") if p.strip()]
+    return "\n\n".join(textwrap.fill(p, width=_width(), initial_indent="  ", subsequent_indent="  ",
+                                      break_long_words=False, break_on_hyphens=False) for p in paragraphs)
