@@ -304,7 +304,6 @@ def collect_bundle(output: Optional[PathLike] = None, live: Optional[LiveOptions
     the collection's records). Raises UsageError for a target that exists, InputError for a file
     given to --nccl-log/--nccl-tests that is missing, and InputError when the bundle cannot be written
     or redacted."""
-    import shutil
     import tempfile
 
     from . import bundle
@@ -337,11 +336,14 @@ def collect_bundle(output: Optional[PathLike] = None, live: Optional[LiveOptions
                 clean = os.path.join(tmp, "redacted")
                 redactor = redact_bundle_dir(root, clean, Redactor(hostnames=[host]))
                 root, host = clean, redactor.redact(host)
-            target = target or f"topodiag-{host}-{stamp}.tar.gz"
+            if not target:  # the host name as a file name: no '/' nor control characters (a hostile hostname file)
+                import re
+
+                target = f"topodiag-{re.sub(r'[^A-Za-z0-9._-]+', '_', host or 'host')[:64]}-{stamp}.tar.gz"
             if target.lower().endswith(bundle.ARCHIVE_SUFFIXES):
                 bundle.pack(root, target)
             else:
-                shutil.copytree(root, target, symlinks=False, dirs_exist_ok=True)
+                bundle.archive.place_dir(root, target)  # a private folder renamed onto target: no write through a link
     except OSError as exc:
         raise InputError(target or "the bundle", f"cannot write the bundle: {exc.strerror or exc}") from None
     return target, records

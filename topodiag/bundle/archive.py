@@ -9,6 +9,7 @@ import stat
 
 from ..errors import BundleError
 from .manifest import MANIFEST
+from .shown import shown
 
 MAX_MEMBER_BYTES = 512 * 1024 * 1024  # one member (a big NCCL log is the largest thing a bundle holds)
 MAX_ARCHIVE_BYTES = 2 * 1024 * 1024 * 1024  # all members together, uncompressed
@@ -20,14 +21,24 @@ ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar")
 
 def pack(root: str, out_path: str) -> None:
     """Write a bundle directory as a tar.gz whose members sit under one top folder (the archive's
-    name without suffix); plain files and folders only, owner and mode normalised."""
+    name without suffix); plain files and folders only, owner and mode normalised.
+
+    The archive is written in a private folder made beside `out_path` (mkdtemp: mode 0700, a name
+    nobody can guess or plant a link at), opened there with O_CREAT|O_EXCL|O_NOFOLLOW, then renamed
+    onto `out_path` (os.replace: it replaces a directory entry and never writes through a link). A
+    destination that is a symbolic link (or a folder, a device, a FIFO...) is refused with
+    BundleError before anything is written: the archive lands at the path given, never elsewhere.
+    The private folder is removed on every path out, error or not."""
+    import shutil
     import tarfile
+    import tempfile
 
     top = os.path.basename(out_path)
     for suffix in ARCHIVE_SUFFIXES:
         if top.endswith(suffix):
             top = top[: -len(suffix)]
             break
+    _refuse_destination(out_path)
 
     def clean(info: "tarfile.TarInfo") -> "tarfile.TarInfo":
         info.uid = info.gid = 0
@@ -35,17 +46,78 @@ def pack(root: str, out_path: str) -> None:
         info.mode = 0o755 if info.isdir() else 0o644
         return info
 
-    tmp = out_path + ".partial"
-    with tarfile.open(tmp, "w:gz") as tar:
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames.sort()
-            for name in sorted(filenames):
-                full = os.path.join(dirpath, name)
-                if not stat.S_ISREG(os.lstat(full).st_mode):
-                    continue
-                rel = os.path.relpath(full, root)
-                tar.add(full, arcname=f"{top}/{rel}", recursive=False, filter=clean)
-    os.replace(tmp, out_path)
+    parent = os.path.dirname(os.path.abspath(out_path))
+    try:
+        private = tempfile.mkdtemp(prefix=".topodiag-pack-", dir=parent)
+    except OSError as exc:
+        raise BundleError(f"{shown(out_path)}: cannot write the bundle here: {exc.strerror or _flat(exc)}") from None
+    try:
+        tmp = os.path.join(private, "bundle.tar.gz")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(tmp, flags, 0o644)
+        with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz") as tar:
+            for dirpath, dirnames, filenames in os.walk(root):
+                dirnames.sort()
+                for name in sorted(filenames):
+                    full = os.path.join(dirpath, name)
+                    if not stat.S_ISREG(os.lstat(full).st_mode):
+                        continue
+                    rel = os.path.relpath(full, root)
+                    tar.add(full, arcname=f"{top}/{rel}", recursive=False, filter=clean)
+        _refuse_destination(out_path)  # planted while the archive was written: still refused
+        os.replace(tmp, out_path)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def place_dir(root: str, target: str) -> None:
+    """Put a bundle directory at `target` (new, or an empty folder) without writing through a link:
+    the copy is made in a private folder beside `target` (mkdtemp, 0700), then renamed onto it
+    (a rename never follows a link at the destination, and replaces only an empty folder). A
+    `target` that is a symbolic link or not a folder is refused (BundleError); the private folder
+    is removed on every path out."""
+    import shutil
+    import tempfile
+
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        st = None
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        raise BundleError(f"{shown(target)}: is a symbolic link; refusing to write through it (give a "
+                          "path that is not a link, or remove the link)")
+    if st is not None and not stat.S_ISDIR(st.st_mode):
+        raise BundleError(f"{shown(target)}: exists and is not a directory")
+    parent = os.path.dirname(os.path.abspath(target))
+    private = tempfile.mkdtemp(prefix=".topodiag-collect-", dir=parent)
+    try:
+        staged = os.path.join(private, "bundle")
+        shutil.copytree(root, staged, symlinks=False)
+        mask = os.umask(0)
+        os.umask(mask)
+        for dirpath, dirnames, _ in os.walk(staged):
+            for name in dirnames:
+                os.chmod(os.path.join(dirpath, name), 0o777 & ~mask)
+        os.chmod(staged, 0o777 & ~mask)
+        os.rename(staged, target)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def _refuse_destination(out_path: str) -> None:
+    """BundleError when `out_path` exists and is anything but a regular file (a symbolic link
+    above all: writing through it would write outside the path given)."""
+    try:
+        st = os.lstat(out_path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise BundleError(f"{shown(out_path)}: cannot write the bundle here: {exc.strerror or _flat(exc)}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise BundleError(f"{shown(out_path)}: is a symbolic link; refusing to write through it (give a "
+                          "path that is not a link, or remove the link)")
+    if not stat.S_ISREG(st.st_mode):
+        raise BundleError(f"{shown(out_path)}: exists and is not a regular file; give a new .tar.gz name")
 
 
 def unpack(archive: str, dest: str) -> str:
