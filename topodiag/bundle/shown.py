@@ -6,6 +6,7 @@ error line."""
 from __future__ import annotations
 
 MAX_SHOWN = 200  # characters of user text in an error line
+PATH_SHOWN = 4096  # a path (PATH_MAX): a file named on the command line or found in a folder
 
 
 def shown(text: object, limit: int = MAX_SHOWN) -> str:
