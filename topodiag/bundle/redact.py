@@ -6,6 +6,21 @@ share one. Tokens keep the shape of what they replace, so topodiag's own parsers
 bundle and reach the same findings:
 
     hostname      node017 -> host-0001 (FQDN node017.cluster.local -> host-0001.domain-01.invalid)
+                  wherever it is a whole token, message bodies included, in any case (NODE017 is
+                  the same host): not inside a longer identifier (no letter, digit or '_' on either
+                  side, not a later label of a dotted name; '-' is a boundary: node017-ib0 ->
+                  host-0001-ib0); a registered domain also after another label
+                  (node017-ib.cluster.local). A host name that is also an ordinary word (letters
+                  only and in _COMMON_WORDS: master, node, gpu, user, ubuntu, tesla...) is
+                  replaced only where it is used as a host, so that the word stays a word
+                  elsewhere: an NCCL or MPI prefix (master:pid:tid [dev], [master:1234]),
+                  host:port, user@master, //master, a line that is only the name (hostname files),
+                  the FQDN form with a registered domain, after host / hostname / nodename /
+                  server / peer / ssh / on / ..._ADDR (with ':', '=' or quotes between; "on master
+                  3" is text), an IB node description ("master HCA-1", MF0;master:), the host
+                  column of a syslog line. Host names are found by `hostnames_in` (and, for large
+                  members, redact_stream.scan), including peers NCCL names in a message body
+                  ("remote peer node018.cluster<53735>").
     IPv4          10.20.0.119 -> 198.18.0.1, 198.18.0.2, ... (benchmark range 198.18.0.0/15), in
                   order of first sight; 127/8, 0.0.0.0, broadcast, netmasks and multicast are kept,
                   169.254/16 stays link-local (169.254.0.N)
@@ -194,8 +209,9 @@ class Redactor:
     """Consistent, format-preserving replacement of identifiers, for every member of a bundle."""
 
     def __init__(self, hostnames: Iterable[str] = ()):
-        self._hosts: dict[str, str] = {}
-        self._domains: dict[str, str] = {}
+        self._hosts: dict[str, str] = {}  # lower-case short name -> token
+        self._domains: dict[str, str] = {}  # lower-case domain -> token
+        self._spelled: dict[str, str] = {}  # lower-case name -> as first seen (for mapping())
         self._ipv4: dict[int, int] = {}
         self._ipv4_next = 0
         self._ipv4_ll_next = 0
@@ -221,14 +237,17 @@ class Redactor:
         name = (name or "").strip().rstrip(".")
         if not _plausible_host(name):
             return
-        short, _, domain = name.partition(".")
-        if short not in self._hosts:
-            self._hosts[short] = f"host-{len(self._hosts) + 1:04d}"
+        short, _, domain = name.partition(".")  # DNS names: one host whatever the case
+        if short.lower() not in self._hosts:
+            self._hosts[short.lower()] = f"host-{len(self._hosts) + 1:04d}"
+            self._spelled[short.lower()] = short
         if domain:
             self._domain(domain)
 
     def _domain(self, domain: str) -> str:
+        spelled, domain = domain, domain.lower()
         if domain not in self._domains:
+            self._spelled[domain] = spelled
             self._domains[domain] = f"domain-{len(self._domains) + 1:02d}.invalid"
         return self._domains[domain]
 
@@ -377,23 +396,54 @@ class Redactor:
                 text = re.sub(r"\A(\s*)(\S+)(?=\s*\Z)", lambda m: m[1] + hold(self._serial_text(m[2])), text)
         return _PH_RE.sub(lambda m: held[(ord(m[0][0]) - _PH_HI) * _PH_SPAN + ord(m[0][1]) - _PH_LO], text)
 
-    def _host_regex(self) -> re.Pattern:
-        """One regex for every registered name and domain (a trie, so a big fabric's thousand
-        names cost one pass), at a word start or after '-', not inside a dotted name, followed by
-        a domain, '-', '.' or the end of the word."""
+    def _host_regexes(self) -> tuple[Optional[re.Pattern], Optional[re.Pattern], Optional[re.Pattern]]:
+        """(names anywhere, domains after a dotted label, word hosts in host positions), compiled
+        once per set of names (each a trie: a big fabric's thousand names cost one pass)."""
         key = (len(self._hosts), len(self._domains))
         if getattr(self, "_host_re_key", None) != key:
-            names = _trie_pattern(list(self._hosts) + list(self._domains))
-            self._host_re = re.compile(rf"(?<!\w)(?<!\w\.)({names})((?:\.[A-Za-z][\w-]*)*)(?!\w)")
+            words = [h for h in self._hosts if _is_word(h)]
+            anywhere = [h for h in self._hosts if not _is_word(h)]
+            anywhere += [d for d in self._domains if not _is_word(d)]
+            flags = re.IGNORECASE
+            self._host_re = re.compile(
+                rf"(?<!\w)(?<!\w\.)({_trie_pattern(anywhere)})((?:\.[A-Za-z][\w-]*)*)(?!\w)", flags) if anywhere else None
+            self._domain_re = re.compile(
+                rf"(?<=[\w-]\.)({_trie_pattern(list(self._domains))})(?![\w-]|\.[A-Za-z])", flags) if self._domains else None
+            self._word_re = None
+            if words:
+                w = _trie_pattern(words)
+                doms = _trie_pattern(list(self._domains)) if self._domains else "(?!)"
+                self._word_re = re.compile(_WORD_HOST_CONTEXTS.format(w=w, doms=doms), flags | re.MULTILINE)
             self._host_re_key = key
-        return self._host_re
+        return self._host_re, self._domain_re, self._word_re
 
     def _pass_hosts(self, text: str, hold: Callable[[str], str]) -> str:
+        """Host names (see `_is_word` for the rule): a name that is not an ordinary word is
+        replaced wherever it is a whole token (not inside a longer identifier: no letter, digit or
+        '_' on either side, not a later label of a dotted name; '-' is a boundary, so
+        node017-ib0 -> host-0001-ib0), in any case (NODE017 is node017), with the domain that
+        follows it; a registered domain is replaced after any dotted label too
+        (node017-ib.cluster.local). A host name that is also an ordinary word (`master`, `node`,
+        `gpu`...) is replaced only where it is used as a host (_WORD_HOST_CONTEXTS), so the
+        word stays a word everywhere else."""
         if not self._hosts and not self._domains:
             return text
+        anywhere, domains, words = self._host_regexes()
+
+        if words is not None:
+            def word(m: re.Match) -> str:
+                h = next(g for g in _WORD_GROUPS if m[g] is not None)
+                i, j = m.span(h)
+                token = self._hosts[m[h].lower()]
+                if h == "h4":  # the FQDN form: its domain too
+                    token += "." + self._domain(m["d4"][1:])
+                    j = m.end("d4")
+                return m[0][: i - m.start()] + hold(token) + m[0][j - m.start():]
+
+            text = words.sub(word, text)
 
         def repl(m: re.Match) -> str:
-            name, dom = m[1], m[2]
+            name, dom = m[1].lower(), m[2]
             s, i, j = m.string, m.start(), m.end()
             if s[i - 1:i] == '"' and re.match(r'"[ \t]*:', s[j:j + 3]):
                 return m[0]  # a JSON key ("hostname": ...), never a value to redact
@@ -401,9 +451,18 @@ class Redactor:
                 return hold(self._domain(name + dom))
             if dom:
                 return hold(self._hosts[name] + "." + self._domain(dom[1:]))
+            if name in self._hosts and s[j:j + 1] == "-":  # node017-ib.cluster.local: the host's domain
+                tail = _LABEL_DOMAIN_RE.match(s, j)
+                if tail:
+                    self._domain(tail[1][1:])  # replaced by the domain pass below
             return hold(self._hosts[name])
 
-        return self._host_regex().sub(repl, text)
+        if anywhere is not None:
+            text = anywhere.sub(repl, text)
+            domains = self._host_regexes()[1]  # with the domains just met
+        if domains is not None:
+            text = domains.sub(lambda m: hold(self._domain(m[1])), text)
+        return text
 
     def _pass_uuids(self, text: str, hold: Callable[[str], str]) -> str:
         return _UUID_RE.sub(lambda m: hold(self._uuid_text(m[1])), text)
@@ -508,8 +567,8 @@ class Redactor:
         """original -> token for everything replaced so far (for the collector to keep outside the
         bundle: writing it into the bundle would undo the redaction)."""
         out: dict[str, str] = {}
-        out.update(self._hosts)
-        out.update(self._domains)
+        out.update((self._spelled.get(k, k), v) for k, v in self._hosts.items())
+        out.update((self._spelled.get(k, k), v) for k, v in self._domains.items())
         out.update({str(ipaddress.IPv4Address(k)): str(ipaddress.IPv4Address(v))
                     for k, v in self._ipv4.items()})
         out.update({f"0x{k:016x}": f"0x{v:016x}" for k, v in self._id64.items()})
@@ -553,6 +612,56 @@ def _plausible_host(name: str) -> bool:
 
 _HOST_WORD_RE = re.compile(r"[A-Za-z0-9][\w.-]*")
 
+# Host names that are also ordinary words (in English, in the tools' own output, vendor and
+# distribution names, default host names): a host named so is replaced only where it is used as a
+# host, never in ordinary text ("the master rank", "NVIDIA Tesla V100", "Ubuntu 22.04").
+_COMMON_WORDS = frozenset("""
+    admin agent all alpha any auto backup bad bastion beta blue box build bus cache client close cluster
+    compute container controller core cpu cpus data database db debug default delta dev device devices
+    docker done down driver edge engine enabled disabled error failed fabric fatal gamma gateway good
+    gpu gpus graph green guest head home instance job jobs jump kernel kube kvm launcher leaf link links
+    local login machine main manager master mgmt mgt monitor net network nfs no node nodes off ok omega
+    on open peer pod primary prod proxy qemu rank ranks ready red remote ring run running runtime
+    scheduler scratch secondary server servers service services sigma slave slurm socket spine staging
+    start stop storage system test testing train training tree true false up user users vm web work
+    worker workers yes
+    tesla titan quadro volta turing ampere hopper blackwell grace pascal kepler maxwell lovelace rubin
+    orin xavier jetson dgx hgx nvlink nvswitch mellanox connectx bluefield infiniband ethernet nvidia
+    intel amd dell hpe lenovo supermicro cisco arista juniper broadcom gigabyte asus inspur quanta
+    ubuntu debian centos rocky fedora linux redhat rhel suse alma
+""".split())
+
+# Where a host that is an ordinary word is used as a host; {w} is the trie of such names, {doms}
+# that of the registered domains. One alternative per context, each naming its host group hN
+# (and dN for the domain an FQDN form carries).
+_WORD_HOST_CONTEXTS = "|".join([
+    r"(?:(?<=@)|(?<=//))(?P<h1>{w})(?![\w-])",  # user@master, root@master:~#, ssh://master, http://master:8080
+    r"(?<![\w.-])(?P<h2>{w})(?=:\d+(?::\d+[ \t]+\[|\b))",  # master:29500, NCCL prefix master:pid:tid [dev]
+    r"^[ \t]*(?P<h3>{w})[ \t]*$",  # a line that is only the name (hostname files, a prefix's host column)
+    r"(?<![\w.-])(?P<h4>{w})(?P<d4>\.(?:{doms}))(?![\w-])",  # master.cluster.local (a registered domain)
+    # host: master, hostname=master, "hostname": "master", on master device 0, peer master<41234>
+    r"(?i:\b(?:host|hostname|hostnames|host_name|nodename|node_name|nodelist|nodes|server|peer|ssh|on"
+    r"|[A-Za-z_]*addr(?:ess)?)\b)"
+    r"[\"']?[ \t]*(?:[:=][ \t]*)?[\"']?(?P<h5>{w})(?![\w-])(?![ \t]+\d)",
+    r"(?<![\w-])(?P<h6>{w})(?=[ \t]+(?:HCA-?\d+|mlx\d+_\d+)\b)",  # IB node description "master HCA-1"
+    r"(?<=MF0;)(?P<h7>{w})(?=:)",  # switch description MF0;leaf:...
+    # syslog / journal host column: "Nov 05 13:55:26 master kernel: ..."
+    r"(?m:^(?:[A-Z][a-z]{{2}} [ \d]\d \d\d:\d\d:\d\d|\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) )(?P<h8>{w})(?= )",
+])
+
+
+# After a host name: "-label" parts, then a domain (node017-ib0.cluster.local)
+_LABEL_DOMAIN_RE = re.compile(r"(?:-[A-Za-z0-9]+)+((?:\.[A-Za-z][\w-]*)+)(?![\w-])")
+_WORD_GROUPS = ("h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8")
+
+
+def _is_word(name: str) -> bool:
+    """A host name (or single-label domain) that is also an ordinary word: letters only, and in
+    _COMMON_WORDS. Such a name is redacted only where it is used as a host (_WORD_HOST_CONTEXTS);
+    every other name (node017, gpu-a100-01, a letters-only name no text uses: selene) is redacted
+    wherever it stands as a whole token."""
+    return name.isalpha() and name.lower() in _COMMON_WORDS
+
 
 # -- finding host names -------------------------------------------------------------------------
 
@@ -563,6 +672,9 @@ _PROMPT_RE = re.compile(  # "root@node017:~# ", "[admin@ws01 ~]$ ": a shell prom
 # syslog / journal lines: "Nov 05 13:55:26 node1 systemd[1]: ..." and "2024-11-05T13:55:26+0000 node1 kernel: ..."
 _SYSLOG_HOST_RE = re.compile(r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) "
                              r"([A-Za-z0-9][\w.-]*) [\w.@/-]+(?:\[\d+\])?:", re.M)
+# NCCL names a peer by its resolved host name in message bodies: "socketProgress: Connection closed
+# by remote peer node018.cluster<53735>" (a name, not an address: it starts with a letter).
+PEER_HOST_RE = re.compile(r"\b(?:peer|connect(?:ing)? to)[ \t]+([A-Za-z][\w-]*(?:\.[A-Za-z0-9][\w-]*)*)<\d{1,5}>")
 _JSON_HOST_RE = re.compile(r"\"(?:hostname|host|nodename|node_name|host_name)\"[ \t]*:[ \t]*\"([^\"\n]+)\"")
 _HCA_WORD_RE = re.compile(r"(?i)(?:HCA-?\d+|mlx\d+_\d+|[a-z]+\d*_\d+|hfi\d+_\d+|qib\d+|mthca\d+|bnxt_re\d+|irdma\d+|"
                           r"rocep\w+|ibp\w+|ib\d+)")
@@ -631,8 +743,8 @@ def _prompt_hosts(text: str) -> list[str]:
 
 
 def hostnames_in(members: Mapping[str, str]) -> set[str]:
-    """Host names the members name, found with topodiag's parsers: NCCL log line prefixes, nccl-tests
-    device lines, IB node descriptions (iblinkinfo, ibnetdiscover), plus shell prompts pasted with
+    """Host names the members name, found with topodiag's parsers: NCCL log line prefixes, NCCL
+    messages naming a peer by name ("remote peer node018.cluster<53735>"), nccl-tests device lines, IB node descriptions (iblinkinfo, ibnetdiscover), plus shell prompts pasted with
     an output, the host column of syslog / journal lines (kernel log, fabric manager journal), a
     manifest's `host`, probe JSON `hostname` keys and sysfs node_desc files. The NCCL
     XML host_hash is a hash, not a name, and is not returned."""
@@ -643,6 +755,8 @@ def hostnames_in(members: Mapping[str, str]) -> set[str]:
         path = name.replace("\\", "/")
         found.update(_prompt_hosts(text))
         found.update(m[1] for m in _SYSLOG_HOST_RE.finditer(text))
+        if "<" in text:
+            found.update(m[1] for m in PEER_HOST_RE.finditer(text))
         if path.endswith(".json"):
             found.update(m[1] for m in _JSON_HOST_RE.finditer(text))
             continue

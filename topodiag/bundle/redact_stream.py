@@ -5,9 +5,9 @@ member's size, and every per-line step in C, because a log repeats itself (bench
 A large member is read twice, a block of whole lines (BLOCK_BYTES) at a time, as bytes (split at
 b"\n", which no UTF-8 sequence holds; a block is checked to be UTF-8 by bytes.isascii, or else by
 decoding it, and to hold no NUL byte). The first pass (`scan`) finds the host names it names
-(NCCL line prefixes `host:pid:tid [dev]`, however wrapped, nccl-tests device lines `... on HOST
-device N`, shell prompts) in the block's lines not seen before; the second (`redact_file`) writes
-the redacted copy. Per block, in the second pass:
+(NCCL line prefixes `host:pid:tid [dev]`, however wrapped, peers NCCL names in a message
+body `remote peer HOST<port>`, nccl-tests device lines `... on HOST device N`, shell prompts) in
+the block's lines not seen before; the second (`redact_file`) writes the redacted copy. Per block, in the second pass:
 
 1. the block's lines (bytes.split) and, of its distinct lines (dict.fromkeys), those not in the
    line table (found in C: the dict less the table's keys): a log repeats whole lines;
@@ -63,6 +63,7 @@ _STRIDE = 5
 _SCAN_RE = re.compile(rf"\n(?:(?:{_WRAP})?({_HOST}){_NUMBERS}|([^\n]*?:\d+:\d+[ \t]+\[[^\]\n]*\] ))")
 _FIRST, _SECOND = itemgetter(0), itemgetter(1)
 _HEAD_HOST_RE = re.compile(r"(?<![\w.-])([A-Za-z0-9][\w.-]*):\d+:\d+[ \t]+\[")
+_PEER_HOST_RE = re.compile(r"\b(?:peer|connect(?:ing)? to)[ \t]+([A-Za-z][\w-]*(?:\.[A-Za-z0-9][\w-]*)*)<\d{1,5}>")
 _DEVICE_HOST_RE = re.compile(r"#[ \t]*Rank[ \t]+\d+[^\n]*?[ \t]on[ \t]+([A-Za-z0-9][\w.-]*)[ \t]+device")
 
 
@@ -113,6 +114,8 @@ def scan(path: str, prompt_hosts: Callable[[str], list[str]]) -> set[str]:
             heads.clear()
         if "Rank" in text:
             found.update(_DEVICE_HOST_RE.findall(text))
+        if "peer" in text or "connect" in text:  # NCCL naming a peer by name in a message body
+            found.update(_PEER_HOST_RE.findall(text))
         if "@" in text:  # a prompt: only the lines that hold an '@' (few) are read
             found.update(prompt_hosts("\n".join(_lines_with(text, "@"))))
     found.update(m[1] for h in heads for m in _HEAD_HOST_RE.finditer(h))
