@@ -313,3 +313,133 @@ def test_fuzzed_headers_never_reach_an_internal_error(tmp_path, seed):
     if isinstance(got, TopodiagError):
         assert len(str(got)) < 5000 and str(got).isprintable(), str(got)[:300]
     assert peak < 200 << 20, f"seed {seed}: {peak >> 20} MiB"
+
+
+# -- hostile folders: links, FIFOs, sockets, odd names (issue 16) ----------------------------------
+
+import os  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import gzip as _gz  # noqa: E402
+
+
+class _Blocked(Exception):
+    pass
+
+
+def within(seconds: int, fn, *args):
+    """fn(*args), failed (not hung) when it blocks: a FIFO opened for reading waits for a writer."""
+    def alarm(*_):
+        raise _Blocked(f"blocked for {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(seconds)
+    try:
+        return fn(*args)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+ODD_NAMES = ["topo.txt", "x\x1b[2J.txt", "new\nline.log", "é.log", "a b", "-rf", "ibstat.txt", "node.tar.gz",
+             "manifest.json", "bug.log.gz", "\udcff.txt"]
+
+
+def _entry(rnd: random.Random, folder: Path, outside: Path, name: str) -> None:
+    path = folder / name
+    kind = rnd.choice(["file", "file", "binary", "empty", "gz", "fifo", "sock", "link-out", "link-in",
+                       "dangling", "loop", "link-dir", "link-fifo", "dir"])
+    try:
+        if kind == "file":
+            path.write_bytes(rnd.choice([TOPO, TOPO[:300], b"hello\n", b"\x1b[31mred\x1b[0m\n" * 3]))
+        elif kind == "binary":
+            path.write_bytes(rnd.randbytes(200) + b"\0")
+        elif kind == "empty":
+            path.write_bytes(b"")
+        elif kind == "gz":
+            path.write_bytes(_gz.compress(rnd.choice([TOPO, b"nvidia-bug-report.sh Version: 1\n", b""])))
+        elif kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "sock":
+            s = socket.socket(socket.AF_UNIX)
+            try:
+                s.bind(str(path))
+            finally:
+                s.close()
+        elif kind == "link-out":
+            os.symlink(outside, path)
+        elif kind == "link-in":
+            os.symlink("topo.txt", path)
+        elif kind == "dangling":
+            os.symlink(folder / "nowhere", path)
+        elif kind == "loop":
+            os.symlink(path, path)
+        elif kind == "link-dir":
+            os.symlink(outside.parent, path)
+        elif kind == "link-fifo":
+            fifo = outside.parent / f"fifo{rnd.randrange(10**6)}"
+            os.mkfifo(fifo)
+            os.symlink(fifo, path)
+        else:
+            path.mkdir()
+    except (OSError, ValueError, UnicodeError):
+        pass  # a name or kind this file system refuses
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fuzzed_folders_never_block_nor_reach_an_internal_error(tmp_path, seed):
+    rnd = random.Random(9000 + seed)
+    outside = tmp_path / "secret" / "shadow"
+    outside.parent.mkdir()
+    outside.write_bytes(TOPO)  # what a link out of the folder would make topodiag read
+    folder = tmp_path / "outputs"
+    folder.mkdir()
+    for name in rnd.sample(ODD_NAMES, rnd.randrange(1, len(ODD_NAMES))):
+        _entry(rnd, folder, outside, name)
+    if (folder / "manifest.json").exists() and rnd.random() < 0.5:
+        try:
+            (folder / "manifest.json").unlink()
+        except OSError:
+            pass
+    got = within(60, diagnose_or_refuse, folder)
+    if not isinstance(got, TopodiagError):
+        for st in got.statuses:
+            assert "secret" not in st.path and st.path.isprintable(), st
+            assert st.status != "parsed" or not os.path.islink(st.path), st
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link-out", "link-fifo", "sock"])
+def test_a_bundle_member_that_is_not_a_plain_file_is_refused_at_once(tmp_path, kind):
+    outside = tmp_path / "secret" / "shadow"
+    outside.parent.mkdir()
+    outside.write_bytes(TOPO)
+    root = tmp_path / "bundle"
+    (root / "commands").mkdir(parents=True)
+    (root / "manifest.json").write_bytes(manifest(OK_ENTRY))
+    member = root / "commands" / "topo.txt"
+    if kind == "fifo":
+        os.mkfifo(member)
+    elif kind == "sock":
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(str(member))
+        s.close()
+    elif kind == "link-out":
+        os.symlink(outside, member)
+    else:
+        os.mkfifo(tmp_path / "secret" / "fifo")
+        os.symlink(tmp_path / "secret" / "fifo", member)
+    got = within(60, diagnose_or_refuse, root)
+    assert isinstance(got, TopodiagError) and ("link" in str(got) or "not a regular file" in str(got)), got
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link-fifo"])
+def test_a_manifest_that_is_not_a_plain_file_is_refused_at_once(tmp_path, kind):
+    root = tmp_path / "bundle"
+    root.mkdir()
+    if kind == "fifo":
+        os.mkfifo(root / "manifest.json")
+    else:
+        os.mkfifo(tmp_path / "fifo")
+        os.symlink(tmp_path / "fifo", root / "manifest.json")
+    got = within(60, diagnose_or_refuse, root)
+    assert isinstance(got, TopodiagError) or all(s.status != "parsed" for s in got.statuses)

@@ -404,11 +404,14 @@ class Redactor:
             words = [h for h in self._hosts if _is_word(h)]
             anywhere = [h for h in self._hosts if not _is_word(h)]
             anywhere += [d for d in self._domains if not _is_word(d)]
-            flags = re.IGNORECASE
+            # The names are lower case and matched in the lower-cased text (str.lower, in C: twice
+            # as fast as re.IGNORECASE over a big trie); IGNORECASE only where lower() would move
+            # positions (a character whose lower case is longer, as U+0130).
             self._host_re = re.compile(
-                rf"(?<!\w)(?<!\w\.)({_trie_pattern(anywhere)})((?:\.[A-Za-z][\w-]*)*)(?!\w)", flags) if anywhere else None
+                rf"(?<!\w)(?<!\w\.)({_trie_pattern(anywhere)})((?:\.[A-Za-z][\w-]*)*)(?!\w)") if anywhere else None
             self._domain_re = re.compile(
-                rf"(?<=[\w-]\.)({_trie_pattern(list(self._domains))})(?![\w-]|\.[A-Za-z])", flags) if self._domains else None
+                rf"(?<=[\w-]\.)({_trie_pattern(list(self._domains))})(?![\w-]|\.[A-Za-z])") if self._domains else None
+            flags = re.IGNORECASE
             self._word_re = None
             if words:
                 w = _trie_pattern(words)
@@ -442,11 +445,11 @@ class Redactor:
 
             text = words.sub(word, text)
 
-        def repl(m: re.Match) -> str:
-            name, dom = m[1].lower(), m[2]
+        def repl(m: re.Match) -> Optional[str]:
+            name, dom = m[1].lower(), m[2].lower()
             s, i, j = m.string, m.start(), m.end()
             if s[i - 1:i] == '"' and re.match(r'"[ \t]*:', s[j:j + 3]):
-                return m[0]  # a JSON key ("hostname": ...), never a value to redact
+                return None  # a JSON key ("hostname": ...), never a value to redact
             if name in self._domains and name not in self._hosts:
                 return hold(self._domain(name + dom))
             if dom:
@@ -458,10 +461,10 @@ class Redactor:
             return hold(self._hosts[name])
 
         if anywhere is not None:
-            text = anywhere.sub(repl, text)
+            text = _sub_any_case(anywhere, text, repl)
             domains = self._host_regexes()[1]  # with the domains just met
         if domains is not None:
-            text = domains.sub(lambda m: hold(self._domain(m[1])), text)
+            text = _sub_any_case(domains, text, lambda m: hold(self._domain(m[1].lower())))
         return text
 
     def _pass_uuids(self, text: str, hold: Callable[[str], str]) -> str:
@@ -580,6 +583,28 @@ class Redactor:
         out.update(self._uuid)
         out.update({f"serial {k}": f"serial {v}" for k, v in self._serial.items()})
         return out
+
+
+def _sub_any_case(rx: re.Pattern, text: str, fn: Callable[[re.Match], Optional[str]]) -> str:
+    """rx (lower-case literals) matched in any case: over text.lower() when it keeps every position
+    (each character's lower case is one character: then the lengths are equal), else with
+    IGNORECASE; fn(match) gives the replacement, or None to keep the text as it is."""
+    low = text.lower()
+    if len(low) != len(text):
+        ci = re.compile(rx.pattern, rx.flags | re.IGNORECASE)
+        return ci.sub(lambda m: (lambda r: m[0] if r is None else r)(fn(m)), text)
+    if low == text:
+        return rx.sub(lambda m: (lambda r: m[0] if r is None else r)(fn(m)), text)
+    out: list[str] = []
+    last = 0
+    for m in rx.finditer(low):
+        new = fn(m)
+        if new is not None:
+            out.append(text[last:m.start()])
+            out.append(new)
+            last = m.end()
+    out.append(text[last:])
+    return "".join(out)
 
 
 def _trie_pattern(words: list[str]) -> str:

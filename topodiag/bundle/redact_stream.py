@@ -63,7 +63,9 @@ _STRIDE = 5
 _SCAN_RE = re.compile(rf"\n(?:(?:{_WRAP})?({_HOST}){_NUMBERS}|([^\n]*?:\d+:\d+[ \t]+\[[^\]\n]*\] ))")
 _FIRST, _SECOND = itemgetter(0), itemgetter(1)
 _HEAD_HOST_RE = re.compile(r"(?<![\w.-])([A-Za-z0-9][\w.-]*):\d+:\d+[ \t]+\[")
-_PEER_HOST_RE = re.compile(r"\b(?:peer|connect(?:ing)? to)[ \t]+([A-Za-z][\w-]*(?:\.[A-Za-z0-9][\w-]*)*)<\d{1,5}>")
+_PEER_NAME = r"[ \t]+([A-Za-z][\w-]*(?:\.[A-Za-z0-9][\w-]*)*)<\d{1,5}>"
+_PEER_HOST_RES = (re.compile("peer" + _PEER_NAME), re.compile("connect to" + _PEER_NAME),
+                  re.compile("connecting to" + _PEER_NAME))
 _DEVICE_HOST_RE = re.compile(r"#[ \t]*Rank[ \t]+\d+[^\n]*?[ \t]on[ \t]+([A-Za-z0-9][\w.-]*)[ \t]+device")
 
 
@@ -114,8 +116,9 @@ def scan(path: str, prompt_hosts: Callable[[str], list[str]]) -> set[str]:
             heads.clear()
         if "Rank" in text:
             found.update(_DEVICE_HOST_RE.findall(text))
-        if "peer" in text or "connect" in text:  # NCCL naming a peer by name in a message body
-            found.update(_PEER_HOST_RE.findall(text))
+        if "<" in text:  # NCCL naming a peer by name in a message body (each regex starts with a literal)
+            for rx in _PEER_HOST_RES:
+                found.update(rx.findall(text))
         if "@" in text:  # a prompt: only the lines that hold an '@' (few) are read
             found.update(prompt_hosts("\n".join(_lines_with(text, "@"))))
     found.update(m[1] for h in heads for m in _HEAD_HOST_RE.finditer(h))

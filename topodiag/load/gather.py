@@ -344,12 +344,13 @@ def _gather_file(path: str, out: Gathered) -> None:
     try:
         text = bug_report.read_gzip(path) if path != "-" else None
         if text is not None:
-            _gather_bug_report(path, text, out)
+            _gather_bug_report(shown(path, PATH_SHOWN), text, out)
             return
         opened = open_text(path)
-    except InputError as exc:
-        out.problems.append(InputProblem(UNKNOWN_SOURCE, "failed", exc.message, exc.where))
-        out.statuses.append(InputStatus(exc.where, None, "failed", exc.message))
+    except InputError as exc:  # the name and message as shown: printable, bounded
+        where, message = shown(exc.where, PATH_SHOWN), shown(exc.message, PATH_SHOWN)
+        out.problems.append(InputProblem(UNKNOWN_SOURCE, "failed", message, where))
+        out.statuses.append(InputStatus(where, None, "failed", message))
         return
     try:
         if bug_report.looks_like(blank_provenance_header(opened.head)):
