@@ -120,3 +120,51 @@ def test_collect_refuses_an_output_that_is_a_link_before_collecting(tmp_path):
     assert "symbolic link" in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert "collected" not in res.stderr  # refused before anything ran
     assert victim.read_text() == "precious\n"
+
+
+# -- text from archives and manifests is never shown raw ---------------------------------------
+
+def _bundle_with(tmp_path, host: str, member_name: str | None = None):
+    import io
+    import json
+
+    src = BUNDLE
+    manifest = json.loads((src / "manifest.json").read_text())
+    manifest["host"] = host
+    manifest["notes"] = [host]
+    for e in manifest["sources"]:
+        e["reason"] = (e.get("reason") or "") + host
+    path = tmp_path / "hostile.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        for p in sorted(src.rglob("*")):
+            if p.is_file() and p.name != "manifest.json":
+                tar.add(p, arcname=f"b/{p.relative_to(src)}")
+        data = json.dumps(manifest).encode()
+        info = tarfile.TarInfo("b/manifest.json")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+        if member_name is not None:
+            info = tarfile.TarInfo(member_name)
+            info.type = tarfile.CHRTYPE
+            tar.addfile(info)
+    return path
+
+
+ESC_HOST = "node\x1b]0;owned\x07\x1b[2J\x9b31m" + "x" * 5000
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_manifest_host_with_escape_codes_is_never_printed_raw(tmp_path, fmt):
+    path = _bundle_with(tmp_path, ESC_HOST)
+    res = CliRunner().invoke(app, ["check", "--from", str(path), "--format", fmt])
+    assert res.exit_code != ExitCode.INTERNAL, res.output
+    for stream in (res.stdout, res.stderr):
+        assert "\x1b" not in stream and "\x07" not in stream and "\x9b" not in stream
+
+
+def test_a_member_name_with_escape_codes_is_refused_in_one_bounded_line(tmp_path):
+    path = _bundle_with(tmp_path, "h", member_name="b/\x1b[2J" + "y" * 3000)
+    res = CliRunner().invoke(app, ["check", "--from", str(path)])
+    assert res.exit_code == ExitCode.INCOMPLETE
+    line = res.stderr.strip()
+    assert "\n" not in line and "\x1b" not in line and "\\x1b[2J" in line and len(line) < 1000

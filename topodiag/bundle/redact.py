@@ -60,6 +60,8 @@ import stat
 from typing import Callable, Iterable, Mapping, Optional
 
 from ..errors import RedactionError
+from .manifest import open_regular
+from .shown import PATH_SHOWN, shown
 
 __all__ = ["Redactor", "RedactionError", "hostnames_in", "redact_tree", "redact_bundle_dir"]
 
@@ -377,7 +379,7 @@ class Redactor:
         "sysfs/class/infiniband/mlx5_0/ports/1/lid") lets a file whose name says what it holds
         be redacted whole."""
         if _PUA_RE.search(text):
-            raise RedactionError(f"{member or 'text'}: holds private-use characters the redactor uses internally")
+            raise RedactionError(f"{shown(member or 'text')}: holds private-use characters the redactor uses internally")
         held: list[str] = []
 
         def hold(token: str) -> str:
@@ -828,34 +830,35 @@ def _read_tree(src_dir: str) -> tuple[dict[str, str], dict[str, str], dict[str, 
                 target = os.readlink(full)
                 inside = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(full)), target))
                 if os.path.isabs(target) or not (inside + os.sep).startswith(os.path.abspath(src_dir) + os.sep):
-                    refused.append(f"{rel} (a link out of the tree: {target})")
+                    refused.append(f"{shown(rel)} (a link out of the tree: {shown(target)})")
                 elif not os.path.realpath(full).startswith(top + os.sep) and os.path.exists(full):
-                    refused.append(f"{rel} (a link out of the tree: {target})")
+                    refused.append(f"{shown(rel)} (a link out of the tree: {shown(target)})")
                 else:
                     links[rel] = target.replace(os.sep, "/")
                 continue
             if stat.S_ISDIR(st.st_mode):
                 continue
             if not stat.S_ISREG(st.st_mode):
-                refused.append(f"{rel} (not a regular file)")
+                refused.append(f"{shown(rel)} (not a regular file)")
                 continue
             if st.st_size >= redact_stream.LARGE_MEMBER_BYTES and _streamable(rel, full):
                 try:
                     large[rel] = redact_stream.scan(full, _prompt_hosts)
                 except RedactionError:
-                    refused.append(f"{rel} (binary: not UTF-8 text)")
+                    refused.append(f"{shown(rel)} (binary: not UTF-8 text)")
                 continue
-            with open(full, "rb") as fh:
+            with open_regular(full) as fh:  # no FIFO put there in between: never blocks
                 data = fh.read()
             try:
                 if b"\0" in data:
                     raise UnicodeDecodeError("utf-8", data, 0, 1, "NUL byte")
                 members[rel] = data.decode("utf-8")
             except UnicodeDecodeError:
-                refused.append(f"{rel} (binary: not UTF-8 text)")
+                refused.append(f"{shown(rel)} (binary: not UTF-8 text)")
     if refused:
-        raise RedactionError(f"{src_dir}: cannot redact {len(refused)} member(s), and will not copy them "
-                             f"unredacted: {', '.join(refused)}")
+        shown_list = ", ".join(refused[:20]) + (f" and {len(refused) - 20} more" if len(refused) > 20 else "")
+        raise RedactionError(f"{shown(src_dir, PATH_SHOWN)}: cannot redact {len(refused)} member(s), and will not "
+                             f"copy them unredacted: {shown_list}")
     return members, links, large
 
 
@@ -907,7 +910,7 @@ def redact_tree(src_dir: str, dst_dir: str, redactor: Redactor) -> dict[str, str
     from . import redact_stream
 
     if os.path.exists(dst_dir) and (not os.path.isdir(dst_dir) or os.listdir(dst_dir)):
-        raise RedactionError(f"{dst_dir}: exists and is not an empty directory")
+        raise RedactionError(f"{shown(dst_dir, PATH_SHOWN)}: exists and is not an empty directory")
     members, links, large = _read_tree(src_dir)
     found = hostnames_in(members)
     for hosts in large.values():
@@ -917,7 +920,7 @@ def redact_tree(src_dir: str, dst_dir: str, redactor: Redactor) -> dict[str, str
     for rel in list(members) + list(large) + list(links):
         new_rel = rel if rel == "manifest.json" else redactor.redact(rel)
         if new_rel in renamed.values() or ".." in new_rel.split("/") or new_rel.startswith("/"):
-            raise RedactionError(f"{rel}: its redacted name {new_rel!r} is not usable")
+            raise RedactionError(f"{shown(rel)}: its redacted name '{shown(new_rel)}' is not usable")
         renamed[rel] = new_rel
     os.makedirs(dst_dir, exist_ok=True)
     for rel, text in members.items():
@@ -945,7 +948,7 @@ def _write_manifest(text: str, dst_dir: str, redactor: Redactor, renamed: dict[s
     try:
         manifest = json.loads(text)
     except ValueError as exc:
-        raise RedactionError(f"manifest.json: not valid JSON ({exc}); a bundle cannot be redacted without it") from None
+        raise RedactionError(f"manifest.json: not valid JSON ({shown(exc)}); a bundle cannot be redacted without it") from None
     if not isinstance(manifest, dict):
         raise RedactionError("manifest.json: expected a JSON object")
     sources = manifest.get("sources") if isinstance(manifest.get("sources"), list) else []

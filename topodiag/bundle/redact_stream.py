@@ -42,6 +42,7 @@ from operator import itemgetter
 from typing import Callable
 
 from ..errors import RedactionError
+from .shown import PATH_SHOWN, shown
 
 LARGE_MEMBER_BYTES = 1 << 20  # members from this size are streamed (smaller ones are read whole)
 BLOCK_BYTES = 1 << 22
@@ -78,7 +79,7 @@ def _blocks(path: str):
         while True:
             raw = fh.read(BLOCK_BYTES)
             if b"\0" in raw:
-                raise RedactionError(f"{path}: binary (a NUL byte): not UTF-8 text")
+                raise RedactionError(f"{shown(path, PATH_SHOWN)}: binary (a NUL byte): not UTF-8 text")
             block = tail + raw
             cut = block.rfind(b"\n") + 1 if raw else len(block)
             tail = block[cut:]
@@ -87,7 +88,7 @@ def _blocks(path: str):
                 try:
                     block.decode("utf-8")
                 except UnicodeDecodeError:
-                    raise RedactionError(f"{path}: binary: not UTF-8 text") from None
+                    raise RedactionError(f"{shown(path, PATH_SHOWN)}: binary: not UTF-8 text") from None
             if block:
                 yield block
             if not raw:
@@ -203,7 +204,7 @@ def redact_file(src: str, dst: str, redact: Callable[[str], str]) -> None:
                 red = redact_lines(b"\n".join(missing).decode("utf-8").split("\n"), messages, hosts)
                 red = "\n".join(red).encode("utf-8").split(b"\n")
                 if len(red) != len(missing):  # never: no token holds a newline
-                    raise RedactionError(f"{src}: redaction changed the line count")
+                    raise RedactionError(f"{shown(src, PATH_SHOWN)}: redaction changed the line count")
                 table.update(zip(missing, red))
             out.write(b"\n".join(map(table.__getitem__, lines)))
 
