@@ -108,6 +108,8 @@ def test_a_bundle_directory_lands_at_its_path(tmp_path):
     assert _leftovers(tmp_path) == []
     place_dir(str(BUNDLE), str(tmp_path / "new"))
     assert (tmp_path / "new" / "manifest.json").is_file()
+    place_dir(str(BUNDLE), str(tmp_path / "a" / "b"))  # its folders are made, as copytree made them
+    assert (tmp_path / "a" / "b" / "manifest.json").is_file() and _leftovers(tmp_path / "a") == []
 
 
 def test_collect_refuses_an_output_that_is_a_link_before_collecting(tmp_path):

@@ -89,6 +89,7 @@ def place_dir(root: str, target: str) -> None:
     if st is not None and not stat.S_ISDIR(st.st_mode):
         raise BundleError(f"{shown(target, PATH_SHOWN)}: exists and is not a directory")
     parent = os.path.dirname(os.path.abspath(target))
+    os.makedirs(parent, exist_ok=True)  # `collect -o new/bundle`: its folders are made as before
     private = tempfile.mkdtemp(prefix=".topodiag-collect-", dir=parent)
     try:
         staged = os.path.join(private, "bundle")

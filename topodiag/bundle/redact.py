@@ -413,12 +413,9 @@ class Redactor:
                 rf"(?<!\w)(?<!\w\.)({_trie_pattern(anywhere)})((?:\.[A-Za-z][\w-]*)*)(?!\w)") if anywhere else None
             self._domain_re = re.compile(
                 rf"(?<=[\w-]\.)({_trie_pattern(list(self._domains))})(?![\w-]|\.[A-Za-z])") if self._domains else None
-            flags = re.IGNORECASE
-            self._word_re = None
-            if words:
-                w = _trie_pattern(words)
-                doms = _trie_pattern(list(self._domains)) if self._domains else "(?!)"
-                self._word_re = re.compile(_WORD_HOST_CONTEXTS.format(w=w, doms=doms), flags | re.MULTILINE)
+            # A word host: each of its occurrences as a whole token, judged by its context (_word_host_at)
+            doms = rf"(\.(?:{_trie_pattern(list(self._domains))}))?" if self._domains else "()"
+            self._word_re = re.compile(rf"(?<![\w.-])({_trie_pattern(words)}){doms}(?![\w-])") if words else None
             self._host_re_key = key
         return self._host_re, self._domain_re, self._word_re
 
@@ -429,23 +426,21 @@ class Redactor:
         node017-ib0 -> host-0001-ib0), in any case (NODE017 is node017), with the domain that
         follows it; a registered domain is replaced after any dotted label too
         (node017-ib.cluster.local). A host name that is also an ordinary word (`master`, `node`,
-        `gpu`...) is replaced only where it is used as a host (_WORD_HOST_CONTEXTS), so the
+        `gpu`...) is replaced only where it is used as a host (_word_host_at), so the
         word stays a word everywhere else."""
         if not self._hosts and not self._domains:
             return text
         anywhere, domains, words = self._host_regexes()
 
         if words is not None:
-            def word(m: re.Match) -> str:
-                h = next(g for g in _WORD_GROUPS if m[g] is not None)
-                i, j = m.span(h)
-                token = self._hosts[m[h].lower()]
-                if h == "h4":  # the FQDN form: its domain too
-                    token += "." + self._domain(m["d4"][1:])
-                    j = m.end("d4")
-                return m[0][: i - m.start()] + hold(token) + m[0][j - m.start():]
+            def word(m: re.Match) -> Optional[str]:
+                if m[2]:  # the FQDN form with a registered domain: a host, domain and all
+                    return hold(self._hosts[m[1].lower()] + "." + self._domain(m[2][1:]))
+                if not _word_host_at(m.string, m.start(), m.end()):
+                    return None  # an ordinary word here
+                return hold(self._hosts[m[1].lower()])
 
-            text = words.sub(word, text)
+            text = _sub_any_case(words, text, word)
 
         def repl(m: re.Match) -> Optional[str]:
             name, dom = m[1].lower(), m[2].lower()
@@ -658,33 +653,47 @@ _COMMON_WORDS = frozenset("""
     ubuntu debian centos rocky fedora linux redhat rhel suse alma
 """.split())
 
-# Where a host that is an ordinary word is used as a host; {w} is the trie of such names, {doms}
-# that of the registered domains. One alternative per context, each naming its host group hN
-# (and dN for the domain an FQDN form carries).
-_WORD_HOST_CONTEXTS = "|".join([
-    r"(?:(?<=@)|(?<=//))(?P<h1>{w})(?![\w-])",  # user@master, root@master:~#, ssh://master, http://master:8080
-    r"(?<![\w.-])(?P<h2>{w})(?=:\d+(?::\d+[ \t]+\[|\b))",  # master:29500, NCCL prefix master:pid:tid [dev]
-    r"^[ \t]*(?P<h3>{w})[ \t]*$",  # a line that is only the name (hostname files, a prefix's host column)
-    r"(?<![\w.-])(?P<h4>{w})(?P<d4>\.(?:{doms}))(?![\w-])",  # master.cluster.local (a registered domain)
-    # host: master, hostname=master, "hostname": "master", on master device 0, peer master<41234>
-    r"(?i:\b(?:host|hostname|hostnames|host_name|nodename|node_name|nodelist|nodes|server|peer|ssh|on"
-    r"|[A-Za-z_]*addr(?:ess)?)\b)"
-    r"[\"']?[ \t]*(?:[:=][ \t]*)?[\"']?(?P<h5>{w})(?![\w-])(?![ \t]+\d)",
-    r"(?<![\w-])(?P<h6>{w})(?=[ \t]+(?:HCA-?\d+|mlx\d+_\d+)\b)",  # IB node description "master HCA-1"
-    r"(?<=MF0;)(?P<h7>{w})(?=:)",  # switch description MF0;leaf:...
-    # syslog / journal host column: "Nov 05 13:55:26 master kernel: ..."
-    r"(?m:^(?:[A-Z][a-z]{{2}} [ \d]\d \d\d:\d\d:\d\d|\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) )(?P<h8>{w})(?= )",
-])
+# Where a host that is an ordinary word is used as a host (judged at each of its occurrences as a
+# whole token, by the text around it on its line):
+#   user@master, root@master:~#, ssh://master, http://master:8080      after '@' or '//'
+#   master:29500, master:4242:4242 [0] (NCCL), [master:852715] (MPI)   followed by ':' and digits
+#   master (a line that is only the name: hostname files, a prefix's host column as streamed)
+#   master.cluster.local                                               a registered domain follows
+#   host: master, hostname=master, "hostname": "master", on master device 0, peer master<41234>,
+#   MASTER_ADDR=master, ssh master                                     after such a key ("on master 3": text)
+#   "master HCA-1", "master mlx5_0", MF0;master:                       IB node descriptions
+#   Nov 05 13:55:26 master kernel: ...                                 the host column of syslog
+_PORT_AFTER_RE = re.compile(r":\d+(?::\d+[ \t]+\[|\b)")
+_EOL_AFTER_RE = re.compile(r"[ \t]*(?:\r?\n|\Z)")
+_HCA_AFTER_RE = re.compile(r"(?i)[ \t]+(?:hca-?\d+|mlx\d+_\d+)\b")
+_WORD_KEY_RE = re.compile(r"(?i)\b(?:host|hostname|hostnames|host_name|nodename|node_name|nodelist|nodes|server"
+                          r"|peer|ssh|on|[a-z_]*addr(?:ess)?)[\"']?[ \t]*(?:[:=][ \t]*)?[\"']?\Z")
+_DIGIT_AFTER_RE = re.compile(r"[ \t]+\d")
+_SYSLOG_BEFORE_RE = re.compile(r"(?i)(?:[a-z]{3} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dt\d\d:\d\d:\d\d\S*) ")
+
+
+def _word_host_at(s: str, i: int, j: int) -> bool:
+    """Whether the word s[i:j] (a host name that is also an ordinary word) is used as a host there
+    (the contexts listed above; the FQDN form is judged by the caller). `s` may be lower-cased."""
+    before = s[max(s.rfind("\n", 0, i) + 1, i - 80):i]
+    if before.endswith(("@", "//")) or _PORT_AFTER_RE.match(s, j) or _HCA_AFTER_RE.match(s, j):
+        return True
+    if before.strip(" \t") == "" and _EOL_AFTER_RE.match(s, j):
+        return True
+    if s[j:j + 1] == ":" and before.lower().endswith("mf0;"):
+        return True
+    if s[j:j + 1] == " " and _SYSLOG_BEFORE_RE.fullmatch(before):
+        return True
+    return _WORD_KEY_RE.search(before) is not None and not _DIGIT_AFTER_RE.match(s, j)
 
 
 # After a host name: "-label" parts, then a domain (node017-ib0.cluster.local)
 _LABEL_DOMAIN_RE = re.compile(r"(?:-[A-Za-z0-9]+)+((?:\.[A-Za-z][\w-]*)+)(?![\w-])")
-_WORD_GROUPS = ("h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8")
 
 
 def _is_word(name: str) -> bool:
     """A host name (or single-label domain) that is also an ordinary word: letters only, and in
-    _COMMON_WORDS. Such a name is redacted only where it is used as a host (_WORD_HOST_CONTEXTS);
+    _COMMON_WORDS. Such a name is redacted only where it is used as a host (_word_host_at);
     every other name (node017, gpu-a100-01, a letters-only name no text uses: selene) is redacted
     wherever it stands as a whole token."""
     return name.isalpha() and name.lower() in _COMMON_WORDS
