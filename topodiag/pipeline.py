@@ -119,7 +119,9 @@ def _refuse_unreadable(names: Sequence[str], statuses) -> None:
     """A file named on the command line that is missing, empty, binary or no tool's output is a
     mistake to say in one line (InputError), not a report: a report about it would read as a node
     that was checked. Files found in a directory or a bundle stay findings (SYS001/SYS002)."""
-    named = set(names)
+    from .bundle.shown import PATH_SHOWN, shown
+
+    named = set(names) | {shown(n, PATH_SHOWN) for n in names}  # inputs are named escaped (printable)
     for s in statuses:
         if s.path in named and s.source is None and s.status in ("failed", "unparseable"):
             raise InputError(s.path, s.reason)

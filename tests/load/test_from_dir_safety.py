@@ -127,3 +127,10 @@ def test_a_file_named_with_escape_codes_is_refused_without_them(tmp_path):
     res = CliRunner().invoke(app, ["parse", str(missing)])
     assert res.exit_code == ExitCode.INCOMPLETE
     assert "\x1b" not in res.stderr and "\\x1b[2J" in res.stderr
+
+
+def test_check_refuses_a_missing_file_named_with_escape_codes_in_one_line(tmp_path):
+    missing = tmp_path / "gone\x1b[2J.txt"
+    code, report, err = check(missing)
+    assert code == ExitCode.INCOMPLETE and report is None
+    assert "\x1b" not in err and "\\x1b[2J" in err and len(err.strip().splitlines()) == 1
