@@ -119,7 +119,9 @@ def _refuse_unreadable(names: Sequence[str], statuses) -> None:
     """A file named on the command line that is missing, empty, binary or no tool's output is a
     mistake to say in one line (InputError), not a report: a report about it would read as a node
     that was checked. Files found in a directory or a bundle stay findings (SYS001/SYS002)."""
-    named = set(names)
+    from .bundle.shown import PATH_SHOWN, shown
+
+    named = set(names) | {shown(n, PATH_SHOWN) for n in names}  # inputs are named escaped (printable)
     for s in statuses:
         if s.path in named and s.source is None and s.status in ("failed", "unparseable"):
             raise InputError(s.path, s.reason)
@@ -304,7 +306,6 @@ def collect_bundle(output: Optional[PathLike] = None, live: Optional[LiveOptions
     the collection's records). Raises UsageError for a target that exists, InputError for a file
     given to --nccl-log/--nccl-tests that is missing, and InputError when the bundle cannot be written
     or redacted."""
-    import shutil
     import tempfile
 
     from . import bundle
@@ -337,11 +338,14 @@ def collect_bundle(output: Optional[PathLike] = None, live: Optional[LiveOptions
                 clean = os.path.join(tmp, "redacted")
                 redactor = redact_bundle_dir(root, clean, Redactor(hostnames=[host]))
                 root, host = clean, redactor.redact(host)
-            target = target or f"topodiag-{host}-{stamp}.tar.gz"
+            if not target:  # the host name as a file name: no '/' nor control characters (a hostile hostname file)
+                import re
+
+                target = f"topodiag-{re.sub(r'[^A-Za-z0-9._-]+', '_', host or 'host')[:64]}-{stamp}.tar.gz"
             if target.lower().endswith(bundle.ARCHIVE_SUFFIXES):
                 bundle.pack(root, target)
             else:
-                shutil.copytree(root, target, symlinks=False, dirs_exist_ok=True)
+                bundle.archive.place_dir(root, target)  # a private folder renamed onto target: no write through a link
     except OSError as exc:
         raise InputError(target or "the bundle", f"cannot write the bundle: {exc.strerror or exc}") from None
     return target, records

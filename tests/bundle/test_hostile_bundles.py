@@ -159,3 +159,287 @@ def test_fuzzed_bundle_folders_never_reach_an_internal_error(tmp_path, seed):
     (root / "commands" / "topo.txt").write_bytes(TOPO)
     (root / "manifest.json").write_bytes(random_manifest(rnd))
     diagnose_or_refuse(root)
+
+
+# -- headers that announce more than they may (issue 16) -----------------------------------------
+# tarfile reads a GNU long name / long link or a pax header's whole data before anything can look
+# at it: a 1 MB .tar.gz once took 3-4 GB and gave a 1 GB error line. They are refused from the
+# header's size field now, in one bounded line.
+
+import gzip as _gzip  # noqa: E402
+import tracemalloc  # noqa: E402
+
+from topodiag.bundle import archive as _archive  # noqa: E402
+from topodiag.bundle import BundleError, unpack  # noqa: E402
+
+
+def header(name: str, typ: bytes, size: int) -> bytes:
+    """One raw 512-byte tar header (GNU format: base-256 sizes, negative ones too)."""
+    info = tarfile.TarInfo(name)
+    info.type = typ
+    info.size = size
+    return info.tobuf(tarfile.GNU_FORMAT)
+
+
+def padded(data: bytes) -> bytes:
+    return data + b"\0" * (-len(data) % 512)
+
+
+def pax(records: dict) -> bytes:
+    out = b""
+    for key, value in records.items():
+        body = f" {key}={value}\n".encode()
+        n = len(body) + 1
+        while len(str(n)) + len(body) != n:
+            n += 1
+        out += str(n).encode() + body
+    return out
+
+
+def file_member(name: str, data: bytes) -> bytes:
+    return header(name, tarfile.REGTYPE, len(data)) + padded(data)
+
+
+def write_gz(path: Path, raw: bytes) -> Path:
+    path.write_bytes(_gzip.compress(raw + b"\0" * 1024, compresslevel=1))
+    return path
+
+
+def refused(path: Path, tmp_path: Path) -> str:
+    dest = tmp_path / "dest"
+    dest.mkdir(exist_ok=True)
+    with pytest.raises(BundleError) as info:
+        unpack(str(path), str(dest))
+    text = str(info.value)
+    assert "\n" not in text and len(text) < 700 and text.isprintable(), text[:300]
+    return text
+
+
+def test_a_long_name_header_announcing_a_gigabyte_is_refused_before_it_is_read(tmp_path):
+    raw = header("././@LongLink", tarfile.GNUTYPE_LONGNAME, 1 << 30) + b"a" * (1 << 20)
+    path = write_gz(tmp_path / "longname.tar.gz", raw)
+    assert path.stat().st_size < 1 << 20
+    tracemalloc.start()
+    try:
+        text = refused(path, tmp_path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "GNU long name header of 1073741824 bytes" in text
+    assert peak < 32 << 20, f"{peak >> 20} MiB allocated"
+
+
+@pytest.mark.parametrize("typ", [tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.GNUTYPE_LONGLINK])
+def test_a_big_extended_header_gives_a_bounded_line(tmp_path, typ):
+    name = "b/" + "\x1b[31m" + "n" * (8 << 20)  # 8 MB of name, with an escape code in it
+    data = pax({"path": name}) if typ in (tarfile.XHDTYPE, tarfile.XGLTYPE) else name.encode() + b"\0"
+    raw = header("././@PaxHeader", typ, len(data)) + padded(data) + header("b/dev", tarfile.CHRTYPE, 0)
+    text = refused(write_gz(tmp_path / "pax.tar.gz", raw), tmp_path)
+    assert "header of" in text and "over the 65536-byte cap" in text and "\x1b" not in text
+
+
+def test_a_chain_of_extended_headers_is_refused(tmp_path):
+    raw = b"".join(header("././@LongLink", tarfile.GNUTYPE_LONGNAME, 6) + padded(b"b/abc\0") for _ in range(50))
+    raw += file_member("b/manifest.json", b"{}")
+    assert "extended headers in a row" in refused(write_gz(tmp_path / "chain.tar.gz", raw), tmp_path)
+
+
+def test_pax_global_headers_are_capped_in_all(tmp_path):
+    raw = b""
+    for i in range(4):
+        data = pax({f"comment{i}": "c" * 30000})
+        raw += header("././@PaxHeader", tarfile.XGLTYPE, len(data)) + padded(data)
+        raw += file_member(f"b/f{i}.txt", b"x")
+    assert "pax global headers over" in refused(write_gz(tmp_path / "global.tar.gz", raw), tmp_path)
+
+
+def test_a_negative_size_is_refused(tmp_path):
+    raw = header("././@LongLink", tarfile.GNUTYPE_LONGNAME, -(1 << 40)) + b"a" * 4096
+    assert "negative size" in refused(write_gz(tmp_path / "negative.tar.gz", raw), tmp_path)
+
+
+def test_sparse_members_are_refused(tmp_path):
+    old = header("b/sparse.bin", tarfile.GNUTYPE_SPARSE, 0)
+    assert "sparse" in refused(write_gz(tmp_path / "old.tar.gz", old), tmp_path)
+    data = pax({"GNU.sparse.major": "1", "GNU.sparse.minor": "0", "GNU.sparse.name": "b/s",
+                "GNU.sparse.realsize": "10"})
+    new = header("././@PaxHeader", tarfile.XHDTYPE, len(data)) + padded(data)
+    new += header("b/s", tarfile.REGTYPE, 512) + padded(b"99999999999\n" * 40)
+    assert "sparse" in refused(write_gz(tmp_path / "pax-sparse.tar.gz", new), tmp_path)
+
+
+def test_a_header_announcing_more_than_a_member_may_hold_is_refused_from_the_header(tmp_path):
+    raw = header("b/odd", b"Z", 1 << 40) + b"q" * 4096  # an unknown type: tarfile would skip 1 TB
+    assert "announces 1099511627776 bytes" in refused(write_gz(tmp_path / "huge.tar.gz", raw), tmp_path)
+
+
+def test_the_decompressed_stream_is_capped(tmp_path, monkeypatch):
+    monkeypatch.setattr(_archive, "MAX_STREAM_BYTES", 64 * 1024, raising=False)
+    raw = file_member("b/manifest.json", b"{}") + file_member("b/big.log", b"y" * 100_000)
+    assert "once decompressed" in refused(write_gz(tmp_path / "bomb.tar.gz", raw), tmp_path)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_fuzzed_headers_never_reach_an_internal_error(tmp_path, seed):
+    """Random runs of raw headers (extended, sparse, unknown, links, devices) with sizes that are
+    small, at the caps, over them or negative, and data that does or does not follow."""
+    rnd = random.Random(5000 + seed)
+    kinds = [tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE,
+             tarfile.SOLARIS_XHDTYPE, tarfile.GNUTYPE_SPARSE, tarfile.REGTYPE, tarfile.DIRTYPE,
+             tarfile.SYMTYPE, tarfile.FIFOTYPE, b"Z", b"\0"]
+    raw = b""
+    for _ in range(rnd.randrange(1, 12)):
+        typ = rnd.choice(kinds)
+        size = rnd.choice([0, 1, 100, 511, 512, 65536, 65537, 1 << 30, -1, -(1 << 40), 1 << 60])
+        if typ in (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE) and rnd.random() < 0.5:
+            data = pax(rnd.choice([{"path": "b/x"}, {"size": str(rnd.choice([-5, 10, 1 << 62]))},
+                                   {"GNU.sparse.map": "0,10,20"}, {"GNU.sparse.size": "9"},
+                                   {"GNU.sparse.major": "1", "GNU.sparse.minor": "0"}, {"hdrcharset": "BINARY"},
+                                   {"path": "\x1b]0;t\x07" * 100}]))
+            size = len(data) if rnd.random() < 0.8 else size
+        else:
+            data = rnd.choice([b"", b"b/name\0", rnd.randbytes(rnd.randrange(0, 2000)), TOPO[:700]])
+        raw += header(rnd.choice(["b/a", "b/manifest.json", "././@LongLink", "../x"]), typ, size)
+        raw += padded(data)
+    if rnd.random() < 0.5:
+        raw += file_member("b/manifest.json", manifest(OK_ENTRY)) + file_member("b/commands/topo.txt", TOPO)
+    path = write_gz(tmp_path / "fuzz.tar.gz", raw)
+    tracemalloc.start()
+    try:
+        got = diagnose_or_refuse(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    if isinstance(got, TopodiagError):
+        assert len(str(got)) < 5000 and str(got).isprintable(), str(got)[:300]
+    assert peak < 200 << 20, f"seed {seed}: {peak >> 20} MiB"
+
+
+# -- hostile folders: links, FIFOs, sockets, odd names (issue 16) ----------------------------------
+
+import os  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import gzip as _gz  # noqa: E402
+
+
+class _Blocked(Exception):
+    pass
+
+
+def within(seconds: int, fn, *args):
+    """fn(*args), failed (not hung) when it blocks: a FIFO opened for reading waits for a writer."""
+    def alarm(*_):
+        raise _Blocked(f"blocked for {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(seconds)
+    try:
+        return fn(*args)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+ODD_NAMES = ["topo.txt", "x\x1b[2J.txt", "new\nline.log", "é.log", "a b", "-rf", "ibstat.txt", "node.tar.gz",
+             "manifest.json", "bug.log.gz", "\udcff.txt"]
+
+
+def _entry(rnd: random.Random, folder: Path, outside: Path, name: str) -> None:
+    path = folder / name
+    kind = rnd.choice(["file", "file", "binary", "empty", "gz", "fifo", "sock", "link-out", "link-in",
+                       "dangling", "loop", "link-dir", "link-fifo", "dir"])
+    try:
+        if kind == "file":
+            path.write_bytes(rnd.choice([TOPO, TOPO[:300], b"hello\n", b"\x1b[31mred\x1b[0m\n" * 3]))
+        elif kind == "binary":
+            path.write_bytes(rnd.randbytes(200) + b"\0")
+        elif kind == "empty":
+            path.write_bytes(b"")
+        elif kind == "gz":
+            path.write_bytes(_gz.compress(rnd.choice([TOPO, b"nvidia-bug-report.sh Version: 1\n", b""])))
+        elif kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "sock":
+            s = socket.socket(socket.AF_UNIX)
+            try:
+                s.bind(str(path))
+            finally:
+                s.close()
+        elif kind == "link-out":
+            os.symlink(outside, path)
+        elif kind == "link-in":
+            os.symlink("topo.txt", path)
+        elif kind == "dangling":
+            os.symlink(folder / "nowhere", path)
+        elif kind == "loop":
+            os.symlink(path, path)
+        elif kind == "link-dir":
+            os.symlink(outside.parent, path)
+        elif kind == "link-fifo":
+            fifo = outside.parent / f"fifo{rnd.randrange(10**6)}"
+            os.mkfifo(fifo)
+            os.symlink(fifo, path)
+        else:
+            path.mkdir()
+    except (OSError, ValueError, UnicodeError):
+        pass  # a name or kind this file system refuses
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fuzzed_folders_never_block_nor_reach_an_internal_error(tmp_path, seed):
+    rnd = random.Random(9000 + seed)
+    outside = tmp_path / "secret" / "shadow"
+    outside.parent.mkdir()
+    outside.write_bytes(TOPO)  # what a link out of the folder would make topodiag read
+    folder = tmp_path / "outputs"
+    folder.mkdir()
+    for name in rnd.sample(ODD_NAMES, rnd.randrange(1, len(ODD_NAMES))):
+        _entry(rnd, folder, outside, name)
+    if (folder / "manifest.json").exists() and rnd.random() < 0.5:
+        try:
+            (folder / "manifest.json").unlink()
+        except OSError:
+            pass
+    got = within(60, diagnose_or_refuse, folder)
+    if not isinstance(got, TopodiagError):
+        for st in got.statuses:
+            assert "secret" not in st.path and st.path.isprintable(), st
+            assert st.status != "parsed" or not os.path.islink(st.path), st
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link-out", "link-fifo", "sock"])
+def test_a_bundle_member_that_is_not_a_plain_file_is_refused_at_once(tmp_path, kind):
+    outside = tmp_path / "secret" / "shadow"
+    outside.parent.mkdir()
+    outside.write_bytes(TOPO)
+    root = tmp_path / "bundle"
+    (root / "commands").mkdir(parents=True)
+    (root / "manifest.json").write_bytes(manifest(OK_ENTRY))
+    member = root / "commands" / "topo.txt"
+    if kind == "fifo":
+        os.mkfifo(member)
+    elif kind == "sock":
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(str(member))
+        s.close()
+    elif kind == "link-out":
+        os.symlink(outside, member)
+    else:
+        os.mkfifo(tmp_path / "secret" / "fifo")
+        os.symlink(tmp_path / "secret" / "fifo", member)
+    got = within(60, diagnose_or_refuse, root)
+    assert isinstance(got, TopodiagError) and ("link" in str(got) or "not a regular file" in str(got)), got
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link-fifo"])
+def test_a_manifest_that_is_not_a_plain_file_is_refused_at_once(tmp_path, kind):
+    root = tmp_path / "bundle"
+    root.mkdir()
+    if kind == "fifo":
+        os.mkfifo(root / "manifest.json")
+    else:
+        os.mkfifo(tmp_path / "fifo")
+        os.symlink(tmp_path / "fifo", root / "manifest.json")
+    got = within(60, diagnose_or_refuse, root)
+    assert isinstance(got, TopodiagError) or all(s.status != "parsed" for s in got.statuses)

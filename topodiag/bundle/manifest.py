@@ -27,6 +27,7 @@ reads one back into a temporary folder, refusing what could write outside it.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..errors import BundleError
+from .shown import shown
 
 MANIFEST = "manifest.json"
 SCHEMA_VERSION = 1
@@ -81,8 +83,8 @@ def read_manifest(root: str) -> Manifest:
             raise BundleError(f"{where}: not a regular file")
         if st.st_size > MAX_MANIFEST_BYTES:
             raise BundleError(f"{where}: {st.st_size} bytes, more than a manifest can be ({MAX_MANIFEST_BYTES})")
-        with open(where, "rb") as fh:
-            data = json.loads(fh.read().decode("utf-8"))
+        with open_regular(where) as fh:
+            data = json.loads(fh.read(MAX_MANIFEST_BYTES + 1).decode("utf-8"))
     except OSError as exc:
         raise BundleError(f"{where}: cannot read: {exc.strerror or exc}") from None
     except RecursionError:
@@ -94,7 +96,7 @@ def read_manifest(root: str) -> Manifest:
     if not isinstance(data, dict):
         raise BundleError(f"{where}: expected a JSON object with schema_version and sources")
     if data.get("schema_version") != SCHEMA_VERSION:
-        raise BundleError(f"{where}: schema_version {data.get('schema_version')!r}; this topodiag reads "
+        raise BundleError(f"{where}: schema_version {shown(repr(data.get('schema_version')))}; this topodiag reads "
                           f"version {SCHEMA_VERSION}")
     raw = data.get("sources")
     if not isinstance(raw, list):
@@ -105,10 +107,13 @@ def read_manifest(root: str) -> Manifest:
     notes = data.get("notes") or []
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
         raise BundleError(f"{where}: notes: expected a list of strings")
-    return Manifest(root=root, host=host if isinstance(host, str) and host else None,
-                    tool_version=tool.get("version") if isinstance(tool.get("version"), str) else None,
-                    created=data.get("created") if isinstance(data.get("created"), str) else None,
-                    redacted=data.get("redacted") is True, sources=entries, notes=tuple(notes))
+    # Text that is shown to the user is made printable and bounded here (bundle/shown.py): a
+    # hostile manifest cannot send escape sequences to a terminal through a report.
+    return Manifest(root=root, host=shown(host, 253) if isinstance(host, str) and host else None,
+                    tool_version=shown(tool["version"]) if isinstance(tool.get("version"), str) else None,
+                    created=shown(data["created"]) if isinstance(data.get("created"), str) else None,
+                    redacted=data.get("redacted") is True, sources=entries,
+                    notes=tuple(shown(n, 2000) for n in notes))
 
 
 def _entry(where: str, i: int, e: Any) -> SourceEntry:
@@ -119,7 +124,7 @@ def _entry(where: str, i: int, e: Any) -> SourceEntry:
     if not isinstance(source, str) or not source:
         raise BundleError(f"{key}.source: expected a source name")
     if status not in STATUSES:
-        raise BundleError(f"{key}.status: {status!r} is not one of {', '.join(STATUSES)}")
+        raise BundleError(f"{key}.status: {shown(repr(status))} is not one of {', '.join(STATUSES)}")
     member = e.get("member")
     if member is not None and not isinstance(member, str):
         raise BundleError(f"{key}.member: expected a relative path or null")
@@ -132,12 +137,12 @@ def _entry(where: str, i: int, e: Any) -> SourceEntry:
     duration = e.get("duration_s")
     sha = e.get("sha256")
     return SourceEntry(
-        source=source, status=status, member=member, argv=tuple(argv),
+        source=shown(source), status=status, member=member, argv=tuple(argv),
         rc=rc if isinstance(rc, int) and not isinstance(rc, bool) else None,
         duration_s=float(duration) if isinstance(duration, (int, float)) and not isinstance(duration, bool) else None,
         timed_out=e.get("timed_out") is True or status == "timed_out",
         sha256=sha.lower() if isinstance(sha, str) and sha else None,
-        reason=e.get("reason") if isinstance(e.get("reason"), str) else "",
+        reason=shown(e["reason"], 2000) if isinstance(e.get("reason"), str) else "",
     )
 
 
@@ -146,9 +151,9 @@ def member_path(manifest: Manifest, member: str) -> str:
     (BundleError, one line)."""
     parts = member.replace("\\", "/").split("/")
     if member.startswith(("/", "\\")) or os.path.isabs(member) or ".." in parts or "" in parts:
-        raise BundleError(f"{member}: a member must be a relative path inside the bundle")
+        raise BundleError(f"{shown(member)}: a member must be a relative path inside the bundle")
     if "\x00" in member:
-        raise BundleError(f"{member!r}: a member name with a NUL byte")
+        raise BundleError(f"{shown(repr(member))}: a member name with a NUL byte")
     path = os.path.join(manifest.root, *parts)
     probe = manifest.root
     for part in parts:  # no link anywhere on the way (a link could point outside)
@@ -156,19 +161,32 @@ def member_path(manifest: Manifest, member: str) -> str:
         try:
             st = os.lstat(probe)
         except OSError:
-            raise BundleError(f"{member}: listed in the manifest but not in the bundle") from None
+            raise BundleError(f"{shown(member)}: listed in the manifest but not in the bundle") from None
         if stat.S_ISLNK(st.st_mode):
-            raise BundleError(f"{member}: a link; bundles hold plain files only")
+            raise BundleError(f"{shown(member)}: a link; bundles hold plain files only")
     if not stat.S_ISREG(os.lstat(path).st_mode):
-        raise BundleError(f"{member}: not a regular file")
+        raise BundleError(f"{shown(member)}: not a regular file")
     return path
+
+
+def open_regular(path: str):
+    """`path` opened for reading bytes without blocking on a FIFO or a device: opened O_NONBLOCK
+    (and O_NOFOLLOW: a bundle's files are never links), then refused by fstat unless it is a
+    regular file (OSError, as open raises)."""
+    flags = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+             | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
+    fd = os.open(path, flags)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file")
+    return os.fdopen(fd, "rb")
 
 
 def sha256_of(path: str) -> str:
     import hashlib  # only bundles pay for it
 
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()

@@ -6,6 +6,21 @@ share one. Tokens keep the shape of what they replace, so topodiag's own parsers
 bundle and reach the same findings:
 
     hostname      node017 -> host-0001 (FQDN node017.cluster.local -> host-0001.domain-01.invalid)
+                  wherever it is a whole token, message bodies included, in any case (NODE017 is
+                  the same host): not inside a longer identifier (no letter, digit or '_' on either
+                  side, not a later label of a dotted name; '-' is a boundary: node017-ib0 ->
+                  host-0001-ib0); a registered domain also after another label
+                  (node017-ib.cluster.local). A host name that is also an ordinary word (letters
+                  only and in _COMMON_WORDS: master, node, gpu, user, ubuntu, tesla...) is
+                  replaced only where it is used as a host, so that the word stays a word
+                  elsewhere: an NCCL or MPI prefix (master:pid:tid [dev], [master:1234]),
+                  host:port, user@master, //master, a line that is only the name (hostname files),
+                  the FQDN form with a registered domain, after host / hostname / nodename /
+                  server / peer / ssh / on / ..._ADDR (with ':', '=' or quotes between; "on master
+                  3" is text), an IB node description ("master HCA-1", MF0;master:), the host
+                  column of a syslog line. Host names are found by `hostnames_in` (and, for large
+                  members, redact_stream.scan), including peers NCCL names in a message body
+                  ("remote peer node018.cluster<53735>").
     IPv4          10.20.0.119 -> 198.18.0.1, 198.18.0.2, ... (benchmark range 198.18.0.0/15), in
                   order of first sight; 127/8, 0.0.0.0, broadcast, netmasks and multicast are kept,
                   169.254/16 stays link-local (169.254.0.N)
@@ -45,6 +60,8 @@ import stat
 from typing import Callable, Iterable, Mapping, Optional
 
 from ..errors import RedactionError
+from .manifest import open_regular
+from .shown import PATH_SHOWN, shown
 
 __all__ = ["Redactor", "RedactionError", "hostnames_in", "redact_tree", "redact_bundle_dir"]
 
@@ -194,8 +211,9 @@ class Redactor:
     """Consistent, format-preserving replacement of identifiers, for every member of a bundle."""
 
     def __init__(self, hostnames: Iterable[str] = ()):
-        self._hosts: dict[str, str] = {}
-        self._domains: dict[str, str] = {}
+        self._hosts: dict[str, str] = {}  # lower-case short name -> token
+        self._domains: dict[str, str] = {}  # lower-case domain -> token
+        self._spelled: dict[str, str] = {}  # lower-case name -> as first seen (for mapping())
         self._ipv4: dict[int, int] = {}
         self._ipv4_next = 0
         self._ipv4_ll_next = 0
@@ -221,14 +239,17 @@ class Redactor:
         name = (name or "").strip().rstrip(".")
         if not _plausible_host(name):
             return
-        short, _, domain = name.partition(".")
-        if short not in self._hosts:
-            self._hosts[short] = f"host-{len(self._hosts) + 1:04d}"
+        short, _, domain = name.partition(".")  # DNS names: one host whatever the case
+        if short.lower() not in self._hosts:
+            self._hosts[short.lower()] = f"host-{len(self._hosts) + 1:04d}"
+            self._spelled[short.lower()] = short
         if domain:
             self._domain(domain)
 
     def _domain(self, domain: str) -> str:
+        spelled, domain = domain, domain.lower()
         if domain not in self._domains:
+            self._spelled[domain] = spelled
             self._domains[domain] = f"domain-{len(self._domains) + 1:02d}.invalid"
         return self._domains[domain]
 
@@ -358,7 +379,7 @@ class Redactor:
         "sysfs/class/infiniband/mlx5_0/ports/1/lid") lets a file whose name says what it holds
         be redacted whole."""
         if _PUA_RE.search(text):
-            raise RedactionError(f"{member or 'text'}: holds private-use characters the redactor uses internally")
+            raise RedactionError(f"{shown(member or 'text')}: holds private-use characters the redactor uses internally")
         held: list[str] = []
 
         def hold(token: str) -> str:
@@ -377,33 +398,71 @@ class Redactor:
                 text = re.sub(r"\A(\s*)(\S+)(?=\s*\Z)", lambda m: m[1] + hold(self._serial_text(m[2])), text)
         return _PH_RE.sub(lambda m: held[(ord(m[0][0]) - _PH_HI) * _PH_SPAN + ord(m[0][1]) - _PH_LO], text)
 
-    def _host_regex(self) -> re.Pattern:
-        """One regex for every registered name and domain (a trie, so a big fabric's thousand
-        names cost one pass), at a word start or after '-', not inside a dotted name, followed by
-        a domain, '-', '.' or the end of the word."""
+    def _host_regexes(self) -> tuple[Optional[re.Pattern], Optional[re.Pattern], Optional[re.Pattern]]:
+        """(names anywhere, domains after a dotted label, word hosts in host positions), compiled
+        once per set of names (each a trie: a big fabric's thousand names cost one pass)."""
         key = (len(self._hosts), len(self._domains))
         if getattr(self, "_host_re_key", None) != key:
-            names = _trie_pattern(list(self._hosts) + list(self._domains))
-            self._host_re = re.compile(rf"(?<!\w)(?<!\w\.)({names})((?:\.[A-Za-z][\w-]*)*)(?!\w)")
+            words = [h for h in self._hosts if _is_word(h)]
+            anywhere = [h for h in self._hosts if not _is_word(h)]
+            anywhere += [d for d in self._domains if not _is_word(d)]
+            # The names are lower case and matched in the lower-cased text (str.lower, in C: twice
+            # as fast as re.IGNORECASE over a big trie); IGNORECASE only where lower() would move
+            # positions (a character whose lower case is longer, as U+0130).
+            self._host_re = re.compile(
+                rf"(?<!\w)(?<!\w\.)({_trie_pattern(anywhere)})((?:\.[A-Za-z][\w-]*)*)(?!\w)") if anywhere else None
+            self._domain_re = re.compile(
+                rf"(?<=[\w-]\.)({_trie_pattern(list(self._domains))})(?![\w-]|\.[A-Za-z])") if self._domains else None
+            # A word host: each of its occurrences as a whole token, judged by its context (_word_host_at)
+            doms = rf"(\.(?:{_trie_pattern(list(self._domains))}))?" if self._domains else "()"
+            self._word_re = re.compile(rf"(?<![\w.-])({_trie_pattern(words)}){doms}(?![\w-])") if words else None
             self._host_re_key = key
-        return self._host_re
+        return self._host_re, self._domain_re, self._word_re
 
     def _pass_hosts(self, text: str, hold: Callable[[str], str]) -> str:
+        """Host names (see `_is_word` for the rule): a name that is not an ordinary word is
+        replaced wherever it is a whole token (not inside a longer identifier: no letter, digit or
+        '_' on either side, not a later label of a dotted name; '-' is a boundary, so
+        node017-ib0 -> host-0001-ib0), in any case (NODE017 is node017), with the domain that
+        follows it; a registered domain is replaced after any dotted label too
+        (node017-ib.cluster.local). A host name that is also an ordinary word (`master`, `node`,
+        `gpu`...) is replaced only where it is used as a host (_word_host_at), so the
+        word stays a word everywhere else."""
         if not self._hosts and not self._domains:
             return text
+        anywhere, domains, words = self._host_regexes()
 
-        def repl(m: re.Match) -> str:
-            name, dom = m[1], m[2]
+        if words is not None:
+            def word(m: re.Match) -> Optional[str]:
+                if m[2]:  # the FQDN form with a registered domain: a host, domain and all
+                    return hold(self._hosts[m[1].lower()] + "." + self._domain(m[2][1:]))
+                if not _word_host_at(m.string, m.start(), m.end()):
+                    return None  # an ordinary word here
+                return hold(self._hosts[m[1].lower()])
+
+            text = _sub_any_case(words, text, word)
+
+        def repl(m: re.Match) -> Optional[str]:
+            name, dom = m[1].lower(), m[2].lower()
             s, i, j = m.string, m.start(), m.end()
             if s[i - 1:i] == '"' and re.match(r'"[ \t]*:', s[j:j + 3]):
-                return m[0]  # a JSON key ("hostname": ...), never a value to redact
+                return None  # a JSON key ("hostname": ...), never a value to redact
             if name in self._domains and name not in self._hosts:
                 return hold(self._domain(name + dom))
             if dom:
                 return hold(self._hosts[name] + "." + self._domain(dom[1:]))
+            if name in self._hosts and s[j:j + 1] == "-":  # node017-ib.cluster.local: the host's domain
+                tail = _LABEL_DOMAIN_RE.match(s, j)
+                if tail:
+                    self._domain(tail[1][1:])  # replaced by the domain pass below
             return hold(self._hosts[name])
 
-        return self._host_regex().sub(repl, text)
+        if anywhere is not None:
+            text = _sub_any_case(anywhere, text, repl)
+            domains = self._host_regexes()[1]  # with the domains just met
+        if domains is not None:
+            text = _sub_any_case(domains, text, lambda m: hold(self._domain(m[1].lower())))
+        return text
 
     def _pass_uuids(self, text: str, hold: Callable[[str], str]) -> str:
         return _UUID_RE.sub(lambda m: hold(self._uuid_text(m[1])), text)
@@ -508,8 +567,8 @@ class Redactor:
         """original -> token for everything replaced so far (for the collector to keep outside the
         bundle: writing it into the bundle would undo the redaction)."""
         out: dict[str, str] = {}
-        out.update(self._hosts)
-        out.update(self._domains)
+        out.update((self._spelled.get(k, k), v) for k, v in self._hosts.items())
+        out.update((self._spelled.get(k, k), v) for k, v in self._domains.items())
         out.update({str(ipaddress.IPv4Address(k)): str(ipaddress.IPv4Address(v))
                     for k, v in self._ipv4.items()})
         out.update({f"0x{k:016x}": f"0x{v:016x}" for k, v in self._id64.items()})
@@ -521,6 +580,28 @@ class Redactor:
         out.update(self._uuid)
         out.update({f"serial {k}": f"serial {v}" for k, v in self._serial.items()})
         return out
+
+
+def _sub_any_case(rx: re.Pattern, text: str, fn: Callable[[re.Match], Optional[str]]) -> str:
+    """rx (lower-case literals) matched in any case: over text.lower() when it keeps every position
+    (each character's lower case is one character: then the lengths are equal), else with
+    IGNORECASE; fn(match) gives the replacement, or None to keep the text as it is."""
+    low = text.lower()
+    if len(low) != len(text):
+        ci = re.compile(rx.pattern, rx.flags | re.IGNORECASE)
+        return ci.sub(lambda m: (lambda r: m[0] if r is None else r)(fn(m)), text)
+    if low == text:
+        return rx.sub(lambda m: (lambda r: m[0] if r is None else r)(fn(m)), text)
+    out: list[str] = []
+    last = 0
+    for m in rx.finditer(low):
+        new = fn(m)
+        if new is not None:
+            out.append(text[last:m.start()])
+            out.append(new)
+            last = m.end()
+    out.append(text[last:])
+    return "".join(out)
 
 
 def _trie_pattern(words: list[str]) -> str:
@@ -553,6 +634,70 @@ def _plausible_host(name: str) -> bool:
 
 _HOST_WORD_RE = re.compile(r"[A-Za-z0-9][\w.-]*")
 
+# Host names that are also ordinary words (in English, in the tools' own output, vendor and
+# distribution names, default host names): a host named so is replaced only where it is used as a
+# host, never in ordinary text ("the master rank", "NVIDIA Tesla V100", "Ubuntu 22.04").
+_COMMON_WORDS = frozenset("""
+    admin agent all alpha any auto backup bad bastion beta blue box build bus cache client close cluster
+    compute container controller core cpu cpus data database db debug default delta dev device devices
+    docker done down driver edge engine enabled disabled error failed fabric fatal gamma gateway good
+    gpu gpus graph green guest head home instance job jobs jump kernel kube kvm launcher leaf link links
+    local login machine main manager master mgmt mgt monitor net network nfs no node nodes off ok omega
+    on open peer pod primary prod proxy qemu rank ranks ready red remote ring run running runtime
+    scheduler scratch secondary server servers service services sigma slave slurm socket spine staging
+    start stop storage system test testing train training tree true false up user users vm web work
+    worker workers yes
+    tesla titan quadro volta turing ampere hopper blackwell grace pascal kepler maxwell lovelace rubin
+    orin xavier jetson dgx hgx nvlink nvswitch mellanox connectx bluefield infiniband ethernet nvidia
+    intel amd dell hpe lenovo supermicro cisco arista juniper broadcom gigabyte asus inspur quanta
+    ubuntu debian centos rocky fedora linux redhat rhel suse alma
+""".split())
+
+# Where a host that is an ordinary word is used as a host (judged at each of its occurrences as a
+# whole token, by the text around it on its line):
+#   user@master, root@master:~#, ssh://master, http://master:8080      after '@' or '//'
+#   master:29500, master:4242:4242 [0] (NCCL), [master:852715] (MPI)   followed by ':' and digits
+#   master (a line that is only the name: hostname files, a prefix's host column as streamed)
+#   master.cluster.local                                               a registered domain follows
+#   host: master, hostname=master, "hostname": "master", on master device 0, peer master<41234>,
+#   MASTER_ADDR=master, ssh master                                     after such a key ("on master 3": text)
+#   "master HCA-1", "master mlx5_0", MF0;master:                       IB node descriptions
+#   Nov 05 13:55:26 master kernel: ...                                 the host column of syslog
+_PORT_AFTER_RE = re.compile(r":\d+(?::\d+[ \t]+\[|\b)")
+_EOL_AFTER_RE = re.compile(r"[ \t]*(?:\r?\n|\Z)")
+_HCA_AFTER_RE = re.compile(r"(?i)[ \t]+(?:hca-?\d+|mlx\d+_\d+)\b")
+_WORD_KEY_RE = re.compile(r"(?i)\b(?:host|hostname|hostnames|host_name|nodename|node_name|nodelist|nodes|server"
+                          r"|peer|ssh|on|[a-z_]*addr(?:ess)?)[\"']?[ \t]*(?:[:=][ \t]*)?[\"']?\Z")
+_DIGIT_AFTER_RE = re.compile(r"[ \t]+\d")
+_SYSLOG_BEFORE_RE = re.compile(r"(?i)(?:[a-z]{3} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dt\d\d:\d\d:\d\d\S*) ")
+
+
+def _word_host_at(s: str, i: int, j: int) -> bool:
+    """Whether the word s[i:j] (a host name that is also an ordinary word) is used as a host there
+    (the contexts listed above; the FQDN form is judged by the caller). `s` may be lower-cased."""
+    before = s[max(s.rfind("\n", 0, i) + 1, i - 80):i]
+    if before.endswith(("@", "//")) or _PORT_AFTER_RE.match(s, j) or _HCA_AFTER_RE.match(s, j):
+        return True
+    if before.strip(" \t") == "" and _EOL_AFTER_RE.match(s, j):
+        return True
+    if s[j:j + 1] == ":" and before.lower().endswith("mf0;"):
+        return True
+    if s[j:j + 1] == " " and _SYSLOG_BEFORE_RE.fullmatch(before):
+        return True
+    return _WORD_KEY_RE.search(before) is not None and not _DIGIT_AFTER_RE.match(s, j)
+
+
+# After a host name: "-label" parts, then a domain (node017-ib0.cluster.local)
+_LABEL_DOMAIN_RE = re.compile(r"(?:-[A-Za-z0-9]+)+((?:\.[A-Za-z][\w-]*)+)(?![\w-])")
+
+
+def _is_word(name: str) -> bool:
+    """A host name (or single-label domain) that is also an ordinary word: letters only, and in
+    _COMMON_WORDS. Such a name is redacted only where it is used as a host (_word_host_at);
+    every other name (node017, gpu-a100-01, a letters-only name no text uses: selene) is redacted
+    wherever it stands as a whole token."""
+    return name.isalpha() and name.lower() in _COMMON_WORDS
+
 
 # -- finding host names -------------------------------------------------------------------------
 
@@ -563,6 +708,9 @@ _PROMPT_RE = re.compile(  # "root@node017:~# ", "[admin@ws01 ~]$ ": a shell prom
 # syslog / journal lines: "Nov 05 13:55:26 node1 systemd[1]: ..." and "2024-11-05T13:55:26+0000 node1 kernel: ..."
 _SYSLOG_HOST_RE = re.compile(r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) "
                              r"([A-Za-z0-9][\w.-]*) [\w.@/-]+(?:\[\d+\])?:", re.M)
+# NCCL names a peer by its resolved host name in message bodies: "socketProgress: Connection closed
+# by remote peer node018.cluster<53735>" (a name, not an address: it starts with a letter).
+PEER_HOST_RE = re.compile(r"\b(?:peer|connect(?:ing)? to)[ \t]+([A-Za-z][\w-]*(?:\.[A-Za-z0-9][\w-]*)*)<\d{1,5}>")
 _JSON_HOST_RE = re.compile(r"\"(?:hostname|host|nodename|node_name|host_name)\"[ \t]*:[ \t]*\"([^\"\n]+)\"")
 _HCA_WORD_RE = re.compile(r"(?i)(?:HCA-?\d+|mlx\d+_\d+|[a-z]+\d*_\d+|hfi\d+_\d+|qib\d+|mthca\d+|bnxt_re\d+|irdma\d+|"
                           r"rocep\w+|ibp\w+|ib\d+)")
@@ -631,8 +779,8 @@ def _prompt_hosts(text: str) -> list[str]:
 
 
 def hostnames_in(members: Mapping[str, str]) -> set[str]:
-    """Host names the members name, found with topodiag's parsers: NCCL log line prefixes, nccl-tests
-    device lines, IB node descriptions (iblinkinfo, ibnetdiscover), plus shell prompts pasted with
+    """Host names the members name, found with topodiag's parsers: NCCL log line prefixes, NCCL
+    messages naming a peer by name ("remote peer node018.cluster<53735>"), nccl-tests device lines, IB node descriptions (iblinkinfo, ibnetdiscover), plus shell prompts pasted with
     an output, the host column of syslog / journal lines (kernel log, fabric manager journal), a
     manifest's `host`, probe JSON `hostname` keys and sysfs node_desc files. The NCCL
     XML host_hash is a hash, not a name, and is not returned."""
@@ -643,6 +791,8 @@ def hostnames_in(members: Mapping[str, str]) -> set[str]:
         path = name.replace("\\", "/")
         found.update(_prompt_hosts(text))
         found.update(m[1] for m in _SYSLOG_HOST_RE.finditer(text))
+        if "<" in text:
+            found.update(m[1] for m in PEER_HOST_RE.finditer(text))
         if path.endswith(".json"):
             found.update(m[1] for m in _JSON_HOST_RE.finditer(text))
             continue
@@ -689,34 +839,35 @@ def _read_tree(src_dir: str) -> tuple[dict[str, str], dict[str, str], dict[str, 
                 target = os.readlink(full)
                 inside = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(full)), target))
                 if os.path.isabs(target) or not (inside + os.sep).startswith(os.path.abspath(src_dir) + os.sep):
-                    refused.append(f"{rel} (a link out of the tree: {target})")
+                    refused.append(f"{shown(rel)} (a link out of the tree: {shown(target)})")
                 elif not os.path.realpath(full).startswith(top + os.sep) and os.path.exists(full):
-                    refused.append(f"{rel} (a link out of the tree: {target})")
+                    refused.append(f"{shown(rel)} (a link out of the tree: {shown(target)})")
                 else:
                     links[rel] = target.replace(os.sep, "/")
                 continue
             if stat.S_ISDIR(st.st_mode):
                 continue
             if not stat.S_ISREG(st.st_mode):
-                refused.append(f"{rel} (not a regular file)")
+                refused.append(f"{shown(rel)} (not a regular file)")
                 continue
             if st.st_size >= redact_stream.LARGE_MEMBER_BYTES and _streamable(rel, full):
                 try:
                     large[rel] = redact_stream.scan(full, _prompt_hosts)
                 except RedactionError:
-                    refused.append(f"{rel} (binary: not UTF-8 text)")
+                    refused.append(f"{shown(rel)} (binary: not UTF-8 text)")
                 continue
-            with open(full, "rb") as fh:
+            with open_regular(full) as fh:  # no FIFO put there in between: never blocks
                 data = fh.read()
             try:
                 if b"\0" in data:
                     raise UnicodeDecodeError("utf-8", data, 0, 1, "NUL byte")
                 members[rel] = data.decode("utf-8")
             except UnicodeDecodeError:
-                refused.append(f"{rel} (binary: not UTF-8 text)")
+                refused.append(f"{shown(rel)} (binary: not UTF-8 text)")
     if refused:
-        raise RedactionError(f"{src_dir}: cannot redact {len(refused)} member(s), and will not copy them "
-                             f"unredacted: {', '.join(refused)}")
+        shown_list = ", ".join(refused[:20]) + (f" and {len(refused) - 20} more" if len(refused) > 20 else "")
+        raise RedactionError(f"{shown(src_dir, PATH_SHOWN)}: cannot redact {len(refused)} member(s), and will not "
+                             f"copy them unredacted: {shown_list}")
     return members, links, large
 
 
@@ -768,7 +919,7 @@ def redact_tree(src_dir: str, dst_dir: str, redactor: Redactor) -> dict[str, str
     from . import redact_stream
 
     if os.path.exists(dst_dir) and (not os.path.isdir(dst_dir) or os.listdir(dst_dir)):
-        raise RedactionError(f"{dst_dir}: exists and is not an empty directory")
+        raise RedactionError(f"{shown(dst_dir, PATH_SHOWN)}: exists and is not an empty directory")
     members, links, large = _read_tree(src_dir)
     found = hostnames_in(members)
     for hosts in large.values():
@@ -778,7 +929,7 @@ def redact_tree(src_dir: str, dst_dir: str, redactor: Redactor) -> dict[str, str
     for rel in list(members) + list(large) + list(links):
         new_rel = rel if rel == "manifest.json" else redactor.redact(rel)
         if new_rel in renamed.values() or ".." in new_rel.split("/") or new_rel.startswith("/"):
-            raise RedactionError(f"{rel}: its redacted name {new_rel!r} is not usable")
+            raise RedactionError(f"{shown(rel)}: its redacted name '{shown(new_rel)}' is not usable")
         renamed[rel] = new_rel
     os.makedirs(dst_dir, exist_ok=True)
     for rel, text in members.items():
@@ -806,7 +957,7 @@ def _write_manifest(text: str, dst_dir: str, redactor: Redactor, renamed: dict[s
     try:
         manifest = json.loads(text)
     except ValueError as exc:
-        raise RedactionError(f"manifest.json: not valid JSON ({exc}); a bundle cannot be redacted without it") from None
+        raise RedactionError(f"manifest.json: not valid JSON ({shown(exc)}); a bundle cannot be redacted without it") from None
     if not isinstance(manifest, dict):
         raise RedactionError("manifest.json: expected a JSON object")
     sources = manifest.get("sources") if isinstance(manifest.get("sources"), list) else []

@@ -5,9 +5,9 @@ member's size, and every per-line step in C, because a log repeats itself (bench
 A large member is read twice, a block of whole lines (BLOCK_BYTES) at a time, as bytes (split at
 b"\n", which no UTF-8 sequence holds; a block is checked to be UTF-8 by bytes.isascii, or else by
 decoding it, and to hold no NUL byte). The first pass (`scan`) finds the host names it names
-(NCCL line prefixes `host:pid:tid [dev]`, however wrapped, nccl-tests device lines `... on HOST
-device N`, shell prompts) in the block's lines not seen before; the second (`redact_file`) writes
-the redacted copy. Per block, in the second pass:
+(NCCL line prefixes `host:pid:tid [dev]`, however wrapped, peers NCCL names in a message
+body `remote peer HOST<port>`, nccl-tests device lines `... on HOST device N`, shell prompts) in
+the block's lines not seen before; the second (`redact_file`) writes the redacted copy. Per block, in the second pass:
 
 1. the block's lines (bytes.split) and, of its distinct lines (dict.fromkeys), those not in the
    line table (found in C: the dict less the table's keys): a log repeats whole lines;
@@ -42,6 +42,7 @@ from operator import itemgetter
 from typing import Callable
 
 from ..errors import RedactionError
+from .shown import PATH_SHOWN, shown
 
 LARGE_MEMBER_BYTES = 1 << 20  # members from this size are streamed (smaller ones are read whole)
 BLOCK_BYTES = 1 << 22
@@ -63,6 +64,9 @@ _STRIDE = 5
 _SCAN_RE = re.compile(rf"\n(?:(?:{_WRAP})?({_HOST}){_NUMBERS}|([^\n]*?:\d+:\d+[ \t]+\[[^\]\n]*\] ))")
 _FIRST, _SECOND = itemgetter(0), itemgetter(1)
 _HEAD_HOST_RE = re.compile(r"(?<![\w.-])([A-Za-z0-9][\w.-]*):\d+:\d+[ \t]+\[")
+_PEER_NAME = r"[ \t]+([A-Za-z][\w-]*(?:\.[A-Za-z0-9][\w-]*)*)<\d{1,5}>"
+_PEER_HOST_RES = (re.compile("peer" + _PEER_NAME), re.compile("connect to" + _PEER_NAME),
+                  re.compile("connecting to" + _PEER_NAME))
 _DEVICE_HOST_RE = re.compile(r"#[ \t]*Rank[ \t]+\d+[^\n]*?[ \t]on[ \t]+([A-Za-z0-9][\w.-]*)[ \t]+device")
 
 
@@ -75,7 +79,7 @@ def _blocks(path: str):
         while True:
             raw = fh.read(BLOCK_BYTES)
             if b"\0" in raw:
-                raise RedactionError(f"{path}: binary (a NUL byte): not UTF-8 text")
+                raise RedactionError(f"{shown(path, PATH_SHOWN)}: binary (a NUL byte): not UTF-8 text")
             block = tail + raw
             cut = block.rfind(b"\n") + 1 if raw else len(block)
             tail = block[cut:]
@@ -84,7 +88,7 @@ def _blocks(path: str):
                 try:
                     block.decode("utf-8")
                 except UnicodeDecodeError:
-                    raise RedactionError(f"{path}: binary: not UTF-8 text") from None
+                    raise RedactionError(f"{shown(path, PATH_SHOWN)}: binary: not UTF-8 text") from None
             if block:
                 yield block
             if not raw:
@@ -113,6 +117,9 @@ def scan(path: str, prompt_hosts: Callable[[str], list[str]]) -> set[str]:
             heads.clear()
         if "Rank" in text:
             found.update(_DEVICE_HOST_RE.findall(text))
+        if "<" in text:  # NCCL naming a peer by name in a message body (each regex starts with a literal)
+            for rx in _PEER_HOST_RES:
+                found.update(rx.findall(text))
         if "@" in text:  # a prompt: only the lines that hold an '@' (few) are read
             found.update(prompt_hosts("\n".join(_lines_with(text, "@"))))
     found.update(m[1] for h in heads for m in _HEAD_HOST_RE.finditer(h))
@@ -197,7 +204,7 @@ def redact_file(src: str, dst: str, redact: Callable[[str], str]) -> None:
                 red = redact_lines(b"\n".join(missing).decode("utf-8").split("\n"), messages, hosts)
                 red = "\n".join(red).encode("utf-8").split(b"\n")
                 if len(red) != len(missing):  # never: no token holds a newline
-                    raise RedactionError(f"{src}: redaction changed the line count")
+                    raise RedactionError(f"{shown(src, PATH_SHOWN)}: redaction changed the line count")
                 table.update(zip(missing, red))
             out.write(b"\n".join(map(table.__getitem__, lines)))
 

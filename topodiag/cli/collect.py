@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import List, Optional
 
 import typer
 
-from ..errors import RedactionError
+from ..bundle.shown import shown
+from ..errors import BundleError, RedactionError
 from ..exit_codes import ExitCode
 from .app import app
 from .errors import guarded
@@ -35,13 +37,18 @@ def collect_command(
     bundle that `topodiag check --from` reads anywhere. Prints the bundle's path.
 
     Exit 0 when the bundle was written (sources that failed or are not installed are recorded in
-    it), 2 for a usage error, 3 when it could not be written or a given file could not be read.
+    it), 2 for a usage error, 3 when it could not be written or a given file could not be read. An
+    output path that is a symbolic link is refused (exit 3): the bundle is written only at the path
+    given, through a private temporary folder beside it, never through a link.
     """
     from ..live.commands import session
     from ..pipeline import LiveOptions, collect_bundle
     from .check import positive_deadline, progress_line
 
     positive_deadline(deadline)  # nan, inf, 0, negatives: a usage error (exit 2) before anything runs
+    if output is not None and os.path.islink(output):  # before collecting: never written through
+        raise BundleError(f"{shown(output)}: is a symbolic link; refusing to write through it (give a path "
+                          "that is not a link, or remove the link)")
     tty = sys.stderr.isatty()
     if tty:
         print(f"topodiag: collecting (deadline {deadline:g} s)", file=sys.stderr)

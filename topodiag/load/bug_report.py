@@ -74,20 +74,24 @@ def looks_like(head: str) -> bool:
 def read_gzip(path: str) -> Optional[str]:
     """The text of a gzip-compressed bug report at `path`, or None when the file is not gzip or not
     a bug report. Raises InputError for a report that is cut short, corrupt or too large."""
+    from .files import open_binary  # a regular file only: a FIFO or a device never blocks here
+
     try:
-        with open(path, "rb") as raw:
+        with open_binary(path) as raw:
             if raw.read(2) != b"\x1f\x8b":
                 return None
-    except OSError:
+    except (OSError, InputError):
         return None
     try:
-        with gzip.open(path, "rb") as fh:
+        with open_binary(path) as raw, gzip.open(raw, "rb") as fh:
             head = fh.read(8192)
             if not looks_like(head.decode("utf-8", "replace")):
                 return None
             data = head + fh.read(MAX_BYTES + 1 - len(head))
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(path, f"a gzip-compressed nvidia-bug-report that cannot be read whole ({exc})") from None
+    except InputError:
+        return None  # no longer a regular file: open_text says what it is
     if len(data) > MAX_BYTES:
         raise InputError(path, f"nvidia-bug-report larger than {MAX_BYTES >> 20} MiB once decompressed")
     return data.decode("utf-8", "replace")

@@ -12,8 +12,9 @@ import os
 import stat
 import sys
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, Optional
 
+from ..bundle.shown import PATH_SHOWN, shown
 from ..errors import InputError
 
 BINARY_PROBE_BYTES = 8192
@@ -50,36 +51,82 @@ class OpenedText:
 
 
 def open_text(path: str) -> OpenedText:
-    """Open `path` for reading as text, refusing what is not a readable, non-empty text file."""
+    """Open `path` for reading as text, refusing what is not a readable, non-empty text file: a
+    folder, and anything but a regular file (a FIFO, a device, a socket: they could block forever
+    or never end), checked before opening and again on the descriptor, which is opened non-blocking
+    so that a FIFO put there in between cannot block either."""
     if path == "-":
         data = sys.stdin.buffer.read()
         return _from_bytes("<stdin>", data)
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except PermissionError:
-        raise InputError(path, "permission denied") from None
-    except OSError as exc:
-        raise InputError(path, exc.strerror or str(exc)) from None
-    if stat.S_ISDIR(st.st_mode):
-        raise InputError(path, "is a directory, expected a file (parse takes one tool output)")
-    try:
-        raw = open(path, "rb")
-    except PermissionError:
-        raise InputError(path, "permission denied") from None
-    except OSError as exc:
-        raise InputError(path, exc.strerror or str(exc)) from None
+    raw = open_binary(path, "parse takes one tool output")
     try:
         first = raw.read(BINARY_PROBE_BYTES)
     except OSError as exc:
         raw.close()
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
-    _refuse_binary_or_empty(path, first)
+        raise InputError(shown(path, PATH_SHOWN), f"cannot read: {exc.strerror or exc}") from None
+    try:
+        _refuse_binary_or_empty(shown(path, PATH_SHOWN), first)
+    except InputError:
+        raw.close()
+        raise
     raw.seek(0)
     handle = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
     head = handle.read(256 * 1024)
-    return OpenedText(path, head, handle)
+    return OpenedText(shown(path, PATH_SHOWN), head, handle)
+
+
+def open_binary(path: str, folder_hint: str = "expected a file") -> io.BufferedReader:
+    """`path` opened for reading bytes, if it is a regular file (links followed: the user named
+    it); InputError otherwise, in one line. Never blocks on a FIFO or a device: the kind is checked
+    by stat first, then the file is opened with O_NONBLOCK and checked again by fstat."""
+    where = shown(path, PATH_SHOWN)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise InputError(where, "no such file") from None
+    except PermissionError:
+        raise InputError(where, "permission denied") from None
+    except OSError as exc:
+        raise InputError(where, exc.strerror or str(exc)) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(where, f"is a directory, expected a file ({folder_hint})")
+    _refuse_special(where, st.st_mode)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except PermissionError:
+        raise InputError(where, "permission denied") from None
+    except OSError as exc:
+        raise InputError(where, exc.strerror or str(exc)) from None
+    try:
+        _refuse_special(where, os.fstat(fd).st_mode)
+    except InputError:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
+def special_kind(mode: int) -> Optional[str]:
+    """What a file that is not a regular file or a folder is ("a named pipe (FIFO)", "a socket"...),
+    or None for a regular file or a folder."""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _refuse_special(where: str, mode: int) -> None:
+    kind = special_kind(mode)
+    if kind is not None:
+        raise InputError(where, f"{kind}, not a regular file; save the tool's output to a file, or pipe it "
+                         "to `-` (standard input)")
 
 
 def open_bytes(name: str, data: bytes) -> OpenedText:

@@ -22,6 +22,7 @@ from typing import Callable, Iterable, Iterator, Optional
 from ..records import Each, InputProblem
 from ..records import InputStatus, ParsedInput
 from ..bundle.archive import ARCHIVE_SUFFIXES, unpack
+from ..bundle.shown import PATH_SHOWN, shown
 from ..bundle.manifest import is_bundle_dir, member_path, read_manifest, sha256_of
 from ..errors import BundleError
 from ..errors import InputError
@@ -62,30 +63,52 @@ def is_archive(path: str) -> bool:
 
 
 def expand(paths: Iterable[str]) -> Iterator[str]:
-    """The files the paths stand for, in order (directories: their regular files, sorted)."""
+    """The files the paths stand for, in order (directories: their regular files, sorted; links
+    and special files in a directory are passed over, see `listing`)."""
     for path in paths:
-        try:
-            st = os.stat(path)
-        except OSError:
-            yield path  # open_text says what is wrong with it
-            continue
-        if not stat.S_ISDIR(st.st_mode):
-            yield path
-            continue
-        for name in sorted(os.listdir(path)):
-            if name.startswith(".") or name.endswith(SIDECARS):
-                continue
-            full = os.path.join(path, name)
-            try:
-                if stat.S_ISREG(os.stat(full).st_mode):
-                    yield full
-            except OSError:
+        for full, skipped in listing(path):
+            if skipped is None:
                 yield full
+
+
+def listing(path: str) -> Iterator[tuple[str, Optional[str]]]:
+    """(file, None) for each file a path stands for, or (entry, why it is passed over). A path named
+    by the user is read as named (a link to a file is followed: the user chose it). A directory's
+    entries are read only when they are regular files, by lstat: a symbolic link is not followed (it
+    could point anywhere, /etc/shadow included, and would be read as whoever runs topodiag), and a
+    FIFO, device or socket is not opened (it could block forever); both are passed over with the
+    reason. Folders inside, dotfiles and fixture sidecars are passed over silently."""
+    from .files import special_kind
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        yield path, None  # open_text says what is wrong with it
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        yield path, None
+        return
+    for name in sorted(os.listdir(path)):
+        if name.startswith(".") or name.endswith(SIDECARS):
+            continue
+        full = os.path.join(path, name)
+        try:
+            mode = os.lstat(full).st_mode
+        except OSError:
+            yield full, None
+            continue
+        if stat.S_ISLNK(mode):
+            yield full, ("a symbolic link in a folder, not followed (name the file itself to read it)")
+        elif stat.S_ISREG(mode):
+            yield full, None
+        elif not stat.S_ISDIR(mode):
+            yield full, f"{special_kind(mode)}, not a regular file: not opened"
 
 
 def gather(paths: Iterable[str]) -> Gathered:
     """Parse every file and bundle the paths stand for. Raises only BundleError (a bundle whose
-    archive, manifest or members cannot be trusted at all)."""
+    archive, manifest or members cannot be trusted at all). An entry of a directory passed over (a
+    link, a FIFO: see `listing`) is an "ignored" input with its reason, and one line on stderr."""
     import tempfile
 
     out = Gathered()
@@ -97,9 +120,20 @@ def gather(paths: Iterable[str]) -> Gathered:
         if os.path.isdir(path) and is_bundle_dir(path):
             _gather_bundle(path, out)
             continue
-        for file in expand([path]):
-            _gather_file(file, out)
+        for file, skipped in listing(path):
+            if skipped is None:
+                _gather_file(file, out)
+            else:
+                _passed_over(out, file, skipped)
     return out
+
+
+def _passed_over(out: Gathered, path: str, reason: str) -> None:
+    import sys
+
+    label = shown(path, PATH_SHOWN)
+    out.statuses.append(InputStatus(label, None, "ignored", reason))
+    print(f"topodiag: note: {shown(path)}: {reason}", file=sys.stderr)
 
 
 def gather_bundle(root: str, label_root: str) -> Gathered:
@@ -140,19 +174,23 @@ def _gather_bundle(root: str, out: Gathered, label_root: Optional[str] = None) -
 
     def open_member(e) -> OpenedText:
         path = member_path(manifest, e.member)  # BundleError: the bundle is not to be trusted
-        if e.sha256 is not None and sha256_of(path) != e.sha256:
+        try:
+            changed = e.sha256 is not None and sha256_of(path) != e.sha256
+        except OSError as exc:  # not a regular file any more (a FIFO put there), unreadable
+            raise InputError(shown(path, PATH_SHOWN), f"cannot read: {exc.strerror or exc}") from None
+        if changed:
             raise _MemberChanged()
         return open_text(path)
 
     _gather_entries(out, manifest.sources, label_root or root, open_member)
 
 
-def _gather_entries(out: Gathered, entries: Iterable, shown: str, open_member: Callable) -> None:
+def _gather_entries(out: Gathered, entries: Iterable, where: str, open_member: Callable) -> None:
     """The manifest entries (or live records: the same fields) of one collection, in order."""
     from ..parsers import SOURCES
 
     for e in entries:
-        label = os.path.join(shown, e.member) if e.member else f"{shown}: {e.source}"
+        label = shown(os.path.join(where, e.member) if e.member else f"{where}: {e.source}", PATH_SHOWN)
         if e.status == "not_available":
             out.statuses.append(InputStatus(label, e.source, "absent", e.reason or "not available on the host"))
             if not e.member:
@@ -220,7 +258,7 @@ def _probe_failed(out: Gathered, item: ParsedInput) -> None:
 
 
 def _not_read(out: Gathered, source: str, label: str) -> None:
-    reason = f"the manifest names source {source!r}, which this topodiag does not read"
+    reason = f"the manifest names source {shown(source)!r}, which this topodiag does not read"
     out.statuses.append(InputStatus(label, source, "ignored", reason))
 
 
@@ -306,12 +344,13 @@ def _gather_file(path: str, out: Gathered) -> None:
     try:
         text = bug_report.read_gzip(path) if path != "-" else None
         if text is not None:
-            _gather_bug_report(path, text, out)
+            _gather_bug_report(shown(path, PATH_SHOWN), text, out)
             return
         opened = open_text(path)
-    except InputError as exc:
-        out.problems.append(InputProblem(UNKNOWN_SOURCE, "failed", exc.message, exc.where))
-        out.statuses.append(InputStatus(exc.where, None, "failed", exc.message))
+    except InputError as exc:  # the name and message as shown: printable, bounded
+        where, message = shown(exc.where, PATH_SHOWN), shown(exc.message, PATH_SHOWN)
+        out.problems.append(InputProblem(UNKNOWN_SOURCE, "failed", message, where))
+        out.statuses.append(InputStatus(where, None, "failed", message))
         return
     try:
         if bug_report.looks_like(blank_provenance_header(opened.head)):
