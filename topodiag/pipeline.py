@@ -336,7 +336,11 @@ def collect_bundle(output: Optional[PathLike] = None, live: Optional[LiveOptions
                 from .bundle.redact import Redactor, redact_bundle_dir
 
                 clean = os.path.join(tmp, "redacted")
-                redactor = redact_bundle_dir(root, clean, Redactor(hostnames=[host]))
+                from .live.commands import time_left
+
+                left = time_left()  # collect --deadline bounds redaction too
+                redactor = redact_bundle_dir(root, clean, Redactor(hostnames=[host], deadline=None if left is None
+                                                                   else time.monotonic() + left))
                 root, host = clean, redactor.redact(host)
             if not target:  # the host name as a file name: no '/' nor control characters (a hostile hostname file)
                 import re

@@ -57,6 +57,7 @@ import json
 import os
 import re
 import stat
+import time
 from typing import Callable, Iterable, Mapping, Optional
 
 from ..errors import RedactionError
@@ -210,7 +211,10 @@ _SYSFS_SERIAL_MEMBER = re.compile(r"(?:^|/)(?:\w*serial\w*)$")
 class Redactor:
     """Consistent, format-preserving replacement of identifiers, for every member of a bundle."""
 
-    def __init__(self, hostnames: Iterable[str] = ()):
+    def __init__(self, hostnames: Iterable[str] = (), deadline: Optional[float] = None):
+        # time.monotonic() past which redact() refuses to go on (collect --deadline): a RedactionError,
+        # never a partly redacted bundle; None: no bound
+        self.deadline = deadline
         self._hosts: dict[str, str] = {}  # lower-case short name -> token
         self._domains: dict[str, str] = {}  # lower-case domain -> token
         self._spelled: dict[str, str] = {}  # lower-case name -> as first seen (for mapping())
@@ -378,6 +382,9 @@ class Redactor:
         """The text with every identifier replaced. `member` (the bundle path, e.g.
         "sysfs/class/infiniband/mlx5_0/ports/1/lid") lets a file whose name says what it holds
         be redacted whole."""
+        if self.deadline is not None and time.monotonic() > self.deadline:  # checked per member and per streamed block
+            raise RedactionError("redaction did not finish before the --deadline: nothing was written "
+                                 "(give a larger --deadline for big logs)")
         if _PUA_RE.search(text):
             raise RedactionError(f"{shown(member or 'text')}: holds private-use characters the redactor uses internally")
         held: list[str] = []
