@@ -105,3 +105,31 @@ def test_a_command_the_kernel_refuses_is_not_available_not_failed():
     # any other failure stays a failure
     res = CommandResult(("dmesg",), 1, "", "dmesg: klogctl failed: Invalid argument\n", 0.01)
     assert live._from_command(src, res).status == "failed"
+
+
+def test_progress_lines_never_share_a_line_and_name_the_probe(capsys):
+    """Each source's progress line is printed whole (one at a time, from any thread) and a source fed
+    by two probes names the probe (sysfs_infiniband (sysfs.json) / (pyverbs.json))."""
+    import threading
+
+    from topodiag.cli.check import progress_line
+
+    calls = []
+
+    def slow_source(opts):
+        return {"ok": True}
+
+    sources = [live.LiveSource("sysfs_infiniband", "probes/sysfs.json", 5.0, True, probe=slow_source),
+               live.LiveSource("sysfs_infiniband", "probes/pyverbs.json", 5.0, True, probe=slow_source)]
+    seen_threads = set()
+
+    def progress(rec):
+        seen_threads.add(threading.current_thread().name)
+        calls.append(rec.where)
+        progress_line(rec)
+
+    live.collect(live.Options(deadline_s=10), sources=sources, progress=progress)
+    err = capsys.readouterr().err.splitlines()
+    assert sorted(calls) == ["probes/pyverbs.json", "probes/sysfs.json"]
+    assert sorted(ln.split()[1] for ln in err) == ["(pyverbs.json)", "(sysfs.json)"]
+    assert all(ln.count("sysfs_infiniband") == 1 for ln in err)

@@ -84,6 +84,7 @@ class Record:
     timed_out: bool = False
     reason: str = ""
     extra_files: list[tuple[str, str]] = field(default_factory=list)  # (bundle path, text): sysfs snapshot
+    where: str = ""  # the bundle member its source writes (probes/pyverbs.json): tells two probes of one source apart
 
 
 def _nvml(opts: Options) -> dict:
@@ -255,13 +256,17 @@ def collect(opts: Options, sources: Optional[Iterable[LiveSource]] = None,
     results: dict[int, Record] = {}
     lock = threading.Lock()
 
+    said = threading.Lock()  # one progress line at a time: two sources never share a line
+
     def work(i: int, src: LiveSource) -> None:
         remaining = max(deadline - time.monotonic(), 0.0)
         rec = _run_one(src, opts, min(src.timeout_s, remaining), deadline)
+        rec.where = src.member
         with lock:
             results[i] = rec
         if progress is not None:
-            progress(rec)
+            with said:
+                progress(rec)
 
     threads = []
     for i, src in enumerate(chosen):
