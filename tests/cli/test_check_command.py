@@ -297,3 +297,25 @@ def test_text_report_reads_at_80_columns():
     verbose = io.StringIO()
     d.render("text", verbose, width=80, verbose=True)
     assert "Skipped (" in verbose.getvalue() and "    subjects: " in verbose.getvalue()
+
+
+def test_the_checklist_view_says_what_was_checked_and_what_decided_it():
+    """The seed's symptom table over the run: IB ports down decide 'poor multi-node scaling'; no
+    nccl-tests input leaves 'step time' unchecked; GPU utilisation is outside topodiag."""
+    from topodiag.engine.checklist import checklist
+
+    d = topodiag_diagnose(ROOT / "fixtures/hosts/b300-rails-disabled")
+    rows = {r.symptom: r for r in checklist(d.outcome)}
+    assert rows["poor multi-node scaling"].state == "found" and rows["poor multi-node scaling"].fact.startswith("IB001: ")
+    assert rows["step time far above expectation"].state == "not checked"
+    assert rows["GPU utilisation low for long stretches"].state == "outside"
+    healthy = {r.symptom: r for r in checklist(topodiag_diagnose(ROOT / "fixtures/hosts/hgx-h100-healthy-assembled").outcome)}
+    assert healthy["step time far above expectation"].state == "ok" and "PERF001" in healthy["step time far above expectation"].fact
+    out = invoke("check", "--from", str(ROOT / "fixtures/hosts/b300-rails-disabled"), "--format", "text").stdout
+    assert "Checklist (symptom: what decided it)" in out and "[x] poor multi-node scaling: IB001:" in " ".join(out.split())
+
+
+def topodiag_diagnose(path):
+    import topodiag
+
+    return topodiag.diagnose([str(path)])

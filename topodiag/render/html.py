@@ -189,6 +189,18 @@ def _curves(d) -> str:
     return '<h2>nccl-tests</h2><p class="dim">busbw per message size (log scale); dashed: the expectation PERF001 used, where it reported one</p>' + svg
 
 
+def _checklist(outcome) -> str:
+    from ..engine.checklist import checklist
+
+    marks = {"found": ("&#10007;", "#c0392b"), "ok": ("&#10003;", "#1e8449"), "not checked": ("?", "#b9770e"),
+             "outside": ("&ndash;", "#888")}
+    rows = "".join(f'<tr><td style="color:{marks[r.state][1]};font-weight:bold">{marks[r.state][0]}</td>'
+                   f"<td>{_e(r.symptom)}</td><td>{_e(r.cause)}</td><td>{_e(r.fact)}</td></tr>"
+                   for r in checklist(outcome))
+    return ('<h2>Checklist</h2><table class="l"><tr><th></th><th>symptom</th><th>likely cause</th>'
+            f"<th>what decided it</th></tr>{rows}</table>")
+
+
 def _inputs_and_skipped(d) -> str:
     rows = "".join(f"<tr><td><code>{_e(s.path)}</code></td><td>{_e(s.source)}</td><td>{_e(s.status)}</td>"
                    f"<td>{_e(s.reason)}</td></tr>" for s in d.statuses)
@@ -210,7 +222,7 @@ def render(diagnosis, stream: TextIO, **options: Any) -> None:
     said, cov = verdict(d.outcome, d.topology), coverage(d.outcome)
     flagged = {s for f in d.outcome.findings if str(f.severity) in ("warning", "error", "critical") for s in f.subjects}
     flagged |= {d.topology.resolve(s.split(":", 1)[1]) for s in list(flagged) if ":" in s}
-    body = [_header(d, said, cov, d.outcome.counts()), _findings(d.outcome), _matrix(d.topology),
+    body = [_header(d, said, cov, d.outcome.counts()), _findings(d.outcome), _checklist(d.outcome), _matrix(d.topology),
             _graph_svg(d.topology, flagged), _curves(d), _inputs_and_skipped(d),
             f'<p class="dim">topodiag {_e(__version__)}</p>']
     title = f"topodiag {said.word} {d.host or ''}".strip()

@@ -217,6 +217,17 @@ def render(diagnosis, stream=None, **options: Any) -> None:
                 if prose:
                     console.print(Text(_wrap(f"{word}: {_flat(prose)}", max(40, min(width, 110) - 2))))
 
+    console.print()
+    console.print(Text("Checklist (symptom: what decided it)", style="bold"))
+    from ..engine.checklist import checklist
+
+    marks = {"found": ("x", "bold red"), "ok": ("ok", "green"), "not checked": ("?", "yellow"), "outside": ("-", "dim")}
+    for row in checklist(outcome):
+        mark, style = marks[row.state]
+        text = Text(_hanging(f"[{mark}] {row.symptom}: {row.fact}", width, "  ", "       "))
+        text.stylize(style, 2, 4 + len(mark))
+        console.print(text)
+
     tables = matrix_tables(topology, width)
     if tables:
         console.print()
