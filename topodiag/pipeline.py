@@ -298,6 +298,23 @@ def survey(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveOpt
                      records=list(gathered.records))
 
 
+def _write_report_html(root: str) -> None:
+    """report.html beside the members (not a manifest member: readers ignore it): the check of the
+    bundle as one page for the ticket, from the (redacted, when asked) members themselves, with paths
+    relative to the bundle. A bundle whose check fails gets no page; the bundle itself is written."""
+    import io
+
+    try:
+        buf = io.StringIO()
+        diagnose([root]).render("html", buf)
+    except Exception:  # the page is a convenience: never the reason a collection is lost
+        return
+    base = root.rstrip("/")
+    page = buf.getvalue().replace(base + "/", "").replace(base, "bundle")
+    with open(os.path.join(root, "report.html"), "w", encoding="utf-8") as fh:
+        fh.write(page)
+
+
 def collect_bundle(output: Optional[PathLike] = None, live: Optional[LiveOptions] = None,
                    redact: bool = False) -> tuple[str, list]:
     """Collect this node into a bundle (`topodiag collect`): a .tar.gz/.tgz/.tar path, or any other
@@ -342,6 +359,7 @@ def collect_bundle(output: Optional[PathLike] = None, live: Optional[LiveOptions
                 redactor = redact_bundle_dir(root, clean, Redactor(hostnames=[host], deadline=None if left is None
                                                                    else time.monotonic() + left))
                 root, host = clean, redactor.redact(host)
+            _write_report_html(root)
             if not target:  # the host name as a file name: no '/' nor control characters (a hostile hostname file)
                 import re
 

@@ -287,3 +287,17 @@ def test_fabric_manager_without_systemd_is_not_available(node, tmp_path):
     assert not [f for f in report["findings"] if f["code"].startswith("FAB")]
     fm = [i for i in report["inputs"] if i["source"] == "fabricmanager"]
     assert fm and fm[0]["status"] == "absent" and "systemd is not PID 1" in fm[0]["reason"], fm
+
+
+def test_collect_puts_the_html_report_in_the_bundle(node, tmp_path):
+    """report.html beside the members: the bundle's own check as one page, paths relative to the
+    bundle; readers ignore it (not a manifest member), so the bundle checks the same."""
+    out = tmp_path / "b"
+    res = CliRunner().invoke(app, ["collect", "--sysfs-root", str(H100_SYSFS), "-o", str(out)])
+    assert res.exit_code == ExitCode.OK, res.output
+    page = (out / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "topodiag-collect-" not in page and "Checklist" in page
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert "report.html" not in [s.get("member") for s in manifest["sources"]]
+    _, report = run("check", "--from", str(out), "--format", "json")
+    assert report["summary"]["exit_code"] == 0
