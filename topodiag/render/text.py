@@ -266,11 +266,10 @@ def render_topology(diagnosis, stream=None, **options: Any) -> None:
     from rich.table import Table
 
     topology = diagnosis.topology
-    console = _console(stream)
+    console = _console(stream, options.get("width"))
     host = topology.host()
     console.print(f"host {topology.node(host).get('name') if host else '-'}")
-    table = matrix_table(topology)
-    if table is not None:
+    for table in matrix_tables(topology, console.width):  # split blocks where one table would not fit
         console.print(table)
     nodes = Table(title="Nodes")
     for col in ("id", "kind", "name", "facts"):
