@@ -301,3 +301,18 @@ def test_collect_puts_the_html_report_in_the_bundle(node, tmp_path):
     assert "report.html" not in [s.get("member") for s in manifest["sources"]]
     _, report = run("check", "--from", str(out), "--format", "json")
     assert report["summary"]["exit_code"] == 0
+
+
+def test_collect_names_each_missing_source_by_its_probe_with_why():
+    """The summary line groups what is missing by what happened, with the reason, and names the probe
+    of a source fed by two (the sysfs probe ran; pyverbs is what is absent)."""
+    from topodiag.cli.collect import collected_line
+    from topodiag.live.collection import Record
+
+    ok = Record("sysfs_infiniband", "ok", "probes/sysfs.json", "{}", where="probes/sysfs.json")
+    absent = Record("sysfs_infiniband", "not_available", "probes/pyverbs.json", "{}",
+                    reason="pyverbs not importable", where="probes/pyverbs.json")
+    tool = Record("ibstat", "not_available", None, reason="ibstat is not installed (not on PATH)")
+    line = collected_line([ok, absent, tool])
+    assert line == ("topodiag: collected 1 of 3 sources (not on this host: sysfs_infiniband (pyverbs.json): "
+                    "pyverbs not importable; ibstat: ibstat is not installed (not on PATH))")

@@ -59,9 +59,25 @@ def collect_command(
             target, records = collect_bundle(output, live, redact=redact)
     except RedactionError as exc:
         raise RedactionError(f"--redact: {exc}") from None
-    got = sum(1 for r in records if r.status == "ok")
-    missing = [f"{r.source} {r.status.replace('_', ' ')}" for r in records if r.status != "ok"]
-    print(f"topodiag: collected {got} of {len(records)} sources" + (f" ({'; '.join(missing)})" if missing else ""),
-          file=sys.stderr)
+    print(collected_line(records), file=sys.stderr)
     print(target)
     raise typer.Exit(ExitCode.OK)
+
+
+def collected_line(records) -> str:
+    """One stderr line: how many sources gave output, then the others by what happened ("not on this
+    host", "failed", "timed out"), each with its short reason; a source fed by two probes is named by
+    the probe (sysfs_infiniband (pyverbs.json)), so a probe that ran is never reported as absent."""
+    got = sum(1 for r in records if r.status == "ok")
+    groups: dict[str, list[str]] = {}
+    for r in records:
+        if r.status == "ok":
+            continue
+        where = getattr(r, "where", "") or ""
+        name = f"{r.source} ({where.rsplit('/', 1)[-1]})" if where.startswith("probes/") else r.source
+        reason = " ".join(str(r.reason or "").split())
+        short = reason if len(reason) <= 60 else reason[:57] + "..."
+        key = "not on this host" if r.status == "not_available" else r.status.replace("_", " ")
+        groups.setdefault(key, []).append(f"{name}: {short}" if short else name)
+    parts = [f"{key}: {'; '.join(items)}" for key, items in groups.items()]
+    return f"topodiag: collected {got} of {len(records)} sources" + (f" ({' | '.join(parts)})" if parts else "")
