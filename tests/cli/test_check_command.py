@@ -270,6 +270,8 @@ def test_text_report_gives_why_and_fix_once_per_rule():
     assert out.index("mlx5_10 (7)") < out.index("    why: A port carries RDMA traffic")
     lines = out.rstrip("\n").splitlines()
     assert lines[-2:] == lines[:2] and lines[0].startswith("FINDINGS")  # the verdict first and last
+    compact = [ln for ln in out.split("\n\n")[1].splitlines()]  # the compact view: one line per finding or group
+    assert compact[0].startswith("E IB001 mlx5_0, mlx5_1") and compact[1].startswith("W IB002 ") and len(compact) == 2
     verbose = invoke("check", "--from", str(ROOT / "fixtures/hosts/b300-rails-disabled"), "--format", "text", "-v").stdout
     assert verbose.count("\n  - mlx5_") == 8  # --verbose: each finding on its own
 

@@ -119,6 +119,27 @@ def _hanging(text: str, width: int, first: str = "", rest: str = "    ") -> str:
                          break_long_words=False, break_on_hyphens=False)
 
 
+def _one_line(text: str, width: int) -> str:
+    """Text on one line of the terminal, cut with "..." (the details below say it whole)."""
+    text = _flat(text)
+    return text if len(text) <= width else text[: max(10, width - 3)].rstrip() + "..."
+
+
+def _compact(findings, verbose: bool) -> list:
+    """[(finding, names)] worst first, rule by rule, with _same_but_subject's groups."""
+    from ..engine import Severity
+
+    out = []
+    for sev in sorted(Severity, reverse=True):
+        by_code: dict[str, list] = {}
+        for f in findings:
+            if f.severity == sev:
+                by_code.setdefault(f.code, []).append(f)
+        for group in by_code.values():
+            out.extend(_same_but_subject(group, verbose))
+    return out
+
+
 def _finding_line(f, width: int) -> "Any":
     from rich.text import Text
 
@@ -147,10 +168,11 @@ def _same_but_subject(findings: list, verbose: bool) -> list:
 
 
 def render(diagnosis, stream=None, **options: Any) -> None:
-    """`check` on a terminal, compact first: the verdict line, one line per finding (grouped by rule,
-    worst first) with its subjects and evidence, the rule's why and fix once, the GPU matrix (80
-    columns: split blocks, NIC0..n with a legend), inputs not read, skipped rules as one line
-    (`verbose=True` lists them), and the verdict again last."""
+    """`check` on a terminal, compact first: the verdict and coverage, one line per finding (worst
+    first; findings differing only in the name they start with as one line), the checklist (symptom:
+    what decided it), then the details (each finding whole, the rule's why and fix once; subjects,
+    evidence and expectation with `verbose=True`), the GPU matrix (80 columns: split blocks, NIC0..n
+    with a legend), inputs not read, skipped rules as one line (`verbose` lists them), the verdict again."""
     from rich.text import Text
 
     from ..engine import Severity
@@ -183,6 +205,30 @@ def render(diagnosis, stream=None, **options: Any) -> None:
     console.print(Text(_hanging(f"{cov.text()} | {read} | profile {profile or '-'}", width, "", "  "),
                        style="dim" if not cov.missing else ""))
 
+    if outcome.findings:  # the compact view: one line per finding (or per group), worst first
+        console.print()
+        for f, names in _compact(outcome.findings, verbose):
+            sev = str(f.severity)
+            text = f"{sev[0].upper()} {f.code} " + (f"{', '.join(names)} ({len(names)}): {f.message.split(' ', 1)[1]}"
+                                                    if names else f.message)
+            line = Text(_one_line(text, width))
+            line.stylize(SEVERITY_STYLE[sev], 0, 1)
+            console.print(line)
+
+    console.print()
+    console.print(Text("Checklist (symptom: what decided it)", style="bold"))
+    from ..engine.checklist import checklist
+
+    marks = {"found": ("x", "bold red"), "ok": ("ok", "green"), "not checked": ("?", "yellow"), "outside": ("-", "dim")}
+    for row in checklist(outcome):
+        mark, style = marks[row.state]
+        text = Text(_hanging(f"[{mark}] {row.symptom}: {row.fact}", width, "  ", "       "))
+        text.stylize(style, 2, 4 + len(mark))
+        console.print(text)
+
+    if outcome.findings:
+        console.print()
+        console.print(Text("Details", style="bold"))
     for sev in sorted(Severity, reverse=True):
         group = [f for f in outcome.findings if f.severity == sev]
         if not group:
@@ -216,17 +262,6 @@ def render(diagnosis, stream=None, **options: Any) -> None:
             for word, prose in (("why", first.why), ("fix", first.fix)):
                 if prose:
                     console.print(Text(_wrap(f"{word}: {_flat(prose)}", max(40, min(width, 110) - 2))))
-
-    console.print()
-    console.print(Text("Checklist (symptom: what decided it)", style="bold"))
-    from ..engine.checklist import checklist
-
-    marks = {"found": ("x", "bold red"), "ok": ("ok", "green"), "not checked": ("?", "yellow"), "outside": ("-", "dim")}
-    for row in checklist(outcome):
-        mark, style = marks[row.state]
-        text = Text(_hanging(f"[{mark}] {row.symptom}: {row.fact}", width, "  ", "       "))
-        text.stylize(style, 2, 4 + len(mark))
-        console.print(text)
 
     tables = matrix_tables(topology, width)
     if tables:
