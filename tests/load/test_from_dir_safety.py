@@ -134,3 +134,26 @@ def test_check_refuses_a_missing_file_named_with_escape_codes_in_one_line(tmp_pa
     code, report, err = check(missing)
     assert code == ExitCode.INCOMPLETE and report is None
     assert "\x1b" not in err and "\\x1b[2J" in err and len(err.strip().splitlines()) == 1
+
+
+def test_stdin_is_spooled_to_a_file_not_held_in_memory(monkeypatch):
+    """`-` is copied a block at a time into an unnamed temporary file: the parsers then stream it as
+    they stream a file (OpenedText.binary() is a seekable file), whatever its size."""
+    import io
+    import sys
+
+    from topodiag.load.files import open_text
+
+    data = b"x" * (3 << 20) + b"\n"
+
+    class FakeStdin:
+        buffer = io.BytesIO(data)
+
+    monkeypatch.setattr(sys, "stdin", FakeStdin())
+    opened = open_text("-")
+    try:
+        raw = opened.binary()
+        assert raw is not None and raw.seekable() and opened.name == "<stdin>"
+        assert sum(len(line) for line in opened.lines()) == len(data)
+    finally:
+        opened.close()

@@ -55,24 +55,40 @@ def open_text(path: str) -> OpenedText:
     folder, and anything but a regular file (a FIFO, a device, a socket: they could block forever
     or never end), checked before opening and again on the descriptor, which is opened non-blocking
     so that a FIFO put there in between cannot block either."""
-    if path == "-":
-        data = sys.stdin.buffer.read()
-        return _from_bytes("<stdin>", data)
-    raw = open_binary(path, "parse takes one tool output")
+    if path == "-":  # spooled to an unnamed temporary file: memory stays flat, and it reads like a file
+        raw, name = _spool_stdin(), "<stdin>"
+    else:
+        raw, name = open_binary(path, "parse takes one tool output"), shown(path, PATH_SHOWN)
     try:
         first = raw.read(BINARY_PROBE_BYTES)
     except OSError as exc:
         raw.close()
-        raise InputError(shown(path, PATH_SHOWN), f"cannot read: {exc.strerror or exc}") from None
+        raise InputError(name, f"cannot read: {exc.strerror or exc}") from None
     try:
-        _refuse_binary_or_empty(shown(path, PATH_SHOWN), first)
+        _refuse_binary_or_empty(name, first)
     except InputError:
         raw.close()
         raise
     raw.seek(0)
     handle = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
     head = handle.read(256 * 1024)
-    return OpenedText(shown(path, PATH_SHOWN), head, handle)
+    return OpenedText(name, head, handle)
+
+
+def _spool_stdin(chunk: int = 1 << 20):
+    """Standard input copied, a block at a time, into an unnamed temporary file (deleted when
+    closed), rewound: what stdin holds may be larger than memory."""
+    import tempfile
+
+    spool = tempfile.TemporaryFile()
+    src = sys.stdin.buffer
+    while True:
+        block = src.read(chunk)
+        if not block:
+            break
+        spool.write(block)
+    spool.seek(0)
+    return spool
 
 
 def open_binary(path: str, folder_hint: str = "expected a file") -> io.BufferedReader:
