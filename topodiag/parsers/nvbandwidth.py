@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from ._matrix import cell
 from .base import ParseError, ParserInfo, clean_lines
 
 INFO = ParserInfo(
@@ -81,13 +82,7 @@ class Testcase:
     waived: bool
 
     def value(self, row: int, col: int) -> Optional[float]:
-        if col not in self.columns:
-            return None
-        i = self.columns.index(col)
-        for r in self.rows:
-            if r.label == row:
-                return r.values[i] if i < len(r.values) else None
-        return None
+        return cell(self.columns, self.rows, row, col, lambda r: r.label)
 
 
 @dataclass(frozen=True)

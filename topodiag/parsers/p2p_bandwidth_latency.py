@@ -36,6 +36,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from ._matrix import cell
 from .base import ParseError, ParserInfo, clean_lines
 
 INFO = ParserInfo(
@@ -95,13 +96,7 @@ class Matrix:
 
     def value(self, src: int, dst: int) -> Optional[float]:
         """The value of row `src`, column `dst` (None when not measured or not shown)."""
-        if dst not in self.devices:
-            return None
-        col = self.devices.index(dst)
-        for r in self.rows:
-            if r.device == src:
-                return r.values[col] if col < len(r.values) else None
-        return None
+        return cell(self.devices, self.rows, src, dst, lambda r: r.device)
 
 
 @dataclass(frozen=True)
