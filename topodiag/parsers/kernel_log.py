@@ -53,7 +53,9 @@ MAX_EVENTS = 200
 MAX_LINK_EVENTS = 2000  # a flapping link logs many: enough to count the worst window
 MAX_TEXT = 300
 
-_STAMP_RE = re.compile(r"^\s*(?:<\d+>)?\s*\[\s*[\d.]+\]|^\s*\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]"
+# [ \t] where a line's blanks are meant and no two runs that can match the same blank side by side:
+# `^\s*(?:<\d+>)?\s*` is quadratic on a line of blanks.
+_STAMP_RE = re.compile(r"^[ \t]*(?:<[0-9]{1,3}>[ \t]*)?\[[ \t]*[0-9.]{1,32}\]|^[ \t]*\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] [0-9]{4}\]"
                        r"|^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ kernel:|^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S* \S+ kernel:")
 _XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)\): (\d+),\s*(.*)")
 _CAUSE_RE = re.compile(r"caused by previous Xid (\d+)")
@@ -69,7 +71,7 @@ _MLX_LIMIT_RE = re.compile(r"mlx5_core ([0-9a-fA-F:.]+): [\d.]+ Gb/s available P
 _MLX_LINK_RE = re.compile(r"mlx5_core ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)(?: (\S+?))?:?"
                           r"(?: Port: \d+)? Link (up|down|active)\b", re.I)
 # The time of a line, in seconds: dmesg's "[ 1843.308145]", or a syslog/journal stamp
-_DMESG_T_RE = re.compile(r"^\s*(?:<\d+>)?\s*\[\s*(\d+(?:\.\d+)?)\]")
+_DMESG_T_RE = re.compile(r"^[ \t]*(?:<[0-9]{1,3}>[ \t]*)?\[[ \t]*([0-9]{1,12}(?:\.[0-9]{1,9})?)\]")
 _SYSLOG_T_RE = re.compile(r"^([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)\b")
 _ISO_T_RE = re.compile(r"^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)")
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",

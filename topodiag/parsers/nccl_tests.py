@@ -117,14 +117,18 @@ _HALF_NAMES = {"time": "time", "cputime": "time", "algbw": "algbw", "busbw": "bu
 _PARAM_KEYS = {"nThread": "nthread", "nGpus": "ngpus", "minBytes": "min_bytes", "maxBytes": "max_bytes",
                "warmup iters": "warmup_iters", "agg iters": "agg_iters"}
 
+# The sniffers' patterns stay on one line: [ \t], never \s (in re.M, `^\s*` runs over the newlines after
+# every line start: quadratic on a file of blank lines), digits are [0-9], runs are bounded.
 _SNIFF_STRONG = re.compile(
-    r"^[^\n#]{0,24}#\s*(?:(?:nccl|rccl)-tests version |Collective test starting:|nThread \d+ nGpus \d+"
-    r"|\s*size\s+count\s+type\s|\s+out-of-place\s+in-place)", re.M)
-_SNIFF_SUMMARY = re.compile(r"^[^\n#]{0,24}#\s*(?:Out of bounds values|Avg bus bandwidth)\s*:", re.M)
-_SNIFF_DEVICE = re.compile(r"^[^\n#]{0,24}#\s*Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+\S+\s+device\s", re.M)
+    r"^[^\n#]{0,24}#[ \t]*(?:(?:nccl|rccl)-tests version |Collective test starting:|nThread [0-9]+ nGpus [0-9]+"
+    r"|size[ \t]+count[ \t]+type[ \t]|out-of-place[ \t]+in-place)", re.M)
+_SNIFF_SUMMARY = re.compile(r"^[^\n#]{0,24}#[ \t]*(?:Out of bounds values|Avg bus bandwidth)[ \t]*:", re.M)
+_SNIFF_DEVICE = re.compile(r"^[^\n#]{0,24}#[ \t]*Rank[ \t]+[0-9]{1,9}[ \t]+(?:Group[ \t]+[0-9]{1,9}[ \t]+)?Pid[ \t]+[0-9]{1,12}"
+                           r"[ \t]+on[ \t]+[^ \t\n]{1,512}[ \t]+device[ \t]", re.M)
 _SNIFF_ROW = re.compile(
-    r"^\s*(?:\d+:\s+)?(?:\[\d+\]\s*)?\d+\s+\d+\s+(?:float|half|bfloat16|double|u?int(?:8|32|64)|char|int|fp8\w*)"
-    r"\s+\S+\s+-?\d+", re.M)
+    r"^[ \t]*(?:[0-9]{1,9}:[ \t]+)?(?:\[[0-9]{1,9}\][ \t]*)?[0-9]{1,20}[ \t]+[0-9]{1,20}[ \t]+"
+    r"(?:float|half|bfloat16|double|u?int(?:8|32|64)|char|int|fp8[A-Za-z0-9_]{0,16})"
+    r"[ \t]+[^ \t\n]{1,64}[ \t]+-?[0-9]", re.M)
 
 
 @dataclass(frozen=True)

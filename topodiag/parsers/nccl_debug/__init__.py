@@ -77,6 +77,11 @@ __all__ = ["INFO", "SOURCE", "CHUNK", "ChunkReader", "MAX_LIST", "MAX_SAMPLE", "
            "parse_lines", "sniff"]
 
 
+# A line is [ \t], never \s: in re.M, `^\s*` runs over the newlines after every line start (quadratic
+# on a file of blank lines).
+_SNIFF_VERSION = re.compile(r"^[ \t]*NCCL version [0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4}", re.M)
+
+
 def sniff(text: str) -> float:
     """0.8 when NCCL INFO/WARN lines or c10d watchdog NCCL lines appear, else 0."""
     try:
@@ -84,7 +89,7 @@ def sniff(text: str) -> float:
             return 0.8
         if "ProcessGroupNCCL" in text and ("Watchdog" in text or "NCCL work" in text):
             return 0.8
-        if re.search(r"(?m)^\s*NCCL version \d+\.\d+\.\d+", text):
+        if _SNIFF_VERSION.search(text):
             return 0.5
     except Exception:
         return 0.0
