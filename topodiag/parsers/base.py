@@ -77,6 +77,13 @@ def blank_provenance_header_lines(lines: Iterable[str]) -> Iterator[str]:
         yield line
 
 
+def is_digits(text: str) -> bool:
+    """Whether text is one or more ASCII digits 0-9. str.isdigit() also accepts '²' (which int()
+    refuses: an exception) and other scripts' digits such as '١' (which int() reads as 1): neither
+    is a number a tool printed."""
+    return text.isascii() and text.isdigit()
+
+
 def strip_ansi(line: str) -> str:
     """Remove ANSI escape sequences (nvidia-smi underlines its topo header on a TTY)."""
     return ANSI_RE.sub("", line) if "\x1b" in line else line

@@ -53,7 +53,7 @@ ELISION_RE = re.compile(r"^(?:\.{2,}|\u2026+|\[\s*(?:\.{2,}|\u2026)\s*\]|\(\s*\.
 ALL_INACTIVE_RE = re.compile(r"Unable to retrieve NVLink information as all links are in-?active", re.I)
 UNSUPPORTED_RE = re.compile(r"does not have or support NVLink", re.I)
 ERROR_RE = re.compile(r"^(?:Unable to determine|Failed to|Unable to|Error:|NVML:|No devices were found)", re.I)
-LINK_FRAGMENT_RE = re.compile(r"^(?:L|Li|Lin|Link|Link\s+\d{1,4}:?)$")
+LINK_FRAGMENT_RE = re.compile(r"^(?:L|Li|Lin|Link|Link\s+[0-9]{1,4}:?)$")
 UUID_OK_RE = re.compile(r"^(?:GPU|MIG)-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 SNIFF_HEADER = re.compile(r"^GPU [0-9]{1,6}: [^\n]*\(UUID: ", re.M)
 
@@ -68,20 +68,20 @@ def sniff_mode(text: str, mode_line: "re.Pattern[str]", alone: float = 0.8) -> f
 # A parser refuses the text of the others by name. The order is the one `nvidia_smi_nvlink_s` always
 # used (first match wins); "s" is last because that parser excludes itself.
 MODES: tuple[tuple[str, re.Pattern[str], str], ...] = (
-    ("c", re.compile(r"^Link\s+\d+\s*,\s*.*(?:supported|Supported)\s*:\s*(?:true|false)$", re.I),
+    ("c", re.compile(r"^Link\s+[0-9]+\s*,\s*.*(?:supported|Supported)\s*:\s*(?:true|false)$", re.I),
      "`nvidia-smi nvlink -c` (capabilities)"),
-    ("e", re.compile(r"^Link\s+\d+\s*:\s*(?:Replay|Recovery|CRC|Flit CRC|Data CRC|ECC)\s+Errors?\s*:", re.I),
+    ("e", re.compile(r"^Link\s+[0-9]+\s*:\s*(?:Replay|Recovery|CRC|Flit CRC|Data CRC|ECC)\s+Errors?\s*:", re.I),
      "`nvidia-smi nvlink -e` (error counters)"),
-    ("ec", re.compile(r"^Link\s+\d+\s*:\s*Lane\s+\d+", re.I), "`nvidia-smi nvlink -ec` (per-lane CRC error counters)"),
-    ("R", re.compile(r"^Link\s+\d+\s*:\s*Remote Device\b", re.I), "`nvidia-smi nvlink -R` (remote link info)"),
-    ("p", re.compile(r"^Link\s+\d+\s*:\s*(?:Remote (?:PCI Bus ID|info pci_dev)\s*:?\s*)?"
+    ("ec", re.compile(r"^Link\s+[0-9]+\s*:\s*Lane\s+[0-9]+", re.I), "`nvidia-smi nvlink -ec` (per-lane CRC error counters)"),
+    ("R", re.compile(r"^Link\s+[0-9]+\s*:\s*Remote Device\b", re.I), "`nvidia-smi nvlink -R` (remote link info)"),
+    ("p", re.compile(r"^Link\s+[0-9]+\s*:\s*(?:Remote (?:PCI Bus ID|info pci_dev)\s*:?\s*)?"
                      r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$", re.I),
      "`nvidia-smi nvlink -p` (remote PCI bus ids)"),
-    ("gt", re.compile(r"^Link\s+\d+\s*:\s*(?:Data|Raw)\s+[TR]x\s*:", re.I), "`nvidia-smi nvlink -gt` (throughput counters)"),
-    ("g", re.compile(r"^Link\s+\d+\s*,\s*[TR]x\d?\s*:", re.I), "`nvidia-smi nvlink -g` (utilization counters)"),
-    ("info", re.compile(r"^(?:NVLE|NVLink Encryption)\s*:|^Firmware Version\s*:|^(?:MSE|NETIR(?: [A-Z]+)?)\s*:\s*\d+:\d+:\d+$"),
+    ("gt", re.compile(r"^Link\s+[0-9]+\s*:\s*(?:Data|Raw)\s+[TR]x\s*:", re.I), "`nvidia-smi nvlink -gt` (throughput counters)"),
+    ("g", re.compile(r"^Link\s+[0-9]+\s*,\s*[TR]x[0-9]?\s*:", re.I), "`nvidia-smi nvlink -g` (utilization counters)"),
+    ("info", re.compile(r"^(?:NVLE|NVLink Encryption)\s*:|^Firmware Version\s*:|^(?:MSE|NETIR(?: [A-Z]+)?)\s*:\s*[0-9]+:[0-9]+:[0-9]+$"),
      "`nvidia-smi nvlink -info` (encryption and firmware)"),
-    ("s", re.compile(r"^Link\s+\d{1,4}\s*:\s*(?:\d{1,6}(?:\.\d{1,6})?\s*GB/s|<\s*in-?active\s*>)$", re.I),
+    ("s", re.compile(r"^Link\s+[0-9]{1,4}\s*:\s*(?:[0-9]{1,6}(?:\.[0-9]{1,6})?\s*GB/s|<\s*in-?active\s*>)$", re.I),
      "`nvidia-smi nvlink -s` (link status)"),
 )
 

@@ -50,18 +50,18 @@ INFO = ParserInfo(
 )
 SOURCE = INFO.source
 
-PARTIAL_SPEED_RE = re.compile(r"^\d{1,6}(?:\.\d{0,6})?\s*(?:G|GB|GB/)?$", re.I)  # "26.5", "26.562 GB/" cut off
-LINK_RE = re.compile(r"^Link\s+(\d{1,4})\s*:\s*(.*)$")
-SPEED_RE = re.compile(r"^(\d{1,6}(?:\.\d{1,6})?)\s*GB/s$", re.I)
+PARTIAL_SPEED_RE = re.compile(r"^[0-9]{1,6}(?:\.[0-9]{0,6})?\s*(?:G|GB|GB/)?$", re.I)  # "26.5", "26.562 GB/" cut off
+LINK_RE = re.compile(r"^Link\s+([0-9]{1,4})\s*:\s*(.*)$")
+SPEED_RE = re.compile(r"^([0-9]{1,6}(?:\.[0-9]{1,6})?)\s*GB/s$", re.I)
 INACTIVE_RE = re.compile(r"^<?\s*in-?active\s*>?$", re.I)
 
 # Lines of the other `nvidia-smi nvlink` modes, and how to name them in the refusal.
 OTHER_MODES: tuple[tuple[re.Pattern[str], str], ...] = other_modes("s")
 
-_SNIFF_STATUS = re.compile(r"^[ \t]*Link \d{1,4}: (?:\d{1,6}(?:\.\d{1,6})? GB/s|<inactive>)[ \t\r]*$", re.M)
+_SNIFF_STATUS = re.compile(r"^[ \t]*Link [0-9]{1,4}: (?:[0-9]{1,6}(?:\.[0-9]{1,6})? GB/s|<inactive>)[ \t\r]*$", re.M)
 _SNIFF_OTHER = re.compile(
-    r"^[ \t]*(?:Link \d{1,4}, (?:P2P is supported|Access to system memory supported|SLI is supported): |"
-    r"Link \d{1,4}: (?:Replay|Recovery|CRC) Errors: |Link \d{1,4}: Remote Device |Link \d{1,4}: Data [TR]x: |"
+    r"^[ \t]*(?:Link [0-9]{1,4}, (?:P2P is supported|Access to system memory supported|SLI is supported): |"
+    r"Link [0-9]{1,4}: (?:Replay|Recovery|CRC) Errors: |Link [0-9]{1,4}: Remote Device |Link [0-9]{1,4}: Data [TR]x: |"
     r"NVLE: |Firmware Version:)", re.M)
 
 

@@ -42,7 +42,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from .base import ParseError, ParserInfo, clean_lines
+from .base import is_digits, ParseError, ParserInfo, clean_lines
 
 INFO = ParserInfo(
     source="nvidia_smi_q",
@@ -55,7 +55,7 @@ SOURCE = INFO.source
 _GPU_RE = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
 _KV_RE = re.compile(r"^(\s*)(\S[^:]*?)\s*:\s?(.*)$")
 _BUS_RE = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$")
-_WIDTH_RE = re.compile(r"^(\d+)x$", re.I)
+_WIDTH_RE = re.compile(r"^([0-9]+)x$", re.I)
 _MAX_GPUS = 256
 # [ \t], never \s, in a re.M pattern: `^\s*` runs over the newlines after every line start (quadratic).
 _SNIFF_FABRIC = re.compile(r"^[ \t]*Fabric[ \t]*\r?$", re.M)
@@ -123,7 +123,7 @@ def _int(value: Optional[str]) -> Optional[int]:
     m = _WIDTH_RE.match(v)
     if m:
         return int(m[1])
-    return int(v) if v.isdigit() else None
+    return int(v) if is_digits(v) else None
 
 
 class _Gpu:

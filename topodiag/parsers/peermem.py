@@ -36,8 +36,8 @@ SOURCE = INFO.source
 
 PEER_MODULES = ("nvidia_peermem", "nv_peer_mem")
 MAX_MODULES = 400
-_PROC_RE = re.compile(r"^([A-Za-z0-9_]+) (\d+) (\d+) (\S+) (Live|Loading|Unloading) 0x[0-9a-f]+")
-_LSMOD_RE = re.compile(r"^([A-Za-z0-9_]+)\s+(\d+)\s+(\d+)(?:\s+(\S+))?\s*$")
+_PROC_RE = re.compile(r"^([A-Za-z0-9_]+) ([0-9]+) ([0-9]+) (\S+) (Live|Loading|Unloading) 0x[0-9a-f]+")
+_LSMOD_RE = re.compile(r"^([A-Za-z0-9_]+)\s+([0-9]+)\s+([0-9]+)(?:\s+(\S+))?\s*$")
 _GREP_RE = re.compile(r"(?:lsmod|cat /proc/modules)\s*\|\s*grep\s+(?:-\w+\s+)*['\"]?([\w|\\-]+)['\"]?"
                       r"|grep\s+(?:-\w+\s+)*['\"]?([\w|\\-]+)['\"]?\s+/proc/modules")
 _PROMPT_RE = re.compile(r"^(?:\(\S+\)\s*)?(?:\[[^\]]*\][#$]|\S*[#$]|[#$])\s+")

@@ -53,7 +53,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
-from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
+from .base import is_digits, ParseError, ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import ErrorLine, norm_physical_state, norm_state, not_this_tool, strip_paste
 
 INFO = ParserInfo(
@@ -67,9 +67,9 @@ INFO = ParserInfo(
 SOURCE = INFO.source
 
 # `link mlx5_0/1 ...` (some vendor builds print `link mlx5_0/1: ...`) and `8/1: mlx5_0/1: ...`.
-LINK_RE = re.compile(r"^link\s+(?P<dev>[^\s/]+)/(?P<port>\d{1,9}):?(?:\s+(?P<rest>.*))?$")
+LINK_RE = re.compile(r"^link\s+(?P<dev>[^\s/]+)/(?P<port>[0-9]{1,9}):?(?:\s+(?P<rest>.*))?$")
 OLD_LINK_RE = re.compile(
-    r"^(?P<idx>\d{1,9})/\d{1,9}:\s+(?P<dev>[^\s/]+)/(?P<port>\d{1,9}):(?:\s+(?P<rest>.*))?$")
+    r"^(?P<idx>[0-9]{1,9})/[0-9]{1,9}:\s+(?P<dev>[^\s/]+)/(?P<port>[0-9]{1,9}):(?:\s+(?P<rest>.*))?$")
 CAPS_RE = re.compile(r"^\\?\s*caps:\s*<(?P<caps>[^>]*)>?$")
 INLINE_CAPS_RE = re.compile(r"\\?\s*caps:\s*<(?P<caps>[^>]*)>?")
 OWN_ERROR_RE = re.compile(
@@ -88,9 +88,9 @@ SOFTWARE_RE = re.compile(r"^(?:rxe|siw)", re.I)
 _PHYS_EXTRA = {"ARMED": "PortConfigurationTraining", "LINK_ERROR_RECOVER": "LinkErrorRecovery"}
 
 _SNIFF_TEXT = re.compile(
-    r"^[ \t>`]*(?:link\s+[^\s/]+/\d{1,9}:?|\d{1,9}/\d{1,9}:\s+[^\s/]+/\d{1,9}:)\s+"
+    r"^[ \t>`]*(?:link\s+[^\s/]+/[0-9]{1,9}:?|[0-9]{1,9}/[0-9]{1,9}:\s+[^\s/]+/[0-9]{1,9}:)\s+"
     r"(?:subnet_prefix|lid|sm_lid|state|physical_state|netdev)\s", re.M)
-_SNIFF_JSON = re.compile(r"\"ifname\"\s*:\s*\"[^\"]*\"\s*,\s*\"port\"\s*:|\"port\"\s*:\s*\d+\s*,\s*\"ifname\"")
+_SNIFF_JSON = re.compile(r"\"ifname\"\s*:\s*\"[^\"]*\"\s*,\s*\"port\"\s*:|\"port\"\s*:\s*[0-9]+\s*,\s*\"ifname\"")
 SNIFF_LIMIT = 64 * 1024
 _SNIFF_JSON_STATE = re.compile(r"\"physical_state\"\s*:\s*\"[A-Z_]+\"")
 
@@ -148,7 +148,7 @@ def _number(key: str, value: Any, line_no: int) -> int | None:
     if isinstance(value, int):
         return value
     text = str(value).strip()
-    if re.fullmatch(r"\d{1,18}", text):
+    if re.fullmatch(r"[0-9]{1,18}", text):
         return int(text)
     if re.fullmatch(r"0[xX][0-9a-fA-F]{1,16}", text):
         return int(text, 16)
@@ -314,9 +314,9 @@ def _json_links(lines: list[str], start_idx: int, notes: list[str]) -> list[Rdma
             skipped += 1
             continue
         dev, _, port_text = name.partition("/")  # before iproute2 5.5: "ifname": "mlx5_0/1"
-        if port is None and port_text.isdigit():
+        if port is None and is_digits(port_text):
             port = int(port_text)
-        if isinstance(port, str) and port.isdigit():
+        if isinstance(port, str) and is_digits(port):
             port = int(port)
         if not isinstance(port, int) or isinstance(port, bool) or not (
                 {"state", "physical_state", "netdev", "lid", "subnet_prefix"} & item.keys()):
