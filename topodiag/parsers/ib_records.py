@@ -116,7 +116,8 @@ _PHYS_BY_NUMBER = {
 }
 
 _NUM_PREFIX = re.compile(r"^([0-9]{1,18})\s*:\s*(.*)$")  # sysfs "4: ACTIVE"
-_NUM_SUFFIX = re.compile(r"^(.*?)\s*\(([0-9]{1,18})\)$")  # verbs "PORT_ACTIVE (4)"
+# verbs "PORT_ACTIVE (4)"; greedy and stripped in code (`(.*?)\s*\(` let two runs share the blanks)
+_NUM_SUFFIX = re.compile(r"^(.*)\(([0-9]{1,18})\)$")
 
 
 def _split_code(raw: str) -> tuple[str, int | None]:
@@ -126,7 +127,7 @@ def _split_code(raw: str) -> tuple[str, int | None]:
         return m.group(2), int(m.group(1))
     m = _NUM_SUFFIX.match(text)
     if m:
-        return m.group(1), int(m.group(2))
+        return m.group(1).rstrip(), int(m.group(2))
     return text, None
 
 
@@ -215,6 +216,7 @@ _MASK_TOKEN = re.compile(
     r"^(?:\.{2,}|\u2026|[xX]{2,}|\*+|#+|<[^<>]{0,40}>|\[[^\[\]]{0,40}\]|\([^()]{0,40}\)"
     r"|redacted|hidden|removed|masked|omitted|n/?a)$", re.I)
 _PARTLY_MASKED = re.compile(r"^(?:0x)?[0-9a-fA-F:.]*(?:[xX]{2,}|\*{2,}|\.{3}|\u2026)[0-9a-fA-FxX*:.\u2026]*$")
+MAX_MASKED = 64  # a partly masked identifier (GID, GUID, MAC, address) is shorter
 _MASKED_IPV4 = re.compile(r"^(?=[^xX*]*[xX*])(?:[0-9]{1,3}|[xX]{1,3}|\*{1,3})(?:\.(?:[0-9]{1,3}|[xX]{1,3}|\*{1,3})){3}$")
 
 
@@ -245,6 +247,8 @@ def is_redacted(raw: str | None) -> bool:
         return False
     if _MASK_TOKEN.match(text) or _MASKED_IPV4.match(text) or _MASK_TOKEN.match(text[2:] if text[:2] in ("0x", "0X") else ""):
         return True
+    if len(text) > MAX_MASKED:  # no identifier is that long; its classes overlap (quadratic on a run of dots)
+        return False
     return bool(_PARTLY_MASKED.match(text)) and not re.fullmatch(r"(?:0x)?[0-9a-fA-F:.]+", text)
 
 

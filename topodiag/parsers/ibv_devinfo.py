@@ -123,9 +123,13 @@ def _need(value: Any, what: str, key: str, raw: str, line_no: int) -> Any:
     return value
 
 
+_CODE_RE = re.compile(r"\([0-9]{1,18}\)$")
+
+
 def _code_stripped(value: str) -> str:
     """'InfiniBand (0)' -> 'InfiniBand'."""
-    return re.sub(r"\s*\([0-9]{1,18}\)$", "", value)
+    m = _CODE_RE.search(value)  # the blanks before it are stripped in code: a search for `\s*\(...` is quadratic
+    return value[: m.start()].rstrip() if m else value
 
 
 def _ca_field(ca: dict[str, Any], key: str, value: str, line_no: int) -> None:

@@ -71,7 +71,9 @@ LINK_RE = re.compile(r"^link\s+(?P<dev>[^\s/]+)/(?P<port>[0-9]{1,9}):?(?:\s+(?P<
 OLD_LINK_RE = re.compile(
     r"^(?P<idx>[0-9]{1,9})/[0-9]{1,9}:\s+(?P<dev>[^\s/]+)/(?P<port>[0-9]{1,9}):(?:\s+(?P<rest>.*))?$")
 CAPS_RE = re.compile(r"^\\?\s*caps:\s*<(?P<caps>[^>]*)>?$")
-INLINE_CAPS_RE = re.compile(r"\\?\s*caps:\s*<(?P<caps>[^>]*)>?")
+# Searched for from 'caps:' on (the blanks and backslash before it are taken back in code): a search
+# for `\\?\s*caps:` tried every blank of a line as a start and ran over the rest (quadratic).
+INLINE_CAPS_RE = re.compile(r"caps:\s*<(?P<caps>[^>]*)>?")
 OWN_ERROR_RE = re.compile(
     r"^(?:Wrong device name|This tool doesn't support switches yet|Unknown parameter\b"
     r"|Object \"[^\"]*\" is unknown, try \"rdma help\"|(?:-?\S+: )?rdma: (?:command )?not found)")
@@ -238,7 +240,8 @@ def _text_line(line: str, line_no: int, notes: list[str]) -> RdmaLink | None:
     cm = INLINE_CAPS_RE.search(rest)
     if cm:  # `rdma -o -d link`: the caps on the same line
         caps = _caps(cm.group("caps"))
-        rest = rest[: cm.start()]
+        rest = rest[: cm.start()].rstrip()
+        rest = rest[:-1].rstrip() if rest.endswith("\\") else rest
     split = _split_fields(rest, line_no, notes)
     if split is None:
         return None
