@@ -180,3 +180,23 @@ def test_every_fixture_line_blown_up(source: str) -> None:
         text = line + " " * (32 * KB) + "x\n" + line
         _timed(f"{source}.sniff on {line[:40]!r}", parser.sniff, text)
         _timed(f"{source}.parse on {line[:40]!r}", parser.parse, text)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_every_fixture_line_repeated_on_one_line(source: str) -> None:
+    """Deterministic sweep: every distinct fixture line repeated on one line of 64 KB (a tag that a
+    search retries at each repeat, with a run to the end of the line, is quadratic)."""
+    parser = parsers.get(source)
+    for line in FIXTURE_LINES[source][:60]:
+        text = _fill(line.strip() + " ", 64 * KB) + "\n"
+        _timed(f"{source}.sniff on {line[:40]!r} repeated", parser.sniff, text)
+        _timed(f"{source}.parse on {line[:40]!r} repeated", parser.parse, text)
+
+
+def test_nccl_plugin_warn_tag_repeated_on_one_line() -> None:
+    """A line of 'NCCL WARN NET/OFI x ' repeated 2000 times (70 KB) took 15.9 s (PLUGIN_WARN_RE
+    searched again from every repeat with a lazy run to the end of the line)."""
+    text = "host:1:2 [0] " + "NCCL WARN NET/OFI x " * 8000 + "\n"
+    _timed("nccl_debug.parse", parsers.get("nccl_debug").parse, text)
+    report = parsers.get("nccl_debug").parse("h:1:2 [0] NCCL WARN NET/OFI aws-ofi-nccl initialization failed\n")
+    assert "aws-ofi-nccl" in report.net_plugins_failed

@@ -53,7 +53,9 @@ INFO = ParserInfo(
 SOURCE = INFO.source
 
 _GPU_RE = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
-_KV_RE = re.compile(r"^(\s*)(\S[^:]*?)\s*:\s?(.*)$")
+# The key runs to the first ':' and is stripped where it is read: `(\S[^:]*?)\s*:` let two runs share
+# the blanks of a line without a colon (quadratic).
+_KV_RE = re.compile(r"^(\s*)(\S[^:]*):\s?(.*)$")
 _BUS_RE = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$")
 _WIDTH_RE = re.compile(r"^([0-9]+)x$", re.I)
 _MAX_GPUS = 256

@@ -532,8 +532,11 @@ class Facts:
         kind = _classify_error(line)
         if kind:
             self.add_error(line_no, line, kind)
-        if "NET/" in line:
-            m = PLUGIN_WARN_RE.search(line)
+        at = line.find("NCCL WARN NET/") if "NET/" in line else -1
+        if at >= 0:
+            # matched from the line's first plugin WARN tag only: a search tried every repeat of the tag
+            # with a lazy run to the end of the line (quadratic on a line of repeated tags)
+            m = PLUGIN_WARN_RE.match(line, at)
             if m:
                 tag = m.group(1)
                 name = PLUGIN_NAMES.get(tag.lower()) or (self.plugin_loaded if tag == "NET/Plugin" else tag[4:])
