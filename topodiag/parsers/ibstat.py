@@ -97,7 +97,7 @@ ERROR_RE = re.compile(r"^(?:ibpanic:|ibwarn:|iberror:|ibstat: |\S+: iberror:)")
 
 _SNIFF_CA = re.compile(rf"^[ \t`]*{_NODE}:? '[^']*'[ \t`]*\r?\n(?:[^\n]*\n){{0,2}}?[ \t`]*{_NODE} type:", re.M)
 _SNIFF_PANIC = re.compile(r"ibpanic: \[[0-9]{1,18}\] main: (?:stat of IB device|'[^']*' IB device can't be found|can't)")
-_SNIFF_PORT = re.compile(r"^[ \t]*Physical state: \w+\s*\n[ \t]*Rate: [0-9.]+", re.M)
+_SNIFF_PORT = re.compile(r"^[ \t]*Physical state: \w{1,40}[ \t\r]*\n[ \t]*Rate: [0-9.]+", re.M)
 
 
 @dataclass(frozen=True)

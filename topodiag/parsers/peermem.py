@@ -65,7 +65,7 @@ def sniff(text: str) -> float:
         head = text[:20000]
         if "memory_peers" in head or "nvidia_peermem" in head or "nv_peer_mem" in head:
             return 0.7
-        if re.search(r"^Module\s+Size\s+Used by", head, re.M):
+        if re.search(r"^Module[ \t]+Size[ \t]+Used by", head, re.M):
             return 0.6
         lines = [ln for ln in head.splitlines()[:50] if ln.strip() and not ln.startswith("#@")]
         if len(lines) >= 3 and all(_PROC_RE.match(ln) for ln in lines):

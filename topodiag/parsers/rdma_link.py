@@ -90,8 +90,8 @@ SOFTWARE_RE = re.compile(r"^(?:rxe|siw)", re.I)
 _PHYS_EXTRA = {"ARMED": "PortConfigurationTraining", "LINK_ERROR_RECOVER": "LinkErrorRecovery"}
 
 _SNIFF_TEXT = re.compile(
-    r"^[ \t>`]*(?:link\s+[^\s/]+/[0-9]{1,9}:?|[0-9]{1,9}/[0-9]{1,9}:\s+[^\s/]+/[0-9]{1,9}:)\s+"
-    r"(?:subnet_prefix|lid|sm_lid|state|physical_state|netdev)\s", re.M)
+    r"^[ \t>`]*(?:link[ \t]+[^\s/]{1,256}/[0-9]{1,9}:?|[0-9]{1,9}/[0-9]{1,9}:[ \t]+[^\s/]{1,256}/[0-9]{1,9}:)[ \t]+"
+    r"(?:subnet_prefix|lid|sm_lid|state|physical_state|netdev)\s", re.M)  # one line: [ \t], bounded names
 _SNIFF_JSON = re.compile(r"\"ifname\"\s*:\s*\"[^\"]*\"\s*,\s*\"port\"\s*:|\"port\"\s*:\s*[0-9]+\s*,\s*\"ifname\"")
 SNIFF_LIMIT = 64 * 1024
 _SNIFF_JSON_STATE = re.compile(r"\"physical_state\"\s*:\s*\"[A-Z_]+\"")
