@@ -200,3 +200,16 @@ def test_nccl_plugin_warn_tag_repeated_on_one_line() -> None:
     _timed("nccl_debug.parse", parsers.get("nccl_debug").parse, text)
     report = parsers.get("nccl_debug").parse("h:1:2 [0] NCCL WARN NET/OFI aws-ofi-nccl initialization failed\n")
     assert "aws-ofi-nccl" in report.net_plugins_failed
+
+
+def _fixtures_of(source: str) -> str:
+    return "\n".join(blank_provenance_header(fx.text()) for fx in parser_fixtures() if fx.source == source) + "\n"
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_own_fixtures_repeated_to_one_megabyte(source: str) -> None:
+    """1 MB of the parser's own fixtures, repeated as they are and with every blank run widened
+    eightfold (a real parse takes < 0.5 s here: the bound catches super-linear work, not speed)."""
+    text = _fixtures_of(source)
+    _every_call(source, _fill(text, 1024 * KB))
+    _every_call(source, _fill(text.replace(" ", " " * 8), 1024 * KB))
