@@ -10,6 +10,7 @@ hours on these inputs (a line of 5 KB of blanks after "GPU 0:" took 151 s; a fil
 
 from __future__ import annotations
 
+import io
 import random
 import time
 
@@ -56,6 +57,8 @@ def _every_call(source: str, text: str) -> None:
     _timed(f"{source}.parse", parser.parse, text)
     if hasattr(parser, "parse_lines"):
         _timed(f"{source}.parse_lines", lambda t: parser.parse_lines(iter(t.splitlines(keepends=True))), text)
+    if hasattr(parser, "parse_binary"):  # the byte-chunk engine the loader uses for big logs
+        _timed(f"{source}.parse_binary", lambda t: parser.parse_binary(io.BytesIO(t.encode("utf-8", "replace"))), text)
 
 
 def _fill(unit: str, size: int) -> str:
