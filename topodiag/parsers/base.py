@@ -1,4 +1,4 @@
-"""What every parser shares: ParseError, the `#@` provenance header, text normalisation.
+r"""What every parser shares: ParseError, the `#@` provenance header, text normalisation.
 
 A parser module exposes:
   INFO: ParserInfo                 what the parser reads and how live collection gets it
