@@ -343,3 +343,41 @@ def test_topo_m_without_nics_where_the_profile_has_eight(catalog):
     # the HGX H100 matrix with its 8 NICs: nothing
     assert not with_profile(catalog, "TOPO007", "dgx-h100",
                             nvidia_smi_topo_m=TOPO_M + "topo-h100-hgx-nv18-8nic-pix-gpunumaid-01.txt")
+
+
+# Issue 16: cells the topo -m parser accepts (CELL_RE: X, NV<n>, any 2-5 character upper-case word) but
+# that are no path class. TOPO001 crashed on them (ValueError from knowledge.path_nominal_gbyte_s).
+ODD_CELLS = ["N18", "NV", "SY", "XX", "PHBX", "A1", "NVL", "NV0", "NV00", "NV999", "SOC"]
+
+
+def _odd_matrix(cell: str, others: str, nic: bool) -> str:
+    names = ["GPU0", "GPU1", "GPU2", "GPU3"] + (["NIC0"] if nic else [])
+    cells = {(a, b): "X" if a == b else others for a in names for b in names}
+    cells[("GPU0", "GPU1")] = cells[("GPU1", "GPU0")] = cell
+    if nic:
+        for g in names[:4]:
+            cells[(g, "NIC0")] = cells[("NIC0", g)] = cell
+    text = "\t" + "\t".join(names) + "\tCPU Affinity\tNUMA Affinity\n"
+    for a in names:
+        text += a + "\t" + "\t".join(cells[(a, b)] for b in names) + ("\t0-15\t0\n" if a.startswith("GPU") else "\n")
+    return text + ("\nNIC Legend:\n\n  NIC0: mlx5_0\n" if nic else "")
+
+
+@pytest.mark.parametrize("nic", [False, True])
+@pytest.mark.parametrize("others", ["NV12", "SYS", "PIX"])
+@pytest.mark.parametrize("cell", ODD_CELLS)
+def test_odd_cells_the_parser_accepts_crash_no_rule(catalog, cell, others, nic):
+    parsed = parsers.get("nvidia_smi_topo_m").parse(_odd_matrix(cell, others, nic))
+    inputs = {"nvidia_smi_topo_m": parsed,
+              "topology": build([ParsedInput("nvidia_smi_topo_m", "odd.txt", parsed)])}
+    outcome = run(catalog, inputs, select="TOPO")
+    assert not outcome.crashes, outcome.crashes
+    if cell not in ("NV0", "NV00", "NV999", "SOC"):  # no path class: never named as one
+        assert all(f"is {cell} " not in f.message and f"at {cell}" not in f.message for f in outcome.findings)
+
+
+def test_odd_cell_is_not_judged_as_the_slowest_pair(catalog):
+    parsed = parsers.get("nvidia_smi_topo_m").parse(_odd_matrix("N18", "NV12", False))
+    inputs = {"nvidia_smi_topo_m": parsed, "topology": build([ParsedInput("nvidia_smi_topo_m", "odd.txt", parsed)])}
+    outcome = run(catalog, inputs, select="TOPO001")
+    assert not outcome.crashes and [f for f in outcome.findings if f.code == "TOPO001"] == []

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from topodiag import parsers
 from topodiag.parsers import ParseError, blank_provenance_header
-from tests.fixtures_index import fixture_texts
+from tests.fixtures_index import fixture_texts, parser_fixtures
 
 SOURCES = sorted({parsers.get(n).SOURCE for n in parsers.names()})
 REAL = [blank_provenance_header(t) for t in fixture_texts()] or [""]
@@ -71,3 +71,49 @@ def test_mutated_real_outputs(source: str, base: str, cut: int, drop: int) -> No
 @given(text=st.text(max_size=400) | TOOLISH)
 def test_detect_never_raises(text: str) -> None:
     parsers.detect(text)
+
+
+# Issue 16: str.isdigit() accepts '²' (int() then raises) and '\u0661' (Arabic-Indic one, which int()
+# reads as 1); Python 3's \d matches every script's decimal digits. A parser reads ASCII digits only:
+# such text is a ParseError or read as text, never another exception.
+UNICODE_DIGITS = ["\u00b2", "\u00b9", "\u0661", "\u0663", "\uff10", "\u07c2", "\U0001d7d9", "\u2460", "\u0966"]
+
+
+def _digits_replaced(text: str, digit: str, every: int) -> str:
+    out, seen = [], 0
+    for ch in text:
+        if "0" <= ch <= "9":
+            seen += 1
+            if seen % every == 0:
+                ch = digit
+        out.append(ch)
+    return "".join(out)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(base=st.sampled_from(REAL), digit=st.sampled_from(UNICODE_DIGITS), every=st.integers(min_value=1, max_value=7))
+def test_unicode_digits_in_real_outputs(source: str, base: str, digit: str, every: int) -> None:
+    _assert_total(source, _digits_replaced(base, digit, every))
+
+
+@pytest.mark.parametrize("digit", ["\u00b2", "\u0661"])
+def test_unicode_digits_that_crashed_int(digit: str) -> None:
+    """Lines that ended in ValueError from int() (exit 4) before issue 16."""
+    from topodiag.parsers import nccl_debug, nvidia_smi_q
+
+    log = ("gpu40:9455:9487 [0] NCCL INFO NCCL version 2.18.3+cuda12.2\n"
+           f"gpu40:9455:9487 [0] NCCL INFO CollNet 00/0 : {digit} [receive] via COLLNET/SHARP/0/GDRDMA\n")
+    nccl_debug.parse(log)
+    fixture = next(f for f in parser_fixtures() if f.path.name == "nvidia-smi-a-h100-hbm3-fabric-completed-gen5x16-01.txt")
+    text = blank_provenance_header(fixture.text())
+    line = next(ln for ln in text.splitlines() if ln.startswith("Attached GPUs"))
+    report = nvidia_smi_q.parse(text.replace(line, line.rstrip("0123456789") + digit))
+    assert report is not None
+
+
+def test_is_digits_is_ascii_only() -> None:
+    from topodiag.parsers.base import is_digits
+
+    assert is_digits("0123456789")
+    assert not any(is_digits(t) for t in ["", "\u00b2", "1\u00b2", "\u0661", "\uff11", "1.0", "-1", " 1"])

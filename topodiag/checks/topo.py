@@ -51,7 +51,10 @@ def _pair_evidence(topology, a: str, b: str) -> list:
 
 
 def _known_pairs(topology) -> list[tuple[str, str, str]]:
-    return [(a, b, c) for a, b, c in topology.gpu_pairs() if c]
+    """The GPU pairs whose cell is a path class (NV#, PIX, PXB, PHB, NODE, SYS, SOC). The topo -m parser
+    also accepts cells it does not know ("N18", "NV", "SY": a paste's typo or a future class; it
+    notes them): they have no bandwidth or rank to judge, so no rule reads them as a class."""
+    return [(a, b, c) for a, b, c in topology.gpu_pairs() if c and knowledge.is_path_class(c)]
 
 
 def is_dgx1_cube_mesh(topology, facts=None) -> bool:
@@ -193,11 +196,12 @@ def gpu_pair_cross_socket(topology, params, profile=None):
 
 
 def _far_groups(topology, max_path: str) -> dict[tuple[str, str], list[str]]:
-    """{(NIC, class): GPUs} of the GPUs whose nearest NIC is worse than max_path."""
+    """{(NIC, class): GPUs} of the GPUs whose nearest NIC is worse than max_path. A cell that is no path
+    class (see _known_pairs) ranks last but says nothing of the distance: it is not judged."""
     groups: dict[tuple[str, str], list[str]] = {}
     for gpu in topology.gpus():
         near = topology.nearest_nic(gpu)
-        if near is not None and class_rank(near[1]) > class_rank(max_path):
+        if near is not None and knowledge.is_path_class(near[1]) and class_rank(near[1]) > class_rank(max_path):
             groups.setdefault((near[0], near[1]), []).append(gpu)
     return groups
 

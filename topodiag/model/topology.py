@@ -26,12 +26,13 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+from ..parsers.base import is_digits
 
 SCHEMA_VERSION = 1
 
 # Path classes of `topo -m`, best first (NV# sorts before all of them, by link count).
 PCIE_CLASS_ORDER = ("PIX", "PXB", "PHB", "NODE", "SYS")
-_NV_RE = re.compile(r"^NV(\d+)$")
+_NV_RE = re.compile(r"^NV([0-9]+)$")
 _RESERVED = {"kind", "sources", "provenance"}
 
 
@@ -59,7 +60,7 @@ def source_ref(source: str, file: str | None = None, line_no: int | None = None)
 def _index_key(node_id: str) -> tuple:
     """Natural order of the part after the kind: gpu:2 < gpu:10, mlx5_2 < mlx5_10."""
     tail = node_id.split(":", 1)[-1]
-    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", tail) if p)
+    return tuple((0, int(p), "") if is_digits(p) else (1, 0, p) for p in re.split(r"([0-9]+)", tail) if p)
 
 
 def _node_order(node_id: str) -> tuple:
@@ -287,7 +288,7 @@ class Topology:
         for nic in self.nics():
             ports = self.graph.nodes[nic].get("ports") or {}
             for port in sorted(ports, key=lambda p: (len(p), p)):
-                out.append((nic, {"port": int(port) if port.isdigit() else port, **ports[port]}))
+                out.append((nic, {"port": int(port) if is_digits(port) else port, **ports[port]}))
         return out
 
     def numa_of(self, node_id: str) -> int | None:

@@ -1,4 +1,4 @@
-"""What every parser shares: ParseError, the `#@` provenance header, text normalisation.
+r"""What every parser shares: ParseError, the `#@` provenance header, text normalisation.
 
 A parser module exposes:
   INFO: ParserInfo                 what the parser reads and how live collection gets it
@@ -8,6 +8,13 @@ A parser module exposes:
                                    prefix of the text only, must be cheap and never raise
 and optionally
   parse_lines(lines: Iterable[str]) -> dataclass   streaming form for large inputs
+
+Regexes on input stay linear on any text (tests/parsers/test_adversarial_time.py holds every parser to
+it): in a re.M pattern a line's blanks are [ \t], never \s (`^\s*` runs over the newlines after every
+line start); no two runs that can match the same character stand side by side (`(.*?)\s*:`,
+`\s*\|?\s*`: strip in code instead); a search() does not start with a run of blanks; runs over
+attributes or names are bounded. Digits are [0-9] and is_digits(), never \d or str.isdigit(), which
+accept '²' (int() raises) and other scripts' digits.
 """
 
 from __future__ import annotations
@@ -78,6 +85,13 @@ def blank_provenance_header_lines(lines: Iterable[str]) -> Iterator[str]:
                 continue
             in_header = False
         yield line
+
+
+def is_digits(text: str) -> bool:
+    """Whether text is one or more ASCII digits 0-9. str.isdigit() also accepts '²' (which int()
+    refuses: an exception) and other scripts' digits such as '١' (which int() reads as 1): neither
+    is a number a tool printed."""
+    return text.isascii() and text.isdigit()
 
 
 def strip_ansi(line: str) -> str:

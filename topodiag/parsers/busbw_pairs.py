@@ -31,9 +31,14 @@ INFO = ParserInfo(
 )
 SOURCE = INFO.source
 
-_HOST = r"[A-Za-z][A-Za-z0-9_.:-]*[A-Za-z0-9]"
-_SEP = r"\s*(?:,|<->|<=>|->|&|\+|/|\band\b|\|)\s*|\s+"
-PAIR_RE = re.compile(rf"^\s*\|?\s*({_HOST})(?:{_SEP})({_HOST})\s*(?:\||:|,)?\s*(\d+(?:\.\d+)?)\s*(?:GB/s)?\s*\|?\s*(?:#\s*(.*))?$")
+# Linear on any line: no two runs that can match the same blank stand side by side (`\s*\|?\s*` is
+# quadratic on a line of blanks, `\s*(?:GB/s)?\s*\|?\s*` of degree four), blanks are [ \t], digits [0-9],
+# and the figure is set off from the second host by a blank or a separator.
+_HOST = r"[A-Za-z][A-Za-z0-9_.:-]{0,254}[A-Za-z0-9]"
+_SEP = r"[ \t]*(?:,|<->|<=>|->|&|\+|/|\band\b|\|)[ \t]*|[ \t]+"
+PAIR_RE = re.compile(rf"^[ \t]*(?:\|[ \t]*)?({_HOST})(?:{_SEP})({_HOST})(?:[ \t]*[|:,][ \t]*|[ \t]+)"
+                     r"([0-9]{1,12}(?:\.[0-9]{1,12})?)[ \t]*(?:GB/s[ \t]*)?(?:\|[ \t]*)?(?:#[ \t]*(.*))?$")
+MAX_LINE = 1024  # a pair line is two host names and a figure: longer lines are not pair lines
 MAX_PAIRS = 100000
 
 
@@ -55,6 +60,8 @@ class BusbwPairs:
 
 
 def _match(line: str) -> Optional[re.Match]:
+    if len(line) > MAX_LINE:
+        return None
     m = PAIR_RE.match(line)
     if m is None or m[1] == m[2]:
         return None

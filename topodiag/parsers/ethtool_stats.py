@@ -111,7 +111,7 @@ def parse(text: str) -> EthtoolStats:
 def sniff(text: str) -> float:
     """0.85 for a "NIC statistics:" header, 0.5 for an `ethtool -S` command line."""
     try:
-        if re.search(r"(?m)^\s*NIC statistics(?:\s*\([^)]*\))?\s*:\s*$", text):
+        if re.search(r"(?m)^[ \t]*NIC statistics(?:[ \t]*\([^)\n]{0,80}\))?[ \t]*:[ \t\r]*$", text):
             return 0.85
         if CMD_RE.search(text):
             return 0.5

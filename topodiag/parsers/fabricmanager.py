@@ -43,7 +43,7 @@ _STATES = ("active", "inactive", "failed", "activating", "deactivating", "reload
 _WORD_RE = re.compile(r"^(?:\S+[$#]\s*systemctl is-active \S+\s*)?(" + "|".join(_STATES) + r")$")
 _ACTIVE_RE = re.compile(r"^\s*Active:\s+(\S+)")
 _MISMATCH_RE = re.compile(r"fabric manager NVIDIA GPU driver interface version (\S+?)\.? do(?:n.?t|esn.?t|es not) match"
-                          r"(?: with)? (?:the )?driver version (\d+(?:\.\d+)+)", re.I)
+                          r"(?: with)? (?:the )?driver version ([0-9]+(?:\.[0-9]+)+)", re.I)
 _NOTHING_RE = re.compile(r"NV_WARN_NOTHING_TO_DO|no NVSwitch devices? (?:found|detected)", re.I)
 _FAIL_RE = re.compile(r"nvidia-fabricmanager\.service: (?:Control process exited, code=exited, status=[1-9]|"
                       r"Failed with result|Main process exited, code=exited, status=[1-9])"

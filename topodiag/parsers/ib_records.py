@@ -115,8 +115,9 @@ _PHYS_BY_NUMBER = {
     7: "PhyTest",
 }
 
-_NUM_PREFIX = re.compile(r"^(\d{1,18})\s*:\s*(.*)$")  # sysfs "4: ACTIVE"
-_NUM_SUFFIX = re.compile(r"^(.*?)\s*\((\d{1,18})\)$")  # verbs "PORT_ACTIVE (4)"
+_NUM_PREFIX = re.compile(r"^([0-9]{1,18})\s*:\s*(.*)$")  # sysfs "4: ACTIVE"
+# verbs "PORT_ACTIVE (4)"; greedy and stripped in code (`(.*?)\s*\(` let two runs share the blanks)
+_NUM_SUFFIX = re.compile(r"^(.*)\(([0-9]{1,18})\)$")
 
 
 def _split_code(raw: str) -> tuple[str, int | None]:
@@ -126,7 +127,7 @@ def _split_code(raw: str) -> tuple[str, int | None]:
         return m.group(2), int(m.group(1))
     m = _NUM_SUFFIX.match(text)
     if m:
-        return m.group(1), int(m.group(2))
+        return m.group(1).rstrip(), int(m.group(2))
     return text, None
 
 
@@ -193,7 +194,7 @@ def norm_mask(raw: str) -> str | None:
 def parse_int(raw: str) -> int | None:
     """Decimal ('65535') or hex ('0x0', '0x00'); None when neither."""
     text = raw.strip()
-    if re.fullmatch(r"\d{1,18}", text):
+    if re.fullmatch(r"[0-9]{1,18}", text):
         return int(text)
     if re.fullmatch(r"0[xX][0-9a-fA-F]+", text):
         return int(text, 16)
@@ -202,7 +203,7 @@ def parse_int(raw: str) -> int | None:
 
 def leading_number(raw: str) -> float | None:
     """The number a value starts with: '40 (FDR10)' -> 40.0, '100 Gb/sec (4X EDR)' -> 100.0."""
-    m = re.match(r"\s*(\d{1,18}(?:\.\d{1,18})?)", raw)
+    m = re.match(r"\s*([0-9]{1,18}(?:\.[0-9]{1,18})?)", raw)
     return float(m.group(1)) if m else None
 
 
@@ -215,7 +216,8 @@ _MASK_TOKEN = re.compile(
     r"^(?:\.{2,}|\u2026|[xX]{2,}|\*+|#+|<[^<>]{0,40}>|\[[^\[\]]{0,40}\]|\([^()]{0,40}\)"
     r"|redacted|hidden|removed|masked|omitted|n/?a)$", re.I)
 _PARTLY_MASKED = re.compile(r"^(?:0x)?[0-9a-fA-F:.]*(?:[xX]{2,}|\*{2,}|\.{3}|\u2026)[0-9a-fA-FxX*:.\u2026]*$")
-_MASKED_IPV4 = re.compile(r"^(?=[^xX*]*[xX*])(?:\d{1,3}|[xX]{1,3}|\*{1,3})(?:\.(?:\d{1,3}|[xX]{1,3}|\*{1,3})){3}$")
+MAX_MASKED = 64  # a partly masked identifier (GID, GUID, MAC, address) is shorter
+_MASKED_IPV4 = re.compile(r"^(?=[^xX*]*[xX*])(?:[0-9]{1,3}|[xX]{1,3}|\*{1,3})(?:\.(?:[0-9]{1,3}|[xX]{1,3}|\*{1,3})){3}$")
 
 
 # A GUID position in a fabric tool's line that was masked: "0xXXXXXXXXXXXXXXXX", "0x7cfe9003xxxxxxxx",
@@ -245,6 +247,8 @@ def is_redacted(raw: str | None) -> bool:
         return False
     if _MASK_TOKEN.match(text) or _MASKED_IPV4.match(text) or _MASK_TOKEN.match(text[2:] if text[:2] in ("0x", "0X") else ""):
         return True
+    if len(text) > MAX_MASKED:  # no identifier is that long; its classes overlap (quadratic on a run of dots)
+        return False
     return bool(_PARTLY_MASKED.match(text)) and not re.fullmatch(r"(?:0x)?[0-9a-fA-F:.]+", text)
 
 

@@ -44,7 +44,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .base import ParserInfo, clean_lines, iter_clean_lines
+from .base import is_digits, ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import (
     ELISION_RE, ERROR_RE, IB_SPEEDS, MASKED_GUID, MASKED_LID, MAX_LINE, ErrorLine, is_redacted, link_rate_gbps, norm_guid, norm_physical_state,
     masked_note, norm_state, refusal, speed_name_of, strip_paste,
@@ -120,39 +120,41 @@ class IblinkinfoReport:
 
 # -- grammar --------------------------------------------------------------------------------------
 
-HEADER_RE = re.compile(rf"^(?P<kind>CA|Switch|Router|\?\?):\s+(?:(?P<guid>0x[0-9a-fA-F]{{16}}|{MASKED_GUID})\s+)?(?P<desc>.*?)\s*:$")
+# The description is greedy and stripped in code: `(?P<desc>.*?)\s*:$` let two runs share the blanks
+# before the colon (quadratic on a header line followed by blanks).
+HEADER_RE = re.compile(rf"^(?P<kind>CA|Switch|Router|\?\?):[ \t]+(?:(?P<guid>0x[0-9a-fA-F]{{16}}|{MASKED_GUID})[ \t]+)?(?P<desc>.*):$")
 LINK_RE = re.compile(
     rf"^(?:(?P<lguid>0x[0-9a-fA-F]{{1,16}}|{MASKED_GUID})\s+(?:\"(?P<ldesc>[^\"]*)\"\s+)?)?"
-    rf"(?P<lid>\d{{1,9}}|{MASKED_LID})\s+(?P<port>\d{{1,5}})\[\s*(?P<ext>\d{{0,5}})\s*\]\s*"
+    rf"(?P<lid>[0-9]{{1,9}}|{MASKED_LID})\s+(?P<port>[0-9]{{1,5}})\[\s*(?P<ext>[0-9]{{0,5}})\s*\]\s*"
     r"==\((?P<body>.*)\)==>\s*(?P<remote>.*)$"
 )
-_HOQ_RE = re.compile(r"\)\s*\(HOQ:(\d{1,9})\s+VL_Stall:(\d{1,9})\s*$")
-_STATE_RE = re.compile(r"(?P<state>[A-Za-z]{1,30}|\?\(\d{1,5}\))\s*/\s*(?P<phys>[A-Za-z]{1,40}|\?\(\d{1,5}\))\s*$")
-_WIDTH_RE = re.compile(r"^(?P<width>\d{1,2}X|undefined\s*\(\d{1,5}\)|\?\?)\s*(?P<speed>.*)$")
-_SPEED_RE = re.compile(r"^(?P<gbps>\d{1,3}(?:\.\d{1,8})?)\s*Gbps(?:\s*\(\s*(?P<fdr10>FDR10)\s*\))?$")
+_HOQ_RE = re.compile(r"\)\s*\(HOQ:([0-9]{1,9})\s+VL_Stall:([0-9]{1,9})\s*$")
+_STATE_RE = re.compile(r"(?P<state>[A-Za-z]{1,30}|\?\([0-9]{1,5}\))\s*/\s*(?P<phys>[A-Za-z]{1,40}|\?\([0-9]{1,5}\))\s*$")
+_WIDTH_RE = re.compile(r"^(?P<width>[0-9]{1,2}X|undefined\s*\([0-9]{1,5}\)|\?\?)\s*(?P<speed>.*)$")
+_SPEED_RE = re.compile(r"^(?P<gbps>[0-9]{1,3}(?:\.[0-9]{1,8})?)\s*Gbps(?:\s*\(\s*(?P<fdr10>FDR10)\s*\))?$")
 _REMOTE_RE = re.compile(
     rf"^(?:(?P<rguid>0x[0-9a-fA-F]{{1,16}}|{MASKED_GUID})\s+)?"
-    rf"(?P<rlid>\d{{1,9}}|{MASKED_LID})\s+(?P<rport>\d{{1,5}})\[\s*(?P<rext>\d{{0,5}})\s*\]\s*"
+    rf"(?P<rlid>[0-9]{{1,9}}|{MASKED_LID})\s+(?P<rport>[0-9]{{1,5}})\[\s*(?P<rext>[0-9]{{0,5}})\s*\]\s*"
     r"\"(?P<rdesc>.*)\"\s*\((?P<could>.*)\)$"
 )
 _REMOTE_DOWN_RE = re.compile(r"^\[\s*\]\s*\"\"\s*\(\s*\)$")
 _REMOTE_NA_RE = re.compile(r"^\"Port not available\"$")
-_COULD_WIDTH_RE = re.compile(r"Could be (\d{1,2}X)")
-_COULD_SPEED_RE = re.compile(r"Could be (\d{1,3}(?:\.\d{1,8})?) Gbps")
+_COULD_WIDTH_RE = re.compile(r"Could be ([0-9]{1,2}X)")
+_COULD_SPEED_RE = re.compile(r"Could be ([0-9]{1,3}(?:\.[0-9]{1,8})?) Gbps")
 OWN_ERROR_RE = re.compile(r"^iblinkinfo: ")
 
 # Longer lines are not the tool's (two node descriptions of 64 bytes and the columns make ~300).
 
 _SNIFF_LINK = re.compile(
     rf"^[ \t`]*(?:(?:0x[0-9a-fA-F]{{16}}|{MASKED_GUID})[ \t]+(?:\"[^\"\n]{{0,200}}\"[ \t]+)?)?"
-    rf"(?:\d{{1,9}}|{MASKED_LID})[ \t]+\d{{1,5}}\[[ \d]{{0,5}}\][ \t]*==\(",
+    rf"(?:[0-9]{{1,9}}|{MASKED_LID})[ \t]+[0-9]{{1,5}}\[[ 0-9]{{0,5}}\][ \t]*==\(",
     re.M,
 )
 _SNIFF_HEADER = re.compile(r"^[ \t`]*(?:CA|Switch|Router): [^\n]{0,300}:[ \t]*\r?$", re.M)
 
 
 def _int(text: str | None) -> int | None:
-    return int(text) if text and text.isdigit() else None
+    return int(text) if text and is_digits(text) else None
 
 
 def _guid(text: str | None) -> str | None:
@@ -165,7 +167,7 @@ def _guid(text: str | None) -> str | None:
 
 def _masked(masked: dict[str, dict[str, list[int]]], field: str, text: str | None, line_no: int) -> None:
     """Record a redacted LID / GUID for the note ("lines 4, 9: LID redacted ('xxx'): read as null")."""
-    if text and (not text.isdigit() if field == "LID" else is_redacted(text)):
+    if text and (not is_digits(text) if field == "LID" else is_redacted(text)):
         masked[field].setdefault(text, []).append(line_no)
 
 
@@ -187,7 +189,7 @@ def _link_from_match(m: re.Match[str], line_no: int, notes: list[str],
     pre = body[: s.start()].strip()
     w = _WIDTH_RE.match(pre) if pre else None
     if w:
-        if w.group("width")[0].isdigit():
+        if is_digits(w.group("width")[0]):
             width = w.group("width")
             lanes = int(width[:-1])
         speed_raw = w.group("speed").strip() or None
@@ -275,11 +277,11 @@ def _parse(lines: Iterable[str]) -> IblinkinfoReport:
             first_text = (line_no, line)
         if len(head) < 200:
             head.append(line[:MAX_LINE])
-        m = HEADER_RE.match(line)
+        m = HEADER_RE.match(line) if len(line) <= MAX_LINE else None
         if m:
             _masked(masked, "node GUID", m.group("guid"), line_no)
             node = {"kind": m.group("kind") if m.group("kind") != "??" else None, "guid": _guid(m.group("guid")),
-                    "description": m.group("desc"), "line_no": line_no, "links": []}
+                    "description": m.group("desc").rstrip(), "line_no": line_no, "links": []}
             nodes.append(node)
             continue
         if "==(" in line:

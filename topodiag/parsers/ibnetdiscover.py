@@ -56,7 +56,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
+from .base import is_digits, ParseError, ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import (ELISION_RE, ERROR_RE, IB_SPEEDS, MASKED_GUID, MASKED_LID, MAX_LINE, ErrorLine, is_redacted,
                          link_rate_gbps, masked_note, norm_guid, refusal, strip_paste)
 
@@ -157,25 +157,25 @@ def _name_re(guid_group: str) -> str:
     return rf"(?:(?P<prefix>[SHR?])-(?P<{guid_group}>[0-9a-fA-F]{{1,16}}|{MASKED_GUID})|(?P<bare>{MASKED_GUID}))"
 
 
-_LID = rf"(?:\d{{1,9}}|{MASKED_LID})"
+_LID = rf"(?:[0-9]{{1,9}}|{MASKED_LID})"
 NODE_RE = re.compile(
-    r"^(?P<kind>Switch|Ca|Rt)\s+(?P<nports>\d{1,5})\s+\"" + _name_re("guid") + r"\"\s*"
+    r"^(?P<kind>Switch|Ca|Rt)\s+(?P<nports>[0-9]{1,5})\s+\"" + _name_re("guid") + r"\"\s*"
     r"(?:#\s*(?P<comment>.*))?$"
 )
 _NODE_COMMENT_RE = re.compile(
-    rf"^\"(?P<desc>.*)\"(?:\s+(?P<port0>base|enhanced) port 0 lid (?P<lid>{_LID}) lmc (?P<lmc>\d{{1,3}}))?"
+    rf"^\"(?P<desc>.*)\"(?:\s+(?P<port0>base|enhanced) port 0 lid (?P<lid>{_LID}) lmc (?P<lmc>[0-9]{{1,3}}))?"
 )
 CONN_RE = re.compile(
-    rf"^\[(?P<port>\d{{1,5}})\](?:\[ext (?P<ext>\d{{1,5}})\])?(?:\((?P<pguid>{_HEX})\))?\s*"
-    r"\"" + _name_re("peer") + r"\"\[(?P<pport>\d{1,5})\](?:\[ext (?P<pext>\d{1,5})\])?"
+    rf"^\[(?P<port>[0-9]{{1,5}})\](?:\[ext (?P<ext>[0-9]{{1,5}})\])?(?:\((?P<pguid>{_HEX})\))?\s*"
+    r"\"" + _name_re("peer") + r"\"\[(?P<pport>[0-9]{1,5})\](?:\[ext (?P<pext>[0-9]{1,5})\])?"
     rf"(?:\s*\((?P<ppguid>{_HEX})\))?\s*(?:#\s*(?P<comment>.*))?$"
 )
 _CONN_COMMENT_RE = re.compile(
-    rf"^(?:lid (?P<lid>{_LID}) lmc (?P<lmc>\d{{1,3}})\s+)?\"(?P<desc>.*)\"\s+lid (?P<plid>{_LID})"
+    rf"^(?:lid (?P<lid>{_LID}) lmc (?P<lmc>[0-9]{{1,3}})\s+)?\"(?P<desc>.*)\"\s+lid (?P<plid>{_LID})"
     r"(?:\s+(?P<ws>\S+))?"
 )
-_CONN_LOCAL_RE = re.compile(rf"^lid (?P<lid>{_LID}) lmc (?P<lmc>\d{{1,3}})\s")
-_WS_RE = re.compile(r"^(?P<w>\d{1,2}x|\?\?)(?P<s>FDR10|[SDQFEHNX]DR|\?\?\?)$")
+_CONN_LOCAL_RE = re.compile(rf"^lid (?P<lid>{_LID}) lmc (?P<lmc>[0-9]{{1,3}})\s")
+_WS_RE = re.compile(r"^(?P<w>[0-9]{1,2}x|\?\?)(?P<s>FDR10|[SDQFEHNX]DR|\?\?\?)$")
 KV_RE = re.compile(
     rf"^(?P<key>vendid|devid|sysimgguid|switchguid|caguid|rtguid)=(?P<value>0x[0-9a-fA-F]{{1,16}}|{MASKED_GUID})"
     rf"(?:\((?P<paren>[0-9a-fA-F]{{1,16}}|{MASKED_GUID})\))?\s*(?:#.*)?$"
@@ -183,30 +183,30 @@ KV_RE = re.compile(
 _GENERATED_RE = re.compile(r"^#\s*Topology file: generated on (?P<date>.+)$")
 _INITIATED_RE = re.compile(r"^#\s*Initiated from node (?P<node>[0-9a-fA-F]{1,16}) port (?P<port>[0-9a-fA-F]{1,16})")
 PORTS_RE = re.compile(
-    r"^(?P<kind>SW|CA|RT|\?\?)\s+(?P<lid>\d{1,9})\s+(?P<port>\d{1,5})\s+0x(?P<guid>[0-9a-fA-F]{16})\s+"
-    r"(?P<w>\d{1,2}x|\?\?)\s+(?P<s>FDR10|[SDQFEHNX]DR|\?\?\?)(?P<rest>.*)$"
+    r"^(?P<kind>SW|CA|RT|\?\?)\s+(?P<lid>[0-9]{1,9})\s+(?P<port>[0-9]{1,5})\s+0x(?P<guid>[0-9a-fA-F]{16})\s+"
+    r"(?P<w>[0-9]{1,2}x|\?\?)\s+(?P<s>FDR10|[SDQFEHNX]DR|\?\?\?)(?P<rest>.*)$"
 )
 _PORTS_PEER_RE = re.compile(
-    r"^\s+-\s+(?P<kind>SW|CA|RT|\?\?)\s+(?P<lid>\d{1,9})\s+(?P<port>\d{1,5})\s+0x(?P<guid>[0-9a-fA-F]{16})\s+"
+    r"^\s+-\s+(?P<kind>SW|CA|RT|\?\?)\s+(?P<lid>[0-9]{1,9})\s+(?P<port>[0-9]{1,5})\s+0x(?P<guid>[0-9a-fA-F]{16})\s+"
     r"\(\s*'(?P<desc>.*)'\s+-\s+'(?P<pdesc>.*)'\s*\)$"
 )
 _PORTS_ALONE_RE = re.compile(r"^\s+(?:'(?P<quoted>.*)'|(?P<bare>[^\s'-].*))$")
-LIST_RE = re.compile(r"^(?:Switch|Ca|Router|Rt|\?\?\?)\s*:\s*0x[0-9a-fA-F]{16}\s+ports\s+\d{1,5}\b")
+LIST_RE = re.compile(r"^(?:Switch|Ca|Router|Rt|\?\?\?)\s*:\s*0x[0-9a-fA-F]{16}\s+ports\s+[0-9]{1,5}\b")
 OWN_ERROR_RE = re.compile(r"^ibnetdiscover: ")
 
 _SNIFF_GENERATED = re.compile(r"^[ \t`]*#[ \t]*Topology file: generated on", re.M)
 _SNIFF_NAME = rf"\"(?:[SHR]-(?:[0-9a-fA-F]{{16}}|{MASKED_GUID})|{MASKED_GUID})\""
-_SNIFF_NODE = re.compile(rf"^[ \t`]*(?:Switch|Ca|Rt)[ \t]+\d{{1,5}}[ \t]+{_SNIFF_NAME}", re.M)
+_SNIFF_NODE = re.compile(rf"^[ \t`]*(?:Switch|Ca|Rt)[ \t]+[0-9]{{1,5}}[ \t]+{_SNIFF_NAME}", re.M)
 _SNIFF_CONN = re.compile(
-    rf"^[ \t`]*\[\d{{1,5}}\](?:\[ext \d{{1,5}}\])?(?:\({_HEX}\))?[ \t]*{_SNIFF_NAME}\[\d{{1,5}}\]", re.M
+    rf"^[ \t`]*\[[0-9]{{1,5}}\](?:\[ext [0-9]{{1,5}}\])?(?:\({_HEX}\))?[ \t]*{_SNIFF_NAME}\[[0-9]{{1,5}}\]", re.M
 )
 _SNIFF_KV = re.compile(r"^[ \t`]*(?:switchguid|caguid)=0x[0-9a-fA-F]{1,16}", re.M)
 _SNIFF_PORTS = re.compile(
-    r"^[ \t`]*(?:SW|CA|RT)[ \t]+\d{1,9}[ \t]+\d{1,5}[ \t]+0x[0-9a-fA-F]{16}[ \t]+(?:\d{1,2}x|\?\?)[ \t]+"
+    r"^[ \t`]*(?:SW|CA|RT)[ \t]+[0-9]{1,9}[ \t]+[0-9]{1,5}[ \t]+0x[0-9a-fA-F]{16}[ \t]+(?:[0-9]{1,2}x|\?\?)[ \t]+"
     r"(?:FDR10|[SDQFEHNX]DR|\?\?\?)",
     re.M,
 )
-_SNIFF_LIST = re.compile(r"^[ \t`]*(?:Switch|Ca|Rt|Router)[ \t]*:[ \t]*0x[0-9a-fA-F]{16}[ \t]+ports[ \t]+\d{1,5}", re.M)
+_SNIFF_LIST = re.compile(r"^[ \t`]*(?:Switch|Ca|Rt|Router)[ \t]*:[ \t]*0x[0-9a-fA-F]{16}[ \t]+ports[ \t]+[0-9]{1,5}", re.M)
 
 SHAPE = "'Switch|Ca <ports> \"S-<guid>\" # ...' node lines over '[port] \"S-<guid>\"[port] # ... lid N 4xEDR' lines"
 
@@ -218,9 +218,9 @@ def _guid(text: str | None) -> str | None:
 
 def _lid(text: str | None, masked: dict[str, dict[str, list[int]]], line_no: int) -> int | None:
     """A LID as int; None when absent or masked ("xxx", "<redacted>"; recorded for the note)."""
-    if text and not text.isdigit():
+    if text and not is_digits(text):
         masked["LID"].setdefault(text, []).append(line_no)
-    return int(text) if text and text.isdigit() else None
+    return int(text) if text and is_digits(text) else None
 
 
 def _name_parts(m: re.Match[str], guid_group: str, masked: dict[str, dict[str, list[int]]], line_no: int

@@ -79,7 +79,7 @@ SOURCE = INFO.source
 _NODE = r"(CA|Switch|Router|iWARP RNIC|\?\?\?)"
 CA_RE = re.compile(rf"^{_NODE}(:?) '([^']*)'$")
 TYPE_RE = re.compile(rf"^{_NODE} type:\s*(.*)$")
-PORT_RE = re.compile(r"^Port (\d{1,18}):$")
+PORT_RE = re.compile(r"^Port ([0-9]{1,18}):$")
 CA_KEYS = {
     "Number of ports": "num_ports",
     "Firmware version": "firmware",
@@ -96,8 +96,8 @@ _FIELD_NAMES = {**CA_KEYS, "State": "state", "Physical state": "physical_state",
 ERROR_RE = re.compile(r"^(?:ibpanic:|ibwarn:|iberror:|ibstat: |\S+: iberror:)")
 
 _SNIFF_CA = re.compile(rf"^[ \t`]*{_NODE}:? '[^']*'[ \t`]*\r?\n(?:[^\n]*\n){{0,2}}?[ \t`]*{_NODE} type:", re.M)
-_SNIFF_PANIC = re.compile(r"ibpanic: \[\d{1,18}\] main: (?:stat of IB device|'[^']*' IB device can't be found|can't)")
-_SNIFF_PORT = re.compile(r"^[ \t]*Physical state: \w+\s*\n[ \t]*Rate: [\d.]+", re.M)
+_SNIFF_PANIC = re.compile(r"ibpanic: \[[0-9]{1,18}\] main: (?:stat of IB device|'[^']*' IB device can't be found|can't)")
+_SNIFF_PORT = re.compile(r"^[ \t]*Physical state: \w{1,40}[ \t\r]*\n[ \t]*Rate: [0-9.]+", re.M)
 
 
 @dataclass(frozen=True)

@@ -60,10 +60,10 @@ INFO = ParserInfo(
 )
 SOURCE = INFO.source
 
-HEADER_RE = re.compile(r"^Infiniband device '([^']*)' port (\d{1,18}) status:$")
+HEADER_RE = re.compile(r"^Infiniband device '([^']*)' port ([0-9]{1,18}) status:$")
 FIELD_RE = re.compile(r"^(default gid|base lid|sm lid|state|phys state|rate|link_layer):\s*(.*)$")
 ERROR_RE = re.compile(r"^(?:Fatal error:|cat: /sys/class/infiniband)")
-_SNIFF_HEADER = re.compile(r"^\s*`?Infiniband device '[^']*' port \d{1,18} status:", re.M)
+_SNIFF_HEADER = re.compile(r"^[ \t]*`?Infiniband device '[^'\n]{0,256}' port [0-9]{1,18} status:", re.M)
 _SNIFF_FATAL = re.compile(r"Fatal error:\s+(?:device '[^']*': sys files not found|No devices)")
 
 

@@ -82,11 +82,11 @@ SOURCE = INFO.source
 MELLANOX_VENDOR_IDS = {0x02C9, 0x15B3}  # Mellanox OUI and PCI vendor id (ibstat's "CA type: MT<part>")
 
 KEY_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_ ]*?):\s*(.*)$")
-GID_RE = re.compile(r"^GID\[\s*(\d{1,18})\]:\s*([^,\s]+)\s*(?:,\s*(.*?))?$")
-LIST_RE = re.compile(r"^(\d{1,18}) HCAs? found:$")
+GID_RE = re.compile(r"^GID\[\s*([0-9]{1,18})\]:\s*([^,\s]+)\s*(?:,\s*(.*?))?$")
+LIST_RE = re.compile(r"^([0-9]{1,18}) HCAs? found:$")
 NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]+$")
-VERBS_STATE_RE = re.compile(r"^PORT_[A-Z_]+ \(\d{1,18}\)$")
-VERBS_PHYS_RE = re.compile(r"^[A-Z][A-Z_ ]+ \(\d{1,18}\)$")
+VERBS_STATE_RE = re.compile(r"^PORT_[A-Z_]+ \([0-9]{1,18}\)$")
+VERBS_PHYS_RE = re.compile(r"^[A-Z][A-Z_ ]+ \([0-9]{1,18}\)$")
 ERROR_RE = re.compile(
     r"^(?:libibverbs: |No IB devices found|Failed to |IB device '.*' wasn't found|Invalid port requested)"
 )
@@ -103,8 +103,8 @@ PORT_KEYS = {"state", "max_mtu", "active_mtu", "sm_lid", "port_lid", "port_lmc",
 
 _SNIFF_STRONG = re.compile(r"^[ \t`]*hca_id:[ \t]*\S+", re.M)
 _SNIFF_PORT = re.compile(
-    r"^[ \t]*(?:GID\[\s*\d{1,18}\]:|state:[ \t]+PORT_[A-Z_]+ \(\d\)|phys_state:[ \t]+[A-Z_ ]+ \(\d\))", re.M)
-_SNIFF_LIST = re.compile(r"^\d{1,18} HCAs? found:[ \t]*\r?\n[ \t]+\S", re.M)
+    r"^[ \t]*(?:GID\[\s*[0-9]{1,18}\]:|state:[ \t]+PORT_[A-Z_]+ \([0-9]\)|phys_state:[ \t]+[A-Z_ ]+ \([0-9]\))", re.M)
+_SNIFF_LIST = re.compile(r"^[0-9]{1,18} HCAs? found:[ \t]*\r?\n[ \t]+\S", re.M)
 _SNIFF_FAIL = re.compile(r"^(?:No IB devices found|Failed to get IB devices list)", re.M)
 
 
@@ -123,9 +123,13 @@ def _need(value: Any, what: str, key: str, raw: str, line_no: int) -> Any:
     return value
 
 
+_CODE_RE = re.compile(r"\([0-9]{1,18}\)$")
+
+
 def _code_stripped(value: str) -> str:
     """'InfiniBand (0)' -> 'InfiniBand'."""
-    return re.sub(r"\s*\(\d{1,18}\)$", "", value)
+    m = _CODE_RE.search(value)  # the blanks before it are stripped in code: a search for `\s*\(...` is quadratic
+    return value[: m.start()].rstrip() if m else value
 
 
 def _ca_field(ca: dict[str, Any], key: str, value: str, line_no: int) -> None:
@@ -157,7 +161,7 @@ def _port_field(port: dict[str, Any], key: str, value: str, line_no: int) -> Non
         set_once(port, "physical_state_raw", value)
         set_once(port, "physical_state", norm_physical_state(value))
     elif key in ("max_mtu", "active_mtu"):
-        m = re.match(r"(\d{1,18})\b", value)  # "4096 (5)"; "invalid MTU (0)" -> None
+        m = re.match(r"([0-9]{1,18})\b", value)  # "4096 (5)"; "invalid MTU (0)" -> None
         set_once(port, key, int(m.group(1)) if m else None)
     elif key in ("sm_lid", "port_lid", "port_lmc"):
         field = {"sm_lid": "sm_lid", "port_lid": "base_lid", "port_lmc": "lmc"}[key]
@@ -167,10 +171,10 @@ def _port_field(port: dict[str, Any], key: str, value: str, line_no: int) -> Non
     elif key == "port_cap_flags":
         set_once(port, "capability_mask", _need(norm_mask(value), "a mask such as '0x2651e848'", key, value, line_no))
     elif key == "active_width":
-        m = re.match(r"(\d{1,18})X\b", value)  # "4X (2)"; "invalid widthX (0)" -> None
+        m = re.match(r"([0-9]{1,18})X\b", value)  # "4X (2)"; "invalid widthX (0)" -> None
         set_once(port, "active_width", f"{m.group(1)}X" if m else None)
     elif key == "active_speed":
-        m = re.match(r"(\d{1,18}(?:\.\d{1,18})?) Gbps\b", value)  # "25.0 Gbps (32)"; "invalid speed (0)" -> None
+        m = re.match(r"([0-9]{1,18}(?:\.[0-9]{1,18})?) Gbps\b", value)  # "25.0 Gbps (32)"; "invalid speed (0)" -> None
         set_once(port, "active_speed_gbps", float(m.group(1)) if m else None)
 
 

@@ -56,33 +56,35 @@ MAX_EVENTS = 200
 MAX_LINK_EVENTS = 2000  # a flapping link logs many: enough to count the worst window
 MAX_TEXT = 300
 
-# dmesg -x/--decode prefixes each line with "facility:level : " ("kern  :err   : "); dmesg --time-format
-# iso stamps it "2025-01-25T10:34:54,859532+00:00 " (no host, no "kernel:")
-_STAMP_RE = re.compile(r"^[ \t]*[a-z]{2,8} {0,3}:[a-z]{2,7} {0,4}: |^[ \t]*\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[,.]\d{1,9}[+-]\d\d:?\d\d |"
-                       r"^\s*(?:<\d+>)?\s*\[\s*[\d.]+\]|^\s*\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]"
-                       r"|^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ kernel:|^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S* \S+ kernel:")
-_XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)\): (\d+),\s*(.*)")
-_CAUSE_RE = re.compile(r"caused by previous Xid (\d+)")
-_SXID_RE = re.compile(r"nvidia-nvswitch\d*: SXid \((?:PCI:)?([0-9a-fA-F:.]+)\): (\d+),\s*(.*)")
-_FALLEN_AT_RE = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)[: ]"
+# [ \t] where a line's blanks are meant and no two runs that can match the same blank side by side:
+# `^\s*(?:<\d+>)?\s*` is quadratic on a line of blanks. dmesg -x/--decode prefixes each line with
+# "facility:level : " ("kern  :err   : "); dmesg --time-format iso stamps it
+# "2025-01-25T10:34:54,859532+00:00 " (no host, no "kernel:").
+_STAMP_RE = re.compile(r"^[ \t]*[a-z]{2,8} {0,3}:[a-z]{2,7} {0,4}: |^[ \t]*[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9][,.][0-9]{1,9}[+-][0-9][0-9]:?[0-9][0-9] |"
+                       r"^[ \t]*(?:<[0-9]{1,3}>[ \t]*)?\[[ \t]*[0-9.]{1,32}\]|^[ \t]*\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] [0-9]{4}\]"
+                       r"|^[A-Z][a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] \S+ kernel:|^[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\S* \S+ kernel:")
+_XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-9])?)\): ([0-9]+),\s*(.*)")
+_CAUSE_RE = re.compile(r"caused by previous Xid ([0-9]+)")
+_SXID_RE = re.compile(r"nvidia-nvswitch[0-9]*: SXid \((?:PCI:)?([0-9a-fA-F:.]+)\): ([0-9]+),\s*(.*)")
+_FALLEN_AT_RE = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-9])?)[: ]"
                            r".*fallen off the bus")
-_GPU_NOTICE_RE = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)")
-_DRIVER_RE = re.compile(r"NVRM: loading NVIDIA UNIX .*?Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)")
+_GPU_NOTICE_RE = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-9])?)")
+_DRIVER_RE = re.compile(r"NVRM: loading NVIDIA UNIX .*?Kernel Module(?: for \S+)?\s+([0-9]+\.[0-9]+(?:\.[0-9]+)?)")
 # The PCI core's (and drivers') downtraining report, any driver: "<driver> <bdf>[ <name>]: A Gb/s available
 # PCIe bandwidth, limited by S GT/s PCIe xW link at <bdf> (capable of C Gb/s with S' GT/s PCIe xW' link)"
 # (kernels before 5.3 print "8 GT/s x8 link", without "PCIe")
 _LIMIT_RE = re.compile(r"([\w.-]{1,40}) ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?: [\w.-]{1,40})?: "
-                       r"([\d.]{1,12}) Gb/s available PCIe bandwidth, limited by ([\d.]{1,6}) GT/s (?:PCIe )?x(\d{1,2}) link "
-                       r"at ([0-9a-fA-F:.]{7,16})(?: \(capable of ([\d.]{1,12}) Gb/s with ([\d.]{1,6}) GT/s (?:PCIe )?x(\d{1,2}) link\))?")
+                       r"([0-9.]{1,12}) Gb/s available PCIe bandwidth, limited by ([0-9.]{1,6}) GT/s (?:PCIe )?x([0-9]{1,2}) link "
+                       r"at ([0-9a-fA-F:.]{7,16})(?: \(capable of ([0-9.]{1,12}) Gb/s with ([0-9.]{1,6}) GT/s (?:PCIe )?x([0-9]{1,2}) link\))?")
 # "mlx5_core 0000:01:00.1 eth1: Link up" (the netdev's carrier, Ethernet/RoCE and IPoIB alike)
 # and the IB port's "mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link ACTIVE" / "Link DOWN" (INIT and ARM,
 # the steps on the way up, are not changes of their own)
-_MLX_LINK_RE = re.compile(r"mlx5_core ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)(?: (\S+?))?:?"
-                          r"(?: Port: \d+)? Link (up|down|active)\b", re.I)
+_MLX_LINK_RE = re.compile(r"mlx5_core ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9])(?: (\S+?))?:?"
+                          r"(?: Port: [0-9]+)? Link (up|down|active)\b", re.I)
 # The time of a line, in seconds: dmesg's "[ 1843.308145]", or a syslog/journal stamp
-_DMESG_T_RE = re.compile(r"^\s*(?:<\d+>)?\s*\[\s*(\d+(?:\.\d+)?)\]")
-_SYSLOG_T_RE = re.compile(r"^([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)\b")
-_ISO_T_RE = re.compile(r"^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)")
+_DMESG_T_RE = re.compile(r"^[ \t]*(?:<[0-9]{1,3}>[ \t]*)?\[[ \t]*([0-9]{1,12}(?:\.[0-9]{1,9})?)\]")
+_SYSLOG_T_RE = re.compile(r"^([A-Z][a-z]{2}) +([0-9]{1,2}) ([0-9][0-9]):([0-9][0-9]):([0-9][0-9])\b")
+_ISO_T_RE = re.compile(r"^([0-9]{4})-([0-9][0-9])-([0-9][0-9])[T ]([0-9][0-9]):([0-9][0-9]):([0-9][0-9])")
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
                                        "Nov", "Dec"))}
 _IOMMU_DOMAIN_RE = re.compile(r"iommu: Default domain type: (\w+)")
@@ -90,8 +92,8 @@ _IOMMU_ON_RE = re.compile(r"DMAR: IOMMU enabled|Intel-IOMMU force enabled|AMD-Vi
                           r"AMD-Vi: Interrupt remapping enabled|DMAR: Intel\(R\) Virtualization Technology for Directed I/O")
 _CMDLINE_RE = re.compile(r"Kernel command line: (.*)$")
 _FAULT_RE = re.compile(r"IO_PAGE_FAULT|DMAR: \[DMA (?:Read|Write)[^\]]*\] Request device|DMAR: DRHD: handling fault")
-_FAULT_DEV_RE = re.compile(r"(?:\S+ )?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d): AMD-Vi|device=([0-9a-fA-F:]+\.\d)"
-                           r"|Request device \[(?:0x)?([0-9a-fA-F]{2}):(?:0x)?([0-9a-fA-F]{2})\.(\d)\]")
+_FAULT_DEV_RE = re.compile(r"(?:\S+ )?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9]): AMD-Vi|device=([0-9a-fA-F:]+\.[0-9])"
+                           r"|Request device \[(?:0x)?([0-9a-fA-F]{2}):(?:0x)?([0-9a-fA-F]{2})\.([0-9])\]")
 
 
 @dataclass(frozen=True)

@@ -42,14 +42,16 @@ INFO = ParserInfo(
 SOURCE = INFO.source
 
 CMD_RE = re.compile(r"\bmlnx_qos\s+(?:\S+\s+)*?(?:-i|--interface)[\s=]+(?P<ifname>[A-Za-z0-9_.@\-]{1,40})")
-DCBX_RE = re.compile(r"^\s*DCBX mode:\s*(?P<mode>.*?)\s*$")
+# Never two blank runs side by side and no lazy run before `\s*$` (issue 16: each is quadratic on
+# widened blanks).
+DCBX_RE = re.compile(r"^\s*DCBX mode:[ \t]*(?P<mode>(?:\S(?:.*\S)?)?)[ \t\r]*$")
 TRUST_RE = re.compile(r"^\s*Priority trust (?:state|mode):\s*(?P<trust>\S+)")
-PRIO_DSCP_RE = re.compile(r"prio:\s*(?P<prio>[0-7])\s+dscp:\s*(?P<list>[0-9,.\s]*?)(?=\s+prio:|\s*$)")
+PRIO_DSCP_RE = re.compile(r"prio:[ \t]*(?P<prio>[0-7])[ \t]+dscp:[ \t]*(?P<list>[0-9,.]*(?:[ \t]+[0-9,.]+)*)(?=[ \t]+prio:|[ \t\r]*$)")
 PFC_HEAD_RE = re.compile(r"^\s*PFC configuration:\s*(?P<rest>.*)$")
-ROW_RE = re.compile(r"^\s*(?P<name>priority|enabled|buffer)\s+(?P<values>(?:\d+\s*){1,8})\s*$")
+ROW_RE = re.compile(r"^\s*(?P<name>priority|enabled|buffer)[ \t]+(?P<values>[0-9]+(?:[ \t]*[0-9]+){0,7})[ \t\r]*$")
 INLINE_ENABLED_RE = re.compile(r"\benabled\s+(?P<values>(?:[01]\s+){7}[01])\b")
 TC_RE = re.compile(r"^\s*tc:\s*(?P<tc>\d)\s+ratelimit:\s*(?P<rl>[^,]*),\s*tsa:\s*(?P<tsa>\S+)")
-TC_PRIO_RE = re.compile(r"^\s*priority:\s*(?P<list>[\d\s]+)$")
+TC_PRIO_RE = re.compile(r"^\s*priority:[ \t]*(?P<list>[0-9](?:[ \t]*[0-9])*)[ \t\r]*$")
 
 
 @dataclass(frozen=True)

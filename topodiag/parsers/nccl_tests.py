@@ -64,25 +64,25 @@ INFO = ParserInfo(
 SOURCE = INFO.source
 
 # Line prefixes a launcher adds: srun "-l" (" 0: "), OpenMPI --tag-output ("[1,0]<stdout>:"), "[0]".
-_SRUN_RE = re.compile(r"^\d+:(?:\s+|$)")
-_TAG_RE = re.compile(r"\[\d+(?:,\d+)*\](?:<std(?:out|err)>:?)?")
-_LEAD_TAG_RE = re.compile(r"^\[\d+(?:,\d+)*\](?:<std(?:out|err)>)?:?\s*")
+_SRUN_RE = re.compile(r"^[0-9]+:(?:\s+|$)")
+_TAG_RE = re.compile(r"\[[0-9]+(?:,[0-9]+)*\](?:<std(?:out|err)>:?)?")
+_LEAD_TAG_RE = re.compile(r"^\[[0-9]+(?:,[0-9]+)*\](?:<std(?:out|err)>)?:?\s*")
 
 _NCCL_LOG_RE = re.compile(r"\bNCCL (INFO|WARN|TRACE)\b")
-_NCCL_VERSION_RE = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)")
-_NRANKS_RE = re.compile(r"\bnranks (\d+)\b")
+_NCCL_VERSION_RE = re.compile(r"\bNCCL version ([0-9]+\.[0-9]+\.[0-9]+)")
+_NRANKS_RE = re.compile(r"\bnranks ([0-9]+)\b")
 
 _TESTS_VERSION_RE = re.compile(r"^#\s*(?:nccl|rccl)-tests version (\S+)")
-_HEADERS_RE = re.compile(r"\bnccl-headers=(\d+)")
-_LIBRARY_RE = re.compile(r"\bnccl-library=(\d+)")
+_HEADERS_RE = re.compile(r"\bnccl-headers=([0-9]+)")
+_LIBRARY_RE = re.compile(r"\bnccl-library=([0-9]+)")
 _STARTING_RE = re.compile(r"^#\s*Collective test starting:\s*(\S+)")
-_NTHREAD_RE = re.compile(r"^#\s*nThread\s+\d+")
+_NTHREAD_RE = re.compile(r"^#\s*nThread\s+[0-9]+")
 _USING_RE = re.compile(r"^#\s*Using devices\b")
 _DEVICE_RE = re.compile(
-    r"^#\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$")
-_OOB_RE = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)\s*(\w+)?")
+    r"^#\s*Rank\s+([0-9]+)\s+(?:Group\s+([0-9]+)\s+)?Pid\s+([0-9]+)\s+on\s+(\S+)\s+device\s+([0-9]+)\s+\[([^\]]*)\]\s*(.*)$")
+_OOB_RE = re.compile(r"^#\s*Out of bounds values\s*:\s*([0-9]+)\s*(\w+)?")
 _AVG_RE = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
-_REDUCED_RE = re.compile(r"^#\s*Reducing maxBytes to (\d+)")
+_REDUCED_RE = re.compile(r"^#\s*Reducing maxBytes to ([0-9]+)")
 _ERROR_RE = re.compile(r"^#\s*error:\s*(.+)$")
 _PERF_RE = re.compile(r"(?:^|[\s/])([a-z][a-z0-9_]*?)_perf(?:_mpi)?(?=\s|$)")
 
@@ -107,8 +107,8 @@ LIST_CAP = 1000  # per-line notes, NCCL WARN lines, failure lines
 NAMES_CAP = 64  # distinct collectives and NCCL libraries named in notes
 AVGS_SHOWN = 50  # "Avg bus bandwidth" values a note lists
 
-_INT_RE = re.compile(r"^-?\d+$")
-_NUM_RE = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+_INT_RE = re.compile(r"^-?[0-9]+$")
+_NUM_RE = re.compile(r"^[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$")
 _WORD_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 # header column name -> the row field it fills (None: a column this parser does not report)
@@ -117,14 +117,18 @@ _HALF_NAMES = {"time": "time", "cputime": "time", "algbw": "algbw", "busbw": "bu
 _PARAM_KEYS = {"nThread": "nthread", "nGpus": "ngpus", "minBytes": "min_bytes", "maxBytes": "max_bytes",
                "warmup iters": "warmup_iters", "agg iters": "agg_iters"}
 
+# The sniffers' patterns stay on one line: [ \t], never \s (in re.M, `^\s*` runs over the newlines after
+# every line start: quadratic on a file of blank lines), digits are [0-9], runs are bounded.
 _SNIFF_STRONG = re.compile(
-    r"^[^\n#]{0,24}#\s*(?:(?:nccl|rccl)-tests version |Collective test starting:|nThread \d+ nGpus \d+"
-    r"|\s*size\s+count\s+type\s|\s+out-of-place\s+in-place)", re.M)
-_SNIFF_SUMMARY = re.compile(r"^[^\n#]{0,24}#\s*(?:Out of bounds values|Avg bus bandwidth)\s*:", re.M)
-_SNIFF_DEVICE = re.compile(r"^[^\n#]{0,24}#\s*Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+\S+\s+device\s", re.M)
+    r"^[^\n#]{0,24}#[ \t]*(?:(?:nccl|rccl)-tests version |Collective test starting:|nThread [0-9]+ nGpus [0-9]+"
+    r"|size[ \t]+count[ \t]+type[ \t]|out-of-place[ \t]+in-place)", re.M)
+_SNIFF_SUMMARY = re.compile(r"^[^\n#]{0,24}#[ \t]*(?:Out of bounds values|Avg bus bandwidth)[ \t]*:", re.M)
+_SNIFF_DEVICE = re.compile(r"^[^\n#]{0,24}#[ \t]*Rank[ \t]+[0-9]{1,9}[ \t]+(?:Group[ \t]+[0-9]{1,9}[ \t]+)?Pid[ \t]+[0-9]{1,12}"
+                           r"[ \t]+on[ \t]+[^ \t\n]{1,512}[ \t]+device[ \t]", re.M)
 _SNIFF_ROW = re.compile(
-    r"^\s*(?:\d+:\s+)?(?:\[\d+\]\s*)?\d+\s+\d+\s+(?:float|half|bfloat16|double|u?int(?:8|32|64)|char|int|fp8\w*)"
-    r"\s+\S+\s+-?\d+", re.M)
+    r"^[ \t]*(?:[0-9]{1,9}:[ \t]+)?(?:\[[0-9]{1,9}\][ \t]*)?[0-9]{1,20}[ \t]+[0-9]{1,20}[ \t]+"
+    r"(?:float|half|bfloat16|double|u?int(?:8|32|64)|char|int|fp8[A-Za-z0-9_]{0,16})"
+    r"[ \t]+[^ \t\n]{1,64}[ \t]+-?[0-9]", re.M)
 
 
 @dataclass(frozen=True)
@@ -270,7 +274,7 @@ def _parse_params(s: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     label: list[str] = []
     for tok in s.lstrip("#").split():
-        m = re.match(r"^(-?\d+)\((\w+)\)$", tok)
+        m = re.match(r"^(-?[0-9]+)\((\w+)\)$", tok)
         if m and label:
             out["step_factor" if m.group(2) == "factor" else "step_bytes"] = int(m.group(1))
             label = []

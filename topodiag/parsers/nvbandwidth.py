@@ -42,8 +42,11 @@ MAX_DEVICES = 256
 _VERSION_RE = re.compile(r"^\s*nvbandwidth Version:\s*(\S+)")
 _DRIVER_RE = re.compile(r"^\s*Driver Version:\s*(\S+)")
 _RUNTIME_RE = re.compile(r"^\s*CUDA Runtime Version:\s*(\d+)")
-_DEVICE_RE = re.compile(r"^\s*Device (\d+):\s*(.*?)(?:\s*\(([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)\))?\s*$")
-_RUNNING_RE = re.compile(r"^\s*>?\s*Running\s+([A-Za-z0-9_]+)\.?\s*$")
+# "Device 0: NVIDIA A100-SXM4-40GB (00000000:07:00)": the name read greedily, its bus id split off
+# the end after (a lazy name before `\s*$` is quadratic on widened blanks)
+_DEVICE_RE = re.compile(r"^\s*Device ([0-9]+):[ \t]*(.*)$")
+_DEVICE_BUS_RE = re.compile(r"\(([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-9])?)\)$")
+_RUNNING_RE = re.compile(r"^\s*(?:>\s*)?Running\s+([A-Za-z0-9_]+)\.?\s*$")  # never two blank runs side by side
 _WAIVING_RE = re.compile(r"^\s*Waiving\s+([A-Za-z0-9_]+)\.?\s*$")
 _TITLE_RE = re.compile(r"^\s*(?:memcpy|memory)\b.*\bbandwidth\b.*$|^\s*memcpy local GPU", re.I)
 _KINDS_RE = re.compile(r"(CPU|GPU)\s*\(row\)\s*(<->|->|<-)\s*(CPU|GPU)\s*\(column\)", re.I)
@@ -140,11 +143,11 @@ class _Block:
 def sniff(text: str) -> float:
     """0.9 with the version banner or a "Running <testcase>." line followed by a memcpy title; 0 else."""
     try:
-        if re.search(r"(?m)^\s*nvbandwidth Version:", text):
+        if re.search(r"(?m)^[ \t]*nvbandwidth Version:", text):
             return 0.9
-        if re.search(r"(?m)^\s*>?\s*Running [a-z_]+_(?:ce|sm|copy)\.?\s*$", text) and "bandwidth (GB/s)" in text:
+        if re.search(r"(?m)^[ \t]*(?:>[ \t]*)?Running [a-z_]{1,80}_(?:ce|sm|copy)\.?[ \t\r]*$", text) and "bandwidth (GB/s)" in text:
             return 0.9
-        if re.search(r"(?m)^\s*SUM [a-z_]+_(?:ce|sm|copy) \d", text) and re.search(r"(?m)^\s*memcpy (?:CE|SM) ", text):
+        if re.search(r"(?m)^[ \t]*SUM [a-z_]{1,80}_(?:ce|sm|copy) [0-9]", text) and re.search(r"(?m)^[ \t]*memcpy (?:CE|SM) ", text):
             return 0.9
     except Exception:
         return 0.0
@@ -172,7 +175,10 @@ class _State:
                 return True
         m = _DEVICE_RE.match(line)
         if m and self.block is None and len(self.devices) < MAX_DEVICES:
-            self.devices.append(Device(int(m.group(1)), m.group(2).strip(), m.group(3)))
+            name = m.group(2).strip()
+            bus = _DEVICE_BUS_RE.search(name)
+            self.devices.append(Device(int(m.group(1)), name[: bus.start()].strip() if bus else name,
+                                       bus.group(1) if bus else None))
             return True
         return False
 

@@ -15,17 +15,47 @@ from typing import Any, Callable, Iterable
 
 from .base import ParseError
 
-# "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-...)" possibly followed by an NVML message on the same line
-GPU_RE = re.compile(r"^GPU\s+(\d{1,6}):\s*(.*?)\s*\(UUID:\s*([^)]*?)\s*\)\s*(.*)$")
-GPU_OPEN_RE = re.compile(r"^GPU\s+(\d{1,6}):\s*(.*?)\s*\(UUID:?\s*([^)]*)$")  # header cut before ')'
-GPU_BARE_RE = re.compile(r"^GPU\s+(\d{1,6}):\s*(\S.*)$")  # no UUID printed (or pasted without it)
+# "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-...)" possibly followed by an NVML message on the same line.
+# The header is split with str.find, not one regex: `:\s*(.*?)\s*\(UUID:\s*([^)]*?)\s*\)` let three runs
+# share the same blanks and took minutes on a 5 KB line of blanks (cubic backtracking).
+GPU_LEAD_RE = re.compile(r"GPU[ \t]+([0-9]{1,6}):")
+
+
+@dataclass(frozen=True)
+class Header:
+    """A 'GPU n: <name> (UUID: <uuid>) <rest>' line: `closed` False when it was cut inside its UUID
+    (uuid_raw is then None), `bare` when no '(UUID' is printed (name is then the whole rest)."""
+    index: int
+    name: str
+    uuid_raw: str | None
+    rest: str
+    closed: bool
+    bare: bool
+
+
+def match_header(line: str) -> Header | None:
+    """Read a GPU header from a stripped line in linear time; None when the line is not one."""
+    m = GPU_LEAD_RE.match(line)
+    if m is None:
+        return None
+    index, body = int(m.group(1)), line[m.end():]
+    at = body.find("(UUID:")
+    close = body.find(")", at + 6) if at >= 0 else -1
+    if at >= 0 and close >= 0:  # the first '(UUID:' with a ')' after it (no later one then has one)
+        return Header(index, body[:at].strip(), body[at + 6:close].strip(), body[close + 1:].strip(), True, False)
+    last_close = body.rfind(")")
+    at = body.find("(UUID", last_close + 1)
+    if at >= 0:  # cut before its ')': the first '(UUID' after the last ')'
+        return Header(index, body[:at].strip(), None, "", False, False)
+    name = body.strip()
+    return Header(index, name, None, "", True, True) if name else None
 ELISION_RE = re.compile(r"^(?:\.{2,}|\u2026+|\[\s*(?:\.{2,}|\u2026)\s*\]|\(\s*\.{2,}\s*\)|<snip>|\[snip\])$", re.I)
 ALL_INACTIVE_RE = re.compile(r"Unable to retrieve NVLink information as all links are in-?active", re.I)
 UNSUPPORTED_RE = re.compile(r"does not have or support NVLink", re.I)
 ERROR_RE = re.compile(r"^(?:Unable to determine|Failed to|Unable to|Error:|NVML:|No devices were found)", re.I)
-LINK_FRAGMENT_RE = re.compile(r"^(?:L|Li|Lin|Link|Link\s+\d{1,4}:?)$")
+LINK_FRAGMENT_RE = re.compile(r"^(?:L|Li|Lin|Link|Link\s+[0-9]{1,4}:?)$")
 UUID_OK_RE = re.compile(r"^(?:GPU|MIG)-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-SNIFF_HEADER = re.compile(r"^GPU \d{1,6}: .*\(UUID: ", re.M)
+SNIFF_HEADER = re.compile(r"^GPU [0-9]{1,6}: [^\n]*\(UUID: ", re.M)
 
 
 def sniff_mode(text: str, mode_line: "re.Pattern[str]", alone: float = 0.8) -> float:
@@ -38,20 +68,20 @@ def sniff_mode(text: str, mode_line: "re.Pattern[str]", alone: float = 0.8) -> f
 # A parser refuses the text of the others by name. The order is the one `nvidia_smi_nvlink_s` always
 # used (first match wins); "s" is last because that parser excludes itself.
 MODES: tuple[tuple[str, re.Pattern[str], str], ...] = (
-    ("c", re.compile(r"^Link\s+\d+\s*,\s*.*(?:supported|Supported)\s*:\s*(?:true|false)$", re.I),
+    ("c", re.compile(r"^Link\s+[0-9]+\s*,\s*.*(?:supported|Supported)\s*:\s*(?:true|false)$", re.I),
      "`nvidia-smi nvlink -c` (capabilities)"),
-    ("e", re.compile(r"^Link\s+\d+\s*:\s*(?:Replay|Recovery|CRC|Flit CRC|Data CRC|ECC)\s+Errors?\s*:", re.I),
+    ("e", re.compile(r"^Link\s+[0-9]+\s*:\s*(?:Replay|Recovery|CRC|Flit CRC|Data CRC|ECC)\s+Errors?\s*:", re.I),
      "`nvidia-smi nvlink -e` (error counters)"),
-    ("ec", re.compile(r"^Link\s+\d+\s*:\s*Lane\s+\d+", re.I), "`nvidia-smi nvlink -ec` (per-lane CRC error counters)"),
-    ("R", re.compile(r"^Link\s+\d+\s*:\s*Remote Device\b", re.I), "`nvidia-smi nvlink -R` (remote link info)"),
-    ("p", re.compile(r"^Link\s+\d+\s*:\s*(?:Remote (?:PCI Bus ID|info pci_dev)\s*:?\s*)?"
+    ("ec", re.compile(r"^Link\s+[0-9]+\s*:\s*Lane\s+[0-9]+", re.I), "`nvidia-smi nvlink -ec` (per-lane CRC error counters)"),
+    ("R", re.compile(r"^Link\s+[0-9]+\s*:\s*Remote Device\b", re.I), "`nvidia-smi nvlink -R` (remote link info)"),
+    ("p", re.compile(r"^Link\s+[0-9]+\s*:\s*(?:Remote (?:PCI Bus ID|info pci_dev)\s*:?\s*)?"
                      r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$", re.I),
      "`nvidia-smi nvlink -p` (remote PCI bus ids)"),
-    ("gt", re.compile(r"^Link\s+\d+\s*:\s*(?:Data|Raw)\s+[TR]x\s*:", re.I), "`nvidia-smi nvlink -gt` (throughput counters)"),
-    ("g", re.compile(r"^Link\s+\d+\s*,\s*[TR]x\d?\s*:", re.I), "`nvidia-smi nvlink -g` (utilization counters)"),
-    ("info", re.compile(r"^(?:NVLE|NVLink Encryption)\s*:|^Firmware Version\s*:|^(?:MSE|NETIR(?: [A-Z]+)?)\s*:\s*\d+:\d+:\d+$"),
+    ("gt", re.compile(r"^Link\s+[0-9]+\s*:\s*(?:Data|Raw)\s+[TR]x\s*:", re.I), "`nvidia-smi nvlink -gt` (throughput counters)"),
+    ("g", re.compile(r"^Link\s+[0-9]+\s*,\s*[TR]x[0-9]?\s*:", re.I), "`nvidia-smi nvlink -g` (utilization counters)"),
+    ("info", re.compile(r"^(?:NVLE|NVLink Encryption)\s*:|^Firmware Version\s*:|^(?:MSE|NETIR(?: [A-Z]+)?)\s*:\s*[0-9]+:[0-9]+:[0-9]+$"),
      "`nvidia-smi nvlink -info` (encryption and firmware)"),
-    ("s", re.compile(r"^Link\s+\d{1,4}\s*:\s*(?:\d{1,6}(?:\.\d{1,6})?\s*GB/s|<\s*in-?active\s*>)$", re.I),
+    ("s", re.compile(r"^Link\s+[0-9]{1,4}\s*:\s*(?:[0-9]{1,6}(?:\.[0-9]{1,6})?\s*GB/s|<\s*in-?active\s*>)$", re.I),
      "`nvidia-smi nvlink -s` (link status)"),
 )
 
@@ -154,11 +184,9 @@ def walk(lines: Iterable[str], read: ReadFn, own: str, own_name: str, expect: st
         if first_text is None:
             first_text = (line_no, line)
         last_line = line
-        m = GPU_RE.match(line)
-        open_header = None if m else GPU_OPEN_RE.match(line)
-        header = m or open_header or GPU_BARE_RE.match(line)
+        header = match_header(line)
         if header is not None:
-            index = int(header.group(1))
+            index = header.index
             if cur is not None and cur.pending_elision:
                 # a marker between two blocks: a jump in the indices hid whole GPUs, else links of the first
                 if cur.index is not None and index > cur.index + 1:
@@ -167,13 +195,13 @@ def walk(lines: Iterable[str], read: ReadFn, own: str, own_name: str, expect: st
                     cur.truncated = True
             elif cur is None and leading_elision and index > 0:
                 hidden.extend(range(0, index))
-            cur = new_block(index, header.group(2), header.group(3) if m else None, line_no, notes)
+            cur = new_block(index, header.name, header.uuid_raw if header.closed else None, line_no, notes)
             gpus.append(cur)
-            if open_header:
+            if not header.closed:
                 cur.truncated = True
                 notes.append(f"line {line_no}: GPU {index} header cut off inside its UUID")
-            elif m and m.group(4) and not apply_message(cur, m.group(4)):
-                notes.append(f"line {line_no}: text after GPU {index} header skipped: '{m.group(4)[:60]}'")
+            elif header.rest and not apply_message(cur, header.rest):
+                notes.append(f"line {line_no}: text after GPU {index} header skipped: '{header.rest[:60]}'")
             last_kind = "gpu"
             continue
         if ELISION_RE.match(line):

@@ -46,8 +46,10 @@ SOURCE = INFO.source
 MODE_NAME = "`nvidia-smi nvlink -c` (capabilities)"
 EXPECT = "'Link <n>, <capability>: true|false' lines"
 
-CAPABILITY_RE = re.compile(r"^Link\s+(\d{1,4})\s*,\s*([^:]{1,80}?)\s*:\s*(.*)$")
-LINK_LINE_RE = re.compile(r"^Link\s+\d{1,4}\s*,", re.I)  # a capability line cut before its ':'
+# The name is everything up to the first ':' and stripped in code (1 to 80 characters):
+# `\s*([^:]{1,80}?)\s*:` let three runs share a line's blanks.
+CAPABILITY_RE = re.compile(r"^Link[ \t]+([0-9]{1,4})[ \t]*,([^:]*):[ \t]*(.*)$")
+LINK_LINE_RE = re.compile(r"^Link\s+[0-9]{1,4}\s*,", re.I)  # a capability line cut before its ':'
 
 # Printed capability (lowercased, ' is ' dropped) -> stable name. nvidia-smi prints NVML's
 # nvmlNvLinkCapability_t: P2P_SUPPORTED, SYSMEM_ACCESS, P2P_ATOMICS, SYSMEM_ATOMICS, SLI_BRIDGE, VALID.
@@ -60,7 +62,7 @@ NAMES = {
     "link supported": "link_supported",
 }
 
-_SNIFF_CAPABILITY = re.compile(r"^[ \t]*Link \d{1,4}, [A-Za-z0-9 ]{1,60}supported: (?:true|false)", re.M)
+_SNIFF_CAPABILITY = re.compile(r"^[ \t]*Link [0-9]{1,4}, [A-Za-z0-9 ]{1,60}supported: (?:true|false)", re.M)
 
 
 @dataclass(frozen=True)
@@ -108,12 +110,14 @@ def capability_name(raw_name: str) -> str:
 
 def _read(line: str, raw: str, line_no: int, gpu: GpuBlock) -> str | None:
     m = CAPABILITY_RE.match(line)
+    if m is not None and not 0 < len(m.group(2).strip()) <= 80:
+        m = None
     if m is None:
         return "partial" if LINK_LINE_RE.match(line) else None
     text = m.group(3).strip().lower()
     if not text or (text not in ("true", "false") and ("true".startswith(text) or "false".startswith(text))):
         return "partial"  # "Link 7, SLI is supported: tr": the value cut off
-    link, raw_name = int(m.group(1)), re.sub(r"\s+", " ", m.group(2))
+    link, raw_name = int(m.group(1)), re.sub(r"\s+", " ", m.group(2).strip())
     name = capability_name(raw_name)
     value = {"true": True, "false": False}.get(text)
     links: dict[int, dict] = gpu.data.setdefault("links", {})

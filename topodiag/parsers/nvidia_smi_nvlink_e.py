@@ -55,14 +55,14 @@ SOURCE = INFO.source
 MODE_NAME = "`nvidia-smi nvlink -e` (error counters)"
 EXPECT = "'Link <n>: <counter>: <value>' lines"
 
-COUNTER_RE = re.compile(r"^Link\s+(\d{1,4})\s*:\s*([A-Za-z][^:]{0,80}?)\s*:\s*(.*)$")
+COUNTER_RE = re.compile(r"^Link\s+([0-9]{1,4})\s*:\s*([A-Za-z][^:]{0,80}?)\s*:\s*(.*)$")
 LINK_LINE_RE = re.compile(r"^Links?\b", re.I)  # a 'Link' line that is not a counter: cut off or hand-written
-INT_RE = re.compile(r"^\d{1,30}$")
-FLOAT_RE = re.compile(r"^(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][-+]?\d{1,5})?$")
+INT_RE = re.compile(r"^[0-9]{1,30}$")
+FLOAT_RE = re.compile(r"^(?:[0-9]{1,30}(?:\.[0-9]{0,30})?|\.[0-9]{1,30})(?:[eE][-+]?[0-9]{1,5})?$")
 
 _SNIFF_COUNTER = re.compile(
-    r"^[ \t]*Link \d{1,4}: [A-Za-z][A-Za-z0-9 ]{0,60}?(?:Errors|errors|Errors - \d{1,2}|events|discards|packets|"
-    r"bytes|BER|Blocks|Lane \d{1,2}|Total): [0-9N]", re.M)
+    r"^[ \t]*Link [0-9]{1,4}: [A-Za-z][A-Za-z0-9 ]{0,60}?(?:Errors|errors|Errors - [0-9]{1,2}|events|discards|packets|"
+    r"bytes|BER|Blocks|Lane [0-9]{1,2}|Total): [0-9N]", re.M)
 
 
 @dataclass(frozen=True)

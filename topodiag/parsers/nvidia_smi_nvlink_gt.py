@@ -47,13 +47,13 @@ SOURCE = INFO.source
 MODE_NAME = "`nvidia-smi nvlink -gt` (throughput counters)"
 EXPECT = "'Link <n>: Data Tx: <n> KiB' lines"
 
-COUNTER_RE = re.compile(r"^Link\s+(\d{1,4})\s*:\s*(Data|Raw)\s+([TR]x)\s*:\s*(.*)$", re.I)
-VALUE_RE = re.compile(r"^(\d{1,30})\s*([KMGT]i?B|B|bytes|KBytes)?$", re.I)
+COUNTER_RE = re.compile(r"^Link\s+([0-9]{1,4})\s*:\s*(Data|Raw)\s+([TR]x)\s*:\s*(.*)$", re.I)
+VALUE_RE = re.compile(r"^([0-9]{1,30})\s*([KMGT]i?B|B|bytes|KBytes)?$", re.I)
 UNIT_KIB = {"kib": 1, "kb": 1, "kbytes": 1, "mib": 1024, "mb": 1024, "gib": 1024 ** 2, "gb": 1024 ** 2,
             "tib": 1024 ** 3, "tb": 1024 ** 3}
-PARTIAL_RE = re.compile(r"^Link\s+\d{1,4}\s*(?::\s*(?:(?:Data|Raw)(?:\s+(?:[TR]x?)?)?)?)?$", re.I)  # a line cut off
+PARTIAL_RE = re.compile(r"^Link\s+[0-9]{1,4}\s*(?::\s*(?:(?:Data|Raw)(?:\s+(?:[TR]x?)?)?)?)?$", re.I)  # a line cut off
 
-_SNIFF_COUNTER = re.compile(r"^[ \t]*Link \d{1,4}: (?:Data|Raw) [TR]x: \d", re.M)
+_SNIFF_COUNTER = re.compile(r"^[ \t]*Link [0-9]{1,4}: (?:Data|Raw) [TR]x: [0-9]", re.M)
 
 
 @dataclass(frozen=True)

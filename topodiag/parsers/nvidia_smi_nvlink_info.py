@@ -49,12 +49,12 @@ FIELD_RE = re.compile(r"^([A-Za-z][A-Za-z0-9 ()/_.-]{0,60}?)\s*:\s*(.*)$")
 NVLE_RE = re.compile(r"^(?:NVLE|NVLink Encryption)$", re.I)
 FIRMWARE_RE = re.compile(r"^(?:NVLink )?Firmware Versions?$", re.I)
 VERSION_KEY_RE = re.compile(r"^NVLink Version$", re.I)
-VERSION_VALUE_RE = re.compile(r"^\d{1,9}(?:[:.]\d{1,9}){1,4}$")
+VERSION_VALUE_RE = re.compile(r"^[0-9]{1,9}(?:[:.][0-9]{1,9}){1,4}$")
 ENABLED = {"enabled": True, "enable": True, "on": True, "yes": True, "true": True,
            "disabled": False, "disable": False, "off": False, "no": False, "false": False}
 
 _SNIFF_INFO = re.compile(
-    r"^[ \t]*(?:(?:NVLE|NVLink Encryption): [A-Za-z]|Firmware Version:[ \t\r]*$|(?:MSE|NETIR)[A-Z ]{0,8}: \d+:\d+:\d+)",
+    r"^[ \t]*(?:(?:NVLE|NVLink Encryption): [A-Za-z]|Firmware Version:[ \t\r]*$|(?:MSE|NETIR)[A-Z ]{0,8}: [0-9]+:[0-9]+:[0-9]+)",
     re.M)
 
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
-from .nvidia_smi_gpu_blocks import (ALL_INACTIVE_RE, ELISION_RE, ERROR_RE, GPU_BARE_RE, GPU_OPEN_RE, GPU_RE,
+from .nvidia_smi_gpu_blocks import (ALL_INACTIVE_RE, ELISION_RE, ERROR_RE, match_header,
                                     LINK_FRAGMENT_RE, UNSUPPORTED_RE, UUID_OK_RE, ErrorLine, other_modes)
 from .nvidia_smi_gpu_blocks import SNIFF_HEADER as _SNIFF_HEADER
 
@@ -50,18 +50,18 @@ INFO = ParserInfo(
 )
 SOURCE = INFO.source
 
-PARTIAL_SPEED_RE = re.compile(r"^\d{1,6}(?:\.\d{0,6})?\s*(?:G|GB|GB/)?$", re.I)  # "26.5", "26.562 GB/" cut off
-LINK_RE = re.compile(r"^Link\s+(\d{1,4})\s*:\s*(.*)$")
-SPEED_RE = re.compile(r"^(\d{1,6}(?:\.\d{1,6})?)\s*GB/s$", re.I)
+PARTIAL_SPEED_RE = re.compile(r"^[0-9]{1,6}(?:\.[0-9]{0,6})?\s*(?:G|GB|GB/)?$", re.I)  # "26.5", "26.562 GB/" cut off
+LINK_RE = re.compile(r"^Link\s+([0-9]{1,4})\s*:\s*(.*)$")
+SPEED_RE = re.compile(r"^([0-9]{1,6}(?:\.[0-9]{1,6})?)\s*GB/s$", re.I)
 INACTIVE_RE = re.compile(r"^<?\s*in-?active\s*>?$", re.I)
 
 # Lines of the other `nvidia-smi nvlink` modes, and how to name them in the refusal.
 OTHER_MODES: tuple[tuple[re.Pattern[str], str], ...] = other_modes("s")
 
-_SNIFF_STATUS = re.compile(r"^[ \t]*Link \d{1,4}: (?:\d{1,6}(?:\.\d{1,6})? GB/s|<inactive>)[ \t\r]*$", re.M)
+_SNIFF_STATUS = re.compile(r"^[ \t]*Link [0-9]{1,4}: (?:[0-9]{1,6}(?:\.[0-9]{1,6})? GB/s|<inactive>)[ \t\r]*$", re.M)
 _SNIFF_OTHER = re.compile(
-    r"^[ \t]*(?:Link \d{1,4}, (?:P2P is supported|Access to system memory supported|SLI is supported): |"
-    r"Link \d{1,4}: (?:Replay|Recovery|CRC) Errors: |Link \d{1,4}: Remote Device |Link \d{1,4}: Data [TR]x: |"
+    r"^[ \t]*(?:Link [0-9]{1,4}, (?:P2P is supported|Access to system memory supported|SLI is supported): |"
+    r"Link [0-9]{1,4}: (?:Replay|Recovery|CRC) Errors: |Link [0-9]{1,4}: Remote Device |Link [0-9]{1,4}: Data [TR]x: |"
     r"NVLE: |Firmware Version:)", re.M)
 
 
@@ -190,11 +190,9 @@ def _parse(lines: Iterable[str]) -> NvlinkStatus:
         if first_text is None:
             first_text = (line_no, line)
         last_line = line
-        m = GPU_RE.match(line)
-        open_header = None if m else GPU_OPEN_RE.match(line)
-        header = m or open_header or GPU_BARE_RE.match(line)
+        header = match_header(line)
         if header is not None:
-            index = int(header.group(1))
+            index = header.index
             if cur is not None and cur["pending_elision"]:
                 # an elision marker between two GPU blocks: a jump in the indices means it hid whole GPUs;
                 # consecutive indices mean it hid links of the previous GPU
@@ -204,13 +202,13 @@ def _parse(lines: Iterable[str]) -> NvlinkStatus:
                     cur["truncated"] = True
             elif cur is None and leading_elision and index > 0:
                 hidden.extend(range(0, index))
-            cur = _new_gpu(index, header.group(2), header.group(3) if m else None, line_no, notes)
+            cur = _new_gpu(index, header.name, header.uuid_raw if header.closed else None, line_no, notes)
             gpus.append(cur)
-            if open_header:
+            if not header.closed:
                 cur["truncated"] = True
                 notes.append(f"line {line_no}: GPU {index} header cut off inside its UUID")
-            elif m and m.group(4) and not _apply_message(cur, m.group(4)):
-                notes.append(f"line {line_no}: text after GPU {index} header skipped: '{m.group(4)[:60]}'")
+            elif header.rest and not _apply_message(cur, header.rest):
+                notes.append(f"line {line_no}: text after GPU {index} header skipped: '{header.rest[:60]}'")
             last_kind = "gpu"
             continue
         if ELISION_RE.match(line):

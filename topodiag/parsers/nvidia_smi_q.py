@@ -42,7 +42,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from .base import ParseError, ParserInfo, clean_lines
+from .base import is_digits, ParseError, ParserInfo, clean_lines
 
 INFO = ParserInfo(
     source="nvidia_smi_q",
@@ -53,10 +53,15 @@ INFO = ParserInfo(
 SOURCE = INFO.source
 
 _GPU_RE = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
-_KV_RE = re.compile(r"^(\s*)(\S[^:]*?)\s*:\s?(.*)$")
+# The key runs to the first ':' and is stripped where it is read: `(\S[^:]*?)\s*:` let two runs share
+# the blanks of a line without a colon (quadratic).
+_KV_RE = re.compile(r"^(\s*)(\S[^:]*):\s?(.*)$")
 _BUS_RE = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$")
-_WIDTH_RE = re.compile(r"^(\d+)x$", re.I)
+_WIDTH_RE = re.compile(r"^([0-9]+)x$", re.I)
 _MAX_GPUS = 256
+# [ \t], never \s, in a re.M pattern: `^\s*` runs over the newlines after every line start (quadratic).
+_SNIFF_FABRIC = re.compile(r"^[ \t]*Fabric[ \t]*\r?$", re.M)
+_SNIFF_FABRIC_KEY = re.compile(r"^[ \t]*(?:State|CliqueId|ClusterUUID)[ \t]+:", re.M)
 
 
 @dataclass(frozen=True)
@@ -104,7 +109,7 @@ def sniff(text: str) -> float:
         head = text[:20000]
         if "NVSMI LOG" in head or ("Attached GPUs" in head and "Product Name" in head):
             return 0.95
-        if re.search(r"^\s*Fabric\s*$", head, re.M) and re.search(r"^\s*(State|CliqueId|ClusterUUID)\s+:", head, re.M):
+        if _SNIFF_FABRIC.search(head) and _SNIFF_FABRIC_KEY.search(head):
             return 0.9
         if "GPU Link Info" in head and "Link Width" in head:
             return 0.8
@@ -120,7 +125,7 @@ def _int(value: Optional[str]) -> Optional[int]:
     m = _WIDTH_RE.match(v)
     if m:
         return int(m[1])
-    return int(v) if v.isdigit() else None
+    return int(v) if is_digits(v) else None
 
 
 class _Gpu:

@@ -48,7 +48,7 @@ import re
 from dataclasses import dataclass
 from itertools import combinations
 
-from .base import ANSI_RE, ParseError, ParserInfo, clean_lines, listing
+from .base import is_digits, ANSI_RE, ParseError, ParserInfo, clean_lines, listing
 
 INFO = ParserInfo(
     source="nvidia_smi_topo_m",
@@ -65,21 +65,21 @@ KNOWN_TYPES = {"X", "SYS", "SOC", "NODE", "PHB", "PXB", "PIX"}  # plus NV<n>
 P2P_WORDS = {"OK", "CNS", "GNS", "TNS", "NS", "DR", "U"}
 NOT_CELLS = {"CPU", "GPU", "NUMA", "NIC", "ID"}  # header words
 
-CELL_RE = re.compile(r"^(?:X|NV\d{1,3}|[A-Z][A-Z0-9]{1,4})$")
-GPU_RE = re.compile(r"^GPU\d{1,4}$")
-NIC_RE = re.compile(r"^NIC\d{1,4}$")
+CELL_RE = re.compile(r"^(?:X|NV[0-9]{1,3}|[A-Z][A-Z0-9]{1,4})$")
+GPU_RE = re.compile(r"^GPU[0-9]{1,4}$")
+NIC_RE = re.compile(r"^NIC[0-9]{1,4}$")
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]{0,63}$")
 HEADER_TOKEN_RE = re.compile(r"CPU Affinity|NUMA Affinity|GPU NUMA ID|\S+")
 TOKEN_RE = re.compile(r"\S+")
-NIC_LEGEND_RE = re.compile(r"^(NIC\d{1,4}):\s*(\S+)$")
+NIC_LEGEND_RE = re.compile(r"^(NIC[0-9]{1,4}):\s*(\S+)$")
 LEGEND_ENTRY_RE = re.compile(r"^(\S{1,6})\s*=\s")
-LIST_RE = re.compile(r"^\d{1,9}(?:-\d{1,9})?(?:,\d{1,9}(?:-\d{1,9})?)*$")
+LIST_RE = re.compile(r"^[0-9]{1,9}(?:-[0-9]{1,9})?(?:,[0-9]{1,9}(?:-[0-9]{1,9})?)*$")
 ELISION_RE = re.compile(r"^(?:\.{3,}|…+|\[\.\.\.\])$")
 
-_SNIFF_HEADER = re.compile(r"^[ \t]*GPU\d+(?:[ \t]+[\w.:-]+)*[ \t]+CPU Affinity\b", re.M)
-_SNIFF_ROW = re.compile(r"^[ \t]*GPU\d+[ \t]+(?:X[ \t]+(?:SYS|SOC|NODE|PHB|PXB|PIX|NV\d+)|"
-                        r"(?:SYS|SOC|NODE|PHB|PXB|PIX|NV\d+)[ \t]+X)\b", re.M)
-_SNIFF_TOPO_HEAD = re.compile(r"^[ \t]*GPU0[ \t]+(?:GPU1|NIC0|mlx\d_\d+)\b", re.M)
+_SNIFF_HEADER = re.compile(r"^[ \t]*GPU[0-9]+(?:[ \t]+[\w.:-]+)*[ \t]+CPU Affinity\b", re.M)
+_SNIFF_ROW = re.compile(r"^[ \t]*GPU[0-9]+[ \t]+(?:X[ \t]+(?:SYS|SOC|NODE|PHB|PXB|PIX|NV[0-9]+)|"
+                        r"(?:SYS|SOC|NODE|PHB|PXB|PIX|NV[0-9]+)[ \t]+X)\b", re.M)
+_SNIFF_TOPO_HEAD = re.compile(r"^[ \t]*GPU0[ \t]+(?:GPU1|NIC0|mlx[0-9]_[0-9]+)\b", re.M)
 _SNIFF_LEGEND = re.compile(r"NV#\s+= Connection traversing a bonded set of # NVLinks")
 
 
@@ -218,7 +218,7 @@ def _fits(col: str, val: str) -> bool:
     if val == "N/A":
         return True
     if col == "GPU NUMA ID":
-        return val.isdigit()
+        return is_digits(val)
     return _ranges(val) is not None
 
 
@@ -380,7 +380,7 @@ def _affinities(rows: list[_Row], columns: list[tuple[str, int]], truncated: boo
                 _group(found, ("bad", col, val[:40], what), row.name)
                 v[col] = None
         val = v.get("GPU NUMA ID")
-        if val is not None and not re.match(r"^\d{1,9}$", val):
+        if val is not None and not re.match(r"^[0-9]{1,9}$", val):
             _group(found, ("bad", "GPU NUMA ID", val[:40], "a number"), row.name)
             v["GPU NUMA ID"] = None
     if truncated:
@@ -508,7 +508,7 @@ def _parse(lines: list[str]) -> TopoMatrix:
             device=None if kind == "gpu" else (legend.get(name) if NIC_RE.match(name) else name),
             cpu_affinity=v.get("CPU Affinity"),
             numa_affinity=numa,
-            numa_node=int(numa) if numa is not None and numa.isdigit() else None,
+            numa_node=int(numa) if numa is not None and is_digits(numa) else None,
             gpu_numa_id=v.get("GPU NUMA ID"),
             line_no=row.line_no if row else None,
         ))
@@ -539,13 +539,13 @@ def _parse(lines: list[str]) -> TopoMatrix:
             used.add(got[0])
     if unknown_pairs:
         notes.append(f"no cell for {len(unknown_pairs)} pair(s): {listing(unknown_pairs)}")
-    odd = sorted(t for t in used if t not in KNOWN_TYPES and not re.match(r"^NV\d+$", t))
+    odd = sorted(t for t in used if t not in KNOWN_TYPES and not re.match(r"^NV[0-9]+$", t))
     if odd:
         notes.append(f"path type(s) {listing(odd)} are not in nvidia-smi's legend (X, SYS/SOC, NODE, PHB, "
                      "PXB, PIX, NV#)")
     legend_keys = _legend_types(lines, end)
     if legend_keys and "NV#" in legend_keys:  # a legend that reached its last line
-        unexplained = sorted(t for t in used if t not in legend_keys and not re.match(r"^NV\d+$", t))
+        unexplained = sorted(t for t in used if t not in legend_keys and not re.match(r"^NV[0-9]+$", t))
         if unexplained:
             notes.append(f"path type(s) {listing(unexplained)} used in the matrix but not in its Legend block")
     return TopoMatrix(devices=tuple(devices), links=tuple(links),

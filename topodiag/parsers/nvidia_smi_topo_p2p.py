@@ -46,15 +46,16 @@ SOURCE = INFO.source
 
 STATUSES = {"OK", "CNS", "GNS", "TNS", "NS", "DR", "U"}
 CODE_RE = re.compile(r"^(?:X|[A-Z]{1,4})$")
-GPU_RE = re.compile(r"^GPU\d{1,4}$")
-TOPO_TYPES_RE = re.compile(r"^(?:SYS|SOC|NODE|PHB|PXB|PIX|NV\d+)$")
+GPU_RE = re.compile(r"^GPU[0-9]{1,4}$")
+TOPO_TYPES_RE = re.compile(r"^(?:SYS|SOC|NODE|PHB|PXB|PIX|NV[0-9]+)$")
 PROMPT_RE = re.compile(r"nvidia-smi\s+topo\s+(?:-p2p|--p2pstatus)\s+([rwnap]{1,5})\b")
 LEGEND_RE = re.compile(r"^(X|[A-Z]{1,4})\s+=\s+(.+)$")
 
-_SNIFF_LEGEND = re.compile(r"^\s*OK\s+= Status Ok\s*$|^\s*CNS\s+= Chipset not supported\s*$", re.M)
-_SNIFF_ROW = re.compile(r"^[ \t]*GPU\d+[ \t]+(?:X[ \t]+(?:OK|CNS|GNS|TNS|NS|DR|U)|(?:OK|CNS|GNS|TNS|NS|DR|U)"
+# [ \t], never \s, in a re.M pattern: `^\s*` runs over the newlines after every line start (quadratic).
+_SNIFF_LEGEND = re.compile(r"^[ \t]*(?:OK[ \t]+= Status Ok|CNS[ \t]+= Chipset not supported)[ \t\r]*$", re.M)
+_SNIFF_ROW = re.compile(r"^[ \t]*GPU[0-9]+[ \t]+(?:X[ \t]+(?:OK|CNS|GNS|TNS|NS|DR|U)|(?:OK|CNS|GNS|TNS|NS|DR|U)"
                         r"[ \t]+X)(?:[ \t]|$)", re.M)
-_SNIFF_HEAD = re.compile(r"^[ \t]*GPU0(?:[ \t]+GPU\d+)*[ \t]*$", re.M)
+_SNIFF_HEAD = re.compile(r"^[ \t]*GPU0(?:[ \t]+GPU[0-9]+)*[ \t]*$", re.M)
 
 
 @dataclass(frozen=True)

@@ -177,8 +177,8 @@ def sniff(text: str) -> float:
     try:
         if "P2P (Peer-to-Peer) GPU Bandwidth Latency Test" in text:
             return 0.9
-        if re.search(r"(?m)^\s*(?:Unidirectional|Bidirectional)\s+P2P=(?:Enabled|Disabled)\s+Bandwidth", text) \
-                or re.search(r"(?m)^\s*P2P Connectivity Matrix", text):
+        if re.search(r"(?m)^[ \t]*(?:Unidirectional|Bidirectional)[ \t]+P2P=(?:Enabled|Disabled)[ \t]+Bandwidth", text) \
+                or re.search(r"(?m)^[ \t]*P2P Connectivity Matrix", text):
             return 0.9
         if _ACCESS_RE.search(text):
             return 0.5

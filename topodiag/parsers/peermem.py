@@ -36,8 +36,8 @@ SOURCE = INFO.source
 
 PEER_MODULES = ("nvidia_peermem", "nv_peer_mem")
 MAX_MODULES = 400
-_PROC_RE = re.compile(r"^([A-Za-z0-9_]+) (\d+) (\d+) (\S+) (Live|Loading|Unloading) 0x[0-9a-f]+")
-_LSMOD_RE = re.compile(r"^([A-Za-z0-9_]+)\s+(\d+)\s+(\d+)(?:\s+(\S+))?\s*$")
+_PROC_RE = re.compile(r"^([A-Za-z0-9_]+) ([0-9]+) ([0-9]+) (\S+) (Live|Loading|Unloading) 0x[0-9a-f]+")
+_LSMOD_RE = re.compile(r"^([A-Za-z0-9_]+)\s+([0-9]+)\s+([0-9]+)(?:\s+(\S+))?\s*$")
 _GREP_RE = re.compile(r"(?:lsmod|cat /proc/modules)\s*\|\s*grep\s+(?:-\w+\s+)*['\"]?([\w|\\-]+)['\"]?"
                       r"|grep\s+(?:-\w+\s+)*['\"]?([\w|\\-]+)['\"]?\s+/proc/modules")
 _PROMPT_RE = re.compile(r"^(?:\(\S+\)\s*)?(?:\[[^\]]*\][#$]|\S*[#$]|[#$])\s+")
@@ -65,7 +65,7 @@ def sniff(text: str) -> float:
         head = text[:20000]
         if "memory_peers" in head or "nvidia_peermem" in head or "nv_peer_mem" in head:
             return 0.7
-        if re.search(r"^Module\s+Size\s+Used by", head, re.M):
+        if re.search(r"^Module[ \t]+Size[ \t]+Used by", head, re.M):
             return 0.6
         lines = [ln for ln in head.splitlines()[:50] if ln.strip() and not ln.startswith("#@")]
         if len(lines) >= 3 and all(_PROC_RE.match(ln) for ln in lines):

@@ -53,7 +53,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
-from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
+from .base import is_digits, ParseError, ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import ErrorLine, norm_physical_state, norm_state, not_this_tool, strip_paste
 
 INFO = ParserInfo(
@@ -67,11 +67,13 @@ INFO = ParserInfo(
 SOURCE = INFO.source
 
 # `link mlx5_0/1 ...` (some vendor builds print `link mlx5_0/1: ...`) and `8/1: mlx5_0/1: ...`.
-LINK_RE = re.compile(r"^link\s+(?P<dev>[^\s/]+)/(?P<port>\d{1,9}):?(?:\s+(?P<rest>.*))?$")
+LINK_RE = re.compile(r"^link\s+(?P<dev>[^\s/]+)/(?P<port>[0-9]{1,9}):?(?:\s+(?P<rest>.*))?$")
 OLD_LINK_RE = re.compile(
-    r"^(?P<idx>\d{1,9})/\d{1,9}:\s+(?P<dev>[^\s/]+)/(?P<port>\d{1,9}):(?:\s+(?P<rest>.*))?$")
+    r"^(?P<idx>[0-9]{1,9})/[0-9]{1,9}:\s+(?P<dev>[^\s/]+)/(?P<port>[0-9]{1,9}):(?:\s+(?P<rest>.*))?$")
 CAPS_RE = re.compile(r"^\\?\s*caps:\s*<(?P<caps>[^>]*)>?$")
-INLINE_CAPS_RE = re.compile(r"\\?\s*caps:\s*<(?P<caps>[^>]*)>?")
+# Searched for from 'caps:' on (the blanks and backslash before it are taken back in code): a search
+# for `\\?\s*caps:` tried every blank of a line as a start and ran over the rest (quadratic).
+INLINE_CAPS_RE = re.compile(r"caps:\s*<(?P<caps>[^>]*)>?")
 OWN_ERROR_RE = re.compile(
     r"^(?:Wrong device name|This tool doesn't support switches yet|Unknown parameter\b"
     r"|Object \"[^\"]*\" is unknown, try \"rdma help\"|(?:-?\S+: )?rdma: (?:command )?not found)")
@@ -88,9 +90,9 @@ SOFTWARE_RE = re.compile(r"^(?:rxe|siw)", re.I)
 _PHYS_EXTRA = {"ARMED": "PortConfigurationTraining", "LINK_ERROR_RECOVER": "LinkErrorRecovery"}
 
 _SNIFF_TEXT = re.compile(
-    r"^[ \t>`]*(?:link\s+[^\s/]+/\d{1,9}:?|\d{1,9}/\d{1,9}:\s+[^\s/]+/\d{1,9}:)\s+"
-    r"(?:subnet_prefix|lid|sm_lid|state|physical_state|netdev)\s", re.M)
-_SNIFF_JSON = re.compile(r"\"ifname\"\s*:\s*\"[^\"]*\"\s*,\s*\"port\"\s*:|\"port\"\s*:\s*\d+\s*,\s*\"ifname\"")
+    r"^[ \t>`]*(?:link[ \t]+[^\s/]{1,256}/[0-9]{1,9}:?|[0-9]{1,9}/[0-9]{1,9}:[ \t]+[^\s/]{1,256}/[0-9]{1,9}:)[ \t]+"
+    r"(?:subnet_prefix|lid|sm_lid|state|physical_state|netdev)\s", re.M)  # one line: [ \t], bounded names
+_SNIFF_JSON = re.compile(r"\"ifname\"\s*:\s*\"[^\"]*\"\s*,\s*\"port\"\s*:|\"port\"\s*:\s*[0-9]+\s*,\s*\"ifname\"")
 SNIFF_LIMIT = 64 * 1024
 _SNIFF_JSON_STATE = re.compile(r"\"physical_state\"\s*:\s*\"[A-Z_]+\"")
 
@@ -148,7 +150,7 @@ def _number(key: str, value: Any, line_no: int) -> int | None:
     if isinstance(value, int):
         return value
     text = str(value).strip()
-    if re.fullmatch(r"\d{1,18}", text):
+    if re.fullmatch(r"[0-9]{1,18}", text):
         return int(text)
     if re.fullmatch(r"0[xX][0-9a-fA-F]{1,16}", text):
         return int(text, 16)
@@ -238,7 +240,8 @@ def _text_line(line: str, line_no: int, notes: list[str]) -> RdmaLink | None:
     cm = INLINE_CAPS_RE.search(rest)
     if cm:  # `rdma -o -d link`: the caps on the same line
         caps = _caps(cm.group("caps"))
-        rest = rest[: cm.start()]
+        rest = rest[: cm.start()].rstrip()
+        rest = rest[:-1].rstrip() if rest.endswith("\\") else rest
     split = _split_fields(rest, line_no, notes)
     if split is None:
         return None
@@ -314,9 +317,9 @@ def _json_links(lines: list[str], start_idx: int, notes: list[str]) -> list[Rdma
             skipped += 1
             continue
         dev, _, port_text = name.partition("/")  # before iproute2 5.5: "ifname": "mlx5_0/1"
-        if port is None and port_text.isdigit():
+        if port is None and is_digits(port_text):
             port = int(port_text)
-        if isinstance(port, str) and port.isdigit():
+        if isinstance(port, str) and is_digits(port):
             port = int(port)
         if not isinstance(port, int) or isinstance(port, bool) or not (
                 {"state", "physical_state", "netdev", "lid", "subnet_prefix"} & item.keys()):

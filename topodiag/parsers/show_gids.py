@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
+from .base import is_digits, ParseError, ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import is_redacted
 
 INFO = ParserInfo(
@@ -36,13 +36,13 @@ SOURCE = INFO.source
 
 HEADER_RE = re.compile(r"^DEV\s+PORT\s+INDEX\s+GID\b")
 RULE_RE = re.compile(r"^---\s+----\s+-{3,5}\s+---")
-COUNT_RE = re.compile(r"^n_gids_found=(\d{1,9})$")
+COUNT_RE = re.compile(r"^n_gids_found=([0-9]{1,9})$")
 GID_RE = re.compile(r"^[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){7}$")
-IPV4_RE = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
-VER_RE = re.compile(r"^[vV](\d)$")
+IPV4_RE = re.compile(r"^[0-9]{1,3}(?:\.[0-9]{1,3}){3}$")
+VER_RE = re.compile(r"^[vV]([0-9])$")
 
 _SNIFF_HEADER = re.compile(r"^[ \t#`]*DEV[ \t]+PORT[ \t]+INDEX[ \t]+GID[ \t]+IPv4[ \t]+VER", re.M)
-_SNIFF_ROW = re.compile(r"^\S+[ \t]+\d+[ \t]+\d+[ \t]+[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){7}[ \t]", re.M)
+_SNIFF_ROW = re.compile(r"^\S+[ \t]+[0-9]+[ \t]+[0-9]+[ \t]+[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){7}[ \t]", re.M)
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class ShowGidsReport:
 
 
 def _row(tokens: list[str], line_no: int) -> GidRow | None:
-    if len(tokens) < 4 or not tokens[1].isdigit() or not tokens[2].isdigit():
+    if len(tokens) < 4 or not is_digits(tokens[1]) or not is_digits(tokens[2]):
         return None
     if not GID_RE.match(tokens[3]) and not is_redacted(tokens[3]):
         return None
@@ -146,7 +146,7 @@ def sniff(text: str) -> float:
     try:
         if _SNIFF_HEADER.search(text):
             return 0.95
-        if re.search(r"^n_gids_found=\d+", text, re.M):
+        if re.search(r"^n_gids_found=[0-9]+", text, re.M):
             return 0.8
         if _SNIFF_ROW.search(text):
             return 0.6

@@ -26,8 +26,8 @@ INFO = ParserInfo(
 )
 SOURCE = INFO.source
 
-_UNIT_RE = re.compile(r"^(dmar\d+|ivhd\d+|amd-iommu\.\d+|[0-9a-f]+\.(?:iommu|smmu)\S*|smmu\S*|iommu\d+)$", re.I)
-_PROMPT_RE = re.compile(r"^(?:\S*[#$>]\s|\$|#|ls\s|sudo\s|total \d+)")
+_UNIT_RE = re.compile(r"^(dmar[0-9]+|ivhd[0-9]+|amd-iommu\.[0-9]+|[0-9a-f]+\.(?:iommu|smmu)\S*|smmu\S*|iommu[0-9]+)$", re.I)
+_PROMPT_RE = re.compile(r"^(?:\S*[#$>]\s|\$|#|ls\s|sudo\s|total [0-9]+)")
 _LS_L_RE = re.compile(r"^l[rwx-]{9}\S*\s.*?\s(\S+) -> \S+$")
 
 

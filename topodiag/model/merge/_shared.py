@@ -6,6 +6,7 @@ import re
 
 from ...records import ParsedInput
 from ..topology import Topology, source_ref
+from ...parsers.base import is_digits
 
 
 def ref(item: ParsedInput, line_no: int | None) -> dict:
@@ -16,7 +17,7 @@ def ref(item: ParsedInput, line_no: int | None) -> dict:
 def gpu_id(name: str) -> str:
     """`nvidia-smi topo` names GPUs "GPU3": gpu:3; any other name stands as it is (gpu:<name>)."""
     tail = name[3:]
-    return f"gpu:{tail}" if name.startswith("GPU") and tail.isdigit() else f"gpu:{name}"
+    return f"gpu:{tail}" if name.startswith("GPU") and is_digits(tail) else f"gpu:{name}"
 
 
 def observe(topo: Topology, host_id: str, item: ParsedInput, facts: dict) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 from ...records import ParsedInput
 from ..topology import Topology, nv_count
 from ._shared import add_numa_cpus, gpu_id, ref
+from ...parsers.base import is_digits
 
 SOURCES = ("nvidia_smi_topo_m",)
 ORDER = 10
@@ -22,7 +23,7 @@ def _device_facts(dev: Any, node_id: str) -> dict[str, Any]:
                              "numa_affinity": dev.numa_affinity, "numa_node": dev.numa_node}
     if dev.kind == "gpu":
         tail = node_id.split(":", 1)[1]
-        facts["index"] = int(tail) if tail.isdigit() else None
+        facts["index"] = int(tail) if is_digits(tail) else None
         facts["gpu_numa_id"] = dev.gpu_numa_id
     else:
         facts["name"] = dev.device or dev.name

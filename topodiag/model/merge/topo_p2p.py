@@ -7,6 +7,7 @@ from __future__ import annotations
 from ...records import ParsedInput
 from ..topology import Topology
 from ._shared import gpu_id, ref
+from ...parsers.base import is_digits
 
 SOURCES = ("nvidia_smi_topo_p2p",)
 ORDER = 20
@@ -19,7 +20,7 @@ def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:
     for name in r.gpus:
         tail = name[3:]
         ids[name] = gpu_id(name)
-        topo.add_node(ids[name], "gpu", ref(item, None), index=int(tail) if tail.isdigit() else None)
+        topo.add_node(ids[name], "gpu", ref(item, None), index=int(tail) if is_digits(tail) else None)
     pairs: dict[tuple[str, str], dict] = {}
     lines: dict[tuple[str, str], int] = {}
     for c in r.cells:

@@ -81,8 +81,11 @@ __all__ = ["INFO", "SOURCE", "CHUNK", "ChunkReader", "MAX_LIST", "MAX_SAMPLE", "
            "parse_lines", "sniff"]
 
 
-_BARE_SNIFF_RE = re.compile(r"(?m)^[ \t>`*-]{0,8}\d{1,7}\[[0-9a-fA-Fx]{0,16}\] -> \d{1,7}\[[0-9a-fA-Fx]{0,16}\]"
-                            r"(?: \[(?:send|receive)\])? via [A-Za-z]")
+_BARE_SNIFF_RE = re.compile(r"^[ \t>`*-]{0,8}[0-9]{1,7}\[[0-9a-fA-Fx]{0,16}\] -> [0-9]{1,7}\[[0-9a-fA-Fx]{0,16}\]"
+                            r"(?: \[(?:send|receive)\])? via [A-Za-z]", re.M)
+# A line is [ \t], never \s: in re.M, `^\s*` runs over the newlines after every line start (quadratic
+# on a file of blank lines).
+_SNIFF_VERSION = re.compile(r"^[ \t]*NCCL version [0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4}", re.M)
 
 
 def sniff(text: str) -> float:
@@ -93,7 +96,7 @@ def sniff(text: str) -> float:
             return 0.8
         if "ProcessGroupNCCL" in text and ("Watchdog" in text or "NCCL work" in text):
             return 0.8
-        if re.search(r"(?m)^\s*NCCL version \d+\.\d+\.\d+", text):
+        if _SNIFF_VERSION.search(text):
             return 0.5
         if _BARE_SNIFF_RE.search(text):  # connection lines quoted without their tag
             return 0.5

@@ -11,26 +11,26 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from ..base import ParseError
+from ..base import is_digits, ParseError
 from .records import (MAX_CACHE, MAX_DEVS_PER_HOST, MAX_ENV, MAX_HOSTS, MAX_LIST, MAX_NET_DEVICES,
                       MAX_NETWORKS, MAX_RANKS, MAX_SAMPLE, MAX_TEXT, MAX_TRANSPORTS, NO_NCCL, ErrorLine, LogLine,
                       NetDevice, Rank, Result)
 
-PREFIX_RE = re.compile(r"([^\s:\[\]`'\"]+):\d+:\d+\s+\[(\d+)\]")  # a pasted `host:pid:tid [dev]` keeps no quote
-NODES_RE = re.compile(r" nNodes (\d+)")
-VERSION_RE = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:[-+.][^\s]*?cuda(\d+\.\d+))?")
+PREFIX_RE = re.compile(r"([^\s:\[\]`'\"]+):[0-9]+:[0-9]+\s+\[([0-9]+)\]")  # a pasted `host:pid:tid [dev]` keeps no quote
+NODES_RE = re.compile(r" nNodes ([0-9]+)")
+VERSION_RE = re.compile(r"NCCL version ([0-9]+\.[0-9]+\.[0-9]+)(?:[-+.][^\s]*?cuda([0-9]+\.[0-9]+))?")
 COMM_RE = re.compile(
-    r"comm 0x[0-9a-fA-F]+ rank (\d+) n[Rr]anks (\d+)(?: cudaDev (\d+))?(?: nvmlDev \d+)?(?: busId ([0-9a-fA-F]+))?")
+    r"comm 0x[0-9a-fA-F]+ rank ([0-9]+) n[Rr]anks ([0-9]+)(?: cudaDev ([0-9]+))?(?: nvmlDev [0-9]+)?(?: busId ([0-9a-fA-F]+))?")
 ENV_RE = re.compile(r"(NCCL_[A-Z0-9_]+) set (?:by environment )?to (.*)")
-DEVICE_RE = re.compile(r"\[(\d+)\]([^\s:\[\]]+):(\S+)")
-GID_RE = re.compile(r"GID index (\d+)|\bGID (\d+) \(")
-CHANNELS_RE = re.compile(r"(\d+) (coll|collnet|nvls|p2p) channels(?: per peer)?")
-DRIVER_RE = re.compile(r"(?:cudaDriverVersion|CUDA Driver version)\s*:?\s*(\d+)")
-PLUGIN_RE = re.compile(r"Loaded net plugin (.+?)(?: \(v\d+\))?$")
-COLLNET_PLUGIN_RE = re.compile(r"Loaded collnet plugin (.+?)(?: \(v\d+\))?$")
-P2P_PLUGIN_RE = re.compile(r"P2P plugin (?:v\d+ )?(\S+)")
+DEVICE_RE = re.compile(r"\[([0-9]+)\]([^\s:\[\]]+):(\S+)")
+GID_RE = re.compile(r"GID index ([0-9]+)|\bGID ([0-9]+) \(")
+CHANNELS_RE = re.compile(r"([0-9]+) (coll|collnet|nvls|p2p) channels(?: per peer)?")
+DRIVER_RE = re.compile(r"(?:cudaDriverVersion|CUDA Driver version)\s*:?\s*([0-9]+)")
+PLUGIN_RE = re.compile(r"Loaded net plugin (.+?)(?: \(v[0-9]+\))?$")
+COLLNET_PLUGIN_RE = re.compile(r"Loaded collnet plugin (.+?)(?: \(v[0-9]+\))?$")
+P2P_PLUGIN_RE = re.compile(r"P2P plugin (?:v[0-9]+ )?(\S+)")
 TOPO_FILE_RE = re.compile(r"Setting NCCL_TOPO_FILE environment variable to (\S+)")
-RANK_LINE_RE = re.compile(r"rank (\d+) nranks (\d+)")  # NCCL 2.3: "NCCL INFO rank 0 nranks 4"
+RANK_LINE_RE = re.compile(r"rank ([0-9]+) nranks ([0-9]+)")  # NCCL 2.3: "NCCL INFO rank 0 nranks 4"
 # A net plugin that reports its own initialisation failure in a WARN line ("NET/OFI aws-ofi-nccl
 # initialization failed", "NET/OFI Initializing plugin failed"); NCCL's internal NET/IB and NET/Socket
 # failures are NCCL001's, not a plugin's.
@@ -66,10 +66,10 @@ def _end_point(tok: str) -> tuple[Optional[int], Optional[str]]:
     """'8[20000]' -> (8, '20000'); '35' -> (35, None)."""
     b = tok.find("[")
     if b < 0:
-        return (int(tok), None) if tok.isdigit() else (None, None)
+        return (int(tok), None) if is_digits(tok) else (None, None)
     num = tok[:b]
     inner = tok[b + 1 : -1] if tok.endswith("]") else tok[b + 1 :]
-    return (int(num) if num.isdigit() else None), (inner or None)
+    return (int(num) if is_digits(num) else None), (inner or None)
 
 
 def _classify_error(s: str) -> Optional[str]:
@@ -94,7 +94,7 @@ def _classify_error(s: str) -> Optional[str]:
 
 def _address(spec: str) -> str:
     """'10.149.0.32<0>' -> '10.149.0.32': a NET/Socket or Bootstrap device's address without its index."""
-    return spec[:-3] if spec.endswith("<0>") else re.sub(r"<\d+>$", "", spec)
+    return spec[:-3] if spec.endswith("<0>") else re.sub(r"<[0-9]+>$", "", spec)
 
 
 def _add_name(names: list[str], name: str) -> None:
@@ -126,7 +126,7 @@ def _bracket(br: Optional[str]) -> tuple[Optional[int], Optional[str]]:
     """A rank's bracket: two digits or fewer is a cudaDev (NCCL >= 2.19), longer a busId."""
     if br is None:
         return None, None
-    if len(br) <= 2 and br.isdigit():
+    if len(br) <= 2 and is_digits(br):
         return int(br), None
     return None, br
 
@@ -277,7 +277,7 @@ class Facts:
         vi = tail.find(" via ")
         if vi < 0:  # ring order line ("Channel 00/02 :    0   1"): every rank of the communicator, once
             toks = tail.split()
-            if toks and len(toks) > self.ring_nranks and all(t.isdigit() for t in toks):
+            if toks and len(toks) > self.ring_nranks and all(is_digits(t) for t in toks):
                 self.ring_nranks = len(toks)
             return ""
         path = tail[vi + 5 :].strip().rstrip("`'\"")  # a line pasted in backquotes keeps no quote
@@ -341,7 +341,7 @@ class Facts:
             sharp = False
             if kind == "ib":
                 bits = spec.split("/")
-                port = int(bits[0]) if bits[0].isdigit() else None
+                port = int(bits[0]) if is_digits(bits[0]) else None
                 for b in bits[1:]:
                     if b == "IB":
                         ll = "IB"
@@ -364,7 +364,7 @@ class Facts:
             if msg.startswith(start):
                 read(self, msg, pre)
                 return
-        if msg[:1].isdigit() and " coll channels" in msg:
+        if is_digits(msg[:1]) and " coll channels" in msg:
             if not self.channels:
                 for m in CHANNELS_RE.finditer(msg):
                     k = m.group(2) + ("_per_peer" if m.group(0).endswith("per peer") else "")
@@ -394,7 +394,7 @@ class Facts:
             val = val[:-1]
         if m.group(1) not in self.env and len(self.env) < MAX_ENV:
             self.env[m.group(1)] = val
-        if m.group(1) == "NCCL_IB_GID_INDEX" and self.gid is None and val.lstrip("-").isdigit():
+        if m.group(1) == "NCCL_IB_GID_INDEX" and self.gid is None and is_digits(val.lstrip("-")):
             self.gid = int(val)
 
     def ib_using(self, msg: str, pre: str) -> None:
@@ -538,8 +538,11 @@ class Facts:
         kind = _classify_error(line)
         if kind:
             self.add_error(line_no, line, kind)
-        if "NET/" in line:
-            m = PLUGIN_WARN_RE.search(line)
+        at = line.find("NCCL WARN NET/") if "NET/" in line else -1
+        if at >= 0:
+            # matched from the line's first plugin WARN tag only: a search tried every repeat of the tag
+            # with a lazy run to the end of the line (quadratic on a line of repeated tags)
+            m = PLUGIN_WARN_RE.match(line, at)
             if m:
                 tag = m.group(1)
                 name = PLUGIN_NAMES.get(tag.lower()) or (self.plugin_loaded if tag == "NET/Plugin" else tag[4:])

@@ -44,10 +44,10 @@ BARE_CONN_RE = re.compile(rb"(?m)^[ \t>`*-]{0,8}(\d{1,7}\[[0-9a-fA-Fx]{0,16}\] -
 # is found by `digest`); all start at the literal "NCCL ". Once the GID index is known the per-QP
 # "NET/IB: IbDev 0 Port 1 qpn 123 mtu 5 GID 3 (...)" lines are skipped too (SCAN_NO_GID_RE).
 _STARTS = (rb"N(?:ET/(?!IB: %s )|CCL)|Using (?:network|internal Network)|"
-           rb"c(?:omm 0x(?![0-9a-fA-F]+ rank \d+ nRanks \d+(?!\d| nNodes))|udaDriverVersion)|"
+           rb"c(?:omm 0x(?![0-9a-fA-F]+ rank [0-9]+ nRanks [0-9]+(?![0-9]| nNodes))|udaDriverVersion)|"
            rb"ncclCommInitRank|C(?:UDA Driver|onnected NVLS)|P(?:2P plugin|lugin Path)|Bootstrap|Trees|"
-           rb"(?:Initialized|Assigned|Failed to initialize) NET plugin|\d+ coll channels|"
-           rb"rank \d+ nranks \d|(?:plugin/)?net\.cc:\d+ -> \d")
+           rb"(?:Initialized|Assigned|Failed to initialize) NET plugin|[0-9]+ coll channels|"
+           rb"rank [0-9]+ nranks [0-9]|(?:plugin/)?net\.cc:[0-9]+ -> [0-9]")
 SCAN_RE = re.compile(rb"NCCL (?:(?:INFO |TRACE )((?:" + _STARTS % rb"Dev" + rb")[^\n]*)"
                      rb"|WAR(?=N)|TRACE|failure|error|version)")
 SCAN_NO_GID_RE = re.compile(rb"NCCL (?:(?:INFO |TRACE )((?:" + _STARTS % rb"(?:Dev|IbDev)" + rb")[^\n]*)"
