@@ -24,9 +24,7 @@ def progress_line(rec) -> None:
     """One line on stderr as each live source finishes (on a terminal)."""
     took = f"{rec.duration_s:.2f} s" if rec.duration_s is not None else ""
     why = f"  {rec.reason}" if rec.status != "ok" and rec.reason else ""
-    where = getattr(rec, "where", "") or ""
-    name = f"{rec.source} ({where.rsplit('/', 1)[-1]})" if where.startswith("probes/") else rec.source
-    print(f"  {name:34s} {rec.status:14s} {took:>8s}{why}", file=sys.stderr, flush=True)
+    print(f"  {rec.label:34s} {rec.status:14s} {took:>8s}{why}", file=sys.stderr, flush=True)
 
 
 def show_crashes(diagnosis) -> None:

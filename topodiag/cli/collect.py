@@ -73,8 +73,7 @@ def collected_line(records) -> str:
     for r in records:
         if r.status == "ok":
             continue
-        where = getattr(r, "where", "") or ""
-        name = f"{r.source} ({where.rsplit('/', 1)[-1]})" if where.startswith("probes/") else r.source
+        name = r.label
         reason = " ".join(str(r.reason or "").split())
         short = reason if len(reason) <= 60 else reason[:57] + "..."
         key = "not on this host" if r.status == "not_available" else r.status.replace("_", " ")

@@ -86,6 +86,13 @@ class Record:
     extra_files: list[tuple[str, str]] = field(default_factory=list)  # (bundle path, text): sysfs snapshot
     where: str = ""  # the bundle member its source writes (probes/pyverbs.json): tells two probes of one source apart
 
+    @property
+    def label(self) -> str:
+        """The source's name for a person, with the probe when a probe fed it: two probes feed
+        sysfs_infiniband, so "sysfs_infiniband (pyverbs.json)"."""
+        where = self.where or ""
+        return f"{self.source} ({where.rsplit('/', 1)[-1]})" if where.startswith("probes/") else self.source
+
 
 def _nvml(opts: Options) -> dict:
     from . import nvml_probe

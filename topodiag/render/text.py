@@ -101,12 +101,6 @@ def matrix_tables(topology, width: int = 80) -> list:
             _block(topology, "Paths from GPUs to NICs", gpus, nics, labels)] + legend
 
 
-def matrix_table(topology):
-    """The whole matrix as one table (`show`, wide terminals), or None without GPU pairs."""
-    tables = matrix_tables(topology, width=10**6)
-    return tables[0] if tables else None
-
-
 VERDICT_STYLE = {"ok": "bold green", "nothing-seen": "bold yellow", "warnings": "bold yellow", "errors": "bold red", "findings": "bold red",
                  "incomplete": "bold yellow", "internal-error": "bold magenta"}
 
