@@ -30,7 +30,7 @@ def _redactor(logs: dict[str, str]) -> Redactor:
     return redactor
 
 
-def test_lines_cut_at_their_prefix_equal_the_full_passes() -> None:
+def test_lines_cut_at_their_prefix_equal_the_full_passes(tmp_path) -> None:
     """A line's wrapper, host and ':pid:tid [dev] ' are split off by one re.split and its message and
     host redacted apart, in batches: the same text as the Redactor's passes over the whole line, for
     every line of the NCCL fixtures, bare and wrapped as launchers and pastes wrap them."""
@@ -39,11 +39,12 @@ def test_lines_cut_at_their_prefix_equal_the_full_passes() -> None:
     lines = list(dict.fromkeys(line.rstrip("\r") for text in logs.values() for line in text.split("\n")))
     heads = [line for line in lines if HEAD.match(line)]
     lines += [w + line for line in heads[:300] for w in WRAPPERS]
-    split = sum(1 for line in lines if redact_stream._SPLIT_RE.match("\n" + line)[3] is not None)
+    split = sum(1 for line in lines if redact_stream._PREFIX_B.match(("\n" + line).encode()) is not None)
     assert split > 2000 and len(lines) > 4000
-    messages, hosts = redact_stream.Table(redactor.redact), redact_stream.Table(redactor.redact)
-    got = redact_stream.redact_lines(lines, messages, hosts)
-    assert got == [redactor.redact(line + "\n")[:-1] for line in lines]
+    src, dst = tmp_path / "in.log", tmp_path / "out.log"
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    redact_stream.redact_file(str(src), str(dst), redactor.redact)
+    assert dst.read_text(encoding="utf-8").split("\n")[:-1] == [redactor.redact(line + "\n")[:-1] for line in lines]
     for w in WRAPPERS[:5]:  # a wrapper split off is kept as it is: it holds no identifier
         assert redactor.redact(w) == w
 
@@ -126,3 +127,37 @@ def test_ib_node_description_hosts_are_found_and_redacted() -> None:
     out = r.redact(line)
     assert "sw-ib-01" not in out and "node-17" not in out
     assert '"MF0;' + r.mapping()["sw-ib-01"] + ':MQM8700/U1"' in out and 'host_hash="0xceea43a840550885"' in out
+
+
+def test_a_member_scanned_in_two_processes_gives_the_same_hosts(tmp_path, monkeypatch) -> None:
+    """The second half of a big member is scanned in a worker: the set is the one-process set, and a
+    binary second half is refused as a binary member is."""
+    logs = _logs()
+    src = tmp_path / "in.log"
+    src.write_text("".join(logs.values()) * 2, encoding="utf-8")
+    monkeypatch.setattr(redact_stream, "PARALLEL_SCAN_BYTES", None)
+    one = redact_stream.scan(str(src), _prompt_hosts)
+    monkeypatch.setattr(redact_stream, "PARALLEL_SCAN_BYTES", 1)
+    assert redact_stream._halves(str(src)) is not None
+    assert redact_stream.scan(str(src), _prompt_hosts) == one and len(one) > 20
+    src.write_bytes(src.read_bytes() + b"x\n\0\n")
+    with pytest.raises(redact_stream.RedactionError):
+        redact_stream.scan(str(src), _prompt_hosts)
+
+
+def test_bodies_between_prefixes_are_redacted_line_by_line(tmp_path) -> None:
+    """A body (a prefixed line's message and the unprefixed lines after it) is one table entry,
+    redacted line by line: the output is the line-by-line redaction, at the first line of a block
+    with and without a prefix."""
+    redactor = Redactor(["gpu-a01", "gpu-a02"])
+    text = ("#  Rank  0 Group  0 Pid  1 on gpu-a01 device  0 [0x1b] NVIDIA H100\n"
+            "gpu-a01:11:12 [0] NCCL INFO Bootstrap : Using eth0:10.1.2.3<0>\n"
+            "   8   2   float   sum   -1   20.1   0.00   0.00   0\n"
+            "gpu-a02:13:14 [1] NCCL INFO connect to gpu-a01<39761>\n") * 3
+    src, dst = tmp_path / "in.log", tmp_path / "out.log"
+    for body in (text, "gpu-a02:1:1 [0] NCCL INFO x\n" + text):
+        src.write_text(body, encoding="utf-8")
+        redact_stream.redact_file(str(src), str(dst), redactor.redact)
+        got = dst.read_text(encoding="utf-8")
+        assert got == "".join(redactor.redact(line) for line in body.splitlines(keepends=True))
+        assert "gpu-a0" not in got and "10.1.2.3" not in got
