@@ -61,3 +61,11 @@ def test_headless_chromium_loads_and_draws_it(tmp_path):
     subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", f"--screenshot={shot}",
                     "--window-size=1200,1600", page.as_uri()], capture_output=True, timeout=120)
     assert shot.is_file() and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+def test_the_chart_draws_the_busbw_perf001_judged_against():
+    """The dashed line is PERF001's expected busbw (the value of its message: 400 GB/s for two DGX
+    H100 over 8 NDR rails), not a number read back out of the expectation's text (which also says
+    '8 x 50 GB/s')."""
+    page = _page(ROOT / "fixtures" / "nccl_tests" / "nccltests-allreduce-2x8h100-ndr-degraded-155-srun-prefix-01.txt")
+    assert "expected 400</text>" in page and "expected 50</text>" not in page

@@ -94,6 +94,9 @@ class Finding:
     expectation: Optional[str] = None
     count: int = 1  # > 1: this finding stands for `count` findings of its rule on one input (aggregate.py)
     instances: tuple[Mapping[str, Any], ...] = ()  # then the first of them (message, subjects, line), bounded
+    # the values the check gave its message (hit(**values)), for renderers that draw them (the html
+    # report's expectation line): not part of the JSON report, whose message already says them
+    values: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "severity", Severity.parse(self.severity))

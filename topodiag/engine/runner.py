@@ -243,7 +243,7 @@ def _finding(rule: Rule, settings: Optional[RuleSettings], h: Hit) -> Finding:
     return Finding(
         code=rule.code, slug=rule.slug, severity=severity, subjects=h.subjects,
         message=rule.format_message(h.values, params, h.variant, h.notes), evidence=h.evidence,
-        why=rule.why, fix=rule.fix, expectation=h.expectation,
+        why=rule.why, fix=rule.fix, expectation=h.expectation, values=MappingProxyType(dict(h.values)),
     )
 
 

@@ -160,11 +160,13 @@ def _graph_svg(topology, flagged: set[str]) -> str:
 
 
 def _expected_gbps(outcome) -> float | None:
+    """The busbw PERF001 judged a run against (the value it gave its message), where it stated one."""
     for f in outcome.findings:
-        if f.code == "PERF001" and f.expectation:
-            m = re.search(r"(\d+(?:\.\d+)?) ?GB/s", f.expectation)
-            if m:
-                return float(m.group(1))
+        if f.code == "PERF001" and f.values.get("expected") is not None:
+            try:
+                return float(f.values["expected"])
+            except (TypeError, ValueError):
+                return None
     return None
 
 
