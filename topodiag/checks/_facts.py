@@ -16,3 +16,19 @@ def counted(items: Iterable[Any], limit: int, sep: str = "; ") -> str:
     """The first `limit` items joined with `sep`, then "and N more": "a; b; and 3 more"."""
     items = [str(x) for x in items]
     return sep.join(items[:limit]) + (f"{sep}and {len(items) - limit} more" if len(items) > limit else "")
+
+
+_PLAIN: list = [None, None]  # the last result converted, and its plain form
+
+
+def plain(value: Any) -> Any:
+    """A parser's dataclass result as plain dicts and lists (the JSON form its docstring lists); a
+    dict as it is. The last one converted is kept: the rules of one family read the same result in
+    turn (a big log's NCCL result was converted once per rule, 14 times)."""
+    if isinstance(value, dict):
+        return value
+    if _PLAIN[0] is not value:
+        from ..parsers.base import to_jsonable
+
+        _PLAIN[:] = [value, to_jsonable(value)]
+    return _PLAIN[1]

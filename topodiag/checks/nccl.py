@@ -12,9 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator, Mapping, Optional
 
-from ..parsers.base import to_jsonable
 from ..engine import Evidence, Severity, check, hit, when
-from ._facts import listing
+from ._facts import listing, plain
 
 SOURCE = "nccl_debug"
 
@@ -68,9 +67,7 @@ def _hosts_subject(nccl_debug: Mapping[str, Any]) -> list[str]:
     return [f"host:{h}" for h in hosts[:8]] or ["nccl"]
 
 
-def _as_dict(value):
-    """The parser's dataclass result as plain dicts and lists (the JSON form its docstring lists)."""
-    return value if isinstance(value, dict) else to_jsonable(value)
+_as_dict = plain
 
 
 def _active_ib_ports(topology) -> list[str]:

@@ -21,8 +21,8 @@ from __future__ import annotations
 from typing import Any, Iterator, Mapping, Optional
 
 from .. import knowledge
-from ..parsers.base import to_jsonable
 from ..engine import Evidence, Severity, check, hit, when
+from ._facts import plain
 
 SOURCE = "nccl_tests"
 MIN_SIZE_BYTES = 256 * 1024 * 1024
@@ -182,16 +182,7 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
-_AS_DICT: list = [None, None]  # the last result converted: PERF001-003 read the same one
-
-
-def _as_dict(value):
-    """The parser's dataclass result as plain dicts and lists (the JSON form its docstring lists)."""
-    if isinstance(value, dict):
-        return value
-    if _AS_DICT[0] is not value:
-        _AS_DICT[:] = [value, to_jsonable(value)]
-    return _AS_DICT[1]
+_as_dict = plain
 
 
 def _hosts_from_topology(topology, nranks: int) -> Optional[tuple[list[str], dict[str, int], list[str]]]:
