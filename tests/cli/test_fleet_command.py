@@ -3,10 +3,13 @@ worker running a local command per node name), with its exit codes and usage err
 
 The end-to-end fan-out runs the real `topodiag check --format json` on each "node": a directory
 holding the four outputs of fixtures/hosts/hgx-h100-healthy-assembled; on gpu06 the ibstat copy has
-mlx5_1's Rate changed from 400 to 200 by the test (so the only difference is that port)."""
+mlx5_1's Rate changed from 400 to 200 by the test (so the only difference is that port). The tests
+with a node that hangs read each node's report made beforehand by the same check (`cat`): a timeout
+then needs no margin for eight checks sharing a loaded machine's CPUs."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import sys
@@ -15,6 +18,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import topodiag
 from topodiag.cli import app
 from tests.fleet.conftest import node, write_jsonl
 
@@ -46,6 +50,10 @@ def node_dirs(tmp_path_factory) -> Path:
     at = [n for n, line in enumerate(lines) if line.strip() == "Rate: 400"]
     lines[at[1]] = lines[at[1]].replace("400", "200")  # the second CA: mlx5_1
     ibstat.write_text("".join(lines))
+    for i in range(1, 7):  # each node's report, for the fan-outs that only gather (cat) them
+        buf = io.StringIO()
+        topodiag.diagnose([str(root / f"gpu{i:02d}")], host=f"gpu{i:02d}").render("json", buf)
+        (root / f"gpu{i:02d}.json").write_text(buf.getvalue())
     (root / "gpu07.sh").write_text("sleep 120\n")
     (root / "gpu08.sh").write_text("echo 'topodiag: command not found' >&2; exit 127\n")
     return root
@@ -57,24 +65,29 @@ def fan_out_command(root: Path) -> str:
     return f"sh -c 'if test -f {root}/%h.sh; then exec sh {root}/%h.sh; fi; exec {check}'"
 
 
-def test_fan_out_runs_the_real_check_per_node_and_lists_the_nodes_that_failed(node_dirs):
-    res = fleet("--nodes", "gpu[01-08]", "--local", "--timeout", "15", "--fanout", "8",
-                "--command", fan_out_command(node_dirs), "--format", "json")
+def gather_command(root: Path) -> str:
+    """gpuNN with a script runs it; else its report, made by the real check beforehand."""
+    return f"sh -c 'if test -f {root}/%h.sh; then exec sh {root}/%h.sh; fi; exec cat {root}/%h.json'"
+
+
+def test_fan_out_gathers_each_nodes_report_and_lists_the_nodes_that_failed(node_dirs):
+    res = fleet("--nodes", "gpu[01-08]", "--local", "--timeout", "5", "--fanout", "8",
+                "--command", gather_command(node_dirs), "--format", "json")
     assert res.exit_code == 1, res.output
     data = as_json(res)
     assert data["nodes"] == 6
     assert [o["line"] for o in data["outliers"]] == ["gpu06: nic:mlx5_1 port 1 at 200 Gb/s, 5 others at 400"]
     assert all(f["node"] for f in data["failures"])
     assert {f["input"]: f["reason"] for f in data["failures"]} == {
-        "gpu07": "no answer within 15 s (timed out)",
+        "gpu07": "no answer within 5 s (timed out)",
         "gpu08": "no output (exit 127): topodiag: command not found",
     }
     assert data["failed"] == 2 and data["summary"]["nodes"] | {"read": 6, "failed": 2} == data["summary"]["nodes"]
 
 
 def test_fan_out_text_names_the_outlier_and_the_silent_nodes(node_dirs):
-    res = fleet("--nodes", "gpu[05-08]", "--local", "--timeout", "15",
-                "--command", fan_out_command(node_dirs), "--format", "text")
+    res = fleet("--nodes", "gpu[05-08]", "--local", "--timeout", "5",
+                "--command", gather_command(node_dirs), "--format", "text")
     # two reports only: too few for a majority, nobody blamed; the two silent nodes still listed
     assert res.exit_code == 3, res.output
     assert "2 nodes compared" in res.stdout and "2 nodes gave no report" in res.stdout
