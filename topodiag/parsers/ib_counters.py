@@ -73,7 +73,10 @@ SLEEP_RE = re.compile(r"\bsleep\s+(\d{1,6}(?:\.\d{1,3})?)\b")
 INT_RE = re.compile(r"^\d{1,20}$")
 PERF_HEAD_RE = re.compile(r"^#\s*Port (?:extended )?counters:\s*Lid\s+(?P<lid>\d{1,5})\s+port\s+(?P<port>\d{1,3})")
 PERF_LINE_RE = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9]{1,40}):\.*(?P<value>\S{1,24})\s*$")
-PERF_CA_RE = re.compile(r"\bperfquery\b.*?(?:-C|--Ca)\s+(?P<ca>[A-Za-z0-9_.\-]{1,40})")
+PERF_CMD_RE = re.compile(r"\bperfquery\b")
+# the CA option, searched once from the first "perfquery" of a line (a lazy run from each of them,
+# one regex, is quadratic on a line that repeats the word)
+PERF_CA_RE = re.compile(r"(?:-C|--Ca)\s+(?P<ca>[A-Za-z0-9_.\-]{1,40})")
 # perfquery's names -> the sysfs counter names
 PERF_NAMES = {
     "SymbolErrorCounter": "symbol_error", "LinkErrorRecoveryCounter": "link_error_recovery",
@@ -244,7 +247,8 @@ class _Text:
             if name and ok:
                 self.reading(self.perf, "counters", name, value)
             return True
-        c = PERF_CA_RE.search(line)
+        cmd = PERF_CMD_RE.search(line)
+        c = PERF_CA_RE.search(line, cmd.end()) if cmd else None
         if c:
             self.perf_ca = c.group("ca")
         elif line.strip():
