@@ -1103,13 +1103,15 @@ def parse_binary(handle: BinaryIO) -> NcclTestsReport:
 
 
 def sniff(text: str) -> float:
-    """0.95 banner or results header, 0.9 summary lines, 0.7 bare rows, 0.5 a device list alone."""
+    """0.95 banner or results header, 0.9 summary lines (0.75 beside NCCL INFO/WARN lines: the tail of an
+    NCCL_DEBUG log, which this parser refuses without a banner, header or rows), 0.7 bare rows, 0.5 a
+    device list alone."""
     try:
         if _SNIFF_STRONG.search(text):
             return 0.95
-        if _SNIFF_SUMMARY.search(text):
-            return 0.9
         rows = _SNIFF_ROW.findall(text, 0, 65536)
+        if _SNIFF_SUMMARY.search(text):
+            return 0.75 if len(rows) < 2 and ("NCCL INFO" in text or "NCCL WARN" in text) else 0.9
         if len(rows) >= 2:
             return 0.7
         if _SNIFF_DEVICE.search(text):  # a device list alone: often the head of an NCCL_DEBUG log excerpt
