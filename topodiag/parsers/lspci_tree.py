@@ -133,11 +133,11 @@ class _Walk:
         return found
 
     def _name(self, dev: TreeDevice, name: str) -> None:
-        for i in range(len(self.devices) - 1, -1, -1):
-            if self.devices[i] is dev:
-                self.devices[i] = TreeDevice(dev.bdf, dev.parent, dev.secondary, dev.subordinate,
-                                             name[:MAX_NAME] or None, dev.line_no)
-                return
+        """Name the line's last device: the last one kept, unless MAX_DEVICES was reached before it
+        (then it is not kept; searching the list for it, line after line, was quadratic)."""
+        if self.devices and self.devices[-1] is dev:
+            self.devices[-1] = TreeDevice(dev.bdf, dev.parent, dev.secondary, dev.subordinate,
+                                          name[:MAX_NAME] or None, dev.line_no)
 
 
 def parse(text: str) -> LspciTree:
