@@ -59,6 +59,8 @@ _NUMBERS = r":\d+:\d+[ \t]+\[\d*\] "
 # ":pid:tid [dev] ", body... A body is the message of a prefixed line and the unprefixed lines after it.
 _PREFIX_B = re.compile(rb"(\n(?:" + _WRAP.encode() + rb")?)(" + _HOST.encode() + rb")(" + _NUMBERS.encode() + rb")")
 _B_STRIDE = 4
+# The first pass needs only the hosts and the bodies: one group splits faster (body, host, body...).
+_HOSTS_B = re.compile(rb"\n(?:" + _WRAP.encode() + rb")?(" + _HOST.encode() + rb")" + _NUMBERS.encode())
 # First pass, one regex: the host of a prefix _PREFIX_B splits, or else the head of a line (up to
 # where an NCCL prefix ends: "[2026-04-28 14:14:48] host:pid:tid [0] ") for _HEAD_HOST_RE.
 _SCAN_RE = re.compile(rf"\n(?:(?:{_WRAP})?({_HOST}){_NUMBERS}|([^\n]*?:\d+:\d+[ \t]+\[[^\]\n]*\] ))")
@@ -171,11 +173,11 @@ def _scan_range(path: str, prompt_hosts: Callable[[str], list[str]], start: int,
     seen_rest: set[bytes] = set()
     texts: set[str] = set()
     for block in _blocks(path, start, stop):
-        parts = _PREFIX_B.split(b"\n" + block)
-        found.update(parts[2::_B_STRIDE])
+        parts = _HOSTS_B.split(b"\n" + block)
+        found.update(parts[1::2])
         firsts: set[bytes] = set()
         rests: set[bytes] = set()
-        for body in set(parts[0::_B_STRIDE]):
+        for body in set(parts[0::2]):
             first, _, rest = body.partition(b"\n")
             firsts.add(first)
             if rest:
