@@ -99,3 +99,20 @@ def test_sigterm_to_topodiag_kills_every_running_node(tmp_path):
             time.sleep(0.1)
         else:
             pytest.fail(f"{pid} outlived topodiag")
+
+
+def test_a_reaped_command_s_group_is_never_signalled(monkeypatch):
+    """Once a node's command is reaped its pid (its group's id) may be another process group's: the
+    fan-out's kills (deadline, output cap, Ctrl-C) go through live.commands.kill_group, which signals
+    only a group whose leader is not reaped yet."""
+    import os
+    import subprocess
+
+    from topodiag.actions import fanout
+
+    proc = subprocess.Popen(["true"], start_new_session=True)
+    proc.wait()
+    sent = []
+    monkeypatch.setattr(os, "killpg", lambda pid, sig: sent.append((pid, sig)))
+    fanout.kill_group(proc)
+    assert sent == []

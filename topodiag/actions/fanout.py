@@ -44,6 +44,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
+from ..live.commands import kill_group  # guarded: never a reaped pid (it may be another process group's now)
+
 MAX_OUTPUT = 64 << 20  # bytes of stdout kept per node; past it the node's command is killed
 MAX_STDERR = 4096  # the last bytes of stderr kept per node
 READ_SIZE = 65536
@@ -185,13 +187,6 @@ def _on_signals() -> dict:
     return old
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 class _Runner:
     def __init__(self, out: FanOut, spool: str, fanout: int, timeout_s: float, local: bool, cap: int) -> None:
         self.out, self.spool, self.fanout, self.timeout_s, self.local, self.cap = out, spool, fanout, timeout_s, local, cap
@@ -213,7 +208,7 @@ class _Runner:
                     self._step(job)
         finally:
             for job in list(self.running.values()):  # an exception (KeyboardInterrupt): nothing left behind
-                _kill_group(job.proc)
+                kill_group(job.proc)
                 self._finish(job)
             self.sel.close()
             for signum, handler in old.items():
@@ -262,7 +257,7 @@ class _Runner:
             return
         if job.size + len(data) > self.cap:
             job.over = True
-            _kill_group(job.proc)
+            kill_group(job.proc)
             return
         job.file.write(data)
         job.size += len(data)
@@ -277,13 +272,13 @@ class _Runner:
                 info = True
             if info is not None:
                 job.exited = True
-                _kill_group(job.proc)  # what it started in the background goes with it
+                kill_group(job.proc)  # what it started in the background goes with it
                 job.proc.wait()
         if job.exited and job.open == 0:
             self._finish(job)
         elif time.monotonic() >= job.deadline:
             job.timed_out = not job.exited
-            _kill_group(job.proc)
+            kill_group(job.proc)
             self._finish(job)
 
     def _finish(self, job: _Job) -> None:

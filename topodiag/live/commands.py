@@ -192,7 +192,7 @@ def run(argv: Sequence[str], timeout_s: float, env: Optional[dict] = None,
     try:
         out, err, ended = _pump(proc, start + limit)
     finally:
-        _kill_group(proc)  # whatever it left behind (a child holding the pipe), on every path
+        kill_group(proc)  # whatever it left behind (a child holding the pipe), on every path
         with _LOCK:
             _GROUPS.discard(proc.pid)  # before the reaping frees its pid for another process
         _reap(proc)
@@ -240,7 +240,7 @@ def _pump(proc: subprocess.Popen, until: float) -> tuple[bytearray, bytearray, s
                 break
             if exited_at is None and _exited(proc):
                 exited_at = now
-                _kill_group(proc)  # the tool is done: what it left holding the pipes goes, the pipes close
+                kill_group(proc)  # the tool is done: what it left holding the pipes goes, the pipes close
             wait = min(until - now, 0.05 if exited_at is None else 0.01)
             if exited_at is not None and now - exited_at > 1.0:
                 break  # a pipe held by a process outside the group (it left it): stop reading
@@ -295,7 +295,7 @@ def failure_reason(argv: Sequence[str], rc: int, stderr: str) -> str:
     return f"{text} ({last[:200]})" if last and last.lower() not in meaning.lower() else text
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def kill_group(proc: subprocess.Popen) -> None:
     """SIGKILL the tool's process group (it is its own session: pgid == pid). The group's id is not
     reused while any member lives, and the leader is not reaped before this, so it is the tool's."""
     if proc.returncode is not None:
