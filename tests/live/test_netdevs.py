@@ -151,3 +151,22 @@ def test_the_source_budget_bounds_every_run(tmp_path, monkeypatch):
 def test_neither_runs_in_the_prolog():
     assert all(s.name not in ("ethtool_stats", "mlnx_qos") for s in live.selected(live.Options(prolog=True)))
     assert netdevs.per_netdev(_source("ethtool_stats").argv) and netdevs.per_netdev(_source("mlnx_qos").argv)
+
+
+def test_a_bundle_of_per_interface_members_reaches_ib015_and_ib016(tmp_path, monkeypatch):
+    """collect -> bundle -> check --from: the rules name the interfaces of the members' prompt lines."""
+    import topodiag
+    from topodiag.bundle.writer import write_bundle_dir
+
+    fake = FakeRunner({("ethtool", "-S", "ens1f0np0"): ETHTOOL.format(discards=7),
+                       ("ethtool", "-S", "bond0"): ETHTOOL.format(discards=0),
+                       ("mlnx_qos", "-i", "ens1f0np0"): QOS.format(trust="dscp", pfc=1),
+                       ("mlnx_qos", "-i", "bond0"): QOS.format(trust="pcp", pfc=0)})
+    monkeypatch.setattr(netdevs, "run", fake)
+    records = live.collect(live.Options(deadline_s=40, sysfs_root=str(tree(tmp_path / "sys"))),
+                           [_source("ethtool_stats"), _source("mlnx_qos")])
+    bundle = tmp_path / "bundle"
+    write_bundle_dir(str(bundle), records, host="node1", facts={})
+    d = topodiag.diagnose([str(bundle)], select=["IB015", "IB016"])
+    got = sorted((f.code, tuple(f.subjects)) for f in d.outcome.findings)
+    assert got == [("IB015", ("netdev:bond0",)), ("IB016", ("netdev:ens1f0np0",))]
