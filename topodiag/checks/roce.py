@@ -183,17 +183,45 @@ def _qos_problem(s, dscp: int) -> tuple[Optional[str], dict]:
     return None, {}
 
 
+def _ecn_only(s, prios: list[int], ib_counters) -> Iterator:
+    """PFC and trust are right on this interface, but ECN (DCQCN) is off on a PFC priority: info."""
+    ecn = _ecn_off(ib_counters, s.interface, prios)
+    if prios and ecn:
+        yield hit([f"netdev:{s.interface or 'unnamed'}"], variant="ecn_off_only", severity=Severity.INFO,
+                  evidence=[Evidence("mlnx_qos", None, s.pfc_line or s.line_no), Evidence("ib_counters", None, None)],
+                  iface=s.interface or "(interface not named)", trust=s.trust or "unknown", pfc=listing(prios, 8),
+                  ecn=listing(ecn, 8), expectation="ECN (roce_np and roce_rp) enabled on the PFC priority")
+
+
+def _ecn_all_off(ib_counters) -> Iterator:
+    """Without mlnx_qos: interfaces whose sysfs ECN switches are all off on one side (roce_np or
+    roce_rp): no congestion control on any priority (info)."""
+    for n in getattr(ib_counters, "netdevs", ()) or ():
+        off = [side for side, table in (("roce_np", n.ecn_np), ("roce_rp", n.ecn_rp))
+               if table and not any(table.values())]
+        if off:
+            yield hit([f"netdev:{n.name}"], variant="ecn_all_off", severity=Severity.INFO,
+                      evidence=[Evidence("ib_counters", None, n.line_no)], iface=n.name,
+                      ecn=listing(off, 2), expectation="ECN (DCQCN) enabled on the RoCE priority")
+
+
 @check("IB015")
-def ib015(mlnx_qos, params, ib_counters=None, nccl_debug=None) -> Iterator:
+def ib015(mlnx_qos=None, params=None, ib_counters=None, nccl_debug=None) -> Iterator:
     """Per interface (its last mlnx_qos run): no PFC priority (warning), trust pcp with PFC (info:
-    lossless only for VLAN-tagged traffic), the RoCE DSCP mapped to a priority without PFC (warning)."""
-    dscp = int(params.get("roce_dscp", ROCE_DSCP))
+    lossless only for VLAN-tagged traffic), the RoCE DSCP mapped to a priority without PFC (warning);
+    a right PFC setup with ECN (DCQCN) off on its priority (info, from the ib_counters sysfs ECN
+    switches). Without mlnx_qos: RoCE interfaces whose ECN switches are all off on one side (info)."""
+    if mlnx_qos is None:
+        yield from _ecn_all_off(ib_counters)
+        return
+    dscp = int((params or {}).get("roce_dscp", ROCE_DSCP))
     retry = retry_exceeded(nccl_debug) if nccl_debug is not None else []
     for s in _last_per_interface(mlnx_qos.sections):
         variant, extra = _qos_problem(s, dscp)
-        if variant is None:
-            continue
         prios = [i for i, on in enumerate(s.pfc_enabled or ()) if on]
+        if variant is None:
+            yield from _ecn_only(s, prios, ib_counters)
+            continue
         ecn = _ecn_off(ib_counters, s.interface, prios)
         yield hit([f"netdev:{s.interface or 'unnamed'}"], variant=variant,
                   severity=Severity.INFO if variant == "trust_pcp" else None,
