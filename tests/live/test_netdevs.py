@@ -127,6 +127,7 @@ def test_no_roce_interface_is_not_available_and_nothing_runs(tmp_path, monkeypat
     [rec] = live.collect(live.Options(deadline_s=20, sysfs_root=str(FIX / "sysfs/hgx-h100-cx7-ndr-8rail")),
                          [_source("mlnx_qos")])
     assert rec.status == "not_available" and "no RoCE interface" in rec.reason and fake.calls == []
+    assert rec.argv == ("mlnx_qos", "-i", "{netdev}")
 
 
 def test_the_source_budget_bounds_every_run(tmp_path, monkeypatch):

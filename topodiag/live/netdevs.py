@@ -88,8 +88,8 @@ def collect_per_netdev(src, opts, budget_s: float, deadline: Optional[float] = N
     fields of its collection.Record but the source's name (this module imports no collection)."""
     start = time.monotonic()
     netdevs = roce_netdevs(opts.sysfs_root)
-    shown = tuple(a if a != NETDEV else "{" + ",".join(netdevs) + "}" for a in src.argv)
-    if not netdevs:
+    shown = tuple(a if a != NETDEV or not netdevs else "{" + ",".join(netdevs) + "}" for a in src.argv)
+    if not netdevs:  # the manifest keeps the template: ethtool -S {netdev}
         return _record("not_available", argv=shown, duration_s=0.0,
                       reason="no RoCE interface: no RDMA port with an Ethernet link layer under /sys/class/infiniband")
     each_s = PER_NETDEV_S.get(src.argv[0].rsplit("/", 1)[-1], DEFAULT_PER_NETDEV_S)
