@@ -119,3 +119,28 @@ def test_netdev_mtu_alone_from_sysfs():
                           '"netdevs": [{"name": "ens1", "device": "mlx5_0", "mtu": 1500}]}')
     [h] = roce.ib014(_Topo([]), ib_counters=c)
     assert h.variant == "netdev" and "ens1 MTU 1500" in h.values["ports"]
+
+
+def test_ecn_off_with_a_right_pfc_setup_is_info():
+    """PFC on 3 with trust dscp and DSCP 26 in priority 3 is right; ECN off on 3 is then its own finding."""
+    qos = mlnx_qos.parse("$ mlnx_qos -i ens1\nPriority trust state: dscp\ndscp2prio mapping:\n        prio:3 dscp:26,\n"
+                         "PFC configuration:\n        priority    0   1   2   3   4   5   6   7\n"
+                         "        enabled     0   0   0   1   0   0   0   0\n")
+    assert list(roce.ib015(qos, {})) == []  # no ECN facts: nothing to say
+    on = ib_counters.parse("/sys/class/net/ens1/ecn/roce_np/enable/3:1\n/sys/class/net/ens1/ecn/roce_rp/enable/3:1\n")
+    assert list(roce.ib015(qos, {}, ib_counters=on)) == []
+    off = ib_counters.parse("/sys/class/net/ens1/ecn/roce_np/enable/3:1\n/sys/class/net/ens1/ecn/roce_rp/enable/3:0\n")
+    [h] = roce.ib015(qos, {}, ib_counters=off)
+    assert (h.variant, h.severity, h.values["ecn"], list(h.subjects)) == \
+        ("ecn_off_only", Severity.INFO, "roce_rp prio 3", ["netdev:ens1"])
+
+
+def test_ecn_alone_from_sysfs():
+    """Without mlnx_qos: an interface whose ECN switches are all off on one side is info; a partly
+    enabled one is not judged (its RoCE priority is unknown)."""
+    some = ib_counters.parse("/sys/class/net/ens1/ecn/roce_np/enable/0:0\n/sys/class/net/ens1/ecn/roce_np/enable/3:1\n")
+    assert list(roce.ib015(None, {}, ib_counters=some)) == []
+    none = ib_counters.parse("/sys/class/net/ens1/ecn/roce_np/enable/0:0\n/sys/class/net/ens1/ecn/roce_np/enable/3:0\n"
+                             "/sys/class/net/ens1/ecn/roce_rp/enable/3:0\n")
+    [h] = roce.ib015(None, {}, ib_counters=none)
+    assert (h.variant, h.values["ecn"], h.evidence[0].line_no) == ("ecn_all_off", "roce_np, roce_rp", 1)

@@ -37,6 +37,9 @@ def test_the_commands_run_are_those_of_before():
         "kernel_log": (("dmesg",), 10.0),  # added with issue 12: the kernel log, live
         # issue 12: the Fabric Manager unit's state and last journal lines (exit 3/4 are answers)
         "fabricmanager": (("systemctl", "status", "nvidia-fabricmanager", "--no-pager", "--lines=20"), 10.0),
+        # issue 13: once per RoCE interface ("{netdev}", topodiag/live/netdevs.py), within the source's budget
+        "ethtool_stats": (("ethtool", "-S", "{netdev}"), 15.0),
+        "mlnx_qos": (("mlnx_qos", "-i", "{netdev}"), 30.0),
     }
 
 

@@ -11,6 +11,7 @@ import re
 from typing import Any, Iterator, Optional
 
 from ..engine import Evidence, Severity, check, hit, when
+from ..parsers.base import to_jsonable
 from ._facts import listing
 
 FULL_MTU = 4096
@@ -73,12 +74,58 @@ def _port_evidence(ports: list) -> list:
     return [Evidence.coerce(s) for _, p in ports[:3] for s in (p.get("sources") or [])[:1]]
 
 
+def _nccl_qps(nccl_debug) -> list[dict]:
+    """The NCCL log's per-QP MTUs (nccl_debug `qp_mtus`) as dicts."""
+    if nccl_debug is None:
+        return []
+    qps = nccl_debug.get("qp_mtus") if isinstance(nccl_debug, dict) else getattr(nccl_debug, "qp_mtus", ())
+    return [q if isinstance(q, dict) else to_jsonable(q) for q in qps or ()]
+
+
+def _qp_where(q: dict) -> str:
+    dev = q.get("device") or (f"NET/{q['net_dev']}" if q.get("net_dev") is not None else f"IbDev {q.get('ib_dev')}")
+    host = f"{q['host']} " if q.get("host") else ""
+    return f"{host}{dev} port {q.get('port')}"
+
+
+def _qp_text(q: dict) -> str:
+    size = f"{q['mtu_bytes']} bytes" if q.get("mtu_bytes") else "an MTU value outside 1..5"
+    return f"{_qp_where(q)} mtu {q.get('mtu')} ({size}, {q.get('qps')} QP line{'s' if q.get('qps') != 1 else ''})"
+
+
+def _qp_subjects(qps: list[dict]) -> list[str]:
+    return sorted({f"nic:{q['device']}" if q.get("device") else f"host:{q.get('host') or 'unknown'}" for q in qps})
+
+
+def _qp_evidence(qps: list[dict]) -> list:
+    return [Evidence("nccl_debug", None, q.get("line_no")) for q in qps[:3]]
+
+
+def _nccl_mtu(qps: list[dict], ports_known: bool) -> Iterator:
+    """From NCCL's per-QP lines alone: RoCE QPs below 4096 (when no port facts said it already), and
+    QPs of the log's hosts/devices that run different MTUs (each connection runs at the smaller)."""
+    low = [q for q in qps if q.get("link_layer") == "RoCE" and (q.get("mtu_bytes") or 0) < FULL_MTU]
+    if low and not ports_known:
+        yield hit(_qp_subjects(low), variant="nccl_low", evidence=_qp_evidence(low),
+                  qps=listing([_qp_text(q) for q in low], 6),
+                  expectation="mtu 5 (4096 bytes) on NCCL's RoCE queue pairs")
+    sizes = sorted({q.get("mtu") for q in qps if q.get("mtu") is not None})
+    hosts = {q.get("host") for q in qps}
+    if len(sizes) > 1 and (not ports_known or len(hosts) > 1):
+        yield hit(_qp_subjects(qps), variant="nccl_mismatch", evidence=_qp_evidence(qps),
+                  mtus=listing([_qp_text(q) for q in qps], 8),
+                  expectation="one MTU on every queue pair of the job")
+
+
 @check("IB014")
-def ib014(topology, ib_counters=None) -> Iterator:
+def ib014(topology, ib_counters=None, nccl_debug=None) -> Iterator:
     """Active RoCE ports below 4096 (warning on a RoCE host: two or more Active RoCE ports and no IB
     one; info for a lone Ethernet port or beside Active IB ports, which may not be NCCL's),
-    RoCE ports whose active MTUs differ (warning); RoCE netdevs below 4200 from sysfs alone."""
+    RoCE ports whose active MTUs differ (warning); RoCE netdevs below 4200 from sysfs alone; from an
+    NCCL log's per-QP lines ("NET/IB: NCCL Dev 0 IbDev 0 Port 1 qpn 576 mtu 3 GID 3 ..."), RoCE QPs
+    below 4096 when no port facts are given, and QPs of several hosts or devices at different MTUs."""
     eth = _active_eth_ports(topology)
+    yield from _nccl_mtu(_nccl_qps(nccl_debug), bool(eth))
     netdevs = _netdev_mtus(ib_counters)
     low = _low_ports(eth, netdevs)
     ib_active = _ib_active(topology)
@@ -136,17 +183,45 @@ def _qos_problem(s, dscp: int) -> tuple[Optional[str], dict]:
     return None, {}
 
 
+def _ecn_only(s, prios: list[int], ib_counters) -> Iterator:
+    """PFC and trust are right on this interface, but ECN (DCQCN) is off on a PFC priority: info."""
+    ecn = _ecn_off(ib_counters, s.interface, prios)
+    if prios and ecn:
+        yield hit([f"netdev:{s.interface or 'unnamed'}"], variant="ecn_off_only", severity=Severity.INFO,
+                  evidence=[Evidence("mlnx_qos", None, s.pfc_line or s.line_no), Evidence("ib_counters", None, None)],
+                  iface=s.interface or "(interface not named)", trust=s.trust or "unknown", pfc=listing(prios, 8),
+                  ecn=listing(ecn, 8), expectation="ECN (roce_np and roce_rp) enabled on the PFC priority")
+
+
+def _ecn_all_off(ib_counters) -> Iterator:
+    """Without mlnx_qos: interfaces whose sysfs ECN switches are all off on one side (roce_np or
+    roce_rp): no congestion control on any priority (info)."""
+    for n in getattr(ib_counters, "netdevs", ()) or ():
+        off = [side for side, table in (("roce_np", n.ecn_np), ("roce_rp", n.ecn_rp))
+               if table and not any(table.values())]
+        if off:
+            yield hit([f"netdev:{n.name}"], variant="ecn_all_off", severity=Severity.INFO,
+                      evidence=[Evidence("ib_counters", None, n.line_no)], iface=n.name,
+                      ecn=listing(off, 2), expectation="ECN (DCQCN) enabled on the RoCE priority")
+
+
 @check("IB015")
-def ib015(mlnx_qos, params, ib_counters=None, nccl_debug=None) -> Iterator:
+def ib015(mlnx_qos=None, params=None, ib_counters=None, nccl_debug=None) -> Iterator:
     """Per interface (its last mlnx_qos run): no PFC priority (warning), trust pcp with PFC (info:
-    lossless only for VLAN-tagged traffic), the RoCE DSCP mapped to a priority without PFC (warning)."""
-    dscp = int(params.get("roce_dscp", ROCE_DSCP))
+    lossless only for VLAN-tagged traffic), the RoCE DSCP mapped to a priority without PFC (warning);
+    a right PFC setup with ECN (DCQCN) off on its priority (info, from the ib_counters sysfs ECN
+    switches). Without mlnx_qos: RoCE interfaces whose ECN switches are all off on one side (info)."""
+    if mlnx_qos is None:
+        yield from _ecn_all_off(ib_counters)
+        return
+    dscp = int((params or {}).get("roce_dscp", ROCE_DSCP))
     retry = retry_exceeded(nccl_debug) if nccl_debug is not None else []
     for s in _last_per_interface(mlnx_qos.sections):
         variant, extra = _qos_problem(s, dscp)
-        if variant is None:
-            continue
         prios = [i for i, on in enumerate(s.pfc_enabled or ()) if on]
+        if variant is None:
+            yield from _ecn_only(s, prios, ib_counters)
+            continue
         ecn = _ecn_off(ib_counters, s.interface, prios)
         yield hit([f"netdev:{s.interface or 'unnamed'}"], variant=variant,
                   severity=Severity.INFO if variant == "trust_pcp" else None,

@@ -10,7 +10,8 @@ given with `--from`, so a bundle gives the same findings as the live run it came
 What each source is (LiveSource): a probe (a Python function returning JSON: NVML, sysfs, pyverbs),
 declared here in PROBES since it is collection code, or a command (argv run by live.commands.run),
 taken from the parsers: every parser whose ParserInfo has an argv is run, its output going to
-`commands/<source>.txt`. `prolog` marks the passive, fast ones a Slurm prolog may run: probes
+`commands/<source>.txt` (an argv with the word "{netdev}" is run once per RoCE interface into that
+one member: live/netdevs.py). `prolog` marks the passive, fast ones a Slurm prolog may run: probes
 whose parser is prolog_safe (no command is), so prolog mode picks them from PROBES without
 importing a single parser. A tool that is not installed, or a probe that finds no driver or device, is
 "not_available" (a normal outcome on a host without GPU or HCA: no finding); a tool that ran and
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Optional
 
 from .commands import MIN_START_S, NVIDIA_SMI_HARDWARE_CODES, CommandResult, run, time_left
+from .netdevs import NETDEV
 
 MAX_DEADLINE_S = 86400.0  # a day: more is a mistake (and overflows the thread and select waits)
 
@@ -218,6 +220,10 @@ def _run_one(src: LiveSource, opts: Options, timeout_s: float, deadline: Optiona
         if isinstance(files_read, list):
             rec.extra_files = _snapshot(files_read)
         return rec
+    if NETDEV in src.argv:  # run once per RoCE interface, into one member (live/netdevs.py)
+        from .netdevs import collect_per_netdev
+
+        return Record(src.name, **collect_per_netdev(src, opts, timeout_s, deadline))
     return _from_command(src, run(src.argv, timeout_s, deadline=deadline))
 
 

@@ -28,7 +28,9 @@ INFO = ParserInfo(
     source="ethtool_stats",
     tool="ethtool -S <netdev>",
     description="NIC statistics (ethtool -S): RoCE pause (PFC) and discard counters",
-    timeout_s=10.0,
+    # live: once per RoCE interface ("{netdev}": topodiag/live/netdevs.py), 5 s each, 15 s in all
+    argv=("ethtool", "-S", "{netdev}"),
+    timeout_s=15.0,
 )
 SOURCE = INFO.source
 

@@ -37,7 +37,9 @@ INFO = ParserInfo(
     source="mlnx_qos",
     tool="mlnx_qos -i <netdev>",
     description="RoCE port QoS (mlnx_qos): trust mode pcp/dscp, DSCP-to-priority map, PFC-enabled priorities",
-    timeout_s=10.0,
+    # live: once per RoCE interface ("{netdev}": topodiag/live/netdevs.py), 10 s each (a Python tool), 30 s in all
+    argv=("mlnx_qos", "-i", "{netdev}"),
+    timeout_s=30.0,
 )
 SOURCE = INFO.source
 

@@ -35,7 +35,12 @@ for the rank that logged the line; a bracket "8[20000]" of two or fewer digits i
 ("Loaded net plugin X", else "P2P plugin [vN] X", else "aws-ofi-nccl" when NET/OFI lines appear),
 net_plugin_path, collnet_plugin, net_devices [{name, port, link_layer ("IB"|"RoCE"|null), index,
 kind ("ib"|"socket"), address, sharp}] (from "NET/IB : Using" / "NET/Socket : Using", distinct by
-kind+name+port), gid_index, gdr (true: "GPU Direct RDMA Enabled" or a GDRDMA transport; false: only
+kind+name+port), gid_index, qp_mtus [{host, device, net_dev, ib_dev, port, link_layer ("IB" on a "LID"
+line, "RoCE" on a "GID" line), mtu (the IB MTU enum NCCL prints: 1..5), mtu_bytes (256..4096, null
+outside the enum), qps (lines), line_no (the first)}] (NET/IB's per-QP lines of every era, "NET/IB: Dev
+1 Port 1 qpn 3038 mtu 5 LID 37" to "NET/IB: ncclIbConnect: NCCL Dev 0 IbDev 0 Port 1 qp_num 576 mtu 3
+GID 3 (..)", one entry per host, devices, port, link layer and MTU, sorted; device is the name the
+"NET/IB : Using [i]name" list gives NCCL Dev i, when that index names one device only), gdr (true: "GPU Direct RDMA Enabled" or a GDRDMA transport; false: only
 "Disabled" lines; null: no evidence), gdr_lines [{line_no, text}], transports {kind: count} (keys
 "P2P/IPC", "P2P/CUMEM", "P2P/direct pointer" -- a "/read" suffix is dropped --, "SHM" (any SHM/...),
 "NET/<name>" with "/GDRDMA" when the path says so (device number and "/Shared" dropped), "CollNet",
@@ -67,17 +72,17 @@ import re
 from ..base import ParseError, ParserInfo
 from .facts import normalise_transport
 from .reader import CHUNK, ChunkReader, digest, iter_chunks, parse, parse_binary, parse_chunks, parse_lines
-from .records import MAX_LIST, MAX_SAMPLE, SOURCE, ErrorLine, LogLine, NetDevice, Rank, Result
+from .records import IB_MTU_BYTES, MAX_LIST, MAX_SAMPLE, SOURCE, ErrorLine, LogLine, NetDevice, QpMtu, Rank, Result
 
 INFO = ParserInfo(
     source=SOURCE,
     tool="NCCL_DEBUG=INFO",
-    schema_version=3,  # 2: nnodes, net_plugins_initialized/failed, net_plugin_assigned, net_by_host; 3: net_by_rank
+    schema_version=4,  # 2: nnodes, net_plugins_initialized/failed, net_plugin_assigned, net_by_host; 3: net_by_rank; 4: qp_mtus
     description="an NCCL_DEBUG=INFO log (any NCCL 2.x, launcher prefixes, c10d watchdog lines): transports, NICs, GDR, errors",
 )
 
-__all__ = ["INFO", "SOURCE", "CHUNK", "ChunkReader", "MAX_LIST", "MAX_SAMPLE", "ErrorLine", "LogLine", "NetDevice", "ParseError",
-           "Rank", "Result", "digest", "iter_chunks", "normalise_transport", "parse", "parse_binary", "parse_chunks",
+__all__ = ["INFO", "SOURCE", "CHUNK", "ChunkReader", "IB_MTU_BYTES", "MAX_LIST", "MAX_SAMPLE", "ErrorLine", "LogLine",
+           "NetDevice", "ParseError", "QpMtu", "Rank", "Result", "digest", "iter_chunks", "normalise_transport", "parse", "parse_binary", "parse_chunks",
            "parse_lines", "sniff"]
 
 

@@ -12,9 +12,9 @@ import re
 from typing import Optional
 
 from ..base import is_digits, ParseError
-from .records import (MAX_CACHE, MAX_DEVS_PER_HOST, MAX_ENV, MAX_HOSTS, MAX_LIST, MAX_NET_DEVICES,
-                      MAX_NETWORKS, MAX_RANKS, MAX_SAMPLE, MAX_TEXT, MAX_TRANSPORTS, NO_NCCL, ErrorLine, LogLine,
-                      NetDevice, Rank, Result)
+from .records import (IB_MTU_BYTES, MAX_CACHE, MAX_DEVS_PER_HOST, MAX_ENV, MAX_HOSTS, MAX_LIST, MAX_NET_DEVICES,
+                      MAX_NETWORKS, MAX_QP_MTUS, MAX_RANKS, MAX_SAMPLE, MAX_TEXT, MAX_TRANSPORTS, NO_NCCL, ErrorLine,
+                      LogLine, NetDevice, QpMtu, Rank, Result)
 
 PREFIX_RE = re.compile(r"([^\s:\[\]`'\"]+):[0-9]+:[0-9]+\s+\[([0-9]+)\]")  # a pasted `host:pid:tid [dev]` keeps no quote
 NODES_RE = re.compile(r" nNodes ([0-9]+)")
@@ -186,6 +186,8 @@ class Facts:
         self.seen_msgs_b: set[bytes] = set()  # the reader: raw messages whose text is in seen_msgs
         self.pending: list[ErrorLine] = []
         self.transport_cache: dict[str, str] = {}
+        self.qp_mtus: dict[tuple, list] = {}  # (host, net_dev, ib_dev, port, link_layer, mtu) -> [qps, line_no]
+        self.qp_seen_b: dict[tuple, tuple] = {}  # the reader: (raw prefix, raw fields) -> the key above
 
     # ---- helpers -------------------------------------------------------------------------
     def prefix(self, pre: str) -> tuple:
@@ -354,6 +356,34 @@ class Facts:
             dkey = (kind, name, port)
             if dkey not in self.devices and len(self.devices) < MAX_NET_DEVICES:
                 self.devices[dkey] = NetDevice(name, port, ll, idx, kind, addr, sharp)
+
+    def qp_key(self, pre: str, net_dev: Optional[int], ib_dev: Optional[int], port: int, link_layer: str,
+               mtu: int, line_no) -> Optional[tuple]:
+        """First sight of a per-QP line's fields on a line with prefix `pre`: its key (None when the
+        table is full); `line_no()` gives the line's number, asked only for a new entry. The reader
+        counts the lines of each key."""
+        host = self.prefix(pre)[0]
+        key = (host, net_dev, ib_dev, port, link_layer, mtu)
+        if key not in self.qp_mtus:
+            if len(self.qp_mtus) >= MAX_QP_MTUS:
+                return None
+            self.qp_mtus[key] = [0, line_no()]
+        return key
+
+    def qp_result(self) -> tuple[QpMtu, ...]:
+        """The per-QP MTUs, with the device name of the "NET/IB : Using [i]name:port" list where its
+        index names one IB device only."""
+        names: dict[int, set[str]] = {}
+        for d in self.devices.values():
+            if d.kind == "ib" and d.index is not None:
+                names.setdefault(d.index, set()).add(d.name)
+        out = []
+        for (host, net_dev, ib_dev, port, ll, mtu), (qps, line_no) in self.qp_mtus.items():
+            named = names.get(net_dev, set()) if net_dev is not None else set()
+            out.append(QpMtu(host, next(iter(named)) if len(named) == 1 else None, net_dev, ib_dev, port, ll, mtu,
+                             IB_MTU_BYTES.get(mtu), qps, line_no))
+        return tuple(sorted(out, key=lambda q: (q.host or "", q.net_dev if q.net_dev is not None else -1,
+                                                q.ib_dev if q.ib_dev is not None else -1, q.port, q.mtu)))
 
     def info(self, pre: str, msg: str) -> None:
         """A new INFO/TRACE fact message (its line's prefix `pre` names the host): the first reader in
@@ -666,6 +696,7 @@ class Facts:
             net_devices=tuple(self.devices.values()),
             bootstrap_interfaces=tuple(self.bootstrap.values()),
             gid_index=self.gid,
+            qp_mtus=self.qp_result(),
             gdr=gdr,
             gdr_lines=tuple(self.gdr_lines),
             transports=dict(sorted(self.transports.items())),

@@ -41,17 +41,25 @@ BARE_CONN_RE = re.compile(rb"(?m)^[ \t>`*-]{0,8}(\d{1,7}\[[0-9a-fA-Fx]{0,16}\] -
 # and tuning chatter is never looked at -- their starts nested by first letter, which the regex
 # engine tries faster) and the rare tags: WARN (as "NCCL WAR" before an "N", so that no tag hides the
 # "NCCL" of another), TRACE and the untagged marks failure/error/version (the ProcessGroupNCCL mark
-# is found by `digest`); all start at the literal "NCCL ". Once the GID index is known the per-QP
-# "NET/IB: IbDev 0 Port 1 qpn 123 mtu 5 GID 3 (...)" lines are skipped too (SCAN_NO_GID_RE).
-_STARTS = (rb"N(?:ET/(?!IB: %s )|CCL)|Using (?:network|internal Network)|"
+# is found by `digest`); all start at the literal "NCCL ". The per-QP lines of NET/IB ("NET/IB: NCCL
+# Dev 0 IbDev 0 Port 1 qpn 576 mtu 3 GID 3 (...)") are fact lines: `_facts` reads them by QP_RE.
+_STARTS = (rb"N(?:ET/|CCL)|Using (?:network|internal Network)|"
            rb"c(?:omm 0x(?![0-9a-fA-F]+ rank [0-9]+ nRanks [0-9]+(?![0-9]| nNodes))|udaDriverVersion)|"
            rb"ncclCommInitRank|C(?:UDA Driver|onnected NVLS)|P(?:2P plugin|lugin Path)|Bootstrap|Trees|"
            rb"(?:Initialized|Assigned|Failed to initialize) NET plugin|[0-9]+ coll channels|"
            rb"rank [0-9]+ nranks [0-9]|(?:plugin/)?net\.cc:[0-9]+ -> [0-9]")
-SCAN_RE = re.compile(rb"NCCL (?:(?:INFO |TRACE )((?:" + _STARTS % rb"Dev" + rb")[^\n]*)"
+SCAN_RE = re.compile(rb"NCCL (?:(?:INFO |TRACE )((?:" + _STARTS + rb")[^\n]*)"
                      rb"|WAR(?=N)|TRACE|failure|error|version)")
-SCAN_NO_GID_RE = re.compile(rb"NCCL (?:(?:INFO |TRACE )((?:" + _STARTS % rb"(?:Dev|IbDev)" + rb")[^\n]*)"
-                            rb"|WAR(?=N)|TRACE|failure|error|version)")
+# NCCL's per-QP line in each era (src/transport/net_ib.cc, net_ib/connect.cc), matched at the message:
+#   2.3-2.18  "NET/IB: Dev 0 Port 1 qpn 3038 mtu 5 LID 37" | "... mtu 5 GID 3 (0/..)"
+#   2.19      "NET/IB: Dev 0 Port 1 qpn 364 mtu 5 query_ece={...} GID 3 (0/..)"
+#   2.20-2.29 "NET/IB: NCCL Dev 0 IbDev 0 Port 1 qpn 576 mtu 3 GID 3 (0/..) fifoRkey=.." ("NCCL MergedDev"
+#             when devices are merged; "LID 37 subnet-prefix .. FLID .." on IB; 2.20-2.26 put query_ece before GID)
+#   2.30      "NET/IB: ncclIbConnect: NCCL Dev 0 IbDev 0 Port 1 qp_num 576 mtu 3 GID 3 (..)"
+# Every run is bounded and the alternatives part at fixed words: linear on any line.
+QP_RE = re.compile(rb"NET/IB: (?:[A-Za-z_][A-Za-z0-9_]{0,48}: )?(?:(NCCL (?:Merged)?Dev|Dev) ([0-9]{1,6}) )?"
+                   rb"(?:I[bB]Dev ([0-9]{1,6}) )?Port ([0-9]{1,4}) qp(?:n|_num) [0-9]{1,12} mtu ([0-9]{1,3}) "
+                   rb"(?:query_ece=\{[^}\n]{0,300}\} )?(LID|GID) (-?[0-9]{1,12})")
 OTHER_MARKS = (b"ProcessGroupNCCL", b"NCCL failure", b"NCCL error", b"NCCL version")
 WARN = b"NCCL WARN"
 TRACE = b"NCCL TRACE"
@@ -148,7 +156,7 @@ def feed(st: Facts, raw: bytes, dg: Optional[Digest] = None) -> None:
         st.count_connections(c, base, conn, cnt)
     if marks & 1:
         _gdr(st, c, base, marks)
-    warns, other = _facts(st, c)
+    warns, other = _facts(st, c, base)
     if n_warn:
         _warns(st, c, base, warns, n_warn)
     # NCCL lines without a tag, when there are untagged "NCCL" mentions: banner, watchdog, failures
@@ -172,7 +180,7 @@ def _gdr(st: Facts, c: bytes, base: int, marks: int) -> None:
             pos = c.find(GDR, le)
 
 
-def _facts(st: Facts, c: bytes) -> tuple[list[int], bool]:
+def _facts(st: Facts, c: bytes, base: int) -> tuple[list[int], bool]:
     """The fact lines, given to Facts; returns the positions of the WARN tags found and whether an
     untagged mark (failure / error / version) was seen. Every effect of a fact line is idempotent, so
     a line whose message is known (or a comm line whose rank record is known) only adds its prefix's
@@ -185,7 +193,8 @@ def _facts(st: Facts, c: bytes) -> tuple[list[int], bool]:
     rfind = c.rfind
     warns: list[int] = []
     other = False
-    for m in (SCAN_RE if st.gid is None else SCAN_NO_GID_RE).finditer(c):
+    lines = _LineNo(c, base)  # line numbers of the per-QP lines that start a qp_mtus entry
+    for m in SCAN_RE.finditer(c):
         msg_b = m.group(1)
         start = m.start()
         if msg_b is None:  # a tag: "NCCL WAR(N)", TRACE (counted already), or a mark
@@ -194,6 +203,9 @@ def _facts(st: Facts, c: bytes) -> tuple[list[int], bool]:
                 warns.append(start)
             elif n != 10 or c[start + 5] != 84:  # not "NCCL TRACE"
                 other = True
+            continue
+        if msg_b.startswith(b"NET/IB: ") and (b" qpn " in msg_b or b" qp_num " in msg_b) and \
+                _qp(st, c, lines, start, msg_b):
             continue
         kb = None
         known = msg_b in seen_b
@@ -231,6 +243,43 @@ def _facts(st: Facts, c: bytes) -> tuple[list[int], bool]:
         if kb is not None and _text(kb) in st.comm_seen:
             comm_seen_b.add(kb)
     return warns, other
+
+
+def _qp(st: Facts, c: bytes, lines: _LineNo, start: int, msg_b: bytes) -> bool:
+    """A per-QP line of NET/IB (QP_RE): counted under its (host, devices, port, link layer, MTU); its
+    GID index is the log's when none is known yet, as for any line with "GID N (" (the 2.3-2.19 "Dev N
+    Port" lines excepted, which the scan skipped before it read them). An ECE line of a QP ("qpn 576
+    set_ece={...}") says nothing more than its prefix's host. False: not such a line, read as any."""
+    m = QP_RE.match(msg_b)
+    if m is None:
+        if b"_ece={" not in msg_b:
+            return False
+        pre_b = c[c.rfind(b"\n", 0, start) + 1 : start]
+        if pre_b not in st.prefix_seen_b:
+            st.prefix(_text(pre_b))
+            st.prefix_seen_b.add(pre_b)
+        return True
+    pre_b = c[c.rfind(b"\n", 0, start) + 1 : start]
+    fields = m.group(2, 3, 4, 5, 6)
+    seen = st.qp_seen_b
+    key = seen.get((pre_b, fields))
+    if key is None:
+        net_dev, ib_dev, port, mtu, lid = fields
+        if net_dev is None and ib_dev is None:
+            return False
+        key = st.qp_key(_text(pre_b), int(net_dev) if net_dev is not None else None,
+                        int(ib_dev) if ib_dev is not None else None, int(port),
+                        "IB" if lid == b"LID" else "RoCE", int(mtu), lambda: lines.at(start))
+        if key is None:  # the table is full: the line is only counted among NCCL's
+            return True
+        if len(seen) >= MAX_CACHE:
+            seen.clear()
+        seen[(pre_b, fields)] = key
+    st.qp_mtus[key][0] += 1
+    if st.gid is None and m.group(6) == b"GID" and m.group(1) != b"Dev" and m.group(7)[:1] != b"-" \
+            and msg_b[m.end():m.end() + 2] == b" (":
+        st.gid = int(m.group(7))
+    return True
 
 
 def _warns(st: Facts, c: bytes, base: int, warns: list[int], n_warn: int) -> None:

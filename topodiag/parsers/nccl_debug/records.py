@@ -20,6 +20,10 @@ MAX_TRANSPORTS = 32
 MAX_NETWORKS = 8
 MAX_TEXT = 500
 MAX_CACHE = 65536
+MAX_QP_MTUS = 256
+
+# The IB MTU enum NCCL prints in its per-QP lines ("mtu 5"): enum ibv_mtu, 1..5.
+IB_MTU_BYTES = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 
 NO_NCCL = "no NCCL log lines (NCCL INFO/WARN) found"
 
@@ -42,6 +46,23 @@ class NetDevice:
     kind: str
     address: Optional[str]
     sharp: bool
+
+
+@dataclass(frozen=True)
+class QpMtu:
+    """What NCCL's per-QP lines ("NET/IB: NCCL Dev 0 IbDev 0 Port 1 qpn 576 mtu 3 GID 3 (...)") say of
+    one host's port: the MTU its queue pairs were set up with (the port's active MTU)."""
+
+    host: Optional[str]
+    device: Optional[str]
+    net_dev: Optional[int]
+    ib_dev: Optional[int]
+    port: int
+    link_layer: str
+    mtu: int
+    mtu_bytes: Optional[int]
+    qps: int
+    line_no: int
 
 
 @dataclass(frozen=True)
@@ -81,6 +102,7 @@ class Result:
     net_devices: tuple[NetDevice, ...] = ()
     bootstrap_interfaces: tuple[NetDevice, ...] = ()
     gid_index: Optional[int] = None
+    qp_mtus: tuple[QpMtu, ...] = ()
     gdr: Optional[bool] = None
     gdr_lines: tuple[LogLine, ...] = ()
     transports: dict = None  # type: ignore[assignment]
