@@ -563,6 +563,27 @@ def test_comm_lines_win_over_the_ring() -> None:
     assert (r.nranks, r.nranks_from) == (4, "comm")
 
 
+@pytest.mark.parametrize("func", ["ncclCommInitRank", "ncclCommInitRankConfig", "ncclCommInitRankScalable",
+                                  "ncclCommSplit", "ncclCommInitAll"])
+def test_comm_lines_after_any_function_name(func: str) -> None:
+    """NCCL prints '%s comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %lx ...' with the function
+    that made the communicator (src/init.cc: job->funcName); 2.28's ncclCommInitRankConfig lines were
+    not read (real: the DGX Spark fixture). Lines built from the format strings; both readers agree."""
+    text = (f"spark-a:1:1 [0] NCCL INFO {func} comm 0xc53b8f7f6ab0 rank 1 nranks 2 cudaDev 0 nvmlDev 0 busId f01000 "
+            "commId 0x3470ca318760efc8 - Init START\n"
+            f"spark-b:2:2 [0] NCCL INFO {func} comm 0xbca552dd2650 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId f01000 "
+            "parent 0x55 splitCount 1 color 0 key 0- Init START\n")
+    for r in (parse(text), nccl_debug.parse_binary(io.BytesIO(text.encode()))):
+        assert (r.nranks, r.nranks_from) == (2, "comm")
+        assert [(k.rank, k.host, k.bus_id, k.nranks) for k in r.ranks] == [(0, "spark-b", "f01000", 2),
+                                                                          (1, "spark-a", "f01000", 2)]
+
+
+def test_a_word_before_comm_that_is_not_a_function_is_not_a_comm_line() -> None:
+    r = parse("h:1:2 [0] NCCL INFO ncclCommWatch: comm 0x55 rank 0 nranks 4 cudaDev 0 busId 1000\n")
+    assert r.nranks_from != "comm"
+
+
 def test_nccl_2_3_rank_line() -> None:
     r = parse("ml3:32632:32662 [0] NCCL INFO rank 0 nranks 4\n")
     assert (r.nranks, r.nranks_from) == (4, "comm")

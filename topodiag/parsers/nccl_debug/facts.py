@@ -500,7 +500,12 @@ class Facts:
         self.using_network("Using network " + msg[len("Using internal Network "):], pre)  # NCCL 2.3
 
     def init_rank(self, msg: str, pre: str) -> None:
-        self.comm(msg[17:], pre)
+        """'<function> comm 0x.. rank r nranks n ...': NCCL prints the function that made the
+        communicator (ncclCommInitRank, ncclCommInitRankConfig, ncclCommInitRankScalable,
+        ncclCommSplit, ncclCommInitAll...) before the same fields as a bare comm line."""
+        i = msg.find(" comm ")
+        if i > 0 and msg[:i].isidentifier():
+            self.comm(msg[i + 1:], pre)
 
     def driver(self, msg: str, pre: str) -> None:
         self.driver_line(msg)
@@ -733,7 +738,7 @@ STARTS = (
     ("Assigned NET plugin ", Facts.plugin_assigned_line),
     ("comm ", Facts.comm),
     ("cudaDriverVersion", Facts.driver),
-    ("ncclCommInitRank comm ", Facts.init_rank),
+    ("ncclComm", Facts.init_rank),
     ("P2P plugin ", Facts.p2p_plugin),
     ("Plugin Path : ", Facts.plugin_dir),
     ("rank ", Facts.rank_line),

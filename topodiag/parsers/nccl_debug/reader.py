@@ -45,7 +45,7 @@ BARE_CONN_RE = re.compile(rb"(?m)^[ \t>`*-]{0,8}(\d{1,7}\[[0-9a-fA-Fx]{0,16}\] -
 # Dev 0 IbDev 0 Port 1 qpn 576 mtu 3 GID 3 (...)") are fact lines: `_facts` reads them by QP_RE.
 _STARTS = (rb"N(?:ET/|CCL)|Using (?:network|internal Network)|"
            rb"c(?:omm 0x(?![0-9a-fA-F]+ rank [0-9]+ nRanks [0-9]+(?![0-9]| nNodes))|udaDriverVersion)|"
-           rb"ncclCommInitRank|C(?:UDA Driver|onnected NVLS)|P(?:2P plugin|lugin Path)|Bootstrap|Trees|"
+           rb"ncclComm[A-Za-z]{0,40} comm |C(?:UDA Driver|onnected NVLS)|P(?:2P plugin|lugin Path)|Bootstrap|Trees|"
            rb"(?:Initialized|Assigned|Failed to initialize) NET plugin|[0-9]+ coll channels|"
            rb"rank [0-9]+ nranks [0-9]|(?:plugin/)?net\.cc:[0-9]+ -> [0-9]")
 SCAN_RE = re.compile(rb"NCCL (?:(?:INFO |TRACE )((?:" + _STARTS + rb")[^\n]*)"
@@ -209,12 +209,12 @@ def _facts(st: Facts, c: bytes, base: int) -> tuple[list[int], bool]:
             continue
         kb = None
         known = msg_b in seen_b
-        if not known and msg_b[-1] > 32 and msg_b.startswith((b"comm ", b"ncclCommInitRank comm ")):
-            # the key Facts.comm reads (the message has nothing to strip): a known key only sets init_complete
-            mm = msg_b[17:] if msg_b[0] == 110 else msg_b
-            r = mm.find(b" rank ")
-            e = mm.find(b" commId", r)
-            kb = mm[r:e] if e > 0 else mm[r:]
+        if not known and msg_b[-1] > 32 and msg_b.startswith((b"comm ", b"ncclComm")):
+            # the key Facts.comm reads (from " rank ": a function name before "comm" changes nothing
+            # in it; the message has nothing to strip): a known key only sets init_complete
+            r = msg_b.find(b" rank ")
+            e = msg_b.find(b" commId", r)
+            kb = msg_b[r:e] if e > 0 else msg_b[r:]
             if kb in comm_seen_b:
                 if b"Init COMPLETE" in msg_b:
                     st.init_complete = True
