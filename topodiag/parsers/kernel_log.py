@@ -32,7 +32,9 @@ text), iommu_faults [{device, line_no, text}] (AMD-Vi IO_PAGE_FAULT, DMAR "Reque
 iommu_faults_total, driver_loads, driver_loaded_line, driver_loaded_time_s, driver_window_line (where the
 last driver load's own lines begin: its probe, just before its banner), gpu_uuids [{uuid, pci, line_no}],
 gpu_resets [{pci, uuid, line_no, time_s, text}] (a reset acknowledged by "GPU reset executed: GPU-<uuid>,
-success: true"), last_time_s, and, from the live probe's JSON, via, now_s, since_s}; Xids and
+success: true"), nic_health [{device, kind (miss_count, health_issue, syndrome, fatal), line_no, time_s, text,
+syndrome, severity}] (mlx5_core's health reporter: firmware that stopped answering or reported an error),
+nic_health_total, last_time_s, and, from the live probe's JSON, via, now_s, since_s}; Xids and
 fallen-off-the-bus events carry time_s, Xid 154 its new recovery action. /dev/kmsg records
 ("6,1234,5678901,-;NVRM: Xid ...", with " KEY=value" lines and "\\x0a" for a newline) read like dmesg
 lines, and so does the kernel-log probe's JSON (topodiag/live/kernel_log_probe.py: a probe that could not
@@ -106,6 +108,14 @@ _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun",
 # testing/dev-kmsg), then " KEY=value" dictionary lines; a newline inside a message is written "\x0a".
 _KMSG_RE = re.compile(r"^([0-9]{1,3}),([0-9]{1,20}),([0-9]{1,20}),[^;\n]{0,40};(.*)$")
 _KMSG_DICT_RE = re.compile(r"^ [A-Z][A-Z0-9_]{0,40}=")
+# mlx5_core's health reporter (drivers/net/ethernet/mellanox/mlx5/core/health.c), with or without the
+# "func:line:(pid N): " prefix of mlx5_core_err
+_MLX_HEALTH_RE = re.compile(r"mlx5_core ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?: [\w.-]{1,40})?: "
+                            r"(?:\w{1,40}:[0-9]{1,6}:\(pid [0-9]{1,9}\): )?"
+                            r"(?:(device's health compromised - reached miss count)"
+                            r"|Health issue observed, ([^,]{1,80}), severity\(([0-9]{1,2})\) ([A-Z]{1,12})"
+                            r"|synd (0x[0-9a-fA-F]{1,8}): ([^\n]{1,80})"
+                            r"|Fatal error ([0-9]{1,6}) detected)")
 _UUID_AT_RE = re.compile(r"NVRM: GPU at PCI:([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-9])?: (GPU-[0-9a-fA-F-]{8,40})")
 _RESET_RE = re.compile(r"GPU reset executed: (GPU-[0-9a-fA-F-]{8,40}), success: (true|false)")
 _ACTION_RE = re.compile(r"recovery action changed from \S{1,12} \(([^)]{0,40})\) to \S{1,12} \(([^)]{0,40})\)")
@@ -135,6 +145,22 @@ class Event:
     line_no: int
     text: str
     time_s: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class NicHealth:
+    """One line of the mlx5 driver's health reporter: the firmware stopped answering ("device's health
+    compromised - reached miss count"), reported an error ("Health issue observed, firmware internal
+    error, severity(3) ERROR:", "synd 0x1: firmware internal error") or a fatal sensor ("Fatal error 1
+    detected")."""
+
+    device: str  # the PCI function, "0000:0d:00.0"
+    kind: str  # "miss_count" | "health_issue" | "syndrome" | "fatal"
+    line_no: int
+    time_s: Optional[float]
+    text: str
+    syndrome: Optional[str] = None  # "0x1", or the health issue's words ("firmware internal error")
+    severity: Optional[str] = None  # "ERROR", "CRIT"... (the firmware's own grade, health_issue lines)
 
 
 @dataclass(frozen=True)
@@ -220,6 +246,8 @@ class KernelLog:
     driver_window_line: Optional[int] = None
     gpu_uuids: tuple[GpuUuid, ...] = ()  # from "NVRM: GPU at PCI:<bus>: GPU-<uuid>" (once a GPU per load)
     gpu_resets: tuple[GpuReset, ...] = ()
+    nic_health: tuple[NicHealth, ...] = ()
+    nic_health_total: int = 0
     last_time_s: Optional[float] = None  # the last stamp of the log: its "now" when no probe says one
     # how a live probe read it (None for a file): "/dev/kmsg", "syslog(2)"; the probe's clock at the
     # read (seconds since boot, the time base of kmsg and dmesg stamps) and the --kernel-log-since asked
@@ -321,6 +349,8 @@ class _Log:
         self.iommu: dict = {"domain": None, "enabled": None, "cmdline": None, "faults": [], "total": 0}
         self.uuids: dict[str, tuple[str, int]] = {}  # uuid as printed -> (bus, line)
         self.resets: list[tuple[str, int, Optional[float], str]] = []
+        self.health: list[NicHealth] = []
+        self.health_total = 0
 
 
 def _parse_lines(lines: list[str]) -> KernelLog:
@@ -349,7 +379,8 @@ def _parse_lines(lines: list[str]) -> KernelLog:
                      tuple(st.links), st.links_total, iommu["domain"], iommu["enabled"], iommu["cmdline"],
                      tuple(iommu["faults"]), iommu["total"], st.loads,
                      st.loaded[0] if st.loaded else None, st.loaded[1] if st.loaded else None, window,
-                     tuple(GpuUuid(u, b, n) for u, (b, n) in st.uuids.items()), resets, _last_time(lines, kmsg))
+                     tuple(GpuUuid(u, b, n) for u, (b, n) in st.uuids.items()), resets, tuple(st.health),
+                     st.health_total, _last_time(lines, kmsg))
 
 
 def _line_time(raw: str, kmsg: bool) -> Optional[float]:
@@ -395,6 +426,11 @@ def _one(st: _Log, lines: list[str], n: int, raw: str, line: str) -> None:
             if len(st.sxids) < MAX_EVENTS:
                 st.sxids.append(SXid(int(m[2]), m[1].lower(), n, line[:MAX_TEXT]))
         return
+    if "mlx5_core" in line and ("health" in line or "synd 0x" in line or "Fatal error" in line):
+        m = _MLX_HEALTH_RE.search(line)
+        if m:
+            _health(st, m, n, raw, line)
+            return
     if "Link " in line and "mlx5_core" in line:
         m = _MLX_LINK_RE.search(line)
         if m:
@@ -415,6 +451,21 @@ def _one(st: _Log, lines: list[str], n: int, raw: str, line: str) -> None:
         return
     if "DMAR" in line or "AMD-Vi" in line or "iommu" in line or "command line" in line:
         _iommu_line(st.iommu, line, n)
+
+
+def _health(st: _Log, m: "re.Match[str]", n: int, raw: str, line: str) -> None:
+    st.health_total += 1
+    if len(st.health) >= MAX_EVENTS:
+        return
+    if m[3]:
+        kind, synd, sev = "health_issue", m[3].strip(), m[5]
+    elif m[6]:
+        kind, synd, sev = "syndrome", m[6].lower(), None
+    elif m[8]:
+        kind, synd, sev = "fatal", m[8], None
+    else:
+        kind, synd, sev = "miss_count", None, None
+    st.health.append(NicHealth(m[1].lower(), kind, n, _time_s(raw), line[:MAX_TEXT], synd, sev))
 
 
 def _nvrm(st: _Log, lines: list[str], n: int, raw: str, line: str) -> None:
