@@ -54,3 +54,16 @@ def test_forms_of_the_health_lines():
     assert hits["0000:41:00"].severity is None and hits["0000:42:00"].severity is None
     assert "fatal sensor 1" in hits["0000:42:00"].values["what"]
     assert hits["0000:43:00"].severity == Severity.WARNING  # the firmware's own grade: a warning
+
+
+def test_a_recovery_the_driver_reports_ends_the_finding():
+    text = ("[   17.98] mlx5_core 0000:41:00.0: poll_health:852:(pid 0): device's health compromised - reached miss count\n"
+            "[   18.10] mlx5_core 0000:41:00.0: mlx5_health_try_recover:335:(pid 5): starting health recovery flow\n"
+            "[   21.00] mlx5_core 0000:41:00.0: mlx5_health_try_recover:341:(pid 5): health recovery succeeded\n"
+            "[   30.00] mlx5_core 0000:42:00.0: poll_health:852:(pid 0): device's health compromised - reached miss count\n"
+            "[   31.00] mlx5_core 0000:42:00.0: mlx5_health_try_recover:338:(pid 5): health recovery failed\n")
+    log = kernel_log.parse(text)
+    assert [e.kind for e in log.nic_health] == ["miss_count", "recovered", "miss_count", "recovery_failed"]
+    hits = list(nic_health.ib017(log))
+    assert [h.values["card"] for h in hits] == ["0000:42:00"]
+    assert "recovery failed" in hits[0].values["what"]

@@ -14,6 +14,17 @@ from ._facts import listing
 MILD = ("WARNING", "NOTICE", "INFO", "DEBUG")  # the firmware's own grades that are no failure
 
 
+def _current(events, since: "float | None" = None) -> list:
+    """The events after each function's last "health recovery succeeded" (what came before it the driver
+    recovered from), and within the last `since` seconds when the probe was asked for a window."""
+    last_ok: dict[str, int] = {}
+    for e in events:
+        if e.kind == "recovered":
+            last_ok[e.device] = e.line_no
+    return [e for e in events if e.kind != "recovered" and e.line_no > last_ok.get(e.device, 0)
+            and (since is None or e.time_s is None or e.time_s >= since)]
+
+
 def _per_card(events) -> dict[str, dict[str, Any]]:
     """'0000:0d:00' -> {functions, kinds, syndromes, severities, lines}."""
     cards: dict[str, dict[str, Any]] = {}
@@ -45,7 +56,10 @@ def _subjects(topology, functions: list[str]) -> list[str]:
 
 @check("IB017")
 def ib017(kernel_log, topology=None) -> Iterator:
-    for card, c in sorted(_per_card(getattr(kernel_log, "nic_health", ()) or ()).items()):
+    span, now = getattr(kernel_log, "since_s", None), getattr(kernel_log, "now_s", None)
+    since = now - span if span is not None and now is not None else None
+    events = _current(getattr(kernel_log, "nic_health", ()) or (), since)
+    for card, c in sorted(_per_card(events).items()):
         functions = sorted(c["functions"])
         subjects = _subjects(topology, functions)
         nics = [s[4:] for s in subjects if s.startswith("nic:")]
@@ -59,6 +73,8 @@ def ib017(kernel_log, topology=None) -> Iterator:
 
 def _what(c: dict[str, Any]) -> str:
     parts = []
+    if "recovery_failed" in c["kinds"]:
+        parts.append("the driver's health recovery failed")
     if "miss_count" in c["kinds"]:
         parts.append("its firmware stopped answering the health poll (miss count reached)")
     if c["syndromes"]:

@@ -32,7 +32,8 @@ text), iommu_faults [{device, line_no, text}] (AMD-Vi IO_PAGE_FAULT, DMAR "Reque
 iommu_faults_total, driver_loads, driver_loaded_line, driver_loaded_time_s, driver_window_line (where the
 last driver load's own lines begin: its probe, just before its banner), gpu_uuids [{uuid, pci, line_no}],
 gpu_resets [{pci, uuid, line_no, time_s, text}] (a reset acknowledged by "GPU reset executed: GPU-<uuid>,
-success: true"), nic_health [{device, kind (miss_count, health_issue, syndrome, fatal), line_no, time_s, text,
+success: true"), nic_health [{device, kind (miss_count, health_issue, syndrome, fatal; recovered / recovery_failed: the
+driver's "health recovery succeeded/failed"), line_no, time_s, text,
 syndrome, severity}] (mlx5_core's health reporter: firmware that stopped answering or reported an error),
 nic_health_total, last_time_s, and, from the live probe's JSON, via, now_s, since_s}; Xids and
 fallen-off-the-bus events carry time_s, Xid 154 its new recovery action. /dev/kmsg records
@@ -115,7 +116,8 @@ _MLX_HEALTH_RE = re.compile(r"mlx5_core ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-
                             r"(?:(device's health compromised - reached miss count)"
                             r"|Health issue observed, ([^,]{1,80}), severity\(([0-9]{1,2})\) ([A-Z]{1,12})"
                             r"|synd (0x[0-9a-fA-F]{1,8}): ([^\n]{1,80})"
-                            r"|Fatal error ([0-9]{1,6}) detected)")
+                            r"|Fatal error ([0-9]{1,6}) detected"
+                            r"|health recovery (succeeded|failed))")
 _UUID_AT_RE = re.compile(r"NVRM: GPU at PCI:([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-9])?: (GPU-[0-9a-fA-F-]{8,40})")
 _RESET_RE = re.compile(r"GPU reset executed: (GPU-[0-9a-fA-F-]{8,40}), success: (true|false)")
 _ACTION_RE = re.compile(r"recovery action changed from \S{1,12} \(([^)]{0,40})\) to \S{1,12} \(([^)]{0,40})\)")
@@ -155,7 +157,7 @@ class NicHealth:
     detected")."""
 
     device: str  # the PCI function, "0000:0d:00.0"
-    kind: str  # "miss_count" | "health_issue" | "syndrome" | "fatal"
+    kind: str  # "miss_count" | "health_issue" | "syndrome" | "fatal" | "recovered" | "recovery_failed"
     line_no: int
     time_s: Optional[float]
     text: str
@@ -463,6 +465,8 @@ def _health(st: _Log, m: "re.Match[str]", n: int, raw: str, line: str) -> None:
         kind, synd, sev = "syndrome", m[6].lower(), None
     elif m[8]:
         kind, synd, sev = "fatal", m[8], None
+    elif m[9]:  # the driver's own recovery (reload of the firmware) ended
+        kind, synd, sev = ("recovered" if m[9] == "succeeded" else "recovery_failed"), None, None
     else:
         kind, synd, sev = "miss_count", None, None
     st.health.append(NicHealth(m[1].lower(), kind, n, _time_s(raw), line[:MAX_TEXT], synd, sev))
