@@ -67,7 +67,8 @@ def test_prolog_mode_runs_the_prolog_probes_only():
     assert [(s.name, s.member) for s in chosen] == [("nvml", "probes/nvml.json"),
                                                     ("sysfs_infiniband", "probes/sysfs.json"),
                                                     ("ib_counters", "probes/ib_counters.json"),
-                                                    ("kernel_log", "probes/kernel_log.json")]
+                                                    ("kernel_log", "probes/kernel_log.json"),
+                                                    ("peermem", "probes/peermem.json")]
     assert chosen == [s for s in live.SOURCES if s.prolog]
     assert all(info(s.name).prolog_safe for s in chosen)
 
@@ -80,7 +81,7 @@ def test_prolog_mode_imports_no_parser():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     chosen, made, loaded = (out.stdout.split("\n") + ["", ""])[:3]
     assert chosen.split() == ["probes/nvml.json", "probes/sysfs.json", "probes/ib_counters.json",
-                              "probes/kernel_log.json"]
+                              "probes/kernel_log.json", "probes/peermem.json"]
     assert made == "False"
     assert loaded.split() == []
 

@@ -125,6 +125,12 @@ def _kernel_log(opts: Options) -> dict:
     return kernel_log_probe.probe(opts.sysfs_root, opts.kernel_log_since_s)
 
 
+def _peermem(opts: Options) -> dict:
+    from . import peermem_probe
+
+    return peermem_probe.probe(opts.sysfs_root)
+
+
 def _nccl_env(opts: Options) -> dict:
     """The NCCL_* variables of this process's environment (only those: an environment carries secrets)."""
     env = {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")}
@@ -141,6 +147,7 @@ PROBES: tuple[LiveSource, ...] = (
     LiveSource("ib_counters", "probes/ib_counters.json", 5.0, True, probe=_ib_counters),  # one sample unless TOPODIAG_COUNTER_INTERVAL
     LiveSource("nccl_env", "probes/nccl_env.json", 2.0, False, probe=_nccl_env),  # a prolog's environment is not the job's
     LiveSource("kernel_log", "probes/kernel_log.json", 5.0, True, probe=_kernel_log),  # /dev/kmsg, non-blocking
+    LiveSource("peermem", "probes/peermem.json", 2.0, True, probe=_peermem),  # /proc/modules, memory_peers: files
 )
 
 
