@@ -35,7 +35,8 @@ def _per_card(events) -> dict[str, dict[str, Any]]:
             if value and value not in c[key]:
                 c[key].append(value)
         if e.kind in ("syndrome", "health_issue", "fatal") and e.syndrome and e.syndrome not in c["syndromes"]:
-            c["syndromes"].append(e.syndrome if e.kind != "fatal" else f"fatal sensor {e.syndrome}")
+            c["syndromes"].append({"fatal": f"fatal sensor {e.syndrome}", "syndrome": f"synd {e.syndrome}"}.get(
+                e.kind, e.syndrome))
         c["lines"].append(e.line_no)
     return cards
 
