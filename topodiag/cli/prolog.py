@@ -27,7 +27,7 @@ from .errors import guarded
 @guarded
 def prolog_command(
     deadline: float = typer.Option(10.0, "--deadline", metavar="SECONDS",
-                                   help="The whole run's deadline (passive sources only: NVML and sysfs)."),
+                                   help="The whole run's deadline (passive sources only: NVML, sysfs, /dev/kmsg, /proc files)."),
     fail_on: str = typer.Option("error", "--fail-on", metavar="LEVEL",
                                 help="Exit 1 for findings at or above: info, warning, error, critical."),
     strict: bool = typer.Option(False, "--strict",
