@@ -55,3 +55,24 @@ def test_prolog_refuses_a_bad_since():
 
     res = CliRunner().invoke(app, ["prolog", "--kernel-log-since", "soon"])
     assert res.exit_code == 2 and "--kernel-log-since" in res.output
+
+
+def test_falls_back_to_syslog2_as_dmesg_does(monkeypatch):
+    def refused(path):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(probe, "read_kmsg", refused)
+    monkeypatch.setattr(probe, "read_syslog", lambda: [
+        "<4>[90001.843308] NVRM: Xid (PCI:0000:18:00): 79, pid=1234, GPU has fallen off the bus."])
+    out = probe.probe("/")
+    assert out["ok"] and out["via"] == "syslog(2)"
+    log = kernel_log.parse(json.dumps(out, indent=1))
+    assert [(x.xid, x.time_s) for x in log.xids] == [(79, 90001.843308)] and log.via == "syslog(2)"
+
+    def no_syslog():
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(probe, "read_syslog", no_syslog)
+    out = probe.probe("/")
+    assert out["ok"] is False and out["error"] == ("not readable: /dev/kmsg: Permission denied; "
+                                                   "syslog(2): Operation not permitted")
