@@ -36,6 +36,7 @@ class LiveOptions:
     nccl_logs: tuple[str, ...] = ()
     nccl_tests: tuple[str, ...] = ()
     progress: Optional[Callable[[Any], None]] = None
+    kernel_log_since_s: Optional[float] = None  # judge only the kernel log's last S seconds (prolog)
 
 
 @dataclass
@@ -137,7 +138,8 @@ def collect_live(options: Optional[LiveOptions] = None):
     if opts.deadline_s <= 0:
         raise UsageError("--deadline: must be a positive number of seconds")
     records = live.collect(live.Options(deadline_s=opts.deadline_s, prolog=opts.prolog, sysfs_root=opts.sysfs_root,
-                                        nccl_logs=tuple(opts.nccl_logs), nccl_tests=tuple(opts.nccl_tests)),
+                                        nccl_logs=tuple(opts.nccl_logs), nccl_tests=tuple(opts.nccl_tests),
+                                        kernel_log_since_s=opts.kernel_log_since_s),
                            progress=opts.progress)
     import socket
 

@@ -49,6 +49,22 @@ XIDS: Mapping[int, tuple[str, str]] = MappingProxyType({
 
 GRADE_ORDER = ("app", "watch", "unknown", "reset", "lost")
 
+# Recorded now, applied at the GPU's next reset: Xid 63 on A100 and later is a row remap that stays
+# pending until the GPU is reset (NVIDIA's GPU memory error management: "a GPU reset applies pending
+# remaps"); a job started before that reset runs on the row that failed. After a reset (or a driver
+# reload) the event is history.
+PENDING_UNTIL_RESET = frozenset({63})
+
+
+def blocks_job(xid: int, action: "str | None" = None) -> bool:
+    """Whether this Xid, seen since the GPU's last reset, means the GPU must not take a new job: the
+    catalogue's "reset" and "lost" grades, a pending row remap (PENDING_UNTIL_RESET), and Xid 154 by the
+    action it names ("GPU Reset Required", "Node Reboot Required", "Drain P2P"...: yes; "None": no;
+    an action the line does not say: yes, as its grade)."""
+    if xid == 154 and action is not None:
+        return action.strip().lower() != "none"
+    return grade(xid) in ("reset", "lost") or xid in PENDING_UNTIL_RESET
+
 
 def grade(xid: int) -> str:
     return XIDS.get(xid, ("unknown", ""))[0]

@@ -34,7 +34,7 @@ def test_the_commands_run_are_those_of_before():
         "ibstat": (("ibstat",), 15.0),
         "ibv_devinfo": (("ibv_devinfo", "-v"), 15.0),
         "show_gids": (("show_gids",), 15.0),
-        "kernel_log": (("dmesg",), 10.0),  # added with issue 12: the kernel log, live
+        # the kernel log (issue 12) is read by the kernel_log probe (/dev/kmsg, no subprocess) since wt-k12
         # issue 12: the Fabric Manager unit's state and last journal lines (exit 3/4 are answers)
         "fabricmanager": (("systemctl", "status", "nvidia-fabricmanager", "--no-pager", "--lines=20"), 10.0),
         # issue 13: once per RoCE interface ("{netdev}", topodiag/live/netdevs.py), within the source's budget
@@ -69,7 +69,9 @@ def test_prolog_mode_runs_the_prolog_probes_only():
     chosen = live.selected(live.Options(prolog=True))
     assert [(s.name, s.member) for s in chosen] == [("nvml", "probes/nvml.json"),
                                                     ("sysfs_infiniband", "probes/sysfs.json"),
-                                                    ("ib_counters", "probes/ib_counters.json")]
+                                                    ("ib_counters", "probes/ib_counters.json"),
+                                                    ("kernel_log", "probes/kernel_log.json"),
+                                                    ("peermem", "probes/peermem.json")]
     assert chosen == [s for s in live.SOURCES if s.prolog]
     assert all(info(s.name).prolog_safe for s in chosen)
 
@@ -81,7 +83,8 @@ def test_prolog_mode_imports_no_parser():
             "print(' '.join(m for m in sys.modules if m.startswith('topodiag.parsers')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     chosen, made, loaded = (out.stdout.split("\n") + ["", ""])[:3]
-    assert chosen.split() == ["probes/nvml.json", "probes/sysfs.json", "probes/ib_counters.json"]
+    assert chosen.split() == ["probes/nvml.json", "probes/sysfs.json", "probes/ib_counters.json",
+                              "probes/kernel_log.json", "probes/peermem.json"]
     assert made == "False"
     assert loaded.split() == []
 
@@ -97,7 +100,7 @@ def test_a_command_the_kernel_refuses_is_not_available_not_failed():
     """dmesg where kernel.dmesg_restrict=1: the kernel log is kept from a user who is not root."""
     from topodiag.live.commands import CommandResult
 
-    src = next(s for s in live.command_sources() if s.name == "kernel_log")
+    src = live.LiveSource("kernel_log", "commands/kernel_log.txt", 10.0, False, ("dmesg",))  # as before the probe
     res = CommandResult(("dmesg",), 1, "", "dmesg: read kernel buffer failed: Operation not permitted\n", 0.01)
     rec = live._from_command(src, res)
     assert rec.status == "not_available" and rec.member is None

@@ -42,25 +42,55 @@ def _evidence(peermem) -> list:
     return [Evidence("peermem", None, peermem.peer_line)]
 
 
+def _host_has_rdma(topology) -> bool:
+    """The model holds an HCA port (an IB tool or sysfs saw one): the host has RDMA NICs NCCL would use."""
+    try:
+        return topology is not None and bool(topology.ib_ports())
+    except Exception:  # a model without the question: nothing said
+        return False
+
+
+def _ib_in_use(peermem, nccl_debug, profile, topology) -> Optional[tuple[str, str]]:
+    """(how we know the host uses IB/RoCE, the expectation) or None."""
+    view = _nccl_view(nccl_debug) if nccl_debug is not None else None
+    if view == "ib":
+        return "NCCL's log (Using network IB)", "nvidia_peermem loaded (or NCCL using DMA-BUF) where NCCL uses NET/IB"
+    layer = getattr(profile, "link_layer", None)
+    if layer == "InfiniBand":
+        return f"profile {profile.name} (link_layer InfiniBand)", f"profile {profile.name}: InfiniBand with GPUDirect RDMA"
+    if _host_has_rdma(topology):
+        return "this host's RDMA HCAs", "a peer-memory module (or the DMA-BUF path) on a host with RDMA HCAs"
+    return None
+
+
 @check("GDR001")
 def gdr001(peermem, nccl_debug=None, profile=None, topology=None):
-    """Error when NCCL (its log) or the profile uses InfiniBand and no peer-memory module nor DMA-BUF
-    path shows; info when the module is missing and nothing says the host uses IB."""
+    """Error when NCCL (its log), the profile or the host's HCAs say it uses InfiniBand/RoCE and neither a
+    peer-memory module nor a DMA-BUF path shows; info when only the DMA-BUF path is there, when nothing says
+    the host uses IB, and when the module list is not visible (a container without /proc/modules) on a host
+    that uses IB."""
+    host = (topology.host() if topology is not None else None) or "host:local"
+    if getattr(peermem, "modules_visible", None) is False and getattr(peermem, "peer_absent", None) is None:
+        if _ib_in_use(peermem, nccl_debug, profile, topology) is None:
+            return None  # nothing here would use GPUDirect RDMA: nothing to say
+        return hit([host], variant="not_visible", severity="info", evidence=_evidence(peermem),
+                   expectation="the kernel's module list, to judge GPUDirect RDMA")
     if not peer_missing(peermem):
         return None
     view = _nccl_view(nccl_debug) if nccl_debug is not None else None
     if view in ("dmabuf", "gdr", "nccl002"):
         return None
-    host = (topology.host() if topology is not None else None) or "host:local"
     names = ", ".join(peermem.grepped) if peermem.grepped and not peermem.full_list else "the module list"
-    if view == "ib":
-        return hit([host], variant="default", evidence=_evidence(peermem),
-                   notes=when(dmabuf_unknown=True), expectation="nvidia_peermem loaded (or NCCL using DMA-BUF) where NCCL uses NET/IB",
-                   how="NCCL's log (Using network IB)", seen=names)
-    layer = getattr(profile, "link_layer", None)
-    if layer == "InfiniBand":
-        return hit([host], variant="default", evidence=_evidence(peermem),
-                   notes=when(dmabuf_unknown=True), expectation=f"profile {profile.name}: InfiniBand with GPUDirect RDMA",
-                   how=f"profile {profile.name} (link_layer InfiniBand)", seen=names)
-    return hit([host], variant="no_ib", severity="info", evidence=_evidence(peermem),
-               expectation="a peer-memory module where GPUDirect RDMA is used", seen=names)
+    facts = "; ".join(getattr(peermem, "dmabuf_facts", ()) or ()) or "nothing"
+    if getattr(peermem, "dmabuf_possible", None) is True:
+        return hit([host], variant="dmabuf_path", severity="info", evidence=_evidence(peermem),
+                   expectation="a peer-memory module or the DMA-BUF path", seen=names, facts=facts)
+    use = _ib_in_use(peermem, nccl_debug, profile, topology)
+    if use is None:
+        return hit([host], variant="no_ib", severity="info", evidence=_evidence(peermem),
+                   expectation="a peer-memory module where GPUDirect RDMA is used", seen=names)
+    how, expectation = use
+    known = getattr(peermem, "dmabuf_possible", None) is False
+    return hit([host], variant="default", evidence=_evidence(peermem),
+               notes=when(dmabuf_no=known, dmabuf_unknown=not known), expectation=expectation,
+               how=how, seen=names, facts=facts)

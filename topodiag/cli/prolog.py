@@ -27,7 +27,7 @@ from .errors import guarded
 @guarded
 def prolog_command(
     deadline: float = typer.Option(10.0, "--deadline", metavar="SECONDS",
-                                   help="The whole run's deadline (passive sources only: NVML and sysfs)."),
+                                   help="The whole run's deadline (passive sources only: NVML, sysfs, /dev/kmsg, /proc files)."),
     fail_on: str = typer.Option("error", "--fail-on", metavar="LEVEL",
                                 help="Exit 1 for findings at or above: info, warning, error, critical."),
     strict: bool = typer.Option(False, "--strict",
@@ -44,6 +44,10 @@ def prolog_command(
     node: Optional[str] = typer.Option(None, "--node", metavar="NAME",
                                        help="The Slurm node name for --mark-offline (default: SLURMD_NODENAME, "
                                             "else the short host name)."),
+    kernel_log_since: Optional[str] = typer.Option(
+        None, "--kernel-log-since", metavar="DURATION",
+        help="Judge only the kernel log's last DURATION (seconds, or 90s, 30m, 2h, 1d), e.g. the time since "
+             "the last job; always only since the last NVIDIA driver load and each GPU's last reset."),
 ) -> None:
     """Fast node check for a Slurm prolog: passive sources, rules tagged prolog, one line out.
 
@@ -56,11 +60,13 @@ def prolog_command(
     from ..render.slurm import reason_line
 
     positive_deadline(deadline)
+    since_s = _since(kernel_log_since)
     _check_fail_on(fail_on)  # a usage error before anything is collected (as when diagnose collected)
     with session(deadline):  # every tool, scontrol too, under --deadline; a signal kills their groups
         config = _usable_config(config, strict)
         reserve = min(2.0, deadline / 5) if mark_offline else 0.0
-        gathered = collect_live(LiveOptions(deadline_s=deadline - reserve, prolog=True, sysfs_root=sysfs_root))
+        gathered = collect_live(LiveOptions(deadline_s=deadline - reserve, prolog=True, sysfs_root=sysfs_root,
+                                            kernel_log_since_s=since_s))
         d = _judge(gathered, config, strict, profile=profile, ignore=ignore, fail_on=fail_on)
         show_crashes(d)
         line = reason_line(d.outcome, d.topology)
@@ -77,6 +83,19 @@ def prolog_command(
     if code in (ExitCode.INCOMPLETE, ExitCode.INTERNAL) and not strict:
         code = ExitCode.OK
     raise typer.Exit(int(code))
+
+
+def _since(text: Optional[str]) -> Optional[float]:
+    """--kernel-log-since in seconds (None: not given); a UsageError (exit 2) for what is no duration."""
+    if text is None:
+        return None
+    from ..errors import UsageError
+    from ..live.kernel_log_probe import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise UsageError(f"--kernel-log-since: {exc}") from None
 
 
 def _check_fail_on(fail_on: str) -> None:

@@ -59,6 +59,7 @@ class Options:
     sysfs_root: str = "/"
     nccl_logs: tuple[str, ...] = ()  # files the user hands over (collect --nccl-log)
     nccl_tests: tuple[str, ...] = ()
+    kernel_log_since_s: Optional[float] = None  # --kernel-log-since: judge only the kernel log's last S seconds
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,18 @@ def _pyverbs(opts: Options) -> dict:
     return pyverbs_probe.probe()
 
 
+def _kernel_log(opts: Options) -> dict:
+    from . import kernel_log_probe
+
+    return kernel_log_probe.probe(opts.sysfs_root, opts.kernel_log_since_s)
+
+
+def _peermem(opts: Options) -> dict:
+    from . import peermem_probe
+
+    return peermem_probe.probe(opts.sysfs_root)
+
+
 def _nccl_env(opts: Options) -> dict:
     """The NCCL_* variables of this process's environment (only those: an environment carries secrets)."""
     env = {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")}
@@ -135,6 +148,8 @@ PROBES: tuple[LiveSource, ...] = (
     LiveSource("sysfs_infiniband", "probes/pyverbs.json", 10.0, False, probe=_pyverbs),  # opens a verbs context per device
     LiveSource("ib_counters", "probes/ib_counters.json", 5.0, True, probe=_ib_counters),  # one sample unless TOPODIAG_COUNTER_INTERVAL
     LiveSource("nccl_env", "probes/nccl_env.json", 2.0, False, probe=_nccl_env),  # a prolog's environment is not the job's
+    LiveSource("kernel_log", "probes/kernel_log.json", 5.0, True, probe=_kernel_log),  # /dev/kmsg, non-blocking
+    LiveSource("peermem", "probes/peermem.json", 2.0, True, probe=_peermem),  # /proc/modules, memory_peers: files
 )
 
 
@@ -157,7 +172,7 @@ def __getattr__(name: str) -> Any:
 
 
 # Probe failures that mean "nothing of that kind on this host" rather than "broken".
-_ABSENT_MARKERS = ("not installed", "not importable", "library not found", "no rdma devices", "no such file", "not present",
+_ABSENT_MARKERS = ("not readable", "not installed", "not importable", "library not found", "no rdma devices", "no such file", "not present",
                    "does not exist", "no nvidia driver")
 
 

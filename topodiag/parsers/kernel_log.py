@@ -29,13 +29,24 @@ and the IOMMU: iommu_default_domain
 ("Translated", "Passthrough": the kernel's own statement), iommu_enabled (true for "DMAR: IOMMU enabled",
 "AMD-Vi: ... found" and the like; null when no line says), kernel_cmdline (the "Kernel command line:"
 text), iommu_faults [{device, line_no, text}] (AMD-Vi IO_PAGE_FAULT, DMAR "Request device [..] fault"),
-iommu_faults_total}. ParseError when nothing in the text looks like a kernel log line.
+iommu_faults_total, driver_loads, driver_loaded_line, driver_loaded_time_s, driver_window_line (where the
+last driver load's own lines begin: its probe, just before its banner), gpu_uuids [{uuid, pci, line_no}],
+gpu_resets [{pci, uuid, line_no, time_s, text}] (a reset acknowledged by "GPU reset executed: GPU-<uuid>,
+success: true"), nic_health [{device, kind (miss_count, health_issue, syndrome, fatal; recovered / recovery_failed: the
+driver's "health recovery succeeded/failed"), line_no, time_s, text,
+syndrome, severity}] (mlx5_core's health reporter: firmware that stopped answering or reported an error),
+nic_health_total, last_time_s, and, from the live probe's JSON, via, now_s, since_s}; Xids and
+fallen-off-the-bus events carry time_s, Xid 154 its new recovery action. /dev/kmsg records
+("6,1234,5678901,-;NVRM: Xid ...", with " KEY=value" lines and "\\x0a" for a newline) read like dmesg
+lines, and so does the kernel-log probe's JSON (topodiag/live/kernel_log_probe.py: a probe that could not
+read is a ParseError with its reason). ParseError when nothing in the text looks like a kernel log line.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from .base import ParseError, ParserInfo
@@ -44,17 +55,23 @@ INFO = ParserInfo(
     source="kernel_log",
     tool="dmesg / journalctl -k",
     description="the kernel log: NVIDIA Xid and fallen-off-the-bus lines, NVSwitch SXid, PCIe bandwidth limits",
-    schema_version=2,  # 2: pcie_limited from any driver, with its figures
-    # Live: dmesg's ring buffer. Where kernel.dmesg_restrict=1 a user who is not root may not read
-    # it: collection records that as not available (a reason, no finding), never as a failure.
-    argv=("dmesg",),
-    timeout_s=10.0,
+    # 2: pcie_limited from any driver, with its figures; 3: kmsg records and the probe's JSON, stamps
+    # (time_s) on Xids and fallen-off-the-bus events, Xid 154's action, driver loads, GPU resets
+    schema_version=3,
+    # Live: the kernel_log probe reads /dev/kmsg non-blocking (no subprocess: prolog-safe), else the
+    # ring buffer through syslog(2) as dmesg does; neither readable (kernel.dmesg_restrict for a user
+    # who is not root, a container) is "not readable": not available, never a failure.
+    prolog_safe=True,
+    probe="kernel_log",
+    timeout_s=5.0,
 )
 SOURCE = INFO.source
 
 MAX_EVENTS = 200
 MAX_LINK_EVENTS = 2000  # a flapping link logs many: enough to count the worst window
 MAX_TEXT = 300
+PROBE_S = 30.0
+PROBE_LINES = 10
 
 # [ \t] where a line's blanks are meant and no two runs that can match the same blank side by side:
 # `^\s*(?:<\d+>)?\s*` is quadratic on a line of blanks. dmesg -x/--decode prefixes each line with
@@ -84,9 +101,26 @@ _MLX_LINK_RE = re.compile(r"mlx5_core ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]
 # The time of a line, in seconds: dmesg's "[ 1843.308145]", or a syslog/journal stamp
 _DMESG_T_RE = re.compile(r"^[ \t]*(?:<[0-9]{1,3}>[ \t]*)?\[[ \t]*([0-9]{1,12}(?:\.[0-9]{1,9})?)\]")
 _SYSLOG_T_RE = re.compile(r"^([A-Z][a-z]{2}) +([0-9]{1,2}) ([0-9][0-9]):([0-9][0-9]):([0-9][0-9])\b")
+_CTIME_T_RE = re.compile(r"^\[[A-Z][a-z]{2} ([A-Z][a-z]{2}) +([0-9]{1,2}) ([0-9][0-9]):([0-9][0-9]):([0-9][0-9]) [0-9]{4}\]")
 _ISO_T_RE = re.compile(r"^([0-9]{4})-([0-9][0-9])-([0-9][0-9])[T ]([0-9][0-9]):([0-9][0-9]):([0-9][0-9])")
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
                                        "Nov", "Dec"))}
+# /dev/kmsg records: "<prio>,<seq>,<usec since boot>,<flags>[,...];<message>" (Documentation/ABI/
+# testing/dev-kmsg), then " KEY=value" dictionary lines; a newline inside a message is written "\x0a".
+_KMSG_RE = re.compile(r"^([0-9]{1,3}),([0-9]{1,20}),([0-9]{1,20}),[^;\n]{0,40};(.*)$")
+_KMSG_DICT_RE = re.compile(r"^ [A-Z][A-Z0-9_]{0,40}=")
+# mlx5_core's health reporter (drivers/net/ethernet/mellanox/mlx5/core/health.c), with or without the
+# "func:line:(pid N): " prefix of mlx5_core_err
+_MLX_HEALTH_RE = re.compile(r"mlx5_core ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?: [\w.-]{1,40})?: "
+                            r"(?:\w{1,40}:[0-9]{1,6}:\(pid [0-9]{1,9}\): )?"
+                            r"(?:(device's health compromised - reached miss count)"
+                            r"|Health issue observed, ([^,]{1,80}), severity\(([0-9]{1,2})\) ([A-Z]{1,12})"
+                            r"|synd (0x[0-9a-fA-F]{1,8}): ([^\n]{1,80})"
+                            r"|Fatal error ([0-9]{1,6}) detected"
+                            r"|health recovery (succeeded|failed))")
+_UUID_AT_RE = re.compile(r"NVRM: GPU at PCI:([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-9])?: (GPU-[0-9a-fA-F-]{8,40})")
+_RESET_RE = re.compile(r"GPU reset executed: (GPU-[0-9a-fA-F-]{8,40}), success: (true|false)")
+_ACTION_RE = re.compile(r"recovery action changed from \S{1,12} \(([^)]{0,40})\) to \S{1,12} \(([^)]{0,40})\)")
 _IOMMU_DOMAIN_RE = re.compile(r"iommu: Default domain type: (\w+)")
 _IOMMU_ON_RE = re.compile(r"DMAR: IOMMU enabled|Intel-IOMMU force enabled|AMD-Vi: Found IOMMU|AMD-Vi: AMD IOMMUv2|"
                           r"AMD-Vi: Interrupt remapping enabled|DMAR: Intel\(R\) Virtualization Technology for Directed I/O")
@@ -103,12 +137,52 @@ class Xid:
     line_no: int
     text: str
     caused_by: Optional[int] = None  # Xid 45 "... caused by previous Xid 149": the Xid behind it
+    time_s: Optional[float] = None  # the line's stamp in seconds (as LinkEvent.time_s)
+    action: Optional[str] = None  # Xid 154's new recovery action: "GPU Reset Required", "None"...
 
 
 @dataclass(frozen=True)
 class Event:
     pci: Optional[str]
     line_no: int
+    text: str
+    time_s: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class NicHealth:
+    """One line of the mlx5 driver's health reporter: the firmware stopped answering ("device's health
+    compromised - reached miss count"), reported an error ("Health issue observed, firmware internal
+    error, severity(3) ERROR:", "synd 0x1: firmware internal error") or a fatal sensor ("Fatal error 1
+    detected")."""
+
+    device: str  # the PCI function, "0000:0d:00.0"
+    kind: str  # "miss_count" | "health_issue" | "syndrome" | "fatal" | "recovered" | "recovery_failed"
+    line_no: int
+    time_s: Optional[float]
+    text: str
+    syndrome: Optional[str] = None  # "0x1", or the health issue's words ("firmware internal error")
+    severity: Optional[str] = None  # "ERROR", "CRIT"... (the firmware's own grade, health_issue lines)
+
+
+@dataclass(frozen=True)
+class GpuUuid:
+    uuid: str
+    pci: str
+    line_no: int
+
+
+@dataclass(frozen=True)
+class GpuReset:
+    """A GPU reset that a line of the log acknowledges. The NVIDIA driver prints none of its own
+    (`nvidia-smi -r` leaves no kernel line): NVIDIA's NVSentinel writes one to syslog for that reason,
+    `GPU reset executed: GPU-<uuid>, success: true` (logger -t nvsentinel-gpu-reset); its GPU is found
+    through the driver's own "NVRM: GPU at PCI:<bus>: GPU-<uuid>" line of the same log."""
+
+    pci: Optional[str]  # None when no line of the log ties the UUID to a bus
+    uuid: str
+    line_no: int
+    time_s: Optional[float]
     text: str
 
 
@@ -164,6 +238,24 @@ class KernelLog:
     kernel_cmdline: Optional[str] = None
     iommu_faults: tuple[Event, ...] = ()
     iommu_faults_total: int = 0
+    driver_loads: int = 0  # "NVRM: loading NVIDIA UNIX ... Kernel Module" lines (a reload makes two)
+    driver_loaded_line: Optional[int] = None  # the last of them: nothing before it is of this driver
+    driver_loaded_time_s: Optional[float] = None
+    # where that load's own lines begin: the driver prints its banner after probing the GPUs, so a GPU
+    # that failed this load's probe is reported just before it (NVIDIA/NVSentinel#155): the lines
+    # stamped up to PROBE_S before the banner (without stamps, up to PROBE_LINES lines), never before
+    # the previous banner
+    driver_window_line: Optional[int] = None
+    gpu_uuids: tuple[GpuUuid, ...] = ()  # from "NVRM: GPU at PCI:<bus>: GPU-<uuid>" (once a GPU per load)
+    gpu_resets: tuple[GpuReset, ...] = ()
+    nic_health: tuple[NicHealth, ...] = ()
+    nic_health_total: int = 0
+    last_time_s: Optional[float] = None  # the last stamp of the log: its "now" when no probe says one
+    # how a live probe read it (None for a file): "/dev/kmsg", "syslog(2)"; the probe's clock at the
+    # read (seconds since boot, the time base of kmsg and dmesg stamps) and the --kernel-log-since asked
+    via: Optional[str] = None
+    now_s: Optional[float] = None
+    since_s: Optional[float] = None
 
 
 def _bus(pci: str) -> str:
@@ -201,84 +293,230 @@ def sniff(text: str) -> float:
 
 
 def parse(text: str) -> KernelLog:
-    lines = text.splitlines()
-    kernel = 0
-    driver: Optional[str] = None
-    xids: list[Xid] = []
-    counts: dict[int, int] = {}
-    xids_total = 0
-    fallen: list[Event] = []
-    fallen_seen: set[str] = set()
-    sxids: list[SXid] = []
-    sxids_total = 0
-    limits: list[PcieLimit] = []
-    links: list[LinkEvent] = []
-    links_total = 0
-    notice: Optional[tuple[str, int]] = None  # "The NVIDIA GPU <bus>" waiting for "fallen off the bus"
-    iommu: dict = {"domain": None, "enabled": None, "cmdline": None, "faults": [], "total": 0}
+    if text.lstrip()[:1] == "{":
+        return _parse_probe(text)
+    return _parse_lines(text.splitlines())
+
+
+def _parse_probe(text: str) -> KernelLog:
+    """The kernel-log probe's JSON (topodiag/live/kernel_log_probe.py): its records, read as the
+    kernel log, and how it read them. A probe that could not read the log (ok false) is no kernel log:
+    ParseError with its reason (live collection records it as not available, never as a failure)."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ParseError(f"expected the kernel-log probe's JSON: {type(exc).__name__}", 1) from None
+    if not isinstance(data, dict) or data.get("probe") != "kernel_log":
+        raise ParseError('expected a JSON object with "probe": "kernel_log"', 1)
+    records = data.get("records")
+    if data.get("ok") is False or not isinstance(records, list) or not all(isinstance(r, str) for r in records):
+        why = data.get("error") if isinstance(data.get("error"), str) else "no records"
+        raise ParseError(f"the kernel-log probe could not read the kernel log: {why[:300]}", 1)
+    lines = text.split("\n")
+    # json.dumps(indent=1) puts each record on a line of its own: line numbers are then the member's
+    at = next((i for i, ln in enumerate(lines) if ln.strip() == '"records": ['), None)
+    first = at + 1 if at is not None and len(lines) >= at + 1 + len(records) else 0
+    log = _parse_lines([""] * first + records) if records else _empty()
+    nums = [data.get(k) if isinstance(data.get(k), (int, float)) and not isinstance(data.get(k), bool) else None
+            for k in ("now_s", "since_s")]
+    via = data.get("via") if isinstance(data.get("via"), str) else None
+    return replace(log, via=via, now_s=nums[0], since_s=nums[1])
+
+
+def _empty() -> KernelLog:
+    """An empty ring buffer read by the probe: a kernel log with nothing in it."""
+    return KernelLog(SOURCE, 0, 0, None, (), {}, 0, (), (), 0, ())
+
+
+class _Log:
+    """What one pass over the lines collects (parse's state)."""
+
+    def __init__(self) -> None:
+        self.kernel = 0
+        self.driver: Optional[str] = None
+        self.loads = 0
+        self.loaded: Optional[tuple[int, Optional[float]]] = None
+        self.previous_load: Optional[int] = None
+        self.xids: list[Xid] = []
+        self.counts: dict[int, int] = {}
+        self.xids_total = 0
+        self.fallen: list[Event] = []
+        self.fallen_seen: set[str] = set()
+        self.sxids: list[SXid] = []
+        self.sxids_total = 0
+        self.limits: list[PcieLimit] = []
+        self.links: list[LinkEvent] = []
+        self.links_total = 0
+        self.notice: Optional[tuple[str, int]] = None  # "The NVIDIA GPU <bus>" waiting for "fallen off the bus"
+        self.iommu: dict = {"domain": None, "enabled": None, "cmdline": None, "faults": [], "total": 0}
+        self.uuids: dict[str, tuple[str, int]] = {}  # uuid as printed -> (bus, line)
+        self.resets: list[tuple[str, int, Optional[float], str]] = []
+        self.health: list[NicHealth] = []
+        self.health_total = 0
+
+
+def _parse_lines(lines: list[str]) -> KernelLog:
+    st = _Log()
+    kmsg = False
     for n, raw in enumerate(lines, 1):
+        if raw[:1].isdigit() and "," in raw[:8]:
+            m = _KMSG_RE.match(raw)
+            if m:
+                kmsg = True
+                raw = f"[{int(m[3]) / 1e6:.6f}] " + m[4].replace("\\x0a", " ")
+        elif kmsg and raw[:1] == " " and _KMSG_DICT_RE.match(raw):
+            continue  # a record's SUBSYSTEM=/DEVICE= line
         line = raw.strip()
-        if not line:
-            continue
-        if _STAMP_RE.match(raw) or "NVRM:" in line or "kernel:" in line or "mlx5_core" in line or "nvidia-nvswitch" in line:
-            kernel += 1
-        if "NVRM" in line:
-            m = _XID_RE.search(line)
-            if m:
-                xid = int(m[2])
-                xids_total += 1
-                counts[xid] = counts.get(xid, 0) + 1
-                cause = _CAUSE_RE.search(m[3])
-                if len(xids) < MAX_EVENTS:
-                    xids.append(Xid(xid, _bus(m[1]), n, line[:MAX_TEXT], int(cause[1]) if cause else None))
-                if xid == 79:
-                    _fallen(fallen, fallen_seen, _bus(m[1]), n, line)
-                continue
-            m = _FALLEN_AT_RE.search(line)
-            if m:
-                _fallen(fallen, fallen_seen, _bus(m[1]), n, line)
-                continue
-            m = _GPU_NOTICE_RE.search(line)
-            if m:
-                notice = (_bus(m[1]), n)
-                continue
-            if notice is not None and "fallen off the bus" in line and n - notice[1] <= 3:
-                _fallen(fallen, fallen_seen, notice[0], notice[1], lines[notice[1] - 1].strip())
-                notice = None
-                continue
-            if driver is None:
-                m = _DRIVER_RE.search(line)
-                if m:
-                    driver = m[1]
-            continue
-        if "SXid" in line:
-            m = _SXID_RE.search(line)
-            if m:
-                sxids_total += 1
-                if len(sxids) < MAX_EVENTS:
-                    sxids.append(SXid(int(m[2]), m[1].lower(), n, line[:MAX_TEXT]))
-            continue
-        if "Link " in line and "mlx5_core" in line:
-            m = _MLX_LINK_RE.search(line)
-            if m:
-                links_total += 1
-                if len(links) < MAX_LINK_EVENTS:
-                    state = "down" if m[3].lower() == "down" else "up"
-                    links.append(LinkEvent(m[1].lower(), m[2], state, n, _time_s(raw)))
-                continue
-        if "limited by" in line and "available PCIe bandwidth" in line:
-            m = _LIMIT_RE.search(line)
-            if m and len(limits) < MAX_EVENTS and not any(x.device == m[2].lower() for x in limits):
-                limits.append(_limit(m, n, line))
-            continue
-        if "DMAR" in line or "AMD-Vi" in line or "iommu" in line or "command line" in line:
-            _iommu_line(iommu, line, n)
-    if kernel == 0:
+        if line:
+            _one(st, lines, n, raw, line)
+    if st.kernel == 0:
         raise ParseError("no kernel log line (dmesg / journalctl -k: a time stamp, 'kernel:' or an NVRM line)",
                          len(lines))
-    return KernelLog(SOURCE, len(lines), kernel, driver, tuple(xids), dict(sorted(counts.items())), xids_total,
-                     tuple(fallen), tuple(sxids), sxids_total, tuple(limits), tuple(links), links_total,
-                     iommu["domain"], iommu["enabled"], iommu["cmdline"], tuple(iommu["faults"]), iommu["total"])
+    iommu = st.iommu
+    bus_of = {u.lower(): b for u, (b, _) in st.uuids.items()}
+    resets = tuple(GpuReset(bus_of.get(u.lower()), u, n, t, text) for u, n, t, text in st.resets)
+    window = _probe_start(lines, st, kmsg) if st.loaded else None
+    return KernelLog(SOURCE, len(lines), st.kernel, st.driver, tuple(st.xids), dict(sorted(st.counts.items())),
+                     st.xids_total, tuple(st.fallen), tuple(st.sxids), st.sxids_total, tuple(st.limits),
+                     tuple(st.links), st.links_total, iommu["domain"], iommu["enabled"], iommu["cmdline"],
+                     tuple(iommu["faults"]), iommu["total"], st.loads,
+                     st.loaded[0] if st.loaded else None, st.loaded[1] if st.loaded else None, window,
+                     tuple(GpuUuid(u, b, n) for u, (b, n) in st.uuids.items()), resets, tuple(st.health),
+                     st.health_total, _last_time(lines, kmsg))
+
+
+def _line_time(raw: str, kmsg: bool) -> Optional[float]:
+    m = _KMSG_RE.match(raw) if kmsg and raw[:1].isdigit() else None
+    return int(m[3]) / 1e6 if m else _time_s(raw)
+
+
+def _probe_start(lines: list[str], st: _Log, kmsg: bool) -> int:
+    """The first line of the last driver load's own lines (see KernelLog.driver_window_line)."""
+    banner, t = st.loaded  # type: ignore[misc]
+    floor = st.previous_load + 1 if st.previous_load else 1
+    start = banner
+    if t is None:
+        return max(banner - PROBE_LINES, floor)
+    for n in range(banner - 1, max(floor, banner - 5000) - 1, -1):
+        tn = _line_time(lines[n - 1], kmsg)
+        if tn is not None and tn < t - PROBE_S:
+            break
+        start = n
+    return start
+
+
+def _last_time(lines: list[str], kmsg: bool) -> Optional[float]:
+    """The stamp of the last line that has one (the log's end: its "now" for --kernel-log-since)."""
+    for raw in reversed(lines[-200:]):
+        t = _line_time(raw, kmsg)
+        if t is not None:
+            return t
+    return None
+
+
+def _one(st: _Log, lines: list[str], n: int, raw: str, line: str) -> None:
+    """One non-blank line (kmsg records already in dmesg form)."""
+    if _STAMP_RE.match(raw) or "NVRM:" in line or "kernel:" in line or "mlx5_core" in line or "nvidia-nvswitch" in line:
+        st.kernel += 1
+    if "NVRM" in line:
+        _nvrm(st, lines, n, raw, line)
+        return
+    if "SXid" in line:
+        m = _SXID_RE.search(line)
+        if m:
+            st.sxids_total += 1
+            if len(st.sxids) < MAX_EVENTS:
+                st.sxids.append(SXid(int(m[2]), m[1].lower(), n, line[:MAX_TEXT]))
+        return
+    if "mlx5_core" in line and ("health" in line or "synd 0x" in line or "Fatal error" in line):
+        m = _MLX_HEALTH_RE.search(line)
+        if m:
+            _health(st, m, n, raw, line)
+            return
+    if "Link " in line and "mlx5_core" in line:
+        m = _MLX_LINK_RE.search(line)
+        if m:
+            st.links_total += 1
+            if len(st.links) < MAX_LINK_EVENTS:
+                state = "down" if m[3].lower() == "down" else "up"
+                st.links.append(LinkEvent(m[1].lower(), m[2], state, n, _time_s(raw)))
+            return
+    if "limited by" in line and "available PCIe bandwidth" in line:
+        m = _LIMIT_RE.search(line)
+        if m and len(st.limits) < MAX_EVENTS and not any(x.device == m[2].lower() for x in st.limits):
+            st.limits.append(_limit(m, n, line))
+        return
+    if "GPU reset executed:" in line:
+        m = _RESET_RE.search(line)
+        if m and m[2] == "true" and len(st.resets) < MAX_EVENTS:
+            st.resets.append((m[1], n, _time_s(raw), line[:MAX_TEXT]))
+        return
+    if "DMAR" in line or "AMD-Vi" in line or "iommu" in line or "command line" in line:
+        _iommu_line(st.iommu, line, n)
+
+
+def _health(st: _Log, m: "re.Match[str]", n: int, raw: str, line: str) -> None:
+    st.health_total += 1
+    if len(st.health) >= MAX_EVENTS:
+        return
+    if m[3]:
+        kind, synd, sev = "health_issue", m[3].strip(), m[5]
+    elif m[6]:
+        kind, synd, sev = "syndrome", m[6].lower(), None
+    elif m[8]:
+        kind, synd, sev = "fatal", m[8], None
+    elif m[9]:  # the driver's own recovery (reload of the firmware) ended
+        kind, synd, sev = ("recovered" if m[9] == "succeeded" else "recovery_failed"), None, None
+    else:
+        kind, synd, sev = "miss_count", None, None
+    st.health.append(NicHealth(m[1].lower(), kind, n, _time_s(raw), line[:MAX_TEXT], synd, sev))
+
+
+def _nvrm(st: _Log, lines: list[str], n: int, raw: str, line: str) -> None:
+    """An NVIDIA driver line: an Xid, a GPU off the bus, the driver's load, a GPU's UUID."""
+    m = _XID_RE.search(line)
+    if m:
+        xid = int(m[2])
+        st.xids_total += 1
+        st.counts[xid] = st.counts.get(xid, 0) + 1
+        if len(st.xids) < MAX_EVENTS or xid == 79:
+            cause = _CAUSE_RE.search(m[3])
+            act = _ACTION_RE.search(m[3]) if xid == 154 else None
+            t = _time_s(raw)
+            if len(st.xids) < MAX_EVENTS:
+                st.xids.append(Xid(xid, _bus(m[1]), n, line[:MAX_TEXT], int(cause[1]) if cause else None, t,
+                                   act[2].strip() if act else None))
+            if xid == 79:
+                _fallen(st.fallen, st.fallen_seen, _bus(m[1]), n, line, t)
+        return
+    m = _FALLEN_AT_RE.search(line)
+    if m:
+        _fallen(st.fallen, st.fallen_seen, _bus(m[1]), n, line, _time_s(raw))
+        return
+    m = _GPU_NOTICE_RE.search(line)
+    if m:
+        if "fallen off the bus" in line:  # a kmsg record holds the whole notice on one line
+            _fallen(st.fallen, st.fallen_seen, _bus(m[1]), n, line, _time_s(raw))
+        else:
+            st.notice = (_bus(m[1]), n)
+        return
+    if st.notice is not None and "fallen off the bus" in line and n - st.notice[1] <= 3:
+        first = lines[st.notice[1] - 1]
+        _fallen(st.fallen, st.fallen_seen, st.notice[0], st.notice[1], first.strip(), _time_s(first))
+        st.notice = None
+        return
+    if "loading NVIDIA" in line:
+        m = _DRIVER_RE.search(line)
+        if m:
+            st.driver = m[1]
+            st.loads += 1
+            st.previous_load = st.loaded[0] if st.loaded else None
+            st.loaded = (n, _time_s(raw))
+        return
+    if "GPU at PCI:" in line:
+        m = _UUID_AT_RE.search(line)
+        if m and len(st.uuids) < MAX_EVENTS:
+            st.uuids[m[2]] = (m[1].lower(), n)
 
 
 def _time_s(raw: str) -> Optional[float]:
@@ -287,6 +525,9 @@ def _time_s(raw: str) -> Optional[float]:
     if m:
         return float(m[1])
     m = _SYSLOG_T_RE.match(raw.strip())
+    if m and m[1] in _MONTHS:
+        return (((_MONTHS[m[1]] * 31 + int(m[2])) * 24 + int(m[3])) * 60 + int(m[4])) * 60 + float(m[5])
+    m = _CTIME_T_RE.match(raw.strip())
     if m and m[1] in _MONTHS:
         return (((_MONTHS[m[1]] * 31 + int(m[2])) * 24 + int(m[3])) * 60 + int(m[4])) * 60 + float(m[5])
     m = _ISO_T_RE.match(raw.strip())
@@ -320,7 +561,7 @@ def _iommu_line(iommu: dict, line: str, n: int) -> None:
         iommu["enabled"] = True
 
 
-def _fallen(out: list[Event], seen: set[str], bus: str, n: int, line: str) -> None:
+def _fallen(out: list[Event], seen: set[str], bus: str, n: int, line: str, t: Optional[float] = None) -> None:
     if bus not in seen and len(out) < MAX_EVENTS:
         seen.add(bus)
-        out.append(Event(bus, n, line[:MAX_TEXT]))
+        out.append(Event(bus, n, line[:MAX_TEXT], t))
