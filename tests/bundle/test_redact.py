@@ -627,3 +627,23 @@ def test_syslog_and_journal_host_columns_are_hosts() -> None:
                "commands/kernel_log.txt": "Mar 27 15:37:34 cc1 kernel: mlx5_core 0000:01:00.1 eth1: Link up\n"
                                           "2024-11-05T13:55:26+0000 gpu-node-07 kernel: NVRM: Xid (PCI:0000:18:00): 79\n"}
     assert {"node1", "cc1", "gpu-node-07"} <= hostnames_in(members)
+
+
+def test_a_large_member_that_is_not_a_log_is_read_whole(tmp_path, monkeypatch) -> None:
+    """Only NCCL logs and nccl-tests outputs are streamed (their host places are the ones the scan
+    knows): a large probe JSON whose hostname is not the manifest's host was streamed and kept it."""
+    from topodiag.bundle import redact_stream
+
+    monkeypatch.setattr(redact_stream, "LARGE_MEMBER_BYTES", 1)
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    (src / "probes").mkdir(parents=True)
+    (src / "logs").mkdir()
+    (src / "probes" / "sysfs.json").write_text(json.dumps({"probe": "sysfs", "hostname": "gpu-pod-7f3a9",
+                                                           "root": "/", "devices": []}))
+    (src / "logs" / "nccl.log").write_text("gpu-node-12:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.1.2.3<0>\n")
+    redactor = Redactor()
+    redact_tree(str(src), str(dst), redactor)
+    probe = (dst / "probes" / "sysfs.json").read_text()
+    log = next((dst / "logs").iterdir()).read_text()
+    assert "gpu-pod-7f3a9" not in probe and "gpu-node-12" not in log and "10.1.2.3" not in log
+    assert {"gpu-pod-7f3a9", "gpu-node-12"} <= set(redactor.mapping())

@@ -878,15 +878,36 @@ def _read_tree(src_dir: str) -> tuple[dict[str, str], dict[str, str], dict[str, 
     return members, links, large
 
 
+# The sources whose every place for a host name the streaming scan knows (NCCL prefixes, peers named
+# in a message, nccl-tests device lines, shell prompts): only their members are streamed.
+_STREAMED_SOURCES = ("nccl_debug", "nccl_tests")
+
+
 def _streamable(rel: str, full: str) -> bool:
-    """A large member that may be redacted as a stream: a log or benchmark output, whose host names
-    the streaming scan finds. The manifest, and fabric listings (iblinkinfo, ibnetdiscover: host
-    names in node descriptions only their parsers read), are read whole."""
+    """A large member that may be redacted as a stream: an NCCL log or nccl-tests output (detected
+    from its head), whose host names the streaming scan finds. Anything else (a probe's JSON with its
+    "hostname", a journal's host column, fabric listings with host names in node descriptions that only
+    their parsers read, the manifest) is read whole, so that `hostnames_in` reads its hosts the way its
+    parser does: a large probe JSON streamed kept a hostname other than the manifest's."""
     if rel == "manifest.json" or _SYSFS_LID_MEMBER.search(rel) or _SYSFS_SERIAL_MEMBER.search(rel):
         return False  # redacted whole by its name
     with open(full, "rb") as fh:
         head = fh.read(1 << 16).decode("utf-8", "replace")
-    return not _fabric_listing(rel, head)
+    return _log_stream(head) and not _fabric_listing(rel, head)
+
+
+def _log_stream(head: str) -> bool:
+    """Whether the head of a member is an NCCL log or nccl-tests output (those parsers' sniffers, as
+    detect_all scores them, without importing every other parser)."""
+    from ..parsers import DETECT_THRESHOLD, SNIFF_CHARS, get
+
+    for source in _STREAMED_SOURCES:
+        try:
+            if float(get(source).sniff(head[:SNIFF_CHARS])) >= DETECT_THRESHOLD:
+                return True
+        except Exception:  # a sniffer bug must not stop redaction: read whole (slower, never a leak)
+            pass
+    return False
 
 
 def _fabric_listing(rel: str, head: str) -> bool:
