@@ -5,6 +5,7 @@ states what `topodiag check --from <file> [--profile P]` must conclude, read fro
 `#@ expected:` line by a person (never copied from the program's output):
 
     {"profile": "dgx-h100",            # optional: the --profile the case is judged under
+     "select": ["GPU001", "GPU003"],   # optional: the rules run (--select), for rules that run only when asked
      "findings": {"IB001": "warning"}, # each code must be found at exactly this severity
      "absent": ["NCCL001"],            # codes that must not be found (at any severity)
      "max_severity": "info",           # optional: nothing above this (healthy inputs: "info")
@@ -62,7 +63,7 @@ def test_fixture_reaches_its_conclusion(path: Path, spec: Path, request: pytest.
             topodiag.diagnose([str(path)], profile=want.get("profile"))
         assert want["input_error"] in str(caught.value)
         return
-    d = topodiag.diagnose([str(path)], profile=want.get("profile"))
+    d = topodiag.diagnose([str(path)], profile=want.get("profile"), select=want.get("select"))
     got: dict[str, list] = {}
     for f in d.findings:
         got.setdefault(f.code, []).append(f)

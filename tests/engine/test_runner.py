@@ -460,3 +460,29 @@ def test_each_file_of_a_source_runs_the_check_once_and_names_its_file(catalog):
         (Evidence("nvidia_smi_topo_m", "a.txt", 7), Evidence("other", None, 1)),
         (Evidence("nvidia_smi_topo_m", "b.txt", 7), Evidence("other", None, 1))]
     assert run(catalog, {"nvidia_smi_topo_m": Each.of([])}, select="AAA001").ran == ()
+
+
+def test_a_rule_only_with_tags_runs_when_asked_for_by_tag_or_code():
+    """GPU003 (the prolog's view of the kernel log) runs in the prolog (tags=prolog) and when selected
+    by code or family, not in a full check, where GPU001 already reports the same GPUs."""
+    from topodiag.engine.catalog import load_catalog
+
+    full = load_catalog()
+    assert full.find("GPU003").only_with_tags and not full.find("GPU001").only_with_tags
+    codes = lambda **kw: {r.code for r in select_rules(full, **kw)}  # noqa: E731
+    assert "GPU003" not in codes() and "GPU001" in codes()
+    assert "GPU003" in codes(tags="prolog") and "GPU001" not in codes(tags="prolog")
+    assert "GPU003" in codes(select="GPU003") and "GPU003" in codes(select="GPU")  # by code or family
+    assert "GPU003" not in codes(select="IB")
+
+
+def test_only_with_tags_must_be_a_boolean_and_needs_tags(tmp_path):
+    from topodiag.engine.catalog import CatalogError, load_rule
+
+    base = ('code = "ZZZ901"\nslug = "x"\ntitle = "x"\nseverity = "info"\nmessage = "x"\nwhy = "x"\nfix = "x"\n')
+    for extra, words in (('only_with_tags = "yes"\ntags = ["a"]\n', "true or false"),
+                         ("only_with_tags = true\n", "needs tags")):
+        p = tmp_path / "ZZZ901-x.toml"
+        p.write_text(base + extra)
+        with pytest.raises(CatalogError, match=words):
+            load_rule(p)

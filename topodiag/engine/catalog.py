@@ -34,7 +34,8 @@ FILE_RE = re.compile(r"^(?P<code>[A-Za-z]+\d+)-(?P<slug>.+)\.toml$")
 NOT_RULE_DIRS = {"profiles"}
 
 REQUIRED_KEYS = ("code", "slug", "title", "severity", "message", "why", "fix")
-OPTIONAL_KEYS = ("tags", "requires", "params", "how_to_check", "references", "messages", "examples", "builtin")
+OPTIONAL_KEYS = ("tags", "requires", "params", "how_to_check", "references", "messages", "examples", "builtin",
+                 "only_with_tags")
 DEFAULT_VARIANT = "default"  # the rule's `message`
 NOTES_FIELD = "notes"  # the placeholder where a variant takes the notes a hit names
 RESERVED_NAMES = (NOTES_FIELD, "variant")  # not usable as param names (hit() and the runner own them)
@@ -88,6 +89,9 @@ class Rule:
     builtin: bool = False
     path: Optional[Path] = None
     messages: Mapping[str, str] = field(default_factory=dict)  # [messages]: variant / note name -> template
+    # runs only when a run asks for one of its tags (the prolog asks for "prolog") or selects it by
+    # code: a view that another rule already gives in a full check (GPU003 beside GPU001)
+    only_with_tags: bool = False
 
     @property
     def family(self) -> str:
@@ -294,6 +298,11 @@ def rule_from_dict(data: Mapping[str, Any], where: str, path: Optional[Path] = N
     builtin = data.get("builtin", False)
     if not isinstance(builtin, bool):
         v.err("builtin", "must be true or false")
+    only_with_tags = data.get("only_with_tags", False)
+    if not isinstance(only_with_tags, bool):
+        v.err("only_with_tags", "must be true or false")
+    elif only_with_tags and not tags:
+        v.err("only_with_tags", "a rule that runs only when one of its tags is asked for needs tags")
     pass_examples, fail_examples = v.examples(data)
 
     if v.errors:
@@ -302,6 +311,7 @@ def rule_from_dict(data: Mapping[str, Any], where: str, path: Optional[Path] = N
         code=code, slug=slug, title=title, severity=severity, message=message, why=why, fix=fix,
         tags=tags, requires=requires, params=params, how_to_check=how_to_check, references=references,
         pass_examples=pass_examples, fail_examples=fail_examples, builtin=builtin, path=path, messages=messages,
+        only_with_tags=only_with_tags is True,
     )
 
 

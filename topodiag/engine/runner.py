@@ -144,7 +144,9 @@ def _matches(rule: Rule, selector: str) -> bool:
 
 def select_rules(catalog: Iterable[Rule], select: Any = None, ignore: Any = None, tags: Any = None) -> list[Rule]:
     """The rules that --select (default: all), --tags (any of them) and --ignore leave; SelectionError
-    for a selector or tag naming nothing. Tool-health (SYS) rules are never selected away."""
+    for a selector or tag naming nothing. Tool-health (SYS) rules are never selected away; a rule
+    marked `only_with_tags` runs only when --tags names one of its tags or --select names it (its
+    code, slug or family)."""
     rules = list(catalog)
     sel, ign = split_codes(select), split_codes(ignore)
     wanted = {t.lower() for t in split_codes(tags)}
@@ -164,6 +166,8 @@ def select_rules(catalog: Iterable[Rule], select: Any = None, ignore: Any = None
             continue
         if wanted and rule.family != TOOL_FAMILY and not wanted & set(rule.tags):
             continue
+        if rule.only_with_tags and not wanted & set(rule.tags) and not any(_matches(rule, s) for s in sel):
+            continue  # a view asked for by tag (the prolog's) or by name only
         out.append(rule)
     return out
 
