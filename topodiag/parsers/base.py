@@ -128,3 +128,19 @@ def to_jsonable(obj: Any) -> Any:
     if isinstance(obj, Enum):
         return obj.value
     return obj
+
+
+def probe_object(text: str, probe: str, what: str) -> dict:
+    """A live probe's JSON object whose "probe" is `probe` (topodiag/live/*_probe.py); ParseError
+    ("expected <what>", with the line where the JSON breaks) for any other text."""
+    import json
+
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"expected {what}: {exc.msg}", exc.lineno) from None
+    except (ValueError, RecursionError) as exc:
+        raise ParseError(f"expected {what}: {type(exc).__name__}", 1) from None
+    if not isinstance(data, dict) or data.get("probe") != probe:
+        raise ParseError(f'expected {what}: a JSON object with "probe": "{probe}"', 1)
+    return data

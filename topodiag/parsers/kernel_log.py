@@ -44,12 +44,11 @@ read is a ParseError with its reason). ParseError when nothing in the text looks
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, replace
 from typing import Optional
 
-from .base import ParseError, ParserInfo
+from .base import ParseError, ParserInfo, probe_object
 
 INFO = ParserInfo(
     source="kernel_log",
@@ -302,12 +301,7 @@ def _parse_probe(text: str) -> KernelLog:
     """The kernel-log probe's JSON (topodiag/live/kernel_log_probe.py): its records, read as the
     kernel log, and how it read them. A probe that could not read the log (ok false) is no kernel log:
     ParseError with its reason (live collection records it as not available, never as a failure)."""
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise ParseError(f"expected the kernel-log probe's JSON: {type(exc).__name__}", 1) from None
-    if not isinstance(data, dict) or data.get("probe") != "kernel_log":
-        raise ParseError('expected a JSON object with "probe": "kernel_log"', 1)
+    data = probe_object(text, "kernel_log", "the kernel-log probe's JSON")
     records = data.get("records")
     if data.get("ok") is False or not isinstance(records, list) or not all(isinstance(r, str) for r in records):
         why = data.get("error") if isinstance(data.get("error"), str) else "no records"

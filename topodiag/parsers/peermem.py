@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from .base import ParseError, ParserInfo, clean_lines
+from .base import ParseError, ParserInfo, clean_lines, probe_object
 
 INFO = ParserInfo(
     source="peermem",
@@ -224,14 +224,7 @@ def parse(text: str) -> PeerMem:
 def _parse_probe(text: str) -> PeerMem:
     """The peermem probe's JSON (topodiag/live/peermem_probe.py): /proc/modules as read (null where it
     is not visible), the memory_peers entries, the driver's version file, the kernel release."""
-    import json
-
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise ParseError(f"expected the peermem probe's JSON: {type(exc).__name__}", 1) from None
-    if not isinstance(data, dict) or data.get("probe") != "peermem":
-        raise ParseError('expected a JSON object with "probe": "peermem"', 1)
+    data = probe_object(text, "peermem", "the peermem probe's JSON")
 
     def text_of(key: str) -> Optional[str]:
         v = data.get(key)
