@@ -106,3 +106,24 @@ def test_kmsg_records_read_as_the_kernel_log():
     assert log.kernel_lines == 2 and log.driver_loaded_line == 1
     assert [(e.pci, e.line_no, e.time_s) for e in log.fallen_off_bus] == [("0000:b3:00", 2, 90001.843308)]
     assert kernel_log.sniff(text) == 0.9
+
+
+# -- GPU001 (the history the whole log keeps) reads the same window ------------------------------------
+
+def test_gpu001_calls_events_before_a_reset_or_reload_history():
+    """Every Xid since boot stays in the ring buffer: GPU001 grades a GPU's events as history (info,
+    variant "history") when all came before its acknowledged reset or the last driver load, and as
+    before when one came after."""
+    from topodiag.checks import gpu
+
+    text = blank_provenance_header((FIX / "kernel-log-syslog-xid48-then-gpu-reset-ack-01.txt").read_text())
+    after_reset = list(gpu.gpu001(kernel_log.parse(text)))
+    assert [(h.variant, h.severity) for h in after_reset] == [("history", Severity.INFO)]
+    assert after_reset[0].values["since"] == "its reset at line 10"  # the line numbers of the fixture file
+    no_reset = list(gpu.gpu001(kernel_log.parse(text.rsplit("\n", 2)[0] + "\n")))
+    assert [(h.variant, h.severity) for h in no_reset] == [("default", None)]  # the rule's error
+    reload = list(gpu.gpu001(_fixture("kernel-log-kmsg-reload-after-xid48-probe-fallen-01")))
+    by_gpu = {h.subjects[0]: (h.variant, h.severity) for h in reload}
+    assert by_gpu == {"pci:0000:03:00": ("history", Severity.INFO), "pci:0000:b3:00": ("lost", Severity.CRITICAL)}
+    xid_after_load = kernel_log.parse(f"[ 1.0] {BANNER}\n[ 9.0] NVRM: Xid (PCI:0000:03:00): 48, pid=1, name=x, Ch 1\n")
+    assert [(h.variant, h.severity) for h in gpu.gpu001(xid_after_load)] == [("default", None)]

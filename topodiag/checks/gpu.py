@@ -1,6 +1,8 @@
 """GPU health rules from the kernel log (GPU001): the NVIDIA driver's Xid events and "fallen off the
-bus" notices, graded per GPU with the Xid catalogue (topodiag/xid.py). Reads the `kernel_log`
-parser's `xids` (with `caused_by`, the Xid a cleanup Xid 45 names) and `fallen_off_bus`."""
+bus" notices, graded per GPU with the Xid catalogue (topodiag/xid.py); events that all came before the
+GPU's acknowledged reset or the last NVIDIA driver load are history (info). Reads the `kernel_log`
+parser's `xids` (with `caused_by`, the Xid a cleanup Xid 45 names), `fallen_off_bus`,
+`driver_window_line` and `gpu_resets`."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ from .. import xid as xids
 from ..engine import Evidence, Severity, check, hit, when
 from ._facts import listing
 
+GRADE_WORDS = {"lost": "a lost GPU", "reset": "a GPU that needed a reset", "app": "the job's own errors",
+               "watch": "degradation", "unknown": "codes outside the catalogue"}
 SEVERITY = {"app": Severity.WARNING, "watch": Severity.WARNING, "unknown": Severity.WARNING,
             "reset": None, "lost": Severity.CRITICAL}  # None: the rule's own (error)
 
@@ -50,16 +54,35 @@ def _variant(grade: str) -> str:
     return "unknown"
 
 
+def _history(log, bus: str, g: dict[str, Any]) -> str:
+    """What re-initialised the GPU after every one of its events ("its reset at line N", "the NVIDIA
+    driver load at line M"), or "" when an event is not behind such a line (the same window GPU003
+    judges in, without its time span)."""
+    from .gpu_ready import _Window
+
+    win = _Window(log, {})
+    start = win.start(bus)
+    last = max(g["lines"] + ([g["lost"]] if g["lost"] is not None else []))
+    if not start or last >= start:
+        return ""
+    reset = win.resets.get(bus)
+    return (f"its reset at line {reset[0]}" if reset and reset[0] == start
+            else f"the NVIDIA driver load that starts at line {start}")
+
+
 @check("GPU001")
 def gpu001(kernel_log) -> Iterator:
     """One finding per GPU with Xid events or a fallen-off-the-bus notice, at the gravity of its worst
-    event (a cleanup Xid 45 counts as the Xid it names)."""
+    event (a cleanup Xid 45 counts as the Xid it names); info, as history, when every event came
+    before the GPU's acknowledged reset or the last NVIDIA driver load."""
     total = getattr(kernel_log, "xids_total", 0)
     for bus, g in sorted(_per_gpu(kernel_log).items()):
         grade = _grade(g)
         codes = g["codes"]
         first = g["lost"] if g["lost"] is not None else g["lines"][0]
-        yield hit([f"pci:{bus}"], variant=_variant(grade), severity=SEVERITY[grade],
+        since = _history(kernel_log, bus, g)
+        yield hit([f"pci:{bus}"], variant="history" if since else _variant(grade),
+                  severity=Severity.INFO if since else SEVERITY[grade],
                   notes=when(caused=g["causes"], no_xid=g["lost"] is not None and 79 not in codes,
                              more=len(g["lines"]) > 1),
                   evidence=[Evidence("kernel_log", None, first)],
@@ -68,7 +91,8 @@ def gpu001(kernel_log) -> Iterator:
                   names="; ".join(f"{c}: {xids.name(c)}" for c in codes) or "no Xid line",
                   causes=", ".join(map(str, g["causes"])),
                   cause_names="; ".join(f"{c}: {xids.name(c)}" for c in g["causes"]),
-                  events=len(g["lines"]), total=total, lines=listing(g["lines"], 5))
+                  events=len(g["lines"]), total=total, lines=listing(g["lines"], 5), since=since,
+                  worst=GRADE_WORDS[grade])
 
 
 SXID_SEVERITY = {"fatal": None, "nonfatal": Severity.WARNING, "unknown": Severity.WARNING,
