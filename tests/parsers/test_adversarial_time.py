@@ -216,3 +216,17 @@ def test_own_fixtures_repeated_to_one_megabyte(source: str) -> None:
     text = _fixtures_of(source)
     _every_call(source, _fill(text, 1024 * KB))
     _every_call(source, _fill(text.replace(" ", " " * 8), 1024 * KB))
+
+
+@pytest.mark.parametrize("source, unit", [
+    ("kernel_log", "NVRM: loading NVIDIA UNIX "),     # 6000 repeats took 7.9 s
+    ("p2p_bandwidth_latency", "Device: 1, x"),       # 8.7 s
+    ("mlnx_qos", "mlnx_qos x "),                     # 5.2 s
+    ("ib_counters", "perfquery x "),
+])
+def test_a_command_or_head_word_repeated_without_its_tail(source: str, unit: str) -> None:
+    """`head.*?tail` in one regex scans to the line's end from every repeat of head: such lines are
+    now read with parsers/base.search_after (two linear searches). Found in the review of this
+    session's change, after the same class in ib_counters."""
+    text = unit * 6000 + "\n"
+    _timed(f"{source}.parse on {unit!r} repeated", parsers.get(source).parse, text)

@@ -130,6 +130,18 @@ def to_jsonable(obj: Any) -> Any:
     return obj
 
 
+def search_after(line: str, head: "re.Pattern[str]", tail: "re.Pattern[str]"):
+    """The first match of `head` in `line` and the first match of `tail` after it, as (head, tail),
+    or None: what one regex `head.*?tail` finds, without its cost. That regex runs a lazy scan to the
+    end of the line from every repeat of `head`, quadratic on a line that repeats it (a 64 KB line
+    took seconds); this is two linear searches."""
+    h = head.search(line)
+    if h is None:
+        return None
+    t = tail.search(line, h.end())
+    return None if t is None else (h, t)
+
+
 def probe_object(text: str, probe: str, what: str) -> dict:
     """A live probe's JSON object whose "probe" is `probe` (topodiag/live/*_probe.py); ParseError
     ("expected <what>", with the line where the JSON breaks) for any other text."""

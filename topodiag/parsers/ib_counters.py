@@ -42,7 +42,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .base import ParseError, ParserInfo, clean_lines
+from .base import ParseError, ParserInfo, clean_lines, search_after
 from .ib_records import ErrorLine
 
 INFO = ParserInfo(
@@ -74,8 +74,6 @@ INT_RE = re.compile(r"^\d{1,20}$")
 PERF_HEAD_RE = re.compile(r"^#\s*Port (?:extended )?counters:\s*Lid\s+(?P<lid>\d{1,5})\s+port\s+(?P<port>\d{1,3})")
 PERF_LINE_RE = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9]{1,40}):\.*(?P<value>\S{1,24})\s*$")
 PERF_CMD_RE = re.compile(r"\bperfquery\b")
-# the CA option, searched once from the first "perfquery" of a line (a lazy run from each of them,
-# one regex, is quadratic on a line that repeats the word)
 PERF_CA_RE = re.compile(r"(?:-C|--Ca)\s+(?P<ca>[A-Za-z0-9_.\-]{1,40})")
 # perfquery's names -> the sysfs counter names
 PERF_NAMES = {
@@ -247,10 +245,9 @@ class _Text:
             if name and ok:
                 self.reading(self.perf, "counters", name, value)
             return True
-        cmd = PERF_CMD_RE.search(line)
-        c = PERF_CA_RE.search(line, cmd.end()) if cmd else None
+        c = search_after(line, PERF_CMD_RE, PERF_CA_RE)  # "perfquery ... -C ca"
         if c:
-            self.perf_ca = c.group("ca")
+            self.perf_ca = c[1].group("ca")
         elif line.strip():
             self.perf = None
         return False

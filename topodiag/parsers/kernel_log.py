@@ -48,7 +48,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Optional
 
-from .base import ParseError, ParserInfo, probe_object
+from .base import ParseError, ParserInfo, probe_object, search_after
 
 INFO = ParserInfo(
     source="kernel_log",
@@ -85,7 +85,11 @@ _SXID_RE = re.compile(r"nvidia-nvswitch[0-9]*: SXid \((?:PCI:)?([0-9a-fA-F:.]+)\
 _FALLEN_AT_RE = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-9])?)[: ]"
                            r".*fallen off the bus")
 _GPU_NOTICE_RE = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-9])?)")
-_DRIVER_RE = re.compile(r"NVRM: loading NVIDIA UNIX .*?Kernel Module(?: for \S+)?\s+([0-9]+\.[0-9]+(?:\.[0-9]+)?)")
+# "NVRM: loading NVIDIA UNIX [Open] Kernel Module [for ARCH]  VERSION", read as its head then the
+# version after it (base.search_after: one regex with a lazy run between was quadratic on a line
+# repeating the head)
+_DRIVER_HEAD_RE = re.compile(r"NVRM: loading NVIDIA UNIX ")
+_DRIVER_RE = re.compile(r"Kernel Module(?: for \S+)?\s+([0-9]+\.[0-9]+(?:\.[0-9]+)?)")
 # The PCI core's (and drivers') downtraining report, any driver: "<driver> <bdf>[ <name>]: A Gb/s available
 # PCIe bandwidth, limited by S GT/s PCIe xW link at <bdf> (capable of C Gb/s with S' GT/s PCIe xW' link)"
 # (kernels before 5.3 print "8 GT/s x8 link", without "PCIe")
@@ -500,9 +504,9 @@ def _nvrm(st: _Log, lines: list[str], n: int, raw: str, line: str) -> None:
         st.notice = None
         return
     if "loading NVIDIA" in line:
-        m = _DRIVER_RE.search(line)
+        m = search_after(line, _DRIVER_HEAD_RE, _DRIVER_RE)
         if m:
-            st.driver = m[1]
+            st.driver = m[1][1]
             st.loads += 1
             st.previous_load = st.loaded[0] if st.loaded else None
             st.loaded = (n, _time_s(raw))

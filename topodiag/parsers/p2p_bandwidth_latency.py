@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ._matrix import cell
-from .base import ParseError, ParserInfo, clean_lines
+from .base import ParseError, ParserInfo, clean_lines, search_after
 
 INFO = ParserInfo(
     source="p2p_bandwidth_latency",
@@ -48,8 +48,12 @@ SOURCE = INFO.source
 
 MAX_DEVICES = 256
 MAX_MATRICES = 64
-_DEVICE_RE = re.compile(r"Device:\s*(\d+),\s*(.*?),\s*pciBusID:\s*([0-9a-fA-Fx]+),\s*pciDeviceID:\s*([0-9a-fA-Fx]+),"
-                        r"\s*pciDomainID:\s*([0-9a-fA-Fx]+)")
+# "Device: 0, NAME, pciBusID: 3, pciDeviceID: 0, pciDomainID:0", read as its head then its PCI
+# fields (base.search_after; the name is what lies between): one regex with a lazy name was
+# quadratic on a line repeating "Device: 1, x"
+_DEVICE_HEAD_RE = re.compile(r"Device:\s*(\d+),")
+_DEVICE_PCI_RE = re.compile(r",\s*pciBusID:\s*([0-9a-fA-Fx]+),\s*pciDeviceID:\s*([0-9a-fA-Fx]+),"
+                            r"\s*pciDomainID:\s*([0-9a-fA-Fx]+)")
 _ACCESS_RE = re.compile(r"Device\s*=\s*(\d+)\s+(CAN|CANNOT)\s+Access\s+Peer\s+Device\s*=\s*(\d+)", re.I)
 _TITLE_RE = re.compile(r"^\s*(?:(Unidirectional|Bidirectional)\s+)?P2P\s*=\s*(Enabled|Disabled)\s+(Bandwidth|Latency)"
                        r"(?:\s*\(P2P\s+(Writes|Reads)\))?\s+Matrix\s*\(([^)]*)\)", re.I)
@@ -202,9 +206,11 @@ def parse(text: str) -> P2pTest:
         m = _ROW_RE.match(line)
         if m and b.row(int(m.group(1)), m.group(2), n):
             continue
-        m = _DEVICE_RE.search(line)
+        m = search_after(line, _DEVICE_HEAD_RE, _DEVICE_PCI_RE)
         if m and len(devices) < MAX_DEVICES:
-            devices.append(Device(int(m.group(1)), m.group(2).strip(), m.group(3), m.group(4), m.group(5)))
+            head, pci = m
+            devices.append(Device(int(head.group(1)), line[head.end():pci.start()].strip(), pci.group(1),
+                                  pci.group(2), pci.group(3)))
             continue
         m = _ACCESS_RE.search(line)
         if m and len(access) < MAX_DEVICES * 4:
