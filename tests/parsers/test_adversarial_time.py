@@ -220,6 +220,7 @@ def test_own_fixtures_repeated_to_one_megabyte(source: str) -> None:
 
 @pytest.mark.parametrize("source, unit", [
     ("kernel_log", "NVRM: loading NVIDIA UNIX "),     # 6000 repeats took 7.9 s
+    ("kernel_log", "NVRM: GPU at PCI:0000:01:00: "),  # 0.9 s, growing with the square
     ("p2p_bandwidth_latency", "Device: 1, x"),       # 8.7 s
     ("mlnx_qos", "mlnx_qos x "),                     # 5.2 s
     ("ib_counters", "perfquery x "),

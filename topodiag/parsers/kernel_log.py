@@ -82,8 +82,10 @@ _STAMP_RE = re.compile(r"^[ \t]*[a-z]{2,8} {0,3}:[a-z]{2,7} {0,4}: |^[ \t]*[0-9]
 _XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-9])?)\): ([0-9]+),\s*(.*)")
 _CAUSE_RE = re.compile(r"caused by previous Xid ([0-9]+)")
 _SXID_RE = re.compile(r"nvidia-nvswitch[0-9]*: SXid \((?:PCI:)?([0-9a-fA-F:.]+)\): ([0-9]+),\s*(.*)")
-_FALLEN_AT_RE = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-9])?)[: ]"
-                           r".*fallen off the bus")
+# "NVRM: GPU at PCI:BUS: ... fallen off the bus": the head then the words after it (base.search_after;
+# `.*` between them in one regex scanned to the line's end from every repeat of the head)
+_FALLEN_AT_RE = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-9])?)[: ]")
+_FALLEN_WORDS_RE = re.compile(r"fallen off the bus")
 _GPU_NOTICE_RE = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-9])?)")
 # "NVRM: loading NVIDIA UNIX [Open] Kernel Module [for ARCH]  VERSION", read as its head then the
 # version after it (base.search_after: one regex with a lazy run between was quadratic on a line
@@ -487,9 +489,9 @@ def _nvrm(st: _Log, lines: list[str], n: int, raw: str, line: str) -> None:
             if xid == 79:
                 _fallen(st.fallen, st.fallen_seen, _bus(m[1]), n, line, t)
         return
-    m = _FALLEN_AT_RE.search(line)
+    m = search_after(line, _FALLEN_AT_RE, _FALLEN_WORDS_RE)
     if m:
-        _fallen(st.fallen, st.fallen_seen, _bus(m[1]), n, line, _time_s(raw))
+        _fallen(st.fallen, st.fallen_seen, _bus(m[0][1]), n, line, _time_s(raw))
         return
     m = _GPU_NOTICE_RE.search(line)
     if m:
