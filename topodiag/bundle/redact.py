@@ -881,6 +881,7 @@ def _read_tree(src_dir: str) -> tuple[dict[str, str], dict[str, str], dict[str, 
 # The sources whose every place for a host name the streaming scan knows (NCCL prefixes, peers named
 # in a message, nccl-tests device lines, shell prompts): only their members are streamed.
 _STREAMED_SOURCES = ("nccl_debug", "nccl_tests")
+_FABRIC_SOURCES = ("iblinkinfo", "ibnetdiscover")  # host names in node descriptions: read whole
 
 
 def _streamable(rel: str, full: str) -> bool:
@@ -896,35 +897,30 @@ def _streamable(rel: str, full: str) -> bool:
     return _log_stream(head) and not _fabric_listing(rel, head)
 
 
-def _log_stream(head: str) -> bool:
-    """Whether the head of a member is an NCCL log or nccl-tests output (those parsers' sniffers, as
-    detect_all scores them, without importing every other parser)."""
+def _sniffed_as(head: str, sources: tuple[str, ...]) -> bool:
+    """Whether one of `sources`' sniffers takes the head of a member for its tool's output, as
+    detect_all scores them, without importing every other parser; a sniffer that fails says no."""
     from ..parsers import DETECT_THRESHOLD, SNIFF_CHARS, get
 
-    for source in _STREAMED_SOURCES:
+    for source in sources:
         try:
             if float(get(source).sniff(head[:SNIFF_CHARS])) >= DETECT_THRESHOLD:
                 return True
-        except Exception:  # a sniffer bug must not stop redaction: read whole (slower, never a leak)
+        except Exception:  # a sniffer bug must not stop redaction (the member is then read whole)
             pass
     return False
+
+
+def _log_stream(head: str) -> bool:
+    """Whether the head of a member is an NCCL log or nccl-tests output."""
+    return _sniffed_as(head, _STREAMED_SOURCES)
 
 
 def _fabric_listing(rel: str, head: str) -> bool:
     """Whether a member is iblinkinfo or ibnetdiscover output (by its name, or by those two parsers'
-    sniffers, as detect_all scores them: without importing every other parser)."""
-    from ..parsers import DETECT_THRESHOLD, SNIFF_CHARS, get
-
+    sniffers)."""
     stem = re.sub(r"-\d+$", "", os.path.basename(rel.replace("\\", "/")).split(".", 1)[0])
-    for source in ("iblinkinfo", "ibnetdiscover"):
-        if stem == source:
-            return True
-        try:
-            if float(get(source).sniff(head[:SNIFF_CHARS])) >= DETECT_THRESHOLD:
-                return True
-        except Exception:  # a sniffer bug must not stop redaction
-            pass
-    return False
+    return stem in _FABRIC_SOURCES or _sniffed_as(head, _FABRIC_SOURCES)
 
 
 def _redact_json_strings(value, redactor: Redactor):
