@@ -12,6 +12,7 @@ from typing import Any, Iterator
 from .. import xid as xids
 from ..engine import Evidence, Severity, check, hit, when
 from ._facts import listing
+from ._kernel_window import Window
 
 GRADE_WORDS = {"lost": "a lost GPU", "reset": "a GPU that needed a reset", "app": "the job's own errors",
                "watch": "degradation", "unknown": "codes outside the catalogue"}
@@ -58,9 +59,7 @@ def _history(log, bus: str, g: dict[str, Any]) -> str:
     """What re-initialised the GPU after every one of its events ("its reset at line N", "the NVIDIA
     driver load at line M"), or "" when an event is not behind such a line (the same window GPU003
     judges in, without its time span)."""
-    from .gpu_ready import _Window
-
-    win = _Window(log, {})
+    win = Window(log, {})
     start = win.start(bus)
     last = max(g["lines"] + ([g["lost"]] if g["lost"] is not None else []))
     if not start or last >= start:

@@ -8,80 +8,15 @@ last_time_s and the probe's now_s / since_s."""
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator
 
 from .. import xid as xids
 from ..engine import Evidence, Severity, check, hit, when
 from ._facts import listing
+from ._kernel_window import Window
 
 
-def _since(log, params) -> Optional[float]:
-    """The window's length in seconds: the probe's (--kernel-log-since), else the rule's since_s."""
-    s = getattr(log, "since_s", None)
-    if s is None:
-        try:
-            s = float(params.get("since_s", 0) or 0) or None
-        except (TypeError, ValueError):
-            s = None
-    return s if s is not None and s > 0 else None
-
-
-def _resets(log) -> dict[str, tuple[int, Optional[float]]]:
-    """bus -> (line, time) of that GPU's last reset the log acknowledges."""
-    out: dict[str, tuple[int, Optional[float]]] = {}
-    for r in getattr(log, "gpu_resets", ()) or ():
-        if r.pci is not None:
-            out[r.pci] = (r.line_no, r.time_s)
-    return out
-
-
-class _Window:
-    def __init__(self, log, params) -> None:
-        self.load = getattr(log, "driver_window_line", None)
-        self.resets = _resets(log)
-        self.span = _since(log, params)
-        now = getattr(log, "now_s", None)
-        self.now_from = "the probe's clock" if now is not None else "the log's last stamp"
-        now = now if now is not None else getattr(log, "last_time_s", None)
-        self.floor = now - self.span if self.span is not None and now is not None else None
-        self.untimed = 0  # events kept although the time window could not judge them (no stamp)
-
-    def start(self, bus: str) -> int:
-        return max(self.load or 0, self.resets.get(bus, (0, None))[0])
-
-    def keeps(self, bus: str, line_no: int, time_s: Optional[float]) -> bool:
-        if line_no < self.start(bus):
-            return False
-        if self.floor is not None:
-            if time_s is None:
-                self.untimed += 1
-            elif time_s < self.floor:
-                return False
-        return True
-
-    def said(self, bus: str) -> str:
-        parts = []
-        reset = self.resets.get(bus)
-        if reset and reset[0] >= (self.load or 0):
-            parts.append(f"after this GPU's reset (line {reset[0]})")
-        elif self.load:
-            parts.append(f"after the last NVIDIA driver load (from line {self.load})")
-        else:
-            parts.append("the whole log (no NVIDIA driver load line in it)")
-        if self.span is not None:
-            parts.append(f"within the last {_duration(self.span)} ({self.now_from})" if self.floor is not None
-                         else f"the last {_duration(self.span)} asked, but the log has no time stamps")
-        return ", ".join(parts)
-
-
-def _duration(s: float) -> str:
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if s >= size and s % size == 0:
-            return f"{s / size:g} {unit}"
-    return f"{s:g} s"
-
-
-def _blocking(log, win: _Window) -> dict[str, dict[str, Any]]:
+def _blocking(log, win: Window) -> dict[str, dict[str, Any]]:
     """bus -> {codes, lines, lost (line or None)} of the events inside the window that block a job."""
     gpus: dict[str, dict[str, Any]] = {}
     for x in getattr(log, "xids", ()) or ():
@@ -108,7 +43,7 @@ def _lost(g: dict[str, Any]) -> bool:
 def gpu003(kernel_log, params) -> Iterator:
     """One finding per GPU with an event inside the window that means it must not take a job:
     critical for a GPU lost (off the bus, 95, 143), else error."""
-    win = _Window(kernel_log, params)
+    win = Window(kernel_log, params)
     for bus, g in sorted(_blocking(kernel_log, win).items()):
         lost = _lost(g)
         first = g["lost"] if g["lost"] is not None else g["lines"][0]
