@@ -75,9 +75,10 @@ PROBE_LINES = 10
 # [ \t] where a line's blanks are meant and no two runs that can match the same blank side by side:
 # `^\s*(?:<\d+>)?\s*` is quadratic on a line of blanks. dmesg -x/--decode prefixes each line with
 # "facility:level : " ("kern  :err   : "); dmesg --time-format iso stamps it
-# "2025-01-25T10:34:54,859532+00:00 " (no host, no "kernel:").
+# "2025-01-25T10:34:54,859532+00:00 " (no host, no "kernel:"). A bracketed stamp holds seconds with a
+# fraction ("[   12.345678]"): "[1]" starts lines of ibnetdiscover or ethtool output, not of a kernel log.
 _STAMP_RE = re.compile(r"^[ \t]*[a-z]{2,8} {0,3}:[a-z]{2,7} {0,4}: |^[ \t]*[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9][,.][0-9]{1,9}[+-][0-9][0-9]:?[0-9][0-9] |"
-                       r"^[ \t]*(?:<[0-9]{1,3}>[ \t]*)?\[[ \t]*[0-9.]{1,32}\]|^[ \t]*\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] [0-9]{4}\]"
+                       r"^[ \t]*(?:<[0-9]{1,3}>[ \t]*)?\[[ \t]*[0-9]{1,12}\.[0-9]{1,9}\]|^[ \t]*\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] [0-9]{4}\]"
                        r"|^[A-Z][a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] \S+ kernel:|^[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\S* \S+ kernel:")
 _XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-9])?)\): ([0-9]+),\s*(.*)")
 _CAUSE_RE = re.compile(r"caused by previous Xid ([0-9]+)")
