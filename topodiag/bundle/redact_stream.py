@@ -41,6 +41,7 @@ from operator import itemgetter
 from typing import Callable, Optional
 
 from ..errors import RedactionError
+from ..workers import fork_ok, one_worker_pool
 from .shown import PATH_SHOWN, shown
 
 LARGE_MEMBER_BYTES = 1 << 20  # members from this size are streamed (smaller ones are read whole)
@@ -108,7 +109,7 @@ def scan(path: str, prompt_hosts: Callable[[str], list[str]]) -> set[str]:
     while this one scans the first (`_halves`), on a machine with two CPUs and no other thread."""
     cut = _halves(path)
     if cut is not None:
-        pool = _pool()
+        pool = one_worker_pool()
         if pool is not None:
             try:
                 try:
@@ -133,31 +134,17 @@ def _halves(path: str) -> Optional[int]:
     """Where a big member's second half starts (a line start), or None: a member under
     PARALLEL_SCAN_BYTES, one CPU, other threads running (a fork beside them can deadlock the child),
     or no line break past the middle."""
-    import threading
-
     try:
         size = os.path.getsize(path)
-        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     except OSError:
         return None
-    if PARALLEL_SCAN_BYTES is None or size < PARALLEL_SCAN_BYTES or cpus < 2 or not hasattr(os, "fork") \
-            or threading.active_count() != 1:
+    if PARALLEL_SCAN_BYTES is None or size < PARALLEL_SCAN_BYTES or not fork_ok():
         return None
     with open(path, "rb") as fh:
         fh.seek(size // 2)
         head = fh.read(1 << 20)
     nl = head.find(b"\n")
     return None if nl < 0 else size // 2 + nl + 1
-
-
-def _pool():
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
-
-    try:
-        return ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork"))
-    except (OSError, ValueError):
-        return None
 
 
 def _scan_range(path: str, prompt_hosts: Callable[[str], list[str]], start: int, stop: Optional[int]) -> set[str]:

@@ -22,6 +22,8 @@ import stat
 from collections import deque
 from typing import BinaryIO, Iterator, Optional
 
+from ..workers import fork_ok, one_worker_pool
+
 PARALLEL_MIN_BYTES: Optional[int] = 64 << 20  # files from this size get a worker (None: never)
 AHEAD = 2  # digests requested ahead of the merge
 _TAIL = 16
@@ -57,19 +59,16 @@ def worth_it(parser, handle: BinaryIO) -> bool:
     if PARALLEL_MIN_BYTES is None or not parsers or not all(
             hasattr(p, a) for p in parsers for a in ("iter_chunks", "digest", "parse_chunks")):
         return False
-    if not hasattr(os, "fork") or not hasattr(os, "pread"):
+    if not hasattr(os, "pread"):
         return False
     try:
-        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         info = os.fstat(handle.fileno())
         start = handle.tell()
     except (OSError, ValueError, AttributeError):
         return False
-    if cpus < 2 or not stat.S_ISREG(info.st_mode) or info.st_size - start < PARALLEL_MIN_BYTES:
+    if not stat.S_ISREG(info.st_mode) or info.st_size - start < PARALLEL_MIN_BYTES:
         return False
-    import threading
-
-    return threading.active_count() == 1
+    return fork_ok()
 
 
 def _file_path(handle: BinaryIO) -> str:
@@ -77,20 +76,10 @@ def _file_path(handle: BinaryIO) -> str:
     return str(path or getattr(handle, "name", None))
 
 
-def _pool():
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
-
-    try:
-        return ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork"))
-    except (OSError, ValueError):
-        return None
-
-
 def parse_in_two(parser, handle: BinaryIO):
     """`parser.parse_chunks` over the file's chunks, each with its digest from the worker when it came
     back right (None otherwise: the parser computes it)."""
-    pool = _pool()
+    pool = one_worker_pool()
     if pool is None:
         return parser.parse_chunks(parser.iter_chunks(handle))
     try:
@@ -103,7 +92,7 @@ def digested(parsers, handle: BinaryIO) -> Iterator[tuple[bytes, Optional[tuple]
     """The file's chunks (cut by the first parser's `iter_chunks`), each with a tuple of the parsers'
     digests computed in a worker process when they came back right (None otherwise). The caller
     exhausts or closes the generator (the worker is shut down then)."""
-    pool = _pool()
+    pool = one_worker_pool()
     if pool is None:
         yield from ((chunk, None) for chunk in parsers[0].iter_chunks(handle))
         return

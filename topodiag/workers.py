@@ -1,0 +1,35 @@
+"""One forked worker process beside this one, for work split in two (a big log's chunks digested
+ahead, topodiag/load/parallel.py; a big member's second half scanned, topodiag/bundle/redact_stream.py).
+
+`fork_ok()` says whether a worker is worth starting: fork exists, two CPUs are usable, and no other
+thread runs (a fork beside running threads can deadlock the child). `one_worker_pool()` is the
+worker, or None when it cannot start; callers then do the work in this process, with the same result.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def fork_ok() -> bool:
+    """Whether a forked worker can run beside this process: fork, two usable CPUs, one thread."""
+    import threading
+
+    if not hasattr(os, "fork"):
+        return False
+    try:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    except OSError:
+        return False
+    return cpus >= 2 and threading.active_count() == 1
+
+
+def one_worker_pool():
+    """A process pool of one forked worker, or None when it cannot be made."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    try:
+        return ProcessPoolExecutor(max_workers=1, mp_context=get_context("fork"))
+    except (OSError, ValueError):
+        return None
