@@ -35,7 +35,10 @@ INFO = ParserInfo(
 SOURCE = INFO.source
 
 CMD_RE = re.compile(r"\bethtool\s+(?:-S|--statistics)\s+(?P<ifname>[A-Za-z0-9_.@\-]{1,40})")
-HEADER_RE = re.compile(r"^\s*NIC statistics(?:\s*\([^)]*\))?\s*:\s*$")
+# one pattern for a line and, multi-line, for sniffing a text (bounded, no two blank runs side by side)
+_HEADER = r"^[ \t]*NIC statistics(?:[ \t]*\([^)\n]{0,80}\))?[ \t]*:[ \t\r]*$"
+HEADER_RE = re.compile(_HEADER)
+_SNIFF_HEADER_RE = re.compile(_HEADER, re.M)
 INT_RE = re.compile(r"^-?\d{1,20}$")
 MAX_STATS = 20000
 
@@ -113,7 +116,7 @@ def parse(text: str) -> EthtoolStats:
 def sniff(text: str) -> float:
     """0.85 for a "NIC statistics:" header, 0.5 for an `ethtool -S` command line."""
     try:
-        if re.search(r"(?m)^[ \t]*NIC statistics(?:[ \t]*\([^)\n]{0,80}\))?[ \t]*:[ \t\r]*$", text):
+        if _SNIFF_HEADER_RE.search(text):
             return 0.85
         if CMD_RE.search(text):
             return 0.5
