@@ -579,6 +579,20 @@ def test_comm_lines_after_any_function_name(func: str) -> None:
                                                                           (1, "spark-a", "f01000", 2)]
 
 
+@pytest.mark.parametrize("line, want", [
+    # a public nccl-eBPF project's notes (yunwei37): NCCL 2.28+ puts "[Rank N] " before the message
+    ("lab:1425048:1425048 [0] NCCL INFO [Rank 0] ncclCommInitRankConfig comm 0x5967f7993f30 rank 0 nranks 1 "
+     "cudaDev 0 nvmlDev 0 busId 2000 commId 0x9557dc94fa58b484 - Init START", (1, [(0, "lab", "2000")])),
+    # a public EFA/Libfabric write-up: ncclCommSplit's line, "parent .. splitCount .. color .. key .." after busId
+    ("llama-3-8b-node-0-0:188:706 [0] NCCL INFO ncclCommSplit comm 0x556d50e02a40 rank 0 nranks 4 cudaDev 0 nvmlDev 0 "
+     "busId 101d0 parent 0x556d504b7460 splitCount 1 color 2003953581 key 0- Init START",
+     (4, [(0, "llama-3-8b-node-0-0", "101d0")])),
+])
+def test_real_comm_lines_of_newer_nccl(line: str, want) -> None:
+    for r in (parse(line + "\n"), nccl_debug.parse_binary(io.BytesIO((line + "\n").encode()))):
+        assert (r.nranks, [(k.rank, k.host, k.bus_id) for k in r.ranks]) == want and r.nranks_from == "comm"
+
+
 def test_a_word_before_comm_that_is_not_a_function_is_not_a_comm_line() -> None:
     r = parse("h:1:2 [0] NCCL INFO ncclCommWatch: comm 0x55 rank 0 nranks 4 cudaDev 0 busId 1000\n")
     assert r.nranks_from != "comm"

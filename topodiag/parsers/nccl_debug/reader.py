@@ -48,7 +48,9 @@ _STARTS = (rb"N(?:ET/|CCL)|Using (?:network|internal Network)|"
            rb"ncclComm[A-Za-z]{0,40} comm |C(?:UDA Driver|onnected NVLS)|P(?:2P plugin|lugin Path)|Bootstrap|Trees|"
            rb"(?:Initialized|Assigned|Failed to initialize) NET plugin|[0-9]+ coll channels|"
            rb"rank [0-9]+ nranks [0-9]|(?:plugin/)?net\.cc:[0-9]+ -> [0-9]")
-SCAN_RE = re.compile(rb"NCCL (?:(?:INFO |TRACE )((?:" + _STARTS + rb")[^\n]*)"
+# NCCL 2.28+ puts "[Rank N] " before some INIT messages ("NCCL INFO [Rank 0] ncclCommInitRankConfig comm
+# 0x.. rank 0 nranks 16 ..."): the message read starts after it.
+SCAN_RE = re.compile(rb"NCCL (?:(?:INFO |TRACE )(?:\[Rank [0-9]{1,9}\] )?((?:" + _STARTS + rb")[^\n]*)"
                      rb"|WAR(?=N)|TRACE|failure|error|version)")
 # NCCL's per-QP line in each era (src/transport/net_ib.cc, net_ib/connect.cc), matched at the message:
 #   2.3-2.18  "NET/IB: Dev 0 Port 1 qpn 3038 mtu 5 LID 37" | "... mtu 5 GID 3 (0/..)"
