@@ -93,6 +93,9 @@ WORDS = hst.sampled_from([
     "./build/sendrecv_perf -b 8 -e 1G", "NCCL INFO", " NCCL INFO ", "\r", "\r\n", "\x1b[1m", "\x1c", "\t", "  ",
     "\xe9", "\x85", "-5", "N/A", "nan", "inf", "1.5e3", "#", "# error: x", "9" * 400, "1e999", "0e+00",
     "0: #  Rank  1 Group  0 Pid  124 on node2 device  1 [0x2b] NVIDIA H100 80GB HBM3", "-f 2 -g 1", "[bm:1] x",
+    "#        (B)    (elements)", "#  out-of-place  in-place", "# (B)", "# Using devices", "#Using devicesX", "-nan",
+    "[nan", "NaN", "INF", "n/a", "-Inf", "[3", "-.5", "+1", ".", "x_perf", "#\x1c", "\x0b", "\x0c",
+    "  1024  256  NAN  sum  -1  1.0  1.0  1.0  0  1.0  1.0  1.0  0",
 ])
 LINES = hst.lists(hst.lists(WORDS, max_size=6).map(" ".join), max_size=30).map("\n".join)
 JUNK = hst.sampled_from([b"", b"\xff", b"\xc3", b"\r", b"\x00", b" "])
@@ -106,12 +109,14 @@ def test_generated_bytes_read_as_their_decoded_text(text: str, junk: bytes, size
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(text=LINES, junk=JUNK, size=hst.integers(min_value=1, max_value=300))
-def test_past_the_cut_bytes_count_as_feed_does(monkeypatch, text: str, junk: bytes, size: int) -> None:
+@given(text=LINES, junk=JUNK, size=hst.integers(min_value=1, max_value=300), bulk=hst.sampled_from([0, 3, 64]))
+def test_past_the_cut_bytes_count_as_feed_does(monkeypatch, text: str, junk: bytes, size: int, bulk: int) -> None:
     """With the caps at one row / one rank line, runs are cut at once and the chunk path counts most
-    lines in bytes (`_counted`): still exactly what `parse(text)` (every line through `feed`) gives."""
+    lines in bytes (`_counted`, and a chunk's lines at once by `_sieve` when it holds more than
+    _BULK_MIN): still exactly what `parse(text)` (every line through `feed`) gives."""
     monkeypatch.setattr(nccl_tests, "RUN_ROWS_CAP", 1)
     monkeypatch.setattr(nccl_tests, "DEVICE_CAP", 1)
+    monkeypatch.setattr(nccl_tests, "_BULK_MIN", bulk)
     data = text.encode("utf-8") + junk
     assert _outcome(_by_chunks, data, size) == _outcome(nccl_tests.parse, data.decode("utf-8", "replace"))
 

@@ -4,9 +4,10 @@ An nccl-tests run with NCCL_DEBUG=INFO is both an nccl-tests output and an NCCL 
 names both sources; a log of a cluster's jobs appended together is the same, at gigabytes. The
 parsers that read bytes a chunk at a time (`ChunkReader`, `digest`, `iter_chunks`: nccl_debug and
 nccl_tests) get the same chunks from one read of the file: each chunk is handed to every reader in
-turn, with the digests a worker process computed for all of them when the file is big
-(topodiag/load/parallel.py `digested`). Memory is a few chunks and each parser's bounded state,
-whatever the size of the file.
+turn. A big file (topodiag/load/parallel.py `worth_it`) read by several of them is read once in each
+of two processes instead, each parser whole in one of them (`_split`, below); a big file read by one
+of them gets the digests of its chunks from a worker (parallel.py `digested`). Memory is a few chunks
+and each parser's bounded state, whatever the size of the file.
 
 A `#@` provenance header (a fixture's) is blanked in the first chunk, line numbers kept, as the line
 path does (parsers/base.py `blank_provenance_header_lines`); a header this cannot blank in bytes
@@ -58,11 +59,19 @@ def _chunks(parsers, handle: BinaryIO) -> Iterator[tuple[bytes, Optional[tuple]]
 
 def parse_together(parsers, handle: BinaryIO) -> Optional[list]:
     """Each parser's result, or the exception it raised (ParseError, RecursionError), in the order of
-    `parsers`, from one read of `handle` (a file opened "rb", at its start). None when its header
+    `parsers`, from one read of `handle` (a file opened "rb", at its start) -- or, for a big file
+    that several parsers read, one read in each of two processes (`_split`). None when its header
     cannot be blanked in bytes (read it one parser at a time)."""
+    if len(parsers) >= 2:
+        out = _split(parsers, handle)
+        if out is not _NOT_SPLIT:
+            return out
+    return _read(parsers, _chunks(parsers, handle))
+
+
+def _read(parsers, chunks) -> Optional[list]:
     readers = [p.ChunkReader() for p in parsers]
     out: list = [None] * len(readers)
-    chunks = _chunks(parsers, handle)
     try:
         first = True
         for chunk, dgs in chunks:
@@ -91,3 +100,72 @@ def parse_together(parsers, handle: BinaryIO) -> Optional[list]:
             except (ParseError, RecursionError) as exc:
                 out[k] = exc
     return out
+
+
+# A big file that several parsers read (an nccl-tests run with NCCL_DEBUG=INFO, a cluster's logs
+# appended together: nccl_debug and nccl_tests) is read in two processes at once, each parser whole in
+# one of them: this process reads the first half of the list, a forked worker (topodiag/workers.py)
+# the rest, each from the page cache by itself, and only the worker's results (bounded: each parser
+# caps what it keeps) cross the pipe at the end. Each parser keeps its state across its chunks in its
+# own process, so nothing but the results is ever sent -- the per-chunk digests that `_chunks` gets
+# for a single parser would cost a pickle of each chunk's lines. A worker that cannot start or dies
+# costs time and not correctness: this process then reads the rest itself.
+_NOT_SPLIT = object()
+
+
+def _split(parsers, handle: BinaryIO):
+    from ..workers import one_worker_pool
+    from . import parallel
+
+    if not parallel.worth_it(list(parsers), handle):
+        return _NOT_SPLIT
+    pool = one_worker_pool()
+    if pool is None:
+        return _NOT_SPLIT
+    mine, theirs = list(parsers[: (len(parsers) + 1) // 2]), list(parsers[(len(parsers) + 1) // 2:])
+    try:
+        start = handle.tell()
+        try:
+            fut = pool.submit(_read_file, tuple(p.INFO.source for p in theirs), parallel.file_path(handle), start)
+        except Exception:  # a pool that cannot start
+            return _NOT_SPLIT
+        got = _read(mine, ((chunk, None) for chunk in mine[0].iter_chunks(handle)))
+        if got is None:
+            return None
+        try:
+            rest = fut.result()
+        except Exception:  # the worker died
+            rest = None
+        if rest is None or len(rest) != len(theirs):
+            handle.seek(start)
+            rest = _read(theirs, ((chunk, None) for chunk in theirs[0].iter_chunks(handle)))
+            if rest is None:
+                return None
+        else:
+            rest = [_restored(r) for r in rest]
+        return got + rest
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _read_file(sources: tuple, path: str, start: int) -> Optional[list]:
+    """In the worker: `_read` of these parsers over the file from `start`, each exception as a tuple
+    (an exception's own pickle drops ParseError's line number)."""
+    from ..parsers import get
+
+    parsers = [get(s) for s in sources]
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        out = _read(parsers, ((chunk, None) for chunk in parsers[0].iter_chunks(handle)))
+    if out is None:
+        return None
+    return [("ParseError", r.message, r.line_no) if isinstance(r, ParseError)
+            else ("RecursionError", str(r)) if isinstance(r, RecursionError) else r for r in out]
+
+
+def _restored(r):
+    if isinstance(r, tuple) and r and r[0] == "ParseError":
+        return ParseError(r[1], r[2])
+    if isinstance(r, tuple) and r and r[0] == "RecursionError":
+        return RecursionError(r[1])
+    return r

@@ -2,8 +2,8 @@
 
 A parser that can (nccl_debug, nccl_tests: `iter_chunks`, `digest`, `parse_chunks`) splits its work
 in two: a state-free `digest` of each chunk and an in-order merge that needs the state of the chunks
-before. A file read by several such parsers at once (topodiag/load/onepass.py) gets one worker that
-digests each chunk for all of them (`digested`).
+before. `digested` gives each chunk with its digests for a list of such parsers (topodiag/load/onepass.py
+uses it for a big file that one of them reads; a file that several read is split by parser there).
 For a regular file of PARALLEL_MIN_BYTES or more, on a machine with two usable CPUs, the digests
 are computed in one worker process while this process merges: chunk k's digest is computed while
 chunk k-1 is merged. The worker reads its chunk from the file itself (by offset), so only the small
@@ -71,7 +71,8 @@ def worth_it(parser, handle: BinaryIO) -> bool:
     return fork_ok()
 
 
-def _file_path(handle: BinaryIO) -> str:
+def file_path(handle: BinaryIO) -> str:
+    """The path of an open regular file (the worker opens it by itself)."""
     path = os.path.realpath(f"/proc/self/fd/{handle.fileno()}") if os.path.isdir("/proc/self/fd") else None
     return str(path or getattr(handle, "name", None))
 
@@ -83,7 +84,7 @@ def parse_in_two(parser, handle: BinaryIO):
     if pool is None:
         return parser.parse_chunks(parser.iter_chunks(handle))
     try:
-        return parser.parse_chunks(_paired(parser, handle, pool, _file_path(handle), parser.INFO.source))
+        return parser.parse_chunks(_paired(parser, handle, pool, file_path(handle), parser.INFO.source))
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 
@@ -97,7 +98,7 @@ def digested(parsers, handle: BinaryIO) -> Iterator[tuple[bytes, Optional[tuple]
         yield from ((chunk, None) for chunk in parsers[0].iter_chunks(handle))
         return
     try:
-        yield from _paired(parsers[0], handle, pool, _file_path(handle), tuple(p.INFO.source for p in parsers))
+        yield from _paired(parsers[0], handle, pool, file_path(handle), tuple(p.INFO.source for p in parsers))
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 

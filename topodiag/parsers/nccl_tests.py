@@ -341,6 +341,7 @@ def _infer_layout(tokens: list[str]) -> _Layout | None:
 
 
 _PLAIN: dict = {}  # layout -> how a plain row of it reads (_plain_shape)
+_WS_S = r"[ \t\r\x0b\x0c]*"  # what bytes.strip takes off a line (no newline is left in one)
 _PLAIN_LAST: list = [None, None]
 _PLAIN_WRONG = r"(N/A|[0-9]+\.?[0-9]*|\.[0-9]+)"  # a #wrong cell: a plain decimal
 _PLAIN_CELL = r"(N/A|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)"  # the others, "0e+00" too (old builds)
@@ -364,11 +365,30 @@ def _plain_shape(layout: _Layout) -> tuple:
         oop_at = [(n + i, name) for i, name in enumerate(layout.oop) if name is not None]
         ip_at = [(n + n_oop + i, name) for i, name in enumerate(layout.ip) if name is not None]
         parts_b = [p.replace(r"(\S+)", r"([!-~]+)") for p in parts]  # over printable ASCII: the same tokens
+        wrong_at = [i for i, name in oop_at + ip_at if name == "wrong"]
         shape = _PLAIN[layout] = (re.compile(r"\s+".join(parts)) if usual else None, layout.lead, oop_at, ip_at,
-                                  [i for i, name in oop_at + ip_at if name == "wrong"],
-                                  re.compile(r"[ \t]+".join(parts_b).encode()) if usual else None)
+                                  wrong_at, re.compile(r"[ \t]+".join(parts_b).encode()) if usual else None,
+                                  _right_row_b(parts_b, wrong_at) if usual else None)
     _PLAIN_LAST[:] = [layout, shape]  # the same layout object row after row: no hashing
     return shape
+
+
+def _right_row_b(parts_b: list[str], wrong_at: list[int]) -> re.Pattern:
+    """A whole line (bytes) that `_counted` counts as a plain row with no wrong results: the plain row
+    (indentation and trailing blanks as `strip` takes them), no "[" and no "NCCL" in it, a type that is
+    not nan/inf, and every #wrong cell 0 or N/A (any other #wrong value is left to `_counted`)."""
+    parts = []
+    for i, part in enumerate(parts_b):
+        if i in wrong_at:
+            part = r"(?:0|N/A)"
+        elif part == r"([A-Za-z][A-Za-z0-9_]*)":  # a word: the only cells besides the next that can hold "NCCL"
+            part = r"(?![A-Za-z0-9_]*NCCL)" + part
+        elif part == r"([!-~]+)":  # any token: the only cell that can hold "["
+            part = r"(?![!-~]*(?:NCCL|\[))" + part
+        parts.append(part)
+    parts[2] = r"(?!(?i:nan|inf)[ \t])" + parts[2]
+    body = re.sub(r"\((?!\?)", "(?:", r"[ \t]+".join(parts))  # no groups: only whether it matches
+    return re.compile((_WS_S + r"(?=[0-9])" + body + _WS_S).encode())
 
 
 def _plain_row(layout: _Layout, s: str) -> tuple | None:
@@ -388,7 +408,7 @@ def _plain_row(layout: _Layout, s: str) -> tuple | None:
 
 def _plain_halves(layout: _Layout, tokens: tuple) -> tuple[dict, dict, dict]:
     """(lead, out-of-place, in-place) of a plain row's tokens."""
-    _, lead_names, oop_at, ip_at, _, _ = _plain_shape(layout)
+    _, lead_names, oop_at, ip_at, _, _, _ = _plain_shape(layout)
     halves = []
     for at in (oop_at, ip_at):
         half: dict[str, Any] = {}
@@ -455,6 +475,9 @@ class _Parser:
         self.layout: _Layout | None = None
         self.first_text: tuple[int, str] | None = None
         self.summary_line: tuple[int, str] | None = None
+        # what the last line fed did, when a parser past the cut fed the same line again would do
+        # nothing else (`_replay`): set by the summary lines' branches, read by ChunkReader
+        self.op: tuple | None = None
 
     # -- runs -------------------------------------------------------------------------------
     def run_index(self) -> int:
@@ -495,6 +518,8 @@ class _Parser:
             v = _NCCL_VERSION_RE.search(s)
             if v and self.nccl_line_version is None:
                 self.nccl_line_version = v.group(1)
+            if self.nccl_line_version is not None:
+                self.op = _NOTHING
             return
         if (self.kept_keys is not None and s[:1].isdigit() and (self.cut_run is None or self.run < self.cut_run)
                 and self.repeated_row(s)):  # a run not kept has no key kept
@@ -531,6 +556,7 @@ class _Parser:
             return
         m = _TESTS_VERSION_RE.match(s)
         if m:
+            self.op = _VERSION_OP
             self.count("version")
             self.banner = True
             if self.tests_version is None:
@@ -543,6 +569,7 @@ class _Parser:
             return
         m = _STARTING_RE.match(s)
         if m:
+            self.op = _STARTING_OP
             self.count("starting")
             self.banner = True
             name = collective_name(m.group(1))
@@ -552,12 +579,14 @@ class _Parser:
                 self.collective = name
             return
         if _NTHREAD_RE.match(s):
+            self.op = _NTHREAD_OP
             self.count("nthread")
             self.banner = True
             if not self.parameters:
                 self.parameters = _parse_params(s)
             return
         if _USING_RE.match(s):
+            self.op = _BANNER_OP
             self.banner = True
             return
         if self.device(s):
@@ -567,6 +596,7 @@ class _Parser:
             self.count("header")
             layout = _header_layout(tokens)
             complete = tokens.count("time") + tokens.count("cputime") >= 2
+            self.op = ("header", layout, complete)
             if layout is not None and (complete or self.layout is None):  # a cut header: only if nothing better
                 self.layout = layout
             return
@@ -577,12 +607,14 @@ class _Parser:
             n = int(m.group(1))
             word = (m.group(2) or "").upper()
             ok = True if word == "OK" else False if word == "FAILED" else n == 0
+            self.op = ("oob", n, ok)
             self.oob = n + (self.oob or 0)  # several runs: the total, and OK only if every run said OK
             self.oob_ok = ok and self.oob_ok is not False
             return
         m = _AVG_RE.match(s)
         if m:
             v = _num(m.group(1))
+            self.op = ("avg", v)
             self.avg_count += 1
             if self.avgs and v != self.avgs[0]:
                 self.avgs_differ = True
@@ -606,6 +638,7 @@ class _Parser:
         self.banner = True
         if not self.keeps(self.run_index()) or len(self.devices) >= DEVICE_HARD_CAP:
             self.devices_dropped += 1
+            self.op = _RANK_OP
             return True
         self.devices.append(Device(
             rank=int(m.group(1)), group=int(m.group(2)) if m.group(2) is not None else None, pid=int(m.group(3)),
@@ -832,6 +865,39 @@ class _Parser:
                 break
 
 
+_NOTHING = ("nothing",)
+_VERSION_OP, _STARTING_OP, _NTHREAD_OP = ("count", "version"), ("count", "starting"), ("count", "nthread")
+_BANNER_OP, _RANK_OP = ("banner",), ("rank",)
+
+
+def _replay(p: _Parser, op: tuple) -> None:
+    """What feeding a line again does to a parser past the cut (its first-seen facts are set already),
+    from the `op` its first feed recorded."""
+    kind = op[0]
+    if kind == "count":
+        p.count(op[1])
+        p.banner = True
+    elif kind == "header":
+        p.count("header")
+        if op[1] is not None and (op[2] or p.layout is None):
+            p.layout = op[1]
+    elif kind == "oob":
+        p.oob = op[1] + (p.oob or 0)
+        p.oob_ok = op[2] and p.oob_ok is not False
+    elif kind == "avg":
+        v = op[1]
+        p.avg_count += 1
+        if p.avgs and v != p.avgs[0]:
+            p.avgs_differ = True
+        if len(p.avgs) < AVGS_SHOWN:
+            p.avgs.append(v)
+    elif kind == "rank":
+        p.banner = True
+        p.devices_dropped += 1
+    elif kind == "banner":
+        p.banner = True
+
+
 def _parse(lines: Iterable[str]) -> NcclTestsReport:
     p = _Parser()
     for line_no, line in enumerate(lines, 1):
@@ -992,9 +1058,41 @@ _USING_B = re.compile(_USING_RE.pattern.encode())
 _UNITS_B = re.compile(rb"#\s*(?:\(B\)|out-of-place)\s")
 
 
-def _counted(p: _Parser, line: bytes, line_no: int) -> bool:
-    """Whether `line` (of a run not kept) was a rank line or a plain results row, now counted, or a line
-    that does nothing; False: `feed` reads it."""
+# The same decisions over whole lines, for a chunk's lines at once (`_sieve`: one C-level map of a
+# regex's fullmatch over a list of lines): each pattern takes only lines `_counted` settles the same way
+# with the same effect, and leaves the rest to it. Lines with no effect: a bare "#", the lines around a
+# results header, and a line of text whose first character can start neither a row, a launcher prefix
+# nor a cell; rank lines (banner, devices_dropped); "# Using devices" (banner). Rows of the layout in
+# force: _plain_shape's row pattern for it (`_right_row_b`), segment by segment between the lines that
+# may change the layout (a results header holds "count").
+_ASCII_S = r"(?!.*NCCL)(?=[\x00-\x1b\x20-\x7f]*\Z)"  # no "NCCL", ASCII, none of \x1c-\x1f (as `_counted` asks)
+_QUIET_B = re.compile((_WS_S + r"#(?:" + _WS_S + r"|\s*(?:\(B\)|out-of-place)\s+\S.*)").encode())
+# (the checks that read the whole line come after a literal start that few lines have, and that holds
+# no "NCCL" and nothing but ASCII blanks and letters: a line that fails early costs little)
+_RANK_B = re.compile((_WS_S + r"#\s*Rank" + _ASCII_S + _DEVICE_RE.pattern[len(r"^#\s*Rank"):]).encode())
+_USING_LINE_B = re.compile((_WS_S + r"#\s*Using devices\b" + _ASCII_S + r".*").encode())
+_SETTLED_B = re.compile(b"|".join(b"(?:" + r.pattern + b")" for r in (_QUIET_B, _RANK_B, _USING_LINE_B)))
+
+
+MEMO_CAP = 4096  # distinct lines whose effect is remembered past the cut
+_BULK_MIN = 64  # lines a chunk past the cut holds before it is sieved (fewer: one by one)
+
+
+def _sieve(regex: re.Pattern, at: list[int], lines: list[bytes]) -> tuple[list[int], list[bytes], list[bytes]]:
+    """(indices, lines) of the lines `regex` does not fullmatch, and the lines it does."""
+    hit = list(map(regex.fullmatch, lines))
+    if not any(hit):
+        return at, lines, []
+    miss = list(map(operator.not_, hit))
+    return list(itertools.compress(at, miss)), list(itertools.compress(lines, miss)), list(itertools.compress(lines, hit))
+
+
+_SETTLED, _NO_EFFECT = 1, 2
+
+
+def _counted(p: _Parser, line: bytes, line_no: int) -> int:
+    """Whether `line` (of a run not kept) was a rank line or a plain results row, now counted (_SETTLED),
+    or a line that does nothing whatever the parser's state (_NO_EFFECT); 0 (False): `feed` reads it."""
     st = line.strip()
     if st[:1].isdigit():  # an srun prefix ("0: "), taken as _strip_prefix takes it, at most twice
         for _ in range(2):
@@ -1005,7 +1103,7 @@ def _counted(p: _Parser, line: bytes, line_no: int) -> bool:
     first = st[:1]
     if first == b"#":
         if st == b"#" or _UNITS_B.match(st):
-            return True
+            return _NO_EFFECT
         if b"NCCL" in st or not st.isascii() or _SEP_B.search(st):  # bytes and text patterns differ there
             return False
         if _DEVICE_B.match(st):
@@ -1029,8 +1127,8 @@ def _counted(p: _Parser, line: bytes, line_no: int) -> bool:
         return False
     second = st[1:2]
     if first == b"[" or first == b"-":
-        return not (second.isdigit() or second == b"." or st[:4].lower() in (b"-nan", b"-inf"))
-    return st[:3].lower() not in (b"nan", b"inf", b"n/a")
+        return 0 if second.isdigit() or second == b"." or st[:4].lower() in (b"-nan", b"-inf") else _NO_EFFECT
+    return 0 if st[:3].lower() in (b"nan", b"inf", b"n/a") else _NO_EFFECT
 
 
 class ChunkReader:
@@ -1041,6 +1139,7 @@ class ChunkReader:
         self.p = _Parser()
         self.n = 0
         self.carry = b""
+        self.memo: dict[bytes, tuple] = {}  # past the cut: a line -> its effect (see `_each`)
 
     def feed(self, chunk: bytes, dg: Optional[Digest] = None) -> None:
         if self.carry or not chunk.endswith(b"\n"):
@@ -1065,12 +1164,87 @@ class ChunkReader:
                 picked = [merged[i] for i in keep]
                 fails = fails | new  # feed looks for failure marks itself in these
         base = self.n + 1
-        feed = p.feed
-        for i, line in zip(keep, picked):
-            if p.cut_run is not None and i not in fails and _counted(p, line, base + i):  # the bulk past the cut
-                continue
-            feed(base + i, line.decode("utf-8", "replace").rstrip(), i in fails)
+        if p.cut_run is not None and len(keep) > _BULK_MIN:
+            self._past_the_cut(base, keep, picked, fails)
+        else:
+            self._each(base, keep, picked, fails)
         self.n += n
+
+    def _each(self, base: int, keep, picked, fails) -> None:
+        """Lines one by one; past the cut, a line fed before whose effect was recorded (`_Parser.op`:
+        the banner, header and summary lines a cluster's runs repeat) is replayed without being read
+        again (`_replay`), and `_counted` settles most of the others."""
+        p = self.p
+        feed = p.feed
+        memo = self.memo
+        for i, line in zip(keep, picked):
+            if p.cut_run is None or i in fails:
+                feed(base + i, line.decode("utf-8", "replace").rstrip(), i in fails)
+                continue
+            op = memo.get(line)
+            if op is not None:
+                _replay(p, op)
+                continue
+            settled = _counted(p, line, base + i)  # the bulk past the cut
+            if settled:
+                if settled == _NO_EFFECT:
+                    memo[line] = _NOTHING
+                continue
+            p.op = None
+            feed(base + i, line.decode("utf-8", "replace").rstrip(), False)
+            if p.op is not None:
+                if len(memo) >= MEMO_CAP:
+                    memo.clear()
+                memo[line] = p.op
+
+    def _past_the_cut(self, base: int, keep: list[int], picked, fails: set[int]) -> None:
+        """A chunk's lines past the cut: what `_each` does, with the lines of no effect, the rank lines
+        and the plain rows of the layout in force settled in bulk (`_sieve`); the rest, in order, by
+        `_each`. Lines that may hold a failure mark go to `_each` (they are never sieved)."""
+        p = self.p
+        at, lines = list(keep), list(picked)
+        held: list[tuple[int, bytes]] = []
+        if fails:
+            quiet = list(map(fails.__contains__, at))
+            held = list(zip(itertools.compress(at, quiet), itertools.compress(lines, quiet)))
+            loud = list(map(operator.not_, quiet))
+            at, lines = list(itertools.compress(at, loud)), list(itertools.compress(lines, loud))
+        at, lines, settled = _sieve(_SETTLED_B, at, lines)  # one pass; then which, over those only
+        if settled:
+            n_rank = sum(map(bool, map(_RANK_B.fullmatch, settled)))
+            p.devices_dropped += n_rank
+            if n_rank or any(map(_USING_LINE_B.fullmatch, settled)):
+                p.banner = True
+        if held:  # back in order, never sieved
+            merged = sorted(list(zip(at, lines)) + held)
+            at, lines = [i for i, _ in merged], [b for _, b in merged]
+        breaks = list(itertools.compress(range(len(lines)), map(operator.contains, lines, itertools.repeat(b"count"))))
+        if fails:
+            breaks = sorted(set(breaks) | {k for k, i in enumerate(at) if i in fails})
+        # Regions of lines under one layout: a break ends one unless it is a line fed before (not one
+        # that may hold a failure mark) whose recorded effect leaves the layout in force as it is.
+        memo = self.memo
+        start = 0
+        for b in breaks:
+            op = memo.get(lines[b]) if at[b] not in fails else None
+            if op is not None and (op[0] != "header" or op[1] is None or not (op[2] or p.layout is None)
+                                   or op[1] == p.layout):
+                continue
+            self._region(base, at[start:b], lines[start:b], fails)
+            self._each(base, at[b:b + 1], lines[b:b + 1], fails)
+            start = b + 1
+        self._region(base, at[start:], lines[start:], fails)
+
+    def _region(self, base: int, at: list[int], lines: list[bytes], fails: set[int]) -> None:
+        """Lines under one layout: its plain rows counted at once, the others one by one in order."""
+        if not lines:
+            return
+        p = self.p
+        right = _plain_shape(p.layout)[6] if p.layout is not None else None
+        if right is not None:
+            at, lines, rows = _sieve(right, at, lines)
+            p.rows_cut += len(rows)
+        self._each(base, at, lines, fails)
 
     def result(self) -> NcclTestsReport:
         """The report (ParseError as `parse` raises it); call once."""

@@ -1,0 +1,92 @@
+"""A big file that both chunk parsers read (nccl_debug and nccl_tests) is read in two processes, one
+parser whole in each (topodiag/load/onepass.py `_split`): the results equal the one-process read's,
+a ParseError keeps its line number across the pipe, and a worker that dies costs time only (this
+process reads its parsers itself)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from topodiag.load import onepass, parallel
+from topodiag.parsers import ParseError, blank_provenance_header, nccl_debug, nccl_tests
+from topodiag.parsers.base import to_jsonable
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+LOGS = sorted(p for folder in ("nccl_tests", "nccl_debug") for p in (ROOT / "fixtures" / folder).iterdir()
+              if p.is_file() and not p.name.endswith(".json"))
+
+
+def _plain(results: list) -> list:
+    return [("ParseError", r.message, r.line_no) if isinstance(r, ParseError) else to_jsonable(r) for r in results]
+
+
+def _one_process(path: Path, parsers) -> list:
+    with open(path, "rb") as f:
+        return onepass._read(parsers, ((c, None) for c in parsers[0].iter_chunks(f)))
+
+
+@pytest.fixture
+def split_on(monkeypatch):
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    # idle threads left by earlier tests would keep the loader in one process; this is about two
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    used = []
+    real = onepass._split
+
+    def spying(parsers, handle):
+        out = real(parsers, handle)
+        used.append(out is not onepass._NOT_SPLIT)
+        return out
+
+    monkeypatch.setattr(onepass, "_split", spying)
+    return used
+
+
+def _split_read(path: Path, parsers, used: list) -> list:
+    with open(path, "rb") as f:
+        if not parallel.worth_it(list(parsers), f):
+            pytest.skip("no fork or one CPU: the loader reads in one process")
+        got = onepass.parse_together(parsers, f)
+    assert used == [True]
+    return got
+
+
+def test_both_parsers_in_two_processes_equal_one(tmp_path, split_on) -> None:
+    path = tmp_path / "cluster.log"
+    path.write_text("".join(blank_provenance_header(p.read_text(encoding="utf-8", errors="replace")) for p in LOGS * 2),
+                    encoding="utf-8")
+    parsers = [nccl_tests, nccl_debug]
+    want = _plain(_one_process(path, parsers))
+    assert isinstance(want[0], dict) and want[0]["runs"] > 20 and isinstance(want[1], dict)
+    assert _plain(_split_read(path, parsers, split_on)) == want
+
+
+def test_a_parse_error_keeps_its_line_across_the_pipe(tmp_path, split_on) -> None:
+    """A log with no nccl-tests output: nccl_tests (read in the worker) refuses it with the line of
+    its first text, exactly as in one process."""
+    path = tmp_path / "nccl.log"
+    path.write_text("\n\nnode1:1:2 [0] NCCL INFO NCCL version 2.19.3+cuda12.3\n"
+                    "node1:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 1 cudaDev 0 busId 1000 - Init COMPLETE\n",
+                    encoding="utf-8")
+    parsers = [nccl_debug, nccl_tests]
+    want = _plain(_one_process(path, parsers))
+    assert want[1][0] == "ParseError" and want[1][2] == 3
+    assert _plain(_split_read(path, parsers, split_on)) == want
+
+
+def test_a_worker_that_dies_costs_time_not_the_result(tmp_path, split_on, monkeypatch) -> None:
+    path = tmp_path / "cluster.log"
+    path.write_text("".join(blank_provenance_header(p.read_text(encoding="utf-8", errors="replace")) for p in LOGS),
+                    encoding="utf-8")
+    parsers = [nccl_tests, nccl_debug]
+    want = _plain(_one_process(path, parsers))
+
+    def dies(*args):
+        os._exit(3)
+
+    monkeypatch.setattr(onepass, "_read_file", dies)
+    assert _plain(_split_read(path, parsers, split_on)) == want
