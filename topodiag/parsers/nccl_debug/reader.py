@@ -158,12 +158,12 @@ def feed(st: Facts, raw: bytes, dg: Optional[Digest] = None) -> None:
         st.count_connections(c, base, conn, cnt)
     if marks & 1:
         _gdr(st, c, base, marks)
-    warns, other = _facts(st, c, base)
+    warns, marked = _facts(st, c, base)
     if n_warn:
         _warns(st, c, base, warns, n_warn)
     # NCCL lines without a tag, when there are untagged "NCCL" mentions: banner, watchdog, failures
-    if (other or marks & 8) and c.count(b"NCCL") - n_info - n_warn - n_trace - c.count(b"NCCL_") > 0:
-        _untagged(st, c, base)
+    if (marked or marks & 8) and c.count(b"NCCL") - n_info - n_warn - n_trace - c.count(b"NCCL_") > 0:
+        _untagged(st, c, base, marked, marks & 8)
     st.flush_errors()
 
 
@@ -182,9 +182,9 @@ def _gdr(st: Facts, c: bytes, base: int, marks: int) -> None:
             pos = c.find(GDR, le)
 
 
-def _facts(st: Facts, c: bytes, base: int) -> tuple[list[int], bool]:
-    """The fact lines, given to Facts; returns the positions of the WARN tags found and whether an
-    untagged mark (failure / error / version) was seen. Every effect of a fact line is idempotent, so
+def _facts(st: Facts, c: bytes, base: int) -> tuple[list[int], list[int]]:
+    """The fact lines, given to Facts; returns the positions of the WARN tags found and those of the
+    untagged marks (failure / error / version) seen. Every effect of a fact line is idempotent, so
     a line whose message is known (or a comm line whose rank record is known) only adds its prefix's
     host; raw bytes known as text skip the decode."""
     seen, seen_b = st.seen_msgs, st.seen_msgs_b
@@ -194,17 +194,25 @@ def _facts(st: Facts, c: bytes, base: int) -> tuple[list[int], bool]:
     info = st.info
     rfind = c.rfind
     warns: list[int] = []
-    other = False
+    marked: list[int] = []
     lines = _LineNo(c, base)  # line numbers of the per-QP lines that start a qp_mtus entry
     for m in SCAN_RE.finditer(c):
         msg_b = m.group(1)
         start = m.start()
+        if msg_b in seen_b:  # the bulk: a message known (never a per-QP line: those are not kept there)
+            pre_b = c[rfind(b"\n", 0, start) + 1 : start]
+            if pre_b not in pseen_b:
+                pre = _text(pre_b)
+                if pre not in pcache:
+                    prefix(pre)
+                pseen_b.add(pre_b)
+            continue
         if msg_b is None:  # a tag: "NCCL WAR(N)", TRACE (counted already), or a mark
             n = m.end() - start
             if n == 8:
                 warns.append(start)
             elif n != 10 or c[start + 5] != 84:  # not "NCCL TRACE"
-                other = True
+                marked.append(start)
             continue
         if msg_b.startswith(b"NET/IB: ") and (b" qpn " in msg_b or b" qp_num " in msg_b) and \
                 _qp(st, c, lines, start, msg_b):
@@ -244,7 +252,7 @@ def _facts(st: Facts, c: bytes, base: int) -> tuple[list[int], bool]:
         info(pre, msg.strip())
         if kb is not None and _text(kb) in st.comm_seen:
             comm_seen_b.add(kb)
-    return warns, other
+    return warns, marked
 
 
 def _qp(st: Facts, c: bytes, lines: _LineNo, start: int, msg_b: bytes) -> bool:
@@ -302,15 +310,18 @@ def _warns(st: Facts, c: bytes, base: int, warns: list[int], n_warn: int) -> Non
         st.warn(ln.at(ls), _text(c[ls:le]).strip(), _text(c[ls:pos]))
 
 
-def _untagged(st: Facts, c: bytes, base: int) -> None:
-    """Lines with an untagged mark (banner, c10d watchdog, nccl-tests / PyTorch failures), each once."""
-    starts: set[int] = set()
-    for mark in OTHER_MARKS:
-        pos = c.find(mark)
+def _untagged(st: Facts, c: bytes, base: int, marked: list[int], watchdog: int) -> None:
+    """Lines with an untagged mark (banner, c10d watchdog, nccl-tests / PyTorch failures), each once:
+    the lines of the marks the scan found (`marked`: on a line without an INFO, WARN or TRACE tag no
+    match before a mark can take it in, so every mark of such a line is there) and, when the chunk
+    holds one, of each "ProcessGroupNCCL"."""
+    starts: set[int] = {c.rfind(b"\n", 0, pos) + 1 for pos in marked}
+    if watchdog:
+        pos = c.find(OTHER_MARKS[0])
         while pos >= 0:
             ls, le = _line_at(c, pos)
             starts.add(ls)
-            pos = c.find(mark, le)
+            pos = c.find(OTHER_MARKS[0], le)
     ln = _LineNo(c, base)
     for ls in sorted(starts):
         _, le = _line_at(c, ls)
