@@ -3,11 +3,13 @@
     python benchmarks/check_log.py                           # 10 and 100 MB
     python benchmarks/check_log.py --size-mb 10 100 1000     # and 1 GB (needs ~1 GB of /tmp)
 
-The log is built the way a cluster's logs pile up (benchmarks/redaction.py `generate`): the project's
-real fixtures of fixtures/nccl_debug/ and fixtures/nccl_tests/ (their `#@` headers dropped) appended
-round after round, each round with its own host names and pids. Such a log is both an NCCL_DEBUG log
-and thousands of nccl-tests runs, so `check` reads it with both parsers (one pass:
-topodiag/load/onepass.py) and runs every rule on it.
+The log is built the way a cluster's logs pile up (benchmarks/redaction.py `generate`): real fixtures
+(their `#@` headers dropped) appended round after round, each round with its own host names and pids.
+Two kinds (--logs): "issue", the recipe of issue 11 (the NCCL_DEBUG logs of fixtures/nccl_debug/, which
+hold nccl-tests runs too), and "mixed", those and every nccl-tests output of fixtures/nccl_tests/ (half
+of its lines nccl-tests output, a zoo of formats: harder on the nccl-tests reader). Either is both an
+NCCL_DEBUG log and thousands of nccl-tests runs, so `check` reads it with both parsers (each whole in
+one of two processes: topodiag/load/onepass.py) and runs every rule on it.
 
 For each size, in fresh processes (the CLI as a user runs it, `python -m topodiag`, output to a file),
 alternating so that all see the same machine: `grep -cE 'NCCL (INFO|WARN)' LOG` (the page cache is
@@ -37,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from redaction import generate  # noqa: E402  (the same real-fixture log as the redaction benchmark)
 
 GREP = ["grep", "-cE", "NCCL (INFO|WARN)"]
+LOGS = {"issue": ("nccl_debug",), "mixed": ("nccl_debug", "nccl_tests")}
 
 
 def commands(log: Path, out: Path) -> dict[str, list[str]]:
@@ -100,34 +103,44 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="+", default=["parse", "parse_nccl_debug", "check"],
                     choices=["parse", "parse_nccl_debug", "check"], help="the commands to time (grep always)")
     ap.add_argument("--dir", type=Path, default=None, help="where to write the logs (default: a temp dir)")
+    ap.add_argument("--logs", nargs="+", default=["issue", "mixed"], choices=sorted(LOGS),
+                    help="which logs: issue (fixtures/nccl_debug/), mixed (and fixtures/nccl_tests/)")
     args = ap.parse_args(argv)
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "topodiag")], check=False)
     tmp = Path(tempfile.mkdtemp(prefix="check_log_", dir=args.dir))
-    results = []
+    by_log: dict[str, list] = {}
     try:
-        for size in args.size_mb:
-            log = tmp / f"nccl_{size:g}mb.log"
-            t0 = time.perf_counter()
-            generate(log, size)
-            print(f"generated {log.name}: {log.stat().st_size / 1e6:.1f} MB in {time.perf_counter() - t0:.0f} s",
-                  file=sys.stderr)
-            res = measure(log, args.runs, args.only)
-            log.unlink()
-            results.append(res)
-            cells = "  ".join(f"{n} {res[n]['wall_s']} s = {res[n]['x_grep']}x grep, {res[n]['peak_rss_mb']} MB"
-                              for n in args.only)
-            print(f"{res['size_mb']:>8} MB  grep {res['grep_s']} s  {cells}  (load {res['load_1m']:.1f})")
-            print(json.dumps(res))
+        for kind in args.logs:
+            results = by_log[kind] = []
+            for size in args.size_mb:
+                log = tmp / f"nccl_{kind}_{size:g}mb.log"
+                t0 = time.perf_counter()
+                generate(log, size, LOGS[kind])
+                print(f"generated {log.name}: {log.stat().st_size / 1e6:.1f} MB in {time.perf_counter() - t0:.0f} s",
+                      file=sys.stderr)
+                res = measure(log, args.runs, args.only)
+                res["log"] = kind
+                log.unlink()
+                results.append(res)
+                cells = "  ".join(f"{n} {res[n]['wall_s']} s = {res[n]['x_grep']}x grep, {res[n]['peak_rss_mb']} MB"
+                                  for n in args.only)
+                print(f"{kind:>5} {res['size_mb']:>8} MB  grep {res['grep_s']} s  {cells}  (load {res['load_1m']:.1f})")
+                print(json.dumps(res))
     finally:
         for p in tmp.iterdir():
             p.unlink()
         tmp.rmdir()
+    for kind, results in by_log.items():
+        _growth(kind, results, args.only)
+    return 0
+
+
+def _growth(kind: str, results: list, only: list) -> None:
     for a, b in zip(results, results[1:]):
         growth = b["size_mb"] / a["size_mb"]
-        cells = "  ".join(f"{n} {b[n]['wall_s'] / a[n]['wall_s']:.1f}x" for n in args.only)
-        print(f"{a['size_mb']:g} -> {b['size_mb']:g} MB ({growth:.1f}x input): grep {b['grep_s'] / a['grep_s']:.1f}x  "
+        cells = "  ".join(f"{n} {b[n]['wall_s'] / a[n]['wall_s']:.1f}x" for n in only)
+        print(f"{kind}: {a['size_mb']:g} -> {b['size_mb']:g} MB ({growth:.1f}x input): grep {b['grep_s'] / a['grep_s']:.1f}x  "
               f"{cells}  (budget: <= {1.1 * growth:.0f}x for 10x)")
-    return 0
 
 
 if __name__ == "__main__":

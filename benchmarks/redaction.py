@@ -40,20 +40,22 @@ print(time.perf_counter() - t0)
 _PREFIX = re.compile(r"(?m)^([A-Za-z][\w.-]*):(\d+):(\d+)(?=[ \t]+\[)")
 
 
-def _sources() -> list[str]:
+def _sources(folders: tuple[str, ...] = ("nccl_debug", "nccl_tests")) -> list[str]:
     sys.path.insert(0, str(ROOT))
     from topodiag.parsers.base import blank_provenance_header
 
     texts = []
-    for folder in ("nccl_debug", "nccl_tests"):
+    for folder in folders:
         for p in sorted((ROOT / "fixtures" / folder).glob("*")):
             if not p.name.endswith(".json"):
                 texts.append(blank_provenance_header(p.read_text(encoding="utf-8", errors="replace")).lstrip("\n"))
     return texts
 
 
-def generate(path: Path, size_mb: float) -> None:
-    texts = _sources()
+def generate(path: Path, size_mb: float, folders: tuple[str, ...] = ("nccl_debug", "nccl_tests")) -> None:
+    """A log of about `size_mb` MiB: the real fixtures of `folders` appended round after round, each
+    round with its own host names and pids."""
+    texts = _sources(folders)
     target = int(size_mb * 1024 * 1024)
     written = rnd = 0
     with open(path, "w", encoding="utf-8") as out:
