@@ -117,10 +117,22 @@ def listing(names: Iterable[str], limit: int = 12) -> str:
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
+_AS_IS = frozenset({str, int, float, bool, type(None)})
+_FIELD_NAMES: dict = {}  # dataclass type -> the names of its public fields, in order
+
+
 def to_jsonable(obj: Any) -> Any:
-    """Dataclasses -> dicts (field order kept), tuples -> lists, enums -> values."""
-    if is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_jsonable(getattr(obj, f.name)) for f in fields(obj) if not f.name.startswith("_")}
+    """Dataclasses -> dicts (field order kept), tuples -> lists, enums -> values. (A big result holds
+    tens of thousands of rows: plain values are returned first, and a dataclass's field names are
+    looked up once per type.)"""
+    kind = type(obj)
+    if kind in _AS_IS:
+        return obj
+    names = _FIELD_NAMES.get(kind)
+    if names is None and is_dataclass(obj) and not isinstance(obj, type):
+        names = _FIELD_NAMES[kind] = tuple(f.name for f in fields(obj) if not f.name.startswith("_"))
+    if names is not None:
+        return {name: to_jsonable(getattr(obj, name)) for name in names}
     if isinstance(obj, dict):
         return {str(k): to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
