@@ -1210,10 +1210,11 @@ class ChunkReader:
             loud = list(map(operator.not_, quiet))
             at, lines = list(itertools.compress(at, loud)), list(itertools.compress(lines, loud))
         at, lines, settled = _sieve(_SETTLED_B, at, lines)  # one pass; then which, over those only
-        if settled:
-            n_rank = sum(map(bool, map(_RANK_B.fullmatch, settled)))
+        if settled:  # the three kinds exclude each other: the rank lines are the others (their pattern costs most)
+            n_using = sum(map(bool, map(_USING_LINE_B.fullmatch, settled)))
+            n_rank = len(settled) - n_using - sum(map(bool, map(_QUIET_B.fullmatch, settled)))
             p.devices_dropped += n_rank
-            if n_rank or any(map(_USING_LINE_B.fullmatch, settled)):
+            if n_rank or n_using:
                 p.banner = True
         if held:  # back in order, never sieved
             merged = sorted(list(zip(at, lines)) + held)
