@@ -184,6 +184,7 @@ class Facts:
         self.comm_seen_b: set[bytes] = set()  # the reader: raw comm keys whose text is in comm_seen
         self.seen_msgs: set[str] = set()
         self.seen_msgs_b: set[bytes] = set()  # the reader: raw messages whose text is in seen_msgs
+        self.banners_b: set[bytes] = set()  # the reader: bare "NCCL version" lines read (`other`)
         self.pending: list[ErrorLine] = []
         self.transport_cache: dict[str, str] = {}
         self.qp_mtus: dict[tuple, list] = {}  # (host, net_dev, ib_dev, port, link_layer, mtu) -> [qps, line_no]

@@ -161,8 +161,9 @@ def feed(st: Facts, raw: bytes, dg: Optional[Digest] = None) -> None:
     warns, marked = _facts(st, c, base)
     if n_warn:
         _warns(st, c, base, warns, n_warn)
-    # NCCL lines without a tag, when there are untagged "NCCL" mentions: banner, watchdog, failures
-    if (marked or marks & 8) and c.count(b"NCCL") - n_info - n_warn - n_trace - c.count(b"NCCL_") > 0:
+    # NCCL lines without a tag: banner, watchdog, failures (the lines of the marks found, tagged ones
+    # left out there)
+    if marked or marks & 8:
         _untagged(st, c, base, marked, marks & 8)
     st.flush_errors()
 
@@ -323,13 +324,21 @@ def _untagged(st: Facts, c: bytes, base: int, marked: list[int], watchdog: int) 
             starts.add(ls)
             pos = c.find(OTHER_MARKS[0], le)
     ln = _LineNo(c, base)
+    banners = st.banners_b  # a bare banner line read before does nothing more than count again
     for ls in sorted(starts):
         _, le = _line_at(c, ls)
         line = c[ls:le]
         if b"NCCL INFO" in line or WARN in line or TRACE in line:
             continue
+        if line in banners:
+            st.nccl += 1
+            continue
         if st.other(ln.at(ls), _text(line).strip()):
             st.nccl += 1
+            if b"ProcessGroupNCCL" not in line and b"NCCL failure" not in line and b"NCCL error" not in line:
+                if len(banners) >= MAX_CACHE:
+                    banners.clear()
+                banners.add(line)  # Facts.other read it as a banner: the first version wins
 
 
 # ---- cutting input into chunks, and the entry points ------------------------------------------------
