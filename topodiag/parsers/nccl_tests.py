@@ -1009,7 +1009,11 @@ def digest(raw: bytes) -> Digest:
     info = map(operator.contains, lines, itertools.repeat(_INFO_B))
     if _TRACE_B in c:
         info = map(operator.or_, info, map(operator.contains, lines, itertools.repeat(_TRACE_B)))
-    keep = list(itertools.compress(range(n), map(operator.and_, map(bool, lines), map(operator.not_, info))))
+    keep = list(itertools.compress(range(n), map(operator.not_, info)))
+    picked = _pick(lines, keep)
+    if not all(picked):  # an empty line is never one
+        ok = list(map(bool, picked))
+        keep, picked = list(itertools.compress(keep, ok)), tuple(itertools.compress(picked, ok))
     if len(keep) < n:  # INFO/TRACE lines with no printable character after the tag: left to `feed`
         ends = None
         extra = set()
@@ -1018,10 +1022,15 @@ def digest(raw: bytes) -> Digest:
             extra.add(bisect.bisect_right(ends, m.start()))
         if extra:
             keep = sorted(set(keep) | extra)
-    picked = operator.itemgetter(*keep)(lines) if keep else ()
-    if len(keep) == 1:
-        picked = (picked,)
+            picked = _pick(lines, keep)
     return n, keep, picked, _fail_lines(keep, picked)
+
+
+def _pick(lines: list[bytes], at: list[int]) -> tuple:
+    """The lines at these indices, as a tuple (one C-level call)."""
+    if len(at) > 1:
+        return operator.itemgetter(*at)(lines)
+    return (lines[at[0]],) if at else ()
 
 
 def _fact_lines(raw: bytes) -> tuple[list[int], list[bytes]]:
