@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from topodiag.parsers import ParseError, blank_provenance_header, detect
+from topodiag.parsers import ParseError, _chunks, blank_provenance_header, detect
 from topodiag.parsers import nccl_debug
 from topodiag.parsers.nccl_debug import MAX_LIST, parse, parse_lines, sniff
 
@@ -659,3 +659,27 @@ def test_prose_with_arrows_is_not_a_connection_line():
     with pytest.raises(ParseError):
         parse("rank 9 -> rank 2 via some path\n1 -> 2 via NET/IB\n")
     assert sniff("x[1] -> y[2] via NET/IB\n") == 0.0
+
+
+# Invented lines (the shapes of real ones: NCCL's bare banner, a c10d watchdog line) for the reader's
+# untagged-line path: the lines of the marks its scan found, a banner read again only counted.
+_UNTAGGED = (
+    "NCCL version 2.18.3+cuda12.2\n"
+    "h1:1:2 [0] NCCL INFO NCCL version 2.18.3+cuda12.2\n"
+    "NCCL version 2.18.3+cuda12.2\n"
+    "[rank1]:[E1016 03:31:38.928019586 ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective operation "
+    "timeout: WorkNCCL(SeqNum=9141, OpType=ALLREDUCE) ran for 600071 milliseconds before timing out.\n"
+    "NCCL version 2.19.3+cuda12.3\n"
+    "h1:1:2 [0] NCCL WARN some NCCL error inside a WARN line\n"
+    "NCCL version 2.18.3+cuda12.2\n"
+)
+
+
+@pytest.mark.parametrize("size", [reader.CHUNK, 40, 1])
+def test_untagged_banners_count_each_time_and_the_first_version_wins(size: int) -> None:
+    r = nccl_debug.parse_chunks(_chunks.text_chunks(_UNTAGGED * 3, size))
+    assert r.nccl_version == "2.18.3" and r.cuda_version == "12.2"
+    # per copy: 4 bare banners + 1 watchdog line + 1 INFO + 1 WARN line
+    assert r.nccl_lines == 3 * 7
+    assert [e.kind for e in r.errors].count("watchdog_timeout") == 3
+    assert [e.line_no for e in r.errors if e.kind == "watchdog_timeout"] == [4, 11, 18]
