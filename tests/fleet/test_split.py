@@ -140,6 +140,9 @@ def test_small_directories_and_no_fork_stay_in_one_process(tmp_path, base_report
     assert split.halves(d) is None
     assert split.halves(str(BASE_SCENARIO)) is None  # a bundle
     assert split.halves(str(tmp_path / "none")) is None
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-").symlink_to(d, target_is_directory=True)
+    assert split.halves("-") is None  # standard input
 
 
 def test_the_workers_half_starts_after_the_last_bundle(tmp_path, monkeypatch):

@@ -36,7 +36,7 @@ def halves(path: str) -> Optional[tuple[tuple[list[str], bytes], tuple[list[str]
     splitting, else None (read it as `read_reports` does)."""
     from ..workers import fork_ok
 
-    if not fork_ok():
+    if path == "-" or not fork_ok():  # `-` is standard input, whatever the directory holds
         return None
     try:
         if not stat.S_ISDIR(os.stat(path).st_mode) or os.path.isfile(os.path.join(path, "manifest.json")):
