@@ -4,7 +4,7 @@ then the worker's partial Tally is merged in (`Tally.merge`, tally.py). The resu
 one-process reader gives: the same nodes in the same order (so the same outliers, splits and
 duplicates), the same failures in the same order, under the same names.
 
-Used only where it pays: a directory (not a bundle) of at least MIN_FILES report files, fork
+Used only where it pays: a directory (not a bundle) of at least MIN_FILES entries, fork
 available, two CPUs usable and no other thread running (`fork_ok`). Bundles are judged by the check
 pipeline in this process: the worker's half starts after the directory's last bundle. When the
 worker cannot start or dies, or when a source of its half was already counted (the same files given
