@@ -246,3 +246,15 @@ def test_a_report_file_read_in_one_go_is_what_the_line_reader_gives(tmp_path, ba
     assert fast == list(_read_file(str(p), False))
     in_one_go = ("plain", "crlf", "bom", "blank lines first", "trailing spaces", "tab indent", "over 64 KiB")
     assert (_one_report_file(str(p)) is not None) == (shape in in_one_go)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="no FIFOs here")
+def test_the_one_go_read_never_blocks_on_a_fifo(tmp_path):
+    """A FIFO where a report file was listed is left to the line reader, not opened blocking."""
+    import os
+
+    from topodiag.fleet.reports import REPORT_FILE, _one_report_file, dir_entries
+
+    os.mkfifo(tmp_path / "n1.json")
+    assert _one_report_file(str(tmp_path / "n1.json")) is None
+    assert dir_entries(str(tmp_path)) == ([str(tmp_path / "n1.json")], bytearray([REPORT_FILE]))

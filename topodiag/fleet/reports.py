@@ -275,13 +275,14 @@ def _one_report_file(path: str) -> Optional[NodeReport]:
     cannot be opened or read, JSON lines, fan-out output, an array, bad UTF-8, bad JSON, not a
     report): `_read_stream` then reads it as it always did and says what it is. What comes back is
     what `_read_stream` gives for such a file (`_whole`, one report, labelled by the file)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:  # O_NONBLOCK: a FIFO put in the file's place since it was listed must not block the open
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
     try:
-        size = os.fstat(fd).st_size
-        if size > MAX_REPORT_CHARS:
+        st = os.fstat(fd)
+        size = st.st_size
+        if size > MAX_REPORT_CHARS or not stat.S_ISREG(st.st_mode):
             return None
         data = os.read(fd, min(size + 1, _FIRST_READ))  # a whole report of the usual size
         if not _INDENTED_HEAD_RE.match(data):  # not `{` alone on its line: JSON lines, fan-out output...
