@@ -271,10 +271,11 @@ _INDENTED_HEAD_RE = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*\{[ \t]*[\r\n]")
 
 def _one_report_file(path: str) -> Optional[NodeReport]:
     """The common file read fast: one indented report (`check --format json > NODE.json`) in a
-    regular file, read with one os.read (two past 64 KiB) and parsed whole. None for anything else (a file that
-    cannot be opened or read, JSON lines, fan-out output, an array, bad UTF-8, bad JSON, not a
-    report): `_read_stream` then reads it as it always did and says what it is. What comes back is
-    what `_read_stream` gives for such a file (`_whole`, one report, labelled by the file)."""
+    regular file, read with one os.read (two past 64 KiB) and parsed whole. None for anything else
+    (a file that cannot be opened or read, JSON lines, fan-out output, an array, bad UTF-8, bad
+    JSON, not a report): `_read_stream` then reads it as it always did and says what it is. What
+    comes back is what `_read_stream` gives for such a file (`_whole`, one report, labelled by the
+    file)."""
     try:  # O_NONBLOCK: a FIFO put in the file's place since it was listed must not block the open
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
