@@ -1,5 +1,6 @@
 """One forked worker process beside this one, for work split in two (a big log's chunks digested
-ahead, topodiag/load/parallel.py; a big member's second half scanned, topodiag/bundle/redact_stream.py).
+ahead, topodiag/load/parallel.py; a big member's second half scanned, topodiag/bundle/redact_stream.py;
+the second half of a big directory of fleet reports tallied, topodiag/fleet/split.py).
 
 `fork_ok()` says whether a worker is worth starting: fork exists, two CPUs are usable, and no other
 thread runs (a fork beside running threads can deadlock the child). `one_worker_pool()` is the

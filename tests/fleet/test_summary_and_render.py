@@ -75,3 +75,79 @@ def test_importing_fleet_stays_cheap():
             "print(sorted(m for m in ('rich', 'networkx', 'typer') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def _summary_node_by_node(tally) -> dict:
+    """The NIC, port, GPU and finding counts of `summarize`, counted one node at a time (as
+    summary.py counted them before it counted a value at a time)."""
+    from collections import Counter
+
+    def node_values(key):
+        return {i: v for v, nodes in tally.values(key) for i in nodes}
+
+    def per_entity(suffix, with_suffix):
+        for key in [k for k in tally.keys if k.startswith("nic:") and k.endswith(suffix)]:
+            sibling = node_values(key[: -len(suffix)] + with_suffix)
+            for v, nodes in tally.values(key):
+                for i in nodes:
+                    yield i, v, sibling.get(i)
+
+    live = list(tally.live())
+    model, count = node_values("gpu.model"), node_values("gpu.count")
+    gpus = Counter((model.get(i), count.get(i)) for i in live)
+    nics, nic_nodes, ports, port_nodes = Counter(), {}, Counter(), {}
+    for i, m, fw in per_entity(".model", ".firmware"):
+        nics[(m, fw)] += 1
+        nic_nodes.setdefault((m, fw), set()).add(i)
+    for i, fw, m in per_entity(".firmware", ".model"):
+        if m is None:
+            nics[(None, fw)] += 1
+            nic_nodes.setdefault((None, fw), set()).add(i)
+    for i, rate, layer in per_entity(".rate_gbps", ".link_layer"):
+        ports[(rate, layer)] += 1
+        port_nodes.setdefault((rate, layer), set()).add(i)
+    codes, worst = Counter(), Counter()
+    for i in live:
+        codes.update(tally.codes[i])
+        worst[tally.worst[i] or "none"] += 1
+    return {"gpus": list(gpus.items()), "nics": [(p, n, len(nic_nodes[p])) for p, n in nics.items()],
+            "ports": [(p, n, len(port_nodes[p])) for p, n in ports.items()], "codes": sorted(codes.items()),
+            "worst": sorted(worst.items())}
+
+
+def test_summary_counted_by_value_is_the_node_by_node_count():
+    """Random small fleets with values that are equal across types (1, True, 1.0), nulls, missing
+    keys, re-read sources: the same counts, in the same order of first node."""
+    import random
+
+    from topodiag.fleet.reports import NodeReport
+    from topodiag.fleet.summary import summarize
+    from topodiag.fleet.tally import Tally
+
+    rnd = random.Random(11)
+    values = [None, 1, True, 1.0, "1", "x", "None", 400, 400.0, 200, "IB", "Eth"]
+    for _ in range(400):
+        tally = Tally()
+        n = rnd.randint(0, 25)
+        for _ in range(n):
+            fp = {f"nic:{nic}.{f}": rnd.choice(values) for nic in ("mlx5_0", "mlx5_1")
+                  for f in ("model", "firmware", "port1.rate_gbps", "port1.link_layer") if rnd.random() < 0.7}
+            fp.update({f: rnd.choice(values) for f in ("gpu.model", "gpu.count") if rnd.random() < 0.7})
+            codes = tuple(sorted(rnd.sample(["IB001", "IB002", "GPU003"], rnd.randint(0, 2))))
+            tally.add(NodeReport(f"f{rnd.randint(0, n)}", None, fp, codes, rnd.choice([None, "info", "error"])))
+        tally.finish()
+        got = summarize(tally)
+        want = _summary_node_by_node(tally)
+
+        def same(a, b):  # as JSON: 1, true and 1.0 differ
+            assert json.dumps(a) == json.dumps(b)
+
+        def ordered(pairs):
+            return sorted(pairs, key=lambda p: (-p[1], str(p[0][0]), str(p[0][1])))
+
+        same([((r["model"], r["count"]), r["nodes"]) for r in got["gpus"]], ordered(want["gpus"]))
+        same([((r["model"], r["firmware"]), r["nics"], r["nodes"]) for r in got["nics"]], ordered(want["nics"]))
+        same([((r["rate_gbps"], r["link_layer"]), r["ports"], r["nodes"]) for r in got["ports"]],
+             ordered(want["ports"]))
+        assert sorted((f["code"], f["nodes"]) for f in got["findings"]) == want["codes"]
+        assert sorted((k, v) for k, v in got["nodes"]["by_worst_finding"].items() if v) == want["worst"]

@@ -5,7 +5,8 @@
     render_text(result)                      # rich tables on stdout
     print(render_json(result))               # the JSON form (result.to_dict())
 
-Modules: reports (reading reports and bundles, one at a time), tally (per key: value -> node
+Modules: reports (reading reports and bundles, one at a time), split (a big directory's second half
+read by a worker process), tally (per key: value -> node
 indices), groups (like with like: one comparison per GPU model), compare (majority, outliers,
 splits), wording (keys in words), summary (the cluster table), nccl_hosts (per-host transports of a multi-host NCCL log), render (text and JSON).
 Nothing here imports rich, networkx or the rule engine unless a bundle or the text form needs it.
@@ -121,6 +122,7 @@ def run_fleet(paths: Sequence[str] = (), *, texts: Optional[Iterable[tuple]] = N
 
     Never raises for bad input: each unreadable input is a Failure (one line) in `result.failures`.
     """
+    from . import split
     from .groups import compare_groups
     from .reports import Failure, NodeReport, read_reports, read_texts
     from .summary import summarize
@@ -143,7 +145,14 @@ def run_fleet(paths: Sequence[str] = (), *, texts: Optional[Iterable[tuple]] = N
 
     for label, reason in input_failures or ():
         feed([Failure(str(label), str(reason), node=True)])
-    feed(read_reports(paths, check_options))
+    for path in paths:
+        halves = split.halves(path)  # a big directory: its second half read by a worker process
+        if halves is None:
+            feed(read_reports([path], check_options))
+        else:
+            feed(split.read_halves(*halves, tally, check_options))
+            if progress is not None:
+                progress(len(tally.names))
     if texts is not None:
         feed(read_texts(texts))
     nccl = []

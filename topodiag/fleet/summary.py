@@ -14,24 +14,37 @@ value lists of the tally (no node is visited twice):
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable
+from itertools import repeat
+from typing import Any, Callable, Iterator
 
 from .reports import SEVERITIES
 from .tally import Tally
 
 
 def _node_values(tally: Tally, key: str) -> dict[int, Any]:
-    return {i: v for v, nodes in tally.values(key) for i in nodes}
+    out: dict[int, Any] = {}
+    for v, nodes in tally.values(key):
+        out.update(zip(nodes, repeat(v)))
+    return out
 
 
-def _per_entity(tally: Tally, suffix: str, with_suffix: str) -> Iterable[tuple[int, Any, Any]]:
-    """(node, value of KEY, value of its sibling) for every key ending in `suffix`: a NIC's model and
-    its firmware, a port's rate and its link layer."""
+def _per_entity(tally: Tally, suffix: str, with_suffix: str) -> Iterator[tuple[Any, Any, int, Callable]]:
+    """(value of KEY, value of its sibling, how many nodes have both, a callable giving the set of
+    those nodes) for every key ending in `suffix`, a NIC's model and its firmware, a port's rate and
+    its link layer: per key, its values as `tally.values` orders them, and per value the sibling's
+    values in the order of their first node (the order a node-by-node loop meets them). Counted a
+    value at a time (C loops: map, Counter), not a node at a time."""
     for key in [k for k in tally.keys if k.startswith("nic:") and k.endswith(suffix)]:
-        sibling = _node_values(tally, key[: -len(suffix)] + with_suffix)
+        sibling = _node_values(tally, key[: -len(suffix)] + with_suffix).get
         for v, nodes in tally.values(key):
-            for i in nodes:
-                yield i, v, sibling.get(i)
+            got = list(map(sibling, nodes))
+            counts = Counter(got)
+            if len(counts) == 1:
+                [(w, n)] = counts.items()
+                yield v, w, n, lambda nodes=nodes: set(nodes)
+                continue
+            for w, n in counts.items():
+                yield v, w, n, lambda w=w, nodes=nodes, got=got: {i for i, x in zip(nodes, got) if x == w}
 
 
 def _rows(counts: Counter, nodes: dict, names: tuple[str, str], unit: str) -> list[dict]:
@@ -40,29 +53,35 @@ def _rows(counts: Counter, nodes: dict, names: tuple[str, str], unit: str) -> li
     return out
 
 
+def _count(counts: Counter, nodes: dict, pair: tuple, n: int, which: Callable) -> None:
+    counts[pair] += n
+    have = nodes.get(pair)
+    if have is None:
+        nodes[pair] = which()
+    else:
+        have |= which()
+
+
 def summarize(tally: Tally, failed: int = 0) -> dict:
     live = list(tally.live())
     gpu_model, gpu_count = _node_values(tally, "gpu.model"), _node_values(tally, "gpu.count")
-    gpus = Counter((gpu_model.get(i), gpu_count.get(i)) for i in live)
+    gpus = Counter(zip(map(gpu_model.get, live), map(gpu_count.get, live)))
     nic_counts: Counter = Counter()
     nic_nodes: dict = {}
-    for i, model, fw in _per_entity(tally, ".model", ".firmware"):
-        nic_counts[(model, fw)] += 1
-        nic_nodes.setdefault((model, fw), set()).add(i)
-    for i, fw, model in _per_entity(tally, ".firmware", ".model"):
+    for model, fw, n, which in _per_entity(tally, ".model", ".firmware"):
+        _count(nic_counts, nic_nodes, (model, fw), n, which)
+    for fw, model, n, which in _per_entity(tally, ".firmware", ".model"):
         if model is None:  # firmware of a NIC whose model no input gave
-            nic_counts[(None, fw)] += 1
-            nic_nodes.setdefault((None, fw), set()).add(i)
+            _count(nic_counts, nic_nodes, (None, fw), n, which)
     port_counts: Counter = Counter()
     port_nodes: dict = {}
-    for i, rate, layer in _per_entity(tally, ".rate_gbps", ".link_layer"):
-        port_counts[(rate, layer)] += 1
-        port_nodes.setdefault((rate, layer), set()).add(i)
+    for rate, layer, n, which in _per_entity(tally, ".rate_gbps", ".link_layer"):
+        _count(port_counts, port_nodes, (rate, layer), n, which)
     codes: Counter = Counter()
-    worst: Counter = Counter()
-    for i in live:
-        codes.update(tally.codes[i])
-        worst[tally.worst[i] or "none"] += 1
+    for code_set, n in Counter(map(tally.codes.__getitem__, live)).items():  # one tuple per distinct code set
+        for code in code_set:
+            codes[code] += n
+    worst = Counter(w or "none" for w in map(tally.worst.__getitem__, live))
 
     def versions(key: str) -> list[dict]:
         got = [{"version": v, "nodes": len(nodes)} for v, nodes in tally.values(key)]

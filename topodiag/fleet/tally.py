@@ -63,6 +63,40 @@ def _note(first: dict[str, int], clash: dict[str, list[int]], key: str, idx: int
             got.append(idx)
 
 
+def _merge_notes(first: dict[str, int], clash: dict[str, list[int]], part_first: dict[str, int],
+                 part_clash: dict[str, list[int]], off: int) -> None:
+    """`_note` for every node of a merged part (indices shifted by `off`), in the order `add` would
+    have noted them: a clash is listed when its second node comes, so new clashes go in by that node."""
+    new = []  # (the node that made it a clash, key, every node going by key)
+    for key, j in part_first.items():
+        got = part_clash.get(key)
+        have = first.get(key)
+        if got is None:  # one node of the part goes by key
+            j += off
+            if have is None:
+                first[key] = j
+            else:
+                old = clash.get(key)
+                if old is None:
+                    new.append((j, key, [have, j]))
+                else:
+                    old.append(j)
+            continue
+        idxs = [i + off for i in got]
+        if have is None:
+            first[key] = idxs[0]
+            new.append((idxs[1], key, idxs))
+        else:
+            old = clash.get(key)
+            if old is None:
+                new.append((idxs[0], key, [have] + idxs))
+            else:
+                old.extend(idxs)
+    new.sort(key=lambda t: t[0])
+    for _, key, idxs in new:
+        clash[key] = idxs
+
+
 class Tally:
     def __init__(self) -> None:
         self.names: list[str] = []  # as shown (unique once finish() ran)
@@ -109,12 +143,49 @@ class Tally:
             values = keys.get(key)
             if values is None:
                 values = keys[key] = {}
-            v = value_key(value)
+            kind = type(value)
+            v = value if kind is str or kind is int or kind is bool or value is None else value_key(value)
             arr = values.get(v)
             if arr is None:
                 arr = values[v] = array("I")
             arr.append(idx)
         return idx
+
+    def merge(self, part: "Tally") -> bool:
+        """Count the nodes of `part`, a Tally of the reports that come after this one's (filled apart,
+        by fleet's worker process: split.py), as if each had been `add`ed here in its order: same
+        indices (shifted by the nodes here), same first-seen order of keys and values, same clashes.
+        False, with nothing changed, when a source of `part` was already counted here: which of the
+        two counts is `add`'s to judge, so the caller adds part's reports one by one instead."""
+        by_source = self.by_source
+        if not by_source.keys().isdisjoint(part.by_source.keys()):
+            return False
+        off = len(self.names)
+        self.names.extend(part.names)
+        self.labels.extend(part.labels)
+        self.hosts.extend(part.hosts)
+        cache = self._codes_cache
+        self.codes.extend([cache.setdefault(c, c) for c in part.codes])
+        self.worst.extend(part.worst)
+        self.alive.extend(part.alive)
+        self.dead += part.dead
+        self.rereads.extend(part.rereads)
+        by_source.update(zip(part.by_source, [j + off for j in part.by_source.values()]))
+        _merge_notes(self._by_name, self._name_clash, part._by_name, part._name_clash, off)
+        _merge_notes(self._by_claim, self._claim_clash, part._by_claim, part._claim_clash, off)
+        keys = self.keys
+        for key, part_values in part.keys.items():
+            values = keys.get(key)
+            if values is None:
+                values = keys[key] = {}
+            for v, arr in part_values.items():
+                moved = array("I", [i + off for i in arr]) if off else arr
+                have = values.get(v)
+                if have is None:
+                    values[v] = moved
+                else:
+                    have.extend(moved)
+        return True
 
     def finish(self) -> None:
         """Once every report is in: nodes shown under one name get their source beside it, and the
