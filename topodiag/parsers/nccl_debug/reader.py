@@ -203,10 +203,7 @@ def _facts(st: Facts, c: bytes, base: int) -> tuple[list[int], list[int]]:
         if msg_b in seen_b:  # the bulk: a message known (never a per-QP line: those are not kept there)
             pre_b = c[rfind(b"\n", 0, start) + 1 : start]
             if pre_b not in pseen_b:
-                pre = _text(pre_b)
-                if pre not in pcache:
-                    prefix(pre)
-                pseen_b.add(pre_b)
+                _new_prefix(st, pre_b)
             continue
         if msg_b is None:  # a tag: "NCCL WAR(N)", TRACE (counted already), or a mark
             n = m.end() - start
@@ -219,8 +216,8 @@ def _facts(st: Facts, c: bytes, base: int) -> tuple[list[int], list[int]]:
                 _qp(st, c, lines, start, msg_b):
             continue
         kb = None
-        known = msg_b in seen_b
-        if not known and msg_b[-1] > 32 and msg_b.startswith((b"comm ", b"ncclComm")):
+        known = False
+        if msg_b[-1] > 32 and msg_b.startswith((b"comm ", b"ncclComm")):
             # the key Facts.comm reads (from " rank ": a function name before "comm" changes nothing
             # in it; the message has nothing to strip): a known key only sets init_complete
             r = msg_b.find(b" rank ")
@@ -233,10 +230,7 @@ def _facts(st: Facts, c: bytes, base: int) -> tuple[list[int], list[int]]:
         pre_b = c[rfind(b"\n", 0, start) + 1 : start]
         if known:
             if pre_b not in pseen_b:
-                pre = _text(pre_b)
-                if pre not in pcache:
-                    prefix(pre)
-                pseen_b.add(pre_b)
+                _new_prefix(st, pre_b)
             continue
         msg = _text(msg_b)
         pre = _text(pre_b)
@@ -256,6 +250,14 @@ def _facts(st: Facts, c: bytes, base: int) -> tuple[list[int], list[int]]:
     return warns, marked
 
 
+def _new_prefix(st: Facts, pre_b: bytes) -> None:
+    """A line prefix not seen as bytes yet: its host and device (Facts.prefix, unless known as text)."""
+    pre = _text(pre_b)
+    if pre not in st.prefix_cache:
+        st.prefix(pre)
+    st.prefix_seen_b.add(pre_b)
+
+
 def _qp(st: Facts, c: bytes, lines: _LineNo, start: int, msg_b: bytes) -> bool:
     """A per-QP line of NET/IB (QP_RE): counted under its (host, devices, port, link layer, MTU); its
     GID index is the log's when none is known yet, as for any line with "GID N (" (the 2.3-2.19 "Dev N
@@ -267,8 +269,7 @@ def _qp(st: Facts, c: bytes, lines: _LineNo, start: int, msg_b: bytes) -> bool:
             return False
         pre_b = c[c.rfind(b"\n", 0, start) + 1 : start]
         if pre_b not in st.prefix_seen_b:
-            st.prefix(_text(pre_b))
-            st.prefix_seen_b.add(pre_b)
+            _new_prefix(st, pre_b)
         return True
     pre_b = c[c.rfind(b"\n", 0, start) + 1 : start]
     fields = m.group(2, 3, 4, 5, 6)
