@@ -507,12 +507,14 @@ class _Parser:
                     self.warnings.append(WarningLine(line_no, s))
                 else:
                     self.lists_dropped += 1
-            v = _NCCL_VERSION_RE.search(s)
-            if v and self.nccl_line_version is None:
-                self.nccl_line_version = v.group(1)
-            n = _NRANKS_RE.search(s)
-            if n and self.info_nranks is None:
-                self.info_nranks = int(n.group(1))
+            if self.nccl_line_version is None:
+                v = _NCCL_VERSION_RE.search(s)
+                if v:
+                    self.nccl_line_version = v.group(1)
+            if self.info_nranks is None:
+                n = _NRANKS_RE.search(s)
+                if n:
+                    self.info_nranks = int(n.group(1))
             return
         if s.startswith("NCCL version "):
             v = _NCCL_VERSION_RE.search(s)
@@ -656,6 +658,9 @@ class _Parser:
                     return self.cut_row(line_no, any(plain[i] not in ("0", "N/A") and _wrong(plain[i])
                                                      for i in _plain_shape(self.layout)[4]))
                 return self.add_row(line_no, *_plain_halves(self.layout, plain))
+        first = s.split(None, 1)[0] if s else ""
+        if "[" not in first and not _is_int(first) and not _cell_ok(first):
+            return False  # its first token (no tag in it to take out) can start neither a row nor cells
         tokens = (_TAG_RE.sub(" ", s) if "[" in s else s).split()
         if len(tokens) >= 4 and all(_cell_ok(t) for t in tokens):
             # numbers only: the tail of a row whose start was cut (a real row has a type word)
