@@ -161,3 +161,18 @@ def test_bodies_between_prefixes_are_redacted_line_by_line(tmp_path) -> None:
         got = dst.read_text(encoding="utf-8")
         assert got == "".join(redactor.redact(line) for line in body.splitlines(keepends=True))
         assert "gpu-a0" not in got and "10.1.2.3" not in got
+
+
+def test_a_second_big_member_is_scanned_in_two_processes_too(tmp_path, monkeypatch) -> None:
+    """The worker of the first member's scan is waited for once idle, so its pool's thread ends and
+    the next member can fork again (a fork needs this process to run one thread)."""
+    import threading
+
+    logs = _logs()
+    src = tmp_path / "in.log"
+    src.write_text("".join(logs.values()), encoding="utf-8")
+    monkeypatch.setattr(redact_stream, "PARALLEL_SCAN_BYTES", 1)
+    if redact_stream._halves(str(src)) is None:
+        pytest.skip("no fork, one CPU, or threads left running by earlier tests: one process")
+    redact_stream.scan(str(src), _prompt_hosts)
+    assert threading.active_count() == 1 and redact_stream._halves(str(src)) is not None

@@ -90,3 +90,23 @@ def test_a_worker_that_dies_costs_time_not_the_result(tmp_path, split_on, monkey
 
     monkeypatch.setattr(onepass, "_read_file", dies)
     assert _plain(_split_read(path, parsers, split_on)) == want
+
+
+def test_the_next_big_file_is_split_too(tmp_path, monkeypatch) -> None:
+    """After a split the pool's thread has ended, so a second big file of the same run (a bundle with
+    two logs) is read in two processes as well: the real thread count, not a patched one."""
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    path = tmp_path / "cluster.log"
+    path.write_text("".join(blank_provenance_header(p.read_text(encoding="utf-8", errors="replace")) for p in LOGS),
+                    encoding="utf-8")
+    used = []
+    real = onepass._split
+    monkeypatch.setattr(onepass, "_split", lambda ps, h: used.append(real(ps, h)) or used[-1])
+    parsers = [nccl_tests, nccl_debug]
+    with open(path, "rb") as f:
+        if not parallel.worth_it(parsers, f):
+            pytest.skip("no fork, one CPU, or threads left running by earlier tests: one process")
+    for _ in range(2):
+        with open(path, "rb") as f:
+            onepass.parse_together(parsers, f)
+    assert [u is not onepass._NOT_SPLIT for u in used] == [True, True]

@@ -41,7 +41,7 @@ from operator import itemgetter
 from typing import Callable, Optional
 
 from ..errors import RedactionError
-from ..workers import fork_ok, one_worker_pool
+from ..workers import fork_ok, one_worker_pool, release
 from .shown import PATH_SHOWN, shown
 
 LARGE_MEMBER_BYTES = 1 << 20  # members from this size are streamed (smaller ones are read whole)
@@ -111,6 +111,7 @@ def scan(path: str, prompt_hosts: Callable[[str], list[str]]) -> set[str]:
     if cut is not None:
         pool = one_worker_pool()
         if pool is not None:
+            idle = False
             try:
                 try:
                     second = pool.submit(_scan_range, path, prompt_hosts, cut, None)
@@ -119,14 +120,17 @@ def scan(path: str, prompt_hosts: Callable[[str], list[str]]) -> set[str]:
                 first = _scan_range(path, prompt_hosts, 0, cut)
                 if second is not None:
                     try:
-                        return first | second.result()
+                        hosts = second.result()
+                        idle = True
+                        return first | hosts
                     except RedactionError:
+                        idle = True
                         raise
                     except Exception:  # a worker that died: its half here
                         pass
                 return first | _scan_range(path, prompt_hosts, cut, None)
             finally:
-                pool.shutdown(wait=False, cancel_futures=True)
+                release(pool, idle)
     return _scan_range(path, prompt_hosts, 0, None)
 
 

@@ -60,7 +60,7 @@ def read_halves(head: tuple[list[str], bytes], tail: tuple[list[str], bytes], ta
     """The reports of `head`, read here (the caller adds each to `tally` before asking for the next),
     then the worker's `tail` merged into `tally`, its failures yielded after. Falls back to reading
     `tail` here when the worker cannot run or its half cannot be merged."""
-    from ..workers import one_worker_pool
+    from ..workers import one_worker_pool, release
 
     pool = one_worker_pool()
     if pool is None:
@@ -81,8 +81,8 @@ def read_halves(head: tuple[list[str], bytes], tail: tuple[list[str], bytes], ta
             except Exception:  # noqa: BLE001 -- a worker that died: its half here
                 part = None
         settled = True
-    finally:  # waiting for the idle worker to exit (ms) ends the pool's thread: the next directory may fork
-        pool.shutdown(wait=settled, cancel_futures=True)
+    finally:
+        release(pool, settled)
     if part is not None and tally.merge(part[0]):
         yield from part[1]
         return

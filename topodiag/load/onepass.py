@@ -114,7 +114,7 @@ _NOT_SPLIT = object()
 
 
 def _split(parsers, handle: BinaryIO):
-    from ..workers import one_worker_pool
+    from ..workers import one_worker_pool, release
     from . import parallel
 
     if not parallel.worth_it(list(parsers), handle):
@@ -123,6 +123,7 @@ def _split(parsers, handle: BinaryIO):
     if pool is None:
         return _NOT_SPLIT
     mine, theirs = list(parsers[: (len(parsers) + 1) // 2]), list(parsers[(len(parsers) + 1) // 2:])
+    settled = False
     try:
         start = handle.tell()
         try:
@@ -136,6 +137,7 @@ def _split(parsers, handle: BinaryIO):
             rest = fut.result()
         except Exception:  # the worker died
             rest = None
+        settled = True
         if rest is None or len(rest) != len(theirs):
             handle.seek(start)
             rest = _read(theirs, ((chunk, None) for chunk in theirs[0].iter_chunks(handle)))
@@ -145,7 +147,7 @@ def _split(parsers, handle: BinaryIO):
             rest = [_restored(r) for r in rest]
         return got + rest
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        release(pool, settled)
 
 
 def _read_file(sources: tuple, path: str, start: int) -> Optional[list]:

@@ -22,7 +22,7 @@ import stat
 from collections import deque
 from typing import BinaryIO, Iterator, Optional
 
-from ..workers import fork_ok, one_worker_pool
+from ..workers import fork_ok, one_worker_pool, release
 
 PARALLEL_MIN_BYTES: Optional[int] = 64 << 20  # files from this size get a worker (None: never)
 AHEAD = 2  # digests requested ahead of the merge
@@ -83,10 +83,13 @@ def parse_in_two(parser, handle: BinaryIO):
     pool = one_worker_pool()
     if pool is None:
         return parser.parse_chunks(parser.iter_chunks(handle))
+    done = False
     try:
-        return parser.parse_chunks(_paired(parser, handle, pool, file_path(handle), parser.INFO.source))
+        out = parser.parse_chunks(_paired(parser, handle, pool, file_path(handle), parser.INFO.source))
+        done = True
+        return out
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        release(pool, done)
 
 
 def digested(parsers, handle: BinaryIO) -> Iterator[tuple[bytes, Optional[tuple]]]:
@@ -97,10 +100,12 @@ def digested(parsers, handle: BinaryIO) -> Iterator[tuple[bytes, Optional[tuple]
     if pool is None:
         yield from ((chunk, None) for chunk in parsers[0].iter_chunks(handle))
         return
+    done = False
     try:
         yield from _paired(parsers[0], handle, pool, file_path(handle), tuple(p.INFO.source for p in parsers))
+        done = True
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        release(pool, done)
 
 
 def _paired(parser, handle: BinaryIO, pool, path: str, source) -> Iterator[tuple[bytes, Optional[tuple]]]:
