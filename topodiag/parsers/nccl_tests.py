@@ -1074,15 +1074,17 @@ _UNITS_B = re.compile(rb"#\s*(?:\(B\)|out-of-place)\s")
 
 # The same decisions over whole lines, for a chunk's lines at once (`_sieve`: one C-level map of a
 # regex's fullmatch over a list of lines): each pattern takes only lines `_counted` settles the same way
-# with the same effect, and leaves the rest to it. Lines with no effect: a bare "#", the lines around a
-# results header, and a line of text whose first character can start neither a row, a launcher prefix
-# nor a cell; rank lines (banner, devices_dropped); "# Using devices" (banner). Rows of the layout in
-# force: _plain_shape's row pattern for it (`_right_row_b`), segment by segment between the lines that
-# may change the layout (a results header holds "count").
+# with the same effect, and leaves the rest to it. In one pass: a bare "#" and the lines around a
+# results header (no effect), rank lines (banner, devices_dropped), "# Using devices" (banner). Rows of
+# the layout in force: _plain_shape's row pattern for it (`_right_row_b`), region by region between
+# the lines that may change the layout (a results header holds "count"). (Lines of text whose first
+# character can start neither a row, a launcher prefix nor a cell are left to `_counted` and the memo:
+# a pattern for them, with its look-aheads for "NCCL" and "_perf", cost more than it saved.)
 _ASCII_S = r"(?!.*NCCL)(?=[\x00-\x1b\x20-\x7f]*\Z)"  # no "NCCL", ASCII, none of \x1c-\x1f (as `_counted` asks)
 _QUIET_B = re.compile((_WS_S + r"#(?:" + _WS_S + r"|\s*(?:\(B\)|out-of-place)\s+\S.*)").encode())
 # (the checks that read the whole line come after a literal start that few lines have, and that holds
 # no "NCCL" and nothing but ASCII blanks and letters: a line that fails early costs little)
+assert _DEVICE_RE.pattern.startswith(r"^#\s*Rank")
 _RANK_B = re.compile((_WS_S + r"#\s*Rank" + _ASCII_S + _DEVICE_RE.pattern[len(r"^#\s*Rank"):]).encode())
 _USING_LINE_B = re.compile((_WS_S + r"#\s*Using devices\b" + _ASCII_S + r".*").encode())
 _SETTLED_B = re.compile(b"|".join(b"(?:" + r.pattern + b")" for r in (_QUIET_B, _RANK_B, _USING_LINE_B)))
