@@ -154,17 +154,23 @@ def search_after(line: str, head: "re.Pattern[str]", tail: "re.Pattern[str]"):
     return None if t is None else (h, t)
 
 
-def probe_object(text: str, probe: str, what: str) -> dict:
-    """A live probe's JSON object whose "probe" is `probe` (topodiag/live/*_probe.py); ParseError
-    ("expected <what>", with the line where the JSON breaks) for any other text."""
+def probe_object(text: str, probe, what: str) -> dict:
+    """A live probe's JSON object whose "probe" is `probe` (a name, or a tuple of the names accepted;
+    topodiag/live/*_probe.py); ParseError for any other text: "expected <what>" with the line where
+    the JSON breaks, or the first line of text and what it holds, or line 0 when there is no text."""
     import json
 
+    probes = (probe,) if isinstance(probe, str) else tuple(probe)
+    first = next(((n, line.strip()) for n, line in enumerate(text.split("\n"), 1) if line.strip()), None)
+    if first is None:
+        raise ParseError(f"expected {what}, found no text", 0)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ParseError(f"expected {what}: {exc.msg}", exc.lineno) from None
-    except (ValueError, RecursionError) as exc:
-        raise ParseError(f"expected {what}: {type(exc).__name__}", 1) from None
-    if not isinstance(data, dict) or data.get("probe") != probe:
-        raise ParseError(f'expected {what}: a JSON object with "probe": "{probe}"', 1)
+    except (ValueError, RecursionError) as exc:  # an over-long integer, absurd nesting
+        raise ParseError(f"expected {what}: {type(exc).__name__}", first[0]) from None
+    if not isinstance(data, dict) or data.get("probe") not in probes:
+        names = " or ".join(f'"{p}"' for p in probes)
+        raise ParseError(f"expected {what}: a JSON object with \"probe\": {names}, found '{first[1][:60]}'", first[0])
     return data

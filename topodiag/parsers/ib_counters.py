@@ -42,7 +42,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .base import ParseError, ParserInfo, clean_lines, search_after
+from .base import ParseError, ParserInfo, clean_lines, probe_object, search_after
 from .ib_records import ErrorLine
 
 INFO = ParserInfo(
@@ -413,15 +413,8 @@ def _json_netdevs(data: dict, lines: list[str]) -> tuple:
 
 
 def _parse_json(text: str) -> IbCounters:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"expected the ib_counters probe JSON: {exc.msg}", exc.lineno) from None
-    except (ValueError, RecursionError) as exc:
-        raise ParseError(f"expected the ib_counters probe JSON: {type(exc).__name__}", 1) from None
+    data = probe_object(text, "ib_counters", "the ib_counters probe JSON")
     lines = text.split("\n")
-    if not isinstance(data, dict) or data.get("probe") != "ib_counters":
-        raise ParseError('expected a probe JSON object with "probe": "ib_counters"', _line_of(lines, "{", 1))
     version = data.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= SCHEMA_VERSION:
         raise ParseError(f"ib_counters probe schema_version {version!r}: this topodiag reads 1",

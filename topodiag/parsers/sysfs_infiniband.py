@@ -44,7 +44,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .base import ParseError, ParserInfo
+from .base import ParseError, ParserInfo, probe_object
 from .ib_records import (
     CA,
     IB_SPEEDS,
@@ -364,27 +364,10 @@ def _pci(raw: Any, i: int, lines: _Lines, start: int) -> PciDevice:
     )
 
 
-def _first_text(text: str) -> tuple[int, str] | None:
-    for n, line in enumerate(text.split("\n"), 1):
-        if line.strip():
-            return n, line.strip()
-    return None
-
 
 def parse(text: str) -> SysfsInfinibandReport:
     """Probe JSON -> SysfsInfinibandReport; ParseError for anything else."""
-    first = _first_text(text)
-    if first is None:
-        raise ParseError("expected a sysfs or pyverbs probe JSON, found no text", 0)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"expected a sysfs or pyverbs probe JSON: {exc.msg}", exc.lineno) from None
-    except (ValueError, RecursionError) as exc:  # an over-long integer, absurd nesting
-        raise ParseError(f"expected a sysfs or pyverbs probe JSON: {type(exc).__name__}", first[0]) from None
-    if not isinstance(data, dict) or data.get("probe") not in PROBES:
-        raise ParseError('expected a probe JSON object with "probe": "sysfs" or "pyverbs", '
-                         f"found '{first[1][:60]}'", first[0])
+    data = probe_object(text, PROBES, "a sysfs or pyverbs probe JSON")
     lines = _Lines(text)
     top = lines.find("probe", data["probe"], 1)
     version = data.get("schema_version")
