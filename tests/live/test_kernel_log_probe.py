@@ -76,3 +76,13 @@ def test_falls_back_to_syslog2_as_dmesg_does(monkeypatch):
     out = probe.probe("/")
     assert out["ok"] is False and out["error"] == ("not readable: /dev/kmsg: Permission denied; "
                                                    "syslog(2): Operation not permitted")
+
+
+def test_a_kmsg_that_leads_out_of_the_root_is_not_read(tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("6,1,100,-;NVRM: Xid (PCI:0000:1b:00): 79, GPU has fallen off the bus.\n")
+    root = tmp_path / "root"
+    (root / "dev").mkdir(parents=True)
+    (root / "dev" / "kmsg").symlink_to(outside)
+    got = probe.probe(str(root))
+    assert got["ok"] is False and got["records"] == [] and "not readable" in got["error"]

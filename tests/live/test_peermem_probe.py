@@ -85,3 +85,15 @@ def test_a_container_without_proc_modules_is_not_visible_not_failed(tmp_path):
 def test_memory_peers_alone_say_loaded(tmp_path):
     p = _parsed(_root(tmp_path, None, ["nv_mem"], None))
     assert p.peer_absent is False and gdr.gdr001(p) is None
+
+
+def test_a_file_that_leads_out_of_the_root_is_not_read(tmp_path):
+    """A recorded tree is read under its root only (topodiag/live/rooted.py, as the sysfs and counters
+    probes read): /proc/modules as a link to a file outside is "not visible", never read."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text(MODULES)
+    root = tmp_path / "root"
+    (root / "proc").mkdir(parents=True)
+    (root / "proc" / "modules").symlink_to(outside)
+    got = peermem_probe.probe(str(root))
+    assert got["modules"] is None and "/proc/modules" in got["not_visible"]

@@ -19,73 +19,28 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 import sys
 import time
 from typing import Any, Optional
 
+from .rooted import Rooted
+
 PROBE = "ib_counters"
 SCHEMA_VERSION = 1
-MAX_READ = 4096
-MAX_ENTRIES = 512
 MAX_INTERVAL_S = 300.0
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,80}$")
 RATE_RE = re.compile(r"^\s*(\d{1,6}(?:\.\d{1,6})?)\s*Gb/sec")
-
-
-class _Reader:
-    def __init__(self, root: str):
-        self.root = os.path.realpath(root)
-
-    def _inside(self, rel: str) -> Optional[str]:
-        path = os.path.realpath(os.path.join(self.root, rel))
-        if self.root != "/" and path != self.root and not path.startswith(self.root + "/"):
-            return None
-        return path
-
-    def read(self, rel: str) -> Optional[str]:
-        path = self._inside(rel)
-        if path is None:
-            return None
-        try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        except (OSError, ValueError):
-            return None
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            data = os.read(fd, MAX_READ)
-        except (OSError, ValueError):
-            return None
-        finally:
-            os.close(fd)
-        text = data.decode("utf-8", errors="replace").strip()
-        return text or None
-
-    def listdir(self, rel: str) -> list[str]:
-        path = self._inside(rel)
-        if path is None:
-            return []
-        try:
-            names = [n for n in os.listdir(path) if not n.startswith(".")]
-        except (OSError, ValueError):
-            return []
-        return sorted(names, key=_natural)[:MAX_ENTRIES]
-
-
-def _natural(name: str) -> list:
-    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", name) if p]
 
 
 def _int(raw: Optional[str]) -> Optional[int]:
     return int(raw) if raw is not None and raw.isdigit() and len(raw) < 21 else None
 
 
-def _table(r: _Reader, rel: str) -> dict[str, Optional[int]]:
+def _table(r: Rooted, rel: str) -> dict[str, Optional[int]]:
     return {name: _int(r.read(f"{rel}/{name}")) for name in r.listdir(rel) if NAME_RE.match(name)}
 
 
-def _ports(r: _Reader) -> list[dict[str, Any]]:
+def _ports(r: Rooted) -> list[dict[str, Any]]:
     out = []
     for dev in r.listdir("sys/class/infiniband"):
         base = f"sys/class/infiniband/{dev}"
@@ -100,7 +55,7 @@ def _ports(r: _Reader) -> list[dict[str, Any]]:
     return out
 
 
-def _ecn(r: _Reader, ifname: str, side: str) -> dict[str, bool]:
+def _ecn(r: Rooted, ifname: str, side: str) -> dict[str, bool]:
     rel = f"sys/class/net/{ifname}/ecn/roce_{side}/enable"
     out = {}
     for prio in r.listdir(rel):
@@ -110,7 +65,7 @@ def _ecn(r: _Reader, ifname: str, side: str) -> dict[str, bool]:
     return out
 
 
-def _netdevs(r: _Reader) -> list[dict[str, Any]]:
+def _netdevs(r: Rooted) -> list[dict[str, Any]]:
     out = []
     for dev in r.listdir("sys/class/infiniband"):
         for ifname in r.listdir(f"sys/class/infiniband/{dev}/device/net"):
@@ -125,7 +80,7 @@ def probe(root: str = "/", interval_s: float = 0.0) -> dict[str, Any]:
                            "hostname": None, "interval_s": None, "samples": [], "netdevs": []}
     try:
         root = os.fspath(root)
-        r = _Reader(root)
+        r = Rooted(root)
         if not os.path.isdir(os.path.join(root, "sys")):
             out["error"] = f"no sysfs under {root} (sys/ is missing)"
             return out

@@ -24,6 +24,8 @@ import re
 import sys
 from typing import Any, Optional
 
+from .rooted import Rooted
+
 SCHEMA_VERSION = 1
 MAX_BYTES = 32 * 1024 * 1024  # a ring buffer is 128 KiB-16 MiB (CONFIG_LOG_BUF_SHIFT, log_buf_len)
 RECORD_BYTES = 16384  # a read of /dev/kmsg smaller than the record fails (EINVAL): records are < 8 KiB
@@ -44,15 +46,10 @@ def parse_duration(text: Any) -> float:
     return value
 
 
-def _path(root: str, path: str) -> str:
-    return path if root in ("", "/") else os.path.join(root, path.lstrip("/"))
-
-
-def _uptime(root: str) -> Optional[float]:
+def _uptime(r: Rooted) -> Optional[float]:
     try:
-        with open(_path(root, "/proc/uptime"), encoding="ascii") as fh:
-            return float(fh.read().split()[0])
-    except (OSError, ValueError, IndexError):
+        return float((r.read("/proc/uptime") or "").split()[0])
+    except (ValueError, IndexError):
         return None
 
 
@@ -105,14 +102,17 @@ def read_syslog() -> list[str]:
 
 
 def probe(root: str = "/", since_s: Optional[float] = None, syslog: bool = True) -> dict:
+    r = Rooted(root)
     out: dict = {"probe": "kernel_log", "schema_version": SCHEMA_VERSION, "ok": True, "error": None, "via": None,
-                 "now_s": _uptime(root), "since_s": since_s, "lost": 0, "truncated": False}
-    kmsg = _path(root, "/dev/kmsg")
+                 "now_s": _uptime(r), "since_s": since_s, "lost": 0, "truncated": False}
+    kmsg = r.inside("/dev/kmsg")
     try:
+        if kmsg is None:
+            raise OSError(errno.EXDEV, f"{root}/dev/kmsg leads out of {root}")
         records, out["lost"], out["truncated"] = read_kmsg(kmsg)
         out["via"] = "/dev/kmsg"
     except OSError as exc:
-        first = f"{kmsg}: {exc.strerror or exc}"
+        first = f"{kmsg or '/dev/kmsg'}: {exc.strerror or exc}"
         if not syslog or root not in ("", "/"):  # another root's ring buffer is not this kernel's
             out.update(ok=False, error=f"not readable: {first}")
             out["records"] = []

@@ -37,9 +37,9 @@ MAX_NETDEVS = 32
 
 def roce_netdevs(sysfs_root: str = "/") -> list[str]:
     """The network interfaces of the RDMA ports whose link layer is Ethernet, in device order, each once."""
-    from .ib_counters_probe import _Reader
+    from .rooted import Rooted
 
-    r = _Reader(sysfs_root)
+    r = Rooted(sysfs_root)
     out: list[str] = []
     for dev in r.listdir("sys/class/infiniband"):
         base = f"sys/class/infiniband/{dev}"

@@ -21,37 +21,33 @@ import os
 import sys
 from typing import Optional
 
+from .rooted import Rooted
+
 SCHEMA_VERSION = 1
 MAX_BYTES = 1024 * 1024
+MAX_PEERS = 400
 
 
-def _path(root: str, path: str) -> str:
-    return path if root in ("", "/") else os.path.join(root, path.lstrip("/"))
-
-
-def _read(root: str, path: str, missing: list) -> Optional[str]:
-    try:
-        with open(_path(root, path), encoding="utf-8", errors="replace") as fh:
-            return fh.read(MAX_BYTES)
-    except OSError:
+def _read(r: Rooted, path: str, missing: list) -> Optional[str]:
+    text = r.read(path, MAX_BYTES, strip=False)
+    if text is None:
         missing.append(path)
-        return None
+    return text
 
 
 def probe(root: str = "/") -> dict:
+    r = Rooted(root)
     missing: list[str] = []
-    modules = _read(root, "/proc/modules", missing)
-    try:
-        peers: Optional[list] = sorted(os.listdir(_path(root, "/sys/kernel/mm/memory_peers")))[:400]
-    except OSError:
+    modules = _read(r, "/proc/modules", missing)
+    peers = r.entries("/sys/kernel/mm/memory_peers")
+    if peers is None:
         missing.append("/sys/kernel/mm/memory_peers")
-        peers = None
-    version = _read(root, "/proc/driver/nvidia/version", missing)
-    release = _read(root, "/proc/sys/kernel/osrelease", missing)
+    version = _read(r, "/proc/driver/nvidia/version", missing)
+    release = _read(r, "/proc/sys/kernel/osrelease", missing)
     if release is None and root in ("", "/"):
         release = os.uname().release
     return {"probe": "peermem", "schema_version": SCHEMA_VERSION, "ok": True, "modules": modules,
-            "memory_peers": peers, "nvidia_version": version,
+            "memory_peers": peers[:MAX_PEERS] if peers is not None else None, "nvidia_version": version,
             "kernel_release": release.strip() if release else None, "not_visible": missing}
 
 
