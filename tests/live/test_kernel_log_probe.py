@@ -86,3 +86,12 @@ def test_a_kmsg_that_leads_out_of_the_root_is_not_read(tmp_path):
     (root / "dev" / "kmsg").symlink_to(outside)
     got = probe.probe(str(root))
     assert got["ok"] is False and got["records"] == [] and "not readable" in got["error"]
+
+
+def test_records_of_the_wrong_type_are_refused_not_called_unreadable():
+    with pytest.raises(kernel_log.ParseError) as exc:
+        kernel_log.parse('{"probe": "kernel_log", "schema_version": 1, "ok": true,\n "records": [1, 2]}')
+    assert exc.value.line_no == 2 and "records: expected a list of strings" in exc.value.message
+    with pytest.raises(kernel_log.ParseError) as exc:
+        kernel_log.parse('{"probe": "kernel_log", "ok": false, "error": "not readable: /dev/kmsg"}')
+    assert "could not read the kernel log: not readable: /dev/kmsg" in exc.value.message

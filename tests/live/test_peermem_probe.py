@@ -97,3 +97,18 @@ def test_a_file_that_leads_out_of_the_root_is_not_read(tmp_path):
     (root / "proc" / "modules").symlink_to(outside)
     got = peermem_probe.probe(str(root))
     assert got["modules"] is None and "/proc/modules" in got["not_visible"]
+
+
+def test_a_probe_json_of_the_wrong_types_is_refused_at_its_line():
+    """A field the probe writes as text (or a list of names) holding something else is not read as
+    "not visible": the file is not the probe's output."""
+    import pytest
+
+    from topodiag.parsers import ParseError
+
+    with pytest.raises(ParseError) as exc:
+        peermem.parse('{"probe": "peermem", "schema_version": 1, "ok": true, "modules": 5}')
+    assert exc.value.line_no == 1 and "modules: expected a string or null, found int" in exc.value.message
+    with pytest.raises(ParseError) as exc:
+        peermem.parse('{"probe": "peermem",\n "memory_peers": ["nv_mem", 3]}')
+    assert exc.value.line_no == 2 and "memory_peers: expected a list of names or null, found a list holding int" in exc.value.message

@@ -310,10 +310,13 @@ def _parse_probe(text: str) -> KernelLog:
     ParseError with its reason (live collection records it as not available, never as a failure)."""
     data = probe_object(text, "kernel_log", "the kernel-log probe's JSON")
     records = data.get("records")
-    if data.get("ok") is False or not isinstance(records, list) or not all(isinstance(r, str) for r in records):
+    lines = text.split("\n")
+    if data.get("ok") is False or records is None:
         why = data.get("error") if isinstance(data.get("error"), str) else "no records"
         raise ParseError(f"the kernel-log probe could not read the kernel log: {why[:300]}", 1)
-    lines = text.split("\n")
+    if not isinstance(records, list) or not all(isinstance(r, str) for r in records):
+        raise ParseError("the kernel-log probe's records: expected a list of strings",
+                         next((n for n, ln in enumerate(lines, 1) if '"records"' in ln), 1))
     # json.dumps(indent=1) puts each record on a line of its own: line numbers are then the member's
     at = next((i for i, ln in enumerate(lines) if ln.strip() == '"records": ['), None)
     first = at + 1 if at is not None and len(lines) >= at + 1 + len(records) else 0

@@ -226,13 +226,24 @@ def _parse_probe(text: str) -> PeerMem:
     is not visible), the memory_peers entries, the driver's version file, the kernel release."""
     data = probe_object(text, "peermem", "the peermem probe's JSON")
 
+    def wrong(key: str, what: str) -> ParseError:
+        at = next((n for n, line in enumerate(text.split("\n"), 1) if f'"{key}"' in line), 1)
+        v = data[key]
+        bad = next((x for x in v if not isinstance(x, str)), None) if isinstance(v, list) else v
+        found = f"a list holding {type(bad).__name__}" if isinstance(v, list) else type(v).__name__
+        return ParseError(f"the peermem probe's {key}: expected {what}, found {found}", at)
+
     def text_of(key: str) -> Optional[str]:
         v = data.get(key)
-        return v if isinstance(v, str) else None
+        if v is not None and not isinstance(v, str):
+            raise wrong(key, "a string or null")
+        return v
 
     modules, version, kernel = text_of("modules"), text_of("nvidia_version"), text_of("kernel_release")
     peers = data.get("memory_peers")
-    peers = [p for p in peers if isinstance(p, str)][:MAX_MODULES] if isinstance(peers, list) else None
+    if peers is not None and not (isinstance(peers, list) and all(isinstance(p, str) for p in peers)):
+        raise wrong("memory_peers", "a list of names or null")
+    peers = peers[:MAX_MODULES] if peers is not None else None
     parts = [modules or ""]
     if version:
         parts.append(version)
