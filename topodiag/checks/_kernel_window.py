@@ -1,11 +1,40 @@
-"""The window a kernel log is judged in (GPU003, and GPU001's history): after the last NVIDIA driver
-load (its probe included), after a GPU's last reset the log acknowledges, and, when asked
-(`--kernel-log-since`, a rule's `since_s`), within the log's last S seconds. A helper of the check
-modules (the registry skips names starting with "_")."""
+"""What the kernel-log GPU checks share (GPU001, GPU003): the log's events per GPU (`per_gpu`), and the
+window a kernel log is judged in (`Window`): after the last NVIDIA driver load (its probe included),
+after a GPU's last reset the log acknowledges, and, when asked (`--kernel-log-since`, a rule's
+`since_s`), within the log's last S seconds. A helper of the check modules (the registry skips names
+starting with "_")."""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Callable, Optional
+
+
+def per_gpu(log, keep: Optional[Callable[[Any], bool]] = None) -> dict[str, dict[str, Any]]:
+    """{bus: {codes: [Xids, in order], causes: [Xids named by 'caused by previous Xid N'], actions:
+    [the actions Xid 154 names], lines: [line numbers], lost: the fallen-off-the-bus line or None}}
+    of the log's Xid events and fallen-off-the-bus notices that `keep` keeps (all without it)."""
+    gpus: dict[str, dict[str, Any]] = {}
+
+    def of(bus: str) -> dict[str, Any]:
+        return gpus.setdefault(bus, {"codes": [], "causes": [], "actions": [], "lines": [], "lost": None})
+
+    for x in getattr(log, "xids", ()) or ():
+        if keep is not None and not keep(x):
+            continue
+        g = of(x.pci)
+        if x.xid not in g["codes"]:
+            g["codes"].append(x.xid)
+        caused = getattr(x, "caused_by", None)
+        if caused is not None and caused not in g["causes"]:
+            g["causes"].append(caused)
+        action = getattr(x, "action", None)
+        if action and action not in g["actions"]:
+            g["actions"].append(action)
+        g["lines"].append(x.line_no)
+    for e in getattr(log, "fallen_off_bus", ()) or ():
+        if e.pci is not None and (keep is None or keep(e)):
+            of(e.pci)["lost"] = e.line_no
+    return gpus
 
 
 def _since(log, params) -> Optional[float]:

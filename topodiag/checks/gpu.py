@@ -12,29 +12,12 @@ from typing import Any, Iterator
 from .. import xid as xids
 from ..engine import Evidence, Severity, check, hit, when
 from ._facts import listing
-from ._kernel_window import Window
+from ._kernel_window import Window, per_gpu
 
 GRADE_WORDS = {"lost": "a lost GPU", "reset": "a GPU that needed a reset", "app": "the job's own errors",
                "watch": "degradation", "unknown": "codes outside the catalogue"}
 SEVERITY = {"app": Severity.WARNING, "watch": Severity.WARNING, "unknown": Severity.WARNING,
             "reset": None, "lost": Severity.CRITICAL}  # None: the rule's own (error)
-
-
-def _per_gpu(log) -> dict[str, dict[str, Any]]:
-    """{bus: {codes: [Xids seen, in order], causes: [Xids named by 'caused by previous Xid N'],
-    lines: [line numbers], lost: the fallen-off-the-bus line or None}}."""
-    gpus: dict[str, dict[str, Any]] = {}
-    for x in log.xids:
-        g = gpus.setdefault(x.pci, {"codes": [], "causes": [], "lines": [], "lost": None})
-        if x.xid not in g["codes"]:
-            g["codes"].append(x.xid)
-        if x.caused_by is not None and x.caused_by not in g["causes"]:
-            g["causes"].append(x.caused_by)
-        g["lines"].append(x.line_no)
-    for e in log.fallen_off_bus:
-        g = gpus.setdefault(e.pci, {"codes": [], "causes": [], "lines": [], "lost": None})
-        g["lost"] = e.line_no
-    return gpus
 
 
 def _grade(g: dict[str, Any]) -> str:
@@ -55,11 +38,10 @@ def _variant(grade: str) -> str:
     return "unknown"
 
 
-def _history(log, bus: str, g: dict[str, Any]) -> str:
+def _history(win: Window, bus: str, g: dict[str, Any]) -> str:
     """What re-initialised the GPU after every one of its events ("its reset at line N", "the NVIDIA
     driver load at line M"), or "" when an event is not behind such a line (the same window GPU003
     judges in, without its time span)."""
-    win = Window(log, {})
     start = win.start(bus)
     last = max(g["lines"] + ([g["lost"]] if g["lost"] is not None else []))
     if not start or last >= start:
@@ -75,11 +57,12 @@ def gpu001(kernel_log) -> Iterator:
     event (a cleanup Xid 45 counts as the Xid it names); info, as history, when every event came
     before the GPU's acknowledged reset or the last NVIDIA driver load."""
     total = getattr(kernel_log, "xids_total", 0)
-    for bus, g in sorted(_per_gpu(kernel_log).items()):
+    win = Window(kernel_log, {})
+    for bus, g in sorted(per_gpu(kernel_log).items()):
         grade = _grade(g)
         codes = g["codes"]
         first = g["lost"] if g["lost"] is not None else g["lines"][0]
-        since = _history(kernel_log, bus, g)
+        since = _history(win, bus, g)
         yield hit([f"pci:{bus}"], variant="history" if since else _variant(grade),
                   severity=Severity.INFO if since else SEVERITY[grade],
                   notes=when(caused=g["causes"], no_xid=g["lost"] is not None and 79 not in codes,

@@ -13,26 +13,17 @@ from typing import Any, Iterator
 from .. import xid as xids
 from ..engine import Evidence, Severity, check, hit, when
 from ._facts import listing
-from ._kernel_window import Window
+from ._kernel_window import Window, per_gpu
 
 
 def _blocking(log, win: Window) -> dict[str, dict[str, Any]]:
-    """bus -> {codes, lines, lost (line or None)} of the events inside the window that block a job."""
-    gpus: dict[str, dict[str, Any]] = {}
-    for x in getattr(log, "xids", ()) or ():
-        if not xids.blocks_job(x.xid, getattr(x, "action", None)) or not win.keeps(x.pci, x.line_no, x.time_s):
-            continue
-        g = gpus.setdefault(x.pci, {"codes": [], "lines": [], "lost": None, "actions": []})
-        if x.xid not in g["codes"]:
-            g["codes"].append(x.xid)
-        if getattr(x, "action", None) and x.action not in g["actions"]:
-            g["actions"].append(x.action)
-        g["lines"].append(x.line_no)
-    for e in getattr(log, "fallen_off_bus", ()) or ():
-        if e.pci is not None and win.keeps(e.pci, e.line_no, getattr(e, "time_s", None)):
-            g = gpus.setdefault(e.pci, {"codes": [], "lines": [], "lost": None, "actions": []})
-            g["lost"] = e.line_no
-    return gpus
+    """per_gpu of the events inside the window that block a job."""
+    def keep(e) -> bool:
+        if hasattr(e, "xid") and not xids.blocks_job(e.xid, getattr(e, "action", None)):
+            return False
+        return win.keeps(e.pci, e.line_no, getattr(e, "time_s", None))
+
+    return per_gpu(log, keep)
 
 
 def _lost(g: dict[str, Any]) -> bool:
