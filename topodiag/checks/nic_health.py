@@ -10,6 +10,7 @@ from typing import Any, Iterator
 
 from ..engine import Evidence, Severity, check, hit, when
 from ._facts import listing
+from ._kernel_window import Window
 
 MILD = ("WARNING", "NOTICE", "INFO", "DEBUG")  # the firmware's own grades that are no failure
 
@@ -57,8 +58,7 @@ def _subjects(topology, functions: list[str]) -> list[str]:
 
 @check("IB017")
 def ib017(kernel_log, topology=None) -> Iterator:
-    span, now = getattr(kernel_log, "since_s", None), getattr(kernel_log, "now_s", None)
-    since = now - span if span is not None and now is not None else None
+    since = Window(kernel_log, {}).floor  # --kernel-log-since, as GPU003 reads it
     events = _current(getattr(kernel_log, "nic_health", ()) or (), since)
     for card, c in sorted(_per_card(events).items()):
         functions = sorted(c["functions"])
