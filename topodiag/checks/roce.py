@@ -11,8 +11,7 @@ import re
 from typing import Any, Iterator, Optional
 
 from ..engine import Evidence, Severity, check, hit, when
-from ..parsers.base import to_jsonable
-from ._facts import listing
+from ._facts import listing, plain
 
 FULL_MTU = 4096
 NETDEV_MTU_FOR_4096 = 4200  # the kernel keeps ~96 bytes of RoCE v2 headers below the netdev MTU
@@ -76,10 +75,7 @@ def _port_evidence(ports: list) -> list:
 
 def _nccl_qps(nccl_debug) -> list[dict]:
     """The NCCL log's per-QP MTUs (nccl_debug `qp_mtus`) as dicts."""
-    if nccl_debug is None:
-        return []
-    qps = nccl_debug.get("qp_mtus") if isinstance(nccl_debug, dict) else getattr(nccl_debug, "qp_mtus", ())
-    return [q if isinstance(q, dict) else to_jsonable(q) for q in qps or ()]
+    return list(plain(nccl_debug).get("qp_mtus") or ()) if nccl_debug is not None else []
 
 
 def _qp_where(q: dict) -> str:
