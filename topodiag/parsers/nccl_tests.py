@@ -52,7 +52,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterable, Iterator, Optional
 
-from . import _chunks
+from . import _chunks, _linescan
 from ._chunks import CHUNK
 from .base import ANSI_RE, ParseError, ParserInfo, clean_lines, iter_clean_lines
 
@@ -931,17 +931,14 @@ def parse_lines(lines: Iterable[str]) -> NcclTestsReport:
 # an nranks (a later one cannot change what the first set).
 # `ChunkReader.feed` decodes those lines and feeds them, with their line numbers, to the same _Parser
 # the line path uses, so the result is `parse(text)`'s. An INFO/TRACE line is left out only when a
-# printable ASCII character follows its tag (_INFO_END_RE finds the others), so the line `feed` would
-# see, stripped of trailing blanks, still holds the tag and is routed the same way.
+# printable ASCII character follows its last tag (_linescan.untagged keeps the others), so the line `feed`
+# would see, stripped of trailing blanks, still holds the tag and is routed the same way.
 
 _INFO_B = b" NCCL INFO "
 _TRACE_B = b" NCCL TRACE "
 _B_ANSI_RE = re.compile(ANSI_RE.pattern.encode())
 
-Digest = tuple  # (lines in the chunk, [indices of the lines picked], (their bytes), {indices of those with a failure word})
-# An INFO/TRACE line that the bytes test above does not settle: one whose tag is followed by nothing but
-# blanks or bytes that are not printable ASCII up to the end of the line.
-_INFO_END_RE = re.compile(rb" NCCL (?:INFO|TRACE) [^!-~\n]*$", re.M)
+Digest = tuple  # (lines in the chunk, [indices of the lines picked], [their bytes], {indices of those with a failure word})
 
 
 def _normal(raw: bytes) -> bytes:
@@ -1007,35 +1004,11 @@ def _lines_of(raw: bytes) -> tuple[bytes, list[bytes]]:
 def digest(raw: bytes) -> Digest:
     """The state-free half of reading one chunk of whole lines (see above): (its line count, the
     indices of the lines the parser could act on, their bytes, the indices of those that may hold a
-    failure mark). The lines are picked with C-level passes (map, compress), not a Python loop; the
-    INFO/TRACE lines that hold facts are added by `ChunkReader` while the parser lacks them."""
-    c, lines = _lines_of(raw)
-    n = len(lines)
-    info = map(operator.contains, lines, itertools.repeat(_INFO_B))
-    if _TRACE_B in c:
-        info = map(operator.or_, info, map(operator.contains, lines, itertools.repeat(_TRACE_B)))
-    keep = list(itertools.compress(range(n), map(operator.not_, info)))
-    picked = _pick(lines, keep)
-    if not all(picked):  # an empty line is never one
-        ok = list(map(bool, picked))
-        keep, picked = list(itertools.compress(keep, ok)), tuple(itertools.compress(picked, ok))
-    if len(keep) < n:  # INFO/TRACE lines with no printable character after the tag: left to `feed`
-        ends = None
-        extra = set()
-        for m in _INFO_END_RE.finditer(c):
-            ends = ends or _line_ends(lines)
-            extra.add(bisect.bisect_right(ends, m.start()))
-        if extra:
-            keep = sorted(set(keep) | extra)
-            picked = _pick(lines, keep)
+    failure mark). The lines are picked in one pass (topodiag/parsers/_linescan.py `untagged`: compiled,
+    or C-level map/compress passes), not a Python loop; the INFO/TRACE lines that hold facts are added
+    by `ChunkReader` while the parser lacks them."""
+    n, keep, picked = _linescan.untagged(_normal(raw))
     return n, keep, picked, _fail_lines(keep, picked)
-
-
-def _pick(lines: list[bytes], at: list[int]) -> tuple:
-    """The lines at these indices, as a tuple (one C-level call)."""
-    if len(at) > 1:
-        return operator.itemgetter(*at)(lines)
-    return (lines[at[0]],) if at else ()
 
 
 def _fact_lines(raw: bytes) -> tuple[list[int], list[bytes]]:

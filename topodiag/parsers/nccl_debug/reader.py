@@ -24,7 +24,7 @@ import re
 from collections import Counter
 from typing import BinaryIO, Iterable, Iterator, Optional
 
-from .. import _chunks
+from .. import _chunks, _linescan
 from .._chunks import CHUNK
 from ..base import ANSI_RE
 from .facts import Facts
@@ -99,20 +99,22 @@ def digest(raw: bytes) -> Digest:
     """The state-free passes over one chunk as read (it is normalised here): (lines, has "NCCL",
     "NCCL INFO"/"NCCL WARN"/"NCCL TRACE" counts, the connection texts with their counts in order of
     first appearance, bits: GPU Direct RDMA 1 any / 2 Enabled / 4 Disabled, 8 "ProcessGroupNCCL",
-    16 the chunk is already normal (normalise would return it unchanged)). A chunk without "NCCL" has
-    no counts, unless it holds bare connection lines (BARE_CONN_RE): those are its connections and
-    its INFO count."""
+    16 the chunk is already normal (normalise would return it unchanged), the distinct prefixes of its
+    INFO/TRACE lines (the text before the line's first tag: host, pid, tid, device), in order). The line
+    and tag counts and the prefixes come from one pass (topodiag/parsers/_linescan.py `tagged`). A chunk
+    without "NCCL" has no counts, unless it holds bare connection lines (BARE_CONN_RE): those are its
+    connections and its INFO count."""
     c = normalise(raw)
     same = 16 if c is raw else 0
     if b"NCCL" not in c:
         bare = list(Counter(BARE_CONN_RE.findall(c)).items()) if b"] -> " in c and b" via " in c else []
         # a chunk of bare connection lines counts them as its NCCL lines (the INFO slot)
-        return c.count(b"\n"), bool(bare), sum(n for _, n in bare), 0, 0, bare, same
+        return c.count(b"\n"), bool(bare), sum(n for _, n in bare), 0, 0, bare, same, {}
     marks = same | (8 if b"ProcessGroupNCCL" in c else 0)
     if GDR in c:
         marks |= 1 | (2 if b"GPU Direct RDMA Enabled" in c else 0) | (4 if b"GPU Direct RDMA Disabled" in c else 0)
-    return (c.count(b"\n"), True, c.count(b"NCCL INFO"), c.count(WARN), c.count(TRACE),
-            list(Counter(CONN_RE.findall(c)).items()), marks)
+    n_lines, n_info, n_warn, n_trace, prefixes = _linescan.tagged(c)
+    return n_lines, True, n_info, n_warn, n_trace, list(Counter(CONN_RE.findall(c)).items()), marks, prefixes
 
 
 class _LineNo:
@@ -145,7 +147,7 @@ def feed(st: Facts, raw: bytes, dg: Optional[Digest] = None) -> None:
     `dg` is `digest(raw)` when it was computed elsewhere (it is computed here otherwise)."""
     if dg is None:
         dg = digest(raw)
-    n_lines, has_nccl, n_info, n_warn, n_trace, items, marks = dg
+    n_lines, has_nccl, n_info, n_warn, n_trace, items, marks, prefixes = dg
     c = raw if marks & 16 else normalise(raw)
     base = st.n
     st.n += n_lines
@@ -154,6 +156,10 @@ def feed(st: Facts, raw: bytes, dg: Optional[Digest] = None) -> None:
     if not has_nccl:
         return
     st.nccl += n_info + n_warn + n_trace
+    pseen_b = st.prefix_seen_b
+    for pre_b in prefixes:  # the hosts and devices of the chunk's INFO/TRACE lines
+        if pre_b not in pseen_b:
+            _new_prefix(st, pre_b)
     for conn, cnt in items:
         st.count_connections(c, base, conn, cnt)
     if marks & 1:
@@ -185,13 +191,12 @@ def _gdr(st: Facts, c: bytes, base: int, marks: int) -> None:
 
 def _facts(st: Facts, c: bytes, base: int) -> tuple[list[int], list[int]]:
     """The fact lines, given to Facts; returns the positions of the WARN tags found and those of the
-    untagged marks (failure / error / version) seen. Every effect of a fact line is idempotent, so
-    a line whose message is known (or a comm line whose rank record is known) only adds its prefix's
-    host; raw bytes known as text skip the decode."""
+    untagged marks (failure / error / version) seen. Every effect of a fact line is idempotent and the
+    hosts of the chunk's lines are already recorded (`feed`, from the digest's prefixes), so a line whose
+    message is known (or a comm line whose rank record is known) does nothing more; raw bytes known as
+    text skip the decode."""
     seen, seen_b = st.seen_msgs, st.seen_msgs_b
-    pcache, pseen_b = st.prefix_cache, st.prefix_seen_b
     comm_seen_b = st.comm_seen_b
-    prefix = st.prefix
     info = st.info
     rfind = c.rfind
     warns: list[int] = []
@@ -199,12 +204,9 @@ def _facts(st: Facts, c: bytes, base: int) -> tuple[list[int], list[int]]:
     lines = _LineNo(c, base)  # line numbers of the per-QP lines that start a qp_mtus entry
     for m in SCAN_RE.finditer(c):
         msg_b = m.group(1)
-        start = m.start()
         if msg_b in seen_b:  # the bulk: a message known (never a per-QP line: those are not kept there)
-            pre_b = c[rfind(b"\n", 0, start) + 1 : start]
-            if pre_b not in pseen_b:
-                _new_prefix(st, pre_b)
             continue
+        start = m.start()
         if msg_b is None:  # a tag: "NCCL WAR(N)", TRACE (counted already), or a mark
             n = m.end() - start
             if n == 8:
@@ -216,7 +218,6 @@ def _facts(st: Facts, c: bytes, base: int) -> tuple[list[int], list[int]]:
                 _qp(st, c, lines, start, msg_b):
             continue
         kb = None
-        known = False
         if msg_b[-1] > 32 and msg_b.startswith((b"comm ", b"ncclComm")):
             # the key Facts.comm reads (from " rank ": a function name before "comm" changes nothing
             # in it; the message has nothing to strip): a known key only sets init_complete
@@ -226,17 +227,9 @@ def _facts(st: Facts, c: bytes, base: int) -> tuple[list[int], list[int]]:
             if kb in comm_seen_b:
                 if b"Init COMPLETE" in msg_b:
                     st.init_complete = True
-                known = True
-        pre_b = c[rfind(b"\n", 0, start) + 1 : start]
-        if known:
-            if pre_b not in pseen_b:
-                _new_prefix(st, pre_b)
-            continue
+                continue
         msg = _text(msg_b)
-        pre = _text(pre_b)
         if msg in seen:
-            if pre not in pcache:
-                prefix(pre)
             continue
         if len(seen) >= MAX_CACHE:
             seen.clear()
@@ -244,7 +237,7 @@ def _facts(st: Facts, c: bytes, base: int) -> tuple[list[int], list[int]]:
         if not msg.startswith("Connected NVLS"):
             seen.add(msg)
             seen_b.add(msg_b)
-        info(pre, msg.strip())
+        info(_text(c[rfind(b"\n", 0, start) + 1 : start]), msg.strip())
         if kb is not None and _text(kb) in st.comm_seen:
             comm_seen_b.add(kb)
     return warns, marked

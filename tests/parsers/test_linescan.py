@@ -1,0 +1,99 @@
+"""The compiled line scanner (topodiag/_cscan.c) against its pure-Python twins
+(topodiag/parsers/_linescan.py): the same values on every chunk of the NCCL fixtures, on cut and
+edited chunks, and on generated text made of the tags' pieces. Where the build had no C compiler the
+comparisons are skipped and the readers' own tests cover the pure-Python twins, which then run."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from topodiag.parsers import _linescan
+from topodiag.parsers.nccl_debug.reader import iter_chunks, normalise
+
+ROOT = Path(__file__).resolve().parents[2]
+compiled = pytest.mark.skipif(_linescan._compiled is None, reason="the line scanner was not compiled")
+FILES = sorted(p for d in ("nccl_debug", "nccl_tests", "nccl_diag") for p in (ROOT / "fixtures" / d).glob("*") if p.is_file())
+
+
+def same(c: bytes) -> None:
+    a, b = _linescan._compiled.tagged(c), _linescan.tagged_py(c)
+    assert a[:4] == b[:4]
+    assert list(a[4]) == list(b[4])  # the same prefixes, in the same order
+    assert _linescan._compiled.untagged(c) == _linescan.untagged_py(c)
+
+
+@compiled
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fixture_chunks(path: Path) -> None:
+    with open(path, "rb") as f:
+        for chunk in itertools.islice(iter_chunks(f), 8):
+            c = normalise(chunk)
+            for variant in (c, c[: len(c) // 2], c.rstrip(b"\n"), c.replace(b"NCCL INFO ", b"NCCL TRACE "), c + c):
+                same(variant)
+
+
+PIECES = [b"NCCL INFO ", b" NCCL INFO ", b"NCCL INFO", b" NCCL TRACE ", b"NCCL TRACE", b"NCCL WARN", b"NCCL ",
+          b"NCCL", b"\n", b"\n\n", b" ", b"\t", b"\x00", b"\xff", b"\x80", b"x", b"host:1:2 [0] ", b"INFO ",
+          b"~", b"!", b"\x7f", b"\x1f", b"NCCL INFO NCCL INFO "]
+
+
+@compiled
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(PIECES), max_size=16))
+def test_generated(parts: list[bytes]) -> None:
+    same(b"".join(parts))
+
+
+def test_known_values() -> None:
+    """Hand-checked: what each twin says of a small chunk."""
+    c = (b"h1:1:2 [0] NCCL INFO Bootstrap\n"
+         b"h1:1:2 [0] NCCL INFO NCCL INFO twice\n"
+         b"plain row 1 2 3\n"
+         b"\n"
+         b"h2:3:4 [1] NCCL TRACE x\n"
+         b"h2:3:4 [1] NCCL WARN y\n"
+         b"h1:1:2 [0] NCCL INFO \xff \n"
+         b"end")
+    scans = [(_linescan.tagged_py, _linescan.untagged_py)]
+    if _linescan._compiled is not None:
+        scans.append((_linescan._compiled.tagged, _linescan._compiled.untagged))
+    for tagged, untagged in scans:
+        lines, info, warn, trace, prefixes = tagged(c)
+        assert (lines, info, warn, trace) == (7, 4, 1, 1)
+        assert list(prefixes) == [b"h1:1:2 [0] ", b"h2:3:4 [1] "]
+        n, keep, picked = untagged(c)
+        assert n == 8
+        # the row, the WARN line, the INFO line with nothing printable after its tag, the last line
+        assert keep == [2, 5, 6, 7]
+        assert picked == [b"plain row 1 2 3", b"h2:3:4 [1] NCCL WARN y", b"h1:1:2 [0] NCCL INFO \xff ", b"end"]
+
+
+@compiled
+@pytest.mark.parametrize("source", ["nccl_debug", "nccl_tests"])
+def test_readers_same_with_either(source: str, monkeypatch) -> None:
+    """Both readers give the same result on every NCCL fixture with the compiled scanner and with the
+    pure-Python twins (the path of a build without a compiler)."""
+    from topodiag.parsers import get
+    from topodiag.parsers.base import ParseError, to_jsonable
+
+    parser = get(source)
+
+    def results() -> list:
+        out = []
+        for path in FILES:
+            try:
+                with open(path, "rb") as f:
+                    out.append(to_jsonable(parser.parse_binary(f)))
+            except ParseError as exc:
+                out.append(("ParseError", str(exc), exc.line_no))
+        return out
+
+    fast = results()
+    monkeypatch.setattr(_linescan, "tagged", _linescan.tagged_py)
+    monkeypatch.setattr(_linescan, "untagged", _linescan.untagged_py)
+    assert results() == fast

@@ -1,0 +1,205 @@
+/* The optional compiled line scanner of the NCCL log readers (topodiag/parsers/_linescan.py).
+ *
+ * Two functions over one chunk of whole lines, each a single pass of memchr/memmem where the pure
+ * Python version makes several passes and a C-level call per line. They return exactly what their
+ * Python twins in topodiag/parsers/_linescan.py return (tests/parsers/test_linescan.py compares them on
+ * the fixtures and on generated text); the package works without this module, only slower.
+ *
+ *   tagged(chunk) -> (lines, info, warn, trace, prefixes)
+ *       lines: the count of "\n"; info / warn / trace: the counts of "NCCL INFO", "NCCL WARN" and
+ *       "NCCL TRACE"; prefixes: a dict whose keys are the distinct texts before the first
+ *       "NCCL INFO " or "NCCL TRACE " of each line, in order of first appearance (values None).
+ *
+ *   untagged(chunk) -> (n, keep, picked)
+ *       The lines of the chunk as chunk.split(b"\n") cuts them (the empty piece after a final "\n" is
+ *       no line): n, their count; keep, the indices of the lines the nccl-tests reader may act on: the
+ *       non-empty lines without " NCCL INFO " or " NCCL TRACE ", and the lines whose last such tag is
+ *       followed by nothing but bytes outside "!".."~" to the end of the line; picked, those lines.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>  /* defines _GNU_SOURCE on glibc: memmem */
+#include <string.h>
+
+static const char *
+find(const char *hay, Py_ssize_t n, const char *needle, Py_ssize_t k)
+{
+#if defined(__GLIBC__) || defined(__APPLE__)
+    return memmem(hay, (size_t)n, needle, (size_t)k);
+#else
+    /* memmem, written out where the C library lacks it */
+    if (k == 0)
+        return hay;
+    while (n >= k) {
+        const char *p = memchr(hay, needle[0], (size_t)(n - k + 1));
+        if (p == NULL)
+            return NULL;
+        if (memcmp(p, needle, (size_t)k) == 0)
+            return p;
+        n -= (p - hay) + 1;
+        hay = p + 1;
+    }
+    return NULL;
+#endif
+}
+
+static PyObject *
+tagged(PyObject *self, PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const char *s = view.buf;
+    Py_ssize_t n = view.len;
+    Py_ssize_t lines = 0, info = 0, warn = 0, trace = 0;
+    PyObject *prefixes = PyDict_New();
+    if (prefixes == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    const char *end = s + n;
+    const char *line_start = s;  /* start of the line holding the scan position */
+    int taken = 0;               /* the line's prefix was recorded */
+    const char *last_pre = NULL; /* the last prefix recorded, to skip the dict for a repeat */
+    Py_ssize_t last_len = -1;
+    const char *pos = s;
+    while (pos < end) {
+        const char *tag = find(pos, end - pos, "NCCL ", 5);
+        const char *stop = tag ? tag : end;
+        /* newlines before the tag: each starts a new line */
+        const char *nl;
+        while ((nl = memchr(pos, '\n', (size_t)(stop - pos))) != NULL) {
+            lines++;
+            line_start = nl + 1;
+            taken = 0;
+            pos = nl + 1;
+        }
+        if (tag == NULL)
+            break;
+        Py_ssize_t left = end - tag;
+        int is_info = 0;
+        if (left >= 9 && memcmp(tag + 5, "INFO", 4) == 0) {
+            info++;
+            is_info = left >= 10 && tag[9] == ' ';
+        } else if (left >= 9 && memcmp(tag + 5, "WARN", 4) == 0) {
+            warn++;
+        } else if (left >= 10 && memcmp(tag + 5, "TRACE", 5) == 0) {
+            trace++;
+            is_info = left >= 11 && tag[10] == ' ';
+        }
+        if (is_info && !taken) {
+            taken = 1;
+            Py_ssize_t len = tag - line_start;
+            if (len != last_len || memcmp(line_start, last_pre, (size_t)len) != 0) {
+                PyObject *key = PyBytes_FromStringAndSize(line_start, len);
+                if (key == NULL || PyDict_SetDefault(prefixes, key, Py_None) == NULL) {
+                    Py_XDECREF(key);
+                    Py_DECREF(prefixes);
+                    PyBuffer_Release(&view);
+                    return NULL;
+                }
+                Py_DECREF(key);
+                last_pre = line_start;
+                last_len = len;
+            }
+        }
+        pos = tag + 5; /* "NCCL " cannot overlap itself */
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(nnnnN)", lines, info, warn, trace, prefixes);
+}
+
+static int
+has_tag(const char *a, const char *b)
+{
+    /* whether [a, b) holds " NCCL INFO " or " NCCL TRACE " */
+    const char *p = a;
+    while (p < b) {
+        const char *t = find(p, b - p, " NCCL ", 6);
+        if (t == NULL)
+            return 0;
+        Py_ssize_t left = b - t;
+        if ((left >= 11 && memcmp(t + 6, "INFO ", 5) == 0) || (left >= 12 && memcmp(t + 6, "TRACE ", 6) == 0))
+            return 1;
+        p = t + 1;
+    }
+    return 0;
+}
+
+static int
+ends_bare(const char *a, const char *b)
+{
+    /* whether the line [a, b) ends with " NCCL INFO " or " NCCL TRACE " and then only bytes outside
+       "!".."~": the last printable byte ends the tag's word and the tag's space follows it */
+    const char *q = b;
+    while (q > a && !((unsigned char)q[-1] >= 0x21 && (unsigned char)q[-1] <= 0x7e))
+        q--;
+    if (q == b) /* nothing after the last printable byte: no tag space */
+        return 0;
+    /* q[-1] is the last printable byte; *q is the first byte after it (a space for a tag) */
+    if (*q != ' ')
+        return 0;
+    Py_ssize_t n = q - a;
+    return (n >= 10 && memcmp(q - 10, " NCCL INFO", 10) == 0) || (n >= 11 && memcmp(q - 11, " NCCL TRACE", 11) == 0);
+}
+
+static PyObject *
+untagged(PyObject *self, PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const char *s = view.buf;
+    const char *end = s + view.len;
+    PyObject *keep = PyList_New(0), *picked = PyList_New(0);
+    if (keep == NULL || picked == NULL)
+        goto fail;
+    Py_ssize_t i = 0;
+    const char *a = s;
+    for (;;) {
+        const char *nl = memchr(a, '\n', (size_t)(end - a));
+        const char *b = nl ? nl : end;
+        if (nl == NULL && a == end && i > 0)
+            break; /* the empty piece after a final "\n" */
+        int want;
+        if (b == a)
+            want = 0;
+        else if (!has_tag(a, b))
+            want = 1;
+        else
+            want = ends_bare(a, b);
+        if (want) {
+            PyObject *idx = PyLong_FromSsize_t(i);
+            PyObject *line = PyBytes_FromStringAndSize(a, b - a);
+            int bad = idx == NULL || line == NULL || PyList_Append(keep, idx) < 0 || PyList_Append(picked, line) < 0;
+            Py_XDECREF(idx);
+            Py_XDECREF(line);
+            if (bad)
+                goto fail;
+        }
+        i++;
+        if (nl == NULL)
+            break;
+        a = nl + 1;
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(nNN)", i, keep, picked);
+fail:
+    Py_XDECREF(keep);
+    Py_XDECREF(picked);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"tagged", tagged, METH_O, "(lines, info, warn, trace, prefixes) of a chunk of an NCCL_DEBUG log"},
+    {"untagged", untagged, METH_O, "(n, keep, picked): the lines the nccl-tests reader may act on"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cscan", NULL, -1, methods};
+
+PyMODINIT_FUNC
+PyInit__cscan(void)
+{
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,94 @@
+"""Two whole-chunk line scans of the NCCL log readers, compiled where the build could compile them.
+
+`tagged(chunk)` serves the NCCL_DEBUG reader (nccl_debug/reader.py), `untagged(chunk)` the nccl-tests
+reader (nccl_tests.py). Each is one pass of memchr/memmem in topodiag/_cscan.c, which the wheel
+build compiles when a C compiler is there (hatch_build.py); without it the pure-Python twins below
+give the same values (tests/parsers/test_linescan.py compares the two on every fixture and on generated
+text), only slower. `COMPILED` says which one runs; `TOPODIAG_PURE=1` in the environment forces the
+Python twins (how the tests compare them, and a way out should the compiled one ever misbehave).
+
+A chunk is bytes of whole lines as the readers cut them (topodiag/parsers/_chunks.py), already
+normalised (CR and ANSI codes out).
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import operator
+import os
+import re
+
+try:  # the compiled twin: absent where the build had no C compiler
+    from .. import _cscan as _compiled
+except ImportError:  # pragma: no cover - depends on the build
+    _compiled = None
+
+_INFO_B = b" NCCL INFO "
+_TRACE_B = b" NCCL TRACE "
+# a tagged line that the nccl-tests reader still reads: nothing printable after its last tag
+_INFO_END_RE = re.compile(rb" NCCL (?:INFO|TRACE) [^!-~\n]*$", re.M)
+_TAG_SPLIT_RE = re.compile(rb"NCCL (?:INFO|TRACE) ")
+
+
+def tagged_py(c: bytes) -> tuple[int, int, int, int, dict]:
+    """(lines, "NCCL INFO" count, "NCCL WARN" count, "NCCL TRACE" count, prefixes): the count of "\\n"
+    and of each tag anywhere, and the distinct texts before the first "NCCL INFO " or "NCCL TRACE " of
+    each line, in order of first appearance (dict keys, values None)."""
+    pieces = c.split(b"NCCL INFO ") if b"NCCL TRACE " not in c else _TAG_SPLIT_RE.split(c)
+    prefixes: dict = {}
+    if len(pieces) > 1:
+        # piece i ends with the text before tag i on its line; tag i is its line's first when piece i
+        # holds a newline (or i is 0)
+        parts = list(map(bytes.rpartition, pieces[:-1], itertools.repeat(b"\n")))
+        prefixes[parts[0][2]] = None
+        firsts = itertools.compress(map(operator.itemgetter(2), parts), map(operator.itemgetter(1), parts))
+        prefixes.update(dict.fromkeys(firsts))
+    return c.count(b"\n"), c.count(b"NCCL INFO"), c.count(b"NCCL WARN"), c.count(b"NCCL TRACE"), prefixes
+
+
+def untagged_py(c: bytes) -> tuple[int, list[int], list[bytes]]:
+    """(n, keep, picked): the chunk's lines as `c.split(b"\\n")` cuts them (no line after a final
+    newline): their count; the indices of the non-empty lines without " NCCL INFO " or " NCCL TRACE "
+    and of the lines whose last such tag is followed by nothing but bytes outside "!".."~"; those
+    lines."""
+    lines = c.split(b"\n")
+    if c.endswith(b"\n"):
+        lines.pop()
+    n = len(lines)
+    info = map(operator.contains, lines, itertools.repeat(_INFO_B))
+    if _TRACE_B in c:
+        info = map(operator.or_, info, map(operator.contains, lines, itertools.repeat(_TRACE_B)))
+    keep = list(itertools.compress(range(n), map(operator.not_, info)))
+    picked = _pick(lines, keep)
+    if not all(picked):  # an empty line is never one
+        ok = list(map(bool, picked))
+        keep, picked = list(itertools.compress(keep, ok)), list(itertools.compress(picked, ok))
+    if len(keep) < n:  # tagged lines with nothing printable after the tag
+        extra = set()
+        ends = None
+        for m in _INFO_END_RE.finditer(c):
+            if ends is None:
+                ends = list(itertools.accumulate(map(len, lines)))
+                ends = list(map(operator.add, ends, range(n)))
+            extra.add(_index(ends, m.start()))
+        if extra:
+            keep = sorted(set(keep) | extra)
+            picked = _pick(lines, keep)
+    return n, keep, list(picked)
+
+
+def _index(ends: list[int], pos: int) -> int:
+    return bisect.bisect_right(ends, pos)
+
+
+def _pick(lines: list[bytes], at: list[int]) -> list[bytes]:
+    """The lines at these indices (one C-level call)."""
+    if len(at) > 1:
+        return list(operator.itemgetter(*at)(lines))
+    return [lines[at[0]]] if at else []
+
+
+COMPILED = _compiled is not None and os.environ.get("TOPODIAG_PURE", "") in ("", "0")
+tagged = _compiled.tagged if COMPILED else tagged_py
+untagged = _compiled.untagged if COMPILED else untagged_py
