@@ -7,8 +7,10 @@
  *
  *   tagged(chunk) -> (lines, info, warn, trace, prefixes)
  *       lines: the count of "\n"; info / warn / trace: the counts of "NCCL INFO", "NCCL WARN" and
- *       "NCCL TRACE"; prefixes: a dict whose keys are the distinct texts before the first
- *       "NCCL INFO " or "NCCL TRACE " of each line, in order of first appearance (values None).
+ *       "NCCL TRACE"; prefixes: a dict whose keys stand for the texts before the first "NCCL INFO " or
+ *       "NCCL TRACE " of each line, distinct, in order of first appearance (values None): for an ASCII
+ *       text, the (host, device) that the `host:pid:tid [dev]` pattern (nccl_debug/facts.py PREFIX_RE)
+ *       finds first in it, as (bytes, int), and nothing when it finds none; any other text as it is.
  *
  *   untagged(chunk) -> (n, keep, picked)
  *       The lines of the chunk as chunk.split(b"\n") cuts them (the empty piece after a final "\n" is
@@ -40,6 +42,98 @@ find(const char *hay, Py_ssize_t n, const char *needle, Py_ssize_t k)
     }
     return NULL;
 #endif
+}
+
+/* PREFIX_RE of nccl_debug/facts.py over ASCII text:
+ *   ([^\s:\[\]`'"]+):[0-9]+:[0-9]+\s+\[([0-9]+)\]     (\s of text: \t \n \v \f \r \x1c-\x1f and space)
+ * Every start inside one run of host characters meets the same rest, so the first match starts at the
+ * first run whose rest matches; each part after the host is a run of one class ended by a fixed byte,
+ * so no backtracking can change the outcome. */
+static int
+is_space(unsigned char c)
+{
+    return c == ' ' || (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x1f);
+}
+
+static int
+is_host(unsigned char c)
+{
+    return !(is_space(c) || c == ':' || c == '[' || c == ']' || c == '`' || c == '\'' || c == '"');
+}
+
+static int
+digits(const unsigned char *s, Py_ssize_t i, Py_ssize_t n)
+{
+    Py_ssize_t j = i;
+    while (j < n && s[j] >= '0' && s[j] <= '9')
+        j++;
+    return (int)(j - i);
+}
+
+/* 1: found, host [*h0, *h1) and device *dev; 0: none; -1: a device number too long to hold here */
+static int
+host_dev(const unsigned char *s, Py_ssize_t n, Py_ssize_t *h0, Py_ssize_t *h1, long *dev)
+{
+    Py_ssize_t i = 0;
+    while (i < n) {
+        if (!is_host(s[i])) {
+            i++;
+            continue;
+        }
+        Py_ssize_t a = i;
+        while (i < n && is_host(s[i]))
+            i++;
+        Py_ssize_t j = i, k;
+        if (j >= n || s[j] != ':')
+            continue;
+        j++;
+        if ((k = digits(s, j, n)) == 0)
+            continue;
+        j += k;
+        if (j >= n || s[j] != ':')
+            continue;
+        j++;
+        if ((k = digits(s, j, n)) == 0)
+            continue;
+        j += k;
+        if (j >= n || !is_space(s[j]))
+            continue;
+        while (j < n && is_space(s[j]))
+            j++;
+        if (j >= n || s[j] != '[')
+            continue;
+        j++;
+        if ((k = digits(s, j, n)) == 0 || j + k >= n || s[j + k] != ']')
+            continue;
+        if (k > 9)
+            return -1;
+        long d = 0;
+        for (Py_ssize_t q = j; q < j + k; q++)
+            d = d * 10 + (s[q] - '0');
+        *h0 = a;
+        *h1 = i;
+        *dev = d;
+        return 1;
+    }
+    return 0;
+}
+
+/* the key of one line's prefix (see tagged): a new reference, Py_None for none, NULL on error */
+static PyObject *
+prefix_key(const char *p, Py_ssize_t len)
+{
+    const unsigned char *s = (const unsigned char *)p;
+    for (Py_ssize_t i = 0; i < len; i++)
+        if (s[i] >= 0x80)
+            return PyBytes_FromStringAndSize(p, len);
+    Py_ssize_t h0, h1;
+    long dev;
+    int got = host_dev(s, len, &h0, &h1, &dev);
+    if (got < 0)
+        return PyBytes_FromStringAndSize(p, len);
+    if (got == 0)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(y#l)", p + h0, h1 - h0, dev);
 }
 
 static PyObject *
@@ -90,8 +184,8 @@ tagged(PyObject *self, PyObject *arg)
             taken = 1;
             Py_ssize_t len = tag - line_start;
             if (len != last_len || memcmp(line_start, last_pre, (size_t)len) != 0) {
-                PyObject *key = PyBytes_FromStringAndSize(line_start, len);
-                if (key == NULL || PyDict_SetDefault(prefixes, key, Py_None) == NULL) {
+                PyObject *key = prefix_key(line_start, len);
+                if (key == NULL || (key != Py_None && PyDict_SetDefault(prefixes, key, Py_None) == NULL)) {
                     Py_XDECREF(key);
                     Py_DECREF(prefixes);
                     PyBuffer_Release(&view);

@@ -39,7 +39,7 @@ def test_fixture_chunks(path: Path) -> None:
 
 PIECES = [b"NCCL INFO ", b" NCCL INFO ", b"NCCL INFO", b" NCCL TRACE ", b"NCCL TRACE", b"NCCL WARN", b"NCCL ",
           b"NCCL", b"\n", b"\n\n", b" ", b"\t", b"\x00", b"\xff", b"\x80", b"x", b"host:1:2 [0] ", b"INFO ",
-          b"~", b"!", b"\x7f", b"\x1f", b"NCCL INFO NCCL INFO "]
+          b"~", b"!", b"\x7f", b"\x1f", b"NCCL INFO NCCL INFO ", b":", b"7", b"[3]", b"h", b"\xc3\xa9"]
 
 
 @compiled
@@ -52,25 +52,47 @@ def test_generated(parts: list[bytes]) -> None:
 def test_known_values() -> None:
     """Hand-checked: what each twin says of a small chunk."""
     c = (b"h1:1:2 [0] NCCL INFO Bootstrap\n"
-         b"h1:1:2 [0] NCCL INFO NCCL INFO twice\n"
+         b"h1:1:3 [0] NCCL INFO NCCL INFO twice\n"
          b"plain row 1 2 3\n"
          b"\n"
          b"h2:3:4 [1] NCCL TRACE x\n"
          b"h2:3:4 [1] NCCL WARN y\n"
          b"h1:1:2 [0] NCCL INFO \xff \n"
+         b"[1,0]<stdout>:x:12:34:56 [3] NCCL INFO host after a launcher tag\n"
+         b"no host here NCCL INFO q\n"
+         b"\xc3\xa9h:5:6 [2] NCCL INFO not ASCII\n"
          b"end")
     scans = [(_linescan.tagged_py, _linescan.untagged_py)]
     if _linescan._compiled is not None:
         scans.append((_linescan._compiled.tagged, _linescan._compiled.untagged))
     for tagged, untagged in scans:
         lines, info, warn, trace, prefixes = tagged(c)
-        assert (lines, info, warn, trace) == (7, 4, 1, 1)
-        assert list(prefixes) == [b"h1:1:2 [0] ", b"h2:3:4 [1] "]
+        assert (lines, info, warn, trace) == (10, 7, 1, 1)
+        # (host, device) as PREFIX_RE reads the ASCII prefixes ("x:12:34:56 [3]": the host is "12", the
+        # first place where host:pid:tid [dev] fits), nothing for the one without, the other as it is
+        assert list(prefixes) == [(b"h1", 0), (b"h2", 1), (b"12", 3), b"\xc3\xa9h:5:6 [2] "]
         n, keep, picked = untagged(c)
-        assert n == 8
+        assert n == 11
         # the row, the WARN line, the INFO line with nothing printable after its tag, the last line
-        assert keep == [2, 5, 6, 7]
+        assert keep == [2, 5, 6, 10]
         assert picked == [b"plain row 1 2 3", b"h2:3:4 [1] NCCL WARN y", b"h1:1:2 [0] NCCL INFO \xff ", b"end"]
+
+
+def test_prefix_key_is_prefix_re() -> None:
+    """prefix_key reads an ASCII prefix as nccl_debug/facts.py PREFIX_RE reads its text."""
+    from topodiag.parsers.nccl_debug.facts import PREFIX_RE
+
+    for pre in (b"h1:1:2 [0] ", b"a:12b:3:4 [5] ", b"x:1:2\x1c[7] ", b"x:1:2\x0b [7]", b"`q`:1:2 [3] ", b"nothing ",
+                b"h:1:2 [1234567890] ", b"h:1:2[0] ", b"h::1:2 [0] ", b"a b:1:2  [9] x"):
+        m = PREFIX_RE.search(pre.decode())
+        want = None if m is None else (m.group(1).encode(), int(m.group(2)))
+        got = _linescan.prefix_key(pre)
+        if isinstance(got, bytes):  # handed back as it is: a device number of over 9 digits
+            assert got == pre and len(m.group(2)) > 9
+        else:
+            assert got == want, pre
+        if _linescan._compiled is not None:
+            assert list(_linescan._compiled.tagged(pre + b"NCCL INFO x\n")[4]) == ([] if got is None else [got])
 
 
 @compiled

@@ -33,18 +33,37 @@ _TAG_SPLIT_RE = re.compile(rb"NCCL (?:INFO|TRACE) ")
 
 def tagged_py(c: bytes) -> tuple[int, int, int, int, dict]:
     """(lines, "NCCL INFO" count, "NCCL WARN" count, "NCCL TRACE" count, prefixes): the count of "\\n"
-    and of each tag anywhere, and the distinct texts before the first "NCCL INFO " or "NCCL TRACE " of
-    each line, in order of first appearance (dict keys, values None)."""
+    and of each tag anywhere, and the texts before the first "NCCL INFO " or "NCCL TRACE " of each
+    line, distinct, in order of first appearance, as dict keys (values None), each as `prefix_key`
+    gives it."""
     pieces = c.split(b"NCCL INFO ") if b"NCCL TRACE " not in c else _TAG_SPLIT_RE.split(c)
-    prefixes: dict = {}
+    keys: dict = {}
     if len(pieces) > 1:
         # piece i ends with the text before tag i on its line; tag i is its line's first when piece i
         # holds a newline (or i is 0)
         parts = list(map(bytes.rpartition, pieces[:-1], itertools.repeat(b"\n")))
-        prefixes[parts[0][2]] = None
-        firsts = itertools.compress(map(operator.itemgetter(2), parts), map(operator.itemgetter(1), parts))
-        prefixes.update(dict.fromkeys(firsts))
-    return c.count(b"\n"), c.count(b"NCCL INFO"), c.count(b"NCCL WARN"), c.count(b"NCCL TRACE"), prefixes
+        raw = {parts[0][2]: None}
+        raw.update(dict.fromkeys(itertools.compress(map(operator.itemgetter(2), parts), map(operator.itemgetter(1), parts))))
+        keys = dict.fromkeys(k for k in map(prefix_key, raw) if k is not None)
+    return c.count(b"\n"), c.count(b"NCCL INFO"), c.count(b"NCCL WARN"), c.count(b"NCCL TRACE"), keys
+
+
+# nccl_debug/facts.py PREFIX_RE over ASCII bytes: \s of text is [\t\n\v\f\r\x1c-\x1f ] there
+_SPACE_B = rb"\t\n\x0b\x0c\r\x1c-\x1f "
+PREFIX_B = re.compile(rb"([^" + _SPACE_B + rb":\[\]`'\"]+):[0-9]+:[0-9]+[" + _SPACE_B + rb"]+\[([0-9]+)\]")
+
+
+def prefix_key(pre: bytes):
+    """What stands for a line prefix: for ASCII, the (host bytes, device) that PREFIX_RE finds first in
+    it, or None when it finds none; otherwise (or with a device number of over 9 digits) the bytes."""
+    if not pre.isascii():
+        return pre
+    m = PREFIX_B.search(pre)
+    if m is None:
+        return None
+    if len(m.group(2)) > 9:
+        return pre
+    return m.group(1), int(m.group(2))
 
 
 def untagged_py(c: bytes) -> tuple[int, list[int], list[bytes]]:

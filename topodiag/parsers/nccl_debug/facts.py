@@ -177,6 +177,7 @@ class Facts:
         self.ib_no_device = False
         self.prefix_cache: dict[str, tuple] = {}
         self.prefix_seen_b: set[bytes] = set()  # the reader: raw prefixes whose text is in prefix_cache
+        self.host_devs_b: set[tuple] = set()  # the reader: (raw host, device) pairs recorded (`host_dev`)
         self.conn_cache: dict[tuple, str] = {}
         self.host_tried: set[int] = set()
         self.partial = False
@@ -200,11 +201,17 @@ class Facts:
                 self.prefix_cache.clear()
                 self.prefix_seen_b.clear()
             self.prefix_cache[pre] = got
-            if got[0] is not None and len(self.hosts) < MAX_HOSTS:
-                self.hosts.add(got[0])
-            if got[0] in self.hosts and len(self.cuda_devs.get(got[0], ())) < MAX_DEVS_PER_HOST:
-                self.cuda_devs.setdefault(got[0], set()).add(got[1])
+            if got[0] is not None:
+                self.host_dev(*got)
         return got
+
+    def host_dev(self, host: str, dev: int) -> None:
+        """A line prefix named this host and CUDA device (the first MAX_HOSTS hosts are kept, and
+        MAX_DEVS_PER_HOST devices of each)."""
+        if len(self.hosts) < MAX_HOSTS:
+            self.hosts.add(host)
+        if host in self.hosts and len(self.cuda_devs.get(host, ())) < MAX_DEVS_PER_HOST:
+            self.cuda_devs.setdefault(host, set()).add(dev)
 
     def add_rank(self, rank: int, host, dev, bus, nranks, from_comm: bool = False) -> None:
         """Record what a line says about a rank: comm (Init) lines win, otherwise first value seen."""

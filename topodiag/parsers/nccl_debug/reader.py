@@ -99,9 +99,10 @@ def digest(raw: bytes) -> Digest:
     """The state-free passes over one chunk as read (it is normalised here): (lines, has "NCCL",
     "NCCL INFO"/"NCCL WARN"/"NCCL TRACE" counts, the connection texts with their counts in order of
     first appearance, bits: GPU Direct RDMA 1 any / 2 Enabled / 4 Disabled, 8 "ProcessGroupNCCL",
-    16 the chunk is already normal (normalise would return it unchanged), the distinct prefixes of its
-    INFO/TRACE lines (the text before the line's first tag: host, pid, tid, device), in order). The line
-    and tag counts and the prefixes come from one pass (topodiag/parsers/_linescan.py `tagged`). A chunk
+    16 the chunk is already normal (normalise would return it unchanged), what the prefixes of its
+    INFO/TRACE lines name (the text before the line's first tag: (host, device) pairs, or the raw text
+    where it is not ASCII), distinct, in order). The line and tag counts and the prefixes come from one
+    pass (topodiag/parsers/_linescan.py `tagged`). A chunk
     without "NCCL" has no counts, unless it holds bare connection lines (BARE_CONN_RE): those are its
     connections and its INFO count."""
     c = normalise(raw)
@@ -156,10 +157,17 @@ def feed(st: Facts, raw: bytes, dg: Optional[Digest] = None) -> None:
     if not has_nccl:
         return
     st.nccl += n_info + n_warn + n_trace
-    pseen_b = st.prefix_seen_b
-    for pre_b in prefixes:  # the hosts and devices of the chunk's INFO/TRACE lines
-        if pre_b not in pseen_b:
-            _new_prefix(st, pre_b)
+    # the hosts and devices of the chunk's INFO/TRACE lines: (host, device) pairs, or raw prefixes
+    pseen_b, hd_seen = st.prefix_seen_b, st.host_devs_b
+    for key in prefixes:
+        if key.__class__ is tuple:
+            if key not in hd_seen:
+                if len(hd_seen) >= MAX_CACHE:
+                    hd_seen.clear()
+                hd_seen.add(key)
+                st.host_dev(key[0].decode("ascii"), key[1])
+        elif key not in pseen_b:
+            _new_prefix(st, key)
     for conn, cnt in items:
         st.count_connections(c, base, conn, cnt)
     if marks & 1:
