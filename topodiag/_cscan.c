@@ -5,12 +5,16 @@
  * Python twins in topodiag/parsers/_linescan.py return (tests/parsers/test_linescan.py compares them on
  * the fixtures and on generated text); the package works without this module, only slower.
  *
- *   tagged(chunk) -> (lines, info, warn, trace, prefixes)
+ *   tagged(chunk) -> (lines, info, warn, trace, prefixes, messages, per_line, marks)
  *       lines: the count of "\n"; info / warn / trace: the counts of "NCCL INFO", "NCCL WARN" and
  *       "NCCL TRACE"; prefixes: a dict whose keys stand for the texts before the first "NCCL INFO " or
  *       "NCCL TRACE " of each line, distinct, in order of first appearance (values None): for an ASCII
  *       text, the (host, device) that the `host:pid:tid [dev]` pattern (nccl_debug/facts.py PREFIX_RE)
  *       finds first in it, as (bytes, int), and nothing when it finds none; any other text as it is.
+ *       messages: the first TAGS_PER_LINE such tags of each line with their text to the end of the
+ *       line, distinct, from the tag on, in order of first appearance: {text: [count, position of its
+ *       first tag]}, except the tags whose text (past a "[Rank N] ") starts with "NET/IB: ": per_line,
+ *       the positions of those tags; marks: the positions of "NCCL failure", "NCCL error", "NCCL version".
  *
  *   untagged(chunk) -> (n, keep, picked)
  *       The lines of the chunk as chunk.split(b"\n") cuts them (the empty piece after a final "\n" is
@@ -136,6 +140,63 @@ prefix_key(const char *p, Py_ssize_t len)
     return Py_BuildValue("(y#l)", p + h0, h1 - h0, dev);
 }
 
+/* the INFO/TRACE tags of a line whose text is read: each text runs to the end of the line, so a line of
+   repeated tags would cost its length squared (the output of a few processes run together on one line
+   is read) */
+#define TAGS_PER_LINE 4
+
+/* after a tag's "NCCL INFO " or "NCCL TRACE ", where its message starts: past "[Rank N] " (NCCL 2.28+) */
+static const char *
+message_start(const char *m, const char *eol)
+{
+    if (eol - m >= 8 && memcmp(m, "[Rank ", 6) == 0) {
+        const char *q = m + 6;
+        int k = 0;
+        while (q < eol && *q >= '0' && *q <= '9' && k < 10) {
+            q++;
+            k++;
+        }
+        if (k >= 1 && k <= 9 && eol - q >= 2 && q[0] == ']' && q[1] == ' ')
+            return q + 2;
+    }
+    return m;
+}
+
+static int
+add_message(PyObject *messages, const char *tag, const char *eol, Py_ssize_t at)
+{
+    PyObject *key = PyBytes_FromStringAndSize(tag, eol - tag);
+    if (key == NULL)
+        return -1;
+    PyObject *val = PyDict_GetItemWithError(messages, key); /* borrowed */
+    if (val != NULL) {
+        PyObject *count = PyLong_FromSsize_t(PyLong_AsSsize_t(PyList_GET_ITEM(val, 0)) + 1);
+        Py_DECREF(key);
+        if (count == NULL)
+            return -1;
+        Py_SETREF(PyList_GET_ITEM(val, 0), count);
+        return 0;
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(key);
+        return -1;
+    }
+    val = Py_BuildValue("[nn]", (Py_ssize_t)1, at);
+    int bad = val == NULL || PyDict_SetItem(messages, key, val) < 0;
+    Py_XDECREF(val);
+    Py_DECREF(key);
+    return bad ? -1 : 0;
+}
+
+static int
+append_pos(PyObject *list, Py_ssize_t at)
+{
+    PyObject *v = PyLong_FromSsize_t(at);
+    int bad = v == NULL || PyList_Append(list, v) < 0;
+    Py_XDECREF(v);
+    return bad ? -1 : 0;
+}
+
 static PyObject *
 tagged(PyObject *self, PyObject *arg)
 {
@@ -145,14 +206,12 @@ tagged(PyObject *self, PyObject *arg)
     const char *s = view.buf;
     Py_ssize_t n = view.len;
     Py_ssize_t lines = 0, info = 0, warn = 0, trace = 0;
-    PyObject *prefixes = PyDict_New();
-    if (prefixes == NULL) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
+    PyObject *prefixes = PyDict_New(), *messages = PyDict_New(), *per_line = PyList_New(0), *marks = PyList_New(0);
+    if (prefixes == NULL || messages == NULL || per_line == NULL || marks == NULL)
+        goto fail;
     const char *end = s + n;
     const char *line_start = s;  /* start of the line holding the scan position */
-    int taken = 0;               /* the line's prefix was recorded */
+    int taken = 0;               /* the INFO/TRACE tags of the line read so far */
     const char *last_pre = NULL; /* the last prefix recorded, to skip the dict for a repeat */
     Py_ssize_t last_len = -1;
     const char *pos = s;
@@ -170,36 +229,58 @@ tagged(PyObject *self, PyObject *arg)
         if (tag == NULL)
             break;
         Py_ssize_t left = end - tag;
-        int is_info = 0;
+        const char *msg = NULL; /* where an INFO/TRACE tag's text starts (the line's first TAGS_PER_LINE) */
         if (left >= 9 && memcmp(tag + 5, "INFO", 4) == 0) {
             info++;
-            is_info = left >= 10 && tag[9] == ' ';
+            if (left >= 10 && tag[9] == ' ')
+                msg = tag + 10;
         } else if (left >= 9 && memcmp(tag + 5, "WARN", 4) == 0) {
             warn++;
         } else if (left >= 10 && memcmp(tag + 5, "TRACE", 5) == 0) {
             trace++;
-            is_info = left >= 11 && tag[10] == ' ';
+            if (left >= 11 && tag[10] == ' ')
+                msg = tag + 11;
+        } else if ((left >= 12 && memcmp(tag + 5, "failure", 7) == 0) || (left >= 10 && memcmp(tag + 5, "error", 5) == 0) ||
+                   (left >= 12 && memcmp(tag + 5, "version", 7) == 0)) {
+            if (append_pos(marks, tag - s) < 0)
+                goto fail;
         }
-        if (is_info && !taken) {
-            taken = 1;
-            Py_ssize_t len = tag - line_start;
-            if (len != last_len || memcmp(line_start, last_pre, (size_t)len) != 0) {
-                PyObject *key = prefix_key(line_start, len);
-                if (key == NULL || (key != Py_None && PyDict_SetDefault(prefixes, key, Py_None) == NULL)) {
-                    Py_XDECREF(key);
-                    Py_DECREF(prefixes);
-                    PyBuffer_Release(&view);
-                    return NULL;
+        if (msg != NULL && taken++ < TAGS_PER_LINE) {
+            const char *eol = memchr(msg, '\n', (size_t)(end - msg));
+            if (eol == NULL)
+                eol = end;
+            const char *m = message_start(msg, eol);
+            if (eol - m >= 8 && memcmp(m, "NET/IB: ", 8) == 0) {
+                if (append_pos(per_line, tag - s) < 0)
+                    goto fail;
+            } else if (add_message(messages, tag, eol, tag - s) < 0) {
+                goto fail;
+            }
+            if (taken == 1) {
+                Py_ssize_t len = tag - line_start;
+                if (len != last_len || memcmp(line_start, last_pre, (size_t)len) != 0) {
+                    PyObject *key = prefix_key(line_start, len);
+                    if (key == NULL || (key != Py_None && PyDict_SetDefault(prefixes, key, Py_None) == NULL)) {
+                        Py_XDECREF(key);
+                        goto fail;
+                    }
+                    Py_DECREF(key);
+                    last_pre = line_start;
+                    last_len = len;
                 }
-                Py_DECREF(key);
-                last_pre = line_start;
-                last_len = len;
             }
         }
         pos = tag + 5; /* "NCCL " cannot overlap itself */
     }
     PyBuffer_Release(&view);
-    return Py_BuildValue("(nnnnN)", lines, info, warn, trace, prefixes);
+    return Py_BuildValue("(nnnnNNNN)", lines, info, warn, trace, prefixes, messages, per_line, marks);
+fail:
+    Py_XDECREF(prefixes);
+    Py_XDECREF(messages);
+    Py_XDECREF(per_line);
+    Py_XDECREF(marks);
+    PyBuffer_Release(&view);
+    return NULL;
 }
 
 static int

@@ -24,6 +24,8 @@ def same(c: bytes) -> None:
     a, b = _linescan._compiled.tagged(c), _linescan.tagged_py(c)
     assert a[:4] == b[:4]
     assert list(a[4]) == list(b[4])  # the same prefixes, in the same order
+    assert list(a[5].items()) == list(b[5].items())  # the same tag texts, counts and first places, in order
+    assert a[6:] == b[6:]
     assert _linescan._compiled.untagged(c) == _linescan.untagged_py(c)
 
 
@@ -39,7 +41,9 @@ def test_fixture_chunks(path: Path) -> None:
 
 PIECES = [b"NCCL INFO ", b" NCCL INFO ", b"NCCL INFO", b" NCCL TRACE ", b"NCCL TRACE", b"NCCL WARN", b"NCCL ",
           b"NCCL", b"\n", b"\n\n", b" ", b"\t", b"\x00", b"\xff", b"\x80", b"x", b"host:1:2 [0] ", b"INFO ",
-          b"~", b"!", b"\x7f", b"\x1f", b"NCCL INFO NCCL INFO ", b":", b"7", b"[3]", b"h", b"\xc3\xa9"]
+          b"~", b"!", b"\x7f", b"\x1f", b"NCCL INFO NCCL INFO ", b":", b"7", b"[3]", b"h", b"\xc3\xa9",
+          b"[Rank 3] ", b"[Rank ", b"NET/IB: ", b"NCCL failure", b"NCCL error", b"NCCL version", b"error",
+          b"Channel 00 : 0[0] -> 1[1] via P2P"]
 
 
 @compiled
@@ -66,16 +70,37 @@ def test_known_values() -> None:
     if _linescan._compiled is not None:
         scans.append((_linescan._compiled.tagged, _linescan._compiled.untagged))
     for tagged, untagged in scans:
-        lines, info, warn, trace, prefixes = tagged(c)
+        lines, info, warn, trace, prefixes, messages, per_line, marks = tagged(c)
         assert (lines, info, warn, trace) == (10, 7, 1, 1)
         # (host, device) as PREFIX_RE reads the ASCII prefixes ("x:12:34:56 [3]": the host is "12", the
         # first place where host:pid:tid [dev] fits), nothing for the one without, the other as it is
         assert list(prefixes) == [(b"h1", 0), (b"h2", 1), (b"12", 3), b"\xc3\xa9h:5:6 [2] "]
+        # each INFO/TRACE tag's text to the end of its line (the second tag of line 2 too), with its
+        # count and the place of its first tag
+        assert list(messages.items()) == [
+            (b"NCCL INFO Bootstrap", [1, 11]),
+            (b"NCCL INFO NCCL INFO twice", [1, 42]),
+            (b"NCCL INFO twice", [1, 52]),
+            (b"NCCL TRACE x", [1, 96]),
+            (b"NCCL INFO \xff ", [1, 143]),
+            (b"NCCL INFO host after a launcher tag", [1, 185]),
+            (b"NCCL INFO q", [1, 234]),
+            (b"NCCL INFO not ASCII", [1, 258]),
+        ]
+        assert per_line == [] and marks == []
         n, keep, picked = untagged(c)
         assert n == 11
         # the row, the WARN line, the INFO line with nothing printable after its tag, the last line
         assert keep == [2, 5, 6, 10]
         assert picked == [b"plain row 1 2 3", b"h2:3:4 [1] NCCL WARN y", b"h1:1:2 [0] NCCL INFO \xff ", b"end"]
+    # per-QP lines by place; the untagged marks by place; a line's fifth tag and on are not read
+    d = (b"h:1:2 [0] NCCL INFO [Rank 1] NET/IB: Dev 0 Port 1 qpn 5 mtu 5 LID 3\n"
+         b"NCCL version 2.18.1+cuda12.2\n"
+         + b"NCCL INFO a " * 6 + b"\n")
+    for tagged, _ in scans:
+        _, info, _, _, _, messages, per_line, marks = tagged(d)
+        assert info == 7 and per_line == [10] and marks == [68]
+        assert [k.count(b"NCCL INFO") for k in messages] == [6, 5, 4, 3]
 
 
 def test_prefix_key_is_prefix_re() -> None:

@@ -31,13 +31,19 @@ _INFO_END_RE = re.compile(rb" NCCL (?:INFO|TRACE) [^!-~\n]*$", re.M)
 _TAG_SPLIT_RE = re.compile(rb"NCCL (?:INFO|TRACE) ")
 
 
-def tagged_py(c: bytes) -> tuple[int, int, int, int, dict]:
-    """(lines, "NCCL INFO" count, "NCCL WARN" count, "NCCL TRACE" count, prefixes): the count of "\\n"
-    and of each tag anywhere, and the texts before the first "NCCL INFO " or "NCCL TRACE " of each
-    line, distinct, in order of first appearance, as dict keys (values None), each as `prefix_key`
-    gives it."""
+def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list]:
+    """(lines, "NCCL INFO" count, "NCCL WARN" count, "NCCL TRACE" count, prefixes, messages, per_line,
+    marks): the count of "\\n" and of each tag anywhere; the texts before the first "NCCL INFO " or
+    "NCCL TRACE " of each line, distinct, in order of first appearance, as dict keys (values None),
+    each as `prefix_key` gives it; the first TAGS_PER_LINE such tags of each line with their text to
+    the end of the line: the distinct texts, from the tag on, in order of first appearance, each with [its
+    count, the position of its first tag] (`messages`), except those whose text (past a "[Rank N] ")
+    starts with "NET/IB: ", read line by line: the positions of their tags (`per_line`); the positions of
+    "NCCL failure", "NCCL error" and "NCCL version" (`marks`)."""
     pieces = c.split(b"NCCL INFO ") if b"NCCL TRACE " not in c else _TAG_SPLIT_RE.split(c)
     keys: dict = {}
+    messages: dict = {}
+    per_line: list = []
     if len(pieces) > 1:
         # piece i ends with the text before tag i on its line; tag i is its line's first when piece i
         # holds a newline (or i is 0)
@@ -45,7 +51,34 @@ def tagged_py(c: bytes) -> tuple[int, int, int, int, dict]:
         raw = {parts[0][2]: None}
         raw.update(dict.fromkeys(itertools.compress(map(operator.itemgetter(2), parts), map(operator.itemgetter(1), parts))))
         keys = dict.fromkeys(k for k in map(prefix_key, raw) if k is not None)
-    return c.count(b"\n"), c.count(b"NCCL INFO"), c.count(b"NCCL WARN"), c.count(b"NCCL TRACE"), keys
+        prev, on_line = 0, 0
+        for m in _TAG_RE.finditer(c):
+            at = m.start()
+            if c.find(b"\n", prev, at) >= 0:  # a new line
+                on_line = 0
+            prev = at
+            on_line += 1
+            if on_line > TAGS_PER_LINE:
+                continue
+            eol = c.find(b"\n", at)
+            text = c[at:] if eol < 0 else c[at:eol]
+            if _NET_IB_RE.match(c, m.end()):
+                per_line.append(at)
+            elif text in messages:
+                messages[text][0] += 1
+            else:
+                messages[text] = [1, at]
+    marks = [m.start() for m in _MARK_RE.finditer(c)]
+    return (c.count(b"\n"), c.count(b"NCCL INFO"), c.count(b"NCCL WARN"), c.count(b"NCCL TRACE"), keys, messages,
+            per_line, marks)
+
+
+# the INFO/TRACE tags of a line whose text is read (each text runs to the end of the line: a line of
+# repeated tags would cost its length squared; the output of a few processes run together is read)
+TAGS_PER_LINE = 4
+_TAG_RE = re.compile(rb"NCCL (?:INFO|TRACE) ")
+_NET_IB_RE = re.compile(rb"(?:\[Rank [0-9]{1,9}\] )?NET/IB: ")
+_MARK_RE = re.compile(rb"NCCL (?:failure|error|version)")
 
 
 # nccl_debug/facts.py PREFIX_RE over ASCII bytes: \s of text is [\t\n\v\f\r\x1c-\x1f ] there

@@ -185,6 +185,7 @@ class Facts:
         self.comm_seen_b: set[bytes] = set()  # the reader: raw comm keys whose text is in comm_seen
         self.seen_msgs: set[str] = set()
         self.seen_msgs_b: set[bytes] = set()  # the reader: raw messages whose text is in seen_msgs
+        self.tag_texts_b: set[bytes] = set()  # the reader: tag texts read whose reading again does nothing
         self.banners_b: set[bytes] = set()  # the reader: bare "NCCL version" lines read (`other`)
         self.pending: list[ErrorLine] = []
         self.transport_cache: dict[str, str] = {}

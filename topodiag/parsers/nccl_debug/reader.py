@@ -110,12 +110,17 @@ def digest(raw: bytes) -> Digest:
     if b"NCCL" not in c:
         bare = list(Counter(BARE_CONN_RE.findall(c)).items()) if b"] -> " in c and b" via " in c else []
         # a chunk of bare connection lines counts them as its NCCL lines (the INFO slot)
-        return c.count(b"\n"), bool(bare), sum(n for _, n in bare), 0, 0, bare, same, {}
+        return c.count(b"\n"), bool(bare), sum(n for _, n in bare), 0, 0, bare, same, {}, {}, [], []
     marks = same | (8 if b"ProcessGroupNCCL" in c else 0)
     if GDR in c:
         marks |= 1 | (2 if b"GPU Direct RDMA Enabled" in c else 0) | (4 if b"GPU Direct RDMA Disabled" in c else 0)
-    n_lines, n_info, n_warn, n_trace, prefixes = _linescan.tagged(c)
-    return n_lines, True, n_info, n_warn, n_trace, list(Counter(CONN_RE.findall(c)).items()), marks, prefixes
+    n_lines, n_info, n_warn, n_trace, prefixes, messages, per_line, mark_at = _linescan.tagged(c)
+    conns = []
+    for key, (cnt, _) in messages.items():
+        m = CONN_RE.match(key)
+        if m is not None:
+            conns.append((m.group(1), cnt))
+    return n_lines, True, n_info, n_warn, n_trace, conns, marks, prefixes, messages, per_line, mark_at
 
 
 class _LineNo:
@@ -148,7 +153,7 @@ def feed(st: Facts, raw: bytes, dg: Optional[Digest] = None) -> None:
     `dg` is `digest(raw)` when it was computed elsewhere (it is computed here otherwise)."""
     if dg is None:
         dg = digest(raw)
-    n_lines, has_nccl, n_info, n_warn, n_trace, items, marks, prefixes = dg
+    n_lines, has_nccl, n_info, n_warn, n_trace, items, marks, prefixes, messages, per_line, marked = dg
     c = raw if marks & 16 else normalise(raw)
     base = st.n
     st.n += n_lines
@@ -172,9 +177,9 @@ def feed(st: Facts, raw: bytes, dg: Optional[Digest] = None) -> None:
         st.count_connections(c, base, conn, cnt)
     if marks & 1:
         _gdr(st, c, base, marks)
-    warns, marked = _facts(st, c, base)
+    _facts(st, c, base, messages, per_line)
     if n_warn:
-        _warns(st, c, base, warns, n_warn)
+        _warns(st, c, base, [], n_warn)
     # NCCL lines without a tag: banner, watchdog, failures (the lines of the marks found, tagged ones
     # left out there)
     if marked or marks & 8:
@@ -197,58 +202,71 @@ def _gdr(st: Facts, c: bytes, base: int, marks: int) -> None:
             pos = c.find(GDR, le)
 
 
-def _facts(st: Facts, c: bytes, base: int) -> tuple[list[int], list[int]]:
-    """The fact lines, given to Facts; returns the positions of the WARN tags found and those of the
-    untagged marks (failure / error / version) seen. Every effect of a fact line is idempotent and the
-    hosts of the chunk's lines are already recorded (`feed`, from the digest's prefixes), so a line whose
-    message is known (or a comm line whose rank record is known) does nothing more; raw bytes known as
-    text skip the decode."""
-    seen, seen_b = st.seen_msgs, st.seen_msgs_b
-    comm_seen_b = st.comm_seen_b
-    info = st.info
-    rfind = c.rfind
-    warns: list[int] = []
-    marked: list[int] = []
+def _facts(st: Facts, c: bytes, base: int, messages: dict, per_line: list[int]) -> None:
+    """The fact lines, given to Facts: the distinct tag texts of the chunk (each read once: SCAN_RE
+    says whether it is a fact line and where its message starts) and the per-QP lines, one by one.
+    Every effect of a fact line is idempotent (a "Connected NVLS" line excepted: read once per line)
+    and the hosts of the chunk's lines are already recorded (`feed`, from the digest's prefixes), so
+    a tag text read before, or whose message is known, does nothing more."""
+    done = st.tag_texts_b
     lines = _LineNo(c, base)  # line numbers of the per-QP lines that start a qp_mtus entry
-    for m in SCAN_RE.finditer(c):
-        msg_b = m.group(1)
-        if msg_b in seen_b:  # the bulk: a message known (never a per-QP line: those are not kept there)
+    for key, (cnt, pos) in messages.items():
+        if key in done:
             continue
-        start = m.start()
-        if msg_b is None:  # a tag: "NCCL WAR(N)", TRACE (counted already), or a mark
-            n = m.end() - start
-            if n == 8:
-                warns.append(start)
-            elif n != 10 or c[start + 5] != 84:  # not "NCCL TRACE"
-                marked.append(start)
-            continue
-        if msg_b.startswith(b"NET/IB: ") and (b" qpn " in msg_b or b" qp_num " in msg_b) and \
-                _qp(st, c, lines, start, msg_b):
-            continue
-        kb = None
-        if msg_b[-1] > 32 and msg_b.startswith((b"comm ", b"ncclComm")):
-            # the key Facts.comm reads (from " rank ": a function name before "comm" changes nothing
-            # in it; the message has nothing to strip): a known key only sets init_complete
-            r = msg_b.find(b" rank ")
-            e = msg_b.find(b" commId", r)
-            kb = msg_b[r:e] if e > 0 else msg_b[r:]
-            if kb in comm_seen_b:
-                if b"Init COMPLETE" in msg_b:
-                    st.init_complete = True
-                continue
-        msg = _text(msg_b)
-        if msg in seen:
-            continue
-        if len(seen) >= MAX_CACHE:
-            seen.clear()
-            seen_b.clear()
-        if not msg.startswith("Connected NVLS"):
-            seen.add(msg)
-            seen_b.add(msg_b)
-        info(_text(c[rfind(b"\n", 0, start) + 1 : start]), msg.strip())
-        if kb is not None and _text(kb) in st.comm_seen:
-            comm_seen_b.add(kb)
-    return warns, marked
+        m = SCAN_RE.match(key)
+        msg_b = m.group(1) if m is not None else None
+        if msg_b is None:
+            final = True
+        elif msg_b.startswith(b"Connected NVLS"):
+            for _ in range(cnt):
+                _fact(st, c, lines, pos, msg_b)
+            final = False
+        else:
+            final = _fact(st, c, lines, pos, msg_b)
+        if final:
+            if len(done) >= MAX_CACHE:
+                done.clear()
+            done.add(key)
+    for pos in per_line:
+        m = SCAN_RE.match(c, pos)
+        if m is not None and m.group(1) is not None:
+            _fact(st, c, lines, pos, m.group(1))
+
+
+def _fact(st: Facts, c: bytes, lines: "_LineNo", start: int, msg_b: bytes) -> bool:
+    """One fact message, its tag at `start`; True when reading the same text again would do nothing."""
+    seen_b = st.seen_msgs_b
+    if msg_b in seen_b:  # a message known (never a per-QP line: those are not kept there)
+        return True
+    if msg_b.startswith(b"NET/IB: ") and (b" qpn " in msg_b or b" qp_num " in msg_b) and \
+            _qp(st, c, lines, start, msg_b):
+        return False
+    kb = None
+    if msg_b[-1] > 32 and msg_b.startswith((b"comm ", b"ncclComm")):
+        # the key Facts.comm reads (from " rank ": a function name before "comm" changes nothing
+        # in it; the message has nothing to strip): a known key only sets init_complete
+        r = msg_b.find(b" rank ")
+        e = msg_b.find(b" commId", r)
+        kb = msg_b[r:e] if e > 0 else msg_b[r:]
+        if kb in st.comm_seen_b:
+            if b"Init COMPLETE" in msg_b:
+                st.init_complete = True
+            return True
+    seen = st.seen_msgs
+    msg = _text(msg_b)
+    if msg in seen:
+        return True
+    if len(seen) >= MAX_CACHE:
+        seen.clear()
+        seen_b.clear()
+    nvls = msg.startswith("Connected NVLS")
+    if not nvls:
+        seen.add(msg)
+        seen_b.add(msg_b)
+    st.info(_text(c[c.rfind(b"\n", 0, start) + 1 : start]), msg.strip())
+    if kb is not None and _text(kb) in st.comm_seen:
+        st.comm_seen_b.add(kb)
+    return not nvls
 
 
 def _new_prefix(st: Facts, pre_b: bytes) -> None:
