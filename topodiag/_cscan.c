@@ -5,7 +5,7 @@
  * Python twins in topodiag/parsers/_linescan.py return (tests/parsers/test_linescan.py compares them on
  * the fixtures and on generated text); the package works without this module, only slower.
  *
- *   tagged(chunk) -> (lines, info, warn, trace, prefixes, messages, per_line, marks)
+ *   tagged(chunk) -> (lines, info, warn, trace, prefixes, messages, per_line, marks, warns)
  *       lines: the count of "\n"; info / warn / trace: the counts of "NCCL INFO", "NCCL WARN" and
  *       "NCCL TRACE"; prefixes: a dict whose keys stand for the texts before the first "NCCL INFO " or
  *       "NCCL TRACE " of each line, distinct, in order of first appearance (values None): for an ASCII
@@ -14,7 +14,9 @@
  *       messages: the first TAGS_PER_LINE such tags of each line with their text to the end of the
  *       line, distinct, from the tag on, in order of first appearance: {text: [count, position of its
  *       first tag]}, except the tags whose text (past a "[Rank N] ") starts with "NET/IB: ": per_line,
- *       the positions of those tags; marks: the positions of "NCCL failure", "NCCL error", "NCCL version".
+ *       the positions of those tags; marks: the positions of "NCCL failure", "NCCL error" and "NCCL
+ *       version" with no "NCCL INFO", "NCCL WARN" or "NCCL TRACE" before them on their line; warns:
+ *       (position, line start, line end, line index in the chunk) of the first "NCCL WARN" of each line.
  *
  *   untagged(chunk) -> (n, keep, picked)
  *       The lines of the chunk as chunk.split(b"\n") cuts them (the empty piece after a final "\n" is
@@ -207,11 +209,15 @@ tagged(PyObject *self, PyObject *arg)
     Py_ssize_t n = view.len;
     Py_ssize_t lines = 0, info = 0, warn = 0, trace = 0;
     PyObject *prefixes = PyDict_New(), *messages = PyDict_New(), *per_line = PyList_New(0), *marks = PyList_New(0);
-    if (prefixes == NULL || messages == NULL || per_line == NULL || marks == NULL)
+    PyObject *warns = PyList_New(0);
+    if (prefixes == NULL || messages == NULL || per_line == NULL || marks == NULL || warns == NULL)
         goto fail;
     const char *end = s + n;
     const char *line_start = s;  /* start of the line holding the scan position */
     int taken = 0;               /* the INFO/TRACE tags of the line read so far */
+    int line_tagged = 0;         /* an INFO, WARN or TRACE tag seen on the line so far */
+    int line_warned = 0;         /* the line's first WARN tag is recorded */
+    const char *warn_end = s;    /* "NCCL WARN" overlaps itself ("NCCL WARNCCL WARN"): counted as count() does */
     const char *last_pre = NULL; /* the last prefix recorded, to skip the dict for a repeat */
     Py_ssize_t last_len = -1;
     const char *pos = s;
@@ -223,7 +229,7 @@ tagged(PyObject *self, PyObject *arg)
         while ((nl = memchr(pos, '\n', (size_t)(stop - pos))) != NULL) {
             lines++;
             line_start = nl + 1;
-            taken = 0;
+            taken = line_tagged = line_warned = 0;
             pos = nl + 1;
         }
         if (tag == NULL)
@@ -232,16 +238,32 @@ tagged(PyObject *self, PyObject *arg)
         const char *msg = NULL; /* where an INFO/TRACE tag's text starts (the line's first TAGS_PER_LINE) */
         if (left >= 9 && memcmp(tag + 5, "INFO", 4) == 0) {
             info++;
+            line_tagged = 1;
             if (left >= 10 && tag[9] == ' ')
                 msg = tag + 10;
         } else if (left >= 9 && memcmp(tag + 5, "WARN", 4) == 0) {
-            warn++;
+            if (tag >= warn_end) {
+                warn++;
+                warn_end = tag + 9;
+            }
+            line_tagged = 1;
+            if (!line_warned) {
+                line_warned = 1;
+                const char *eol = memchr(tag, '\n', (size_t)(end - tag));
+                PyObject *w = Py_BuildValue("(nnnn)", tag - s, line_start - s, (eol ? eol : end) - s, lines);
+                int bad = w == NULL || PyList_Append(warns, w) < 0;
+                Py_XDECREF(w);
+                if (bad)
+                    goto fail;
+            }
         } else if (left >= 10 && memcmp(tag + 5, "TRACE", 5) == 0) {
             trace++;
+            line_tagged = 1;
             if (left >= 11 && tag[10] == ' ')
                 msg = tag + 11;
-        } else if ((left >= 12 && memcmp(tag + 5, "failure", 7) == 0) || (left >= 10 && memcmp(tag + 5, "error", 5) == 0) ||
-                   (left >= 12 && memcmp(tag + 5, "version", 7) == 0)) {
+        } else if (!line_tagged && ((left >= 12 && memcmp(tag + 5, "failure", 7) == 0) ||
+                                    (left >= 10 && memcmp(tag + 5, "error", 5) == 0) ||
+                                    (left >= 12 && memcmp(tag + 5, "version", 7) == 0))) {
             if (append_pos(marks, tag - s) < 0)
                 goto fail;
         }
@@ -273,8 +295,9 @@ tagged(PyObject *self, PyObject *arg)
         pos = tag + 5; /* "NCCL " cannot overlap itself */
     }
     PyBuffer_Release(&view);
-    return Py_BuildValue("(nnnnNNNN)", lines, info, warn, trace, prefixes, messages, per_line, marks);
+    return Py_BuildValue("(nnnnNNNNN)", lines, info, warn, trace, prefixes, messages, per_line, marks, warns);
 fail:
+    Py_XDECREF(warns);
     Py_XDECREF(prefixes);
     Py_XDECREF(messages);
     Py_XDECREF(per_line);

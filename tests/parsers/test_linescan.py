@@ -43,7 +43,7 @@ PIECES = [b"NCCL INFO ", b" NCCL INFO ", b"NCCL INFO", b" NCCL TRACE ", b"NCCL T
           b"NCCL", b"\n", b"\n\n", b" ", b"\t", b"\x00", b"\xff", b"\x80", b"x", b"host:1:2 [0] ", b"INFO ",
           b"~", b"!", b"\x7f", b"\x1f", b"NCCL INFO NCCL INFO ", b":", b"7", b"[3]", b"h", b"\xc3\xa9",
           b"[Rank 3] ", b"[Rank ", b"NET/IB: ", b"NCCL failure", b"NCCL error", b"NCCL version", b"error",
-          b"Channel 00 : 0[0] -> 1[1] via P2P"]
+          b"Channel 00 : 0[0] -> 1[1] via P2P", b"CCL WARN", b"WARN"]
 
 
 @compiled
@@ -70,7 +70,7 @@ def test_known_values() -> None:
     if _linescan._compiled is not None:
         scans.append((_linescan._compiled.tagged, _linescan._compiled.untagged))
     for tagged, untagged in scans:
-        lines, info, warn, trace, prefixes, messages, per_line, marks = tagged(c)
+        lines, info, warn, trace, prefixes, messages, per_line, marks, warns = tagged(c)
         assert (lines, info, warn, trace) == (10, 7, 1, 1)
         # (host, device) as PREFIX_RE reads the ASCII prefixes ("x:12:34:56 [3]": the host is "12", the
         # first place where host:pid:tid [dev] fits), nothing for the one without, the other as it is
@@ -88,6 +88,7 @@ def test_known_values() -> None:
             (b"NCCL INFO not ASCII", [1, 258]),
         ]
         assert per_line == [] and marks == []
+        assert warns == [(120, 109, 131, 5)]  # the WARN line: its tag, start, end and index
         n, keep, picked = untagged(c)
         assert n == 11
         # the row, the WARN line, the INFO line with nothing printable after its tag, the last line
@@ -98,9 +99,15 @@ def test_known_values() -> None:
          b"NCCL version 2.18.1+cuda12.2\n"
          + b"NCCL INFO a " * 6 + b"\n")
     for tagged, _ in scans:
-        _, info, _, _, _, messages, per_line, marks = tagged(d)
+        _, info, _, _, _, messages, per_line, marks, _ = tagged(d)
         assert info == 7 and per_line == [10] and marks == [68]
         assert [k.count(b"NCCL INFO") for k in messages] == [6, 5, 4, 3]
+    # a mark after a tag on its line is none (the line is a tagged one); a mark before a tag is one;
+    # "NCCL WARNCCL WARN" counts once, as bytes.count does
+    e = b"h NCCL INFO NCCL version 2.1\nNCCL error then NCCL WARNCCL WARN x\n"
+    for tagged, _ in scans:
+        _, info, warn, _, _, _, _, marks, warns = tagged(e)
+        assert (info, warn, marks) == (1, 1, [29]) and warns == [(45, 29, 64, 1)]
 
 
 def test_prefix_key_is_prefix_re() -> None:

@@ -31,7 +31,7 @@ _INFO_END_RE = re.compile(rb" NCCL (?:INFO|TRACE) [^!-~\n]*$", re.M)
 _TAG_SPLIT_RE = re.compile(rb"NCCL (?:INFO|TRACE) ")
 
 
-def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list]:
+def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, list]:
     """(lines, "NCCL INFO" count, "NCCL WARN" count, "NCCL TRACE" count, prefixes, messages, per_line,
     marks): the count of "\\n" and of each tag anywhere; the texts before the first "NCCL INFO " or
     "NCCL TRACE " of each line, distinct, in order of first appearance, as dict keys (values None),
@@ -39,7 +39,9 @@ def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list]:
     the end of the line: the distinct texts, from the tag on, in order of first appearance, each with [its
     count, the position of its first tag] (`messages`), except those whose text (past a "[Rank N] ")
     starts with "NET/IB: ", read line by line: the positions of their tags (`per_line`); the positions of
-    "NCCL failure", "NCCL error" and "NCCL version" (`marks`)."""
+    "NCCL failure", "NCCL error" and "NCCL version" with no "NCCL INFO", "NCCL WARN" or "NCCL TRACE"
+    before them on their line (`marks`); (position, line start, line end, line index in the chunk) of
+    the first "NCCL WARN" of each line (`warns`)."""
     pieces = c.split(b"NCCL INFO ") if b"NCCL TRACE " not in c else _TAG_SPLIT_RE.split(c)
     keys: dict = {}
     messages: dict = {}
@@ -68,9 +70,28 @@ def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list]:
                 messages[text][0] += 1
             else:
                 messages[text] = [1, at]
-    marks = [m.start() for m in _MARK_RE.finditer(c)]
+    marks: list = []
+    warns: list = []
+    prev, line_no, tagged, warned = 0, 0, False, False
+    for m in _MARK_RE.finditer(c):
+        at = m.start()
+        nls = c.count(b"\n", prev, at)
+        if nls:
+            line_no += nls
+            tagged = warned = False
+        prev = at
+        word = m.group(1)
+        if word in (b"failure", b"error", b"version"):
+            if not tagged:
+                marks.append(at)
+            continue
+        tagged = True
+        if word == b"WARN" and not warned:
+            warned = True
+            eol = c.find(b"\n", at)
+            warns.append((at, c.rfind(b"\n", 0, at) + 1, len(c) if eol < 0 else eol, line_no))
     return (c.count(b"\n"), c.count(b"NCCL INFO"), c.count(b"NCCL WARN"), c.count(b"NCCL TRACE"), keys, messages,
-            per_line, marks)
+            per_line, marks, warns)
 
 
 # the INFO/TRACE tags of a line whose text is read (each text runs to the end of the line: a line of
@@ -78,7 +99,9 @@ def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list]:
 TAGS_PER_LINE = 4
 _TAG_RE = re.compile(rb"NCCL (?:INFO|TRACE) ")
 _NET_IB_RE = re.compile(rb"(?:\[Rank [0-9]{1,9}\] )?NET/IB: ")
-_MARK_RE = re.compile(rb"NCCL (?:failure|error|version)")
+# the untagged marks, and the tags before them on a line that make them none ("NCCL " cannot overlap
+# itself, so every one of these words is found)
+_MARK_RE = re.compile(rb"NCCL (failure|error|version|INFO|WARN|TRACE)")
 
 
 # nccl_debug/facts.py PREFIX_RE over ASCII bytes: \s of text is [\t\n\v\f\r\x1c-\x1f ] there

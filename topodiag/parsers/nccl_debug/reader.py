@@ -110,17 +110,17 @@ def digest(raw: bytes) -> Digest:
     if b"NCCL" not in c:
         bare = list(Counter(BARE_CONN_RE.findall(c)).items()) if b"] -> " in c and b" via " in c else []
         # a chunk of bare connection lines counts them as its NCCL lines (the INFO slot)
-        return c.count(b"\n"), bool(bare), sum(n for _, n in bare), 0, 0, bare, same, {}, {}, [], []
+        return c.count(b"\n"), bool(bare), sum(n for _, n in bare), 0, 0, bare, same, {}, {}, [], [], []
     marks = same | (8 if b"ProcessGroupNCCL" in c else 0)
     if GDR in c:
         marks |= 1 | (2 if b"GPU Direct RDMA Enabled" in c else 0) | (4 if b"GPU Direct RDMA Disabled" in c else 0)
-    n_lines, n_info, n_warn, n_trace, prefixes, messages, per_line, mark_at = _linescan.tagged(c)
+    n_lines, n_info, n_warn, n_trace, prefixes, messages, per_line, mark_at, warns = _linescan.tagged(c)
     conns = []
     for key, (cnt, _) in messages.items():
         m = CONN_RE.match(key)
         if m is not None:
             conns.append((m.group(1), cnt))
-    return n_lines, True, n_info, n_warn, n_trace, conns, marks, prefixes, messages, per_line, mark_at
+    return n_lines, True, n_info, n_warn, n_trace, conns, marks, prefixes, messages, per_line, mark_at, warns
 
 
 class _LineNo:
@@ -153,7 +153,7 @@ def feed(st: Facts, raw: bytes, dg: Optional[Digest] = None) -> None:
     `dg` is `digest(raw)` when it was computed elsewhere (it is computed here otherwise)."""
     if dg is None:
         dg = digest(raw)
-    n_lines, has_nccl, n_info, n_warn, n_trace, items, marks, prefixes, messages, per_line, marked = dg
+    n_lines, has_nccl, n_info, n_warn, n_trace, items, marks, prefixes, messages, per_line, marked, warns = dg
     c = raw if marks & 16 else normalise(raw)
     base = st.n
     st.n += n_lines
@@ -178,8 +178,8 @@ def feed(st: Facts, raw: bytes, dg: Optional[Digest] = None) -> None:
     if marks & 1:
         _gdr(st, c, base, marks)
     _facts(st, c, base, messages, per_line)
-    if n_warn:
-        _warns(st, c, base, [], n_warn)
+    for pos, ls, le, i in warns:  # WARN lines: the first tag of each line
+        st.warn(base + i + 1, _text(c[ls:le]).strip(), _text(c[ls:pos]))
     # NCCL lines without a tag: banner, watchdog, failures (the lines of the marks found, tagged ones
     # left out there)
     if marked or marks & 8:
@@ -311,24 +311,6 @@ def _qp(st: Facts, c: bytes, lines: _LineNo, start: int, msg_b: bytes) -> bool:
             and msg_b[m.end():m.end() + 2] == b" (":
         st.gid = int(m.group(7))
     return True
-
-
-def _warns(st: Facts, c: bytes, base: int, warns: list[int], n_warn: int) -> None:
-    """WARN lines, the first tag of each line. The tags the scan found are all of them unless one sits
-    inside a fact line or two overlap ("NCCL WARNCCL WARN"); then they are searched for here."""
-    ln = _LineNo(c, base)
-    if len(warns) != n_warn or any(c.startswith(b"NCCL", p + 8) for p in warns):
-        warns = []
-        pos = c.find(WARN)
-        while pos >= 0:
-            warns.append(pos)
-            pos = c.find(WARN, _line_at(c, pos)[1])
-    le = -1
-    for pos in warns:
-        if pos < le:
-            continue
-        ls, le = _line_at(c, pos)
-        st.warn(ln.at(ls), _text(c[ls:le]).strip(), _text(c[ls:pos]))
 
 
 def _untagged(st: Facts, c: bytes, base: int, marked: list[int], watchdog: int) -> None:
