@@ -53,6 +53,24 @@ def test_generated(parts: list[bytes]) -> None:
     same(b"".join(parts))
 
 
+PREFIXES = [b"h1:12:34 [0] ", b"h2:5:6 [1] ", b"x:1:2:3 [4] ", b"a:12b:3:4 [5] ", b"", b"[1,0]<stdout>:", b"h:1:2\x1c[7] ",
+            b"h:1:2\t[3] ", b"\xc3\xa9h:5:6 [2] ", b"h:1:2 [1234567890] ", b"1:2 ", b"q:7:8  [9]"]
+TAGS = [b"NCCL INFO ", b"NCCL TRACE ", b"NCCL WARN ", b"NCCL version 2.1", b"NCCL error x", b"", b"NCCL INFO [Rank 2] ",
+        b"NCCL INFO"]
+TEXTS = [b"NET/IB: Dev 0 Port 1 qpn 5 mtu 5 LID 3", b"Channel 00 : 0[0] -> 1[1] via P2P", b"Bootstrap", b"x", b"",
+         b"NCCL WARN y", b"comm 0x1 rank 0 nranks 2", b"NCCL error z", b"NCCL INFO again"]
+
+
+@compiled
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(PREFIXES), st.sampled_from(TAGS), st.sampled_from(TEXTS)), max_size=12),
+       st.booleans())
+def test_generated_lines(lines: list, final_newline: bool) -> None:
+    """Whole lines of prefix, tag and text: the twin's C-level paths (one tag per line, pid/tid prefixes
+    read as the few they stand for) and its loop (lines of two tags) against the compiled scanner."""
+    same(b"\n".join(p + t + x for p, t, x in lines) + (b"\n" if final_newline else b""))
+
+
 def test_known_values() -> None:
     """Hand-checked: what each twin says of a small chunk."""
     c = (b"h1:1:2 [0] NCCL INFO Bootstrap\n"

@@ -14,6 +14,7 @@ normalised (CR and ANSI codes out).
 from __future__ import annotations
 
 import bisect
+import collections
 import itertools
 import operator
 import os
@@ -42,56 +43,110 @@ def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, lis
     "NCCL failure", "NCCL error" and "NCCL version" with no "NCCL INFO", "NCCL WARN" or "NCCL TRACE"
     before them on their line (`marks`); (position, line start, line end, line index in the chunk) of
     the first "NCCL WARN" of each line (`warns`)."""
-    pieces = c.split(b"NCCL INFO ") if b"NCCL TRACE " not in c else _TAG_SPLIT_RE.split(c)
-    keys: dict = {}
+    pieces = c.split(b"NCCL INFO ") if b"NCCL TRACE " not in c else None
+    messages, per_line = _messages(c, pieces)
+    marks, warns = _marks_warns(c)
+    return (c.count(b"\n"), c.count(b"NCCL INFO"), c.count(b"NCCL WARN"), c.count(b"NCCL TRACE"),
+            _prefix_keys(c, pieces), messages, per_line, marks, warns)
+
+
+def _prefix_keys(c: bytes, pieces) -> dict:
+    """The prefixes of `tagged_py`, with C-level passes: the chunk cut at its tags (`pieces`: at each
+    "NCCL INFO ", or None when it holds "NCCL TRACE "), the text after each piece's last newline; an
+    ASCII prefix's pid and tid set to 0 before it is read (PREFIX_RE finds the same host and device in
+    it: they are never the host, see _PID_TID_B), so that thousands of pid/tid prefixes are read as the
+    few they stand for."""
+    if pieces is None:
+        pieces = _TAG_SPLIT_RE.split(c)
+    if len(pieces) < 2:
+        return {}
+    # piece i ends with the text before tag i on its line; tag i is its line's first when piece i
+    # holds a newline (or i is 0)
+    parts = list(map(bytes.rpartition, pieces[:-1], itertools.repeat(b"\n")))
+    raw = {parts[0][2]: None}
+    raw.update(dict.fromkeys(itertools.compress(map(operator.itemgetter(2), parts), map(operator.itemgetter(1), parts))))
+    joined = b"\n".join(raw)
+    if joined.isascii():
+        canon = dict.fromkeys(_PID_TID_B.sub(b":0:0", joined).split(b"\n"))
+    else:
+        canon = dict.fromkeys(_PID_TID_B.sub(b":0:0", r) if r.isascii() else r for r in raw)
+    keys = list(map(prefix_key, canon))
+    if any(k.__class__ is bytes and k.isascii() for k in keys):  # handed back as they are: each raw text
+        keys = list(map(prefix_key, raw))
+    return dict.fromkeys(k for k in keys if k is not None)
+
+
+def _messages(c: bytes, pieces) -> tuple[dict, list]:
+    """`messages` and `per_line` of `tagged_py`. A chunk without "NCCL TRACE " whose lines hold one
+    "NCCL INFO " each at most (the rule: `findall` of the tag's text to the end of the line then finds
+    every tag) takes C-level passes: the texts in order, each tag's place from the lengths of the
+    pieces between tags; any other chunk, a loop over its tags."""
     messages: dict = {}
-    per_line: list = []
-    if len(pieces) > 1:
-        # piece i ends with the text before tag i on its line; tag i is its line's first when piece i
-        # holds a newline (or i is 0)
-        parts = list(map(bytes.rpartition, pieces[:-1], itertools.repeat(b"\n")))
-        raw = {parts[0][2]: None}
-        raw.update(dict.fromkeys(itertools.compress(map(operator.itemgetter(2), parts), map(operator.itemgetter(1), parts))))
-        keys = dict.fromkeys(k for k in map(prefix_key, raw) if k is not None)
-        prev, on_line = 0, 0
-        for m in _TAG_RE.finditer(c):
-            at = m.start()
-            if c.find(b"\n", prev, at) >= 0:  # a new line
-                on_line = 0
-            prev = at
-            on_line += 1
-            if on_line > TAGS_PER_LINE:
-                continue
-            eol = c.find(b"\n", at)
-            text = c[at:] if eol < 0 else c[at:eol]
-            if _NET_IB_RE.match(c, m.end()):
-                per_line.append(at)
-            elif text in messages:
-                messages[text][0] += 1
-            else:
-                messages[text] = [1, at]
-    marks: list = []
-    warns: list = []
-    prev, line_no, tagged, warned = 0, 0, False, False
-    for m in _MARK_RE.finditer(c):
+    if pieces is not None:
+        texts = _TEXT_RE.findall(c)
+        if len(texts) == len(pieces) - 1:
+            places = list(map(operator.add, itertools.accumulate(map(len, pieces[:-1])),
+                              range(0, 10 * len(texts), 10)))
+            net = list(map(bool, map(_NET_IB_TEXT_RE.match, texts)))
+            per_line = list(itertools.compress(places, net))
+            if per_line:
+                keep = list(map(operator.not_, net))
+                texts, places = list(itertools.compress(texts, keep)), list(itertools.compress(places, keep))
+            first = dict(zip(reversed(texts), reversed(places)))  # the first place of each text wins
+            for text, count in collections.Counter(texts).items():
+                messages[text] = [count, first[text]]
+            return messages, per_line
+    per_line = []
+    prev, on_line = 0, 0
+    for m in _TAG_RE.finditer(c):
         at = m.start()
-        nls = c.count(b"\n", prev, at)
-        if nls:
-            line_no += nls
-            tagged = warned = False
+        if c.find(b"\n", prev, at) >= 0:  # a new line
+            on_line = 0
         prev = at
-        word = m.group(1)
-        if word in (b"failure", b"error", b"version"):
-            if not tagged:
-                marks.append(at)
+        on_line += 1
+        if on_line > TAGS_PER_LINE:
             continue
-        tagged = True
-        if word == b"WARN" and not warned:
-            warned = True
-            eol = c.find(b"\n", at)
-            warns.append((at, c.rfind(b"\n", 0, at) + 1, len(c) if eol < 0 else eol, line_no))
-    return (c.count(b"\n"), c.count(b"NCCL INFO"), c.count(b"NCCL WARN"), c.count(b"NCCL TRACE"), keys, messages,
-            per_line, marks, warns)
+        eol = c.find(b"\n", at)
+        text = c[at:] if eol < 0 else c[at:eol]
+        if _NET_IB_RE.match(c, m.end()):
+            per_line.append(at)
+        elif text in messages:
+            messages[text][0] += 1
+        else:
+            messages[text] = [1, at]
+    return messages, per_line
+
+
+def _marks_warns(c: bytes) -> tuple[list, list]:
+    """`marks` and `warns` of `tagged_py`: each mark checked against the text before it on its line (from
+    the previous mark on, when that is on the same line: linear), each WARN line once."""
+    marks: list = []
+    prev, tagged = -1, False
+    for m in _MARK_ONLY_RE.finditer(c):
+        at = m.start()
+        if prev >= 0 and c.find(b"\n", prev, at) < 0:  # the same line as the previous mark
+            seg = c[prev:at + 1]
+        else:
+            seg = c[c.rfind(b"\n", max(prev, 0), at) + 1:at + 1]
+            tagged = False
+        # (to at + 1: "NCCL WARN" may end in the "N" that starts the mark)
+        tagged = tagged or b"NCCL INFO" in seg or b"NCCL WARN" in seg or b"NCCL TRACE" in seg
+        if not tagged:
+            marks.append(at)
+        prev = at
+    warns: list = []
+    line_no, counted = 0, 0
+    pos = c.find(b"NCCL WARN")
+    while pos >= 0:
+        ls = c.rfind(b"\n", 0, pos) + 1
+        line_no += c.count(b"\n", counted, ls)
+        counted = ls
+        eol = c.find(b"\n", pos)
+        warns.append((pos, ls, len(c) if eol < 0 else eol, line_no))
+        if eol < 0:
+            break
+        pos = c.find(b"NCCL WARN", eol)
+    return marks, warns
 
 
 # the INFO/TRACE tags of a line whose text is read (each text runs to the end of the line: a line of
@@ -99,9 +154,13 @@ def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, lis
 TAGS_PER_LINE = 4
 _TAG_RE = re.compile(rb"NCCL (?:INFO|TRACE) ")
 _NET_IB_RE = re.compile(rb"(?:\[Rank [0-9]{1,9}\] )?NET/IB: ")
-# the untagged marks, and the tags before them on a line that make them none ("NCCL " cannot overlap
-# itself, so every one of these words is found)
-_MARK_RE = re.compile(rb"NCCL (failure|error|version|INFO|WARN|TRACE)")
+_NET_IB_TEXT_RE = re.compile(rb"NCCL (?:INFO|TRACE) (?:\[Rank [0-9]{1,9}\] )?NET/IB: ")
+_TEXT_RE = re.compile(rb"NCCL INFO [^\n]*")
+_MARK_ONLY_RE = re.compile(rb"NCCL (?:failure|error|version)")
+# an ASCII prefix's ":pid:tid" before a blank (PREFIX_RE's \s over text). Neither run can be the host
+# PREFIX_RE finds (a host is followed by ":digits:digits" and a blank) nor hold one, so with both set to
+# 0 it finds the same host and device
+_PID_TID_B = re.compile(rb":[0-9]+:[0-9]+(?=[\t\n\x0b\x0c\r\x1c-\x1f ])")
 
 
 # nccl_debug/facts.py PREFIX_RE over ASCII bytes: \s of text is [\t\n\v\f\r\x1c-\x1f ] there
