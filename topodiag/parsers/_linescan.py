@@ -44,18 +44,25 @@ def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, lis
     before them on their line (`marks`); (position, line start, line end, line index in the chunk) of
     the first "NCCL WARN" of each line (`warns`)."""
     pieces = c.split(b"NCCL INFO ") if b"NCCL TRACE " not in c else None
-    messages, per_line = _messages(c, pieces)
+    messages, per_line, one_per_line = _messages(c, pieces)
     marks, warns = _marks_warns(c)
     return (c.count(b"\n"), c.count(b"NCCL INFO"), c.count(b"NCCL WARN"), c.count(b"NCCL TRACE"),
-            _prefix_keys(c, pieces), messages, per_line, marks, warns)
+            _prefix_keys(c, pieces, len(pieces) - 1 if one_per_line else None), messages, per_line, marks, warns)
 
 
-def _prefix_keys(c: bytes, pieces) -> dict:
+def _prefix_keys(c: bytes, pieces, n_tags) -> dict:
     """The prefixes of `tagged_py`, with C-level passes: the chunk cut at its tags (`pieces`: at each
     "NCCL INFO ", or None when it holds "NCCL TRACE "), the text after each piece's last newline; an
     ASCII prefix's pid and tid set to 0 before it is read (PREFIX_RE finds the same host and device in
     it: they are never the host, see _PID_TID_B), so that thousands of pid/tid prefixes are read as the
-    few they stand for."""
+    few they stand for. When each tagged line holds one "NCCL INFO " (n_tags of them) and every one of
+    them starts with a plain `host:pid:tid [dev] ` (_PLAIN_PREFIX_B: what PREFIX_RE reads as that host
+    and device), the pairs are read off those lines in one `findall`."""
+    if n_tags is not None and c.count(b"] NCCL INFO ") == n_tags:  # (a cheap test first: each tag after "] ")
+        first = _PLAIN_FIRST_B.match(c)
+        found = ([first.groups()] if first else []) + _PLAIN_PREFIX_B.findall(c)
+        if len(found) == n_tags:
+            return dict.fromkeys((host, int(dev)) for host, dev in dict.fromkeys(found))
     if pieces is None:
         pieces = _TAG_SPLIT_RE.split(c)
     if len(pieces) < 2:
@@ -76,26 +83,30 @@ def _prefix_keys(c: bytes, pieces) -> dict:
     return dict.fromkeys(k for k in keys if k is not None)
 
 
-def _messages(c: bytes, pieces) -> tuple[dict, list]:
+def _messages(c: bytes, pieces) -> tuple[dict, list, bool]:
     """`messages` and `per_line` of `tagged_py`. A chunk without "NCCL TRACE " whose lines hold one
     "NCCL INFO " each at most (the rule: `findall` of the tag's text to the end of the line then finds
     every tag) takes C-level passes: the texts in order, each tag's place from the lengths of the
-    pieces between tags; any other chunk, a loop over its tags."""
+    pieces between tags; any other chunk, a loop over its tags. The third value says which."""
     messages: dict = {}
     if pieces is not None:
         texts = _TEXT_RE.findall(c)
         if len(texts) == len(pieces) - 1:
             places = list(map(operator.add, itertools.accumulate(map(len, pieces[:-1])),
                               range(0, 10 * len(texts), 10)))
-            net = list(map(bool, map(_NET_IB_TEXT_RE.match, texts)))
-            per_line = list(itertools.compress(places, net))
-            if per_line:
+            counts = collections.Counter(texts)
+            nets = {t for t in counts if _NET_IB_TEXT_RE.match(t)}  # read line by line: by place
+            per_line: list = []
+            if nets:
+                net = list(map(nets.__contains__, texts))
+                per_line = list(itertools.compress(places, net))
                 keep = list(map(operator.not_, net))
                 texts, places = list(itertools.compress(texts, keep)), list(itertools.compress(places, keep))
             first = dict(zip(reversed(texts), reversed(places)))  # the first place of each text wins
-            for text, count in collections.Counter(texts).items():
-                messages[text] = [count, first[text]]
-            return messages, per_line
+            for text, count in counts.items():
+                if text not in nets:
+                    messages[text] = [count, first[text]]
+            return messages, per_line, True
     per_line = []
     prev, on_line = 0, 0
     for m in _TAG_RE.finditer(c):
@@ -114,7 +125,7 @@ def _messages(c: bytes, pieces) -> tuple[dict, list]:
             messages[text][0] += 1
         else:
             messages[text] = [1, at]
-    return messages, per_line
+    return messages, per_line, False
 
 
 def _marks_warns(c: bytes) -> tuple[list, list]:
@@ -122,8 +133,13 @@ def _marks_warns(c: bytes) -> tuple[list, list]:
     the previous mark on, when that is on the same line: linear), each WARN line once."""
     marks: list = []
     prev, tagged = -1, False
-    for m in _MARK_ONLY_RE.finditer(c):
-        at = m.start()
+    places = []
+    for word in (b"NCCL failure", b"NCCL error", b"NCCL version"):
+        at = c.find(word)
+        while at >= 0:
+            places.append(at)
+            at = c.find(word, at + 1)
+    for at in sorted(places):
         if prev >= 0 and c.find(b"\n", prev, at) < 0:  # the same line as the previous mark
             seg = c[prev:at + 1]
         else:
@@ -156,7 +172,13 @@ _TAG_RE = re.compile(rb"NCCL (?:INFO|TRACE) ")
 _NET_IB_RE = re.compile(rb"(?:\[Rank [0-9]{1,9}\] )?NET/IB: ")
 _NET_IB_TEXT_RE = re.compile(rb"NCCL (?:INFO|TRACE) (?:\[Rank [0-9]{1,9}\] )?NET/IB: ")
 _TEXT_RE = re.compile(rb"NCCL INFO [^\n]*")
-_MARK_ONLY_RE = re.compile(rb"NCCL (?:failure|error|version)")
+# a line that starts with a plain "host:pid:tid [dev] " before its tag: ASCII, PREFIX_RE's host class
+# without controls, blanks between tid and device; the device in 1-9 digits (as the compiled scanner
+# reads it); at a line's start after a newline, and at the chunk's start
+_PLAIN = (rb"([\x21\x23-\x26\x28-\x39\x3b-\x5a\x5c\x5e\x5f\x61-\x7f]+):[0-9]+:[0-9]+[ \t]+\[([0-9]{1,9})\] "
+          rb"NCCL INFO ")
+_PLAIN_PREFIX_B = re.compile(rb"\n" + _PLAIN)
+_PLAIN_FIRST_B = re.compile(_PLAIN)
 # an ASCII prefix's ":pid:tid" before a blank (PREFIX_RE's \s over text). Neither run can be the host
 # PREFIX_RE finds (a host is followed by ":digits:digits" and a blank) nor hold one, so with both set to
 # 0 it finds the same host and device
