@@ -1,11 +1,16 @@
 """The scanner of an NCCL_DEBUG log: one engine over bytes, a chunk of whole lines at a time.
 
-A chunk (about CHUNK bytes, cut after a newline) gets a few C-level passes and Python sees only
-what carries facts: `digest(chunk)` is the state-free bulk of the work (line and tag counts, one
-`Counter(findall)` over the connection lines -- the bulk of a big log, so each distinct "8[0] ->
-15[7] via P2P/IPC" text is looked at once --, the GPU Direct RDMA and watchdog marks); `feed`
-then runs one scan for the fact lines and the rare tags (WARN, TRACE, untagged banner / failure /
-watchdog lines), decodes only those lines and hands them to `Facts` (facts.py).
+A chunk (about CHUNK bytes, cut after a newline) gets one line scan and Python sees only what
+carries facts: `digest(chunk)` is the state-free bulk of the work. The scan (topodiag/parsers/
+_linescan.py `tagged`: compiled C where the install could build it, a pure-Python twin otherwise,
+the same values) gives the line and tag counts, the (host, device) of the line prefixes, each
+distinct INFO/TRACE tag text with its count and first place -- the bulk of a big log is a few hundred
+texts repeated by every rank, so each "8[0] -> 15[7] via P2P/IPC" connection text or fact message is
+looked at once --, the per-QP lines, the untagged marks and the WARN lines by place; `digest` adds
+the connection counts (CONN_RE on each distinct text) and the GPU Direct RDMA and watchdog marks.
+`feed` reads the distinct texts that are fact lines (SCAN_RE says which, and where the message
+starts), the per-QP lines, WARN and untagged lines, decodes only those and hands them to `Facts`
+(facts.py).
 
 Text is this engine's input too: `parse(text)` and `parse_lines(lines)` encode each chunk as UTF-8
 and read the bytes, so there is one engine and one set of decisions. A chunk holding a byte that is
@@ -37,12 +42,12 @@ CONN_RE = re.compile(rb"NCCL INFO ((?:Channel|Ring|CollNet) [^:\n]*: [^\n]*|\d{1
 # that holds no "NCCL" at all, so a real log never pays for it.
 BARE_CONN_RE = re.compile(rb"(?m)^[ \t>`*-]{0,8}(\d{1,7}\[[0-9a-fA-Fx]{0,16}\] -> \d{1,7}\[[0-9a-fA-Fx]{0,16}\]"
                           rb"(?: \[(?:send|receive)\])? via [^\n]*)")
-# One pass for the fact lines (group 1: the INFO/TRACE messages Facts reads -- proxy, topology-dump
-# and tuning chatter is never looked at -- their starts nested by first letter, which the regex
-# engine tries faster) and the rare tags: WARN (as "NCCL WAR" before an "N", so that no tag hides the
-# "NCCL" of another), TRACE and the untagged marks failure/error/version (the ProcessGroupNCCL mark
-# is found by `digest`); all start at the literal "NCCL ". The per-QP lines of NET/IB ("NET/IB: NCCL
-# Dev 0 IbDev 0 Port 1 qpn 576 mtu 3 GID 3 (...)") are fact lines: `_facts` reads them by QP_RE.
+# Which INFO/TRACE tag texts are fact lines: matched at each distinct tag text the line scan gives
+# (and at each per-QP line), group 1 is the message Facts reads -- proxy, topology-dump and tuning
+# chatter is never looked at; the starts are nested by first letter, which the regex engine tries
+# faster. The other alternatives (WARN, a bare TRACE, the untagged marks failure/error/version) leave
+# group 1 empty: the scan finds those by place. The per-QP lines of NET/IB ("NET/IB: NCCL Dev 0 IbDev
+# 0 Port 1 qpn 576 mtu 3 GID 3 (...)") are fact lines: `_facts` reads them by QP_RE.
 _STARTS = (rb"N(?:ET/|CCL)|Using (?:network|internal Network)|"
            rb"c(?:omm 0x(?![0-9a-fA-F]+ rank [0-9]+ nRanks [0-9]+(?![0-9]| nNodes))|udaDriverVersion)|"
            rb"ncclComm[A-Za-z]{0,40} comm |C(?:UDA Driver|onnected NVLS)|P(?:2P plugin|lugin Path)|Bootstrap|Trees|"
@@ -68,7 +73,10 @@ TRACE = b"NCCL TRACE"
 GDR = b"GPU Direct RDMA"
 B_ANSI_RE = re.compile(ANSI_RE.pattern.encode())
 
-Digest = tuple  # (lines, has "NCCL", INFO, WARN, TRACE counts, [(connection text, count)], mark bits)
+# (lines, has "NCCL", INFO, WARN, TRACE counts, [(connection text, count)], mark bits, {(host, device)
+#  or raw prefix}, {tag text: [count, first place]}, [places of per-QP tags], [places of untagged
+#  marks], [(WARN tag place, line start, line end, line index) of each line's first WARN tag])
+Digest = tuple
 
 
 def normalise(raw: bytes) -> bytes:
@@ -101,10 +109,10 @@ def digest(raw: bytes) -> Digest:
     first appearance, bits: GPU Direct RDMA 1 any / 2 Enabled / 4 Disabled, 8 "ProcessGroupNCCL",
     16 the chunk is already normal (normalise would return it unchanged), what the prefixes of its
     INFO/TRACE lines name (the text before the line's first tag: (host, device) pairs, or the raw text
-    where it is not ASCII), distinct, in order). The line and tag counts and the prefixes come from one
-    pass (topodiag/parsers/_linescan.py `tagged`). A chunk
-    without "NCCL" has no counts, unless it holds bare connection lines (BARE_CONN_RE): those are its
-    connections and its INFO count."""
+    where it is not ASCII), distinct, in order, then the line scan's tag texts, per-QP places, untagged
+    marks and WARN lines: see Digest). All but the connection counts and the mark bits come from one
+    pass (topodiag/parsers/_linescan.py `tagged`). A chunk without "NCCL" has no counts, unless it
+    holds bare connection lines (BARE_CONN_RE): those are its connections and its INFO count."""
     c = normalise(raw)
     same = 16 if c is raw else 0
     if b"NCCL" not in c:
@@ -315,8 +323,8 @@ def _qp(st: Facts, c: bytes, lines: _LineNo, start: int, msg_b: bytes) -> bool:
 
 def _untagged(st: Facts, c: bytes, base: int, marked: list[int], watchdog: int) -> None:
     """Lines with an untagged mark (banner, c10d watchdog, nccl-tests / PyTorch failures), each once:
-    the lines of the marks the scan found (`marked`: on a line without an INFO, WARN or TRACE tag no
-    match before a mark can take it in, so every mark of such a line is there) and, when the chunk
+    the lines of the marks the line scan found (`marked`: the marks with no INFO, WARN or TRACE tag
+    before them on their line; a line with a tag after its mark is left out here) and, when the chunk
     holds one, of each "ProcessGroupNCCL"."""
     starts: set[int] = {c.rfind(b"\n", 0, pos) + 1 for pos in marked}
     if watchdog:
