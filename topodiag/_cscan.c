@@ -12,8 +12,8 @@
  *       text, the (host, device) that the `host:pid:tid [dev]` pattern (nccl_debug/facts.py PREFIX_RE)
  *       finds first in it, as (bytes, int), and nothing when it finds none; any other text as it is.
  *       messages: the first TAGS_PER_LINE such tags of each line with their text to the end of the
- *       line, distinct, from the tag on, in order of first appearance: {text: [count, position of its
- *       first tag]}, except the tags whose text (past a "[Rank N] ") starts with "NET/IB: ": per_line,
+ *       line (of a line's second tag and on: its first LATER_TEXT_MAX bytes at most), distinct, from
+ *       the tag on, in order of first appearance: {text: [count, position of its first tag]}, except the tags whose text (past a "[Rank N] ") starts with "NET/IB: ": per_line,
  *       the positions of those tags; marks: the positions of "NCCL failure", "NCCL error" and "NCCL
  *       version" with no "NCCL INFO", "NCCL WARN" or "NCCL TRACE" before them on their line; warns:
  *       (position, line start, line end, line index in the chunk) of the first "NCCL WARN" of each line.
@@ -146,6 +146,9 @@ prefix_key(const char *p, Py_ssize_t len)
    repeated tags would cost its length squared (the output of a few processes run together on one line
    is read) */
 #define TAGS_PER_LINE 4
+/* the text of a line's second to fourth tag is cut at this many bytes: a giant line of repeated tags
+   then costs its own length once, not four times (the first tag's text runs to the end of the line) */
+#define LATER_TEXT_MAX 4096
 
 /* after a tag's "NCCL INFO " or "NCCL TRACE ", where its message starts: past "[Rank N] " (NCCL 2.28+) */
 static const char *
@@ -275,7 +278,8 @@ tagged(PyObject *self, PyObject *arg)
             if (eol - m >= 8 && memcmp(m, "NET/IB: ", 8) == 0) {
                 if (append_pos(per_line, tag - s) < 0)
                     goto fail;
-            } else if (add_message(messages, tag, eol, tag - s) < 0) {
+            } else if (add_message(messages, tag, (taken > 1 && eol - tag > LATER_TEXT_MAX) ? tag + LATER_TEXT_MAX : eol,
+                                   tag - s) < 0) {
                 goto fail;
             }
             if (taken == 1) {

@@ -128,6 +128,16 @@ def test_known_values() -> None:
         assert (info, warn, marks) == (1, 1, [29]) and warns == [(45, 29, 64, 1)]
 
 
+def test_later_tags_text_is_cut() -> None:
+    """A line's first tag text runs to the end of the line; a later tag's is cut at LATER_TEXT_MAX, so a
+    giant line of tags costs its length once (hand-counted: prefix 10 bytes, tag 10, 5,000 y, a blank)."""
+    c = b"h:1:2 [0] " + b"NCCL INFO " + b"y" * 5000 + b" NCCL INFO " + b"z" * 6000 + b"\n"
+    scans = [_linescan.tagged_py] + ([_linescan._compiled.tagged] if _linescan._compiled is not None else [])
+    for tagged in scans:
+        messages = tagged(c)[5]
+        assert [(len(k), v) for k, v in messages.items()] == [(11021, [1, 10]), (4096, [1, 5021])]
+
+
 def test_prefix_key_is_prefix_re() -> None:
     """prefix_key reads an ASCII prefix as nccl_debug/facts.py PREFIX_RE reads its text."""
     from topodiag.parsers.nccl_debug.facts import PREFIX_RE

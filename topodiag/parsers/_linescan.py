@@ -37,8 +37,9 @@ def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, lis
     marks): the count of "\\n" and of each tag anywhere; the texts before the first "NCCL INFO " or
     "NCCL TRACE " of each line, distinct, in order of first appearance, as dict keys (values None),
     each as `prefix_key` gives it; the first TAGS_PER_LINE such tags of each line with their text to
-    the end of the line: the distinct texts, from the tag on, in order of first appearance, each with [its
-    count, the position of its first tag] (`messages`), except those whose text (past a "[Rank N] ")
+    the end of the line (of a line's second tag and on: its first LATER_TEXT_MAX bytes at most): the
+    distinct texts, from the tag on, in order of first appearance, each with [its count, the position
+    of its first tag] (`messages`), except those whose text (past a "[Rank N] ")
     starts with "NET/IB: ", read line by line: the positions of their tags (`per_line`); the positions of
     "NCCL failure", "NCCL error" and "NCCL version" with no "NCCL INFO", "NCCL WARN" or "NCCL TRACE"
     before them on their line (`marks`); (position, line start, line end, line index in the chunk) of
@@ -118,7 +119,9 @@ def _messages(c: bytes, pieces) -> tuple[dict, list, bool]:
         if on_line > TAGS_PER_LINE:
             continue
         eol = c.find(b"\n", at)
-        text = c[at:] if eol < 0 else c[at:eol]
+        if eol < 0:
+            eol = len(c)
+        text = c[at:eol] if on_line == 1 or eol - at <= LATER_TEXT_MAX else c[at:at + LATER_TEXT_MAX]
         if _NET_IB_RE.match(c, m.end()):
             per_line.append(at)
         elif text in messages:
@@ -168,6 +171,7 @@ def _marks_warns(c: bytes) -> tuple[list, list]:
 # the INFO/TRACE tags of a line whose text is read (each text runs to the end of the line: a line of
 # repeated tags would cost its length squared; the output of a few processes run together is read)
 TAGS_PER_LINE = 4
+LATER_TEXT_MAX = 4096  # the text of a line's second to fourth tag is cut here: a giant line costs itself once
 _TAG_RE = re.compile(rb"NCCL (?:INFO|TRACE) ")
 _NET_IB_RE = re.compile(rb"(?:\[Rank [0-9]{1,9}\] )?NET/IB: ")
 _NET_IB_TEXT_RE = re.compile(rb"NCCL (?:INFO|TRACE) (?:\[Rank [0-9]{1,9}\] )?NET/IB: ")
