@@ -179,8 +179,7 @@ add_message(PyObject *messages, const char *tag, const char *eol, Py_ssize_t at)
         Py_DECREF(key);
         if (count == NULL)
             return -1;
-        Py_SETREF(PyList_GET_ITEM(val, 0), count);
-        return 0;
+        return PyList_SetItem(val, 0, count); /* steals `count`, drops the old one */
     }
     if (PyErr_Occurred()) {
         Py_DECREF(key);
@@ -403,5 +402,12 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cscan", NULL, -1, m
 PyMODINIT_FUNC
 PyInit__cscan(void)
 {
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    /* the limits the pure-Python twins must share (topodiag/parsers/_linescan.py checks them) */
+    if (m != NULL && (PyModule_AddIntConstant(m, "TAGS_PER_LINE", TAGS_PER_LINE) < 0 ||
+                      PyModule_AddIntConstant(m, "LATER_TEXT_MAX", LATER_TEXT_MAX) < 0)) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

@@ -71,6 +71,14 @@ def test_generated_lines(lines: list, final_newline: bool) -> None:
     same(b"\n".join(p + t + x for p, t, x in lines) + (b"\n" if final_newline else b""))
 
 
+@compiled
+def test_compiled_limits_are_the_twins() -> None:
+    """The compiled module says its limits; one that differs from the twins' (built from an older
+    source) is not used."""
+    assert (_linescan._compiled.TAGS_PER_LINE, _linescan._compiled.LATER_TEXT_MAX) == (4, 4096)
+    assert (_linescan.TAGS_PER_LINE, _linescan.LATER_TEXT_MAX) == (4, 4096)
+
+
 def test_known_values() -> None:
     """Hand-checked: what each twin says of a small chunk."""
     c = (b"h1:1:2 [0] NCCL INFO Bootstrap\n"

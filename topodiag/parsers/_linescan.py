@@ -20,13 +20,15 @@ import operator
 import os
 import re
 
+from .nccl_debug.facts import PREFIX_RE
+
 try:  # the compiled twin: absent where the build had no C compiler
     from .. import _cscan as _compiled
 except ImportError:  # pragma: no cover - depends on the build
     _compiled = None
 
-_INFO_B = b" NCCL INFO "
-_TRACE_B = b" NCCL TRACE "
+INFO_TAG = b" NCCL INFO "  # the tags of the lines the nccl-tests reader leaves out (nccl_tests.py too)
+TRACE_TAG = b" NCCL TRACE "
 # a tagged line that the nccl-tests reader still reads: nothing printable after its last tag
 _INFO_END_RE = re.compile(rb" NCCL (?:INFO|TRACE) [^!-~\n]*$", re.M)
 _TAG_SPLIT_RE = re.compile(rb"NCCL (?:INFO|TRACE) ")
@@ -34,7 +36,7 @@ _TAG_SPLIT_RE = re.compile(rb"NCCL (?:INFO|TRACE) ")
 
 def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, list]:
     """(lines, "NCCL INFO" count, "NCCL WARN" count, "NCCL TRACE" count, prefixes, messages, per_line,
-    marks): the count of "\\n" and of each tag anywhere; the texts before the first "NCCL INFO " or
+    marks, warns): the count of "\\n" and of each tag anywhere; the texts before the first "NCCL INFO " or
     "NCCL TRACE " of each line, distinct, in order of first appearance, as dict keys (values None),
     each as `prefix_key` gives it; the first TAGS_PER_LINE such tags of each line with their text to
     the end of the line (of a line's second tag and on: its first LATER_TEXT_MAX bytes at most): the
@@ -189,9 +191,11 @@ _PLAIN_FIRST_B = re.compile(_PLAIN)
 _PID_TID_B = re.compile(rb":[0-9]+:[0-9]+(?=[\t\n\x0b\x0c\r\x1c-\x1f ])")
 
 
-# nccl_debug/facts.py PREFIX_RE over ASCII bytes: \s of text is [\t\n\v\f\r\x1c-\x1f ] there
-_SPACE_B = rb"\t\n\x0b\x0c\r\x1c-\x1f "
-PREFIX_B = re.compile(rb"([^" + _SPACE_B + rb":\[\]`'\"]+):[0-9]+:[0-9]+[" + _SPACE_B + rb"]+\[([0-9]+)\]")
+# nccl_debug/facts.py PREFIX_RE over ASCII bytes, made from its pattern: \s of text is
+# [\t\n\v\f\r\x1c-\x1f ] over ASCII, and over bytes only what is written out here
+_SPACE = r"\t\n\x0b\x0c\r\x1c-\x1f "
+PREFIX_B = re.compile(PREFIX_RE.pattern.replace(r"[^\s", "[^" + _SPACE).replace(r"\s+", "[" + _SPACE + "]+").encode())
+assert "\\s" not in PREFIX_B.pattern.decode(), "PREFIX_RE holds a \\s this translation does not know"
 
 
 def prefix_key(pre: bytes):
@@ -216,9 +220,9 @@ def untagged_py(c: bytes) -> tuple[int, list[int], list[bytes]]:
     if c.endswith(b"\n"):
         lines.pop()
     n = len(lines)
-    info = map(operator.contains, lines, itertools.repeat(_INFO_B))
-    if _TRACE_B in c:
-        info = map(operator.or_, info, map(operator.contains, lines, itertools.repeat(_TRACE_B)))
+    info = map(operator.contains, lines, itertools.repeat(INFO_TAG))
+    if TRACE_TAG in c:
+        info = map(operator.or_, info, map(operator.contains, lines, itertools.repeat(TRACE_TAG)))
     keep = list(itertools.compress(range(n), map(operator.not_, info)))
     picked = _pick(lines, keep)
     if not all(picked):  # an empty line is never one
@@ -231,15 +235,11 @@ def untagged_py(c: bytes) -> tuple[int, list[int], list[bytes]]:
             if ends is None:
                 ends = list(itertools.accumulate(map(len, lines)))
                 ends = list(map(operator.add, ends, range(n)))
-            extra.add(_index(ends, m.start()))
+            extra.add(bisect.bisect_right(ends, m.start()))
         if extra:
             keep = sorted(set(keep) | extra)
             picked = _pick(lines, keep)
     return n, keep, list(picked)
-
-
-def _index(ends: list[int], pos: int) -> int:
-    return bisect.bisect_right(ends, pos)
 
 
 def _pick(lines: list[bytes], at: list[int]) -> list[bytes]:
@@ -249,6 +249,10 @@ def _pick(lines: list[bytes], at: list[int]) -> list[bytes]:
     return [lines[at[0]]] if at else []
 
 
-COMPILED = _compiled is not None and os.environ.get("TOPODIAG_PURE", "") in ("", "0")
+# the compiled module is used when it shares the twins' limits (a module built from an older source,
+# left beside a newer checkout, is not) and TOPODIAG_PURE does not ask for the twins
+COMPILED = (_compiled is not None and os.environ.get("TOPODIAG_PURE", "") in ("", "0")
+            and getattr(_compiled, "TAGS_PER_LINE", None) == TAGS_PER_LINE
+            and getattr(_compiled, "LATER_TEXT_MAX", None) == LATER_TEXT_MAX)
 tagged = _compiled.tagged if COMPILED else tagged_py
 untagged = _compiled.untagged if COMPILED else untagged_py

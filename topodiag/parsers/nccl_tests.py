@@ -934,8 +934,7 @@ def parse_lines(lines: Iterable[str]) -> NcclTestsReport:
 # printable ASCII character follows its last tag (_linescan.untagged keeps the others), so the line `feed`
 # would see, stripped of trailing blanks, still holds the tag and is routed the same way.
 
-_INFO_B = b" NCCL INFO "
-_TRACE_B = b" NCCL TRACE "
+_INFO_B, _TRACE_B = _linescan.INFO_TAG, _linescan.TRACE_TAG
 _B_ANSI_RE = re.compile(ANSI_RE.pattern.encode())
 
 Digest = tuple  # (lines in the chunk, [indices of the lines picked], [their bytes], {indices of those with a failure word})

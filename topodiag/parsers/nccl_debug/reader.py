@@ -213,9 +213,9 @@ def _gdr(st: Facts, c: bytes, base: int, marks: int) -> None:
 def _facts(st: Facts, c: bytes, base: int, messages: dict, per_line: list[int]) -> None:
     """The fact lines, given to Facts: the distinct tag texts of the chunk (each read once: SCAN_RE
     says whether it is a fact line and where its message starts) and the per-QP lines, one by one.
-    Every effect of a fact line is idempotent (a "Connected NVLS" line excepted: read once per line)
-    and the hosts of the chunk's lines are already recorded (`feed`, from the digest's prefixes), so
-    a tag text read before, or whose message is known, does nothing more."""
+    Every effect of a fact line is idempotent (a "Connected NVLS" line excepted: `_fact` says so, and
+    it is read once per line) and the hosts of the chunk's lines are already recorded (`feed`, from
+    the digest's prefixes), so a tag text read before, or whose message is known, does nothing more."""
     done = st.tag_texts_b
     lines = _LineNo(c, base)  # line numbers of the per-QP lines that start a qp_mtus entry
     for key, (cnt, pos) in messages.items():
@@ -223,15 +223,11 @@ def _facts(st: Facts, c: bytes, base: int, messages: dict, per_line: list[int]) 
             continue
         m = SCAN_RE.match(key)
         msg_b = m.group(1) if m is not None else None
-        if msg_b is None:
-            final = True
-        elif msg_b.startswith(b"Connected NVLS"):
-            for _ in range(cnt):
+        final = msg_b is None or _fact(st, c, lines, pos, msg_b)
+        if not final:  # a text that counts on every line (Connected NVLS): read once per line
+            for _ in range(cnt - 1):
                 _fact(st, c, lines, pos, msg_b)
-            final = False
         else:
-            final = _fact(st, c, lines, pos, msg_b)
-        if final:
             if len(done) >= MAX_CACHE:
                 done.clear()
             done.add(key)
@@ -289,15 +285,11 @@ def _qp(st: Facts, c: bytes, lines: _LineNo, start: int, msg_b: bytes) -> bool:
     """A per-QP line of NET/IB (QP_RE): counted under its (host, devices, port, link layer, MTU); its
     GID index is the log's when none is known yet, as for any line with "GID N (" (the 2.3-2.19 "Dev N
     Port" lines excepted, which the scan skipped before it read them). An ECE line of a QP ("qpn 576
-    set_ece={...}") says nothing more than its prefix's host. False: not such a line, read as any."""
+    set_ece={...}") says nothing more than its prefix's host. False: not such a line, read as any
+    (or, from `_facts`, a line whose reading changes something each time)."""
     m = QP_RE.match(msg_b)
     if m is None:
-        if b"_ece={" not in msg_b:
-            return False
-        pre_b = c[c.rfind(b"\n", 0, start) + 1 : start]
-        if pre_b not in st.prefix_seen_b:
-            _new_prefix(st, pre_b)
-        return True
+        return b"_ece={" in msg_b  # (its host is recorded with every line's: `feed`)
     pre_b = c[c.rfind(b"\n", 0, start) + 1 : start]
     fields = m.group(2, 3, 4, 5, 6)
     seen = st.qp_seen_b
