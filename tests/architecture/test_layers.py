@@ -1,7 +1,7 @@
 """The import direction of the package: each layer imports only layers below it, and no module
 imports itself back through another (no cycle). The layers, bottom up:
 
-    base      exit_codes, errors, records, knowledge, xid, workers  (leaves: the standard library only)
+    base      exit_codes, errors, records, knowledge, xid, workers, catalogues  (leaves: the standard library only)
     parsers   parsers/                                  text -> frozen dataclasses
     sources   live/, bundle/, load/                     collecting, the bundle format, loading inputs
     model     model/                                    the Topology (networkx) and combiners
@@ -26,7 +26,7 @@ import pytest
 PKG = Path(__file__).resolve().parents[2] / "topodiag"
 
 LAYERS = [
-    ("base", ("exit_codes", "errors", "records", "knowledge", "xid", "workers")),
+    ("base", ("exit_codes", "errors", "records", "knowledge", "xid", "workers", "catalogues")),
     ("parsers", ("parsers",)),
     ("sources", ("live", "bundle", "load")),
     ("model", ("model",)),

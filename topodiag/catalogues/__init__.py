@@ -1,0 +1,188 @@
+"""What each producer can print, as data: one catalogue per producer, derived from its source.
+
+A parser reads a tool's structure; what a line *means* comes from here. Each catalogue is a JSON
+file in `data/` (written by a generator under `tools/` from the producer's source at its release
+tags, plus hand-curated entries), each entry:
+
+    id          stable name ("nccl.net_ib.completion_error")
+    format      the producer's format string as its source writes it (or `pattern`, a regex, for a
+                message with no format string); matched from the start of the message text the
+                reader hands over (after the producer's own prefix: "NCCL WARN ", "NVRM: "...)
+    level       the producer's level (WARN, INFO, err, ...)
+    versions    {"first": tag, "last": tag} of the releases that print it (last null: still printed)
+    where       [{"repo", "tag", "file", "line"}]: where the source prints it
+    class       one of the vocabulary in classes.toml (network-unreachable, ib-verbs-failure, ...)
+    severity    info | warning | error | critical (default: the class's)
+    meaning, fix  one or two sentences each (default: the class's)
+    rule        the rule code that reports it (default: the class's)
+    consequence true when the line follows an earlier failure (named as such, never a second cause)
+    fixed_in    for a known bug: the release that fixed it
+
+    classify("nccl", "NET/IB : Got completion from peer 10.0.0.2<1234> with status=12 ...")
+        -> Match(entry, catalogue) or None
+
+Leaf module: the standard library only (the parsers use it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional
+
+from . import fmt as _fmt
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data"
+SEVERITIES = ("info", "warning", "error", "critical")
+MAX_CACHE = 65536
+MAX_TEXT = 4096  # a message is classified on its first 4 KiB (patterns stay linear on bounded text)
+MIN_ANCHOR = 3  # fixed text shorter than this is no anchor: such an entry is tried on every line
+
+# What looks like a failure in any producer's text: a line like this that no entry explains is
+# reported as "unrecognised failure text" (never OK over it).
+FAILURE_RE = re.compile(r"\b(?:WARN(?:ING)?|[Ee]rror|ERROR|[Ff]ail(?:ed|ure|s)?|FAIL(?:ED|URE)?|Last error|"
+                        r"[Aa]bort(?:ed|ing)?|ABORT|[Ff]atal|FATAL|[Pp]anic|timed out|[Tt]imeout)\b|->\s*[1-9]\d*\b")
+
+
+def looks_like_failure(text: str) -> bool:
+    """True for text that reads like a failure (WARN, error, failed, failure, Last error, abort, a
+    non-zero `-> N` return-code chain...)."""
+    return FAILURE_RE.search(text[:4096]) is not None
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    cls: str
+    severity: str
+    meaning: str
+    fix: str
+    rule: Optional[str]
+    format: Optional[str]
+    pattern: str
+    level: Optional[str]
+    versions: dict
+    where: tuple
+    consequence: bool
+    fixed_in: Optional[str]
+    specificity: int  # fixed characters: the most specific of several matches wins
+
+    def as_json(self) -> dict:
+        return {"id": self.id, "class": self.cls, "severity": self.severity, "rule": self.rule,
+                "consequence": self.consequence, "fixed_in": self.fixed_in,
+                "where": list(self.where)[:1]}
+
+
+@dataclass(frozen=True)
+class Match:
+    entry: Entry
+    producer: str
+
+
+@dataclass
+class Catalogue:
+    producer: str
+    title: str
+    sources: list
+    entries: list
+    _by_prefix: dict = field(default_factory=dict)  # {length: {prefix: [(entry, regex)]}}
+    _by_anchor: list = field(default_factory=list)  # [(anchor, entry, regex)]: no fixed prefix
+    _cache: dict = field(default_factory=dict)
+
+    def index(self) -> None:
+        for e in self.entries:
+            rx = re.compile(e.pattern)
+            prefix = _fixed_prefix(e)
+            key = " ".join(prefix.split())[:12]
+            if len(key) >= MIN_ANCHOR:
+                self._by_prefix.setdefault(len(key), {}).setdefault(key, []).append((e, rx))
+            else:
+                anchors = sorted(_fmt.literal_parts(e.format), key=len) if e.format else []
+                self._by_anchor.append((anchors[-1] if anchors else "", e, rx))
+
+    def classify(self, text: str) -> Optional[Match]:
+        """The most specific entry whose pattern matches `text` from its start, or None."""
+        text = text.strip()[:MAX_TEXT]
+        hit = self._cache.get(text, False)
+        if hit is not False:
+            return hit
+        best: Optional[Entry] = None
+        norm = " ".join(text[:64].split())
+        for length, table in self._by_prefix.items():
+            for e, rx in table.get(norm[:length], ()):
+                if (best is None or e.specificity > best.specificity) and rx.match(text):
+                    best = e
+        for anchor, e, rx in self._by_anchor:
+            if anchor in text and (best is None or e.specificity > best.specificity) and rx.match(text):
+                best = e
+        hit = Match(best, self.producer) if best is not None else None
+        if len(self._cache) >= MAX_CACHE:
+            self._cache.clear()
+        self._cache[text] = hit
+        return hit
+
+
+def _fixed_prefix(e: Entry) -> str:
+    """The fixed text a message of this entry starts with ("" when it starts with a conversion)."""
+    if e.format is None:
+        m = re.match(r"(?:[A-Za-z0-9 _/:=,.()'-]|\\.)*", e.pattern)  # a regex's plain opening text
+        text = m.group(0) if m else ""
+        return "" if "\\" in text else text
+    parts = _fmt.pieces(e.format)
+    return parts[0][1] if parts and parts[0][0] == "lit" else ""
+
+
+@lru_cache(maxsize=None)
+def classes() -> dict:
+    """The class vocabulary (classes.toml): {name: {title, severity, meaning, fix, rule}}."""
+    try:
+        import tomllib  # noqa: PLC0415
+    except ImportError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]  # noqa: PLC0415
+    with open(HERE / "classes.toml", "rb") as fh:
+        return tomllib.load(fh)
+
+
+def producers() -> list[str]:
+    """The catalogues shipped (the names of data/*.json)."""
+    return sorted(p.stem for p in DATA.glob("*.json"))
+
+
+def _entry(raw: dict, vocab: dict, producer: str) -> Entry:
+    cls = raw["class"]
+    if cls not in vocab:
+        raise ValueError(f"catalogue {producer}: entry {raw.get('id')!r} has class {cls!r}, not in classes.toml")
+    c = vocab[cls]
+    fmt_text = raw.get("format")
+    pattern = raw.get("pattern") or _fmt.to_regex(fmt_text or "")
+    severity = raw.get("severity") or c["severity"]
+    if severity not in SEVERITIES:
+        raise ValueError(f"catalogue {producer}: entry {raw.get('id')!r} has severity {severity!r}")
+    size = _fmt.literal_size(fmt_text) if fmt_text else len(re.sub(r"\\.|[^A-Za-z0-9 ]", "", pattern))
+    return Entry(id=raw["id"], cls=cls, severity=severity, meaning=raw.get("meaning") or c["meaning"],
+                 fix=raw.get("fix") or c["fix"], rule=raw.get("rule", c.get("rule")), format=fmt_text,
+                 pattern=pattern, level=raw.get("level"), versions=raw.get("versions") or {},
+                 where=tuple(raw.get("where") or ()), consequence=bool(raw.get("consequence", False)),
+                 fixed_in=raw.get("fixed_in"), specificity=size)
+
+
+@lru_cache(maxsize=None)
+def load(producer: str) -> Catalogue:
+    """One producer's catalogue, loaded once per process (ValueError on a malformed file)."""
+    path = DATA / f"{producer}.json"
+    with open(path, encoding="utf-8") as fh:
+        raw = json.load(fh)
+    vocab = classes()
+    cat = Catalogue(producer=raw.get("producer", producer), title=raw.get("title", producer),
+                    sources=raw.get("sources", []), entries=[_entry(e, vocab, producer) for e in raw["entries"]])
+    cat.index()
+    return cat
+
+
+def classify(producer: str, text: str) -> Optional[Match]:
+    """`load(producer).classify(text)`."""
+    return load(producer).classify(text)
