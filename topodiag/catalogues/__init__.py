@@ -19,7 +19,12 @@ tags, plus hand-curated entries), each entry:
     fixed_in    for a known bug: the release that fixed it
 
     classify("nccl", "NET/IB : Got completion from peer 10.0.0.2<1234> with status=12 ...")
-        -> Match(entry, catalogue) or None
+        -> Match(entry, producer) or None
+    classify_for("nccl_debug", text)   the best match across every catalogue whose JSON lists the
+                                       parser source "nccl_debug" in its "readers"
+
+A catalogue file: {"producer", "title", "readers": [parser sources], "sources": [{"repo", "tags",
+"generated_by"}], "entries": [...]}.
 
 Leaf module: the standard library only (the parsers use it).
 """
@@ -89,6 +94,7 @@ class Catalogue:
     title: str
     sources: list
     entries: list
+    readers: tuple = ()  # the parser sources whose text carries this producer's messages
     _by_prefix: dict = field(default_factory=dict)  # {length: {prefix: [(entry, regex)]}}
     _by_anchor: list = field(default_factory=list)  # [(anchor, entry, regex)]: no fixed prefix
     _cache: dict = field(default_factory=dict)
@@ -178,7 +184,8 @@ def load(producer: str) -> Catalogue:
         raw = json.load(fh)
     vocab = classes()
     cat = Catalogue(producer=raw.get("producer", producer), title=raw.get("title", producer),
-                    sources=raw.get("sources", []), entries=[_entry(e, vocab, producer) for e in raw["entries"]])
+                    sources=raw.get("sources", []), entries=[_entry(e, vocab, producer) for e in raw["entries"]],
+                    readers=tuple(raw.get("readers", ())))
     cat.index()
     return cat
 
@@ -186,3 +193,20 @@ def load(producer: str) -> Catalogue:
 def classify(producer: str, text: str) -> Optional[Match]:
     """`load(producer).classify(text)`."""
     return load(producer).classify(text)
+
+
+@lru_cache(maxsize=None)
+def for_reader(source: str) -> tuple:
+    """The catalogues whose messages appear in `source`'s text (their JSON's "readers" names it):
+    an NCCL_DEBUG log carries NCCL's and its net plugins' messages."""
+    return tuple(c for c in (load(p) for p in producers()) if source in c.readers)
+
+
+def classify_for(source: str, text: str) -> Optional[Match]:
+    """The most specific match for `text` across every catalogue read by `source`, or None."""
+    best: Optional[Match] = None
+    for cat in for_reader(source):
+        hit = cat.classify(text)
+        if hit is not None and (best is None or hit.entry.specificity > best.entry.specificity):
+            best = hit
+    return best

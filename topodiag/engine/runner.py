@@ -40,6 +40,8 @@ from ..records import PROBLEM_KINDS, Each, InputProblem  # noqa: F401  (re-expor
 
 TOOL_FAMILY = "SYS"
 SOURCE_FAILED, SOURCE_UNPARSEABLE, CHECK_CRASHED = "SYS001", "SYS002", "SYS003"
+UNRECOGNISED = "SYS004"  # failure-looking text no catalogue entry explains: a warning, never incomplete
+INCOMPLETE_CODES = (SOURCE_FAILED, SOURCE_UNPARSEABLE)
 PROBLEM_RULE = {"failed": SOURCE_FAILED, "unparseable": SOURCE_UNPARSEABLE}
 assert set(PROBLEM_RULE) == set(PROBLEM_KINDS)
 CONFIG_KEYS = ("enabled", "severity", "params")
@@ -236,7 +238,7 @@ def exit_code_for(findings: Iterable[Finding], fail_on: Optional[Severity] = Sev
         return ExitCode.FINDINGS
     if any(f.code == CHECK_CRASHED for f in tool):
         return ExitCode.INTERNAL
-    if tool:
+    if any(f.code in INCOMPLETE_CODES for f in tool):
         return ExitCode.INCOMPLETE
     return ExitCode.OK
 
@@ -307,6 +309,9 @@ def run(
             ev = (Evidence(p.source, p.file, p.line_no),)
             findings.append(_finding(full.get(code), settings[code], Hit((f"source:{p.source}",), values, ev)))
 
+    if UNRECOGNISED in active:
+        findings.extend(_finding(full.get(UNRECOGNISED), settings[UNRECOGNISED], h) for h in _unrecognised(inputs))
+
     for rule in rules:
         conf = settings[rule.code]
         if rule.builtin:
@@ -343,6 +348,23 @@ def run(
         findings=tuple(findings), skipped=tuple(skipped), ran=tuple(ran), crashes=tuple(crashes),
         fail_on=fail_on, exit_code=exit_code_for(findings, fail_on),
     )
+
+
+def _unrecognised(inputs: Mapping[str, Any]):
+    """A Hit per parsed input whose parser kept failure-looking lines that no catalogue entry explains
+    (its result's `unrecognised`: records with `line_no` and `text`; `unrecognised_total` the count)."""
+    for name, value in inputs.items():
+        items = value.items if isinstance(value, Each) else [(value, None)]
+        for item, file in items:
+            lines = getattr(item, "unrecognised", None) or ()
+            if not lines:
+                continue
+            total = getattr(item, "unrecognised_total", None) or len(lines)
+            first = lines[0]
+            listed = ", ".join(str(x.line_no) for x in lines[:5]) + (", ..." if total > 5 else "")
+            values = {"source": name, "file": file or "", "count": total, "lines": listed,
+                      "first": str(first.text)[:300]}
+            yield Hit((f"source:{name}",), values, (Evidence(name, file, first.line_no),))
 
 
 def _calls(spec: registry.CheckSpec, inputs: Mapping[str, Any]):
