@@ -53,7 +53,8 @@ PRODUCERS = {
     "nccl-rdma-sharp-plugins": {"repo": "Mellanox/nccl-rdma-sharp-plugins",
                                 "title": "nccl-rdma-sharp-plugins (NCCL IB/UCX/SHARP net and collnet plugins)",
                                 "tag_re": r"^v(\d+)\.(\d+)(?:\.(\d+))?$", "min": (1, 0), "dirs": ("src", "include"),
-                                "macros": {"WARN": 0, "INFO": 1}, "prefix": ""},
+                                "macros": {"WARN": 0, "INFO": 1}, "prefix": "",
+                                "head": "master"},  # HPC-X ships builds of master newer than the last tag
 }
 SOURCE_EXT = (".c", ".cc", ".cu", ".cpp", ".h", ".hpp", ".cuh", ".in")
 MIN_LITERAL = 4  # a format with less fixed text ("%s", "%s:%d") says nothing by itself
@@ -82,7 +83,10 @@ def release_tags(src: str, spec: dict, only: list[str] | None) -> list[str]:
         if key not in seen:
             seen.add(key)
             out.append(t)
-    return [t for t in out if not only or t in only]
+    out = [t for t in out if not only or t in only]
+    if spec.get("head") and not only:
+        out.append(spec["head"])
+    return out
 
 
 def blobs(src: str, tag: str, dirs: tuple) -> list[tuple[str, str]]:

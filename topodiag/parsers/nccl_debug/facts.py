@@ -12,6 +12,7 @@ import re
 from typing import Optional
 
 from ..base import is_digits, ParseError
+from . import classify
 from .records import (IB_MTU_BYTES, MAX_CACHE, MAX_DEVS_PER_HOST, MAX_ENV, MAX_HOSTS, MAX_LIST, MAX_NET_DEVICES,
                       MAX_NETWORKS, MAX_QP_MTUS, MAX_RANKS, MAX_SAMPLE, MAX_TEXT, MAX_TRANSPORTS, NO_NCCL, ErrorLine,
                       LogLine, NetDevice, QpMtu, Rank, Result)
@@ -70,26 +71,6 @@ def _end_point(tok: str) -> tuple[Optional[int], Optional[str]]:
     num = tok[:b]
     inner = tok[b + 1 : -1] if tok.endswith("]") else tok[b + 1 :]
     return (int(num) if is_digits(num) else None), (inner or None)
-
-
-def _classify_error(s: str) -> Optional[str]:
-    if "Got completion from peer" in s:
-        return "ib_completion"
-    if "remote process exited" in s:
-        return "remote_process_exited"
-    if "unhandled system error" in s:
-        return "unhandled_system_error"
-    if "internal error" in s:
-        return "internal_error"
-    if "unhandled cuda error" in s:
-        return "unhandled_cuda_error"
-    if "Cuda failure" in s:
-        return "cuda_failure"
-    if "Connection closed by remote peer" in s:
-        return "connection_closed"
-    if "NCCL failure" in s:
-        return "nccl_failure"
-    return None
 
 
 def _address(spec: str) -> str:
@@ -188,6 +169,8 @@ class Facts:
         self.tag_texts_b: set[bytes] = set()  # the reader: tag texts read whose reading again does nothing
         self.banners_b: set[bytes] = set()  # the reader: bare "NCCL version" lines read (`other`)
         self.pending: list[ErrorLine] = []
+        self.unrecognised: list[tuple[int, str]] = []  # (line, text) of failure lines no entry explains
+        self.unrecognised_total = 0
         self.transport_cache: dict[str, str] = {}
         self.qp_mtus: dict[tuple, list] = {}  # (host, net_dev, ib_dev, port, link_layer, mtu) -> [qps, line_no]
         self.qp_seen_b: dict[tuple, tuple] = {}  # the reader: (raw prefix, raw fields) -> the key above
@@ -241,17 +224,41 @@ class Facts:
         elif len(t) < MAX_TRANSPORTS:
             t[key] = 1
 
-    def add_error(self, line_no: int, text: str, kind: str) -> None:
-        """Errors of a chunk come from several scans: gathered here, put in line order by flush_errors."""
+    def add_error(self, line_no: int, text: str, kind: str, hit=None) -> None:
+        """Errors of a chunk come from several scans: gathered here, put in line order by flush_errors.
+        `hit`: the catalogue match that explains the line (classify.match), if any."""
         self.errors_total += 1
         if len(self.errors) + len(self.pending) < MAX_LIST:
-            self.pending.append(ErrorLine(line_no, text[:MAX_TEXT], kind))
+            f = classify.fields(hit)
+            self.pending.append(ErrorLine(line_no, text[:MAX_TEXT], kind, f["cls"], f["entry"], f["severity"],
+                                          f["consequence"]))
+
+    def failure(self, line_no: int, line: str, message: str, kind: Optional[str] = None) -> None:
+        """A failure line (WARN, old-form WARN, "Last error" detail): classified by its message through
+        the catalogues; an error unless its entry is informational; unrecognised when none explains it."""
+        hit = classify.match(message)
+        kind = classify.kind_of(line, hit) or kind
+        if hit is None:
+            self.unrecognised_total += 1
+            if len(self.unrecognised) < MAX_LIST:
+                self.unrecognised.append((line_no, line[:MAX_TEXT]))
+        if kind is not None and (hit is None or hit.entry.cls != "informational"):
+            self.add_error(line_no, line, kind, hit)
+
+    def fault_info(self, line_no: int, line: str, message: str) -> None:
+        """An INFO line whose wording signals a fault: an error when its catalogue entry says error or
+        critical (the INFO messages that are failures, not NCCL's retries and fallbacks)."""
+        hit = classify.match(message)
+        if hit is not None and hit.entry.severity in ("error", "critical") and hit.entry.cls != "informational":
+            self.add_error(line_no, line, classify.kind_of(line, hit) or "nccl_error", hit)
 
     def flush_errors(self) -> None:
         if self.pending:
             self.pending.sort(key=lambda e: e.line_no)
             self.errors.extend(self.pending[: MAX_LIST - len(self.errors)])
             self.pending = []
+        if len(self.unrecognised) > 1:
+            self.unrecognised.sort()
 
     # ---- line kinds ----------------------------------------------------------------------
     def count_connections(self, chunk: bytes, base: int, conn: bytes, cnt: int) -> None:
@@ -579,9 +586,7 @@ class Facts:
         self.warnings_total += 1
         if len(self.warnings) < MAX_LIST:
             self.warnings.append(LogLine(line_no, line[:MAX_TEXT]))
-        kind = _classify_error(line)
-        if kind:
-            self.add_error(line_no, line, kind)
+        self.failure(line_no, line, classify.warn_message(line))
         at = line.find("NCCL WARN NET/") if "NET/" in line else -1
         if at >= 0:
             # matched from the line's first plugin WARN tag only: a search tried every repeat of the tag
@@ -602,13 +607,13 @@ class Facts:
             elif "Some NCCL operations have failed or timed out" in line:
                 self.add_error(line_no, line, "watchdog_abort")
             else:
-                kind = _classify_error(line)
+                kind = classify.legacy_kind(line)
                 if kind:
-                    self.add_error(line_no, line, kind)
+                    self.add_error(line_no, line, kind, self.result_hit(line))
             return True
         if "NCCL failure" in line or "NCCL error" in line:
-            kind = _classify_error(line) or ("nccl_failure" if "NCCL failure" in line else "nccl_error")
-            self.add_error(line_no, line, kind)
+            kind = classify.legacy_kind(line) or ("nccl_failure" if "NCCL failure" in line else "nccl_error")
+            self.add_error(line_no, line, kind, self.result_hit(line))
             return True
         i = line.find("NCCL version ")
         if i >= 0:
@@ -617,6 +622,12 @@ class Facts:
                 self.banner(line[i:])
                 return True
         return False
+
+    @staticmethod
+    def result_hit(line: str):
+        """The entry of the ncclGetErrorString text an "NCCL error in: ..." line carries, if any."""
+        msg = classify.result_message(line)
+        return classify.match(msg) if msg else None
 
     def net_by_rank(self) -> dict[str, list[str]]:
         """{rank: the NET transports of its connection lines} for the ranks whose host is not known
@@ -725,6 +736,8 @@ class Facts:
             errors=tuple(self.errors),
             errors_total=self.errors_total,
             socket_fallback_reasons=tuple(reasons),
+            unrecognised=tuple(LogLine(n, t) for n, t in self.unrecognised),
+            unrecognised_total=self.unrecognised_total,
             lines=self.n,
             nccl_lines=self.nccl,
         )

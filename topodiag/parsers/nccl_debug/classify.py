@@ -1,0 +1,122 @@
+"""What an NCCL_DEBUG log's failure lines mean: each WARN line (and the untagged old-form WARN of NCCL
+1.x/2.0-2.2, the "Last error:" detail applications print, the "NCCL error"/"NCCL failure" lines with
+ncclGetErrorString's text, and the fault INFO lines NCCL's source prints) is classified through the
+catalogues read by "nccl_debug" (NCCL's own, aws-ofi-nccl's, nccl-rdma-sharp-plugins': topodiag/
+catalogues/data), on the message as NCCL formats it: the text after `host:pid:tid [dev] file.cc:123
+(func) NCCL WARN `. The catalogue caches by text, and only these rare lines reach it.
+
+An error line keeps its historical `kind` where it has one (ib_completion, remote_process_exited,
+unhandled_system_error, internal_error, unhandled_cuda_error, cuda_failure, connection_closed,
+nccl_failure, nccl_error, the watchdog kinds); any other classified line's kind is its class with
+underscores ("fabric_nvls", "ib_config"...).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from ... import catalogues
+
+SOURCE = "nccl_debug"
+WARN_TAG = "NCCL WARN "
+# NCCL 1.x printed `WARN file.cu:123 message`; NCCL 2.0-2.2 (no "NCCL" tag yet) `host:pid:tid [0]
+# file.cu:123 WARN message` -- the same place-then-level order as 2.3+'s "file.cc:123 NCCL WARN".
+OLD_WARN_RE = re.compile(rb"(?m)^([^\n]{0,300}?)(?:(?<![A-Za-z_])WARN ([\w./-]{1,120}\.(?:cu|cc|c|h|cpp)):[0-9]{1,6} "
+                         rb"|\[[0-9]{1,4}\] ([\w./-]{1,120}\.(?:cu|cc|c|h|cpp)):[0-9]{1,6} WARN )([^\n]*)")
+LAST_ERROR = b"Last error"
+# "NCCL error in: ProcessGroupNCCL.cpp:1191, unhandled system error (run with ...), NCCL version 2.x"
+# and nccl-tests' "Test NCCL failure common.cu:958 'internal error - please report ...'"
+RESULT_AT_RE = re.compile(r"NCCL (?:error|failure)(?: in)?:? ?[^\s,']*:[0-9]+[,:]? ?'?")
+
+
+def _legacy_kind(s: str) -> Optional[str]:
+    if "Got completion from peer" in s:
+        return "ib_completion"
+    if "remote process exited" in s:
+        return "remote_process_exited"
+    if "unhandled system error" in s:
+        return "unhandled_system_error"
+    if "internal error" in s:
+        return "internal_error"
+    if "unhandled cuda error" in s:
+        return "unhandled_cuda_error"
+    if "Cuda failure" in s:
+        return "cuda_failure"
+    if "Connection closed by remote peer" in s:
+        return "connection_closed"
+    if "NCCL failure" in s:
+        return "nccl_failure"
+    return None
+
+
+legacy_kind = _legacy_kind
+
+
+def match(message: str) -> Optional[catalogues.Match]:
+    """The catalogue entry that explains `message` (the text after the producer's prefix), or None."""
+    try:
+        return catalogues.classify_for(SOURCE, message)
+    except (OSError, ValueError):  # a broken install: nothing is recognised, nothing crashes
+        return None
+
+
+def warn_message(line: str) -> str:
+    """The message of a WARN line: the text after its first "NCCL WARN " (or the whole line)."""
+    at = line.find(WARN_TAG)
+    return line[at + len(WARN_TAG):].strip() if at >= 0 else line.strip()
+
+
+def kind_of(line: str, hit: Optional[catalogues.Match]) -> Optional[str]:
+    """The error kind: the historical one for its wording, else the entry's class."""
+    kind = _legacy_kind(line)
+    if kind is None and hit is not None:
+        kind = hit.entry.cls.replace("-", "_")
+    return kind
+
+
+def fields(hit: Optional[catalogues.Match]) -> dict:
+    """The catalogue fields an error line carries (class, entry, severity, consequence)."""
+    if hit is None:
+        return {"cls": None, "entry": None, "severity": None, "consequence": False}
+    e = hit.entry
+    return {"cls": e.cls, "entry": e.id, "severity": e.severity, "consequence": e.consequence}
+
+
+def result_message(line: str) -> Optional[str]:
+    """The ncclGetErrorString text of an "NCCL error in: f:l, <text>" / "NCCL failure f:l '<text>'"
+    line, or None."""
+    m = RESULT_AT_RE.search(line)
+    return line[m.end():].strip() if m else None
+
+
+def old_warns(chunk: bytes) -> list[tuple[int, str, str]]:
+    """[(offset, line prefix, message)] of the old-form WARN lines of a chunk (no "NCCL WARN" tag)."""
+    out = []
+    for m in OLD_WARN_RE.finditer(chunk):
+        line_start = m.start()
+        if b"NCCL WARN" in chunk[line_start:m.end()]:
+            continue
+        out.append((line_start, m.group(1).decode("utf-8", "replace"), m.group(4).decode("utf-8", "replace").strip()))
+    return out
+
+
+def last_errors(chunk: bytes) -> list[tuple[int, str]]:
+    """[(offset of the detail, detail text)] after each "Last error:" of a chunk: the rest of its line,
+    or the next non-blank line when the line ends there (PyTorch prints "Last error:\\n<detail>")."""
+    out = []
+    pos = chunk.find(LAST_ERROR)
+    while pos >= 0:
+        colon = chunk.find(b":", pos, pos + 16)
+        le = chunk.find(b"\n", pos)
+        le = len(chunk) if le < 0 else le
+        start = (colon + 1) if colon >= 0 else pos + len(LAST_ERROR)
+        rest = chunk[start:le].strip()
+        if not rest and le < len(chunk):
+            nxt = chunk.find(b"\n", le + 1)
+            nxt = len(chunk) if nxt < 0 else nxt
+            start, rest = le + 1, chunk[le + 1:nxt].strip()
+        if rest:
+            out.append((start, rest.decode("utf-8", "replace")))
+        pos = chunk.find(LAST_ERROR, le)
+    return out
