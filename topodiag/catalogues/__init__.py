@@ -210,3 +210,13 @@ def classify_for(source: str, text: str) -> Optional[Match]:
         if hit is not None and (best is None or hit.entry.specificity > best.entry.specificity):
             best = hit
     return best
+
+
+@lru_cache(maxsize=None)
+def _by_id() -> dict:
+    return {e.id: e for p in producers() for e in load(p).entries}
+
+
+def entry_by_id(entry_id: str) -> Optional[Entry]:
+    """The entry with this id in any shipped catalogue (how a rule reads back what a parser recorded)."""
+    return _by_id().get(entry_id)

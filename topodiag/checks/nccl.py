@@ -431,27 +431,60 @@ def _first_line(items: list[dict]) -> str:
     return first[:157] + "..." if len(first) > 160 else first
 
 
-def _error_hit(kind: str, items: list[dict], subjects: list[str]):
-    """One finding per kind of error: the lines, and the first line's text (with the IB codes decoded)."""
+_SEVERITY = {"info": Severity.INFO, "warning": Severity.WARNING, "critical": Severity.CRITICAL}
+_RANK = {None: 2, "info": 0, "warning": 1, "error": 2, "critical": 3}
+
+
+def _class_text(items: list[dict]) -> dict:
+    """The class facts of a group of error lines: the first line's catalogue entry (class, its title,
+    meaning and fix, the entry id), and the group's severity (the highest of its entries')."""
+    from ..catalogues import classes, entry_by_id  # noqa: PLC0415
+
+    first = items[0]
+    cls = first.get("class")
+    entry = entry_by_id(first.get("entry")) if first.get("entry") else None
+    vocab = classes().get(cls or "", {})
+    worst = max((e.get("severity") for e in items), key=lambda s: _RANK.get(s, 2))
+    return {"cls": cls or "", "title": vocab.get("title", ""), "entry": first.get("entry") or "",
+            "meaning": entry.meaning if entry else vocab.get("meaning", ""),
+            "fix": entry.fix if entry else vocab.get("fix", ""), "worst": worst}
+
+
+def _error_hit(kind: str, items: list[dict], subjects: list[str], cause: Optional[dict]):
+    """One finding per kind of error: the lines, the first line's text (with the IB codes decoded), and
+    what its catalogue entry says (class, meaning, fix); a kind whose lines are all consequences of an
+    earlier failure (`cause`) is named as such, not as a second cause."""
     lines = [e["line_no"] for e in items]
     details = sorted({d for e in items if (d := _ib_detail(e.get("text", "")))}) if kind == "ib_completion" else []
-    return hit(subjects, variant="ib_completion" if details else "default",
+    c = _class_text(items)
+    consequence = cause is not None and all(e.get("consequence") for e in items) and cause["line_no"] < lines[0]
+    variant = "consequence" if consequence else ("ib_completion" if details else ("classified" if c["cls"] else "default"))
+    severity = Severity.INFO if consequence else _SEVERITY.get(c["worst"])
+    return hit(subjects, variant=variant, severity=severity,
                what=_ERROR_KIND_TEXT.get(kind, kind.replace("_", " ")), count=len(items), lines=_lines(lines),
-               codes="; ".join(details[:3]), first=_first_line(items), evidence=[_ev(n) for n in lines[:5]])
+               codes="; ".join(details[:3]), first=_first_line(items), cls=c["cls"], title=c["title"],
+               meaning=c["meaning"], fix=c["fix"], entry=c["entry"],
+               cause=_first_line([cause]) if cause else "", cause_line=cause["line_no"] if cause else 0,
+               evidence=[_ev(n) for n in lines[:5]])
 
 
 @check("NCCL004")
 def nccl004(nccl_debug) -> Iterator:
-    """Errors (one finding per kind) and the remaining WARN lines (one warning finding), with line numbers."""
+    """Errors (one finding per kind, with what the catalogue says of its class), with line numbers; a
+    result of an older schema (no catalogue fields) has its other WARN lines reported as before."""
     nccl_debug = _as_dict(nccl_debug)
     errors = list(nccl_debug.get("errors") or [])
     error_lines = {e["line_no"] for e in errors}
     by_kind: dict[str, list[dict]] = {}
     for e in errors:
         by_kind.setdefault(e.get("kind") or "nccl_error", []).append(e)
+    causes = [e for e in errors if not e.get("consequence")]
+    cause = min(causes, key=lambda e: e["line_no"]) if causes else None
     subjects = _hosts_subject(nccl_debug)
     for kind, items in by_kind.items():
-        yield _error_hit(kind, items, subjects)
+        yield _error_hit(kind, items, subjects, cause)
+    if "unrecognised" in nccl_debug:
+        return  # every WARN line is an error, recognised as harmless, or SYS004's
     warns = [w for w in nccl_debug.get("warnings") or [] if w["line_no"] not in error_lines]
     if warns:
         lines = [w["line_no"] for w in warns]
