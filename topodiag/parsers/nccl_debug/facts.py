@@ -247,9 +247,11 @@ class Facts:
 
     def fault_info(self, line_no: int, line: str, message: str) -> None:
         """An INFO line whose wording signals a fault: an error when its catalogue entry says error or
-        critical (the INFO messages that are failures, not NCCL's retries and fallbacks)."""
+        critical and that NCCL prints at INFO (the INFO messages that are failures, not NCCL's retries,
+        probes and fallbacks; a message some release printed as WARN is not one when printed at INFO)."""
         hit = classify.match(message)
-        if hit is not None and hit.entry.severity in ("error", "critical") and hit.entry.cls != "informational":
+        if hit is not None and hit.entry.level == "INFO" and hit.entry.severity in ("error", "critical") \
+                and hit.entry.cls != "informational":
             self.add_error(line_no, line, classify.kind_of(line, hit) or "nccl_error", hit)
 
     def flush_errors(self) -> None:
