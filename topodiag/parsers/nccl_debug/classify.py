@@ -25,6 +25,8 @@ WARN_TAG = "NCCL WARN "
 OLD_WARN_RE = re.compile(rb"(?m)^([^\n]{0,300}?)(?:(?<![A-Za-z_])WARN ([\w./-]{1,120}\.(?:cu|cc|c|h|cpp)):[0-9]{1,6} "
                          rb"|\[[0-9]{1,4}\] ([\w./-]{1,120}\.(?:cu|cc|c|h|cpp)):[0-9]{1,6} WARN )([^\n]*)")
 LAST_ERROR = b"Last error"
+# what launchers put before each line of a rank's output: "[rank7]: ", "[1,0]<stderr>:", "[0] "
+LAUNCHER_RE = re.compile(r"^(?:\[[^\]\n]{1,24}\](?:<\w{1,8}>)?:?\s*)+")
 # "NCCL error in: ProcessGroupNCCL.cpp:1191, unhandled system error (run with ...), NCCL version 2.x"
 # and nccl-tests' "Test NCCL failure common.cu:958 'internal error - please report ...'"
 RESULT_AT_RE = re.compile(r"NCCL (?:error|failure)(?: in)?:? ?[^\s,']*:[0-9]+[,:]? ?'?")
@@ -117,6 +119,6 @@ def last_errors(chunk: bytes) -> list[tuple[int, str]]:
             nxt = len(chunk) if nxt < 0 else nxt
             start, rest = le + 1, chunk[le + 1:nxt].strip()
         if rest:
-            out.append((start, rest.decode("utf-8", "replace")))
+            out.append((start, LAUNCHER_RE.sub("", rest.decode("utf-8", "replace"), count=1)))
         pos = chunk.find(LAST_ERROR, le)
     return out
