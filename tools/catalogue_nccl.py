@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO))
 
 from catalogue_nccl_extract import extract  # noqa: E402
-from catalogue_nccl_rules import classify, is_fault_info  # noqa: E402
+from catalogue_nccl_rules import classify, is_fallback, is_fault_info  # noqa: E402
 
 from topodiag.catalogues import fmt as _fmt  # noqa: E402
 
@@ -45,7 +45,7 @@ CURATION = HERE / "nccl_curation.toml"
 
 PRODUCERS = {
     "nccl": {"repo": "NVIDIA/nccl", "title": "NCCL (NVIDIA Collective Communications Library)",
-             "tag_re": r"^v2\.(\d+)\.(\d+)-(\d+)$", "min": (2, 3), "dirs": ("src",),
+             "tag_re": r"^v2\.(\d+)\.(\d+)-(\d+)$", "min": (2, 3), "coverage_from": (4, 0), "dirs": ("src",),
              "macros": {"WARN": 0, "INFO": 1, "INFO_LOC": 1}, "prefix": ""},
     "aws-ofi-nccl": {"repo": "aws/aws-ofi-nccl", "title": "aws-ofi-nccl (NCCL net plugin over libfabric)",
                      "tag_re": r"^v(\d+)\.(\d+)\.(\d+)(?:-?aws)?$", "min": (0, 9), "dirs": ("src", "include"),
@@ -129,6 +129,7 @@ def scan(src: str, producer: str, tags: list[str]) -> dict:
     spec = PRODUCERS[producer]
     cache: dict[str, list] = {}
     found: dict[str, dict] = {}
+    seen_warn: set[str] = set()  # every WARN format of the releases the coverage is measured on
     for tag in tags:
         files = blobs(src, tag, spec["dirs"])
         todo = [sha for _, sha in files if sha not in cache]
@@ -141,6 +142,8 @@ def scan(src: str, producer: str, tags: list[str]) -> dict:
                 level = "WARN" if macro.endswith("WARN") else ("INFO" if not macro.startswith("RESULT") else macro)
                 if level == "INFO" and not is_fault_info(f):
                     continue
+                if level == "WARN" and tag_at_least(tag, spec):
+                    seen_warn.add(f.rstrip())
                 if not macro.startswith("RESULT") and _fmt.literal_size(f.replace(spec["prefix"], "", 1)) < MIN_LITERAL:
                     continue
                 f = f.rstrip()  # trailing blanks and newline: invisible in a log line
@@ -153,7 +156,13 @@ def scan(src: str, producer: str, tags: list[str]) -> dict:
                         rec["last"], rec["where_last"] = tag, here
                     if level == "WARN" and rec["level"] == "INFO":
                         rec["level"] = "WARN"
-    return found
+    return found, seen_warn
+
+
+def tag_at_least(tag: str, spec: dict) -> bool:
+    """A release the coverage is measured on (NCCL: 2.4 and later; the plugins: every release)."""
+    m = re.match(spec["tag_re"], tag)
+    return m is None or tuple(int(x or 0) for x in m.groups()[:2]) >= spec.get("coverage_from", spec["min"])
 
 
 def _slug(f: str) -> str:
@@ -198,7 +207,7 @@ def curate(entry: dict, cur: list[dict]) -> dict:
 
 def build(producer: str, src: str, tags: list[str]) -> dict:
     spec = PRODUCERS[producer]
-    found = scan(src, producer, tags)
+    found, seen_warn = scan(src, producer, tags)
     newest = tags[-1]
     cur = load_curation()
     entries = []
@@ -213,21 +222,29 @@ def build(producer: str, src: str, tags: list[str]) -> dict:
             e.update({"level": "ncclGetErrorString", "class": RESULT_CLASS.get(name, "internal-bug"), "result": name,
                       "id": f"nccl.result.{name}.{hashlib.sha1(f.encode()).hexdigest()[:6]}"})
         else:
-            e["class"] = classify(rec["where_first"]["file"], f, level)
+            e["class"], e["_fallback"] = classify(rec["where_first"]["file"], f, level), is_fallback(rec["where_first"]["file"], f)
             if level == "INFO":
                 e["severity"] = "info"
+        if "\n" in f:  # a log shows one line of it at a time: matched on its first line
+            e["pattern"] = _fmt.to_regex(f.split("\n", 1)[0])
         entries.append(curate(e, cur.get("entry", [])))
     for extra in cur.get("extra", []):
         if extra.get("producer", "nccl") == producer:
             e = {k: v for k, v in extra.items() if k != "producer"}
             e["_producer"] = producer
             entries.append(e)
+    generic = sum(1 for e in entries if e.pop("_fallback", False))
     for e in entries:
         e.pop("_producer", None)
+    catalogued = sum(1 for f in seen_warn if f in found)
+    coverage = {"from": next((t for t in tags if tag_at_least(t, spec)), tags[0]),
+                "warn_formats_in_source": len(seen_warn), "warn_formats_catalogued": catalogued,
+                "classified_by_fallback_only": generic,
+                "left_out": "formats with fewer than %d fixed characters (\"%%s\", \"%%s:%%d\")" % MIN_LITERAL}
     return {"producer": producer, "title": spec["title"], "readers": ["nccl_debug"],
             "sources": [{"repo": spec["repo"], "tags": [tags[0], newest], "tags_read": len(tags),
                          "generated_by": "tools/catalogue_nccl.py",
-                         "curated_by": "tools/nccl_curation.toml"}],
+                         "curated_by": "tools/nccl_curation.toml", "coverage": coverage}],
             "entries": entries}
 
 

@@ -88,3 +88,9 @@ def classify(path: str, f: str, level: str) -> str:
                 return _socket(f, low)
             return cls
     return "internal-bug"
+
+
+def is_fallback(path: str, f: str) -> bool:
+    """True when no rule fits the message: its class is the last resort (internal-bug), not a reading."""
+    low = f.lower()
+    return not any(test(path, f, low) for test, _ in RULES)
