@@ -100,8 +100,11 @@ class Catalogue:
     _cache: dict = field(default_factory=dict)
 
     def index(self) -> None:
+        """Index the entries by their fixed opening text (or their longest fixed part). Patterns are
+        compiled when first tried (`_Lazy`): a catalogue of thousands of entries loads in milliseconds
+        and a log compiles only the few its lines are candidates for."""
         for e in self.entries:
-            rx = re.compile(e.pattern)
+            rx = _Lazy(e.pattern)
             prefix = _fixed_prefix(e)
             key = " ".join(prefix.split())[:12]
             if len(key) >= MIN_ANCHOR:
@@ -130,6 +133,20 @@ class Catalogue:
             self._cache.clear()
         self._cache[text] = hit
         return hit
+
+
+class _Lazy:
+    """A regex compiled on its first `match`."""
+
+    __slots__ = ("pattern", "_rx")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern, self._rx = pattern, None
+
+    def match(self, text: str):
+        if self._rx is None:
+            self._rx = re.compile(self.pattern)
+        return self._rx.match(text)
 
 
 def _fixed_prefix(e: Entry) -> str:

@@ -22,7 +22,7 @@ SOURCE = "nccl_debug"
 WARN_TAG = "NCCL WARN "
 # NCCL 1.x printed `WARN file.cu:123 message`; NCCL 2.0-2.2 (no "NCCL" tag yet) `host:pid:tid [0]
 # file.cu:123 WARN message` -- the same place-then-level order as 2.3+'s "file.cc:123 NCCL WARN".
-OLD_WARN_RE = re.compile(rb"(?m)^([^\n]{0,300}?)(?:(?<![A-Za-z_])WARN ([\w./-]{1,120}\.(?:cu|cc|c|h|cpp)):[0-9]{1,6} "
+OLD_WARN_RE = re.compile(rb"([^\n]{0,300}?)(?:(?<![A-Za-z_])WARN ([\w./-]{1,120}\.(?:cu|cc|c|h|cpp)):[0-9]{1,6} "
                          rb"|\[[0-9]{1,4}\] ([\w./-]{1,120}\.(?:cu|cc|c|h|cpp)):[0-9]{1,6} WARN )([^\n]*)")
 LAST_ERROR = b"Last error"
 # what launchers put before each line of a rank's output: "[rank7]: ", "[1,0]<stderr>:", "[0] "
@@ -93,13 +93,23 @@ def result_message(line: str) -> Optional[str]:
 
 
 def old_warns(chunk: bytes) -> list[tuple[int, str, str]]:
-    """[(offset, line prefix, message)] of the old-form WARN lines of a chunk (no "NCCL WARN" tag)."""
+    """[(offset, line prefix, message)] of the old-form WARN lines of a chunk (no "NCCL WARN" tag): each
+    "WARN " not after "NCCL " is looked at, its line matched on its own (a chunk-wide multi-line regex
+    would try every line start)."""
     out = []
-    for m in OLD_WARN_RE.finditer(chunk):
-        line_start = m.start()
-        if b"NCCL WARN" in chunk[line_start:m.end()]:
-            continue
-        out.append((line_start, m.group(1).decode("utf-8", "replace"), m.group(4).decode("utf-8", "replace").strip()))
+    pos = chunk.find(b"WARN ")
+    last = -1
+    while pos >= 0:
+        ls = chunk.rfind(b"\n", 0, pos) + 1
+        if chunk[max(0, pos - 5):pos] != b"NCCL " and ls != last:
+            le = chunk.find(b"\n", pos)
+            le = len(chunk) if le < 0 else le
+            line = chunk[ls:le]
+            m = OLD_WARN_RE.match(line) if b"NCCL WARN" not in line else None
+            if m is not None:
+                last = ls
+                out.append((ls, m.group(1).decode("utf-8", "replace"), m.group(4).decode("utf-8", "replace").strip()))
+        pos = chunk.find(b"WARN ", pos + 5)
     return out
 
 
