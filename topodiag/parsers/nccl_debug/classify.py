@@ -25,6 +25,7 @@ WARN_TAG = "NCCL WARN "
 OLD_WARN_RE = re.compile(rb"([^\n]{0,300}?)(?:(?<![A-Za-z_])WARN ([\w./-]{1,120}\.(?:cu|cc|c|h|cpp)):[0-9]{1,6} "
                          rb"|\[[0-9]{1,4}\] ([\w./-]{1,120}\.(?:cu|cc|c|h|cpp)):[0-9]{1,6} WARN )([^\n]*)")
 LAST_ERROR = b"Last error"
+LAST_ERROR_WINDOW = 4096
 # what launchers put before each line of a rank's output: "[rank7]: ", "[1,0]<stderr>:", "[0] "
 LAUNCHER_RE = re.compile(r"^(?:\[[^\]\n]{1,24}\](?:<\w{1,8}>)?:?\s*)+")
 # "NCCL error in: ProcessGroupNCCL.cpp:1191, unhandled system error (run with ...), NCCL version 2.x"
@@ -55,12 +56,69 @@ def _legacy_kind(s: str) -> Optional[str]:
 legacy_kind = _legacy_kind
 
 
+# Messages of one kind differ in their numbers (ports, addresses, sizes, counts): the memo is keyed by
+# the message with each number that does not end an identifier ("mlx5_0", "ncclNetPlugin_v8" keep
+# theirs) written 0, and a remembered entry is checked against the real text before it is used.
+_NUMBER_RE = re.compile(r"(?<![A-Za-z_0-9])[0-9]+")
+_MEMO: dict = {}
+_EXACT: dict = {}
+_MEMO_MAX = 65536
+
+
+_RX: dict = {}
+
+
+def _still(hit: catalogues.Match, message: str) -> bool:
+    """Whether a remembered entry's pattern matches this message too."""
+    rx = _RX.get(hit.entry.id)
+    if rx is None:
+        rx = _RX[hit.entry.id] = re.compile(hit.entry.pattern)
+    return rx.match(message.strip()[:catalogues.MAX_TEXT]) is not None
+
+
 def match(message: str) -> Optional[catalogues.Match]:
     """The catalogue entry that explains `message` (the text after the producer's prefix), or None."""
+    hit = _EXACT.get(message, False)
+    if hit is not False:  # the same text again (every rank prints the same WARN)
+        return hit
+    hit = _match(message)
+    if len(_EXACT) >= _MEMO_MAX:
+        _EXACT.clear()
+    _EXACT[message] = hit
+    return hit
+
+
+def _match(message: str) -> Optional[catalogues.Match]:
+    key = _NUMBER_RE.sub("0", message[:512])
+    hit = _MEMO.get(key, False)
+    if hit is None or (hit is not False and _still(hit, message)):
+        return hit
     try:
-        return catalogues.classify_for(SOURCE, message)
+        hit = catalogues.classify_for(SOURCE, message)
     except (OSError, ValueError):  # a broken install: nothing is recognised, nothing crashes
         return None
+    if len(_MEMO) >= _MEMO_MAX:
+        _MEMO.clear()
+    _MEMO[key] = hit
+    return hit
+
+
+_READ: dict = {}
+_NO_ENTRY = (None, None, None, False)
+
+
+def reading(message: str) -> tuple:
+    """(match, kind, (class, entry id, severity, consequence)) of a failure message, remembered by its
+    text (every rank prints the same WARN: one dict lookup for each line after the first)."""
+    got = _READ.get(message)
+    if got is None:
+        hit = match(message)
+        e = hit.entry if hit is not None else None
+        got = (hit, kind_of(message, hit), (e.cls, e.id, e.severity, e.consequence) if e is not None else _NO_ENTRY)
+        if len(_READ) >= _MEMO_MAX:
+            _READ.clear()
+        _READ[message] = got
+    return got
 
 
 def warn_message(line: str) -> str:
@@ -113,22 +171,21 @@ def old_warns(chunk: bytes) -> list[tuple[int, str, str]]:
     return out
 
 
-def last_errors(chunk: bytes) -> list[tuple[int, str]]:
-    """[(offset of the detail, detail text)] after each "Last error:" of a chunk: the rest of its line,
-    or the next non-blank line when the line ends there (PyTorch prints "Last error:\\n<detail>")."""
-    out = []
-    pos = chunk.find(LAST_ERROR)
-    while pos >= 0:
-        colon = chunk.find(b":", pos, pos + 16)
-        le = chunk.find(b"\n", pos)
-        le = len(chunk) if le < 0 else le
-        start = (colon + 1) if colon >= 0 else pos + len(LAST_ERROR)
-        rest = chunk[start:le].strip()
-        if not rest and le < len(chunk):
-            nxt = chunk.find(b"\n", le + 1)
-            nxt = len(chunk) if nxt < 0 else nxt
-            start, rest = le + 1, chunk[le + 1:nxt].strip()
-        if rest:
-            out.append((start, LAUNCHER_RE.sub("", rest.decode("utf-8", "replace"), count=1)))
-        pos = chunk.find(LAST_ERROR, le)
-    return out
+def last_error_after(chunk: bytes, start: int) -> Optional[tuple[int, int, str]]:
+    """The "Last error:" within LAST_ERROR_WINDOW bytes after `start` (the end of an "NCCL error in:"
+    line): (its offset, the offset of its detail, the detail) -- the rest of its line, or the next line
+    when the line ends there (PyTorch prints "Last error:\n<detail>"), without a launcher's prefix."""
+    pos = chunk.find(LAST_ERROR, start, start + LAST_ERROR_WINDOW)
+    if pos < 0:
+        return None
+    colon = chunk.find(b":", pos, pos + 16)
+    le = chunk.find(b"\n", pos)
+    le = len(chunk) if le < 0 else le
+    at = (colon + 1) if colon >= 0 else pos + len(LAST_ERROR)
+    rest = chunk[at:le].strip()
+    if not rest and le < len(chunk):
+        nxt = chunk.find(b"\n", le + 1)
+        at, rest = le + 1, chunk[le + 1:len(chunk) if nxt < 0 else nxt].strip()
+    if not rest:
+        return None
+    return pos, at, LAUNCHER_RE.sub("", rest.decode("utf-8", "replace"), count=1)

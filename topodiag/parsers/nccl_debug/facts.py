@@ -236,14 +236,16 @@ class Facts:
     def failure(self, line_no: int, line: str, message: str, kind: Optional[str] = None) -> None:
         """A failure line (WARN, old-form WARN, "Last error" detail): classified by its message through
         the catalogues; an error unless its entry is informational; unrecognised when none explains it."""
-        hit = classify.match(message)
-        kind = classify.kind_of(line, hit) or kind
+        hit, mkind, f = classify.reading(message)
+        kind = mkind or kind
         if hit is None:
             self.unrecognised_total += 1
             if len(self.unrecognised) < MAX_LIST:
                 self.unrecognised.append((line_no, line[:MAX_TEXT]))
-        if kind is not None and (hit is None or hit.entry.cls != "informational"):
-            self.add_error(line_no, line, kind, hit)
+        if kind is not None and f[0] != "informational":
+            self.errors_total += 1
+            if len(self.errors) + len(self.pending) < MAX_LIST:
+                self.pending.append(ErrorLine(line_no, line[:MAX_TEXT], kind, *f))
 
     def fault_info(self, line_no: int, line: str, message: str) -> None:
         """An INFO line whose wording signals a fault: an error when its catalogue entry says error or

@@ -191,10 +191,8 @@ def feed(st: Facts, raw: bytes, dg: Optional[Digest] = None) -> None:
     _facts(st, c, base, messages, per_line)
     for pos, ls, le, i in warns:  # WARN lines: the first tag of each line
         st.warn(base + i + 1, _text(c[ls:le]).strip(), _text(c[ls:pos]))
-    if c.count(b"WARN ") > n_warn:  # a WARN without the NCCL tag: NCCL 1.x-2.2's form
+    if not n_warn and not n_info and b"WARN " in c:  # NCCL 1.x-2.2's WARN: a log with no tag at all
         _old_warns(st, c, base)
-    if classify.LAST_ERROR in c:
-        _last_errors(st, c, base)
     # NCCL lines without a tag: banner, watchdog, failures (the lines of the marks found, tagged ones
     # left out there)
     if marked or marks & 8:
@@ -213,14 +211,6 @@ def _old_warns(st: Facts, c: bytes, base: int) -> None:
         if len(st.warnings) < MAX_LIST:
             st.warnings.append(LogLine(ln.at(ls), line[:MAX_TEXT]))
         st.failure(ln.at(ls), line, msg)
-
-
-def _last_errors(st: Facts, c: bytes, base: int) -> None:
-    """The detail an application prints after "Last error:" (ncclGetLastError: NCCL's last WARN text)."""
-    ln = _LineNo(c, base)
-    for pos, detail in classify.last_errors(c):
-        ls, le = _line_at(c, pos)
-        st.failure(ln.at(ls), _text(c[ls:le]).strip(), detail, "last_error")
 
 
 def _gdr(st: Facts, c: bytes, base: int, marks: int) -> None:
@@ -357,6 +347,7 @@ def _untagged(st: Facts, c: bytes, base: int, marked: list[int], watchdog: int) 
             starts.add(ls)
             pos = c.find(OTHER_MARKS[0], le)
     ln = _LineNo(c, base)
+    done = -1  # the last "Last error:" read
     banners = st.banners_b  # a bare banner line read before does nothing more than count again
     for ls in sorted(starts):
         _, le = _line_at(c, ls)
@@ -366,12 +357,27 @@ def _untagged(st: Facts, c: bytes, base: int, marked: list[int], watchdog: int) 
         if line in banners:
             st.nccl += 1
             continue
-        if st.other(ln.at(ls), _text(line).strip()):
+        line_no = ln.at(ls)
+        if st.other(line_no, _text(line).strip()):
             st.nccl += 1
+            if b"NCCL error" in line:
+                done = _last_error(st, c, ls, le, line_no, done)
             if b"ProcessGroupNCCL" not in line and b"NCCL failure" not in line and b"NCCL error" not in line:
                 if len(banners) >= MAX_CACHE:
                     banners.clear()
                 banners.add(line)  # Facts.other read it as a banner: the first version wins
+
+
+def _last_error(st: Facts, c: bytes, ls: int, le: int, line_no: int, done: int) -> int:
+    """The detail an application prints after "Last error:" (ncclGetLastError: NCCL's last WARN text),
+    a few lines below its "NCCL error in: ..." line (at `ls`, line `line_no`); each read once."""
+    got = classify.last_error_after(c, le)
+    if got is None or got[0] <= done:
+        return done
+    pos, at, detail = got
+    dls, dle = _line_at(c, at)
+    st.failure(line_no + c.count(b"\n", ls, dls), _text(c[dls:dle]).strip(), detail, "last_error")
+    return pos
 
 
 # ---- cutting input into chunks, and the entry points ------------------------------------------------
