@@ -474,7 +474,6 @@ def nccl004(nccl_debug) -> Iterator:
     result of an older schema (no catalogue fields) has its other WARN lines reported as before."""
     nccl_debug = _as_dict(nccl_debug)
     errors = list(nccl_debug.get("errors") or [])
-    error_lines = {e["line_no"] for e in errors}
     by_kind: dict[str, list[dict]] = {}
     for e in errors:
         by_kind.setdefault(e.get("kind") or "nccl_error", []).append(e)
@@ -483,8 +482,13 @@ def nccl004(nccl_debug) -> Iterator:
     subjects = _hosts_subject(nccl_debug)
     for kind, items in by_kind.items():
         yield _error_hit(kind, items, subjects, cause)
-    if "unrecognised" in nccl_debug:
-        return  # every WARN line is an error, recognised as harmless, or SYS004's
+    if "unrecognised" not in nccl_debug:  # else every WARN line is an error, harmless, or SYS004's
+        yield from _plain_warns(nccl_debug, {e["line_no"] for e in errors}, subjects)
+
+
+def _plain_warns(nccl_debug: Mapping[str, Any], error_lines: set, subjects: list[str]) -> Iterator:
+    """The WARN lines of a result without catalogue fields (an older schema) that are no error: one
+    warning finding, as before the catalogues."""
     warns = [w for w in nccl_debug.get("warnings") or [] if w["line_no"] not in error_lines]
     if warns:
         lines = [w["line_no"] for w in warns]
