@@ -203,3 +203,33 @@ def test_info_lines_never_reach_the_catalogue():
         classify.match = real
     assert r.errors == () and r.unrecognised == ()
     assert calls == ["NET/Plugin: Failed to find ncclNetPlugin_v8 symbol."]  # the one fault-worded text, once
+
+
+@pytest.mark.parametrize("line, cls", [
+    # NVIDIA-NeMo/Run#266
+    ("graph/search.cc:1135 NCCL WARN Could not find a path for pattern 1, falling back to simple order", "topology-load"),
+    ("graph/topo.h:230 NCCL WARN Could not find NET with id 0", "topology-load"),
+    # pytorch/pytorch#81628
+    ("tf144:143468:143535 [1] transport/net_ib.cc:1 NCCL WARN NET/IB : Got completion from peer "
+     "192.168.17.147<38560> with error 12, opcode 0, len 0, vendor err 129", "ib-verbs-failure"),
+    # NVIDIA/nccl#1029
+    ("rdma-test-gpu-worker-1:2918:4483 [4] init.cc:263 NCCL WARN Cuda failure 'initialization error'", "cuda-failure"),
+    # NVIDIA/nccl#224 (NCCL 2.4, an IPv6-only interface)
+    ("gpu7:4105:4372 [0] include/socket.h:318 NCCL WARN Net : Socket creation failed : Address family not "
+     "supported by protocol", "network-unreachable"),
+    # horovod/horovod#893 and NVIDIA/nccl#976
+    ("heinzel135:151780:151928 [2] include/shm.h:42 NCCL WARN Cuda failure 'invalid argument'", "cuda-failure"),
+    ("transport/nvls.cc:165 NCCL WARN Cuda failure 'invalid argument'", "cuda-failure"),
+    # NVIDIA-NeMo/Run#266: the application's summary, a consequence of the WARNs before it
+    ("torch.distributed.DistBackendError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/"
+     "ProcessGroupNCCL.cpp:3376, internal error - please report this issue to the NCCL developers, NCCL version 2.25.1",
+     "internal-bug"),
+    # NVIDIA/nccl#1241 (title)
+    ("NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1287, invalid usage, "
+     "NCCL version 2.17.1", "api-misuse"),
+])
+def test_real_lines_from_public_threads(line, cls):
+    r = parse("h0:1:1 [0] NCCL INFO NCCL_DEBUG set by environment to INFO.\n" + line + "\n")
+    assert not r.unrecognised, r.unrecognised
+    [e] = r.errors
+    assert e.line_no == 2 and e.class_ == cls, e

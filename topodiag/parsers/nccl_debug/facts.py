@@ -611,7 +611,7 @@ class Facts:
             elif "Some NCCL operations have failed or timed out" in line:
                 self.add_error(line_no, line, "watchdog_abort")
             else:
-                kind = classify.legacy_kind(line)
+                kind = classify.legacy_kind(line) or ("nccl_error" if "NCCL error in" in line else None)
                 if kind:
                     self.add_error(line_no, line, kind, self.result_hit(line))
             return True
