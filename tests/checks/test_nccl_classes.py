@@ -66,3 +66,15 @@ def test_plugin_fallback_warns_are_warnings_with_the_plugin_fix():
 
 def test_unrecognised_warns_are_not_nccl004s():
     assert _hits("nccl-catalogue-fastsocket-plugin-unknown-warn-01.log") == {}
+
+
+def test_a_known_bug_names_the_release_that_fixed_it():
+    """NCCL 2.19's unnamed async event (2.28.3 names RoCE link flaps): the entry's fixed_in is said when
+    the log's NCCL is older, not when it is newer. Lines invented for the test in NCCL's form."""
+    warn = "h1:1:2 [0] transport/net_ib.cc:199 NCCL WARN NET/IB : mlx5_0:1 unknown event type (18)\n"
+    old = parsers.get("nccl_debug").parse("NCCL version 2.19.3+cuda12.2\n" + warn)
+    [h] = nccl.nccl004(old)
+    assert h.notes == ("fixed_in",) and "v2.28.3-1" in said("NCCL004", h) and "2.19.3" in said("NCCL004", h)
+    new = parsers.get("nccl_debug").parse("NCCL version 2.29.2+cuda12.8\n" + warn)
+    [h] = nccl.nccl004(new)
+    assert h.notes == ()

@@ -447,20 +447,39 @@ def _class_text(items: list[dict]) -> dict:
     worst = max((e.get("severity") for e in items), key=lambda s: _RANK.get(s, 2))
     return {"cls": cls or "", "title": vocab.get("title", ""), "entry": first.get("entry") or "",
             "meaning": entry.meaning if entry else vocab.get("meaning", ""),
-            "fix": entry.fix if entry else vocab.get("fix", ""), "worst": worst}
+            "fix": entry.fix if entry else vocab.get("fix", ""), "worst": worst,
+            "fixed_in": (entry.fixed_in or "") if entry else ""}
 
 
-def _error_hit(kind: str, items: list[dict], subjects: list[str], cause: Optional[dict]):
+def _older(version: Optional[str], fixed_in: str) -> bool:
+    """Whether NCCL `version` ("2.19.3") predates the release `fixed_in` ("v2.24.3-1"); unknown: True."""
+    nums = [int(x) for x in re.findall(r"\d+", fixed_in)[:3]]
+    have = [int(x) for x in re.findall(r"\d+", version or "")[:3]]
+    return not have or have < nums
+
+
+def _variant(items: list[dict], cause: Optional[dict], details: bool, cls: str) -> str:
+    """consequence (every line follows the first failure, which came earlier), ib_completion (decoded
+    status), classified (a catalogue class), default."""
+    if cause is not None and all(e.get("consequence") for e in items) and cause["line_no"] < items[0]["line_no"]:
+        return "consequence"
+    if details:
+        return "ib_completion"
+    return "classified" if cls else "default"
+
+
+def _error_hit(kind: str, items: list[dict], subjects: list[str], cause: Optional[dict], version: Optional[str]):
     """One finding per kind of error: the lines, the first line's text (with the IB codes decoded), and
     what its catalogue entry says (class, meaning, fix); a kind whose lines are all consequences of an
     earlier failure (`cause`) is named as such, not as a second cause."""
     lines = [e["line_no"] for e in items]
     details = sorted({d for e in items if (d := _ib_detail(e.get("text", "")))}) if kind == "ib_completion" else []
     c = _class_text(items)
-    consequence = cause is not None and all(e.get("consequence") for e in items) and cause["line_no"] < lines[0]
-    variant = "consequence" if consequence else ("ib_completion" if details else ("classified" if c["cls"] else "default"))
-    severity = Severity.INFO if consequence else _SEVERITY.get(c["worst"])
-    return hit(subjects, variant=variant, severity=severity,
+    variant = _variant(items, cause, bool(details), c["cls"])
+    severity = Severity.INFO if variant == "consequence" else _SEVERITY.get(c["worst"])
+    fixed = bool(c["fixed_in"]) and variant != "consequence" and _older(version, c["fixed_in"])
+    return hit(subjects, variant=variant, severity=severity, notes=when(fixed_in=fixed),
+               fixed_in=c["fixed_in"], version=version or "not printed in the log",
                what=_ERROR_KIND_TEXT.get(kind, kind.replace("_", " ")), count=len(items), lines=_lines(lines),
                codes="; ".join(details[:3]), first=_first_line(items), cls=c["cls"], title=c["title"],
                meaning=c["meaning"], fix=c["fix"], entry=c["entry"],
@@ -481,7 +500,7 @@ def nccl004(nccl_debug) -> Iterator:
     cause = min(causes, key=lambda e: e["line_no"]) if causes else None
     subjects = _hosts_subject(nccl_debug)
     for kind, items in by_kind.items():
-        yield _error_hit(kind, items, subjects, cause)
+        yield _error_hit(kind, items, subjects, cause, nccl_debug.get("nccl_version"))
     if "unrecognised" not in nccl_debug:  # else every WARN line is an error, harmless, or SYS004's
         yield from _plain_warns(nccl_debug, {e["line_no"] for e in errors}, subjects)
 
