@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from ..base import is_digits, ParseError
+from ..base import is_digits
 from . import classify
 from .records import (IB_MTU_BYTES, MAX_CACHE, MAX_DEVS_PER_HOST, MAX_ENV, MAX_HOSTS, MAX_LIST, MAX_NET_DEVICES,
-                      MAX_NETWORKS, MAX_QP_MTUS, MAX_RANKS, MAX_SAMPLE, MAX_TEXT, MAX_TRANSPORTS, NO_NCCL, ErrorLine,
-                      LogLine, NetDevice, QpMtu, Rank, Result)
+                      MAX_NETWORKS, MAX_QP_MTUS, MAX_RANKS, MAX_SAMPLE, MAX_TEXT, MAX_TRANSPORTS, ErrorLine, LogLine,
+                      NetDevice, QpMtu, Result, add_name as _add_name)
 
 PREFIX_RE = re.compile(r"([^\s:\[\]`'\"]+):[0-9]+:[0-9]+\s+\[([0-9]+)\]")  # a pasted `host:pid:tid [dev]` keeps no quote
 NODES_RE = re.compile(r" nNodes ([0-9]+)")
@@ -76,12 +76,6 @@ def _end_point(tok: str) -> tuple[Optional[int], Optional[str]]:
 def _address(spec: str) -> str:
     """'10.149.0.32<0>' -> '10.149.0.32': a NET/Socket or Bootstrap device's address without its index."""
     return spec[:-3] if spec.endswith("<0>") else re.sub(r"<[0-9]+>$", "", spec)
-
-
-def _add_name(names: list[str], name: str) -> None:
-    name = name.strip()[:MAX_TEXT]
-    if name and name not in names and len(names) < MAX_NETWORKS:
-        names.append(name)
 
 
 def _ends(collnet: bool, toks: list[str]) -> list[tuple]:
@@ -668,83 +662,10 @@ class Facts:
 
     # ---- freeze ---------------------------------------------------------------------------
     def result(self) -> Result:
-        if self.nccl == 0:
-            raise ParseError(NO_NCCL, self.n)
-        if self.comm_nranks is not None:
-            nranks, nfrom = self.comm_nranks, "comm"
-        elif self.ring_nranks:
-            nranks, nfrom = self.ring_nranks, "ring"
-        elif self.max_rank >= 0:
-            nranks, nfrom = self.max_rank + 1, "max_rank"
-        else:
-            nranks, nfrom = None, None
-        ranks = tuple(
-            Rank(r, v[0], v[1], v[2], v[3])
-            for r, v in sorted(self.ranks.items())
-            if nranks is None or r < nranks
-        )
-        gdr = True if self.gdr_on else (False if self.gdr_off else None)
-        plugin = self.plugin_loaded or self.plugin_p2p or ("aws-ofi-nccl" if self.plugin_ofi else None)
-        failed = list(self.plugins_failed)
-        refused = self.refused_plugin(plugin)
-        if refused:
-            _add_name(failed, refused)
-        socket_seen = (self.network == "Socket" or any(k.startswith("NET/Socket") for k in self.transports)
-                       or any(d.kind == "socket" for d in self.devices.values()))
-        reasons: list[str] = []
-        if socket_seen:
-            if self.ib_no_device:
-                reasons.append("NET/IB : No device found")
-            reasons += [f"Failed to initialize NET plugin {name}" for name in self.plugins_failed]
-            if refused:
-                reasons.append(f"net plugin {refused} refused ({self.refusals[0]})")
-            if self.env.get("NCCL_IB_DISABLE") == "1":
-                reasons.append("NCCL_IB_DISABLE=1")
-            if self.env.get("NCCL_NET", "").lower() == "socket":
-                reasons.append("NCCL_NET=Socket")
-        cuda = self.cuda or self.driver
-        return Result(
-            nccl_version=self.version,
-            cuda_version=cuda,
-            cuda_driver_version=self.driver,
-            hosts=tuple(sorted(self.hosts)),
-            cuda_devs={h: sorted(d) for h, d in sorted(self.cuda_devs.items())},
-            nranks=nranks,
-            nranks_from=nfrom,
-            nnodes=self.nnodes,
-            ranks=ranks,
-            network=self.network,
-            networks=tuple(self.networks),
-            net_plugin=plugin,
-            net_plugin_path=self.plugin_path,
-            net_plugins_initialized=tuple(self.plugins_initialized),
-            net_plugins_failed=tuple(failed),
-            net_plugin_refusals=tuple(self.refusals),
-            net_plugin_assigned=self.plugin_assigned,
-            collnet_plugin=self.collnet_plugin,
-            net_devices=tuple(self.devices.values()),
-            bootstrap_interfaces=tuple(self.bootstrap.values()),
-            gid_index=self.gid,
-            qp_mtus=self.qp_result(),
-            gdr=gdr,
-            gdr_lines=tuple(self.gdr_lines),
-            transports=dict(sorted(self.transports.items())),
-            net_by_host=self.net_by_host(),
-            net_by_rank=self.net_by_rank(),
-            connections_sample=tuple(self.sample),
-            env=dict(sorted(self.env.items())),
-            channels=dict(self.channels),
-            init_complete=self.init_complete,
-            warnings=tuple(self.warnings),
-            warnings_total=self.warnings_total,
-            errors=tuple(self.errors),
-            errors_total=self.errors_total,
-            socket_fallback_reasons=tuple(reasons),
-            unrecognised=tuple(LogLine(n, t) for n, t in self.unrecognised),
-            unrecognised_total=self.unrecognised_total,
-            lines=self.n,
-            nccl_lines=self.nccl,
-        )
+        """The Result (freeze.py); ParseError when no NCCL line was seen."""
+        from .freeze import result  # noqa: PLC0415  (freeze.py reads this module's helpers)
+
+        return result(self)
 
 
 # The fact messages Facts reads by their start (the scanner's SCAN_RE picks out the same starts).

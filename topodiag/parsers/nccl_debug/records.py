@@ -129,3 +129,9 @@ class Result:
     lines: int = 0
     nccl_lines: int = 0
 
+
+def add_name(names: list[str], name: str) -> None:
+    """Append a stripped name once, within MAX_NETWORKS (the capped name lists of the Result)."""
+    name = name.strip()[:MAX_TEXT]
+    if name and name not in names and len(names) < MAX_NETWORKS:
+        names.append(name)
