@@ -202,6 +202,8 @@ def curate(entry: dict, cur: list[dict]) -> dict:
         for k in CURATED:
             if k in c:
                 entry[k] = c[k]
+        if "class" in c:
+            entry["_fallback"] = False  # a person read it
     return entry
 
 
@@ -239,7 +241,7 @@ def build(producer: str, src: str, tags: list[str]) -> dict:
     catalogued = sum(1 for f in seen_warn if f in found)
     coverage = {"from": next((t for t in tags if tag_at_least(t, spec)), tags[0]),
                 "warn_formats_in_source": len(seen_warn), "warn_formats_catalogued": catalogued,
-                "classified_by_fallback_only": generic,
+                "classified_by_fallback_only": generic,  # no wording rule and no curation: "internal-bug" by default
                 "left_out": "formats with fewer than %d fixed characters (\"%%s\", \"%%s:%%d\")" % MIN_LITERAL}
     return {"producer": producer, "title": spec["title"], "readers": ["nccl_debug"],
             "sources": [{"repo": spec["repo"], "tags": [tags[0], newest], "tags_read": len(tags),

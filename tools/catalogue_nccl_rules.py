@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 FAULT_INFO_RE = re.compile(r"[Ff]ail|[Ee]rror|ERROR|[Uu]nable|[Cc]ould not|[Cc]ouldn't|[Tt]ime ?out|timed out|"
-                           r"->\s*%d|[Aa]bort")
+                           r"->\s*%d(?![\[\d])|[Aa]bort")  # "-> %d" the NCCLCHECK chain, not "-> %d[%lx]" connections
 
 
 def is_fault_info(f: str) -> bool:
