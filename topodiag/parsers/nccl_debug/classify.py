@@ -109,7 +109,9 @@ _NO_ENTRY = (None, None, None, False)
 
 def reading(message: str) -> tuple:
     """(match, kind, (class, entry id, severity, consequence)) of a failure message, remembered by its
-    text (every rank prints the same WARN: one dict lookup for each line after the first)."""
+    text (every rank prints the same WARN: one dict lookup for each line after the first); a message
+    is read on its first MAX_TEXT characters, as the catalogue matches it."""
+    message = message[:catalogues.MAX_TEXT]
     got = _READ.get(message)
     if got is None:
         hit = match(message)
@@ -151,23 +153,24 @@ def result_message(line: str) -> Optional[str]:
 
 
 def old_warns(chunk: bytes) -> list[tuple[int, str, str]]:
-    """[(offset, line prefix, message)] of the old-form WARN lines of a chunk (no "NCCL WARN" tag): each
-    "WARN " not after "NCCL " is looked at, its line matched on its own (a chunk-wide multi-line regex
-    would try every line start)."""
+    """[(offset, line prefix, message)] of the old-form WARN lines of a chunk (no "NCCL WARN" tag): the
+    line of each "WARN " not after "NCCL " is matched on its own, once (a chunk-wide multi-line regex
+    would try every line start; the next search starts after that line, so a line of repeats costs
+    its length once)."""
     out = []
     pos = chunk.find(b"WARN ")
-    last = -1
     while pos >= 0:
-        ls = chunk.rfind(b"\n", 0, pos) + 1
-        if chunk[max(0, pos - 5):pos] != b"NCCL " and ls != last:
-            le = chunk.find(b"\n", pos)
-            le = len(chunk) if le < 0 else le
+        le = chunk.find(b"\n", pos)
+        le = len(chunk) if le < 0 else le
+        if chunk[max(0, pos - 5):pos] != b"NCCL ":
+            ls = chunk.rfind(b"\n", 0, pos) + 1
             line = chunk[ls:le]
             m = OLD_WARN_RE.match(line) if b"NCCL WARN" not in line else None
             if m is not None:
-                last = ls
                 out.append((ls, m.group(1).decode("utf-8", "replace"), m.group(4).decode("utf-8", "replace").strip()))
-        pos = chunk.find(b"WARN ", pos + 5)
+            pos = chunk.find(b"WARN ", le)
+        else:
+            pos = chunk.find(b"WARN ", pos + 5)
     return out
 
 
