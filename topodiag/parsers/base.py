@@ -118,7 +118,7 @@ def listing(names: Iterable[str], limit: int = 12) -> str:
 
 
 _AS_IS = frozenset({str, int, float, bool, type(None)})
-_FIELD_NAMES: dict = {}  # dataclass type -> (JSON key, name) of its public fields, in order
+_FIELD_NAMES: dict = {}  # dataclass type -> the names of its public fields, in order
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -130,10 +130,11 @@ def to_jsonable(obj: Any) -> Any:
         return obj
     names = _FIELD_NAMES.get(kind)
     if names is None and is_dataclass(obj) and not isinstance(obj, type):
-        names = _FIELD_NAMES[kind] = tuple((f.name[:-1] if f.name.endswith("_") else f.name, f.name)
+        # a field named after a keyword ends with "_" (class_): its JSON key is the keyword
+        names = _FIELD_NAMES[kind] = tuple((f.name, f.name[:-1] if f.name.endswith("_") else f.name)
                                            for f in fields(obj) if not f.name.startswith("_"))
-    if names is not None:  # a field named after a keyword ("class_") is written without its "_"
-        return {key: to_jsonable(getattr(obj, name)) for key, name in names}
+    if names is not None:
+        return {key: to_jsonable(getattr(obj, name)) for name, key in names}
     if isinstance(obj, dict):
         return {str(k): to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
