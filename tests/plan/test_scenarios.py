@@ -28,13 +28,13 @@ def _dims(block: dict) -> dict:
 
 
 def test_healthy_hgx_h100_article_numbers_on_two_nodes() -> None:
-    """topo -m + nvlink -s (H100 SXM, 18 links at NVLink 4.0: 900 GB/s nominal), no ibstat: the
-    network is the article's NDR 50 GB/s per GPU, labelled assumed."""
+    """topo -m + nvlink -s (H100 SXM, 18 links at NVLink 4.0: 18 x 25 = 450 GB/s one way, nominal), no
+    ibstat: the network is NDR 50 GB/s per GPU (a NIC's line rate, one way), labelled assumed."""
     r = plan_from([str(HGX / "nvidia_smi_topo_m.txt"), str(HGX / "nvidia_smi_nvlink_s.txt")], nodes=2, tp=16,
                   micro_batches=1)
     node = r["node"]
     assert [d["size"] for d in node["nvlink_domains"]] == [8]
-    assert node["nvlink_domains"][0]["gbyte_s"] == 900.0 and node["nvlink_domains"][0]["basis"] == "nominal"
+    assert node["nvlink_domains"][0]["gbyte_s"] == 450.0 and node["nvlink_domains"][0]["basis"] == "nominal"
     assert node["network"]["gbyte_s"] == 50.0 and node["network"]["basis"] == "assumed"
     rec = r["recommended"]
     assert (rec["tp"], rec["ep"]) == (8, 1) and rec["tp"] * rec["pp"] * rec["dp"] == 16
@@ -43,27 +43,39 @@ def test_healthy_hgx_h100_article_numbers_on_two_nodes() -> None:
     assert (given["tp"], given["pp"], given["dp"]) == (16, 1, 1)
     tp16 = _dims(given)["tp"]
     assert tp16["layer"] == "network" and tp16["time_s"] == pytest.approx(6.4)
-    # the recommendation's TP stays on NVLink; without PP its 320 AllReduces take 320/900 s
+    # the recommendation's TP stays on NVLink; without PP its 320 AllReduces take 320/450 s
     plain = plan_from([str(HGX / "nvidia_smi_topo_m.txt"), str(HGX / "nvidia_smi_nvlink_s.txt")], nodes=2,
                       tp=8, pp=1, micro_batches=1)
     tp8 = _dims(plain["given"])["tp"]
-    assert tp8["layer"] == "nvlink" and tp8["time_s"] == pytest.approx(320 / 900)
+    assert tp8["layer"] == "nvlink" and tp8["time_s"] == pytest.approx(320 / 450)
     assert any(line.startswith("TP=16 across nodes: 6.4 s of all_reduce per step vs") for line in given["loses"])
     # with one micro-batch, the recommended TP=8 (PP=2: the 70B state does not fit 80 GB at PP=1)
-    # runs 160 of the 320 AllReduces on NVLink: 36x less than TP=16 on the network
+    # runs 160 of the 320 AllReduces on NVLink: 18x less TP time than TP=16 on the network, of which
+    # 9x is bandwidth (450 vs 50 GB/s) and 2x is each stage carrying half the layers; at the same global
+    # batch the PP=2 step pays that back in its bubble (M=1: half the step idle), so the step is ~9x.
     one = plan_from([str(HGX / "nvidia_smi_topo_m.txt"), str(HGX / "nvidia_smi_nvlink_s.txt")], nodes=2, tp=16,
                     micro_batches=1)
-    assert (one["recommended"]["tp"], one["recommended"]["pp"]) == (8, 2)
-    assert _dims(one["recommended"])["tp"]["time_s"] == pytest.approx(160 / 900)
-    assert "TP=16 across nodes: 6.4 s of all_reduce per step vs 0.178 s at TP=8 inside the NVLink domain (36x)" \
-        in one["given"]["loses"]
+    rec = one["recommended"]
+    assert (rec["tp"], rec["pp"], rec["micro_batches"], rec["global_micro_batches"]) == (8, 2, 1, 1)
+    assert _dims(rec)["tp"]["time_s"] == pytest.approx(160 / 450)
+    assert rec["bubble"] == 0.5 and rec["step_s"] == pytest.approx(2 * rec["comm_s"])
+    loses = one["given"]["loses"]
+    assert any(line.startswith("TP=16 across nodes: 6.4 s of all_reduce per step vs 0.356 s at TP=8 inside the "
+                               "NVLink domain (18x; per operation 9x: the rest is 320 vs 160 TP operations")
+               for line in loses), loses
+    step_ratio = one["given"]["step_s"] / rec["step_s"]
+    assert 8 < step_ratio <= 9  # 6.4 s against 2 x (0.356 s of TP + the PP sends): the bandwidth ratio, not 36x
 
 
 def test_healthy_hgx_h100_measured_busbw_replaces_nominal() -> None:
-    """The host directory also holds an 8-GPU all_reduce run: its busbw replaces the 900 GB/s."""
+    """The host directory also holds an 8-GPU all_reduce run: its busbw replaces the nominal 450 GB/s,
+    and the two agree within 1.5x (both count one direction per GPU)."""
+    nominal = plan_from([str(HGX / "nvidia_smi_topo_m.txt"), str(HGX / "nvidia_smi_nvlink_s.txt")],
+                        model=model_spec("7b"))["node"]["nvlink_domains"][0]["gbyte_s"]
     r = plan_from([str(HGX.parent)], nodes=1, model=model_spec("7b"))
     dom = r["node"]["nvlink_domains"][0]
     assert dom["basis"] == "measured" and 400 < dom["gbyte_s"] < 500
+    assert nominal == 450.0 and 1 / 1.5 <= dom["gbyte_s"] / nominal <= 1.5
     assert any("measured" in n for n in r["notes"])
     assert r["recommended"]["tp"] == 8
 
@@ -73,8 +85,8 @@ def test_dgx1_cube_mesh_is_one_domain_with_unlinked_pairs() -> None:
     (dom,) = r["node"]["nvlink_domains"]
     assert dom["size"] == 8 and dom["links_per_gpu"] == 6  # NV1+NV1+NV2+NV2 per GPU
     assert dom["slowest_pair"] == "SYS"  # not every pair is NVLinked: the cube mesh
-    assert dom["gbyte_s"] == 300.0  # 6 x 50 GB/s, the GPU model unknown: labelled
-    assert any("50 GB/s per link assumed" in n for n in r["notes"])
+    assert dom["gbyte_s"] == 150.0  # 6 x 25 GB/s one way, the GPU model unknown: labelled
+    assert any("25 GB/s per link, one direction, assumed" in n for n in r["notes"])
     assert r["recommended"]["tp"] == 8
 
 
@@ -122,8 +134,8 @@ def test_gpu_off_the_nvlink_fabric_shrinks_the_domain(tmp_path: Path) -> None:
     assert r["recommended"]["tp"] == 1  # any TP group holding GPU 7 runs over PCIe
     assert any("is 7, not 8 (gpu:7 off NVLink): TP=8 crosses PCIe" in n for n in r["notes"]), r["notes"]
     tp = _dims(r["given"])["tp"]
-    assert tp["layer"] == "pcie" and tp["gbyte_s"] == 128.0  # H100: PCIe 5.0 x16, both directions
-    assert tp["time_s"] == pytest.approx(320 / 128)
+    assert tp["layer"] == "pcie" and tp["gbyte_s"] == 64.0  # H100: PCIe 5.0 x16, one direction
+    assert tp["time_s"] == pytest.approx(320 / 64)
 
 
 def test_two_nvlink_halves_give_tp4_and_tp8_crosses_pcie(tmp_path: Path) -> None:

@@ -46,6 +46,9 @@ def plan_command(
     ep: Optional[int] = typer.Option(None, "--ep", metavar="E", help="Expert-parallel size (divides DP)."),
     micro_batches: Optional[int] = typer.Option(None, "--micro-batches", metavar="M",
                                                 help="Micro-batches per step (default 1, or 4 x PP with PP)."),
+    tflops: Optional[float] = typer.Option(None, "--tflops", metavar="T",
+                                           help="Achieved TFLOP/s per GPU: adds compute (6 x params x tokens) to "
+                                                "the step time."),
     output_format: PlanFormat = typer.Option(PlanFormat.text, "--format", "-f", help="text or json."),
 ) -> None:
     """Place TP/PP/DP/EP on the node's interconnect layers and say what each costs per step."""
@@ -55,7 +58,7 @@ def plan_command(
     spec = model_spec(model, params=parse_params(params) if params is not None else None, layers=layers,
                       hidden=hidden, seq=seq, micro_batch=micro_batch, dtype=dtype.value if dtype else None)
     result = plan_from(list(paths) or None, nodes=nodes, model=spec, tp=tp, pp=pp, dp=dp, ep=ep,
-                       micro_batches=micro_batches)
+                       micro_batches=micro_batches, tflops=tflops)
     if output_format is PlanFormat.json:
         json.dump(result, sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -4,11 +4,14 @@
   networkx), each with its size, its slowest GPU pair (a DGX-1 cube mesh joins 8 GPUs whose pairs are
   NV1, NV2 or not linked at all) and the per-GPU NVLink bandwidth of its weakest GPU: active links
   (`nvlink -s`, else what `topo -m` implies) x the per-link figure of the GPU's NVLink generation,
-  counted over both directions as the article counts it (H100: 18 x 50 = 900 GB/s).
-- PCIe: where two GPUs share no NVLink domain, the GPU's PCIe x16 link (bidirectional, as the
-  article's table: PCIe 5.0 = 128 GB/s).
+  one direction, as the hardware moves data and as nccl-tests' busbw measures it (H100: 18 x 25 =
+  450 GB/s; the article's 900 GB/s adds both directions).
+- PCIe: where two GPUs share no NVLink domain, the GPU's PCIe x16 link, one direction (PCIe 5.0 =
+  64 GB/s; the article's table gives 128 GB/s over both).
 - The network: the Active InfiniBand/RoCE ports (rate x ports, one rail per GPU at most), shared by
-  the node's GPUs: 8 NDR ports for 8 GPUs = 50 GB/s per GPU, the article's figure.
+  the node's GPUs: 8 NDR ports for 8 GPUs = 50 GB/s per GPU (a NIC's line rate is one direction).
+Every layer is counted the same way, one direction per GPU, so the ratio between two layers is the
+ratio the hardware gives (H100 NVLink to NDR: 9x, not the article's 18x).
 A measured all_reduce busbw replaces the nominal figure: in one node for NVLink, across nodes for the
 network (the node's busbw over its GPUs: each GPU's share of the rails). Each layer says which it used.
 """
@@ -23,7 +26,7 @@ from .. import knowledge
 
 ARTICLE_NDR_GBYTE_S = 50.0  # the article's "IB NDR (50 GB/s)": assumed when no input shows the network
 ASSUMED_PCIE_GEN = 4
-NVLINK_PER_LINK_BIDIR_DEFAULT = 50.0  # NVLink 2.0-4.0 alike (docs/domain.md "NVLink")
+NVLINK_PER_LINK_ONE_WAY_DEFAULT = 25.0  # NVLink 2.0-4.0 alike, one direction (docs/domain.md "NVLink")
 _MEMORY_RE = re.compile(r"(\d+)\s*GB\b", re.I)
 
 
@@ -98,18 +101,18 @@ def _links(topology, gpu: str) -> Optional[int]:
     return topo_nvlink_count(topology, gpu)
 
 
-def _per_link_bidir(topology, gpu: str, facts) -> tuple[float, str]:
-    """(GB/s per link over both directions, how it is known)."""
+def _per_link_one_way(topology, gpu: str, facts) -> tuple[float, str]:
+    """(GB/s per link, one direction, how it is known)."""
     if facts is not None and facts.nvlink_generation is not None:
         if facts.nvlink_bridge and facts.nvlink_speed_gbps == knowledge.GA102_BRIDGE_SPEED_GBPS:
-            return 2 * knowledge.GA102_BRIDGE_ONE_WAY_GBYTE_S, f"{facts.model} NVLink bridge"
+            return knowledge.GA102_BRIDGE_ONE_WAY_GBYTE_S, f"{facts.model} NVLink bridge"
         gen = knowledge.NVLINK_GENS[facts.nvlink_generation]
-        return gen.per_link_bidir_gbyte_s, f"{facts.model}: NVLink {gen.version}.0"
+        return gen.per_link_one_way_gbyte_s, f"{facts.model}: NVLink {gen.version}.0"
     nvl = topology.node(gpu).get("nvlink") or {}
     speeds = [s for s in nvl.get("speeds_gbps") or [] if s]
     if speeds:
-        return 2 * min(speeds), "nvlink -s speed x 2"
-    return NVLINK_PER_LINK_BIDIR_DEFAULT, "GPU model unknown: 50 GB/s per link assumed (NVLink 2.0-4.0)"
+        return min(speeds), "nvlink -s speed (one direction)"
+    return NVLINK_PER_LINK_ONE_WAY_DEFAULT, "GPU model unknown: 25 GB/s per link, one direction, assumed (NVLink 2.0-4.0)"
 
 
 def _slowest_pair(topology, gpus: list[str]) -> Optional[str]:
@@ -131,7 +134,7 @@ def _domains(topology, facts) -> tuple[list[Domain], list[str]]:
         known = [(n, g) for n, g in links if n is not None]
         weakest = min(known) if known else None
         if weakest is not None:
-            per_link, how = _per_link_bidir(topology, weakest[1], facts)
+            per_link, how = _per_link_one_way(topology, weakest[1], facts)
             gbs = weakest[0] * per_link
         else:
             per_link, how, gbs = None, "", None
@@ -144,11 +147,11 @@ def _domains(topology, facts) -> tuple[list[Domain], list[str]]:
 def _pcie(facts) -> Layer:
     gen = facts.pcie_gen if facts is not None else None
     if gen in knowledge.PCIE_X16_GBYTE_S:
-        bidir = knowledge.PCIE_X16_GBYTE_S[gen][1]
-        return Layer("pcie", bidir, "nominal", f"{facts.model}: PCIe {gen}.0 x16, {bidir:g} GB/s both directions")
-    bidir = knowledge.PCIE_X16_GBYTE_S[ASSUMED_PCIE_GEN][1]
-    return Layer("pcie", bidir, "assumed",
-                 f"GPU's PCIe generation unknown: PCIe {ASSUMED_PCIE_GEN}.0 x16 assumed, {bidir:g} GB/s both directions")
+        one_way = knowledge.pcie_one_way_gbyte_s(gen)
+        return Layer("pcie", one_way, "nominal", f"{facts.model}: PCIe {gen}.0 x16, {one_way:g} GB/s one direction")
+    one_way = knowledge.pcie_one_way_gbyte_s(ASSUMED_PCIE_GEN)
+    return Layer("pcie", one_way, "assumed",
+                 f"GPU's PCIe generation unknown: PCIe {ASSUMED_PCIE_GEN}.0 x16 assumed, {one_way:g} GB/s one direction")
 
 
 def _gdr(topology) -> str:

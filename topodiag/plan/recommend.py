@@ -117,14 +117,38 @@ def dimensions(layout: Layout, model: ModelSpec, node: NodeLayers, micro_batches
     return rows
 
 
-def evaluate(layout: Layout, model: ModelSpec, node: NodeLayers, micro_batches: int) -> dict:
+def micro_batches_at(layout: Layout, global_micro_batches: int) -> int:
+    """Micro-batches per step of each DP replica that keep the global batch: G / DP (at least 1)."""
+    return max(1, math.ceil(global_micro_batches / layout.dp))
+
+
+def compute_s(model: ModelSpec, global_micro_batches: int, gpus: int, tflops: Optional[float]) -> Optional[float]:
+    """Compute per step per GPU: 6 FLOPs per parameter per token (forward 2, backward 4) over the global
+    batch's tokens, shared by every GPU at `tflops` achieved TFLOP/s each; None without --tflops."""
+    if not tflops:
+        return None
+    tokens = global_micro_batches * model.micro_batch * model.seq
+    return 6 * model.params * tokens / (gpus * tflops * 1e12)
+
+
+def evaluate(layout: Layout, model: ModelSpec, node: NodeLayers, global_micro_batches: int,
+             tflops: Optional[float] = None) -> dict:
+    """A layout at the global batch of `global_micro_batches` micro-batches per step: per-dimension
+    communication, the bubble, and the step time (communication + compute) / (1 - bubble)."""
+    micro_batches = micro_batches_at(layout, global_micro_batches)
     rows = dimensions(layout, model, node, micro_batches)
     times = [r["time_s"] for r in rows]
     comm = None if any(t is None for t in times) else sum(times)
     need = model.params * STATE_BYTES_PER_PARAM / (layout.tp * layout.pp) / 1e9
     fits = None if node.memory_gb is None else need <= MEMORY_HEADROOM * node.memory_gb
+    bubble = traffic.bubble_fraction(layout.pp, micro_batches)
+    compute = compute_s(model, micro_batches * layout.dp, layout.gpus, tflops)
+    busy = None if comm is None else comm + (compute or 0.0)
+    step = None if busy is None else busy / (1 - bubble)
     return {**layout.to_json(), "label": layout.label(), "dimensions": rows, "comm_s": comm,
-            "bubble": traffic.bubble_fraction(layout.pp, micro_batches), "micro_batches": micro_batches,
+            "bubble": bubble, "micro_batches": micro_batches,
+            "global_micro_batches": micro_batches * layout.dp, "compute_s": compute,
+            "bubble_s": None if step is None else step - busy, "step_s": step,
             "state_gb_per_gpu": round(need, 3), "fits_memory": fits}
 
 
