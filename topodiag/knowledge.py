@@ -422,6 +422,29 @@ def is_grace(name: str) -> bool:
     return bool(GRACE_RE.search(normalize_gpu_name(name)))
 
 
+# Multi-node NVLink domains by product: the GPUs one NVLink fabric (NVSwitch trays, one clique) joins
+# across compute trays. NVIDIA GB200 NVL72 / GB300 NVL72 product pages: 72 GPUs in one NVLink domain
+# (18 compute trays of 4 GPUs); the NVL36 variant joins 36. The clique id of the GPUs' fabric info
+# (nvidia-smi -q "Fabric", NVML nvmlDeviceGetGpuFabricInfo) names the domain a GPU belongs to.
+MULTINODE_NVLINK_GPUS: Mapping[str, int] = MappingProxyType({"GB200": 72, "GB300": 72})
+
+
+def switched_nvlink(facts: "GpuFacts | None") -> bool:
+    """True when the product joins every GPU of the node through NVLink by design (NVSwitch on 8-GPU
+    SXM boards from A100 on, direct all-to-all NVLink on 4-GPU SXM4 boards, the NVLink switch trays
+    of Grace-Blackwell): any GPU with an active link is in the node's one NVLink domain. Not V100
+    SXM2 (the DGX-1 cube mesh leaves pairs unlinked) nor bridged PCIe cards."""
+    return (facts is not None and facts.nvlink_generation is not None and facts.nvlink_generation >= 3
+            and not facts.nvlink_bridge and facts.form_factor in ("SXM", "superchip") and facts.nvlinks > 0)
+
+
+def multinode_nvlink_gpus(facts: "GpuFacts | None") -> int | None:
+    """The GPUs of the product's multi-node NVLink domain (GB200 NVL72: 72), or None."""
+    if facts is None:
+        return None
+    return next((n for key, n in MULTINODE_NVLINK_GPUS.items() if re.search(rf"\b{key}\b", facts.model)), None)
+
+
 def gpu_facts(name: str) -> GpuFacts | None:
     """GPU model name as nvidia-smi/NVML print it -> GpuFacts; None for a model not in the table."""
     norm = normalize_gpu_name(name)

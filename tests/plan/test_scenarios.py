@@ -161,11 +161,17 @@ def test_ep_alone_sizes_ep_in_the_recommendation() -> None:
     r = plan_from([str(DGX1)], model=model_spec("7b"), nodes=2, ep=2)
     assert r["given"] is None
     rec = r["recommended"]
-    assert (rec["tp"], rec["dp"], rec["ep"]) == (8, 2, 2)
-    ep = _dims(rec)["ep"]
+    # The article's rule gives TP=8 DP=2 EP=2, whose EP pairs cross the nodes over the one NIC the
+    # inputs show (50 GB/s / 8 GPUs); TP=4 DP=4 EP=2 keeps EP inside the node and its step is shorter at
+    # the same global batch, so it is recommended, and the note says so.
+    assert (rec["tp"], rec["dp"], rec["ep"]) == (4, 4, 2)
+    assert any(n.startswith("TP=4 DP=4 EP=2 takes") and "for TP=8 DP=2 EP=2" in n for n in r["notes"]), r["notes"]
+    rule = next(a for a in r["alternatives"] if a["label"] == "TP=8 DP=2 EP=2")
+    ep = _dims(rule)["ep"]
     assert ep["layer"] == "network" and ep["collective"] == "alltoall"
     # 4 all-to-alls per layer (32 layers), of the routed tokens: 4096 x 4096 x 2 B x top-2, half leaving
     assert ep["ops_per_step"] == 128 and ep["bytes_each"] == 4096 * 4096 * 2 * 2 / 2
+    assert _dims(rec)["ep"]["layer"] == "nvlink" and rec["step_s"] < rule["step_s"]
 
 
 def test_inputs_without_gpus_are_an_input_error() -> None:
@@ -219,3 +225,55 @@ def test_a_two_node_run_measures_the_network(tmp_path: Path) -> None:
     # the ibstat excerpt shows 2 Active NDR ports (12.5 GB/s per GPU nominal): the measurement is above
     assert any("above the 12.5 the Active ports seen allow: ports are missing from the inputs" in n
                for n in r["notes"]), r["notes"]
+
+
+GB200 = ROOT / "fixtures/hosts/gb200-nvl-healthy/commands/nvidia_smi_nvlink_s.txt"
+
+
+def _gb200_tray(tmp_path: Path, gpus: int = 4) -> Path:
+    """A GB200 compute tray's `nvlink -s`: GPU 0's real 18 links (the fixture's), repeated for GPUs
+    0..gpus-1 with their own UUIDs. INVENTED from the real output (the paste was cut after GPU 1)."""
+    lines = GB200.read_text().splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("GPU 0:"))
+    block = lines[start:start + 19]
+    out = ["#@ source: INVENTED for tests/plan: GPU 0 of fixtures/hosts/gb200-nvl-healthy repeated", "#@ ---"]
+    for g in range(gpus):
+        out.append(block[0].replace("GPU 0:", f"GPU {g}:").replace("d1b93026", f"d1b9302{g}"))
+        out.extend(block[1:])
+    path = tmp_path / "nvidia_smi_nvlink_s.txt"
+    path.write_text("\n".join(out) + "\n")
+    return path
+
+
+def test_gb200_nvl72_tp_spans_trays_inside_the_nvlink_domain(tmp_path: Path) -> None:
+    """18 trays of 4 GB200 (NVL72): no matrix, only nvlink -s. The 4 GPUs form the tray's NVLink domain
+    (switched by design), the domain spans 72 GPUs by product (assumed: no fabric state given), so TP=8
+    (the largest power of two dividing 72) runs over NVLink across 2 trays, never over the network."""
+    r = plan_from([str(_gb200_tray(tmp_path))], nodes=18, model=model_spec("405b"))
+    node = r["node"]
+    (dom,) = node["nvlink_domains"]
+    assert dom["size"] == 4 and dom["gbyte_s"] == 900.0  # 18 links x 50 GB/s one way (NVLink 5.0)
+    assert node["multinode_nvlink"]["gpus"] == 72 and node["multinode_nvlink"]["basis"] == "assumed"
+    rec = r["recommended"]
+    assert rec["tp"] == 8
+    assert _dims(rec)["tp"]["layer"] == "nvlink"
+    assert any("TP=8 spans 2 nodes inside the multi-node NVLink domain" in n for n in r["notes"])
+    # a 16-tray job: 64 GPUs, all inside one NVL72 domain; TP=16 too would stay on NVLink
+    assert plan_from([str(_gb200_tray(tmp_path))], nodes=16, tp=16, model=model_spec("405b"))["given"] is not None
+
+
+def test_h100_nvlink_s_alone_gives_one_switched_domain(tmp_path: Path) -> None:
+    """HGX H100 with only `nvlink -s` (no topo -m): NVSwitch joins every GPU by design, so 8 GPUs with
+    18 active links each are one domain at 18 x 25 = 450 GB/s, and TP=8 stays on NVLink. The input is
+    INVENTED: the real H100 block (fixture's GPU 0, 26.562 GB/s per link) written out for 8 GPUs and
+    all 18 links (the paste elided links 1-16)."""
+    head = "GPU {g}: NVIDIA H100 80GB HBM3 (UUID: GPU-abcdefab-cdef-abdc-abcd-ababababab0{g})"
+    text = "".join(head.format(g=g) + "\n" + "".join(f"         Link {i}: 26.562 GB/s\n" for i in range(18))
+                   for g in range(8))
+    path = tmp_path / "nvidia_smi_nvlink_s.txt"
+    path.write_text("#@ source: INVENTED (see the test)\n#@ ---\n" + text)
+    r = plan_from([str(path)], model=model_spec("7b"))
+    (dom,) = r["node"]["nvlink_domains"]
+    assert dom["size"] == 8 and dom["gbyte_s"] == 450.0 and dom["links_per_gpu"] == 18
+    assert r["node"]["multinode_nvlink"] is None
+    assert r["recommended"]["tp"] == 8

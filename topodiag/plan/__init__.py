@@ -51,13 +51,33 @@ def plan_from(paths: Optional[Sequence[str]], *, nodes: int = 1, model: Optional
 
     gathered = load(paths) if paths is not None else collect_live()
     topology = build_topology(gathered)
-    tests = getattr(gathered.engine_inputs().get("nccl_tests"), "items", ())
-    node = measure(topology, list(tests))
+    inputs = gathered.engine_inputs()
+    tests = getattr(inputs.get("nccl_tests"), "items", ())
+    node = measure(topology, list(tests), _fabric(inputs))
     if not node.gpus:
         raise InputError(", ".join(paths or ["live"]), "no GPU in the inputs: give `nvidia-smi topo -m` output "
                          "(and `nvidia-smi nvlink -s`, `ibstat`) of the node")
     return plan(node, nodes=nodes, model=model, tp=tp, pp=pp, dp=dp, ep=ep, micro_batches=micro_batches,
                 tflops=tflops)
+
+
+def _fabric(inputs: dict) -> list[dict]:
+    """Each GPU's NVLink fabric registration ({state, clique_id, cluster_uuid}) from nvidia-smi -q or
+    NVML, whichever the inputs hold."""
+    out = []
+    for source in ("nvidia_smi_q", "nvml"):
+        value = inputs.get(source)
+        items = [v for v, _ in getattr(value, "items", ())] if hasattr(value, "items") and not isinstance(
+            value, dict) else ([value] if value is not None else [])
+        for parsed in items:
+            for gpu in getattr(parsed, "gpus", ()) or ():
+                fab = getattr(gpu, "fabric", None)
+                if fab is not None and not isinstance(fab, str):
+                    out.append({"state": getattr(fab, "state", None), "clique_id": getattr(fab, "clique_id", None),
+                                "cluster_uuid": getattr(fab, "cluster_uuid", None)})
+        if out:
+            return out
+    return out
 
 
 def plan(node: NodeLayers, *, nodes: int = 1, model: Optional[ModelSpec] = None, tp: Optional[int] = None,

@@ -65,13 +65,15 @@ class NodeLayers:
     host: Optional[str] = None
     notes: list[str] = field(default_factory=list)
     nvlink_seen: int = 0           # GPUs with active NVLinks in `nvlink -s` (pairs or not)
+    multinode: Optional[dict] = None  # {gpus, basis, how}: the NVLink domain across nodes (GB200 NVL72)
 
     def domain_of(self, gpu: str) -> Optional[Domain]:
         return next((d for d in self.domains if gpu in d.gpus), None)
 
     def to_json(self) -> dict:
         return {"host": self.host, "gpus": len(self.gpus), "gpu_model": self.gpu_model, "memory_gb": self.memory_gb,
-                "nvlink_domains": [d.to_json() for d in self.domains], "pcie": self.pcie.to_json(),
+                "nvlink_domains": [d.to_json() for d in self.domains], "multinode_nvlink": self.multinode,
+                "pcie": self.pcie.to_json(),
                 "network": self.network.to_json(), "notes": list(self.notes)}
 
 
@@ -126,10 +128,25 @@ def _slowest_pair(topology, gpus: list[str]) -> Optional[str]:
     return worst
 
 
+def _switched(topology, facts) -> list[list[str]]:
+    """Without a matrix that says which GPUs NVLink joins: on a product that joins every GPU through
+    NVLink by design (knowledge.switched_nvlink), the GPUs `nvlink -s` shows with active links are one
+    domain (every link goes to the switch plane, or to each of the other GPUs on a 4-GPU board)."""
+    if not knowledge.switched_nvlink(facts):
+        return []
+    linked = [g for g in topology.gpus() if (topology.node(g).get("nvlink") or {}).get("active_count")]
+    return [linked] if len(linked) > 1 else []
+
+
 def _domains(topology, facts) -> tuple[list[Domain], list[str]]:
     notes = []
     out = []
-    for gpus in topology.nvlink_domains():
+    found = topology.nvlink_domains()
+    switched = [] if found else _switched(topology, facts)
+    if switched:
+        notes.append(f"NVLink domain from nvlink -s: {len(switched[0])} GPUs with active links on {facts.model}, "
+                     f"which joins its GPUs through NVLink by design (no matrix names the pairs)")
+    for gpus in found or switched:
         links = [(_links(topology, g), g) for g in gpus]
         known = [(n, g) for n, g in links if n is not None]
         weakest = min(known) if known else None
@@ -140,8 +157,30 @@ def _domains(topology, facts) -> tuple[list[Domain], list[str]]:
             per_link, how, gbs = None, "", None
         if how.startswith("GPU model unknown"):
             notes.append(f"NVLink per link: {how}")
-        out.append(Domain(gpus, _slowest_pair(topology, gpus), weakest[0] if weakest else None, gbs))
+        pair = _slowest_pair(topology, gpus) if found else "NVLink (switched, by design)"
+        out.append(Domain(gpus, pair, weakest[0] if weakest else None, gbs))
     return out, sorted(set(notes))
+
+
+def _multinode(facts, domains: list[Domain], gpus: list[str], fabric: list[dict]) -> Optional[dict]:
+    """The NVLink domain across nodes (GB200/GB300 NVL72): its size from the product, confirmed when
+    every GPU's fabric registration is Completed in one non-zero clique; None on other products, when
+    the node's GPUs are not all in its one NVLink domain, or when the fabric says otherwise."""
+    size = knowledge.multinode_nvlink_gpus(facts)
+    if not size or len(domains) != 1 or len(domains[0].gpus) != len(gpus):
+        return None
+    states = {str(f.get("state") or "").lower() for f in fabric}
+    cliques = {(str(f.get("clique_id")), str(f.get("cluster_uuid"))) for f in fabric}
+    if fabric and states == {"completed"} and len(cliques) == 1 and next(iter(cliques))[0] not in ("0", "None"):
+        clique, cluster = next(iter(cliques))
+        return {"gpus": size, "basis": "nominal",
+                "how": f"{facts.model}: NVL{size}, one NVLink domain of {size} GPUs across compute trays; every GPU's "
+                       f"fabric is Completed in clique {clique} (cluster {cluster})"}
+    if fabric:
+        return None  # the fabric was read and does not show one registered clique: no domain across nodes
+    return {"gpus": size, "basis": "assumed",
+            "how": f"{facts.model}: NVL{size} by product design (no fabric state among the inputs: nvidia-smi -q "
+                   f"or NVML would confirm the clique)"}
 
 
 def _pcie(facts) -> Layer:
@@ -171,10 +210,18 @@ def _network(topology, gpus: int) -> Layer:
         rate = port.get("rate_gbps")
         if isinstance(rate, (int, float)) and rate > 0 and "active" in state and "inactive" not in state:
             rates.append(float(rate))
+    nics = len(topology.nics())
+    if (not rates or not gpus) and nics and gpus:
+        rails = min(nics, gpus)
+        per_gpu = rails * ARTICLE_NDR_GBYTE_S / gpus
+        return Layer("network", per_gpu, "assumed",
+                     f"{nics} NIC(s) in the inputs but no port state or rate: NDR 400 Gb/s each assumed, {rails} "
+                     f"rail(s) x 50 GB/s shared by {gpus} GPUs (give ibstat or ibv_devinfo for the real rate)"
+                     + _gdr(topology))
     if not rates or not gpus:
         return Layer("network", ARTICLE_NDR_GBYTE_S, "assumed",
-                     "no input shows the node's Active IB/RoCE ports: NDR 400 Gb/s per GPU assumed (50 GB/s)"
-                     + _gdr(topology))
+                     "no input shows the node's NICs or Active IB/RoCE ports: one NDR 400 Gb/s NIC per GPU assumed "
+                     "(50 GB/s; give ibstat or ibv_devinfo)" + _gdr(topology))
     rails = min(len(rates), gpus)
     rate = min(rates)
     total = rails * knowledge.gbit_to_gbyte(rate)
@@ -189,8 +236,10 @@ def _network(topology, gpus: int) -> Layer:
                  + _gdr(topology))
 
 
-def measure(topology, nccl_tests: list[tuple[Any, str]] = ()) -> NodeLayers:
-    """The node's layers from its Topology; `nccl_tests` (parsed result, file) replace nominal figures."""
+def measure(topology, nccl_tests: list[tuple[Any, str]] = (), fabric: list[dict] = ()) -> NodeLayers:
+    """The node's layers from its Topology; `nccl_tests` (parsed result, file) replace nominal figures;
+    `fabric` ({state, clique_id, cluster_uuid} per GPU, nvidia-smi -q or NVML) confirms a multi-node
+    NVLink domain."""
     gpus = topology.gpus()
     model, facts = _facts(topology)
     domains, notes = _domains(topology, facts)
@@ -201,6 +250,7 @@ def measure(topology, nccl_tests: list[tuple[Any, str]] = ()) -> NodeLayers:
     layers = NodeLayers(gpus, model, memory, domains, _pcie(facts), _network(topology, len(gpus)),
                         topology.node(host).get("name") if host else None, notes)
     layers.nvlink_seen = sum(1 for g in gpus if (topology.node(g).get("nvlink") or {}).get("active_count"))
+    layers.multinode = _multinode(facts, domains, gpus, list(fabric))
     for result, path in nccl_tests:
         _apply_measured(layers, result, path)
     return layers
