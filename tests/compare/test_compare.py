@@ -119,7 +119,12 @@ def test_pcie_runs_are_not_judged_and_say_why() -> None:
     assert exp["gbps"] is None and exp["verdict"] == "not_judged" and exp["not_judged"] == "no_nvlink_bandwidth"
     assert "NVLink bandwidth is not known" in exp["why"]
     assert r["large"] is None and r["bands"] == []
-    assert r["summary"] == ["the runs share no message size: compare them by eye on the chart"]
+    # one shape (all_reduce, 1 node x 4 GPUs) on two different machines: said, since a difference
+    # between them is the machine, not a setting
+    assert r["summary"] == ["the runs share no message size: compare them by eye on the chart",
+                            "the runs have one shape but ran on different hosts: a difference may be the hosts, not "
+                            "the settings (compare runs of one host set to judge a setting)"]
+    assert [g["runs"] for g in r["shapes"]] == [[x["label"] for x in r["runs"]]]
 
 
 def test_expectation_from_the_node_given_with_from() -> None:
