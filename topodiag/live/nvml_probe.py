@@ -5,8 +5,10 @@
                                                NVML can block for minutes on a wedged GPU)
 
 pynvml (nvidia-ml-py) is imported lazily, inside probe(), so importing this module costs nothing
-in a Slurm prolog. Tests pass a fake module (tests/fakes/fake_pynvml.py) that replays a recorded
-probe. A call NVML refuses (NotSupported, FunctionNotFound, any NVMLError, or a function this
+in a Slurm prolog. Tests run the real pynvml over a fake libnvidia-ml whose C functions are typed
+as nvml.h declares them (tests/fakes/fake_libnvml.py), replaying recorded probes; older tests pass
+a replaying stand-in module instead (tests/fakes/fake_pynvml.py), which cannot see a call that is
+wrong for the real library. A call NVML refuses (NotSupported, FunctionNotFound, any NVMLError, or a function this
 pynvml lacks) gives the value "n/a" and an `unsupported` entry; a GPU that reports
 NVML_ERROR_GPU_IS_LOST is marked `lost` and not asked anything more.
 
@@ -98,6 +100,13 @@ CPU_SET_WORDS = 64
 NODE_SET_WORDS = 4
 # Legacy per-link speed fields (NVML_FI_DEV_NVLINK_SPEED_MBPS_L0..L11), for drivers without GET_SPEED.
 LEGACY_SPEED_LINKS = 12
+
+
+# The fabric calls, newest first: (pynvml function, the pynvml structure it is handed by pointer).
+# nvidia-ml-py 12.575 defines c_nvmlGpuFabricInfoV_t (v2) and c_nvmlGpuFabricInfo_t; 13.x adds _v3_t.
+FABRIC_TRIES = (("nvmlDeviceGetGpuFabricInfoV", "c_nvmlGpuFabricInfo_v3_t"),
+                ("nvmlDeviceGetGpuFabricInfoV", "c_nvmlGpuFabricInfoV_t"),
+                ("nvmlDeviceGetGpuFabricInfo", "c_nvmlGpuFabricInfo_t"))
 
 
 class _GpuLost(Exception):
@@ -316,22 +325,36 @@ class _Probe:
         return g, handle
 
     def fabric(self, handle: Any, at: str) -> Any:
-        """The GPU's NVLink fabric registration (nvmlDeviceGetGpuFabricInfoV with the v3 structure,
-        else the older nvmlDeviceGetGpuFabricInfo); None when this pynvml has neither (the key is
-        then left out, as in probes written before it), "n/a" when NVML refused both."""
-        tries = (("nvmlDeviceGetGpuFabricInfoV", "c_nvmlGpuFabricInfo_v3_t"),
-                 ("nvmlDeviceGetGpuFabricInfo", "c_nvmlGpuFabricInfo_t"))
-        tries = tuple(t for t in tries if callable(getattr(self.nvml, t[0], None))
-                      and callable(getattr(self.nvml, t[1], None)))
+        """The GPU's NVLink fabric registration: nvmlDeviceGetGpuFabricInfoV with the newest versioned
+        structure this pynvml defines (c_nvmlGpuFabricInfo_v3_t, else c_nvmlGpuFabricInfoV_t: v2; a
+        driver that knows only v2 answers ARGUMENT_VERSION_MISMATCH to v3, and v2 is asked), else the
+        older nvmlDeviceGetGpuFabricInfo (c_nvmlGpuFabricInfo_t). pynvml hands its argument straight
+        to the C function, which takes a pointer: the structure goes by ctypes.byref (by value it is
+        a SIGSEGV or garbage). None when this pynvml has neither call (the key is then left out, as
+        in probes written before it); "n/a" when NVML refused them (older drivers: FUNCTION_NOT_FOUND,
+        pre-Hopper GPUs: NOT_SUPPORTED). An attempt that a later one replaces leaves no entry."""
+        tries = [(fn, struct) for fn, struct in FABRIC_TRIES
+                 if callable(getattr(self.nvml, fn, None)) and isinstance(getattr(self.nvml, struct, None), type)]
         if not tries:
             return None
+        from ctypes import byref  # noqa: PLC0415  (only where a GPU is asked: the import is not paid for otherwise)
+
+        mismatch = self.const("NVML_ERROR_ARGUMENT_VERSION_MISMATCH", 25)
+        refused: set[str] = set()
         for fn, struct in tries:
+            if fn in refused:  # that function was refused outright: another structure will not help
+                continue
+            key = f"{fn}({at})"
             try:
                 info = getattr(self.nvml, struct)()
             except Exception:
                 continue
-            if self.call(fn, (handle, info), at, gpu_walk=True) is not NA:
+            if self.call(fn, (handle, byref(info)), at, gpu_walk=True) is not NA:
+                for other, _ in tries:
+                    self.unsupported.pop(f"{other}({at})", None)
                 return self.fabric_facts(info)
+            if not self.unsupported.get(key, "").startswith(f"{self.error_name(mismatch)}:"):
+                refused.add(fn)
         return NA
 
     def fabric_facts(self, info: Any) -> dict:
