@@ -168,8 +168,9 @@ def raw_bus_id(normalised: str) -> str:
 class _Library:
     """What CDLL("libnvidia-ml.so.1") is to pynvml: its symbols as attributes, AttributeError for others."""
 
-    def __init__(self, functions: dict[str, Any]):
+    def __init__(self, functions: dict[str, Any], owner: Any):
         self._functions = functions
+        self._owner = owner  # keeps the callbacks the functions jump to alive
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_") or name not in self._functions:
@@ -217,7 +218,7 @@ class FakeLibNvml:
         for name, argtypes, impl in self._table():
             if name not in self.missing:
                 self.functions[name] = self._export(argtypes, impl)
-        self.lib = _Library(self.functions)
+        self.lib = _Library(self.functions, self)
 
     def install(self, monkeypatch: Any, pynvml: Any = None) -> Any:
         """Make the real pynvml use this library (restored when the test ends); returns pynvml."""

@@ -15,7 +15,7 @@ NVML_ERROR_GPU_IS_LOST is marked `lost` and not asked anything more.
 Probe JSON, schema_version 1 (key order as written):
   probe "nvml", schema_version 1,
   ok          false when NVML could not be used at all (pynvml missing, nvmlInit or
-              nvmlDeviceGetCount failed); gpus and pairs are then empty
+              nvmlDeviceGetCount failed, or the probe's process died); gpus and pairs are then empty
   error       one line for a person (null when ok); error_name the NVML_ERROR_* name (or null)
   driver_version "570.133.20", cuda_driver_version "12.8", nvml_version "12.570.133.20"
   gpus [{index, name, uuid, serial,
@@ -55,6 +55,17 @@ Probe JSON, schema_version 1 (key order as written):
 error, another exception, or MISSING_FUNCTION) or because the GPU was lost or had no handle (then no
 entry: the call was not made). null: not asked (an inactive link's far end) or, when ok is false,
 not reached. The `python -m` form prints `dumps(probe())` and exits 0 (ok false is data too).
+
+Live collection runs that form in a child process (`--progress`: each NVML call is announced on
+stderr before it is made) under the source's timeout (topodiag/live/child.py). When the child dies
+by a signal, is stopped at the timeout, or exits without its JSON, the parent writes the probe
+itself: ok false, every field as when nvmlInit failed (error_name null), an `error` naming what
+happened and the last NVML call the child began, and one more key, still schema_version 1 (probes
+without it, as every probe the child printed itself, read as died null):
+  died        {how ("signal" | "timeout" | "exit" | "output"), signal ("SIGSEGV" or null), rc (the
+              exit status, negative for a signal, or null), last_call ("nvmlDeviceGetGpuFabricInfoV(gpu=0)",
+              null when none was begun), seconds}, e.g. error "NVML probe died with signal 11
+              (SIGSEGV) in nvmlDeviceGetGpuFabricInfoV(gpu=0)"
 """
 
 from __future__ import annotations
@@ -165,9 +176,14 @@ def _text(value: Any) -> Any:
     return value
 
 
+def _quiet(call: str) -> None:
+    pass
+
+
 class _Probe:
-    def __init__(self, nvml: Any):
+    def __init__(self, nvml: Any, say: Any = _quiet):
         self.nvml = nvml
+        self.say = say  # told each NVML call before it is made (the child's progress: live/child.py)
         self.unsupported: dict[str, str] = {}
         self.error_type = getattr(nvml, "NVMLError", None)
         if not (isinstance(self.error_type, type) and issubclass(self.error_type, BaseException)):
@@ -215,6 +231,7 @@ class _Probe:
         if not callable(fn):
             self.unsupported[key] = MISSING_FUNCTION
             return NA
+        self.say(key)
         try:
             return fn(*args)
         except Exception as exc:
@@ -237,6 +254,7 @@ class _Probe:
         try:
             if not callable(init):
                 raise AttributeError("this pynvml has no nvmlInit")
+            self.say("nvmlInit()")
             init()
         except Exception as exc:
             return _failed(out, "nvmlInit", *self.failure(exc))
@@ -244,6 +262,7 @@ class _Probe:
             return self.collect(out)
         finally:
             try:
+                self.say("nvmlShutdown()")
                 self.nvml.nvmlShutdown()
             except Exception:
                 pass
@@ -263,6 +282,7 @@ class _Probe:
         out["cuda_driver_version"] = f"{cuda // 1000}.{cuda % 1000 // 10}" if isinstance(cuda, int) else NA
         out["nvml_version"] = _text(self.call("nvmlSystemGetNVMLVersion", (), ""))
         try:
+            self.say("nvmlDeviceGetCount()")
             count = self.nvml.nvmlDeviceGetCount()
             count = int(count)
         except Exception as exc:
@@ -384,6 +404,7 @@ class _Probe:
         for link in range(max_links):
             at = f"gpu={i}, link={link}"
             try:
+                self.say(f"nvmlDeviceGetNvLinkState({at})")
                 state = state_fn(handle, link)
             except Exception as exc:
                 text, lost = self.reason(exc)
@@ -485,17 +506,24 @@ def _failed(out: dict, call: str, error_name: str | None, line: str) -> dict:
     return out
 
 
-def probe(nvml: Any = None) -> dict:
-    """Ask NVML about this node's GPUs; a dict in the schema above. Never raises."""
+def blank() -> dict:
+    """The probe JSON of a probe that collected nothing (ok false, no error yet)."""
+    return _empty()
+
+
+def probe(nvml: Any = None, say: Any = _quiet) -> dict:
+    """Ask NVML about this node's GPUs; a dict in the schema above. Never raises. `say(call)` is
+    told each NVML call before it is made."""
     try:
         if nvml is None:
             try:
+                say("import pynvml")
                 import pynvml as nvml  # noqa: PLC0415  (lazy: the prolog path does not pay for it)
             except ImportError:
                 out = _empty()
                 out["error"] = PYNVML_MISSING
                 return out
-        return _Probe(nvml).run()
+        return _Probe(nvml, say).run()
     except Exception as exc:  # a bug here, or a pynvml that is broken in a new way
         out = _empty()
         out["error"] = f"the NVML probe failed: {type(exc).__name__}: {exc}"
@@ -521,10 +549,13 @@ def dumps(data: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print the probe JSON on stdout; exit 0 whenever it was printed (ok false is data, not a failure)."""
+    """Print the probe JSON on stdout; exit 0 whenever it was printed (ok false is data, not a failure).
+    With --progress, each NVML call is announced on stderr before it is made (live/child.py)."""
     import sys
 
-    sys.stdout.write(dumps(probe()))
+    from .child import say, wants_progress
+
+    sys.stdout.write(dumps(probe(say=say if wants_progress(argv) else _quiet)))
     sys.stdout.flush()
     return 0
 
