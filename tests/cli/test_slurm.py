@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from topodiag.cli import app
 from topodiag.actions.slurm import parse_show_node
-from tests.fakes.fake_pynvml import FakeNvml
+from tests.fakes import nvml_child
 
 ROOT = Path(__file__).resolve().parents[2]
 H100_SYSFS = ROOT / "fixtures" / "sysfs" / "hgx-h100-cx7-ndr-8rail"
@@ -36,7 +36,7 @@ exit 1
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
     probe = ROOT / "fixtures" / "nvml" / "nvml-invented-h100-hgx-8gpu-nvswitch-01.json"
     text = "".join(ln for ln in probe.read_text().splitlines(keepends=True) if not ln.startswith("#@"))
-    monkeypatch.setitem(sys.modules, "pynvml", FakeNvml.from_probe(json.loads(text)))  # the H100 tree's GPUs
+    nvml_child.use(monkeypatch, json.loads(text))  # the H100 tree's GPUs (real pynvml, fake libnvidia-ml)
     monkeypatch.setitem(sys.modules, "pyverbs", None)
 
     def set_state(line: str) -> Path:
