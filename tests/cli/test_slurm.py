@@ -52,9 +52,9 @@ def prolog(sysfs: Path, *extra: str):
 def test_a_finding_drains_an_idle_node(scontrol):
     log = scontrol("NodeName=gpu017 Arch=x86_64 CoresPerSocket=48 State=IDLE ThreadsPerCore=2")
     res = prolog(AZURE_SYSFS)
-    assert res.exit_code == 1 and res.stdout.startswith("topodiag: IB001 ib-port-down nic:mlx5_ib0")
+    assert res.exit_code == 1 and res.stdout.startswith("topodiag: IB001 mlx5_ib0 port 1 Initializing/LinkUp")
     [update] = log.read_text().splitlines()
-    assert update.startswith("update nodename=gpu017 state=drain reason=topodiag: IB001 ib-port-down nic:mlx5_ib0")
+    assert update.startswith("update nodename=gpu017 state=drain reason=topodiag: IB001 mlx5_ib0 port 1 Initializing/LinkUp")
     assert "topodiag: drained gpu017" in res.stderr
 
 
@@ -66,7 +66,7 @@ def test_another_reason_is_never_replaced(scontrol):
 
 
 def test_a_passing_check_resumes_only_what_topodiag_drained(scontrol):
-    log = scontrol("NodeName=gpu017 State=IDLE+DRAIN Reason=topodiag: IB001 ib-port-down nic:mlx5_ib0 [root@2026-12-02T20:00:00]")
+    log = scontrol("NodeName=gpu017 State=IDLE+DRAIN Reason=topodiag: IB001 mlx5_ib0 port 1 Initializing/LinkUp [root@2026-12-02T20:00:00]")
     res = prolog(H100_SYSFS)
     assert res.exit_code == 0 and log.read_text().splitlines() == ["update nodename=gpu017 state=resume"]
     log.unlink()
@@ -99,9 +99,9 @@ def test_the_readme_prolog_script_drains_and_fails_the_job(scontrol, tmp_path, m
     log = scontrol("NodeName=gpu017 State=ALLOCATED ThreadsPerCore=2")
     res = subprocess.run(["sh", str(path)], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert res.returncode == 1, res.stderr
-    assert res.stdout.startswith("topodiag: IB001 ib-port-down nic:mlx5_ib0")
+    assert res.stdout.startswith("topodiag: IB001 mlx5_ib0 port 1 Initializing/LinkUp")
     [update] = log.read_text().splitlines()
-    assert update.startswith("update nodename=gpu017 state=drain reason=topodiag: IB001 ib-port-down nic:mlx5_ib0")
+    assert update.startswith("update nodename=gpu017 state=drain reason=topodiag: IB001 mlx5_ib0 port 1 Initializing/LinkUp")
 
 
 @pytest.mark.parametrize("shown", [
