@@ -20,20 +20,38 @@ H100_SYSFS = ROOT / "fixtures" / "sysfs" / "hgx-h100-cx7-ndr-8rail"
 AZURE_SYSFS = ROOT / "fixtures" / "sysfs" / "azure-ib-initializing-an0"  # mlx5_ib0 Initializing: IB001 error
 
 
-@pytest.fixture
-def scontrol(tmp_path, monkeypatch):
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    state = tmp_path / "show.txt"
-    log = tmp_path / "updates.log"
-    script = bin_dir / "scontrol"
-    script.write_text(f"""#!/bin/sh
-if [ "$1" = "show" ]; then cat {state}; exit 0; fi
+def fake_slurm(bin_dir: Path, tmp_path: Path) -> None:
+    """scontrol (show node from show.txt, updates logged to updates.log) and sinfo (-R from
+    reasons.txt, -N from nodes.txt: 100 nodes unless a test says otherwise), with absolute paths
+    only: they run with no PATH too."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    state, log = tmp_path / "show.txt", tmp_path / "updates.log"
+    reasons, nodes = tmp_path / "reasons.txt", tmp_path / "nodes.txt"
+    if not nodes.exists():
+        nodes.write_text("".join(f"gpu{i:03d}\n" for i in range(1, 101)))
+        reasons.write_text("")
+    (bin_dir / "scontrol").write_text(f"""#!/bin/sh
+if [ "$1" = "show" ]; then /bin/cat {state}; exit 0; fi
 if [ "$1" = "update" ]; then echo "$@" >> {log}; exit 0; fi
 exit 1
 """)
-    script.chmod(0o755)
+    (bin_dir / "sinfo").write_text(f"""#!/bin/sh
+if [ "$1" = "-R" ]; then /bin/cat {reasons}; exit 0; fi
+if [ "$2" = "-N" ]; then /bin/cat {nodes}; exit 0; fi
+exit 1
+""")
+    for tool in ("scontrol", "sinfo"):
+        (bin_dir / tool).chmod(0o755)
+
+
+@pytest.fixture
+def scontrol(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    fake_slurm(bin_dir, tmp_path)
+    state = tmp_path / "show.txt"
+    log = tmp_path / "updates.log"
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.setenv("TOPODIAG_SLURM_BIN_DIRS", str(tmp_path / "no-standard-place"))  # never this machine's
     probe = ROOT / "fixtures" / "nvml" / "nvml-invented-h100-hgx-8gpu-nvswitch-01.json"
     text = "".join(ln for ln in probe.read_text().splitlines(keepends=True) if not ln.startswith("#@"))
     monkeypatch.setitem(sys.modules, "pynvml", FakeNvml.from_probe(json.loads(text)))  # the H100 tree's GPUs
