@@ -147,14 +147,22 @@ def gather_bundle(root: str, label_root: str) -> Gathered:
 def gather_records(records: Iterable, host: Optional[str], label_root: str = "live") -> Gathered:
     """Live collection's records (topodiag.live.collection.Record), read in memory exactly as the
     bundle they would make is read: the same statuses, problems and parsers, no disk."""
+    import copy
+
     out = Gathered(host=host)
+    shown_records = []
+    for rec in records:  # a reason as the bundle's manifest gives it back: escaped and bounded (shown)
+        if getattr(rec, "reason", "") and shown(rec.reason, 2000) != rec.reason:
+            rec = copy.copy(rec)
+            rec.reason = shown(rec.reason, 2000)
+        shown_records.append(rec)
 
     def open_member(rec) -> OpenedText:
         if not (rec.text or "").strip():
             raise _NothingPrinted()
         return open_bytes(os.path.join(label_root, rec.member), (rec.text or "").encode("utf-8"))
 
-    _gather_entries(out, list(records), label_root, open_member)
+    _gather_entries(out, shown_records, label_root, open_member)
     return out
 
 
