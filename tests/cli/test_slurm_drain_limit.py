@@ -46,6 +46,15 @@ def test_with_no_path_scontrol_is_found_in_a_standard_place_and_the_node_drained
     assert said(res) == "topodiag: drained gpu017 (1 of at most 8 nodes drained by topodiag)"
 
 
+def test_the_standard_places_come_from_the_environment_when_set(no_path, tmp_path, monkeypatch):
+    log = no_path("NodeName=gpu017 State=IDLE")
+    monkeypatch.setattr(slurm, "BIN_DIRS", ())
+    monkeypatch.setenv("TOPODIAG_SLURM_BIN_DIRS", f"/nonexistent:{tmp_path / 'opt-slurm-bin'}")
+    res = prolog()
+    assert res.exit_code == 1 and log.read_text().splitlines() == [DRAIN]
+    assert slurm.bin_dirs(("/site/bin",)) == ("/site/bin", "/nonexistent", str(tmp_path / "opt-slurm-bin"))
+
+
 def test_with_no_path_and_no_scontrol_anywhere_nothing_is_drained(no_path, monkeypatch):
     log = no_path("NodeName=gpu017 State=IDLE")
     monkeypatch.setattr(slurm, "BIN_DIRS", ("/nonexistent/bin",))
@@ -60,6 +69,14 @@ def test_an_explicit_scontrol_and_its_sinfo_beside_it(no_path, tmp_path, monkeyp
     monkeypatch.setattr(slurm, "BIN_DIRS", ())
     res = prolog("--scontrol", str(tmp_path / "opt-slurm-bin" / "scontrol"))
     assert res.exit_code == 1 and log.read_text().splitlines() == [DRAIN]
+
+
+def test_an_explicit_scontrol_that_is_not_there_is_named(no_path, tmp_path):
+    log = no_path("NodeName=gpu017 State=IDLE")
+    res = prolog("--scontrol", str(tmp_path / "nowhere" / "scontrol"))
+    assert res.exit_code == 1 and not log.exists()
+    assert said(res) == (f"topodiag: not draining gpu017: scontrol not found (searched {tmp_path}/nowhere/scontrol: "
+                         "not an executable file; give --scontrol PATH)")
 
 
 def test_the_site_config_names_scontrol_and_the_limit(no_path, tmp_path, monkeypatch):

@@ -90,7 +90,8 @@ def find_tools(scontrol: Optional[str] = None, sinfo: Optional[str] = None,
     """scontrol and sinfo: the paths given (each must be an executable file: else None, never
     another), else PATH, else the standard places; sinfo first beside the scontrol found."""
     where = bin_dirs(dirs)
-    searched = f"PATH, {', '.join(where)}"
+    searched = f"{scontrol}: not an executable file" if scontrol and not _executable(scontrol) else \
+        f"PATH, {', '.join(where)}"
     sc = (scontrol if _executable(scontrol) else None) if scontrol else _find("scontrol", None, where)
     si = (sinfo if _executable(sinfo) else None) if sinfo else _find("sinfo", os.path.dirname(sc) if sc else None, where)
     return Tools(sc, si, searched)
