@@ -3,8 +3,9 @@
 Before draining, the prolog asks Slurm how many nodes already carry a topodiag drain reason
 (`sinfo -R -h -o '%E|%N'`: one line per reason, `REASON|NODELIST`) and how many nodes the cluster
 has (`sinfo -h -N -o '%N'`: one node name per line, once per partition). The default `sinfo -R`
-format (REASON USER TIMESTAMP NODELIST, with its header), as an older sinfo or a wrapper may print
-it whatever -o says, is read too:
+format (`%20E %9u %19H %N` in sinfo(1): REASON USER TIMESTAMP NODELIST, with its header; the reason
+cut at 20 characters keeps the `topodiag:` prefix), as a wrapper may print it whatever -o says, is
+read too:
 
     REASON               USER      TIMESTAMP           NODELIST
     Kill task failed     root      2024-01-25T15:12:23 ip-10-0-1-23
