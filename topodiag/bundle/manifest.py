@@ -17,7 +17,8 @@ manifest.json (schema_version 1):
        {"source": "ibstat", "status": "not_available", "member": null, "argv": ["ibstat"],
         "rc": null, "duration_s": 0.0, "timed_out": false, "reason": "ibstat is not installed"}]}
 
-`status`: ok (the member holds the output), failed (the tool ran and failed: rc, reason),
+`status`: ok (the member holds the output; an empty member, or one of white space only, says the
+tool exited 0 and printed nothing: read as "absent" with that reason, never a problem), failed (the tool ran and failed: rc, reason),
 timed_out, not_available (no such tool or device on the host: a normal outcome, not a problem).
 A member is read with the parser its entry names (no detection: a bundle says what each file is),
 after its sha256 is checked. Members are plain files inside the bundle: an entry naming an absolute
@@ -128,12 +129,14 @@ def _entry(where: str, i: int, e: Any) -> SourceEntry:
     member = e.get("member")
     if member is not None and not isinstance(member, str):
         raise BundleError(f"{key}.member: expected a relative path or null")
-    if status == "ok" and not member:
+    rc = e.get("rc")
+    if status == "ok" and not member and not (isinstance(rc, int) and not isinstance(rc, bool)):
+        # an "ok" entry without a member and with the tool's exit code is an empty answer, as
+        # an earlier collect wrote it (now the member is there, empty); without an rc it says nothing
         raise BundleError(f"{key}.member: status ok needs the member that holds the output")
     argv = e.get("argv") or []
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
         raise BundleError(f"{key}.argv: expected a list of strings")
-    rc = e.get("rc")
     duration = e.get("duration_s")
     sha = e.get("sha256")
     return SourceEntry(

@@ -250,6 +250,7 @@ def _finding(rule: Rule, settings: Optional[RuleSettings], h: Hit) -> Finding:
         code=rule.code, slug=rule.slug, severity=severity, subjects=h.subjects,
         message=rule.format_message(h.values, params, h.variant, h.notes), evidence=h.evidence,
         why=rule.why, fix=rule.fix, expectation=h.expectation, values=MappingProxyType(dict(h.values)),
+        action=rule.action_for(h.variant), observed=rule.format_observed(h.values, params),
     )
 
 

@@ -109,7 +109,7 @@ def one_line(text: Any, limit: int = MAX_REASON) -> str:
 def accept(obj: Any, label: str, origin: Optional[str] = None) -> Item:
     """A parsed JSON value -> NodeReport when it is a topodiag check report of this schema_version.
     `origin`: the node name the fan-out gave this output (kept apart from the host the report claims)."""
-    from ..render.json_report import SCHEMA_VERSION
+    from ..render.json_report import READS, SCHEMA_VERSION
 
     if not isinstance(obj, dict):
         kind = ("true/false" if isinstance(obj, bool) else "a number" if isinstance(obj, (int, float))
@@ -121,9 +121,10 @@ def accept(obj: Any, label: str, origin: Optional[str] = None) -> Item:
                                   "not a check report; run `topodiag check --format json`")
         return Failure(label, "not a topodiag report (no schema_version and fingerprint); "
                               "expected `topodiag check --format json` output")
-    if obj["schema_version"] != SCHEMA_VERSION:
+    if obj["schema_version"] not in READS or isinstance(obj["schema_version"], bool):
         return Failure(label, f"report schema_version {one_line(obj['schema_version'], 20)}; this topodiag "
-                              f"reads {SCHEMA_VERSION} (compare reports of one topodiag version)")
+                              f"reads {SCHEMA_VERSION} (and {', '.join(str(v) for v in READS if v != SCHEMA_VERSION)}: "
+                              "compare reports of one topodiag version)")
     fp = obj["fingerprint"]
     if not isinstance(fp, dict):
         return Failure(label, "malformed report: fingerprint is not an object")

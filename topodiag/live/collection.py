@@ -239,7 +239,10 @@ def _from_command(src: LiveSource, res: CommandResult) -> Record:
     reason = res.reason
     if src.argv[:1] == ("nvidia-smi",) and res.rc in NVIDIA_SMI_HARDWARE_CODES:
         reason += " (a hardware fault: see nvidia-smi -q and dmesg for Xid errors)"
-    return Record(src.name, status, src.member if text else None, text or None, argv=res.argv, rc=res.rc,
+    # An answer that is empty (lspci in a container: exit 0, nothing printed) is recorded as such: an
+    # "ok" entry with its empty member, read back as "printed nothing" (load/gather.py), live and bundle alike.
+    member = src.member if text or status == "ok" else None
+    return Record(src.name, status, member, text if member else None, argv=res.argv, rc=res.rc,
                   duration_s=round(res.duration_s, 3), timed_out=res.timed_out, reason=reason)
 
 

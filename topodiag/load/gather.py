@@ -147,17 +147,50 @@ def gather_bundle(root: str, label_root: str) -> Gathered:
 def gather_records(records: Iterable, host: Optional[str], label_root: str = "live") -> Gathered:
     """Live collection's records (topodiag.live.collection.Record), read in memory exactly as the
     bundle they would make is read: the same statuses, problems and parsers, no disk."""
+    import copy
+
     out = Gathered(host=host)
+    shown_records = []
+    for rec in records:  # a reason as the bundle's manifest gives it back: escaped and bounded (shown)
+        if getattr(rec, "reason", "") and shown(rec.reason, 2000) != rec.reason:
+            rec = copy.copy(rec)
+            rec.reason = shown(rec.reason, 2000)
+        shown_records.append(rec)
 
     def open_member(rec) -> OpenedText:
+        if not (rec.text or "").strip():
+            raise _NothingPrinted()
         return open_bytes(os.path.join(label_root, rec.member), (rec.text or "").encode("utf-8"))
 
-    _gather_entries(out, list(records), label_root, open_member)
+    _gather_entries(out, shown_records, label_root, open_member)
     return out
 
 
 class _MemberChanged(Exception):
     """A bundle member whose sha256 is not the manifest's."""
+
+
+class _NothingPrinted(Exception):
+    """A member (or a live record's text) that is empty or only white space: the tool printed nothing."""
+
+
+BLANK_PROBE_BYTES = 64 * 1024  # a member this short or shorter is looked at whole for "printed nothing"
+
+
+def _blank_file(path: str) -> bool:
+    """Whether a bundle member holds nothing but white space (read only when it is short)."""
+    from ..bundle.manifest import open_regular
+
+    with open_regular(path) as fh:
+        head = fh.read(BLANK_PROBE_BYTES + 1)
+    return len(head) <= BLANK_PROBE_BYTES and not head.strip()
+
+
+def nothing_printed(e) -> str:
+    """The reason shown for an "ok" entry whose output is empty: the tool answered with nothing
+    (lspci in a container); a normal outcome, as a tool that is not installed, never a finding."""
+    what = " ".join(e.argv) if e.argv else e.source
+    return f"{what} exited {e.rc if e.rc is not None else 0} and printed nothing"
 
 
 def _gather_bundle(root: str, out: Gathered, label_root: Optional[str] = None) -> None:
@@ -180,6 +213,12 @@ def _gather_bundle(root: str, out: Gathered, label_root: Optional[str] = None) -
             raise InputError(shown(path, PATH_SHOWN), f"cannot read: {exc.strerror or exc}") from None
         if changed:
             raise _MemberChanged()
+        try:
+            blank = _blank_file(path)
+        except OSError as exc:
+            raise InputError(shown(path, PATH_SHOWN), f"cannot read: {exc.strerror or exc}") from None
+        if blank:
+            raise _NothingPrinted()
         return open_text(path)
 
     _gather_entries(out, manifest.sources, label_root or root, open_member)
@@ -202,11 +241,17 @@ def _gather_entries(out: Gathered, entries: Iterable, where: str, open_member: C
             out.problems.append(InputProblem(e.source, "failed", reason, label))
             out.statuses.append(InputStatus(label, e.source, "failed", reason))
         if not e.member:
+            if e.status == "ok":  # an empty answer as an older collect recorded it (no member, rc given)
+                out.statuses.append(InputStatus(label, e.source, "absent", nothing_printed(e)))
             continue
         try:
             opened = open_member(e)
         except BundleError:
             raise  # the bundle is not to be trusted at all
+        except _NothingPrinted:
+            if e.status == "ok":  # an answer with nothing in it; a failed tool's is reported already
+                out.statuses.append(InputStatus(label, e.source, "absent", nothing_printed(e)))
+            continue
         except _MemberChanged:
             _unparseable(out, e.source, label, "sha256 differs from the manifest's: the member changed "
                          "after collection", None)
