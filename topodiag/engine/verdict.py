@@ -22,6 +22,7 @@ FAMILY_INPUT = {"FAB": "NVLink fabric (nvidia-smi -q, fabric manager)", "GDR": "
                 "IB": "IB/RoCE", "NCCL": "NCCL log", "NVL": "NVLink", "PCI": "PCIe (lspci, IOMMU)", "PERF": "nccl-tests",
                 "TOPO": "topology"}
 TOOL_FAMILY = "SYS"
+GPUS_NOT_CHECKED = "SYS004"  # GPUs the PCI bus shows that nothing checked: incomplete too (checks/gpu_set.py)
 
 
 def family(code: str) -> str:
@@ -100,6 +101,9 @@ def verdict(outcome, topology=None) -> Verdict:
     if code == ExitCode.INTERNAL:
         return Verdict("INTERNAL ERROR", "internal-error", "a check crashed: report it with --debug output")
     if code == ExitCode.INCOMPLETE:
+        if all(f.code == GPUS_NOT_CHECKED for f in outcome.findings if family(f.code) == TOOL_FAMILY):
+            return Verdict("INCOMPLETE", "incomplete", "NVIDIA GPUs on the PCI bus were not checked (no NVML, no "
+                                                       "nvidia-smi output): no verdict on them")
         return Verdict("INCOMPLETE", "incomplete", "an input could not be read: no verdict on what it would show")
     if code == ExitCode.FINDINGS:
         level = str(outcome.fail_on)
