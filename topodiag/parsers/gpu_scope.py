@@ -29,7 +29,7 @@ from .base import ParseError, ParserInfo, probe_object
 
 INFO = ParserInfo(
     source="gpu_scope",
-    tool="env | grep -E 'CUDA_VISIBLE_DEVICES|SLURM_(JOB|STEP)_GPUS|GPU_DEVICE_ORDINAL'; cat /proc/self/cgroup; "
+    tool="env (CUDA_VISIBLE_DEVICES, SLURM_JOB_GPUS, SLURM_STEP_GPUS, GPU_DEVICE_ORDINAL); cat /proc/self/cgroup; "
          "cat /proc/driver/nvidia/gpus/*/information",
     description="The GPUs this job step or container may see: CUDA_VISIBLE_DEVICES, Slurm's GPU ids, the "
                 "cgroup device rules, and the driver's GPUs by bus id (device minor, UUID)",
