@@ -19,7 +19,7 @@ from .topology import Topology
 
 # Inputs that check a GPU: the driver answered for it (its state, links, errors).
 CHECKING_SOURCES = ("nvml", "nvidia_smi_q", "nvidia_smi_nvlink_s", "nvidia_smi_nvlink_e", "nvidia_smi_topo_m",
-                    "nvidia_smi_topo_p2p", "nccl_topo_xml")
+                    "nvidia_smi_topo_p2p")  # not NCCL's XML: a run lists the GPUs it used, and checks none
 
 
 def _sources(topo: Topology, gpu: str) -> set[str]:
