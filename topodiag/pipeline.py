@@ -197,8 +197,10 @@ def choose_profile(name: Optional[str], topology, nccl_tests: Iterable[Any] = ()
     node must match the profile's); and how it was chosen (the report's `profile`)."""
     if name:
         return named_profile(name), f"{name} (given)"
+    from .model.gpu_set import inventory
+
     models = gpu_models(topology)
-    gpus = len(topology.gpus()) or None
+    gpus = inventory(topology)["count"] or None  # one set by PCI bus id, never a sum of listings
     where = ""
     if not models:
         models, gpus = _nccl_tests_layout(nccl_tests)

@@ -17,6 +17,7 @@ from typing import Any
 from .. import knowledge
 from ..engine import check, hit, when
 from ._facts import listing
+from ..model import gpu_set
 from ..model.topology import class_rank, nv_count
 
 UNKNOWN_PER_LINK_GBYTE_S = 25.0  # NVLink 2.0-4.0 one-way per link (docs/domain.md "NVLink")
@@ -409,9 +410,12 @@ def _smi_lost(topology, observations) -> list:
 
 
 def _on_bus(topology) -> list[str]:
-    """The GPUs the sysfs PCI tree shows."""
-    return [g for g in topology.gpus()
-            if any(s.get("source") == "sysfs_infiniband" for s in topology.node(g).get("sources") or [])]
+    """The GPUs the sysfs PCI tree shows that this job step or container can see."""
+    return [g for g in gpu_set.on_bus(topology) if topology.node(g).get("job_visible") is not False]
+
+
+def _busids(topology, gpus: list[str]) -> str:
+    return ", ".join(topology.node(g).get("busid") or g for g in gpus)
 
 
 def _not_in_nvml(topology, on_bus: list[str]):
@@ -421,7 +425,34 @@ def _not_in_nvml(topology, on_bus: list[str]):
         return None
     return hit(unseen, severity="error", evidence=[{"source": "sysfs_infiniband"}],
                expectation="NVML lists every NVIDIA GPU on the PCI bus", variant="not_in_nvml",
-               count=len(unseen), busids=", ".join(topology.node(g).get("busid") or g for g in unseen))
+               count=len(unseen), busids=_busids(topology, unseen))
+
+
+def _not_listed(topology):
+    """Without NVML: GPUs on the PCI bus (visible here) that no nvidia-smi output lists, where one lists
+    others (none listing any is SYS005: not checked). Outputs that name GPUs by index only, and not as
+    many as the bus shows, cannot say which GPU they lack: the host is the subject then."""
+    inv = gpu_set.inventory(topology)
+    if not inv["unchecked"] or not (inv["checked"] or inv["unmatched"]):
+        return None
+    listed = len(inv["checked"]) + len(inv["unmatched"])
+    subjects = [topology.host() or "host:local"] if inv["unmatched"] else inv["unchecked"]
+    busids = "which: unknown (they name GPUs by index)" if inv["unmatched"] else _busids(topology, inv["unchecked"])
+    return hit(subjects, severity="error", evidence=[{"source": "sysfs_infiniband"}], variant="not_listed",
+               expectation="nvidia-smi lists every NVIDIA GPU on the PCI bus", count=len(inv["unchecked"]),
+               on_bus=listed + len(inv["unchecked"]), listed=listed, busids=busids)
+
+
+def _not_visible(topology):
+    """GPUs on the PCI bus this job step or container cannot see: said (info), never judged missing."""
+    hidden = [g for g in gpu_set.on_bus(topology) if topology.node(g).get("job_visible") is False]
+    if not hidden:
+        return None
+    scope = next((o for o in topology.observations("gpu_scope")), {})
+    return hit(hidden, severity="info", evidence=[{"source": "gpu_scope", "file": scope.get("file")}],
+               expectation="only the GPUs visible to this job are judged", variant="not_visible",
+               count=len(hidden), busids=_busids(topology, hidden), visible=len(scope.get("visible") or []),
+               how=scope.get("restricted_by") or "the job's selection")
 
 
 def _nvml_gpus(topology, nvml: dict) -> list:
@@ -449,13 +480,13 @@ def gpu_missing(topology, params, profile=None):
     observations = topology.observations()
     yield from _smi_lost(topology, observations)
     nvml = next((o for o in observations if o.get("source") == "nvml"), None)
-    if nvml is not None:
-        yield from _nvml_gpus(topology, nvml)
+    found = _nvml_gpus(topology, nvml) if nvml is not None else [_not_listed(topology)]
+    yield from (h for h in found + [_not_visible(topology)] if h is not None)
     want = getattr(profile, "gpus", None)
-    seen = len(topology.gpus())
+    seen = gpu_set.inventory(topology)["count"]  # one set by bus id: GPUs hidden from this job included
     if not want or seen >= want:
         return
-    seen = len(_listed_in_full(topology, observations))
+    seen = min(seen, len(_listed_in_full(topology, observations)))
     if seen == 0 and topology.gpus():
         return  # only inputs cut short list GPUs: the GPUs they do not show may be there
     expectation = f"profile {profile.name}: {want} GPUs"

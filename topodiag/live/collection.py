@@ -153,6 +153,12 @@ def _peermem(opts: Options) -> dict:
     return peermem_probe.probe(opts.sysfs_root)
 
 
+def _gpu_scope(opts: Options) -> dict:
+    from . import gpu_scope_probe
+
+    return gpu_scope_probe.probe(opts.sysfs_root)
+
+
 def _nccl_env(opts: Options) -> dict:
     """The NCCL_* variables of this process's environment (only those: an environment carries secrets)."""
     env = {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")}
@@ -171,6 +177,7 @@ PROBES: tuple[LiveSource, ...] = (
     LiveSource("nccl_env", "probes/nccl_env.json", 2.0, False, probe=_nccl_env),  # a prolog's environment is not the job's
     LiveSource("kernel_log", "probes/kernel_log.json", 5.0, True, probe=_kernel_log),  # /dev/kmsg, non-blocking
     LiveSource("peermem", "probes/peermem.json", 2.0, True, probe=_peermem),  # /proc/modules, memory_peers: files
+    LiveSource("gpu_scope", "probes/gpu_scope.json", 2.0, True, probe=_gpu_scope),  # the GPUs this job may see: env, cgroup, /proc/driver/nvidia
 )
 
 
