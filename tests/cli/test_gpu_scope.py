@@ -47,8 +47,11 @@ def by_code(report: dict, code: str) -> list[dict]:
 def no_nvml(tmp_path, monkeypatch):
     """A GPU node installed without the [nvml] extra: pynvml does not import; no tool on PATH; none of
     the job variables of the machine running the tests."""
+    from tests.fakes import no_pynvml_child
+
     monkeypatch.setitem(sys.modules, "pynvml", None)
     monkeypatch.setitem(sys.modules, "pyverbs", None)
+    no_pynvml_child.use(monkeypatch)  # the NVML probe runs in a child process: it must not find pynvml either
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     for var in SCOPE_VARS:
         monkeypatch.delenv(var, raising=False)
