@@ -30,7 +30,7 @@ import re
 from collections import defaultdict
 from typing import Any, Iterable
 
-from .. import knowledge
+from .. import catalogues, knowledge
 from ..parsers.ib_records import interface_id
 from ..engine import Evidence, Severity, check, hit, when
 
@@ -594,7 +594,23 @@ def _tool_error(e: dict[str, Any], obs: dict[str, Any], have_ports: set[str], ho
         return hit([host], severity=Severity.WARNING if have_ports else None,
                    expectation="an RDMA device on a host that runs multi-node jobs", variant="no_device",
                    notes=when(providers=providers), providers=", ".join(providers), **facts)
-    if _PROVIDER.search(text):
+    if _PROVIDER.search(text) or e.get("class") == "tool-missing-module":
         return None
+    if e.get("class"):
+        return _classified(e, host, facts)
     return hit([host], severity=Severity.WARNING, expectation="the IB tool runs without errors",
                variant="panic" if text.startswith("ibpanic:") else "default", **facts)
+
+
+_SEVERITY = {"info": Severity.INFO, "warning": Severity.WARNING, "error": Severity.ERROR, "critical": Severity.CRITICAL}
+
+
+def _classified(e: dict[str, Any], host: str, facts: dict[str, Any]):
+    """An error line a catalogue entry explains (rdma-core, infiniband-diags): its class, meaning and
+    fix, at the entry's severity."""
+    entry = next((x for c in catalogues.for_reader(facts["tool"]) for x in c.entries if x.id == e.get("entry")), None)
+    meaning = entry.meaning if entry else ""
+    fix = entry.fix if entry else ""
+    return hit([host], severity=_SEVERITY.get(e.get("severity") or "", Severity.WARNING),
+               expectation="the IB tool runs without errors", variant="classified", cls=e.get("class"),
+               entry=e.get("entry"), meaning=meaning.rstrip("."), fix=fix, **facts)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 from .base import ParseError
 
@@ -80,6 +80,16 @@ class ErrorLine:
 
     line_no: int
     text: str
+
+
+@dataclass(frozen=True)
+class ToolError(ErrorLine):
+    """An error line read through the producers' catalogues (topodiag/catalogues): its class (JSON
+    "class"), entry id and severity; class None when no entry explains it."""
+
+    class_: Optional[str] = None
+    entry: Optional[str] = None
+    severity: Optional[str] = None
 
 
 # -- vocabulary ------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from . import _tool_failures
 from .base import is_digits, ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import (
     ELISION_RE, ERROR_RE, IB_SPEEDS, MASKED_GUID, MASKED_LID, MAX_LINE, ErrorLine, is_redacted, link_rate_gbps, norm_guid, norm_physical_state,
@@ -116,6 +117,7 @@ class IblinkinfoReport:
     elided: bool = False  # the text had "..." lines: someone left ports out
     notes: tuple[str, ...] = ()
     errors: tuple[ErrorLine, ...] = ()
+    unrecognised: tuple[ErrorLine, ...] = ()  # error lines no catalogue entry explains (SYS004)
 
 
 # -- grammar --------------------------------------------------------------------------------------
@@ -316,7 +318,7 @@ def _parse(lines: Iterable[str]) -> IblinkinfoReport:
             notes.append(f"line {line_no}: '{line}' - lines were left out here")
             continue
         if ERROR_RE.match(line) or OWN_ERROR_RE.match(line):
-            errors.append(ErrorLine(line_no, line))
+            errors.append(_tool_failures.classify(SOURCE, line_no, line))
             own_error = own_error or bool(OWN_ERROR_RE.match(line))
             continue
         # anything else (prompts, prose, other tools' output) is skipped
@@ -329,7 +331,7 @@ def _parse(lines: Iterable[str]) -> IblinkinfoReport:
              links=tuple(n["links"]))
         for n in nodes
     )
-    return IblinkinfoReport(line_mode=line_mode, nodes=frozen, elided=elided, notes=tuple(notes), errors=tuple(errors))
+    return IblinkinfoReport(line_mode=line_mode, nodes=frozen, elided=elided, notes=tuple(notes), errors=tuple(errors), unrecognised=_tool_failures.unrecognised(errors))
 
 
 def parse(text: str) -> IblinkinfoReport:
