@@ -40,7 +40,8 @@ MESSAGES = [
      "A CUDA driver call failed inside nvbandwidth (the bracket names the CUresult): a GPU fault, out of memory, or peer access refused."),
     ("nvbandwidth.nvml_error", "NVML_ERROR: [%s]", '"NVML_ERROR: ["', "tool-error", None,
      "An NVML call failed inside nvbandwidth (the bracket names the NVML error)."),
-    ("nvbandwidth.assert", "ASSERT in expression %s", '"ASSERT in expression "', "internal-bug", None, None),
+    ("nvbandwidth.assert", "ASSERT in expression %s", '"ASSERT in expression "', "internal-bug", None,
+     "A check inside nvbandwidth failed and it aborted (for a pattern check: a copy between the GPUs returned wrong data, a fault on that path or in the driver): the testcase measured nothing."),
 ]
 
 

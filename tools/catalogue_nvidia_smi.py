@@ -108,7 +108,8 @@ ENTRIES = [
 def catalogue() -> dict:
     entries = []
     for ident, pattern, cls, severity, example, url, meaning, fix in ENTRIES:
-        e = {"id": ident, "pattern": pattern, "class": cls, "rule": "GPU005", "example": example,
+        e = {"id": ident, "pattern": pattern, "class": cls, "rule": "TOPO006" if cls == "gpu-lost" else "GPU005",
+             "example": example,
              "level": "error", "where": _w(url), "versions": {}}
         if severity:
             e["severity"] = severity
