@@ -571,10 +571,9 @@ def ib005(topology, params):
             continue
         errors = obs.get("errors") or []
         providers = [m.group(1) for e in errors if (m := _PROVIDER.search(e.get("text", "")))]
-        for e in errors:
-            found = _tool_error(e, obs, have_ports, host, providers)
-            if found is not None:
-                yield found
+        found = [f for f in (_tool_error(e, obs, have_ports, host, providers) for e in _first_per_entry(errors))
+                 if f is not None]
+        yield from found or _providers_only(errors, obs, have_ports, host)
 
 
 def _tool_error(e: dict[str, Any], obs: dict[str, Any], have_ports: set[str], host: str, providers: list[str]):
@@ -600,6 +599,33 @@ def _tool_error(e: dict[str, Any], obs: dict[str, Any], have_ports: set[str], ho
         return _classified(e, host, facts)
     return hit([host], severity=Severity.WARNING, expectation="the IB tool runs without errors",
                variant="panic" if text.startswith("ibpanic:") else "default", **facts)
+
+
+def _first_per_entry(errors: list) -> list:
+    """The error lines, a catalogue entry's repeats after its first left out ("Failed to open device"
+    once per device the container was not given)."""
+    seen: set = set()
+    out = []
+    for e in errors:
+        key = e.get("entry")
+        if key is None or key not in seen:
+            out.append(e)
+        seen.add(key)
+    return out
+
+
+def _providers_only(errors: list, obs: dict[str, Any], have_ports: set[str], host: str) -> list:
+    """libibverbs found devices but no userspace provider for them, and the tool listed no device: no
+    RDMA device is usable (a container image without the host's providers): the no-device finding."""
+    missing = [e for e in errors if e.get("class") == "tool-missing-module"]
+    if not missing or obs.get("cas_listed"):
+        return []
+    e = missing[0]
+    facts = dict(evidence=[{"source": obs.get("source"), "file": obs.get("file"), "line_no": e.get("line_no")}],
+                 tool=obs.get("source"), line_no=e.get("line_no"), text=e.get("text", ""))
+    return [hit([host], severity=Severity.WARNING if have_ports else None,
+                expectation="an RDMA device on a host that runs multi-node jobs", variant="no_device",
+                notes=when(unusable=True), count=len(missing), **facts)]
 
 
 _SEVERITY = {"info": Severity.INFO, "warning": Severity.WARNING, "error": Severity.ERROR, "critical": Severity.CRITICAL}

@@ -106,7 +106,7 @@ _SNIFF_STRONG = re.compile(r"^[ \t`]*hca_id:[ \t]*\S+", re.M)
 _SNIFF_PORT = re.compile(
     r"^[ \t]*(?:GID\[\s*[0-9]{1,18}\]:|state:[ \t]+PORT_[A-Z_]+ \([0-9]\)|phys_state:[ \t]+[A-Z_ ]+ \([0-9]\))", re.M)
 _SNIFF_LIST = re.compile(r"^[0-9]{1,18} HCAs? found:[ \t]*\r?\n[ \t]+\S", re.M)
-_SNIFF_FAIL = re.compile(r"^(?:No IB devices found|Failed to get IB devices list)", re.M)
+_SNIFF_FAIL = re.compile(r"^(?:No IB devices found|Failed to get IB devices list|0 HCAs found:)", re.M)
 
 
 @dataclass(frozen=True)
