@@ -32,7 +32,8 @@ TAGS = ["v24.0", "v30.0", "v40.0", "v50.0", "v57.0", "v64.0"]
 VERBS_FILES = ["libibverbs/init.c", "libibverbs/device.c", "libibverbs/dynamic_driver.c",
                "libibverbs/examples/devinfo.c"]
 DIAGS_FILES = ["infiniband-diags/ibstat.c", "infiniband-diags/iblinkinfo.c", "infiniband-diags/ibnetdiscover.c",
-               "infiniband-diags/ibdiag_common.c", "libibumad/umad.c", "libibumad/sysfs.c"]
+               "infiniband-diags/ibdiag_common.c", "infiniband-diags/ibdiag_sa.c", "libibumad/umad.c",
+               "libibumad/sysfs.c", "libibmad/rpc.c"]
 SCRIPTS = ["infiniband-diags/scripts/ibstatus"]
 MACROS = {"PFX": "libibverbs: ", "SYS_INFINIBAND": "/sys/class/infiniband", "IB_UMAD_ABI_VERSION": "%d"}
 
