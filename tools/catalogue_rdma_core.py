@@ -9,9 +9,9 @@
     python tools/catalogue_rdma_core.py --source <rdma-core checkout or bare git dir> [--tags ...] [--write]
 
 Messages are taken from the calls that print them (fprintf(stderr, ...), perror, the IBWARN /
-IBPANIC / IBEXIT macros, ibstatus' `fatal`) at each tag (git show TAG:path), with the macros'
+IBPANIC / IBEXIT / IBND_ERROR macros, ibstatus' `fatal`) at each tag (git show TAG:path), with the macros'
 own prefixes expanded as the tool prints them ("ibpanic: [%d] %s: <fmt>: %m" with %m as %s;
-IBEXIT: "%s: iberror: failed: <fmt>"; libibverbs' PFX "libibverbs: "). Only fault-signalling
+IBEXIT: "%s: iberror: failed: <fmt>"; IBND_ERROR: "%s:%u; <fmt>" (file:line); libibverbs' PFX "libibverbs: "). Only fault-signalling
 messages are kept (usage and help text are not). Classes and fixes come from
 tools/rdma_core_curation.toml; prints what is new or gone against the shipped JSON; --write
 rewrites it.
@@ -33,7 +33,7 @@ VERBS_FILES = ["libibverbs/init.c", "libibverbs/device.c", "libibverbs/dynamic_d
                "libibverbs/examples/devinfo.c"]
 DIAGS_FILES = ["infiniband-diags/ibstat.c", "infiniband-diags/iblinkinfo.c", "infiniband-diags/ibnetdiscover.c",
                "infiniband-diags/ibdiag_common.c", "infiniband-diags/ibdiag_sa.c", "libibumad/umad.c",
-               "libibumad/sysfs.c", "libibmad/rpc.c"]
+               "libibumad/sysfs.c", "libibmad/rpc.c", "libibnetdisc/ibnetdisc.c"]
 SCRIPTS = ["infiniband-diags/scripts/ibstatus"]
 MACROS = {"PFX": "libibverbs: ", "SYS_INFINIBAND": "/sys/class/infiniband", "IB_UMAD_ABI_VERSION": "%d"}
 
@@ -44,8 +44,9 @@ CALLS = {
     "IBWARN": (0, "ibwarn: [%d] %s: ", "", "ibwarn"),
     "IBPANIC": (0, "ibpanic: [%d] %s: ", ": %s", "ibpanic"),
     "IBEXIT": (0, "%s: iberror: failed: ", "", "iberror"),
+    "IBND_ERROR": (0, "%s:%u; ", "", "ibnd_error"),
 }
-CALL_RE = re.compile(r"\b(fprintf|perror|IBWARN|IBPANIC|IBEXIT)\s*\(")
+CALL_RE = re.compile(r"\b(fprintf|perror|IBWARN|IBPANIC|IBEXIT|IBND_ERROR)\s*\(")
 FAULT_RE = re.compile(r"fail|error|warn|fatal|can't|cannot|couldn't|could not|unable|invalid|no |not found|"
                       r"wasn't|mismatch|unsupported|not supported|denied|missing|bad ", re.I)
 

@@ -34,7 +34,7 @@ from .. import catalogues, knowledge
 from ..parsers.ib_records import interface_id
 from ..engine import Evidence, Severity, check, hit, when
 
-IB_SOURCES = ("ibstat", "ibv_devinfo", "ibstatus")
+IB_SOURCES = ("ibstat", "ibv_devinfo", "ibstatus", "iblinkinfo", "ibnetdiscover")
 OK_STATES = ("Active", "ActiveDefer")
 RATE_TOL = knowledge.IB_RATE_REL_TOL
 
@@ -562,10 +562,10 @@ _PROVIDER = re.compile(r"libibverbs: Warning: couldn't load driver '([^']+)'")
 
 
 @check("IB005")
-def ib005(topology, params):
+def ib005(topology, params, iblinkinfo=None, ibnetdiscover=None):
     have_ports = {nic for nic, _ in topology.ib_ports()}
     host = topology.host() or "host:local"
-    for obs in topology.observations():
+    for obs in [*topology.observations(), *_fabric_tool_errors(iblinkinfo, ibnetdiscover)]:
         source = obs.get("source")
         if source not in IB_SOURCES:
             continue
@@ -599,6 +599,20 @@ def _tool_error(e: dict[str, Any], obs: dict[str, Any], have_ports: set[str], ho
         return _classified(e, host, facts)
     return hit([host], severity=Severity.WARNING, expectation="the IB tool runs without errors",
                variant="panic" if text.startswith("ibpanic:") else "default", **facts)
+
+
+def _fabric_tool_errors(iblinkinfo, ibnetdiscover) -> list[dict[str, Any]]:
+    """iblinkinfo's and ibnetdiscover's error lines in the shape of the IB tools' observations (those
+    two are read as fabric views, not merged into the topology)."""
+    out = []
+    for source, result in (("iblinkinfo", iblinkinfo), ("ibnetdiscover", ibnetdiscover)):
+        errors = getattr(result, "errors", None) or ()
+        if errors:
+            out.append({"source": source, "cas_listed": len(getattr(result, "nodes", ()) or ()),
+                        "errors": [{"line_no": e.line_no, "text": e.text, "class": getattr(e, "class_", None),
+                                    "entry": getattr(e, "entry", None), "severity": getattr(e, "severity", None)}
+                                   for e in errors]})
+    return out
 
 
 def _first_per_entry(errors: list) -> list:

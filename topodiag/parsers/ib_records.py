@@ -414,7 +414,7 @@ def not_this_tool(first_text: tuple[int, str] | None, tool: str, blocks: str, li
 # -- fabric tools (iblinkinfo, ibnetdiscover) ---------------------------------------------------
 
 ELISION_RE = re.compile(r"^(?:\.{3,}|\u2026|\[\s*\.{3,}\s*\]|\(\s*\.{3,}\s*\)|<\s*snip\s*>|\[\s*snip\s*\])$", re.I)
-ERROR_RE = re.compile(r"^(?:ibwarn:|ibpanic:|iberror:|ibdebug:|WARN: |\S{1,40}: iberror:)")
+ERROR_RE = re.compile(r"^(?:ibwarn:|ibpanic:|iberror:|ibdebug:|WARN: |\S{1,40}: iberror:|\S{1,200}\.c:[0-9]{1,6}; )")  # the last: libibnetdisc IBND_ERROR
 MAX_LINE = 2048
 
 # name -> (per-lane signalling rate in Gb/s as iblinkinfo prints it, nominal per-lane data rate in

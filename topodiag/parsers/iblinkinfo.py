@@ -344,12 +344,17 @@ def parse_lines(lines: Iterable[str]) -> IblinkinfoReport:
     return _parse(iter_clean_lines(lines))
 
 
+_SNIFF_OWN_FAILURE = re.compile(r"^iblinkinfo: iberror: ", re.M)
+
+
 def sniff(text: str) -> float:
     """0.95 for a node header and a "==(...)==>" port line, 0.9 for port lines alone."""
     try:
         head = text[:65536]
         if _SNIFF_LINK.search(head):
             return 0.95 if _SNIFF_HEADER.search(head) else 0.9
+        if _SNIFF_OWN_FAILURE.search(head):
+            return 0.6  # only its failure ("iblinkinfo: iberror: failed: ..."): parsed as errors, no fabric
     except Exception:  # pragma: no cover - regex search on str does not raise
         return 0.0
     return 0.0

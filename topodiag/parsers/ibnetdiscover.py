@@ -454,6 +454,9 @@ def parse_lines(lines: Iterable[str]) -> IbnetdiscoverReport:
     return _parse(iter_clean_lines(lines))
 
 
+_SNIFF_OWN_FAILURE = re.compile(r"^ibnetdiscover: iberror: ", re.M)
+
+
 def sniff(text: str) -> float:
     """0.95 for the "# Topology file" banner or a node line, 0.85 for connection or ports-report
     lines, 0.8 for switchguid=/caguid= lines, 0.6 for a node list (so the refusal explains it)."""
@@ -467,6 +470,8 @@ def sniff(text: str) -> float:
             return 0.8
         if _SNIFF_LIST.search(head):
             return 0.6
+        if _SNIFF_OWN_FAILURE.search(head):
+            return 0.6  # only its failure ("ibnetdiscover: iberror: failed: ..."): parsed as errors, no fabric
     except Exception:  # pragma: no cover - regex search on str does not raise
         return 0.0
     return 0.0
