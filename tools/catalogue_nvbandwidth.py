@@ -25,7 +25,8 @@ TAGS = ["v0.1", "v0.2", "v0.3", "v0.4", "v0.5", "v0.6", "v0.7", "v0.8"]
 MESSAGES = [
     ("nvbandwidth.waiving", "Waiving %s.", '"Waiving "', "p2p-unavailable", None,
      "nvbandwidth skipped the testcase: its filter refused the system (for a device_to_device test: fewer than two GPUs, or GPU pairs without peer access)."),
-    ("nvbandwidth.waived", "Waived: %s", 'NVB_WAIVED("Waived")', "p2p-unavailable", None,
+    # printed as status << ": " << msg with msg usually empty: "Waived: " whose trailing blank pastes lose
+    ("nvbandwidth.waived", "Waived:%s", 'NVB_WAIVED("Waived")', "p2p-unavailable", None,
      "nvbandwidth skipped a testcase (the plain-text output does not name it): its filter refused the system (for a device_to_device test: fewer than two GPUs, or GPU pairs without peer access)."),
     ("nvbandwidth.testcase_error", "Error: %s", 'NVB_ERROR_STATUS("Error")', "benchmark-failure", None,
      "A testcase threw an error while it ran (a CUDA or NVML call failed): its results are missing."),
