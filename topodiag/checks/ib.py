@@ -30,11 +30,11 @@ import re
 from collections import defaultdict
 from typing import Any, Iterable
 
-from .. import knowledge
+from .. import catalogues, knowledge
 from ..parsers.ib_records import interface_id
 from ..engine import Evidence, Severity, check, hit, when
 
-IB_SOURCES = ("ibstat", "ibv_devinfo", "ibstatus")
+IB_SOURCES = ("ibstat", "ibv_devinfo", "ibstatus", "iblinkinfo", "ibnetdiscover")
 OK_STATES = ("Active", "ActiveDefer")
 RATE_TOL = knowledge.IB_RATE_REL_TOL
 
@@ -562,19 +562,18 @@ _PROVIDER = re.compile(r"libibverbs: Warning: couldn't load driver '([^']+)'")
 
 
 @check("IB005")
-def ib005(topology, params):
+def ib005(topology, params, iblinkinfo=None, ibnetdiscover=None):
     have_ports = {nic for nic, _ in topology.ib_ports()}
     host = topology.host() or "host:local"
-    for obs in topology.observations():
+    for obs in [*topology.observations(), *_fabric_tool_errors(iblinkinfo, ibnetdiscover)]:
         source = obs.get("source")
         if source not in IB_SOURCES:
             continue
         errors = obs.get("errors") or []
         providers = [m.group(1) for e in errors if (m := _PROVIDER.search(e.get("text", "")))]
-        for e in errors:
-            found = _tool_error(e, obs, have_ports, host, providers)
-            if found is not None:
-                yield found
+        found = [f for f in (_tool_error(e, obs, have_ports, host, providers) for e in _first_per_entry(errors))
+                 if f is not None]
+        yield from found or _providers_only(errors, obs, have_ports, host)
 
 
 def _tool_error(e: dict[str, Any], obs: dict[str, Any], have_ports: set[str], host: str, providers: list[str]):
@@ -594,7 +593,64 @@ def _tool_error(e: dict[str, Any], obs: dict[str, Any], have_ports: set[str], ho
         return hit([host], severity=Severity.WARNING if have_ports else None,
                    expectation="an RDMA device on a host that runs multi-node jobs", variant="no_device",
                    notes=when(providers=providers), providers=", ".join(providers), **facts)
-    if _PROVIDER.search(text):
+    if _PROVIDER.search(text) or e.get("class") == "tool-missing-module":
         return None
+    if e.get("class"):
+        return _classified(e, host, facts)
     return hit([host], severity=Severity.WARNING, expectation="the IB tool runs without errors",
                variant="panic" if text.startswith("ibpanic:") else "default", **facts)
+
+
+def _fabric_tool_errors(iblinkinfo, ibnetdiscover) -> list[dict[str, Any]]:
+    """iblinkinfo's and ibnetdiscover's error lines in the shape of the IB tools' observations (those
+    two are read as fabric views, not merged into the topology)."""
+    out = []
+    for source, result in (("iblinkinfo", iblinkinfo), ("ibnetdiscover", ibnetdiscover)):
+        errors = getattr(result, "errors", None) or ()
+        if errors:
+            out.append({"source": source, "cas_listed": len(getattr(result, "nodes", ()) or ()),
+                        "errors": [{"line_no": e.line_no, "text": e.text, "class": getattr(e, "class_", None),
+                                    "entry": getattr(e, "entry", None), "severity": getattr(e, "severity", None)}
+                                   for e in errors]})
+    return out
+
+
+def _first_per_entry(errors: list) -> list:
+    """The error lines, a catalogue entry's repeats after its first left out ("Failed to open device"
+    once per device the container was not given)."""
+    seen: set = set()
+    out = []
+    for e in errors:
+        key = e.get("entry")
+        if key is None or key not in seen:
+            out.append(e)
+        seen.add(key)
+    return out
+
+
+def _providers_only(errors: list, obs: dict[str, Any], have_ports: set[str], host: str) -> list:
+    """libibverbs found devices but no userspace provider for them, and the tool listed no device: no
+    RDMA device is usable (a container image without the host's providers): the no-device finding."""
+    missing = [e for e in errors if e.get("class") == "tool-missing-module"]
+    if not missing or obs.get("cas_listed"):
+        return []
+    e = missing[0]
+    facts = dict(evidence=[{"source": obs.get("source"), "file": obs.get("file"), "line_no": e.get("line_no")}],
+                 tool=obs.get("source"), line_no=e.get("line_no"), text=e.get("text", ""))
+    return [hit([host], severity=Severity.WARNING if have_ports else None,
+                expectation="an RDMA device on a host that runs multi-node jobs", variant="no_device",
+                notes=when(unusable=True), count=len(missing), **facts)]
+
+
+_SEVERITY = {"info": Severity.INFO, "warning": Severity.WARNING, "error": Severity.ERROR, "critical": Severity.CRITICAL}
+
+
+def _classified(e: dict[str, Any], host: str, facts: dict[str, Any]):
+    """An error line a catalogue entry explains (rdma-core, infiniband-diags): its class, meaning and
+    fix, at the entry's severity."""
+    entry = next((x for c in catalogues.for_reader(facts["tool"]) for x in c.entries if x.id == e.get("entry")), None)
+    meaning = entry.meaning if entry else ""
+    fix = entry.fix if entry else ""
+    return hit([host], severity=_SEVERITY.get(e.get("severity") or "", Severity.WARNING),
+               expectation="the IB tool runs without errors", variant="classified", cls=e.get("class"),
+               entry=e.get("entry"), meaning=meaning.rstrip("."), fix=fix, **facts)

@@ -401,7 +401,8 @@ def _smi_lost(topology, observations) -> list:
     for obs in observations:
         if not obs.get("source", "").startswith("nvidia_smi"):
             continue
-        e = next((e for e in obs.get("errors") or [] if _LOST_RE.search(e.get("text", ""))), None)
+        lines = (obs.get("errors") or []) + (obs.get("tool_errors") or [])  # tool_errors: topo -m, topo -p2p, -q
+        e = next((e for e in lines if _LOST_RE.search(e.get("text", ""))), None)
         if e is not None:
             found.append(hit([topology.host() or "host:local"], severity="critical", variant="smi_lost",
                              evidence=[{"source": obs["source"], "file": obs.get("file"), "line_no": e.get("line_no")}],

@@ -130,9 +130,11 @@ def to_jsonable(obj: Any) -> Any:
         return obj
     names = _FIELD_NAMES.get(kind)
     if names is None and is_dataclass(obj) and not isinstance(obj, type):
-        names = _FIELD_NAMES[kind] = tuple(f.name for f in fields(obj) if not f.name.startswith("_"))
+        # a field named after a keyword ends with "_" (class_): its JSON key is the keyword
+        names = _FIELD_NAMES[kind] = tuple((f.name, f.name[:-1] if f.name.endswith("_") else f.name)
+                                           for f in fields(obj) if not f.name.startswith("_"))
     if names is not None:
-        return {name: to_jsonable(getattr(obj, name)) for name in names}
+        return {key: to_jsonable(getattr(obj, name)) for name, key in names}
     if isinstance(obj, dict):
         return {str(k): to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
