@@ -386,7 +386,9 @@ def _wrong(rows: list[dict], subjects: list[str]):
 
 
 def _no_rows(nccl_tests: Mapping[str, Any], subjects: list[str]):
-    """A banner (or a results header), then neither a row nor anything else PERF002 reports."""
+    """The banner ("# nThread ..."), then neither a row nor anything else PERF002 reports. (A fragment
+    that starts after the banner, inside the rank lines of an NCCL_DEBUG log excerpt, is not judged:
+    it says nothing about whether the run measured.)"""
     ranks = len({d.get("rank") for d in nccl_tests.get("devices") or []})
     return hit(subjects, variant="no_rows", ranks=ranks, evidence=[Evidence(SOURCE, None, None)])
 
@@ -401,7 +403,7 @@ def perf002(nccl_tests) -> Iterator:
     rows = nccl_tests.get("rows") or []
     found = [_wrong(rows, subjects), *_failures(nccl_tests, rows, subjects), _every_rank_alone(nccl_tests, rows, subjects)]
     found = [h for h in found if h is not None]
-    if not rows and not found:  # it stopped before measuring anything
+    if not rows and not found and nccl_tests.get("parameters"):  # its banner, then nothing measured
         found.append(_no_rows(nccl_tests, subjects))
     yield from found
 
