@@ -25,6 +25,9 @@ from typing import Iterable, Optional
 from .. import catalogues
 
 READER = "nccl_tests"
+# What of a line is classified: nccl-tests' failure lines are a host, a file:line and an error text (the
+# class is in their first words); a bound keeps the formats' lazy runs cheap on a hostile giant line.
+TEXT_CAP = 256
 
 FAIL_RE = re.compile(
     r"Test (?:CUDA |NCCL )?failure|Test timeout|\bFAILED\b|\bAborted\b|MPI_ABORT|exited on signal"
@@ -65,11 +68,11 @@ def recognise(s: str) -> Optional[catalogues.Match]:
     failure lines; None for any other text."""
     if not HINT_RE.search(s):
         return None
-    return catalogues.classify_for(READER, s)
+    return catalogues.classify_for(READER, s[:TEXT_CAP])
 
 
 def _classified(f: Failure) -> Failure:
-    hit = catalogues.classify_for(READER, f["text"])
+    hit = catalogues.classify_for(READER, f["text"][:TEXT_CAP])
     if hit is None:
         return f
     e = hit.entry
