@@ -168,3 +168,42 @@ def test_289_invalid_device_ordinal_before_the_rank_lines():
 def test_1027_banner_and_rank_lines_then_nothing():
     r = load("nccltests-allreduce-8xa800-pcie-stuck-no-rows-nccl1027-01.txt")
     assert r.rows == () and r.failures == () and len(r.devices) == 8 and r.parameters["ngpus"] == 8
+
+
+# --- the row path pays nothing; the chunk engine past the cut still reads them ----------------------
+
+HEADER = ("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+          "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n")
+
+
+def _rows(n: int) -> str:
+    return "".join(f"  {8 << (i % 20):>10}  {2 << (i % 20):>12}     float     sum      -1    10.00    0.00    0.00      0"
+                   "    10.00    0.00    0.00      0\n" for i in range(n))
+
+
+def test_results_rows_never_reach_the_catalogue(monkeypatch):
+    calls = []
+    real = failures.recognise
+    monkeypatch.setattr(failures, "recognise", lambda s: calls.append(s) or real(s))
+    r = nccl_tests.parse(BANNER + HEADER + _rows(2000) + "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0.5\n")
+    assert len(r.rows) == 2000 and r.failures == ()
+    assert calls == []  # no row, rank line, banner or summary line is looked up
+
+
+def test_catalogued_lines_past_the_cut_are_read_by_both_engines(monkeypatch):
+    """Past the cut (runs only counted, not kept) the chunk engine settles most lines in bytes; a
+    catalogued line must still reach the catalogue, line by line and in a bulk-sieved chunk."""
+    monkeypatch.setattr(nccl_tests, "RUN_ROWS_CAP", 400)
+    bad = "Invalid number of GPUs: 8 requested but only 2 were found.\n"
+    runs = [BANNER + HEADER + _rows(200) for _ in range(4)]
+    runs[2] = BANNER + bad + HEADER + _rows(200)  # a run not kept, read one line at a time
+    runs[3] = BANNER + HEADER + _rows(100) + bad + _rows(100)  # its own chunk: sieved in bulk
+    text = "".join(runs)
+    whole = nccl_tests.parse(text)
+    assert any("runs (from run" in n for n in whole.notes)  # the cut was reached
+    assert [(f.line_no, f["entry"]) for f in whole.failures] == [
+        (2 * 206 + 5, "nccl_tests.invalid_number_of_gpus_requested_but_only"),
+        (2 * 206 + 207 + 107, "nccl_tests.invalid_number_of_gpus_requested_but_only")]
+    assert nccl_tests.parse_binary(io.BytesIO(text.encode())).failures == whole.failures
+    chunked = nccl_tests.parse_chunks(run.encode() for run in runs)
+    assert chunked.failures == whole.failures
