@@ -63,9 +63,9 @@ def test_every_catalogued_message_is_read_as_its_entry(prefix):
 def _as_specific(got: str, eid: str, line: str) -> bool:
     """Another entry whose format renders the same line with as much fixed text (two releases' formats
     of one message) is as good an answer."""
-    cat = catalogues.load("nccl-tests")
-    a, b = (next(e for e in cat.entries if e.id == x) for x in (got, eid))
-    return a.specificity >= b.specificity and re.match(a.pattern, line.strip()) is not None
+    by_id = {e.id: e for cat in catalogues.for_reader("nccl_tests") for e in cat.entries}
+    a, b = by_id.get(got), by_id[eid]
+    return a is not None and a.specificity >= b.specificity and re.match(a.pattern, line.strip()) is not None
 
 
 def test_ncclgeterrorstring_texts_decide_the_class():
