@@ -169,6 +169,9 @@ def _gather_bundle(root: str, out: Gathered, label_root: Optional[str] = None) -
     except BundleError as exc:  # name the archive the user gave, not the temporary folder
         raise BundleError(str(exc).replace(root, label_root)) if label_root else exc from None
     out.host = out.host or manifest.host
+    for source, member, times in manifest.duplicates:  # read once (bundle/manifest.py)
+        out.statuses.append(InputStatus(shown(os.path.join(label_root or root, member), PATH_SHOWN), source,
+                                        "ignored", f"listed {times} times under {source} in the manifest: read once"))
     if manifest.host:
         out.hosts.append((manifest.host, label_root or root))
 
