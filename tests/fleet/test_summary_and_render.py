@@ -51,7 +51,7 @@ def test_text_form(tmp_path, base_report):
     text = out.getvalue()
     assert "5 nodes compared on" in text and "1 input gave no report" in text
     for line in ("nic:mlx5_1 port 1 at 200 Gb/s, 4 others at 400", "firmware of mlx5_0 28.39.1002, 4 others 28.43.2026",
-                 "noded: NET/Socket, 3 others NET/IB/GDRDMA", "Cluster summary", "not JSON (line 1 starts 'nope')"):
+                 "noded: NET/Socket, 3 others NET/IB/GDRDMA", "Cluster summary", "not JSON (line 1 is not a report"):
         assert line in text, line
     assert "\x1b[" not in text  # no colour off a terminal
 
@@ -65,7 +65,7 @@ def test_json_form(tmp_path, base_report):
         "n3: firmware of mlx5_0 28.39.1002, 4 others 28.43.2026",
         "n5: driver 550.54.15, absent on 4 others"]
     assert data["failures"] == [{"input": str(tmp_path / "bad.json"),
-                                 "reason": "not JSON (line 1 starts 'nope'); expected topodiag check reports, "
+                                 "reason": "not JSON (line 1 is not a report, an array or fan-out output); expected topodiag check reports, "
                                            "one per file or per line"}]
     assert data["nccl"][0]["outliers"][0]["host"] == "noded"
 
