@@ -27,7 +27,7 @@ from typing import Any, Optional, Sequence
 
 from ..errors import InputError, UsageError
 from .layers import NodeLayers, measure
-from .models import ModelSpec, model_spec
+from .models import ModelSpec, check_bounds, model_spec
 from .recommend import Layout, alternatives, evaluate, given_layout, micro_batches_for, recommend
 
 SCHEMA_VERSION = 1
@@ -61,6 +61,7 @@ def plan(node: NodeLayers, *, nodes: int = 1, model: Optional[ModelSpec] = None,
     """The plan for `nodes` nodes like `node` (the JSON shape in the module docstring)."""
     if nodes < 1:
         raise UsageError(f"--nodes: must be at least 1, got {nodes}")
+    check_bounds(nodes=nodes, tp=tp, pp=pp, dp=dp, ep=ep, micro_batches=micro_batches)
     model = model or model_spec()
     total = len(node.gpus) * nodes
     best, notes = recommend(node, nodes, model, ep=1)

@@ -37,6 +37,25 @@ def line(text: Any, limit: Optional[int] = None) -> str:
     return s
 
 
+def json_safe(value: Any) -> Any:
+    """`value` (dicts, lists, tuples, numbers, strings) with every float that is not finite (NaN,
+    Infinity: not JSON, and JSON.parse rejects them) replaced by None (null)."""
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def dump_json(value: Any, stream, indent: Optional[int] = 2) -> None:
+    """`value` written as JSON (json_safe first; json itself refuses a NaN left), then a newline."""
+    import json
+
+    stream.write(json.dumps(json_safe(value), indent=indent, allow_nan=False) + "\n")
+
+
 def is_clean(text: str) -> bool:
     """True when `clean` would leave `text` as it is."""
     return clean(text) == text
