@@ -28,7 +28,8 @@ def small_fleet(tmp_path, base):
 def test_summary_counts(tmp_path, base_report):
     s = small_fleet(tmp_path, base_report).summary
     assert s["nodes"] == {"read": 5, "failed": 1, "duplicates": 0,
-                          "by_worst_finding": {"none": 4, "info": 0, "warning": 0, "error": 1, "critical": 0}}
+                          "by_worst_finding": {"none": 4, "info": 0, "warning": 0, "error": 1, "critical": 0},
+                          "by_worst_finding_named": {"error": ["n4"]}}
     assert s["gpus"] == [{"model": "NVIDIA H100 80GB HBM3", "count": 8, "nodes": 5}]
     assert s["nics"] == [{"model": "MT4129", "firmware": "28.43.2026", "nics": 14, "nodes": 5},
                          {"model": "MT4129", "firmware": "28.39.1002", "nics": 1, "nodes": 1}]
@@ -36,12 +37,12 @@ def test_summary_counts(tmp_path, base_report):
     assert s["ports"] == [{"rate_gbps": 400.0, "link_layer": "InfiniBand", "ports": 9, "nodes": 5},
                           {"rate_gbps": 200.0, "link_layer": "InfiniBand", "ports": 1, "nodes": 1}]
     assert s["drivers"] == [{"version": "550.54.15", "nodes": 1}, {"version": None, "nodes": 4}]
-    assert s["findings"] == [{"code": "IB002", "nodes": 1}, {"code": "TOPO003", "nodes": 1}]
+    assert s["findings"] == [{"code": "IB002", "nodes": 1, "named": ["n4"]}, {"code": "TOPO003", "nodes": 1, "named": ["n4"]}]
     table = rows(s)
     assert ("GPUs", "8 x NVIDIA H100 80GB HBM3", "5 nodes") in table
     assert ("ports", "400 Gb/s InfiniBand", "9 on 5 nodes") in table
     assert ("", "200 Gb/s InfiniBand", "1 on 1 node") in table
-    assert ("findings", "IB002", "1 node") in table
+    assert ("findings", "IB002: n4", "1 node") in table and ("", "worst finding error: n4", "1") in table
 
 
 def test_text_form(tmp_path, base_report):

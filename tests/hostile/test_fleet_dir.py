@@ -90,3 +90,25 @@ def test_a_fifo_named_on_the_command_line_is_still_a_stream(tmp_path):
     items = list(read_reports([str(fifo)]))
     t.join()
     assert [getattr(i, "host", None) for i in items] == ["n7"]
+
+
+def test_a_node_with_an_error_finding_fails_the_sweep_by_default_and_is_named(tmp_path):
+    """7 healthy reports and one whose GPU needs a reset (four GPU001 errors), distinct hosts: fleet
+    exited 0 and its summary said "GPU001 1 node" without naming it."""
+    from typer.testing import CliRunner
+
+    from topodiag.cli.app import app
+
+    d = tmp_path / "r"
+    d.mkdir()
+    for i in range(1, 9):
+        r = json.loads(_report(f"node{i:02d}"))
+        if i == 8:
+            r["findings"] = [{"code": "GPU001", "severity": "error"}] * 4
+        (d / f"node{i:02d}.json").write_text(json.dumps(r, indent=2) + "\n")
+    done = CliRunner().invoke(app, ["fleet", str(d), "--format", "text"])
+    assert done.exit_code == 1, done.output
+    assert "GPU001: node08" in done.stdout and "worst finding error: node08" in done.stdout
+    data = json.loads(CliRunner().invoke(app, ["fleet", str(d), "--format", "json"]).stdout)
+    assert data["summary"]["findings"] == [{"code": "GPU001", "nodes": 1, "named": ["node08"]}]
+    assert CliRunner().invoke(app, ["fleet", str(d), "--fail-on", "never"]).exit_code == 0
