@@ -61,6 +61,7 @@ import time
 from typing import Callable, Iterable, Mapping, Optional
 
 from ..errors import RedactionError
+from ..parsers.base import ANSI_RE
 from .manifest import open_regular
 from .shown import PATH_SHOWN, shown
 
@@ -709,7 +710,7 @@ def _is_word(name: str) -> bool:
 # -- finding host names -------------------------------------------------------------------------
 
 _HOST_SOURCES = ("nccl_debug", "nccl_tests", "iblinkinfo", "ibnetdiscover", "busbw_pairs", "nccl_diag")
-_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_ANSI_RE = ANSI_RE  # one pattern for the escape sequences tools print (parsers/base.py)
 _PROMPT_RE = re.compile(  # "root@node017:~# ", "[admin@ws01 ~]$ ": a shell prompt pasted with an output
     r"^[ \t]*\[?[A-Za-z_][\w.-]*@([A-Za-z0-9][\w-]*(?:\.[\w-]+)*)(?=[:\s\]])[^\n]*?[#$%>\u279c]", re.M)
 # syslog / journal lines: "Nov 05 13:55:26 node1 systemd[1]: ..." and "2024-11-05T13:55:26+0000 node1 kernel: ..."
