@@ -63,6 +63,7 @@ from typing import Callable, Iterable, Mapping, Optional
 from ..errors import RedactionError
 from ..parsers.base import ANSI_RE
 from .manifest import open_regular
+from .redact_names import is_domain_tail, is_model
 from .shown import PATH_SHOWN, shown
 
 __all__ = ["Redactor", "RedactionError", "hostnames_in", "redact_tree", "redact_bundle_dir"]
@@ -386,8 +387,8 @@ class Redactor:
         if self.deadline is not None and time.monotonic() > self.deadline:  # checked per member and per streamed block
             raise RedactionError("redaction did not finish before the --deadline: nothing was written "
                                  "(give a larger --deadline for big logs)")
-        if _PUA_RE.search(text):
-            raise RedactionError(f"{shown(member or 'text')}: holds private-use characters the redactor uses internally")
+        if _PUA_RE.search(text):  # the placeholders' planes: such a character (an icon font's glyph
+            text = _PUA_RE.sub("\ufffd", text)  # in a job name) is replaced, never a reason to refuse
         held: list[str] = []
 
         def hold(token: str) -> str:
@@ -455,6 +456,11 @@ class Redactor:
             s, i, j = m.string, m.start(), m.end()
             if s[i - 1:i] == '"' and re.match(r'"[ \t]*:', s[j:j + 3]):
                 return None  # a JSON key ("hostname": ...), never a value to redact
+            if dom and not self._is_domain(dom[1:]):  # node12.log: a file's suffix, not a domain
+                keep = m.string[m.start(2):m.end(2)]
+                if name in self._hosts:
+                    return hold(self._hosts[name]) + keep
+                return hold(self._domain(name)) + keep  # a registered domain's own label
             if name in self._domains and name not in self._hosts:
                 return hold(self._domain(name + dom))
             if dom:
@@ -471,6 +477,15 @@ class Redactor:
         if domains is not None:
             text = _sub_any_case(domains, text, lambda m: hold(self._domain(m[1].lower())))
         return text
+
+    def _is_domain(self, dom: str) -> bool:
+        """Whether the dotted labels after a host name are a domain: one seen as such (a host name
+        given or found as an FQDN registered it), or one ending in a top-level domain of DNS or of
+        a site (local, cluster, internal...) that is not a file suffix (log, txt, json, gz...)."""
+        dom = dom.lower()
+        if dom in self._domains:
+            return True
+        return is_domain_tail(dom)
 
     def _pass_uuids(self, text: str, hold: Callable[[str], str]) -> str:
         return _UUID_RE.sub(lambda m: hold(self._uuid_text(m[1])), text)
@@ -701,10 +716,15 @@ _LABEL_DOMAIN_RE = re.compile(r"(?:-[A-Za-z0-9]+)+((?:\.[A-Za-z][\w-]*)+)(?![\w-
 
 def _is_word(name: str) -> bool:
     """A host name (or single-label domain) that is also an ordinary word: letters only, and in
-    _COMMON_WORDS. Such a name is redacted only where it is used as a host (_word_host_at);
-    every other name (node017, gpu-a100-01, a letters-only name no text uses: selene) is redacted
-    wherever it stands as a whole token."""
-    return name.isalpha() and name.lower() in _COMMON_WORDS
+    _COMMON_WORDS; or a product's model token (h100, a100, gb200, l40s: a GPU model knowledge.py
+    knows, the whole name). Such a name is redacted only where it is used as a host
+    (_word_host_at), so "NVIDIA H100 80GB HBM3" stays itself on a host named h100; every other name
+    (node017, gpu-a100-01, a letters-only name no text uses: selene) is redacted wherever it stands
+    as a whole token."""
+    if name.isalpha() and name.lower() in _COMMON_WORDS:
+        return True
+    return is_model(name)
+
 
 
 # -- finding host names -------------------------------------------------------------------------
