@@ -55,3 +55,18 @@ def test_the_redacted_bundle_of_a_host_named_h100_gives_the_same_findings(tmp_pa
 def test_a_private_use_character_is_replaced_not_refused():
     out = Redactor(["gpu-node12"]).redact("gpu-node12:1:1 [0] NCCL INFO job \U000F0001 \U0010FFFD\n")
     assert out == "host-0001:1:1 [0] NCCL INFO job \ufffd \ufffd\n"
+
+
+def test_what_survived_redaction_before():
+    """N18 (part): a peer named with its port in a message body, a Slurm node list, a user's home and
+    e-mail address, a baseboard serial."""
+    from topodiag.bundle.redact import hostnames_in
+
+    text = ("NCCL_DEBUG_FILE=/home/alice77/nccl.%h.log\nSLURM_JOB_NODELIST=gpu-node[12-13],login77\n"
+            "mail alice77@example.com\nh:1:1 [0] NCCL INFO Connected to jobhost99:29500\n"
+            "Baseboard Serial Number : BB77777\n")
+    r = Redactor(["gpu-node12", *hostnames_in({"commands/notes.txt": text})])
+    out = r.redact(text)
+    for leak in ("alice77", "example.com", "jobhost99", "gpu-node[", "login77", "BB77777"):
+        assert leak not in out, leak
+    assert "/home/user-0001/nccl.%h.log" in out and "Connected to host-0002:29500" in out

@@ -63,7 +63,8 @@ from typing import Callable, Iterable, Mapping, Optional
 from ..errors import RedactionError
 from ..parsers.base import ANSI_RE
 from .manifest import open_regular
-from .redact_names import is_domain_tail, is_model
+from .redact_names import (EMAIL_RE, HOME_RE, KEEP_USERS, NODELIST_RE, PEER_PORT_RE, is_domain_tail,
+                           is_model)
 from .shown import PATH_SHOWN, shown
 
 __all__ = ["Redactor", "RedactionError", "hostnames_in", "redact_tree", "redact_bundle_dir"]
@@ -133,7 +134,8 @@ def _fit(ws: str, original: str, token: str) -> str:
 _UUID_RE = re.compile(
     rf"(?<![{_HEX}])([{_HEX}]{{8}}-[{_HEX}]{{4}}-[{_HEX}]{{4}}-[{_HEX}]{{4}}-[{_HEX}]{{12}})(?![{_HEX}])")
 _SERIAL_RES = (
-    re.compile(r"(?im)^([ \t]*(?:Board |Module |GPU |Product |Chassis )?Serial(?: Number)?[ \t]*:[ \t]*)([A-Za-z0-9-]+)[ \t]*$"),
+    re.compile(r"(?im)^([ \t]*(?:Board |Baseboard |Base Board |System |Module |GPU |Product |Chassis )?Serial(?: Number)?"
+               r"[ \t]*:[ \t]*)([A-Za-z0-9-]+)[ \t]*$"),
     re.compile(r"(?i)(\"(?:\w+_)?serial(?:_number|_no)?\"[ \t]*:[ \t]*\"?)([A-Za-z0-9-]+)(?=\"|[ \t]*[,}\n])"),
     # lspci -vvv: the VPD serial ("[SN] Serial number: MT2233X01234") and the PCIe Device Serial Number
     re.compile(r"(?im)^([ \t]*\[SN\] Serial number:[ \t]*)([A-Za-z0-9-]+)[ \t]*$"),
@@ -232,6 +234,8 @@ class Redactor:
         self._lid_next = 0
         self._uuid: dict[str, str] = {}
         self._serial: dict[str, str] = {}
+        self._users: dict[str, str] = {}  # user name (as printed) -> user-NNNN
+        self._nodelists: dict[str, str] = {}  # a Slurm node list -> nodelist-NN
         self.add_hostnames(hostnames)
 
     # -- host names ----------------------------------------------------------------------------
@@ -396,7 +400,7 @@ class Redactor:
             held.append(token)
             return chr(_PH_HI + i // _PH_SPAN) + chr(_PH_LO + i % _PH_SPAN)
 
-        for step in (self._pass_hosts, self._pass_uuids, self._pass_serials, self._pass_bytes,
+        for step in (self._pass_people, self._pass_hosts, self._pass_uuids, self._pass_serials, self._pass_bytes,
                      self._pass_ipv6, self._pass_guids, self._pass_macs, self._pass_ipv4, self._pass_lids):
             text = step(text, hold)
         if member:
@@ -486,6 +490,29 @@ class Redactor:
         if dom in self._domains:
             return True
         return is_domain_tail(dom)
+
+    def _user(self, name: str) -> str:
+        return self._users.setdefault(name, f"user-{len(self._users) + 1:04d}")
+
+    def _pass_people(self, text: str, hold: Callable[[str], str]) -> str:
+        """Slurm node lists (one token for the value), e-mail addresses (user and domain) and the
+        user of a home directory (/home/alice77 -> /home/user-0001), before the host names: an
+        address whose domain starts with a known host is left to the host pass."""
+        if "NODE" in text:
+            text = NODELIST_RE.sub(lambda m: m[1] + m[2] + hold(self._nodelists.setdefault(
+                m[3], f"nodelist-{len(self._nodelists) + 1:02d}")), text)
+
+        def email(m: re.Match) -> Optional[str]:
+            if m[2].split(".")[0].lower() in self._hosts:
+                return m[0]
+            user = m[1] if m[1].lower() in KEEP_USERS else hold(self._user(m[1]))
+            return f"{user}@{hold(self._domain(m[2]))}"
+
+        if "@" in text:
+            text = EMAIL_RE.sub(email, text)
+        if "/" in text:
+            text = HOME_RE.sub(lambda m: m[0] if m[2] in KEEP_USERS else m[1] + hold(self._user(m[2])), text)
+        return text
 
     def _pass_uuids(self, text: str, hold: Callable[[str], str]) -> str:
         return _UUID_RE.sub(lambda m: hold(self._uuid_text(m[1])), text)
@@ -602,6 +629,8 @@ class Redactor:
         out.update({f"lid {k}": f"lid {v}" for k, v in self._lid.items()})
         out.update(self._uuid)
         out.update({f"serial {k}": f"serial {v}" for k, v in self._serial.items()})
+        out.update({f"user {k}": v for k, v in self._users.items()})
+        out.update({f"node list {k}": v for k, v in self._nodelists.items()})
         return out
 
 
@@ -821,6 +850,7 @@ def hostnames_in(members: Mapping[str, str]) -> set[str]:
         found.update(m[1] for m in _SYSLOG_HOST_RE.finditer(text))
         if "<" in text:
             found.update(m[1] for m in PEER_HOST_RE.finditer(text))
+        found.update(m[1] for m in PEER_PORT_RE.finditer(text))
         if path.endswith(".json"):
             found.update(m[1] for m in _JSON_HOST_RE.finditer(text))
             continue

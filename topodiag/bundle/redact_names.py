@@ -38,3 +38,21 @@ def is_domain_tail(dom: str) -> bool:
     if last in _FILE_SUFFIXES:
         return False
     return last in _TLDS or (len(last) == 2 and last.isalpha())
+
+
+# -- what else names a person or a site (N18 of the attack pass) ----------------------------------
+
+# A user's home (/home/alice77, /Users/alice77) and an e-mail address: the user name is replaced
+# (user-0001), and the address's domain with it; root and the system's own users stay.
+HOME_RE = re.compile(r"(?<![\w.-])(/(?:home|Users|users|u)/)([A-Za-z0-9_][A-Za-z0-9._-]{0,63})(?=/|[\s\"',;:)\]}]|\Z)")
+EMAIL_RE = re.compile(r"(?<![\w.+%-])([A-Za-z0-9][A-Za-z0-9._%+-]{0,63})@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})(?![\w-])")
+KEEP_USERS = frozenset({"root", "nobody", "daemon", "shared", "linuxbrew"})
+# A Slurm node list (SLURM_JOB_NODELIST=gpu-node[12-13],login77): the whole value names the job's
+# nodes and the site's naming scheme; it is replaced by one token.
+NODELIST_RE = re.compile(r"\b(SLURM_(?:JOB_|STEP_)?NODELIST|SLURM_JOB_NODES?|SLURM_NODELIST)([ \t]*[=:][ \t]*\"?)"
+                         r"([^\s\"']+)")
+# A peer named in a message body with its port: "Connected to jobhost99:29500", "connecting to
+# master-7:29400" (a name: it starts with a letter).
+PEER_PORT_RE = re.compile(r"(?i)\b(?:connected to|connecting to|connect to|connection to|connection from|"
+                          r"listening on|bound to|rendezvous (?:at|on)|master(?:_addr)? (?:is|at))[ \t]+"
+                          r"([A-Za-z][\w-]*(?:\.[A-Za-z0-9][\w-]*)*):\d{2,5}\b")
