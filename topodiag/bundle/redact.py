@@ -38,12 +38,21 @@ bundle and reach the same findings:
                   (they mean "no LID"); right-aligned columns (iblinkinfo) keep their alignment
     GPU UUID      GPU-/MIG- + 00000001-0000-0000-0000-000000000001 shape (any 8-4-4-4-12 UUID)
     serial        same number of digits: 0000000000001
+    user          /home/alice77 -> /home/user-0001, alice77@example.com -> user-0001@domain-02.invalid
+                  (root and system users kept; an address whose domain starts with a known host
+                  is the host pass's)
+    node list     SLURM_JOB_NODELIST=gpu[01-04],login7 -> SLURM_JOB_NODELIST=nodelist-01
 
 Left alone on purpose: rates, bandwidths, sizes, PCI bus ids (topology, not identity), CPU
 affinity, GID indexes, port numbers, pids, dotted versions (2.18.3, 28.39.1002, and any dotted run
 longer than 4 numbers), netdev names, NCCL host_hash (not reversible to a host name).
 
-Passes run in a fixed order (host names, UUIDs, serials, IPoIB/EUI-64 byte strings, IPv6, GUIDs,
+A host name followed by dotted labels takes them as its domain only when that domain is registered
+or ends in a DNS or site top-level domain, never a file suffix (nccl-node12.log keeps ".log"); a
+host named as a GPU model (h100) is a word host; a private-use character in a member (the
+placeholders' planes) is replaced with U+FFFD.
+
+Passes run in a fixed order (users and node lists, host names, UUIDs, serials, IPoIB/EUI-64 byte strings, IPv6, GUIDs,
 MACs, IPv4, LIDs) and each replaces what it recognises by a placeholder no later pass can match,
 so nothing is redacted twice (the 198.18.x.y inside a redacted ::ffff:198.18.x.y is not read again).
 `mapping()` (original -> token) is for the collector to keep *outside* the bundle.
