@@ -202,6 +202,7 @@ def compare(runs: list[Run], *, topology=None, profile: Optional[str] = None, no
             summary.insert(0, f"at {perf._size(large['size'])} the runs agree within noise ({large['noise']:.0%})")
     else:
         summary.insert(0, "the runs share no message size: compare them by eye on the chart")
+    summary.extend(r.note for r in runs if r.note)
     return {"schema_version": SCHEMA_VERSION, "kind": "compare",
             "collective": next((r.collective for r in runs if r.collective), None),
             "runs": [r.to_json() for r in runs], "shapes": groups, "sizes": sizes, "table": table,

@@ -29,7 +29,7 @@ from typing import Any, Optional, Sequence
 
 from ..errors import InputError, UsageError
 from .layers import NodeLayers, measure
-from .models import ModelSpec, model_spec
+from .models import ModelSpec, check_bounds, model_spec
 from .recommend import Layout, alternatives, evaluate, given_layout, micro_batches_for, recommend
 
 SCHEMA_VERSION = 1
@@ -88,7 +88,8 @@ def plan(node: NodeLayers, *, nodes: int = 1, model: Optional[ModelSpec] = None,
     article's rule), G = M x DP micro-batches per step, each layout's M = G / its DP."""
     if nodes < 1:
         raise UsageError(f"--nodes: must be at least 1, got {nodes}")
-    if tflops is not None and not (0 < tflops < 1e6):
+    check_bounds(nodes=nodes, tp=tp, pp=pp, dp=dp, ep=ep, micro_batches=micro_batches)
+    if tflops is not None and not (0 < tflops < 1e6):  # NaN fails both comparisons: refused too
         raise UsageError(f"--tflops: achieved TFLOP/s per GPU, above 0 and below 1e6, got {tflops}")
     model = model or model_spec()
     total = len(node.gpus) * nodes
