@@ -22,7 +22,7 @@ RAW = ("\x1b", "\x00", "\r", "\u2028", "\u202e")
 def test_no_control_character_from_an_input_reaches_the_terminal(tmp_path, args):
     path = str(evil_sysfs(tmp_path / "sysfs.json"))
     done = CliRunner().invoke(app, [a.replace("{f}", path) for a in args])
-    assert done.exit_code in (0, 1), done.output
+    assert done.exit_code in (0, 1, 3), done.output  # 3: the sysfs tree shows GPUs that no input checked (SYS005)
     for raw in RAW:
         assert raw not in done.stdout, (raw, args[0])
     assert "mlx5_5\\x1b[2J" in done.stdout and "mlx5_3\\x00" in done.stdout
