@@ -149,7 +149,7 @@ def test_a_hanging_scontrol_is_bounded_by_the_deadline(scontrol, tmp_path):
     start = time.monotonic()
     res = prolog(AZURE_SYSFS, "--deadline", "2")
     took = time.monotonic() - start
-    assert took < 6, took
+    assert took < 15, took  # scontrol sleeps 30 s: well under it means it was not waited for
     assert res.exit_code == 1
     assert "topodiag: not draining gpu017: its state is unknown" in res.stderr
 
