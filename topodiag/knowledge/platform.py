@@ -31,6 +31,7 @@ class Hints:
     hca_models: tuple[str, ...] = ()          # ConnectX-7 ...
     pcie_gen: Optional[int] = None            # the GPUs' PCIe generation from their links
     vm_hidden_pcie: bool = False              # SYS pairs between GPUs of one NUMA node (hypervisor hides the tree)
+    p2p_gns: bool = False                     # topo -p2p: GNS (GPU not supported): a consumer board
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,8 @@ def _named(hints: Hints, facts: Optional[GpuFacts], name: Optional[str]) -> list
         said.append(f"PCIe Gen{hints.pcie_gen}")
     if hints.vm_hidden_pcie:
         said.append("SYS pairs inside one NUMA node (hidden PCIe tree)")
+    if hints.p2p_gns:
+        said.append("topo -p2p GNS (consumer board, no GPU P2P)")
     return said
 
 
@@ -118,11 +121,11 @@ def infer(hints: Hints) -> Platform:
     if facts is not None:
         return _from_model(hints, facts, grace, said)
     if grace:
-        return Platform("Grace-based node (GPU-NIC through the Grace CPU by design)", "medium", said,
-                        grace=True, pcie_only=None)
+        return Platform("Grace-based node (GPU NUMA ids: GPU-NIC through the Grace CPU by design)", "medium", said,
+                        grace=True, pcie_only=False if hints.nv_pairs else None)
     if hints.pcie_pairs and not hints.nv_pairs:
         return Platform("PCIe-only node (no NVLink between GPUs)", "medium", said, pcie_only=True,
-                        vm=hints.vm_hidden_pcie)
+                        vm=hints.vm_hidden_pcie, gpudirect_rdma=False if hints.p2p_gns else None)
     if hints.nv_pairs and hints.pcie_pairs:
         return Platform("NVLink on some GPU pairs (bridged pairs or a cube mesh)", "low", said, pcie_only=False)
     if hints.nv_pairs:
