@@ -11,12 +11,12 @@ from topodiag.knowledge import _data
 from topodiag.knowledge.platform import Hints, infer
 from topodiag.profiles import load_profiles
 
-TABLES_WITH_ROWS = {"pcie": ["x16"], "nvlink": ["gen"], "gpus": ["gpu"], "ib": ["rate", "hca", "sku"],
+TABLES_WITH_ROWS = {"pcie": ["x16"], "nvlink": ["gen"], "gpus": ["gpu"], "ib": ["rate"], "hca": ["hca", "sku"],
                     "clouds": ["instance"]}
 
 
 def test_every_data_file_is_shipped_and_read():
-    assert _data.data_files() == ["busbw", "clouds", "gpus", "ib", "nvlink", "pcie", "xid"]
+    assert _data.data_files() == ["busbw", "clouds", "gpus", "hca", "ib", "nvlink", "pcie", "xid"]
 
 
 @pytest.mark.parametrize("name", sorted(TABLES_WITH_ROWS))

@@ -38,8 +38,7 @@ IB_SOURCES = ("ibstat", "ibv_devinfo", "ibstatus")
 OK_STATES = ("Active", "ActiveDefer")
 RATE_TOL = knowledge.IB_RATE_REL_TOL
 
-# CA type -> (model, top InfiniBand rate Gb/s) and the legacy rate names: hardware facts, from knowledge/ib.toml.
-HCA_MODELS = knowledge.HCA_MODELS
+# The legacy rate names: hardware facts, from knowledge/ib.toml (HCA models: knowledge.hca_models()).
 _LEGACY_RATE_NAMES = knowledge.IB_LEGACY_RATE_NAMES
 
 
@@ -52,7 +51,7 @@ def rate_name(rate_gbps: float | None) -> str:
 
 
 def hca_model(ca_type: str | None) -> str | None:
-    return HCA_MODELS.get(ca_type or "", (None, None))[0]
+    return knowledge.hca_model(ca_type)
 
 
 def _num(x: float) -> str:
@@ -307,7 +306,7 @@ def _against_sku(p: dict[str, Any], rate: float) -> tuple | None:
     """An InfiniBand port against its board: the native rate of the SKU its PSID names (warning below it),
     else the model's top rate (warning), except at the native rate of a lower SKU of that model
     (ConnectX-6 HDR100 at 100, ConnectX-3 QDR at 40): info, by design if the board is that SKU."""
-    model, top = HCA_MODELS.get(p.get("ca_type") or "", (None, None))
+    model, top = knowledge.hca_model(p.get("ca_type")), knowledge.hca_top_gbit_s(p.get("ca_type"))
     sku = knowledge.hca_sku(board_id=p.get("board_id"))
     if sku is not None:
         if rate >= sku.native_gbit_s * (1 - RATE_TOL):

@@ -9,7 +9,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from ._data import table
-from .nvlink import GA102_BRIDGE_LINKS, GA102_BRIDGE_ONE_WAY_GBYTE_S, GA102_BRIDGE_SPEED_GBPS, MULTINODE_NVLINK_GPUS, \
+from .nvlink import GA102_BRIDGE_ONE_WAY_GBYTE_S, GA102_BRIDGE_SPEED_GBPS, MULTINODE_NVLINK_GPUS, \
     NVLINK_GENS
 
 
@@ -67,15 +67,31 @@ def _facts(row: dict) -> GpuFacts:
     return GpuFacts(row["model"], gen.arch, form, gen.version, links, accepted, False, speed, **common)
 
 
-# (pattern, facts), most specific first.
-_GPU_TABLE: tuple[tuple[str, GpuFacts], ...] = tuple((row["pattern"], _facts(row)) for row in table("gpus")["gpu"])
-assert GA102_BRIDGE_LINKS == 4  # the GA102 rows' `links` (gpus.toml) must match nvlink.toml's bridge
+@lru_cache(maxsize=1)
+def gpu_table() -> tuple[tuple[str, GpuFacts], ...]:
+    """(pattern, facts) of gpus.toml, most specific first, read on first use (keeps the import cheap for
+    the prolog path)."""
+    return tuple((row["pattern"], _facts(row)) for row in table("gpus")["gpu"])
 
 
 @lru_cache(maxsize=1)
 def _gpu_patterns() -> tuple[tuple[re.Pattern[str], GpuFacts], ...]:
-    """The table's patterns, compiled on first use (keeps the import cheap for the prolog path)."""
-    return tuple((re.compile(p), f) for p, f in _GPU_TABLE)
+    """The table's patterns, compiled on first use."""
+    return tuple((re.compile(p), f) for p, f in gpu_table())
+
+
+def gpu_models() -> Mapping[str, GpuFacts]:
+    """Every GPU model the table knows, by its label."""
+    return MappingProxyType({f.model: f for _, f in gpu_table()})
+
+
+def __getattr__(name: str):
+    """_GPU_TABLE / GPU_MODELS, built on first use."""
+    if name == "_GPU_TABLE":
+        return gpu_table()
+    if name == "GPU_MODELS":
+        return gpu_models()
+    raise AttributeError(name)
 
 
 _PREFIX_RE = re.compile(r"^(?:NVIDIA\s+)?(?:TESLA\s+|GEFORCE\s+|QUADRO\s+)?")
@@ -127,10 +143,8 @@ def multinode_nvlink_gpus(facts: "GpuFacts | None") -> int | None:
 def slowest_sxm_nvlink() -> tuple[str, float]:
     """(model, one-way GB/s per GPU) of the slowest NVSwitch/hybrid-mesh (non-bridged) NVLink GPU in
     the table: the floor under which an intra-node busbw is below every NVLink class."""
-    found = [(f.nvlink_one_way_gbyte_s, f.model) for _, f in _GPU_TABLE
+    found = [(f.nvlink_one_way_gbyte_s, f.model) for _, f in gpu_table()
              if f.nvlink_one_way_gbyte_s and not f.nvlink_bridge]
     speed, model = min(found)
     return model, speed
 
-
-GPU_MODELS: Mapping[str, GpuFacts] = MappingProxyType({f.model: f for _, f in _GPU_TABLE})

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Mapping
 
@@ -32,9 +33,6 @@ IB_RATE_REL_TOL: float = _T["tolerance"]["rate_rel_tol"]
 IB_LEGACY_RATE_NAMES: Mapping[float, str] = MappingProxyType({
     float(k): v for k, v in _T["legacy_names"].items() if k != "source"})
 
-# CA type -> (model, top InfiniBand rate Gb/s of any SKU; None: Ethernet-only part)
-HCA_MODELS: Mapping[str, tuple[str, float | None]] = MappingProxyType({
-    h["ca_type"]: (h["model"], h.get("top_gbit_s")) for h in _T["hca"]})
 
 
 @dataclass(frozen=True)
@@ -46,8 +44,27 @@ class HcaSku:
     source: str
 
 
-HCA_SKUS: tuple[HcaSku, ...] = tuple(
-    HcaSku(s["part"], s["model"], s["native_gbit_s"], s.get("psid"), s["source"]) for s in _T["sku"])
+@lru_cache(maxsize=1)
+def hca_models() -> Mapping[str, tuple[str, float | None]]:
+    """CA type -> (model, top InfiniBand rate Gb/s of any SKU; None: Ethernet-only part), from hca.toml
+    (read on first use: the prolog path pays for it only when it judges an HCA)."""
+    return MappingProxyType({h["ca_type"]: (h["model"], h.get("top_gbit_s")) for h in table("hca")["hca"]})
+
+
+@lru_cache(maxsize=1)
+def hca_skus() -> tuple[HcaSku, ...]:
+    """The board SKUs hca.toml knows, with their native rates."""
+    return tuple(HcaSku(s["part"], s["model"], s["native_gbit_s"], s.get("psid"), s["source"])
+                 for s in table("hca")["sku"])
+
+
+def __getattr__(name: str):
+    """HCA_MODELS / HCA_SKUS, built on first use."""
+    if name == "HCA_MODELS":
+        return hca_models()
+    if name == "HCA_SKUS":
+        return hca_skus()
+    raise AttributeError(name)
 
 
 def ib_rate_name(rate_gbps: float | None, lanes: int = 4) -> str | None:
@@ -80,17 +97,17 @@ def gbit_to_gbyte(gbit_s: float) -> float:
 
 def hca_model(ca_type: str | None) -> str | None:
     """"MT4129" -> "ConnectX-7"; None when unknown."""
-    return HCA_MODELS.get(ca_type or "", (None, None))[0]
+    return hca_models().get(ca_type or "", (None, None))[0]
 
 
 def hca_top_gbit_s(ca_type: str | None) -> float | None:
     """The fastest InfiniBand rate any SKU of the CA type has (a ceiling, not every board's rate)."""
-    return HCA_MODELS.get(ca_type or "", (None, None))[1]
+    return hca_models().get(ca_type or "", (None, None))[1]
 
 
 def hca_sku(board_id: str | None = None, part: str | None = None) -> HcaSku | None:
     """The board SKU a PSID (ibv_devinfo board_id) or part number names, when the table knows it."""
-    for sku in HCA_SKUS:
+    for sku in hca_skus():
         if board_id and sku.psid and sku.psid.upper() == str(board_id).strip().upper():
             return sku
         if part and str(part).strip().upper().startswith(sku.part.upper()[:-1]):
@@ -102,5 +119,5 @@ def hca_lower_skus(model: str | None) -> tuple[float, ...]:
     """The native rates (Gb/s) of the model's SKUs below its top rate (ConnectX-6: HDR100 100)."""
     if not model:
         return ()
-    top = max((m[1] or 0 for m in HCA_MODELS.values() if m[0] == model), default=0)
-    return tuple(sorted({s.native_gbit_s for s in HCA_SKUS if s.model == model and s.native_gbit_s < top}))
+    top = max((m[1] or 0 for m in hca_models().values() if m[0] == model), default=0)
+    return tuple(sorted({s.native_gbit_s for s in hca_skus() if s.model == model and s.native_gbit_s < top}))
