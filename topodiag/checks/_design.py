@@ -20,7 +20,7 @@ SOURCE_WORDS = {"nvidia_smi_topo_m": "nvidia-smi topo -m", "nvidia_smi_nvlink_s"
 MODEL_SOURCES = ("nvml", "nvidia_smi_q", "nvidia_smi_nvlink_s", "nvidia_smi_nvlink_e", "nvidia_smi_nvlink_c",
                  "nvidia_smi_nvlink_info", "nccl_tests", "nvidia_bug_report", "nccl_topo_xml")
 
-_CACHE: list = [None, None, None]  # (topology, profile name, Platform): one node per run
+_CACHE: list = [None]  # one (topology, profile name, Platform) tuple, read and replaced whole (threads)
 
 
 def _model_hint(topology, gpus: list[str], profile) -> tuple[tuple[str, ...], str]:
@@ -89,10 +89,11 @@ def hints_of(topology, profile=None) -> Hints:
 def platform_of(topology, profile=None) -> Platform:
     """The node's platform (knowledge.platform.infer over hints_of), once per topology and profile."""
     key = getattr(profile, "name", None)
-    if _CACHE[0] is topology and _CACHE[1] == key:
-        return _CACHE[2]
+    entry = _CACHE[0]
+    if entry is not None and entry[0] is topology and entry[1] == key:
+        return entry[2]
     found = infer(hints_of(topology, profile))
-    _CACHE[:] = [topology, key, found]
+    _CACHE[0] = (topology, key, found)
     return found
 
 
