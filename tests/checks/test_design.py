@@ -65,3 +65,19 @@ def test_two_gpus_per_node_in_nccl_tests_is_named_though_no_profile_fits():
     assert d.profile is None
     assert d.platform.startswith("H100 SXM x2") and "an nccl-tests run's rank lines" in d.platform
     assert "no profile, so not judged: TOPO006" in d.platform
+
+
+def test_gdr001_on_geforce_boards_is_info(tmp_path):
+    """NCCL over IB, no peer-memory module, on a host whose GPUs refuse P2P (topo -p2p GNS: GeForce, no
+    GPUDirect RDMA by design): GDR001 says so as info, never an error (issue 27). The same log and lsmod
+    without the GeForce topology stay an error (tests/checks/test_fabric.py)."""
+    lsmod = (REPO / "fixtures/peermem/lsmod-grep-peermem-absent-a100-nccl2.12-01.txt").read_text()
+    log = "nodea:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>\nnodea:1:1 [0] NCCL INFO Using network IB\n"
+    (tmp_path / "nccl.log").write_text(log)
+    (tmp_path / "lsmod.txt").write_text(lsmod)
+    paths = [str(tmp_path / "nccl.log"), str(tmp_path / "lsmod.txt"),
+             str(REPO / "fixtures/hosts/rtx5090-workstation-no-p2p/commands/nvidia_smi_topo_m.txt"),
+             str(REPO / "fixtures/hosts/rtx5090-workstation-no-p2p/commands/nvidia_smi_topo_p2p.txt")]
+    d = topodiag.diagnose(paths)
+    gdr = [f for f in d.findings if f.code == "GDR001"]
+    assert [str(f.severity) for f in gdr] == ["info"] and "no GPUDirect RDMA by design" in gdr[0].message
