@@ -231,6 +231,8 @@ def render(diagnosis, stream=None, **options: Any) -> None:
     console.print(head)
     console.print(Text(_hanging(f"{cov.text()} | {read} | profile {profile or '-'}", width, "", "  "),
                        style="dim" if not cov.missing else ""))
+    if getattr(d, "platform", ""):
+        console.print(Text(_hanging(f"Platform: {d.platform}", width, "", "  "), style="dim"))
 
     if outcome.findings:  # the compact view: one line per finding (or per group), worst first
         console.print()
