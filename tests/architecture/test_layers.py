@@ -40,7 +40,8 @@ LAYERS = [
 RANK = {top: i for i, (_, tops) in enumerate(LAYERS) for top in tops}
 # Within a layer, what may import what: loading reads bundles and live collection reads user
 # files with the loader's opener; profiles find their folder beside the rules; __main__ runs the CLI.
-SIDEWAYS = {("load", "bundle"), ("live", "load"), ("profiles", "engine"), ("__main__", "cli"), ("fleet", "actions")}
+SIDEWAYS = {("load", "bundle"), ("live", "load"), ("profiles", "engine"), ("__main__", "cli"), ("fleet", "actions"),
+            ("xid", "knowledge")}  # xid.py re-exports knowledge/xid.py (the one home of hardware facts)
 
 
 def _module_name(path: Path) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import topodiag
 from tests.fixtures_index import FIXTURES
 from tests.parsers.test_fabric_sources import REPORT
@@ -75,31 +77,30 @@ def test_nvidia_smi_q_width_feeds_topo005_and_an_idle_gen1_does_not(tmp_path):
     assert topo5 == [("TOPO005", "warning", ["gpu:0"])]  # x8 of x16; GPU 2a at Gen1 of Gen5 (idle) is not judged
 
 
-def test_nvml_probe_reads_gpu_fabric_info_and_fab001_judges_it(tmp_path):
-    """A pynvml with nvmlDeviceGetGpuFabricInfoV: the probe writes each GPU's fabric (in NVML's codes
-    turned to nvidia-smi's words), the nvml parser reads it, FAB001 judges it; a pynvml without the
-    call leaves the key out (the recorded probes replay unchanged: tests/live/test_nvml_probe.py)."""
+def test_nvml_probe_reads_gpu_fabric_info_and_fab001_judges_it(tmp_path, monkeypatch):
+    """The real pynvml over a fake libnvidia-ml (tests/fakes/fake_libnvml.py) whose
+    nvmlDeviceGetGpuFabricInfoV answers per GPU: the probe writes each GPU's fabric (in NVML's codes
+    turned to nvidia-smi's words), the nvml parser reads it, FAB001 judges it."""
     import json
-    from types import SimpleNamespace
 
-    from tests.fakes.fake_pynvml import FakeNvml, nvml_error
+    pynvml = pytest.importorskip("pynvml")
+    from tests.fakes.fake_libnvml import FakeLibNvml
     from topodiag.live import nvml_probe
     from topodiag.parsers import nvml as nvml_parser
     from topodiag.parsers.base import blank_provenance_header
 
     path = FIXTURES / "nvml" / "nvml-invented-h100-hgx-8gpu-nvswitch-01.json"
-    fake = FakeNvml.from_probe(json.loads(blank_provenance_header(path.read_text())))
-    uuid = bytes.fromhex("dc6e40c4d72243579ba65291dd461278")
-
-    def fabric_v(handle, info):
-        if handle.index == 7:
-            raise nvml_error("NVML_ERROR_NOT_SUPPORTED")
-        info.state, info.status, info.cliqueId, info.clusterUuid = (2, 0, 0, b"\0" * 16) if handle.index == 3 else (3, 0, 2, uuid)
-        info.healthMask, info.healthSummary = (2 | 2 << 2 | 2 << 4 | 2 << 6 | 1 << 8), 1
-        return 0
-
-    fake.c_nvmlGpuFabricInfo_v3_t = lambda: SimpleNamespace()
-    fake.nvmlDeviceGetGpuFabricInfoV = fabric_v
+    recorded = json.loads(blank_provenance_header(path.read_text()))
+    registered = {"state": "Completed", "status": "Success", "clique_id": 2,
+                  "cluster_uuid": "dc6e40c4-d722-4357-9ba6-5291dd461278",
+                  "health_mask": 2 | 2 << 2 | 2 << 4 | 2 << 6 | 1 << 8, "health_summary": "Healthy"}
+    for g in recorded["gpus"]:
+        g["fabric"] = dict(registered)
+    recorded["gpus"][3]["fabric"].update(state="In Progress", clique_id=0,
+                                         cluster_uuid="00000000-0000-0000-0000-000000000000")
+    recorded["unsupported"]["nvmlDeviceGetGpuFabricInfoV(gpu=7)"] = "NVML_ERROR_NOT_SUPPORTED: Not Supported"
+    recorded["unsupported"]["nvmlDeviceGetGpuFabricInfo(gpu=7)"] = "NVML_ERROR_NOT_SUPPORTED: Not Supported"
+    fake = FakeLibNvml(recorded).install(monkeypatch, pynvml)
     data = nvml_probe.probe(nvml=fake)
     fabrics = [g.get("fabric") for g in data["gpus"]]
     assert fabrics[0] == {"state": "Completed", "status": "Success", "clique_id": 2,

@@ -110,9 +110,25 @@ def test_small_sizes_only_give_an_info_that_the_run_cannot_be_judged():
     assert "at 64 KiB cannot be judged: the largest size is below 256 MiB" in worded("PERF001", h)
 
 
-def test_pcie_v100_128mib_is_too_small():
-    [h] = p1("nccltests-allreduce-v100-pcie-4gpu-nccl2.4-oldformat-01.txt")
-    assert h.severity == Severity.INFO and h.values["size"] == "128 MiB"
+def test_pcie_v100_levelled_short_run_is_judged_against_pcie_p2p_and_passes():
+    # 4x V100 PCIe (Gen3, no NVLink) levels off at ~11.2 GB/s from 32 MiB to 128 MiB: the PCIe P2P
+    # expectation is 16 GB/s x 0.70 = 11.2 GB/s (knowledge/busbw.toml), 11.2 >= 0.7 x 11.2: healthy.
+    assert p1("nccltests-allreduce-v100-pcie-4gpu-nccl2.4-oldformat-01.txt") == []
+
+
+def test_pcie_v100_far_below_pcie_p2p_is_a_warning():
+    # The same run judged with min_fraction 2.0: 11.2 GB/s is below 2.0 x 11.2 -> the finding states
+    # the PCIe expectation and how it was derived (hand-computed: Gen3 x16 16 GB/s x 0.7 = 11.2).
+    [h] = p1("nccltests-allreduce-v100-pcie-4gpu-nccl2.4-oldformat-01.txt", params={**PARAMS, "min_fraction": 2.0})
+    assert h.severity is None and h.values["expected"] == "11"  # the rule's own severity (warning)
+    assert "PCIe P2P" in h.values["how"] and "Gen3 x16 16 GB/s" in h.values["how"]
+
+
+def test_geforce_pcie_run_is_judged_against_host_staged_copies():
+    # 4x RTX 4090 (GeForce: no GPU P2P by design) at ~25.9 GB/s: above the staged 32 x 0.35 = 11.2 GB/s.
+    assert p1("nccltests-allreduce-4x-rtx4090-pcie-256m-2g-26-01.txt") == []
+    [h] = p1("nccltests-allreduce-4x-rtx4090-pcie-256m-2g-26-01.txt", params={**PARAMS, "min_fraction": 3.0})
+    assert h.values["expected"] == "11" and "host-staged" in h.values["how"]
 
 
 @pytest.mark.parametrize("name, why", [
@@ -320,3 +336,46 @@ def test_perf004_names_the_node_of_every_slow_pair_and_clears_partners():
     assert tuple(pair.subjects) == ("host:ne", "host:nf")
     # all within 20% of the best: nothing
     assert list(perf_pairs.perf004(busbw_pairs.parse("na,nb 90\nna,nc 80\nnb,nc 75\n"), {"min_fraction": 0.8})) == []
+
+
+# -- PERF002: failed runs by their catalogue class, runs that measured nothing (issue 26) ---------------
+
+def test_failed_run_names_its_cause_class_meaning_and_fix():
+    [h] = p2("nccltests-allreduce-1024rank-h100-unhandled-cuda-error-322-01.txt")
+    text = worded("PERF002", h)
+    assert problem(h) == "test failure" and h.severity == Severity.ERROR
+    assert "first at line 37: HCA-128: Test NCCL failure common.cu:1204 'unhandled cuda error" in text
+    assert "(cuda-failure: An NCCL call of the test failed with ncclUnhandledCudaError" in text and "Fix: " in text
+    assert "no result rows" not in text  # five rows were measured first
+
+
+def test_failure_before_any_row_says_so():
+    [h] = p2("nccltests-allreduce-4x2080ti-docker-unhandled-system-error-nccl473-01.txt")
+    text = worded("PERF002", h)
+    assert problem(h) == "test failure" and "no result rows" in text and "system-failure" in text
+    [h] = p2("nccltests-hypercube-5090-g8-invalid-device-ordinal-289-01.txt")
+    assert "'invalid device ordinal'" in worded("PERF002", h) and h.values["line_no"] == 10  # not the trace line
+
+
+def test_banner_then_nothing_is_an_error_never_ok():
+    [h] = p2("nccltests-allreduce-8xa800-pcie-stuck-no-rows-nccl1027-01.txt")
+    assert problem(h) == "no result rows" and h.severity is None  # the rule's own: error
+    assert "the benchmark stopped before measuring anything" in worded("PERF002", h)
+    assert "8 rank line(s)" in worded("PERF002", h)
+
+
+def test_a_fragment_after_the_banner_is_not_judged_empty():
+    from topodiag.parsers import nccl_tests
+
+    fragment = nccl_tests.parse("#  Rank  1 Group  0 Pid   2832 on   testgpu1 device  1 [0x03] NVIDIA A100-PCIE-40GB\n"
+                                "NCCL version 2.19.3+cuda12.3\n")
+    assert list(perf.perf002(fragment)) == []
+
+
+def test_only_ignored_options_are_a_warning():
+    from topodiag.parsers import nccl_tests
+
+    text = (_BANNER + "Option -R (register) is not supported before NCCL 2.19. Ignoring\n" + _HEADER
+            + _row(1 << 27, 100.0))
+    [h] = list(perf.perf002(nccl_tests.parse(text)))
+    assert h.severity == Severity.WARNING and "benchmark-option-ignored" in worded("PERF002", h)

@@ -86,7 +86,7 @@ def test_fan_out_gathers_each_nodes_report_and_lists_the_nodes_that_failed(node_
 
 
 def test_fan_out_text_names_the_outlier_and_the_silent_nodes(node_dirs):
-    res = fleet("--nodes", "gpu[05-08]", "--local", "--timeout", "5",
+    res = fleet("--nodes", "gpu[05-08]", "--local", "--timeout", "5", "--fail-on", "never",
                 "--command", gather_command(node_dirs), "--format", "text")
     # two reports only: too few for a majority, nobody blamed; the two silent nodes still listed
     assert res.exit_code == 3, res.output
@@ -163,11 +163,13 @@ def test_an_unreadable_input_beside_good_reports_exits_3(tmp_path, base_report):
 
 
 def test_fail_on_names_the_nodes_with_findings(tmp_path, base_report):
-    """An invented finding planted on n2 (the fingerprint unchanged): only --fail-on makes it count."""
+    """An invented finding planted on n2 (the fingerprint unchanged): --fail-on (error by default)
+    makes it count; --fail-on never lets only outliers count."""
     sick = node(base_report, "n2")
     sick["findings"] = [{"code": "IB001", "severity": "error"}]
     path = write_jsonl(tmp_path / "all.jsonl", [node(base_report, "n1"), sick, node(base_report, "n3")])
-    assert fleet(str(path), "--format", "json").exit_code == 0
+    assert fleet(str(path), "--format", "json", "--fail-on", "never").exit_code == 0
+    assert fleet(str(path), "--format", "json").exit_code == 1
     res = fleet(str(path), "--format", "text", "--fail-on", "error")
     assert res.exit_code == 1
     assert "Nodes with findings at or above error: 1" in res.stdout and "n2: error (IB001)" in res.stdout

@@ -41,7 +41,7 @@ def test_check_with_a_slow_tool_ends_at_the_deadline(node, tmp_path):
     res = CliRunner().invoke(app, ["check", "--sysfs-root", str(H100_SYSFS), "--deadline", "1", "--format", "json"])
     took = time.monotonic() - start
     assert res.exit_code == ExitCode.INCOMPLETE, res.output
-    assert took < 5, took
+    assert took < 15, took  # the tools sleep 30 s: well under it means they were not waited for
 
 
 def test_collect_with_a_slow_tool_and_ofed_info_ends_at_the_deadline(node, tmp_path):
@@ -51,7 +51,7 @@ def test_collect_with_a_slow_tool_and_ofed_info_ends_at_the_deadline(node, tmp_p
                                    "-o", str(tmp_path / "b")])
     took = time.monotonic() - start
     assert res.exit_code == ExitCode.OK, res.output
-    assert took < 5, took
+    assert took < 15, took  # the tools sleep 30 s: well under it means they were not waited for
     import json
 
     manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())

@@ -213,13 +213,13 @@ def test_severity_order_and_parsing():
 def test_finding_is_frozen_and_json_ready():
     f = Finding("IB001", "ib-port-down", "error", "nic:mlx5_0", "mlx5_0 port 1 is Down",
                 evidence=[{"source": "ibstat", "file": "ibstat.txt", "line_no": 7}], why="w", fix="f",
-                expectation="profile dgx-h100")
+                expectation="profile dgx-h100", action="reseat-cable")
     assert f.severity is Severity.ERROR and f.subjects == ("nic:mlx5_0",)
     assert f.evidence == (Evidence("ibstat", "ibstat.txt", 7),)
     assert f.to_dict() == {
         "code": "IB001", "slug": "ib-port-down", "severity": "error", "subjects": ["nic:mlx5_0"],
         "message": "mlx5_0 port 1 is Down", "evidence": [{"source": "ibstat", "file": "ibstat.txt", "line_no": 7}],
-        "why": "w", "fix": "f", "expectation": "profile dgx-h100",
+        "why": "w", "fix": "f", "expectation": "profile dgx-h100", "action": "reseat-cable",
     }
     with pytest.raises(AttributeError):
         f.code = "IB002"  # type: ignore[misc]

@@ -1,5 +1,10 @@
 """A fake `pynvml` that replays a recorded NVML probe (record and replay, as DCGM's nvml-injection).
 
+An invented stand-in for pynvml: it takes whatever the probe hands it, so it cannot see a call
+that is wrong for the real library (issue 25: the fabric structure passed by value). Kept for the
+older tests of tests/live/test_nvml_probe.py; new tests run the REAL pynvml over a fake
+libnvidia-ml instead (tests/fakes/fake_libnvml.py; in a child process: tests/fakes/nvml_child.py).
+
     fake = FakeNvml.from_probe(json.loads(text))      # a probe JSON (fixtures/nvml/*.json)
     probe(nvml=fake) == the recorded probe            # the round trip
 

@@ -5,6 +5,7 @@ result: the same nodes in the same order, so the same outliers, duplicates, fail
 from __future__ import annotations
 
 import json
+import shutil
 import math
 from array import array
 from pathlib import Path
@@ -27,7 +28,7 @@ def _fleet_dir(root: Path, base: dict) -> Path:
     a cut-off report, a `parse` output, a JSON-lines file of two reports and a node with findings."""
     d = root / "reports"
     d.mkdir()
-    (d / "a-bundle").symlink_to(BASE_SCENARIO, target_is_directory=True)
+    shutil.copytree(BASE_SCENARIO, d / "a-bundle")  # a copy: fleet follows no link in a directory
     for i in range(1, N + 1):
         host, fp = f"node{i:03d}", {}
         if i == 20:
@@ -250,11 +251,12 @@ def test_a_report_file_read_in_one_go_is_what_the_line_reader_gives(tmp_path, ba
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="no FIFOs here")
 def test_the_one_go_read_never_blocks_on_a_fifo(tmp_path):
-    """A FIFO where a report file was listed is left to the line reader, not opened blocking."""
+    """A FIFO where a report file was listed is never opened blocking: the listing says it is not a
+    regular file (SPECIAL), and the one-go read passes it over."""
     import os
 
-    from topodiag.fleet.reports import REPORT_FILE, _one_report_file, dir_entries
+    from topodiag.fleet.reports import SPECIAL, _one_report_file, dir_entries
 
     os.mkfifo(tmp_path / "n1.json")
     assert _one_report_file(str(tmp_path / "n1.json")) is None
-    assert dir_entries(str(tmp_path)) == ([str(tmp_path / "n1.json")], bytearray([REPORT_FILE]))
+    assert dir_entries(str(tmp_path)) == ([str(tmp_path / "n1.json")], bytearray([SPECIAL]))

@@ -28,7 +28,8 @@ def small_fleet(tmp_path, base):
 def test_summary_counts(tmp_path, base_report):
     s = small_fleet(tmp_path, base_report).summary
     assert s["nodes"] == {"read": 5, "failed": 1, "duplicates": 0,
-                          "by_worst_finding": {"none": 4, "info": 0, "warning": 0, "error": 1, "critical": 0}}
+                          "by_worst_finding": {"none": 4, "info": 0, "warning": 0, "error": 1, "critical": 0},
+                          "by_worst_finding_named": {"error": ["n4"]}}
     assert s["gpus"] == [{"model": "NVIDIA H100 80GB HBM3", "count": 8, "nodes": 5}]
     assert s["nics"] == [{"model": "MT4129", "firmware": "28.43.2026", "nics": 14, "nodes": 5},
                          {"model": "MT4129", "firmware": "28.39.1002", "nics": 1, "nodes": 1}]
@@ -36,12 +37,12 @@ def test_summary_counts(tmp_path, base_report):
     assert s["ports"] == [{"rate_gbps": 400.0, "link_layer": "InfiniBand", "ports": 9, "nodes": 5},
                           {"rate_gbps": 200.0, "link_layer": "InfiniBand", "ports": 1, "nodes": 1}]
     assert s["drivers"] == [{"version": "550.54.15", "nodes": 1}, {"version": None, "nodes": 4}]
-    assert s["findings"] == [{"code": "IB002", "nodes": 1}, {"code": "TOPO003", "nodes": 1}]
+    assert s["findings"] == [{"code": "IB002", "nodes": 1, "named": ["n4"]}, {"code": "TOPO003", "nodes": 1, "named": ["n4"]}]
     table = rows(s)
     assert ("GPUs", "8 x NVIDIA H100 80GB HBM3", "5 nodes") in table
     assert ("ports", "400 Gb/s InfiniBand", "9 on 5 nodes") in table
     assert ("", "200 Gb/s InfiniBand", "1 on 1 node") in table
-    assert ("findings", "IB002", "1 node") in table
+    assert ("findings", "IB002: n4", "1 node") in table and ("", "worst finding error: n4", "1") in table
 
 
 def test_text_form(tmp_path, base_report):
@@ -51,7 +52,7 @@ def test_text_form(tmp_path, base_report):
     text = out.getvalue()
     assert "5 nodes compared on" in text and "1 input gave no report" in text
     for line in ("nic:mlx5_1 port 1 at 200 Gb/s, 4 others at 400", "firmware of mlx5_0 28.39.1002, 4 others 28.43.2026",
-                 "noded: NET/Socket, 3 others NET/IB/GDRDMA", "Cluster summary", "not JSON (line 1 starts 'nope')"):
+                 "noded: NET/Socket, 3 others NET/IB/GDRDMA", "Cluster summary", "not JSON (line 1 is not a report"):
         assert line in text, line
     assert "\x1b[" not in text  # no colour off a terminal
 
@@ -65,7 +66,7 @@ def test_json_form(tmp_path, base_report):
         "n3: firmware of mlx5_0 28.39.1002, 4 others 28.43.2026",
         "n5: driver 550.54.15, absent on 4 others"]
     assert data["failures"] == [{"input": str(tmp_path / "bad.json"),
-                                 "reason": "not JSON (line 1 starts 'nope'); expected topodiag check reports, "
+                                 "reason": "not JSON (line 1 is not a report, an array or fan-out output); expected topodiag check reports, "
                                            "one per file or per line"}]
     assert data["nccl"][0]["outliers"][0]["host"] == "noded"
 

@@ -71,7 +71,8 @@ def test_prolog_mode_runs_the_prolog_probes_only():
                                                     ("sysfs_infiniband", "probes/sysfs.json"),
                                                     ("ib_counters", "probes/ib_counters.json"),
                                                     ("kernel_log", "probes/kernel_log.json"),
-                                                    ("peermem", "probes/peermem.json")]
+                                                    ("peermem", "probes/peermem.json"),
+                                                    ("gpu_scope", "probes/gpu_scope.json")]
     assert chosen == [s for s in live.SOURCES if s.prolog]
     assert all(info(s.name).prolog_safe for s in chosen)
 
@@ -84,7 +85,7 @@ def test_prolog_mode_imports_no_parser():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     chosen, made, loaded = (out.stdout.split("\n") + ["", ""])[:3]
     assert chosen.split() == ["probes/nvml.json", "probes/sysfs.json", "probes/ib_counters.json",
-                              "probes/kernel_log.json", "probes/peermem.json"]
+                              "probes/kernel_log.json", "probes/peermem.json", "probes/gpu_scope.json"]
     assert made == "False"
     assert loaded.split() == []
 

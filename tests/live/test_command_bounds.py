@@ -176,7 +176,7 @@ def test_the_session_deadline_bounds_each_command_and_skips_what_cannot_start(tm
         assert res.timed_out and res.reason == "no result within its 1 s --deadline (killed)"
         took = time.monotonic() - start
         late = run(["ofed_info", "-s"], 5.0, env=env)
-    assert took < 3
+    assert took < 15  # the tool sleeps 30 s: well under it means it was not waited for (load-tolerant)
     assert late.skipped and late.timed_out and not late.ok
     assert late.reason == "not started: no time left before the --deadline"
     assert commands.time_left() is None  # the session is over: no bound outside it

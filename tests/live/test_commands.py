@@ -63,7 +63,7 @@ def test_a_hanging_tool_and_its_children_are_killed_at_the_timeout(tmp_path):
     start = time.monotonic()
     res = run(["nvidia-smi", "nvlink", "-s"], 0.5, env=env)
     took = time.monotonic() - start
-    assert res.timed_out and res.rc is None and not res.ok and took < 5
+    assert res.timed_out and res.rc is None and not res.ok and took < 30  # the tool sleeps 60 s
     assert res.reason == "no result within its 0.5 s timeout (killed)"
     assert res.stdout.strip() == "partial"
     child = int(pid_file.read_text())

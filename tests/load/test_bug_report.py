@@ -36,14 +36,24 @@ def test_titles_name_the_sources():
 
 def test_sections_keep_the_file_line_numbers():
     text = PROLOGUE + f"{SEP}\n\n/usr/bin/nvidia-smi topo -m\n\n{TOPO}\n{SEP}\n\ndmesg:\n\n[ 1.0] NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus.\n"
-    secs = bug_report.sections(text)
+    secs = list(bug_report.sections(text.split("\n")))
     assert [(s.source, s.title) for s in secs] == [("nvidia_smi_topo_m", "/usr/bin/nvidia-smi topo -m"),
                                                   ("kernel_log", "dmesg:")]
     lines = text.split("\n")
-    for s in secs:  # the section's text, line for line, is the file's
+    for s in secs:  # the section's text starts at its start_line, line for line the file's
         body = s.text.split("\n")
-        first = next(i for i, line in enumerate(body) if line.strip())
-        assert body[first] == lines[first]
+        assert body[0].strip() and body == lines[s.offset: s.offset + len(body)]
+    assert secs[1].start_line == lines.index("[ 1.0] NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus.") + 1
+
+
+def test_parsed_line_numbers_are_the_files(tmp_path):
+    xid = "[ 1.0] NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus."
+    text = PROLOGUE + f"{SEP}\n\n/usr/bin/nvidia-smi topo -m\n\n{TOPO}\n{SEP}\n\ndmesg:\n\n{xid}\n"
+    path = tmp_path / "nvidia-bug-report.log"
+    path.write_text(text)
+    got = gather([str(path)])
+    kernel = next(p.result for p in got.parsed if p.source == "kernel_log")
+    assert [x.line_no for x in kernel.xids] == [text.split("\n").index(xid) + 1]
 
 
 def test_a_report_is_read_section_by_section(tmp_path):

@@ -16,13 +16,13 @@ from .test_builder import H20_IBSTAT, H100_TOPO, parsed
 
 # The merge order the model has always had: ids and first-seen facts follow it.
 ORDER = ("nvidia_smi_topo_m", "nvidia_smi_topo_p2p", "nvidia_smi_nvlink_s", "nvml", "nvidia_smi_q", "nccl_topo_xml",
-         "ibstat", "ibv_devinfo", "ibstatus", "rdma_link", "sysfs_infiniband", "nccl_debug", "nccl_tests", "busbw_pairs",
+         "ibstat", "ibv_devinfo", "ibstatus", "rdma_link", "sysfs_infiniband", "gpu_scope", "nccl_debug", "nccl_tests", "busbw_pairs",
          "nccl_env", "nccl_diag", "p2p_bandwidth_latency", "nvbandwidth")
 
 
 def test_every_merge_module_is_found_in_order():
     assert [m.__name__.rsplit(".", 1)[1] for m in merge_modules()] == [
-        "topo_m", "topo_p2p", "nvlink_s", "nvml", "nvidia_smi_q", "nccl_xml", "ib", "rdma_link", "sysfs", "observations", "busbw_pairs", "bench_env"]
+        "topo_m", "topo_p2p", "nvlink_s", "nvml", "nvidia_smi_q", "nccl_xml", "ib", "rdma_link", "sysfs", "gpu_scope", "observations", "busbw_pairs", "bench_env"]
     assert merged_sources() == ORDER
     assert set(merged_sources()) <= set(parsers.names())
 

@@ -80,3 +80,20 @@ def test_ring_factor_is_2n_minus_1_over_n() -> None:
     assert [traffic.ring_allreduce_factor(n) for n in (1, 2, 4, 8)] == [0.0, 1.0, 1.5, 1.75]
     with pytest.raises(ValueError):
         traffic.ring_allreduce_factor(0)
+
+
+def test_the_hardware_counts_one_direction_and_the_gap_is_9x() -> None:
+    """Where the article errs (docs/domain.md "Where the article rounds or errs"): it divides NVLink by
+    both directions (900 GB/s) and the NIC by one (50 GB/s). Counted as the hardware moves data and as
+    nccl-tests' busbw measures it, one direction on both: 450 GB/s and 50 GB/s, 9x; the 320 AllReduces
+    of 1 GB take 320/450 = 0.711 s on NVLink, not 0.356 s. PCIe 5.0 x16 against NVLink 4.0: 64 vs
+    450 GB/s, 7x; PCIe 5.0 against NVLink 5.0 (B200: 18 x 50 = 900 GB/s): 14x, not 'one to two orders
+    of magnitude'."""
+    nvlink4 = knowledge.NVLINK_GENS[4].per_gpu_one_way_gbyte_s
+    nvlink5 = knowledge.NVLINK_GENS[5].per_gpu_one_way_gbyte_s
+    pcie5 = knowledge.pcie_one_way_gbyte_s(5)
+    assert (nvlink4, nvlink5, pcie5, NDR) == (450.0, 900.0, 64.0, 50.0)
+    assert nvlink4 / NDR == 9.0
+    assert traffic.tp_step_s(80, 1 * GB, nvlink4) == pytest.approx(320 / 450)
+    assert round(traffic.tp_step_s(80, 1 * GB, nvlink4), 3) == 0.711
+    assert 7 <= nvlink4 / pcie5 < 7.1 and 14 <= nvlink5 / pcie5 < 14.1

@@ -17,10 +17,12 @@ manifest.json (schema_version 1):
        {"source": "ibstat", "status": "not_available", "member": null, "argv": ["ibstat"],
         "rc": null, "duration_s": 0.0, "timed_out": false, "reason": "ibstat is not installed"}]}
 
-`status`: ok (the member holds the output), failed (the tool ran and failed: rc, reason),
+`status`: ok (the member holds the output; an empty member, or one of white space only, says the
+tool exited 0 and printed nothing: read as "absent" with that reason, never a problem), failed (the tool ran and failed: rc, reason),
 timed_out, not_available (no such tool or device on the host: a normal outcome, not a problem).
 A member is read with the parser its entry names (no detection: a bundle says what each file is),
-after its sha256 is checked. Members are plain files inside the bundle: an entry naming an absolute
+after its sha256 is checked; a member listed twice under one source is read once, and a manifest of
+more than MAX_ENTRIES entries is refused. Members are plain files inside the bundle: an entry naming an absolute
 path, `..`, a link or anything but a regular file is refused. `pack` writes the directory as a tar.gz and `unpack`
 reads one back into a temporary folder, refusing what could write outside it.
 """
@@ -41,6 +43,9 @@ MANIFEST = "manifest.json"
 SCHEMA_VERSION = 1
 STATUSES = ("ok", "failed", "timed_out", "not_available")
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024
+# Source entries a manifest may hold: collect writes one per source (about 40) and a few for the
+# user's files; a manifest listing more is not one topodiag wrote.
+MAX_ENTRIES = 512
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,9 @@ class Manifest:
     redacted: bool
     sources: tuple[SourceEntry, ...]
     notes: tuple[str, ...] = field(default=())
+    # (source, member, times listed) for each member listed more than once under one source:
+    # the entries after the first are dropped (a member is read once per source)
+    duplicates: tuple[tuple[str, str, int], ...] = field(default=())
 
 
 def is_bundle_dir(path: str) -> bool:
@@ -101,7 +109,9 @@ def read_manifest(root: str) -> Manifest:
     raw = data.get("sources")
     if not isinstance(raw, list):
         raise BundleError(f"{where}: sources: expected a list of source entries")
-    entries = tuple(_entry(where, i, e) for i, e in enumerate(raw))
+    if len(raw) > MAX_ENTRIES:
+        raise BundleError(f"{where}: sources: {len(raw)} entries, more than a manifest holds ({MAX_ENTRIES})")
+    entries, duplicates = _unique(tuple(_entry(where, i, e) for i, e in enumerate(raw)))
     host = data.get("host")
     tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
     notes = data.get("notes") or []
@@ -113,7 +123,22 @@ def read_manifest(root: str) -> Manifest:
                     tool_version=shown(tool["version"]) if isinstance(tool.get("version"), str) else None,
                     created=shown(data["created"]) if isinstance(data.get("created"), str) else None,
                     redacted=data.get("redacted") is True, sources=entries,
-                    notes=tuple(shown(n, 2000) for n in notes))
+                    notes=tuple(shown(n, 2000) for n in notes), duplicates=duplicates)
+
+
+def _unique(entries: tuple[SourceEntry, ...]):
+    """The entries with each (source, member) kept once (the first), and what was dropped."""
+    seen: dict[tuple[str, str], int] = {}
+    kept = []
+    for e in entries:
+        key = (e.source, e.member or "")
+        if e.member and key in seen:
+            seen[key] += 1
+            continue
+        seen[key] = 1
+        kept.append(e)
+    dropped = tuple((source, member, n) for (source, member), n in seen.items() if n > 1)
+    return tuple(kept), dropped
 
 
 def _entry(where: str, i: int, e: Any) -> SourceEntry:
@@ -128,12 +153,14 @@ def _entry(where: str, i: int, e: Any) -> SourceEntry:
     member = e.get("member")
     if member is not None and not isinstance(member, str):
         raise BundleError(f"{key}.member: expected a relative path or null")
-    if status == "ok" and not member:
+    rc = e.get("rc")
+    if status == "ok" and not member and not (isinstance(rc, int) and not isinstance(rc, bool)):
+        # an "ok" entry without a member and with the tool's exit code is an empty answer, as
+        # an earlier collect wrote it (now the member is there, empty); without an rc it says nothing
         raise BundleError(f"{key}.member: status ok needs the member that holds the output")
     argv = e.get("argv") or []
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
         raise BundleError(f"{key}.argv: expected a list of strings")
-    rc = e.get("rc")
     duration = e.get("duration_s")
     sha = e.get("sha256")
     return SourceEntry(

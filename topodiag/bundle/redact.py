@@ -38,12 +38,21 @@ bundle and reach the same findings:
                   (they mean "no LID"); right-aligned columns (iblinkinfo) keep their alignment
     GPU UUID      GPU-/MIG- + 00000001-0000-0000-0000-000000000001 shape (any 8-4-4-4-12 UUID)
     serial        same number of digits: 0000000000001
+    user          /home/alice77 -> /home/user-0001, alice77@example.com -> user-0001@domain-02.invalid
+                  (root and system users kept; an address whose domain starts with a known host
+                  is the host pass's)
+    node list     SLURM_JOB_NODELIST=gpu[01-04],login7 -> SLURM_JOB_NODELIST=nodelist-01
 
 Left alone on purpose: rates, bandwidths, sizes, PCI bus ids (topology, not identity), CPU
 affinity, GID indexes, port numbers, pids, dotted versions (2.18.3, 28.39.1002, and any dotted run
 longer than 4 numbers), netdev names, NCCL host_hash (not reversible to a host name).
 
-Passes run in a fixed order (host names, UUIDs, serials, IPoIB/EUI-64 byte strings, IPv6, GUIDs,
+A host name followed by dotted labels takes them as its domain only when that domain is registered
+or ends in a DNS or site top-level domain, never a file suffix (nccl-node12.log keeps ".log"); a
+host named as a GPU model (h100) is a word host; a private-use character in a member (the
+placeholders' planes) is replaced with U+FFFD.
+
+Passes run in a fixed order (users and node lists, host names, UUIDs, serials, IPoIB/EUI-64 byte strings, IPv6, GUIDs,
 MACs, IPv4, LIDs) and each replaces what it recognises by a placeholder no later pass can match,
 so nothing is redacted twice (the 198.18.x.y inside a redacted ::ffff:198.18.x.y is not read again).
 `mapping()` (original -> token) is for the collector to keep *outside* the bundle.
@@ -61,7 +70,10 @@ import time
 from typing import Callable, Iterable, Mapping, Optional
 
 from ..errors import RedactionError
+from ..parsers.base import ANSI_RE
 from .manifest import open_regular
+from .redact_names import (EMAIL_RE, HOME_RE, KEEP_USERS, NODELIST_RE, PEER_PORT_RE, is_domain_tail,
+                           is_model)
 from .shown import PATH_SHOWN, shown
 
 __all__ = ["Redactor", "RedactionError", "hostnames_in", "redact_tree", "redact_bundle_dir"]
@@ -131,7 +143,8 @@ def _fit(ws: str, original: str, token: str) -> str:
 _UUID_RE = re.compile(
     rf"(?<![{_HEX}])([{_HEX}]{{8}}-[{_HEX}]{{4}}-[{_HEX}]{{4}}-[{_HEX}]{{4}}-[{_HEX}]{{12}})(?![{_HEX}])")
 _SERIAL_RES = (
-    re.compile(r"(?im)^([ \t]*(?:Board |Module |GPU |Product |Chassis )?Serial(?: Number)?[ \t]*:[ \t]*)([A-Za-z0-9-]+)[ \t]*$"),
+    re.compile(r"(?im)^([ \t]*(?:Board |Baseboard |Base Board |System |Module |GPU |Product |Chassis )?Serial(?: Number)?"
+               r"[ \t]*:[ \t]*)([A-Za-z0-9-]+)[ \t]*$"),
     re.compile(r"(?i)(\"(?:\w+_)?serial(?:_number|_no)?\"[ \t]*:[ \t]*\"?)([A-Za-z0-9-]+)(?=\"|[ \t]*[,}\n])"),
     # lspci -vvv: the VPD serial ("[SN] Serial number: MT2233X01234") and the PCIe Device Serial Number
     re.compile(r"(?im)^([ \t]*\[SN\] Serial number:[ \t]*)([A-Za-z0-9-]+)[ \t]*$"),
@@ -230,6 +243,8 @@ class Redactor:
         self._lid_next = 0
         self._uuid: dict[str, str] = {}
         self._serial: dict[str, str] = {}
+        self._users: dict[str, str] = {}  # user name (as printed) -> user-NNNN
+        self._nodelists: dict[str, str] = {}  # a Slurm node list -> nodelist-NN
         self.add_hostnames(hostnames)
 
     # -- host names ----------------------------------------------------------------------------
@@ -385,8 +400,8 @@ class Redactor:
         if self.deadline is not None and time.monotonic() > self.deadline:  # checked per member and per streamed block
             raise RedactionError("redaction did not finish before the --deadline: nothing was written "
                                  "(give a larger --deadline for big logs)")
-        if _PUA_RE.search(text):
-            raise RedactionError(f"{shown(member or 'text')}: holds private-use characters the redactor uses internally")
+        if _PUA_RE.search(text):  # the placeholders' planes: such a character (an icon font's glyph
+            text = _PUA_RE.sub("\ufffd", text)  # in a job name) is replaced, never a reason to refuse
         held: list[str] = []
 
         def hold(token: str) -> str:
@@ -394,7 +409,7 @@ class Redactor:
             held.append(token)
             return chr(_PH_HI + i // _PH_SPAN) + chr(_PH_LO + i % _PH_SPAN)
 
-        for step in (self._pass_hosts, self._pass_uuids, self._pass_serials, self._pass_bytes,
+        for step in (self._pass_people, self._pass_hosts, self._pass_uuids, self._pass_serials, self._pass_bytes,
                      self._pass_ipv6, self._pass_guids, self._pass_macs, self._pass_ipv4, self._pass_lids):
             text = step(text, hold)
         if member:
@@ -454,6 +469,11 @@ class Redactor:
             s, i, j = m.string, m.start(), m.end()
             if s[i - 1:i] == '"' and re.match(r'"[ \t]*:', s[j:j + 3]):
                 return None  # a JSON key ("hostname": ...), never a value to redact
+            if dom and not self._is_domain(dom[1:]):  # node12.log: a file's suffix, not a domain
+                keep = m.string[m.start(2):m.end(2)]
+                if name in self._hosts:
+                    return hold(self._hosts[name]) + keep
+                return hold(self._domain(name)) + keep  # a registered domain's own label
             if name in self._domains and name not in self._hosts:
                 return hold(self._domain(name + dom))
             if dom:
@@ -469,6 +489,38 @@ class Redactor:
             domains = self._host_regexes()[1]  # with the domains just met
         if domains is not None:
             text = _sub_any_case(domains, text, lambda m: hold(self._domain(m[1].lower())))
+        return text
+
+    def _is_domain(self, dom: str) -> bool:
+        """Whether the dotted labels after a host name are a domain: one seen as such (a host name
+        given or found as an FQDN registered it), or one ending in a top-level domain of DNS or of
+        a site (local, cluster, internal...) that is not a file suffix (log, txt, json, gz...)."""
+        dom = dom.lower()
+        if dom in self._domains:
+            return True
+        return is_domain_tail(dom)
+
+    def _user(self, name: str) -> str:
+        return self._users.setdefault(name, f"user-{len(self._users) + 1:04d}")
+
+    def _pass_people(self, text: str, hold: Callable[[str], str]) -> str:
+        """Slurm node lists (one token for the value), e-mail addresses (user and domain) and the
+        user of a home directory (/home/alice77 -> /home/user-0001), before the host names: an
+        address whose domain starts with a known host is left to the host pass."""
+        if "NODE" in text:
+            text = NODELIST_RE.sub(lambda m: m[1] + m[2] + hold(self._nodelists.setdefault(
+                m[3], f"nodelist-{len(self._nodelists) + 1:02d}")), text)
+
+        def email(m: re.Match) -> Optional[str]:
+            if m[2].split(".")[0].lower() in self._hosts:
+                return m[0]
+            user = m[1] if m[1].lower() in KEEP_USERS else hold(self._user(m[1]))
+            return f"{user}@{hold(self._domain(m[2]))}"
+
+        if "@" in text:
+            text = EMAIL_RE.sub(email, text)
+        if "/" in text:
+            text = HOME_RE.sub(lambda m: m[0] if m[2] in KEEP_USERS else m[1] + hold(self._user(m[2])), text)
         return text
 
     def _pass_uuids(self, text: str, hold: Callable[[str], str]) -> str:
@@ -586,6 +638,8 @@ class Redactor:
         out.update({f"lid {k}": f"lid {v}" for k, v in self._lid.items()})
         out.update(self._uuid)
         out.update({f"serial {k}": f"serial {v}" for k, v in self._serial.items()})
+        out.update({f"user {k}": v for k, v in self._users.items()})
+        out.update({f"node list {k}": v for k, v in self._nodelists.items()})
         return out
 
 
@@ -700,16 +754,21 @@ _LABEL_DOMAIN_RE = re.compile(r"(?:-[A-Za-z0-9]+)+((?:\.[A-Za-z][\w-]*)+)(?![\w-
 
 def _is_word(name: str) -> bool:
     """A host name (or single-label domain) that is also an ordinary word: letters only, and in
-    _COMMON_WORDS. Such a name is redacted only where it is used as a host (_word_host_at);
-    every other name (node017, gpu-a100-01, a letters-only name no text uses: selene) is redacted
-    wherever it stands as a whole token."""
-    return name.isalpha() and name.lower() in _COMMON_WORDS
+    _COMMON_WORDS; or a product's model token (h100, a100, gb200, l40s: a GPU model knowledge.py
+    knows, the whole name). Such a name is redacted only where it is used as a host
+    (_word_host_at), so "NVIDIA H100 80GB HBM3" stays itself on a host named h100; every other name
+    (node017, gpu-a100-01, a letters-only name no text uses: selene) is redacted wherever it stands
+    as a whole token."""
+    if name.isalpha() and name.lower() in _COMMON_WORDS:
+        return True
+    return is_model(name)
+
 
 
 # -- finding host names -------------------------------------------------------------------------
 
 _HOST_SOURCES = ("nccl_debug", "nccl_tests", "iblinkinfo", "ibnetdiscover", "busbw_pairs", "nccl_diag")
-_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_ANSI_RE = ANSI_RE  # one pattern for the escape sequences tools print (parsers/base.py)
 _PROMPT_RE = re.compile(  # "root@node017:~# ", "[admin@ws01 ~]$ ": a shell prompt pasted with an output
     r"^[ \t]*\[?[A-Za-z_][\w.-]*@([A-Za-z0-9][\w-]*(?:\.[\w-]+)*)(?=[:\s\]])[^\n]*?[#$%>\u279c]", re.M)
 # syslog / journal lines: "Nov 05 13:55:26 node1 systemd[1]: ..." and "2024-11-05T13:55:26+0000 node1 kernel: ..."
@@ -800,6 +859,7 @@ def hostnames_in(members: Mapping[str, str]) -> set[str]:
         found.update(m[1] for m in _SYSLOG_HOST_RE.finditer(text))
         if "<" in text:
             found.update(m[1] for m in PEER_HOST_RE.finditer(text))
+        found.update(m[1] for m in PEER_PORT_RE.finditer(text))
         if path.endswith(".json"):
             found.update(m[1] for m in _JSON_HOST_RE.finditer(text))
             continue

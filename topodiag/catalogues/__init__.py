@@ -159,7 +159,7 @@ class _Lazy:
 def _fixed_prefix(e: Entry) -> str:
     """The fixed text a message of this entry starts with ("" when it starts with a conversion)."""
     if e.format is None:
-        m = re.match(r"(?:[A-Za-z0-9 _/:=,.()'-]|\\.)*", e.pattern)  # a regex's plain opening text
+        m = re.match(r"(?:[A-Za-z0-9 _/:=,.'-]|\\.)*(?![?*+{])", e.pattern)  # a regex's plain opening text
         text = m.group(0) if m else ""
         return "" if "\\" in text else text
     parts = _fmt.pieces(e.format)

@@ -65,9 +65,10 @@ def _lit_regex(text: str) -> str:
 
 def to_regex(fmt: str) -> str:
     """The regex of what `printf(fmt, ...)` prints, anchored at the start only (a line may be cut or
-    carry more after it). A trailing newline of the format is dropped."""
+    carry more after it). The format's leading and trailing blanks (its newline) are dropped
+    (" .. %s pid %d: Test failure %s:%d"): the matcher is handed the message stripped."""
     out: list[str] = []
-    parts = pieces(fmt.rstrip("\n"))
+    parts = pieces(fmt.strip())
     for i, (kind, text) in enumerate(parts):
         if kind == "lit":
             out.append(_lit_regex(text))

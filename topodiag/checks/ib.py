@@ -30,35 +30,16 @@ import re
 from collections import defaultdict
 from typing import Any, Iterable
 
-from .. import knowledge
+from .. import catalogues, knowledge
 from ..parsers.ib_records import interface_id
 from ..engine import Evidence, Severity, check, hit, when
 
-IB_SOURCES = ("ibstat", "ibv_devinfo", "ibstatus")
+IB_SOURCES = ("ibstat", "ibv_devinfo", "ibstatus", "iblinkinfo", "ibnetdiscover")
 OK_STATES = ("Active", "ActiveDefer")
 RATE_TOL = knowledge.IB_RATE_REL_TOL
 
-# CA type (PCI device id as ibstat prints it) -> (model, top InfiniBand rate in Gb/s; None: Ethernet
-# only). VFs (odd ids) report their PF's link. ConnectX-4 Lx / 6 Lx / 6 Dx are Ethernet-only parts.
-HCA_MODELS: dict[str, tuple[str, float | None]] = {
-    "MT4099": ("ConnectX-3", 56.0),
-    "MT4103": ("ConnectX-3 Pro", 56.0),
-    "MT4113": ("Connect-IB", 56.0),
-    "MT4115": ("ConnectX-4", 100.0),
-    "MT4116": ("ConnectX-4 VF", 100.0),
-    "MT4117": ("ConnectX-4 Lx", None),
-    "MT4119": ("ConnectX-5", 100.0),
-    "MT4120": ("ConnectX-5 VF", 100.0),
-    "MT4121": ("ConnectX-5 Ex", 100.0),
-    "MT4123": ("ConnectX-6", 200.0),
-    "MT4124": ("ConnectX-6 VF", 200.0),
-    "MT4125": ("ConnectX-6 Dx", None),
-    "MT4127": ("ConnectX-6 Lx", None),
-    "MT4129": ("ConnectX-7", 400.0),
-    "MT4131": ("ConnectX-8", 800.0),
-}
-# Rates below the knowledge table (SDR..FDR: per-lane speeds it does not list), 4x links.
-_LEGACY_RATE_NAMES = {10.0: "SDR", 20.0: "DDR", 40.0: "QDR/FDR10", 56.0: "FDR"}
+# The legacy rate names: hardware facts, from knowledge/ib.toml (HCA models: knowledge.hca_models()).
+_LEGACY_RATE_NAMES = knowledge.IB_LEGACY_RATE_NAMES
 
 
 def rate_name(rate_gbps: float | None) -> str:
@@ -70,7 +51,7 @@ def rate_name(rate_gbps: float | None) -> str:
 
 
 def hca_model(ca_type: str | None) -> str | None:
-    return HCA_MODELS.get(ca_type or "", (None, None))[0]
+    return knowledge.hca_model(ca_type)
 
 
 def _num(x: float) -> str:
@@ -94,7 +75,7 @@ def _ports(topology) -> list[dict[str, Any]]:
         out.append({**p, "nic": nic, "name": facts.get("name") or nic.split(":", 1)[1],
                     "ca_type": facts.get("ca_type"), "firmware": facts.get("firmware"),
                     "system_guid": facts.get("system_guid"), "node_guid": facts.get("node_guid"),
-                    "nic_sources": facts.get("sources") or []})
+                    "nic_sources": facts.get("sources") or [], "board_id": facts.get("board_id")})
     return out
 
 
@@ -318,11 +299,28 @@ def _observed(p: dict[str, Any], best: dict[str, dict[str, Any]]) -> tuple | Non
                 _facts(variant="peer_same_model" if same else "default", layer=layer, peer=_label(peer)))
     if layer != "InfiniBand":
         return None
-    model, top = HCA_MODELS.get(p.get("ca_type") or "", (None, None))
-    if top and rate < top * (1 - RATE_TOL):
-        return (top, Severity.WARNING, f"HCA model capability: {model} {rate_name(top)} {_num(top)} Gb/s",
-                _facts(variant="model_top", model=model, ca_type=p["ca_type"]))
-    return None
+    return _against_sku(p, rate)
+
+
+def _against_sku(p: dict[str, Any], rate: float) -> tuple | None:
+    """An InfiniBand port against its board: the native rate of the SKU its PSID names (warning below it),
+    else the model's top rate (warning), except at the native rate of a lower SKU of that model
+    (ConnectX-6 HDR100 at 100, ConnectX-3 QDR at 40): info, by design if the board is that SKU."""
+    model, top = knowledge.hca_model(p.get("ca_type")), knowledge.hca_top_gbit_s(p.get("ca_type"))
+    sku = knowledge.hca_sku(board_id=p.get("board_id"))
+    if sku is not None:
+        if rate >= sku.native_gbit_s * (1 - RATE_TOL):
+            return None
+        return (sku.native_gbit_s, Severity.WARNING, f"board {sku.part} ({p.get('board_id')}): native "
+                f"{rate_name(sku.native_gbit_s)} {_num(sku.native_gbit_s)} Gb/s",
+                _facts(variant="sku_native", model=model, ca_type=p["ca_type"], part=sku.part, psid=p.get("board_id")))
+    if not top or rate >= top * (1 - RATE_TOL):
+        return None
+    if any(abs(rate - lower) <= lower * RATE_TOL for lower in knowledge.hca_lower_skus(model)):
+        return (top, Severity.INFO, f"HCA model {model}: SKUs at {_num(top)} and at {_num(rate)} Gb/s natively",
+                _facts(variant="lower_sku", model=model, ca_type=p["ca_type"]))
+    return (top, Severity.WARNING, f"HCA model capability: {model} {rate_name(top)} {_num(top)} Gb/s",
+            _facts(variant="model_top", model=model, ca_type=p["ca_type"]))
 
 
 def _verdict(p: dict[str, Any], site: float, profile, best: dict[str, dict[str, Any]]) -> tuple | None:
@@ -562,19 +560,18 @@ _PROVIDER = re.compile(r"libibverbs: Warning: couldn't load driver '([^']+)'")
 
 
 @check("IB005")
-def ib005(topology, params):
+def ib005(topology, params, iblinkinfo=None, ibnetdiscover=None):
     have_ports = {nic for nic, _ in topology.ib_ports()}
     host = topology.host() or "host:local"
-    for obs in topology.observations():
+    for obs in [*topology.observations(), *_fabric_tool_errors(iblinkinfo, ibnetdiscover)]:
         source = obs.get("source")
         if source not in IB_SOURCES:
             continue
         errors = obs.get("errors") or []
         providers = [m.group(1) for e in errors if (m := _PROVIDER.search(e.get("text", "")))]
-        for e in errors:
-            found = _tool_error(e, obs, have_ports, host, providers)
-            if found is not None:
-                yield found
+        found = [f for f in (_tool_error(e, obs, have_ports, host, providers) for e in _first_per_entry(errors))
+                 if f is not None]
+        yield from found or _providers_only(errors, obs, have_ports, host)
 
 
 def _tool_error(e: dict[str, Any], obs: dict[str, Any], have_ports: set[str], host: str, providers: list[str]):
@@ -594,7 +591,64 @@ def _tool_error(e: dict[str, Any], obs: dict[str, Any], have_ports: set[str], ho
         return hit([host], severity=Severity.WARNING if have_ports else None,
                    expectation="an RDMA device on a host that runs multi-node jobs", variant="no_device",
                    notes=when(providers=providers), providers=", ".join(providers), **facts)
-    if _PROVIDER.search(text):
+    if _PROVIDER.search(text) or e.get("class") == "tool-missing-module":
         return None
+    if e.get("class"):
+        return _classified(e, host, facts)
     return hit([host], severity=Severity.WARNING, expectation="the IB tool runs without errors",
                variant="panic" if text.startswith("ibpanic:") else "default", **facts)
+
+
+def _fabric_tool_errors(iblinkinfo, ibnetdiscover) -> list[dict[str, Any]]:
+    """iblinkinfo's and ibnetdiscover's error lines in the shape of the IB tools' observations (those
+    two are read as fabric views, not merged into the topology)."""
+    out = []
+    for source, result in (("iblinkinfo", iblinkinfo), ("ibnetdiscover", ibnetdiscover)):
+        errors = getattr(result, "errors", None) or ()
+        if errors:
+            out.append({"source": source, "cas_listed": len(getattr(result, "nodes", ()) or ()),
+                        "errors": [{"line_no": e.line_no, "text": e.text, "class": getattr(e, "class_", None),
+                                    "entry": getattr(e, "entry", None), "severity": getattr(e, "severity", None)}
+                                   for e in errors]})
+    return out
+
+
+def _first_per_entry(errors: list) -> list:
+    """The error lines, a catalogue entry's repeats after its first left out ("Failed to open device"
+    once per device the container was not given)."""
+    seen: set = set()
+    out = []
+    for e in errors:
+        key = e.get("entry")
+        if key is None or key not in seen:
+            out.append(e)
+        seen.add(key)
+    return out
+
+
+def _providers_only(errors: list, obs: dict[str, Any], have_ports: set[str], host: str) -> list:
+    """libibverbs found devices but no userspace provider for them, and the tool listed no device: no
+    RDMA device is usable (a container image without the host's providers): the no-device finding."""
+    missing = [e for e in errors if e.get("class") == "tool-missing-module"]
+    if not missing or obs.get("cas_listed"):
+        return []
+    e = missing[0]
+    facts = dict(evidence=[{"source": obs.get("source"), "file": obs.get("file"), "line_no": e.get("line_no")}],
+                 tool=obs.get("source"), line_no=e.get("line_no"), text=e.get("text", ""))
+    return [hit([host], severity=Severity.WARNING if have_ports else None,
+                expectation="an RDMA device on a host that runs multi-node jobs", variant="no_device",
+                notes=when(unusable=True), count=len(missing), **facts)]
+
+
+_SEVERITY = {"info": Severity.INFO, "warning": Severity.WARNING, "error": Severity.ERROR, "critical": Severity.CRITICAL}
+
+
+def _classified(e: dict[str, Any], host: str, facts: dict[str, Any]):
+    """An error line a catalogue entry explains (rdma-core, infiniband-diags): its class, meaning and
+    fix, at the entry's severity."""
+    entry = next((x for c in catalogues.for_reader(facts["tool"]) for x in c.entries if x.id == e.get("entry")), None)
+    meaning = entry.meaning if entry else ""
+    fix = entry.fix if entry else ""
+    return hit([host], severity=_SEVERITY.get(e.get("severity") or "", Severity.WARNING),
+               expectation="the IB tool runs without errors", variant="classified", cls=e.get("class"),
+               entry=e.get("entry"), meaning=meaning.rstrip("."), fix=fix, **facts)

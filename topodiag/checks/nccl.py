@@ -646,7 +646,7 @@ def _share(used: list[str], gpus: int, seen_in_log, rate: Optional[float]) -> tu
 def _nics_expected(profile, few_for_profile: bool) -> str:
     if few_for_profile:
         return f"profile {profile.name}: {profile.nics} compute NICs"
-    return "a NIC per GPU for inter-node traffic (DGX/HGX: 8 x 400 Gb/s for 8 GPUs)"
+    return "a NIC per GPU for inter-node traffic (DGX/HGX: 8 NDR NICs for 8 GPUs)"
 
 
 def _used_nics(nccl_debug: Mapping[str, Any]) -> list[str]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping, Optional
 
-from .. import knowledge
+from .. import catalogues, knowledge
 from ..engine import Evidence, Severity, check, hit, when
 from ._facts import plain
 
@@ -29,9 +29,9 @@ MIN_SIZE_BYTES = 256 * 1024 * 1024
 SHORT_MIN_BYTES = 64 * 1024 * 1024  # a run that stops below MIN_SIZE_BYTES is judged from here, if levelled
 SHORT_MARGIN = 0.1  # ... with this much more tolerance
 LEVEL_SPREAD = 0.10  # busbw of the last sizes within 10% of one another: levelled off
-PLATEAU_GBPS = 10.0  # levelled off below this with no GPU model known: below every NVLink class
-# Lower of the two measured ring all_reduce anchors over per-GPU one-way NVLink (docs/architecture.md).
-NVLINK_RING_EFFICIENCY = 0.77
+PLATEAU_GBPS = knowledge.PLATEAU_NO_MODEL_GBYTE_S  # levelled off below this with no GPU model known (knowledge/busbw.toml)
+# Lower of the measured ring all_reduce anchors over per-GPU one-way NVLink (knowledge/busbw.toml).
+NVLINK_RING_EFFICIENCY = knowledge.NVLINK_RING_EFFICIENCY
 
 TYPE_BYTES = {
     "int8": 1, "uint8": 1, "char": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "f8e4m3": 1, "f8e5m2": 1,
@@ -154,12 +154,29 @@ def _in_node(collective: str, names: list[str], prof, prof_label: str) -> tuple:
         exp = prof.busbw[collective]
         return exp.in_node_gbps, f"{prof_label}: {collective} busbw {exp.in_node_gbps:g} GB/s in one node", None, {}
     facts = knowledge.gpu_facts(names[0]) if names else None
-    if facts is None or facts.nvlink_one_way_gbyte_s is None or facts.nvlink_bridge:
+    if facts is not None and facts.pcie_only:
+        return _pcie_in_node(facts)
+    if facts is None or facts.nvlink_one_way_gbyte_s is None:
         return None, None, "no_nvlink_bandwidth", {"gpu": names[0] if names else "unknown GPU"}
     one_way = facts.nvlink_one_way_gbyte_s
     expected = one_way * NVLINK_RING_EFFICIENCY
     return expected, (f"derived: {facts.model} NVLink {one_way:g} GB/s one-way per GPU x {NVLINK_RING_EFFICIENCY} "
                       f"ring efficiency (measured anchors) = {expected:.0f} GB/s"), None, {}
+
+
+def _pcie_in_node(facts) -> tuple:
+    """A node whose GPUs talk over PCIe by design (no NVLink, or NVLink only within bridged pairs, so a
+    ring over all GPUs crosses PCIe): the GPU's one-way PCIe x16 figure x the P2P efficiency of the
+    measured anchors, or x the host-staged efficiency on boards without GPU P2P (GeForce)."""
+    staged = not facts.gpudirect_rdma
+    expected = knowledge.pcie_busbw_gbyte_s(facts.pcie_gen, 16, staged=staged)
+    if expected is None:
+        return None, None, "no_nvlink_bandwidth", {"gpu": facts.model}
+    one_way = knowledge.pcie_one_way_gbyte_s(facts.pcie_gen, 16)
+    eff = knowledge.HOST_STAGED_EFFICIENCY if staged else knowledge.PCIE_P2P_EFFICIENCY
+    path = "host-staged copies (no GPU P2P on this board)" if staged else "PCIe P2P"
+    return expected, (f"derived: {facts.model} over {path}: PCIe Gen{facts.pcie_gen} x16 {one_way:g} GB/s one-way x "
+                      f"{eff} (measured anchors, knowledge/busbw.toml) = {expected:.0f} GB/s"), None, {}
 
 
 def _expectation(collective: str, hosts: list[str], per_host: dict[str, int], names: list[str],
@@ -326,8 +343,46 @@ def _every_rank_alone(nccl_tests: Mapping[str, Any], rows: list[dict], subjects:
                processes=len(alone), evidence=[Evidence(SOURCE, None, (rows[0].get("line_no") if rows else None))])
 
 
-def _failures(nccl_tests: Mapping[str, Any], subjects: list[str]) -> Iterator:
-    """Out-of-bounds validation FAILED, and the other failure lines (CUDA/NCCL failures, aborts)."""
+_SEVERITY = {"info": 0, "warning": 1, "error": 2, "critical": 3}
+
+
+def _entry(entry_id: Optional[str]):
+    """The catalogue entry a failure line was classified as (its meaning and fix), or None."""
+    for cat in catalogues.for_reader(SOURCE) if entry_id else ():
+        for e in cat.entries:
+            if e.id == entry_id:
+                return e
+    return None
+
+
+def _cause(failures: list[dict]) -> dict:
+    """The failure line to name: the first that is not the consequence of another (a call trace)."""
+    for f in failures:
+        e = _entry(f.get("entry"))
+        if e is None or not e.consequence:
+            return f
+    return failures[0]
+
+
+def _failure_hit(failures: list[dict], rows: list[dict], subjects: list[str]):
+    """The test failed: its first cause, what its class means and what to do; an error (critical when a
+    line's entry says so), a warning when every line only says an option was ignored or changed."""
+    f = _cause(failures)
+    e = _entry(f.get("entry"))
+    worst = max(_SEVERITY.get(x.get("severity") or "error", 2) for x in failures)
+    severity = (Severity.WARNING, Severity.WARNING, Severity.ERROR, Severity.CRITICAL)[worst]
+    others = [x for x in failures if x is not f][:4]
+    return hit(subjects, severity=severity, variant="test_failure" if rows else "test_failure_no_rows",
+               count=len(failures), line_no=f["line_no"], first=f["text"].strip()[:160],
+               cls=f.get("class") or "not catalogued",
+               meaning=e.meaning if e else "no catalogue entry explains this line (SYS004 names it)",
+               fix=e.fix if e else "read the line and the lines before it",
+               evidence=[Evidence(SOURCE, None, x["line_no"]) for x in [f] + others])
+
+
+def _failures(nccl_tests: Mapping[str, Any], rows: list[dict], subjects: list[str]) -> Iterator:
+    """Out-of-bounds validation FAILED, and the other failure lines (CUDA/NCCL failures, timeouts,
+    usage errors, aborts): the first cause, its class, meaning and fix."""
     oob = nccl_tests.get("out_of_bounds")
     if (oob or 0) > 0 or nccl_tests.get("out_of_bounds_ok") is False:
         lines = [f["line_no"] for f in nccl_tests.get("failures") or [] if "Out of bounds" in f.get("text", "")]
@@ -335,26 +390,39 @@ def _failures(nccl_tests: Mapping[str, Any], subjects: list[str]) -> Iterator:
                   evidence=[Evidence(SOURCE, None, lines[0] if lines else None)])
     failures = [f for f in nccl_tests.get("failures") or [] if "Out of bounds" not in f.get("text", "")]
     if failures:
-        yield hit(subjects, variant="test_failure", count=len(failures), line_no=failures[0]["line_no"],
-                  first=failures[0]["text"].strip()[:160],
-                  evidence=[Evidence(SOURCE, None, f["line_no"]) for f in failures[:5]])
+        yield _failure_hit(failures, rows, subjects)
+
+
+def _wrong(rows: list[dict], subjects: list[str]):
+    """Rows with a non-zero #wrong: the first of them, or None."""
+    wrong = [r for r in rows if (r.get("oop_wrong") or 0) > 0 or (r.get("ip_wrong") or 0) > 0]
+    if not wrong:
+        return None
+    return hit(subjects, rows=len(wrong), size=_size(wrong[0]["size_bytes"]), out_of_place=wrong[0].get("oop_wrong"),
+               in_place=wrong[0].get("ip_wrong"), evidence=[Evidence(SOURCE, None, x.get("line_no")) for x in wrong[:5]])
+
+
+def _no_rows(nccl_tests: Mapping[str, Any], subjects: list[str]):
+    """The banner ("# nThread ..."), then neither a row nor anything else PERF002 reports. (A fragment
+    that starts after the banner, inside the rank lines of an NCCL_DEBUG log excerpt, is not judged:
+    it says nothing about whether the run measured.)"""
+    ranks = len({d.get("rank") for d in nccl_tests.get("devices") or []})
+    return hit(subjects, variant="no_rows", ranks=ranks, evidence=[Evidence(SOURCE, None, None)])
 
 
 @check("PERF002")
 def perf002(nccl_tests) -> Iterator:
-    """Wrong results, out-of-bounds FAILED, failure lines, or every rank alone (busbw 0 / many "Rank 0")."""
+    """Wrong results, out-of-bounds FAILED, failure lines, every rank alone (busbw 0 / many "Rank 0"),
+    or no result row at all (never a clean empty result)."""
     nccl_tests = _as_dict(nccl_tests)
     subjects = sorted({f"host:{d['host']}" for d in nccl_tests.get("devices") or [] if d.get("host")})[:8] \
         or ["nccl-tests"]
     rows = nccl_tests.get("rows") or []
-    wrong = [r for r in rows if (r.get("oop_wrong") or 0) > 0 or (r.get("ip_wrong") or 0) > 0]
-    if wrong:
-        yield hit(subjects, rows=len(wrong), size=_size(wrong[0]["size_bytes"]), out_of_place=wrong[0].get("oop_wrong"),
-                  in_place=wrong[0].get("ip_wrong"), evidence=[Evidence(SOURCE, None, x.get("line_no")) for x in wrong[:5]])
-    yield from _failures(nccl_tests, subjects)
-    alone = _every_rank_alone(nccl_tests, rows, subjects)
-    if alone is not None:
-        yield alone
+    found = [_wrong(rows, subjects), *_failures(nccl_tests, rows, subjects), _every_rank_alone(nccl_tests, rows, subjects)]
+    found = [h for h in found if h is not None]
+    if not rows and not found and nccl_tests.get("parameters"):  # its banner, then nothing measured
+        found.append(_no_rows(nccl_tests, subjects))
+    yield from found
 
 
 def _collapse(rows: list[dict], fraction: float, min_size: int) -> Optional[tuple[dict, dict, dict]]:

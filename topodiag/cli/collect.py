@@ -32,6 +32,7 @@ def collect_command(
                                    help="The whole collection's deadline (each source has its own timeout too)."),
     sysfs_root: str = typer.Option("/", "--sysfs-root", metavar="DIR",
                                    help="Read /sys and /proc under DIR (a container with the host's mounted elsewhere)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing FILE.tar.gz given with -o."),
 ) -> None:
     """Collect this node (NVML, sysfs, nvidia-smi, ibstat, ibv_devinfo, show_gids, given logs) into a
     bundle that `topodiag check --from` reads anywhere. Prints the bundle's path.
@@ -39,7 +40,8 @@ def collect_command(
     Exit 0 when the bundle was written (sources that failed or are not installed are recorded in
     it), 2 for a usage error, 3 when it could not be written or a given file could not be read. An
     output path that is a symbolic link is refused (exit 3): the bundle is written only at the path
-    given, through a private temporary folder beside it, never through a link.
+    given, through a private temporary folder beside it, never through a link. An archive that
+    already exists is replaced only with --force (else exit 2, before collecting).
     """
     from ..live.commands import session
     from ..pipeline import LiveOptions, collect_bundle
@@ -49,6 +51,7 @@ def collect_command(
     if output is not None and os.path.islink(output):  # before collecting: never written through
         raise BundleError(f"{shown(output)}: is a symbolic link; refusing to write through it (give a path "
                           "that is not a link, or remove the link)")
+    _refuse_existing(output, force)
     tty = sys.stderr.isatty()
     if tty:
         print(f"topodiag: collecting (deadline {deadline:g} s)", file=sys.stderr)
@@ -62,6 +65,18 @@ def collect_command(
     print(collected_line(records), file=sys.stderr)
     print(target)
     raise typer.Exit(ExitCode.OK)
+
+
+def _refuse_existing(output: Optional[str], force: bool) -> None:
+    """UsageError for an -o archive that exists, unless --force (a folder is checked by collect_bundle:
+    it must be new or empty)."""
+    from ..bundle.archive import ARCHIVE_SUFFIXES
+    from ..errors import UsageError
+
+    if output is None or force or not output.lower().endswith(ARCHIVE_SUFFIXES):
+        return
+    if os.path.lexists(output) and not os.path.isdir(output):
+        raise UsageError(f"{shown(output)}: exists; give --force to replace it, or a new name")
 
 
 def collected_line(records) -> str:

@@ -39,6 +39,8 @@ def explain_command(
         out.append(fill(f"tags: {', '.join(rule.tags)}"))
     if rule.requires:
         out.append(fill(f"needs: {', '.join(rule.requires)}"))
+    by_variant = "".join(f"; {v}: {a}" for v, a in rule.actions.items())
+    out.append(fill(f"action: {rule.action}{by_variant}"))
     out += ["", "why:", _indent(rule.why), "", "fix:", _indent(rule.fix)]
     if rule.how_to_check:
         out += ["", "how to check:", _indent(rule.how_to_check)]

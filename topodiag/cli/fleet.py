@@ -89,9 +89,10 @@ def fleet_command(
                                     help="A majority needs at least this share of the nodes (0.5 to 1)."),
     min_nodes: int = typer.Option(3, "--min-nodes", metavar="N",
                                   help="Fewer nodes than this (in a group) have no majority to differ from."),
-    fail_on: str = typer.Option("never", "--fail-on", metavar="LEVEL",
-                                help="Also exit 1 when a node has a finding at or above: info, warning, error, "
-                                     "critical; never (default): only outliers do."),
+    fail_on: str = typer.Option("error", "--fail-on", metavar="LEVEL",
+                                help="Also exit 1 when a node has a finding at or above: info, warning, error "
+                                     "(default: a node that needs attention fails the sweep), critical; "
+                                     "never: only outliers do."),
     output_format: Optional[FleetFormat] = typer.Option(
         None, "--format", "-f", help="text (default on a terminal) or json (default otherwise)."),
     max_outliers: int = typer.Option(0, "--max-outliers", metavar="N",

@@ -3,7 +3,6 @@ call the library, print text or JSON."""
 
 from __future__ import annotations
 
-import json
 import sys
 from enum import Enum
 from typing import List, Optional
@@ -31,7 +30,7 @@ def plan_command(
     paths: List[str] = typer.Option([], "--from", metavar="PATH",
                                     help="Saved outputs of one node (topo -m, nvlink -s, ibstat, nccl-tests), a "
                                          "directory or a bundle (repeatable); without it, this node live."),
-    nodes: int = typer.Option(1, "--nodes", metavar="N", help="How many such nodes the job spans."),
+    nodes: int = typer.Option(1, "--nodes", metavar="N", help="How many such nodes the job spans (1 to 16384)."),
     model: Optional[str] = typer.Option(None, "--model", metavar="7b|13b|70b|405b|article",
                                         help="A model preset (default: article, the article's 80-layer example)."),
     params: Optional[str] = typer.Option(None, "--params", metavar="P", help="Parameters, e.g. 70b or 7e9."),
@@ -46,19 +45,26 @@ def plan_command(
     ep: Optional[int] = typer.Option(None, "--ep", metavar="E", help="Expert-parallel size (divides DP)."),
     micro_batches: Optional[int] = typer.Option(None, "--micro-batches", metavar="M",
                                                 help="Micro-batches per step (default 1, or 4 x PP with PP)."),
+    tflops: Optional[float] = typer.Option(None, "--tflops", metavar="T",
+                                           help="Achieved TFLOP/s per GPU: adds compute (6 x params x tokens) to "
+                                                "the step time."),
     output_format: PlanFormat = typer.Option(PlanFormat.text, "--format", "-f", help="text or json."),
 ) -> None:
     """Place TP/PP/DP/EP on the node's interconnect layers and say what each costs per step."""
     from ..plan import plan_from
-    from ..plan.models import model_spec, parse_params
+    from ..plan.models import check_bounds, model_spec, parse_params
 
+    # every number checked against its bounds (plan/models.py BOUNDS) before any work
+    check_bounds(nodes=nodes, layers=layers, hidden=hidden, seq=seq, micro_batch=micro_batch, tp=tp, pp=pp,
+                 dp=dp, ep=ep, micro_batches=micro_batches)
     spec = model_spec(model, params=parse_params(params) if params is not None else None, layers=layers,
                       hidden=hidden, seq=seq, micro_batch=micro_batch, dtype=dtype.value if dtype else None)
     result = plan_from(list(paths) or None, nodes=nodes, model=spec, tp=tp, pp=pp, dp=dp, ep=ep,
-                       micro_batches=micro_batches)
+                       micro_batches=micro_batches, tflops=tflops)
     if output_format is PlanFormat.json:
-        json.dump(result, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        from ..render.sanitise import dump_json
+
+        dump_json(result, sys.stdout)
         return
     from ..plan.text import render
 

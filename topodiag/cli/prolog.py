@@ -7,11 +7,17 @@ A site config that cannot be used (unreadable, not TOML, a bad key or value) is 
 the node is judged with the default settings; with --strict it is a usage error (exit 2).
 
 --deadline bounds the whole run, scontrol included: with --mark-offline the collection gets the
-deadline less a reserve (a fifth, at most 2 s) for `scontrol show node` and `scontrol update`.
+deadline less a reserve (a fifth, at most 2 s) for `scontrol show node`, `sinfo` (the drain limit)
+and `scontrol update`. Slurm gives a prolog no PATH: scontrol is --scontrol, the site config's
+[slurm] scontrol, PATH, or a standard place (actions/slurm.py). A new drain past the drain limit
+(--drain-limit, --drain-limit-percent, [slurm] drain_limit*), or one the limit cannot be checked
+for (no sinfo), is reported on stderr, not done, and the prolog exits 0: Slurm itself drains a node
+whose prolog exits non-zero, so exit 1 would drain it all the same. The finding's line is printed.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import List, Optional
 
@@ -44,6 +50,19 @@ def prolog_command(
     node: Optional[str] = typer.Option(None, "--node", metavar="NAME",
                                        help="The Slurm node name for --mark-offline (default: SLURMD_NODENAME, "
                                             "else the short host name)."),
+    scontrol: Optional[str] = typer.Option(
+        None, "--scontrol", metavar="PATH",
+        help="scontrol for --mark-offline (sinfo is looked for beside it). Default: the site config's [slurm] "
+             "scontrol, else PATH, else /usr/bin, /usr/local/bin, /opt/slurm/bin, /usr/local/slurm/bin ... "
+             "(Slurm runs a prolog with no PATH)."),
+    drain_limit: Optional[int] = typer.Option(
+        None, "--drain-limit", metavar="NODES", min=0,
+        help="--mark-offline drains only while at most this many nodes carry a topodiag drain reason, this one "
+             "included (default 8, or the site config's; 0: never drain, report only)."),
+    drain_limit_percent: Optional[float] = typer.Option(
+        None, "--drain-limit-percent", metavar="PERCENT", min=0.0, max=100.0,
+        help="... and at most this share of the cluster's nodes (sinfo), at least 1 node (default 10). Above "
+             "either limit the node is reported, not drained."),
     kernel_log_since: Optional[str] = typer.Option(
         None, "--kernel-log-since", metavar="DURATION",
         help="Judge only the kernel log's last DURATION (seconds, or 90s, 30m, 2h, 1d), e.g. the time since "
@@ -63,7 +82,7 @@ def prolog_command(
     since_s = _since(kernel_log_since)
     _check_fail_on(fail_on)  # a usage error before anything is collected (as when diagnose collected)
     with session(deadline):  # every tool, scontrol too, under --deadline; a signal kills their groups
-        config = _usable_config(config, strict)
+        config, site = _usable_config(config, strict)
         reserve = min(2.0, deadline / 5) if mark_offline else 0.0
         gathered = collect_live(LiveOptions(deadline_s=deadline - reserve, prolog=True, sysfs_root=sysfs_root,
                                             kernel_log_since_s=since_s))
@@ -77,9 +96,13 @@ def prolog_command(
 
             clean = code == ExitCode.OK and not any(f.code.startswith("SYS") for f in d.findings)
             if code == ExitCode.FINDINGS or clean:
-                done = slurm.mark(node or slurm.node_name(), failed=code == ExitCode.FINDINGS, reason=line)
+                tools, limit = _slurm_settings(site, scontrol, drain_limit, drain_limit_percent)
+                done, held = slurm.mark_node(node or slurm.node_name(), failed=code == ExitCode.FINDINGS,
+                                             reason=line, tools=tools, limit=limit)
                 if done:
                     print(done, file=sys.stderr)
+                if held:  # Slurm drains a node whose prolog fails: exit 1 would drain it all the same
+                    code = ExitCode.OK
     if code in (ExitCode.INCOMPLETE, ExitCode.INTERNAL) and not strict:
         code = ExitCode.OK
     raise typer.Exit(int(code))
@@ -113,21 +136,37 @@ def _config_unusable(error: Exception) -> None:
           f"--strict fails instead)", file=sys.stderr)
 
 
-def _usable_config(config: Optional[str], strict: bool) -> Optional[str]:
-    """The site config when it reads and checks (before anything is collected), else None (said on
-    stderr); with --strict its error is raised (exit 2)."""
+def _usable_config(config: Optional[str], strict: bool):
+    """(the site config's path, the loaded config) when it reads and checks (before anything is
+    collected), else (None, None) (said on stderr); with --strict its error is raised (exit 2)."""
     if not config:
-        return None
+        return None, None
     from ..engine.site_config import load
 
     try:
-        load(config)
+        site = load(config)
     except ConfigError as exc:
         if strict:
             raise
         _config_unusable(exc)
-        return None
-    return config
+        return None, None
+    return config, site
+
+
+def _slurm_settings(site, scontrol: Optional[str], drain_limit: Optional[int], percent: Optional[float]):
+    """Where scontrol and sinfo are and the drain limit: the command line, else the site config's
+    [slurm], else the defaults (actions/slurm.py, actions/drain_limit.py)."""
+    from ..actions.drain_limit import DEFAULT_NODES, DEFAULT_PERCENT, Limit
+    from ..actions.slurm import find_tools
+
+    conf = dict(site.slurm) if site is not None else {}
+    given = scontrol or conf.get("scontrol")
+    if given and not os.path.isabs(given):
+        given = os.path.abspath(given)
+    tools = find_tools(given, conf.get("sinfo"), tuple(conf.get("bin_dirs", ())))
+    limit = Limit(nodes=drain_limit if drain_limit is not None else conf.get("drain_limit", DEFAULT_NODES),
+                  percent=percent if percent is not None else conf.get("drain_limit_percent", DEFAULT_PERCENT))
+    return tools, limit
 
 
 def _judge(gathered, config: Optional[str], strict: bool, **options):

@@ -7,6 +7,8 @@ algorithm is not the cause; the transport and the topology are (the NCCL, IB, TO
 JSON shape (`topodiag compare --format json`, schema_version 1):
     {schema_version, kind: "compare", collective, runs: [{label, label_from, path, run, collective, hosts,
      gpus_per_node, nranks, nccl_version, env, busbw: {size: GB/s}}],
+     shapes: [{shape, collective, nodes, gpus_per_node, nranks, runs: [label]}] (runs of one shape are
+     judged together; when shapes differ the expectation judges the first run's shape, `judged_runs`),
      sizes: [size...], table: [{size, busbw: [GB/s | null per run], best}],
      bands: [{band, from_bytes, to_bytes, sizes, mean_busbw: [per run], best, gain_pct_vs_first,
               gain_pct_vs_runner_up}],
@@ -105,6 +107,39 @@ def _expectation(runs: list[Run], topology, profile_name: Optional[str]) -> dict
             "why": NOT_JUDGED.get(reason or "", "no expectation")}
 
 
+def shape(r: Run) -> tuple:
+    """What a run measures, apart from its settings: (collective, nodes, GPUs per node, ranks)."""
+    return (r.collective, len(r.hosts) or None, max(r.per_host.values()) if r.per_host else None, r.nranks)
+
+
+def _shape_words(key: tuple) -> str:
+    coll, nodes, gpn, ranks = key
+    where = f"{nodes} node(s) x {gpn} GPU(s)" if nodes and gpn else "layout not shown"
+    return f"{coll or 'collective?'}, {where}, {ranks if ranks is not None else '?'} ranks"
+
+
+def _shapes(runs: list[Run]) -> tuple[list[dict], list[str]]:
+    """The runs grouped by shape, and what a reader must know when they differ: busbw of runs of
+    different shapes measures different layers (inside a node: NVLink; across nodes: the network),
+    so those runs are shown side by side but each group is judged on its own; runs of one shape on
+    different hosts may differ by host, not by setting."""
+    groups: dict[tuple, list[str]] = {}
+    for r in runs:
+        groups.setdefault(shape(r), []).append(r.label)
+    out = [{"shape": _shape_words(k), "collective": k[0], "nodes": k[1], "gpus_per_node": k[2], "nranks": k[3],
+            "runs": labels} for k, labels in groups.items()]
+    notes = []
+    if len(groups) > 1:
+        notes.append("the runs differ in shape (" + "; ".join(f"{', '.join(g['runs'])}: {g['shape']}" for g in out)
+                     + "): their busbw measures different layers or group sizes, so a difference between groups is the "
+                       "shape, not the setting; each group is judged against its own expectation")
+    hostsets = {tuple(sorted(r.hosts)) for r in runs if r.hosts}
+    if len(groups) == 1 and len(hostsets) > 1:
+        notes.append("the runs have one shape but ran on different hosts: a difference may be the hosts, not the "
+                     "settings (compare runs of one host set to judge a setting)")
+    return out, notes
+
+
 def _large_busbw(r: Run) -> float:
     """A run's best busbw at the sizes PERF001 judges (>= 256 MiB), else at its largest size."""
     from ..checks import perf
@@ -124,11 +159,23 @@ def compare(runs: list[Run], *, topology=None, profile: Optional[str] = None, no
         known = [(v, r.label) for v, r in zip(vals, runs) if v is not None]
         table.append({"size": s, "busbw": vals, "best": max(known)[1] if len(known) > 1 else None})
     large = _large(runs, common, noise)
-    exp = _expectation(runs, topology, profile)
-    summary = []
+    groups, shape_notes = _shapes(runs)
+    judged, exp = runs, None
+    if len(groups) > 1:  # the first shape whose runs yield an expectation is judged, on its runs only
+        for g in groups:
+            members = [r for r in runs if r.label in g["runs"]]
+            found = _expectation(members, topology, profile)
+            if exp is None or (found["gbps"] and not exp["gbps"]):
+                judged, exp = members, found
+            if found["gbps"]:
+                break
+        exp["judged_runs"] = [r.label for r in judged]
+    else:
+        exp = _expectation(runs, topology, profile)
+    summary = list(shape_notes)
     min_fraction = 0.8
     if exp["gbps"]:
-        top = [(_large_busbw(r), r.label) for r in runs]
+        top = [(_large_busbw(r), r.label) for r in judged]
         reached = [label for bw, label in top if bw >= min_fraction * exp["gbps"]]
         exp.update(min_fraction=min_fraction, reached_by=reached)
         if reached:
@@ -155,9 +202,10 @@ def compare(runs: list[Run], *, topology=None, profile: Optional[str] = None, no
             summary.insert(0, f"at {perf._size(large['size'])} the runs agree within noise ({large['noise']:.0%})")
     else:
         summary.insert(0, "the runs share no message size: compare them by eye on the chart")
+    summary.extend(r.note for r in runs if r.note)
     return {"schema_version": SCHEMA_VERSION, "kind": "compare",
             "collective": next((r.collective for r in runs if r.collective), None),
-            "runs": [r.to_json() for r in runs], "sizes": sizes, "table": table,
+            "runs": [r.to_json() for r in runs], "shapes": groups, "sizes": sizes, "table": table,
             "bands": _band_rows(runs, common), "large": large, "expectation": exp, "summary": summary}
 
 

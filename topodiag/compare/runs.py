@@ -39,6 +39,7 @@ class Run:
     env: dict[str, str] = field(default_factory=dict)
     data: Any = None                          # the parser's JSON form (for the expectation)
     label_from: str = "file name"
+    note: str = ""                            # what of its file was left out (said in the summary)
 
     def to_json(self) -> dict:
         return {"label": self.label, "label_from": self.label_from, "path": self.path, "run": self.run + 1,
@@ -96,6 +97,10 @@ def _runs_of(path: str, text: str, data: dict) -> list[Run]:
                        data.get("nranks") or (sum(per_host.values()) or None), data.get("nccl_version"), env, data))
     if not out:
         raise InputError(path, "no nccl-tests result rows (size, busbw) to compare")
+    total = data.get("runs") or 0
+    if isinstance(total, int) and total > len(out):  # the parser keeps a bounded number of runs' rows
+        out[0].note = (f"{os.path.basename(path)} holds {total} runs; {len(out)} are compared, the other "
+                       f"{total - len(out)} (past the rows the reader keeps, or without result rows) are not")
     return out
 
 

@@ -57,4 +57,5 @@ def _one(group: list[Finding], file: Optional[str]) -> Finding:
     evidence = tuple(e for f in ordered[:SHOWN_LINES] for e in f.evidence[:1])
     return Finding(code=first.code, slug=first.slug, severity=first.severity, subjects=tuple(subjects[:MAX_SUBJECTS]),
                    message=message, evidence=evidence, why=first.why, fix=first.fix, expectation=first.expectation,
-                   count=len(group), instances=instances, values=first.values)
+                   count=len(group), instances=instances, values=first.values, action=first.action,
+                   observed=first.observed)

@@ -23,7 +23,7 @@ except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 from ..errors import CatalogError
-from .findings import Severity, names as severity_names
+from .findings import ACTIONS, DEFAULT_ACTION, Severity, names as severity_names
 
 CODE_RE = re.compile(r"^[A-Z]+\d{3}$")
 SLUG_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -35,7 +35,8 @@ NOT_RULE_DIRS = {"profiles"}
 
 REQUIRED_KEYS = ("code", "slug", "title", "severity", "message", "why", "fix")
 OPTIONAL_KEYS = ("tags", "requires", "params", "how_to_check", "references", "messages", "examples", "builtin",
-                 "only_with_tags")
+                 "only_with_tags", "action", "actions", "observed")
+MAX_OBSERVED = 80  # an `observed` text is cut here: it goes into a 200-character Slurm drain reason
 DEFAULT_VARIANT = "default"  # the rule's `message`
 NOTES_FIELD = "notes"  # the placeholder where a variant takes the notes a hit names
 RESERVED_NAMES = (NOTES_FIELD, "variant")  # not usable as param names (hit() and the runner own them)
@@ -92,6 +93,26 @@ class Rule:
     # runs only when a run asks for one of its tags (the prolog asks for "prolog") or selects it by
     # code: a view that another rule already gives in a full check (GPU003 beside GPU001)
     only_with_tags: bool = False
+    action: str = DEFAULT_ACTION  # what the node needs (findings.ACTIONS); every shipped rule says it
+    observed: str = ""  # a short template over the check's values for the drain reason ("{nic} port {port} ...")
+    actions: Mapping[str, str] = field(default_factory=dict)  # [actions]: message variant -> its own action
+
+    def action_for(self, variant: str = DEFAULT_VARIANT) -> str:
+        """The action of a hit of this variant: its `[actions]` entry, else the rule's `action`."""
+        return self.actions.get(variant, self.action)
+
+    def format_observed(self, values: Mapping[str, Any], params: Optional[Mapping[str, Any]] = None) -> str:
+        """`observed` filled with params then values, at most MAX_OBSERVED characters; "" when the rule
+        has none or a value it names is missing (the drain reason then names the slug and subjects)."""
+        if not self.observed:
+            return ""
+        merged = dict(self.params if params is None else params)
+        merged.update(values)
+        try:
+            text = self.observed.format_map(merged)
+        except (KeyError, IndexError, AttributeError, ValueError, TypeError):
+            return ""
+        return " ".join(text.split())[:MAX_OBSERVED]
 
     @property
     def family(self) -> str:
@@ -304,6 +325,21 @@ def rule_from_dict(data: Mapping[str, Any], where: str, path: Optional[Path] = N
     elif only_with_tags and not tags:
         v.err("only_with_tags", "a rule that runs only when one of its tags is asked for needs tags")
     pass_examples, fail_examples = v.examples(data)
+    action = data.get("action", DEFAULT_ACTION)
+    if action not in ACTIONS:
+        v.err("action", f"{action!r} is not one of {', '.join(ACTIONS)}")
+    actions = data.get("actions", {})
+    if not isinstance(actions, dict):
+        v.err("actions", "must be a table: message variant = action")
+        actions = {}
+    for name, act in actions.items():
+        if name != DEFAULT_VARIANT and name not in messages:
+            v.err(f"actions.{name}", "names no message variant of this rule")
+        if act not in ACTIONS:
+            v.err(f"actions.{name}", f"{act!r} is not one of {', '.join(ACTIONS)}")
+    observed = v.string(data, "observed") or ""
+    if observed:
+        v.template(observed, "observed")
 
     if v.errors:
         raise CatalogError(v.errors)
@@ -311,7 +347,8 @@ def rule_from_dict(data: Mapping[str, Any], where: str, path: Optional[Path] = N
         code=code, slug=slug, title=title, severity=severity, message=message, why=why, fix=fix,
         tags=tags, requires=requires, params=params, how_to_check=how_to_check, references=references,
         pass_examples=pass_examples, fail_examples=fail_examples, builtin=builtin, path=path, messages=messages,
-        only_with_tags=only_with_tags is True,
+        only_with_tags=only_with_tags is True, action=action, observed=observed,
+        actions=MappingProxyType(dict(actions)),
     )
 
 

@@ -41,6 +41,20 @@ class Severity(IntEnum):
         return self.name.lower()
 
 
+# What a node needs from its operator for a finding, as data a scheduler or a ticket system can act on
+# (each rule's TOML says which: `action`, checked against this list by the catalog loader). The
+# words are stable: the JSON report (schema 3) and the Slurm drain reason carry them.
+ACTIONS: Mapping[str, str] = MappingProxyType({
+    "none": "no node action: a configuration to change, or information",
+    "rerun": "run the check (or the job, the test) again: a transient or incomplete result",
+    "reset-gpu": "reset the GPU (nvidia-smi -r) with no job on it",
+    "reboot": "reboot the node (reloads the driver, firmware state, kernel and BIOS settings)",
+    "reseat-cable": "reseat or replace the cable or transceiver (the link's two ends)",
+    "service-ticket": "open a service ticket: hardware to repair or replace",
+})
+DEFAULT_ACTION = "none"
+
+
 def names() -> list[str]:
     """Severity names as the TOML files, the CLI and the JSON report spell them, lowest first."""
     return [s.name.lower() for s in Severity]
@@ -97,6 +111,10 @@ class Finding:
     # the values the check gave its message (hit(**values)), for renderers that draw them (the html
     # report's expectation line): not part of the JSON report, whose message already says them
     values: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    action: str = DEFAULT_ACTION  # one of ACTIONS: what the node needs (the rule's `action`)
+    # what was seen, short (the rule's `observed` template over the values: "mlx5_0 port 1 Down/Polling"),
+    # for the Slurm drain reason; "" when the rule has none. Not in the JSON report (the message says it).
+    observed: str = field(default="", compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "severity", Severity.parse(self.severity))
@@ -115,6 +133,7 @@ class Finding:
             "why": self.why,
             "fix": self.fix,
             "expectation": self.expectation,
+            "action": self.action,
             **({"count": self.count, "instances": [dict(i) for i in self.instances]} if self.count > 1 else {}),
         }
 

@@ -41,7 +41,8 @@ from ..records import PROBLEM_KINDS, Each, InputProblem  # noqa: F401  (re-expor
 TOOL_FAMILY = "SYS"
 SOURCE_FAILED, SOURCE_UNPARSEABLE, CHECK_CRASHED = "SYS001", "SYS002", "SYS003"
 UNRECOGNISED = "SYS004"  # failure-looking text no catalogue entry explains: a warning, never incomplete
-INCOMPLETE_CODES = (SOURCE_FAILED, SOURCE_UNPARSEABLE)
+GPUS_NOT_CHECKED = "SYS005"  # GPUs on the PCI bus that no input checked (checks/gpu_set.py): incomplete too
+INCOMPLETE_CODES = (SOURCE_FAILED, SOURCE_UNPARSEABLE, GPUS_NOT_CHECKED)
 PROBLEM_RULE = {"failed": SOURCE_FAILED, "unparseable": SOURCE_UNPARSEABLE}
 assert set(PROBLEM_RULE) == set(PROBLEM_KINDS)
 CONFIG_KEYS = ("enabled", "severity", "params")
@@ -250,6 +251,7 @@ def _finding(rule: Rule, settings: Optional[RuleSettings], h: Hit) -> Finding:
         code=rule.code, slug=rule.slug, severity=severity, subjects=h.subjects,
         message=rule.format_message(h.values, params, h.variant, h.notes), evidence=h.evidence,
         why=rule.why, fix=rule.fix, expectation=h.expectation, values=MappingProxyType(dict(h.values)),
+        action=rule.action_for(h.variant), observed=rule.format_observed(h.values, params),
     )
 
 

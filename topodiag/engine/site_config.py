@@ -11,6 +11,11 @@
     [hosts.rules.IB002.params]
     expected_rate_gbps = 200
 
+    [slurm]                              # prolog --mark-offline (the command line's options win)
+    scontrol = "/opt/slurm/bin/scontrol" # else PATH, then the standard places (actions/slurm.py)
+    drain_limit = 8                      # topodiag drains at most min(8, 10% of the nodes, at least 1)
+    drain_limit_percent = 10
+
     [[hosts]]
     match = "/^login/"                   # /regex/ (searched, in linear time: engine/host_regex.py), a glob (gpu*, *.cluster), or a node
     rules.NCCL001.enabled = false        # range gpu[001-064,100], as NHC and ClusterShell write them
@@ -37,7 +42,10 @@ except ImportError:  # Python 3.10
 from .runner import ConfigError  # a config that does not fit: one line, file and key
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024  # a site config is a few KB
-TOP_KEYS = ("profile", "rules", "hosts")
+TOP_KEYS = ("profile", "rules", "hosts", "slurm")
+# [slurm]: where prolog --mark-offline finds scontrol and sinfo (Slurm runs a prolog with no PATH) and
+# the drain limit (actions/drain_limit.py); the command line's --scontrol / --drain-limit* win.
+SLURM_KEYS = ("scontrol", "sinfo", "bin_dirs", "drain_limit", "drain_limit_percent")
 HOST_KEYS = ("match", "profile", "rules")
 _RANGE_RE = re.compile(r"\[([0-9,\-\s]+)\]")
 
@@ -107,6 +115,7 @@ class SiteConfig:
     profile: Optional[str] = None
     rules: Mapping[str, Any] = field(default_factory=dict)
     hosts: tuple[tuple[HostPattern, Optional[str], Mapping[str, Any]], ...] = ()
+    slurm: Mapping[str, Any] = field(default_factory=dict)  # [slurm], checked (SLURM_KEYS)
 
     def for_host(self, host: Optional[str]) -> tuple[dict[str, Any], Optional[str], list[str]]:
         """(the rules config for this host, its profile, the patterns that matched it)."""
@@ -172,7 +181,28 @@ def load(path: str) -> SiteConfig:
             raise ConfigError(f"{where}: match: missing (a host pattern such as gpu[001-064])")
         hosts.append((HostPattern.parse(block["match"], where), _profile(block.get("profile"), f"{where}: profile"),
                       _rules(block.get("rules", {}), f"{where}: rules")))
-    return SiteConfig(path=path, profile=profile, rules=rules, hosts=tuple(hosts))
+    return SiteConfig(path=path, profile=profile, rules=rules, hosts=tuple(hosts),
+                      slurm=_slurm(data.get("slurm", {}), f"{path}: slurm"))
+
+
+def _slurm(value: Any, where: str) -> dict[str, Any]:
+    """[slurm]: scontrol / sinfo (absolute paths), bin_dirs (absolute folders), drain_limit (nodes,
+    an integer >= 0), drain_limit_percent (0 to 100)."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: must be a table (scontrol, sinfo, bin_dirs, drain_limit, drain_limit_percent)")
+    for key, v in value.items():
+        if key not in SLURM_KEYS:
+            raise ConfigError(f"{where}.{key}: unknown key (known: {', '.join(SLURM_KEYS)})")
+        if key in ("scontrol", "sinfo") and not (isinstance(v, str) and os.path.isabs(v)):
+            raise ConfigError(f"{where}.{key}: must be an absolute path (like /opt/slurm/bin/{key})")
+        if key == "bin_dirs" and not (isinstance(v, list) and all(isinstance(d, str) and os.path.isabs(d) for d in v)):
+            raise ConfigError(f"{where}.bin_dirs: must be a list of absolute folders (like [\"/opt/slurm/bin\"])")
+        if key == "drain_limit" and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+            raise ConfigError(f"{where}.drain_limit: must be a whole number of nodes >= 0 (0: never drain)")
+        if key == "drain_limit_percent" and (isinstance(v, bool) or not isinstance(v, (int, float))
+                                             or not 0 <= v <= 100):
+            raise ConfigError(f"{where}.drain_limit_percent: must be a number from 0 to 100")
+    return value
 
 
 def _profile(value: Any, where: str) -> Optional[str]:

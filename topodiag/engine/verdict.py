@@ -22,6 +22,8 @@ FAMILY_INPUT = {"FAB": "NVLink fabric (nvidia-smi -q, fabric manager)", "GDR": "
                 "IB": "IB/RoCE", "NCCL": "NCCL log", "NVL": "NVLink", "PCI": "PCIe (lspci, IOMMU)", "PERF": "nccl-tests",
                 "TOPO": "topology"}
 TOOL_FAMILY = "SYS"
+UNRECOGNISED = "SYS004"  # failure text no catalogue entry explains: a warning, never incomplete (engine/runner.py)
+GPUS_NOT_CHECKED = "SYS005"  # GPUs the PCI bus shows that nothing checked: incomplete too (checks/gpu_set.py)
 
 
 def family(code: str) -> str:
@@ -100,11 +102,17 @@ def verdict(outcome, topology=None) -> Verdict:
     if code == ExitCode.INTERNAL:
         return Verdict("INTERNAL ERROR", "internal-error", "a check crashed: report it with --debug output")
     if code == ExitCode.INCOMPLETE:
+        if all(f.code == GPUS_NOT_CHECKED for f in outcome.findings if family(f.code) == TOOL_FAMILY):
+            return Verdict("INCOMPLETE", "incomplete", "NVIDIA GPUs on the PCI bus were not checked (no NVML, no "
+                                                       "nvidia-smi output): no verdict on them")
         return Verdict("INCOMPLETE", "incomplete", "an input could not be read: no verdict on what it would show")
     if code == ExitCode.FINDINGS:
         level = str(outcome.fail_on)
         return Verdict("FINDINGS", "findings", f"findings at or above {level} (--fail-on {level})")
-    worst = max((f.severity for f in outcome.findings if family(f.code) != TOOL_FAMILY), default=None)
+    # SYS findings that do not make a run incomplete (SYS004: failure text no catalogue explains) count
+    # here too: the verdict is never OK over a warning of any family.
+    worst = max((f.severity for f in outcome.findings
+                 if family(f.code) != TOOL_FAMILY or f.code == UNRECOGNISED), default=None)
     if (worst is None or worst < Severity.WARNING) and saw_nothing(topology):
         return Verdict("NOTHING SEEN", "nothing-seen",
                        "no GPU, HCA or NCCL run in the inputs: the rules had nothing to judge")

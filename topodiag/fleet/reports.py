@@ -13,11 +13,19 @@ What a path may be:
 - `-`: standard input, read as a JSON-lines file (a pipe from a fan-out);
 - a directory: its `*.json`, `*.jsonl`, `*.ndjson` files, bundle archives (`.tar.gz`, `.tgz`,
   `.tar`) and bundle sub-directories, sorted by name (dotfiles and `*.expected.json` skipped);
-  a directory holding `manifest.json` is itself a bundle;
+  a directory holding `manifest.json` is itself a bundle. Only regular files and real folders of
+  a directory are read: an entry that is a symbolic link is not followed (it could point at
+  /dev/zero or /etc/shadow) and a FIFO, device or socket is not opened; each is a Failure that
+  names it and says why. (A path named on the command line is read as named: a FIFO there,
+  `fleet <(clush ...)`, is a stream; a device is refused.)
 - a bundle (directory with manifest.json, or archive): the check pipeline (gather, evaluate,
   report, as `topodiag check --from` runs it) turns it into its report.
 
-Every input that yields no report is a `Failure` with a one-line reason, never an exception.
+Every input that yields no report is a `Failure` with a one-line reason, never an exception. A
+reason never quotes the bytes of a file that is not a report: it names the file and says why.
+What is read is bounded: a file larger than MAX_FILE_BYTES is refused by its size before it is
+opened, and while reading, a line over MAX_REPORT_CHARS or more than MAX_FILE_BYTES in all stops
+the file (a stream has no size to check first).
 
 Each report is labelled by where it came from (`label`: the file, `file:line`, the bundle, the
 fan-out node) and, when a fan-out tool named the node (a `--nodes` node, a clush prefix or -b
@@ -40,6 +48,7 @@ REPORT_SUFFIXES = (".json", ".jsonl", ".ndjson")
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar")
 SEVERITIES = ("info", "warning", "error", "critical")  # mildest first
 MAX_REPORT_CHARS = 64 << 20  # a report being put back together from prefixed lines, at most
+MAX_FILE_BYTES = 4 << 30  # one file or stream of reports, at most (20,000 reports of 200 KB)
 MAX_FAILURES_PER_FILE = 50  # bad lines of one file listed one by one; the rest are counted in one line
 MAX_REASON = 300
 
@@ -109,7 +118,7 @@ def one_line(text: Any, limit: int = MAX_REASON) -> str:
 def accept(obj: Any, label: str, origin: Optional[str] = None) -> Item:
     """A parsed JSON value -> NodeReport when it is a topodiag check report of this schema_version.
     `origin`: the node name the fan-out gave this output (kept apart from the host the report claims)."""
-    from ..render.json_report import SCHEMA_VERSION
+    from ..render.json_report import READS, SCHEMA_VERSION
 
     if not isinstance(obj, dict):
         kind = ("true/false" if isinstance(obj, bool) else "a number" if isinstance(obj, (int, float))
@@ -121,9 +130,10 @@ def accept(obj: Any, label: str, origin: Optional[str] = None) -> Item:
                                   "not a check report; run `topodiag check --format json`")
         return Failure(label, "not a topodiag report (no schema_version and fingerprint); "
                               "expected `topodiag check --format json` output")
-    if obj["schema_version"] != SCHEMA_VERSION:
+    if obj["schema_version"] not in READS or isinstance(obj["schema_version"], bool):
         return Failure(label, f"report schema_version {one_line(obj['schema_version'], 20)}; this topodiag "
-                              f"reads {SCHEMA_VERSION} (compare reports of one topodiag version)")
+                              f"reads {SCHEMA_VERSION} (and {', '.join(str(v) for v in READS if v != SCHEMA_VERSION)}: "
+                              "compare reports of one topodiag version)")
     fp = obj["fingerprint"]
     if not isinstance(fp, dict):
         return Failure(label, "malformed report: fingerprint is not an object")
@@ -168,7 +178,10 @@ def _read_path(path: str, check_options: Mapping[str, Any]) -> Iterator[Item]:
         import sys
 
         stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8-sig", errors="replace")
-        yield from _read_stream("<stdin>", stdin)
+        try:
+            yield from _read_stream("<stdin>", _capped_lines(stdin))
+        except _TooMuch as exc:
+            yield Failure("<stdin>", str(exc))
         return
     try:
         st = os.stat(path)
@@ -187,11 +200,20 @@ def _read_path(path: str, check_options: Mapping[str, Any]) -> Iterator[Item]:
     if path.lower().endswith(ARCHIVE_SUFFIXES):
         yield _bundle(path, check_options)
         return
-    yield from _read_file(path, stat.S_ISREG(st.st_mode))
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode)):  # a device never ends
+        yield Failure(path, f"{_kind(st.st_mode)}, not a regular file: not opened")
+        return
+    yield from _read_file(path, stat.S_ISREG(st.st_mode), in_dir=False)
 
 
 # What `dir_entries` says each listed path is
-REPORT_FILE, REGULAR_REPORT_FILE, BUNDLE = 0, 1, 2
+REPORT_FILE, REGULAR_REPORT_FILE, BUNDLE, LINK, SPECIAL = 0, 1, 2, 3, 4
+
+
+def _kind(mode: int) -> str:
+    from ..load.files import special_kind
+
+    return special_kind(mode) or "not a regular file"
 
 
 def dir_entries(path: str) -> Union[tuple[list[str], bytearray], Failure]:
@@ -212,17 +234,32 @@ def dir_entries(path: str) -> Union[tuple[list[str], bytearray], Failure]:
         low = name.lower()
         if name.startswith(".") or low.endswith(".expected.json"):
             continue
-        if low.endswith(REPORT_SUFFIXES):
-            try:
-                regular = e.is_file()
-            except OSError:
-                regular = False
+        kind = _entry_kind(e, low, prefix + name)
+        if kind is not None:
             paths.append(prefix + name)
-            kinds.append(REGULAR_REPORT_FILE if regular else REPORT_FILE)
-        elif low.endswith(ARCHIVE_SUFFIXES) or os.path.isfile(os.path.join(prefix + name, "manifest.json")):
-            paths.append(prefix + name)
-            kinds.append(BUNDLE)
+            kinds.append(kind)
     return paths, kinds
+
+
+def _entry_kind(e: os.DirEntry, low: str, path: str) -> Optional[int]:
+    """What a directory entry is for fleet (None: not an input), from the listing's file type
+    (lstat when the listing does not say): a link is never followed."""
+    try:
+        link = e.is_symlink()
+        regular = e.is_file(follow_symlinks=False)
+        folder = e.is_dir(follow_symlinks=False)
+    except OSError:
+        link = regular = folder = False
+    named = low.endswith(REPORT_SUFFIXES) or low.endswith(ARCHIVE_SUFFIXES)
+    if link:
+        return LINK if named or os.path.isfile(os.path.join(path, "manifest.json")) else None
+    if folder:
+        return BUNDLE if os.path.isfile(os.path.join(path, "manifest.json")) else None
+    if not named:
+        return None
+    if not regular:
+        return SPECIAL
+    return REGULAR_REPORT_FILE if low.endswith(REPORT_SUFFIXES) else BUNDLE
 
 
 def _name(entry: os.DirEntry) -> str:
@@ -235,6 +272,14 @@ def read_entries(paths: list[str], kinds: Union[bytes, bytearray],
     for path, kind in zip(paths, kinds):
         if kind == BUNDLE:
             yield _bundle(path, check_options or {})
+        elif kind == LINK:
+            yield Failure(path, "a symbolic link in the directory, not followed (name the file itself to read it)")
+        elif kind == SPECIAL:
+            try:
+                what = _kind(os.lstat(path).st_mode)
+            except OSError as exc:
+                what = one_line(exc.strerror or exc)
+            yield Failure(path, f"{what}, not a regular file: not opened")
         else:
             yield from _read_file(path, kind == REGULAR_REPORT_FILE)
 
@@ -247,37 +292,82 @@ def _read_dir(path: str, check_options: Mapping[str, Any]) -> Iterator[Item]:
     yield from read_entries(*entries, check_options)
 
 
-def _read_file(path: str, regular: bool = False) -> Iterator[Item]:
+def _read_file(path: str, regular: bool = False, in_dir: bool = True) -> Iterator[Item]:
+    """The reports of one file. A directory's entry (`in_dir`) is opened without following a link
+    and without blocking, and read only if it is a regular file; a path named on the command line
+    may be a FIFO (a stream). Either way a regular file over MAX_FILE_BYTES is refused by its
+    size, and what is read is capped (_capped_lines)."""
     if regular:
-        report = _one_report_file(path)
+        report = _one_report_file(path, in_dir)
         if report is not None:
             yield report
             return
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+    if in_dir:
+        flags |= getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
     try:
-        handle = open(path, "r", encoding="utf-8-sig", errors="replace", newline=None)
+        fd = os.open(path, flags)
     except OSError as exc:
-        yield Failure(path, one_line(exc.strerror or exc))
+        link = exc.errno == getattr(__import__("errno"), "ELOOP", -1)
+        yield Failure(path, "a symbolic link in the directory, not followed" if link and in_dir
+                      else one_line(exc.strerror or exc))
         return
-    with handle:
+    st = os.fstat(fd)
+    why = None
+    if in_dir and not stat.S_ISREG(st.st_mode):
+        why = f"{_kind(st.st_mode)}, not a regular file: not opened"
+    elif stat.S_ISREG(st.st_mode) and st.st_size > MAX_FILE_BYTES:
+        why = f"{st.st_size} bytes, more than fleet reads from one file ({MAX_FILE_BYTES >> 30} GiB)"
+    if why:
+        os.close(fd)
+        yield Failure(path, why)
+        return
+    with open(fd, "r", encoding="utf-8-sig", errors="replace", newline=None) as handle:
+        size = st.st_size if stat.S_ISREG(st.st_mode) else None
         try:
-            yield from _read_stream(path, handle, size=os.fstat(handle.fileno()).st_size)
+            yield from _read_stream(path, _capped_lines(handle), size=size)
+        except _TooMuch as exc:
+            yield Failure(path, str(exc))
         except OSError as exc:
             yield Failure(path, f"cannot read: {one_line(exc.strerror or exc)}")
+
+
+class _TooMuch(Exception):
+    """A file whose line or whole is over what fleet reads."""
+
+
+def _capped_lines(handle, line_cap: int = MAX_REPORT_CHARS, total_cap: int = MAX_FILE_BYTES) -> Iterator[str]:
+    """The lines of a text handle, none longer than `line_cap` characters and `total_cap` in all:
+    _TooMuch past either (a device or an endless stream never fills memory)."""
+    total = 0
+    no = 0
+    while True:
+        line = handle.readline(line_cap + 1)
+        if not line:
+            return
+        no += 1
+        total += len(line)
+        if len(line) > line_cap:
+            raise _TooMuch(f"line {no} is longer than {line_cap >> 20} MiB: not a report; the rest is not read")
+        if total > total_cap:
+            raise _TooMuch(f"more than {total_cap >> 30} GiB: the rest is not read")
+        yield line
 
 
 _FIRST_READ = 1 << 16
 _INDENTED_HEAD_RE = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*\{[ \t]*[\r\n]")
 
 
-def _one_report_file(path: str) -> Optional[NodeReport]:
+def _one_report_file(path: str, in_dir: bool = True) -> Optional[NodeReport]:
     """The common file read fast: one indented report (`check --format json > NODE.json`) in a
     regular file, read with one os.read (two past 64 KiB) and parsed whole. None for anything else
     (a file that cannot be opened or read, JSON lines, fan-out output, an array, bad UTF-8, bad
     JSON, not a report): `_read_stream` then reads it as it always did and says what it is. What
     comes back is what `_read_stream` gives for such a file (`_whole`, one report, labelled by the
     file)."""
+    nofollow = getattr(os, "O_NOFOLLOW", 0) if in_dir else 0  # a link put there since it was listed
     try:  # O_NONBLOCK: a FIFO put in the file's place since it was listed must not block the open
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0) | nofollow)
     except OSError:
         return None
     try:
@@ -344,8 +434,8 @@ def _read_stream(name: str, lines: Iterator[str], origin: Optional[str] = None,
     m = _PREFIX_RE.match(head)
     if (not head.startswith("{") and not (m and (m.group(2) or "").lstrip().startswith("{"))
             and not _DASHES_RE.match(head.rstrip())):
-        yield Failure(name, f"not JSON (line {first_no} starts {one_line(head, 40)!r}); expected topodiag "
-                            "check reports, one per file or per line")
+        yield Failure(name, f"not JSON (line {first_no} is not a report, an array or fan-out output); "
+                            "expected topodiag check reports, one per file or per line")
         return
     yield from _one_is_the_file(name, _Lines(name, origin).read(first_no, first, lines))
 
@@ -417,14 +507,14 @@ class _Lines:
         self.header = None
         if not _DASHES_RE.match(stripped):
             self.nodes = None  # what follows belongs to no known node
-            return self.fail(no, f"a clush -b header without its closing dashes: {one_line(stripped, 60)!r}")
+            return self.fail(no, "a clush -b header without its closing dashes")
         return self._block(no, h[1])
 
     def _block(self, no: int, text: str) -> Iterator[Item]:
         m = _GATHERED_RE.match(text)
         if not m:
             self.nodes = None
-            return self.fail(no, f"not a node set in a clush -b header: {one_line(text, 60)!r}")
+            return self.fail(no, "not a node set in a clush -b header")
         nodeset, count = m.group(1), m.group(2)
         if count is None and "[" not in nodeset:
             self.nodes = [nodeset]
@@ -444,7 +534,7 @@ class _Lines:
             return self.fail(no, one_line(exc))
         except Exception as exc:  # noqa: BLE001 -- ClusterShell's NodeSetParseError (and kin): one line
             self.nodes = None
-            return self.fail(no, f"not a node set in a clush -b header: {one_line(exc, 80)}")
+            return self.fail(no, "not a node set in a clush -b header")
         self.expanded += len(self.nodes)
         return iter(())
 
@@ -517,7 +607,7 @@ class _Lines:
                 else:
                     pending[prefix] = [no, len(body), [body]]
             elif stripped:
-                yield from self.fail(no, f"not a JSON report line: {one_line(stripped, 60)!r}")
+                yield from self.fail(no, "not a JSON report line")
             line = next(lines, None)
             no += 1
         for prefix, (start, _, parts) in list(pending.items()):

@@ -82,6 +82,7 @@ def summarize(tally: Tally, failed: int = 0) -> dict:
         for code in code_set:
             codes[code] += n
     worst = Counter(w or "none" for w in map(tally.worst.__getitem__, live))
+    by_code, by_worst = _named(tally, live)
 
     def versions(key: str) -> list[dict]:
         got = [{"version": v, "nodes": len(nodes)} for v, nodes in tally.values(key)]
@@ -92,15 +93,45 @@ def summarize(tally: Tally, failed: int = 0) -> dict:
 
     return {
         "nodes": {"read": len(live), "failed": failed, "duplicates": len(tally.duplicates),
-                  "by_worst_finding": {s: worst.get(s, 0) for s in ("none",) + SEVERITIES}},
+                  "by_worst_finding": {s: worst.get(s, 0) for s in ("none",) + SEVERITIES},
+                  "by_worst_finding_named": {s: by_worst[s] for s in SEVERITIES if s in by_worst}},
         "gpus": sorted(({"model": m, "count": c, "nodes": n} for (m, c), n in gpus.items()),
                        key=lambda r: (-r["nodes"], str(r["model"]), str(r["count"]))),
         "nics": _rows(nic_counts, nic_nodes, ("model", "firmware"), "nics"),
         "ports": _rows(port_counts, port_nodes, ("rate_gbps", "link_layer"), "ports"),
         "drivers": versions("driver_version"),
         "cuda_drivers": versions("cuda_driver_version"),
-        "findings": [{"code": c, "nodes": n} for c, n in sorted(codes.items(), key=lambda kv: (-kv[1], kv[0]))],
+        "findings": [{"code": c, "nodes": n, "named": by_code.get(c, [])}
+                     for c, n in sorted(codes.items(), key=lambda kv: (-kv[1], kv[0]))],
     }
+
+
+MAX_NAMED = 20  # nodes named behind one count (the JSON's `named`; the count says how many in all)
+
+
+def _named(tally: Tally, live: list) -> tuple[dict, dict]:
+    """The nodes behind the finding counts, first MAX_NAMED of each in natural order: code -> names,
+    worst severity -> names."""
+    from .tally import natural
+
+    by_code: dict[str, list[str]] = {}
+    by_worst: dict[str, list[str]] = {}
+    for i in live:
+        name = tally.names[i]
+        for code in tally.codes[i]:
+            by_code.setdefault(code, []).append(name)
+        if tally.worst[i]:
+            by_worst.setdefault(tally.worst[i], []).append(name)
+    for table in (by_code, by_worst):
+        for key, names in table.items():
+            table[key] = sorted(names, key=natural)[:MAX_NAMED]
+    return by_code, by_worst
+
+
+def named(names: list, total: int) -> str:
+    """'node08' / 'node08, node09 and 3 more': the nodes behind a count, for a text line."""
+    shown = ", ".join(names[:3])
+    return shown + (f" and {total - min(3, len(names))} more" if total > min(3, len(names)) else "")
 
 
 def _nodes(n: int) -> str:
@@ -124,7 +155,8 @@ def rows(summary: dict) -> list[tuple[str, str, str]]:
         out.append(("", "host names reported by 2+ sources", str(n["duplicates"])))
     for sev in ("critical", "error", "warning", "info"):
         if n["by_worst_finding"].get(sev):
-            out.append(("", f"worst finding {sev}", str(n["by_worst_finding"][sev])))
+            who = named(n.get("by_worst_finding_named", {}).get(sev, []), n["by_worst_finding"][sev])
+            out.append(("", f"worst finding {sev}" + (f": {who}" if who else ""), str(n["by_worst_finding"][sev])))
 
     def section(title: str, items: list[dict], what, count) -> None:
         for j, r in enumerate(items):
@@ -141,6 +173,8 @@ def rows(summary: dict) -> list[tuple[str, str, str]]:
             lambda r: f"{r['ports']} on {_nodes(r['nodes'])}")
     section("driver", summary["drivers"], lambda r: _v(r["version"]), lambda r: _nodes(r["nodes"]))
     section("CUDA driver", summary["cuda_drivers"], lambda r: _v(r["version"]), lambda r: _nodes(r["nodes"]))
-    section("findings", summary["findings"], lambda r: r["code"], lambda r: _nodes(r["nodes"]))
+    section("findings", summary["findings"],
+            lambda r: r["code"] + (f": {named(r['named'], r['nodes'])}" if r.get("named") else ""),
+            lambda r: _nodes(r["nodes"]))
     return out
 

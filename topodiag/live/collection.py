@@ -17,6 +17,10 @@ importing a single parser. A tool that is not installed, or a probe that finds n
 "not_available" (a normal outcome on a host without GPU or HCA: no finding); a tool that ran and
 failed is "failed"; one that did not finish in time is "timed_out". Probes run in daemon threads: a
 probe stuck in the driver (NVML on a wedged GPU) is abandoned at the deadline, not waited for.
+The probes that call into a C library (NVML, libibverbs: LiveSource.child) run in a child process
+(`python -m <module>`, live/child.py) under the source's timeout, so that a crash (SIGSEGV) or a
+hang in the library is a failed source whose JSON names the call it happened in (SYS001), never
+the end of `check` or `prolog`: one more Python start (~50-100 ms) on the prolog path.
 """
 
 from __future__ import annotations
@@ -71,6 +75,7 @@ class LiveSource:
     argv: tuple[str, ...] = ()  # a command
     probe: Optional[Callable[[Options], dict]] = None  # or a probe
     answer_rcs: tuple[int, ...] = ()  # non-zero exit codes that are still an answer (ParserInfo.answer_rcs)
+    child: str = ""  # run the probe as `python -m <child>` in a child process instead (live/child.py)
 
 
 @dataclass
@@ -103,6 +108,21 @@ def _nvml(opts: Options) -> dict:
     return nvml_probe.probe()
 
 
+def _nvml_child(timeout_s: float) -> dict:
+    from . import child, nvml_probe
+
+    return child.run_probe("topodiag.live.nvml_probe", timeout_s, nvml_probe.blank(), "NVML")
+
+
+def _pyverbs_child(timeout_s: float) -> dict:
+    from . import child, pyverbs_probe
+
+    return child.run_probe("topodiag.live.pyverbs_probe", timeout_s, pyverbs_probe.blank(), "pyverbs")
+
+
+CHILDREN: dict[str, Callable[[float], dict]] = {"nvml": _nvml_child, "pyverbs": _pyverbs_child}
+
+
 def _sysfs(opts: Options) -> dict:
     from . import sysfs_probe
 
@@ -133,6 +153,12 @@ def _peermem(opts: Options) -> dict:
     return peermem_probe.probe(opts.sysfs_root)
 
 
+def _gpu_scope(opts: Options) -> dict:
+    from . import gpu_scope_probe
+
+    return gpu_scope_probe.probe(opts.sysfs_root)
+
+
 def _nccl_env(opts: Options) -> dict:
     """The NCCL_* variables of this process's environment (only those: an environment carries secrets)."""
     env = {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")}
@@ -143,13 +169,15 @@ def _nccl_env(opts: Options) -> dict:
 # one whose ParserInfo is prolog_safe, the one naming this probe in ParserInfo.probe feeding it too
 # (tests/live/test_collection.py holds both). A probe runs in a prolog only where it says so.
 PROBES: tuple[LiveSource, ...] = (
-    LiveSource("nvml", "probes/nvml.json", 15.0, True, probe=_nvml),
+    LiveSource("nvml", "probes/nvml.json", 15.0, True, probe=_nvml, child="nvml"),
     LiveSource("sysfs_infiniband", "probes/sysfs.json", 10.0, True, probe=_sysfs),
-    LiveSource("sysfs_infiniband", "probes/pyverbs.json", 10.0, False, probe=_pyverbs),  # opens a verbs context per device
+    LiveSource("sysfs_infiniband", "probes/pyverbs.json", 10.0, False, probe=_pyverbs,
+               child="pyverbs"),  # opens a verbs context per device
     LiveSource("ib_counters", "probes/ib_counters.json", 5.0, True, probe=_ib_counters),  # one sample unless TOPODIAG_COUNTER_INTERVAL
     LiveSource("nccl_env", "probes/nccl_env.json", 2.0, False, probe=_nccl_env),  # a prolog's environment is not the job's
     LiveSource("kernel_log", "probes/kernel_log.json", 5.0, True, probe=_kernel_log),  # /dev/kmsg, non-blocking
     LiveSource("peermem", "probes/peermem.json", 2.0, True, probe=_peermem),  # /proc/modules, memory_peers: files
+    LiveSource("gpu_scope", "probes/gpu_scope.json", 2.0, True, probe=_gpu_scope),  # the GPUs this job may see: env, cgroup, /proc/driver/nvidia
 )
 
 
@@ -218,7 +246,10 @@ def _from_command(src: LiveSource, res: CommandResult) -> Record:
     reason = res.reason
     if src.argv[:1] == ("nvidia-smi",) and res.rc in NVIDIA_SMI_HARDWARE_CODES:
         reason += " (a hardware fault: see nvidia-smi -q and dmesg for Xid errors)"
-    return Record(src.name, status, src.member if text else None, text or None, argv=res.argv, rc=res.rc,
+    # An answer that is empty (lspci in a container: exit 0, nothing printed) is recorded as such: an
+    # "ok" entry with its empty member, read back as "printed nothing" (load/gather.py), live and bundle alike.
+    member = src.member if text or status == "ok" else None
+    return Record(src.name, status, member, text if member else None, argv=res.argv, rc=res.rc,
                   duration_s=round(res.duration_s, 3), timed_out=res.timed_out, reason=reason)
 
 
@@ -226,12 +257,15 @@ def _run_one(src: LiveSource, opts: Options, timeout_s: float, deadline: Optiona
     start = time.monotonic()
     if src.probe is not None:
         try:
-            data = src.probe(opts)
+            data = CHILDREN[src.child](_child_timeout(timeout_s, deadline)) if src.child else src.probe(opts)
         except Exception as exc:  # a probe bug is a failed source, not a crashed run
             return Record(src.name, "failed", None, duration_s=round(time.monotonic() - start, 3),
                           reason=f"probe crashed: {type(exc).__name__}: {exc}")
         files_read = data.pop("files_read", None) if isinstance(data, dict) else None
         rec = _from_probe(src, data, round(time.monotonic() - start, 3))
+        died = data.get("died") if isinstance(data, dict) else None
+        if isinstance(died, dict) and died.get("how") == "timeout":  # the child was stopped in a call
+            rec.status, rec.timed_out = "timed_out", True
         if isinstance(files_read, list):
             rec.extra_files = _snapshot(files_read)
         return rec
@@ -240,6 +274,17 @@ def _run_one(src: LiveSource, opts: Options, timeout_s: float, deadline: Optiona
 
         return Record(src.name, **collect_per_netdev(src, opts, timeout_s, deadline))
     return _from_command(src, run(src.argv, timeout_s, deadline=deadline))
+
+
+# A child is stopped this long before the collection's deadline, so that its record (naming the call
+# it was stopped in) is made before the deadline abandons the source.
+CHILD_MARGIN_S = 0.25
+
+
+def _child_timeout(timeout_s: float, deadline: Optional[float]) -> float:
+    if deadline is not None:
+        timeout_s = min(timeout_s, deadline - time.monotonic() - CHILD_MARGIN_S)
+    return max(timeout_s, 0.05)
 
 
 def _snapshot(files_read: list) -> list[tuple[str, str]]:

@@ -110,7 +110,29 @@ def _on_signal(signum, frame) -> None:
 
 
 def _spawn(argv: list, env: dict) -> subprocess.Popen:
-    """Start a tool in its own session and register its group before any signal is handled."""
+    """Start a tool in its own session and register its group before any signal is handled.
+
+    On Linux the tool is also told to die with topodiag: PR_SET_PDEATHSIG(SIGKILL), set in the child
+    before exec, so a topodiag that is SIGKILLed (timeout -s KILL, Slurm's PrologEpilogTimeout, the
+    OOM killer: no handler or atexit runs) leaves no tool behind; a child whose parent died before
+    the call kills itself. (The signal follows the thread that started the tool; each thread waits
+    for the tools it starts.) The preexec calls only a libc function resolved here, before fork."""
+    import sys
+
+    preexec = None
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            prctl = ctypes.CDLL(None, use_errno=True).prctl
+            parent = os.getpid()
+
+            def preexec() -> None:
+                prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+                if os.getppid() != parent:  # topodiag died before the call: nobody would reap us
+                    os.kill(os.getpid(), signal.SIGKILL)
+        except (OSError, AttributeError):
+            preexec = None
     main = threading.current_thread() is threading.main_thread()
     try:
         with _LOCK:  # a handler in the main thread waits for a worker's registration here (kill_all)
@@ -118,7 +140,8 @@ def _spawn(argv: list, env: dict) -> subprocess.Popen:
                 _SPAWNING[0] = True
             try:
                 proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, env=env, start_new_session=True)
+                                        stderr=subprocess.PIPE, env=env, start_new_session=True,
+                                        preexec_fn=preexec)
                 _GROUPS.add(proc.pid)
             finally:
                 if main:

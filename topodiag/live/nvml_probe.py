@@ -5,15 +5,17 @@
                                                NVML can block for minutes on a wedged GPU)
 
 pynvml (nvidia-ml-py) is imported lazily, inside probe(), so importing this module costs nothing
-in a Slurm prolog. Tests pass a fake module (tests/fakes/fake_pynvml.py) that replays a recorded
-probe. A call NVML refuses (NotSupported, FunctionNotFound, any NVMLError, or a function this
+in a Slurm prolog. Tests run the real pynvml over a fake libnvidia-ml whose C functions are typed
+as nvml.h declares them (tests/fakes/fake_libnvml.py), replaying recorded probes; older tests pass
+a replaying stand-in module instead (tests/fakes/fake_pynvml.py), which cannot see a call that is
+wrong for the real library. A call NVML refuses (NotSupported, FunctionNotFound, any NVMLError, or a function this
 pynvml lacks) gives the value "n/a" and an `unsupported` entry; a GPU that reports
 NVML_ERROR_GPU_IS_LOST is marked `lost` and not asked anything more.
 
 Probe JSON, schema_version 1 (key order as written):
   probe "nvml", schema_version 1,
   ok          false when NVML could not be used at all (pynvml missing, nvmlInit or
-              nvmlDeviceGetCount failed); gpus and pairs are then empty
+              nvmlDeviceGetCount failed, or the probe's process died); gpus and pairs are then empty
   error       one line for a person (null when ok); error_name the NVML_ERROR_* name (or null)
   driver_version "570.133.20", cuda_driver_version "12.8", nvml_version "12.570.133.20"
   gpus [{index, name, uuid, serial,
@@ -53,6 +55,17 @@ Probe JSON, schema_version 1 (key order as written):
 error, another exception, or MISSING_FUNCTION) or because the GPU was lost or had no handle (then no
 entry: the call was not made). null: not asked (an inactive link's far end) or, when ok is false,
 not reached. The `python -m` form prints `dumps(probe())` and exits 0 (ok false is data too).
+
+Live collection runs that form in a child process (`--progress`: each NVML call is announced on
+stderr before it is made) under the source's timeout (topodiag/live/child.py). When the child dies
+by a signal, is stopped at the timeout, or exits without its JSON, the parent writes the probe
+itself: ok false, every field as when nvmlInit failed (error_name null), an `error` naming what
+happened and the last NVML call the child began, and one more key, still schema_version 1 (probes
+without it, as every probe the child printed itself, read as died null):
+  died        {how ("signal" | "timeout" | "exit" | "output"), signal ("SIGSEGV" or null), rc (the
+              exit status, negative for a signal, or null), last_call ("nvmlDeviceGetGpuFabricInfoV(gpu=0)",
+              null when none was begun), seconds}, e.g. error "NVML probe died with signal 11
+              (SIGSEGV) in nvmlDeviceGetGpuFabricInfoV(gpu=0)"
 """
 
 from __future__ import annotations
@@ -98,6 +111,13 @@ CPU_SET_WORDS = 64
 NODE_SET_WORDS = 4
 # Legacy per-link speed fields (NVML_FI_DEV_NVLINK_SPEED_MBPS_L0..L11), for drivers without GET_SPEED.
 LEGACY_SPEED_LINKS = 12
+
+
+# The fabric calls, newest first: (pynvml function, the pynvml structure it is handed by pointer).
+# nvidia-ml-py 12.575 defines c_nvmlGpuFabricInfoV_t (v2) and c_nvmlGpuFabricInfo_t; 13.x adds _v3_t.
+FABRIC_TRIES = (("nvmlDeviceGetGpuFabricInfoV", "c_nvmlGpuFabricInfo_v3_t"),
+                ("nvmlDeviceGetGpuFabricInfoV", "c_nvmlGpuFabricInfoV_t"),
+                ("nvmlDeviceGetGpuFabricInfo", "c_nvmlGpuFabricInfo_t"))
 
 
 class _GpuLost(Exception):
@@ -156,9 +176,14 @@ def _text(value: Any) -> Any:
     return value
 
 
+def _quiet(call: str) -> None:
+    pass
+
+
 class _Probe:
-    def __init__(self, nvml: Any):
+    def __init__(self, nvml: Any, say: Any = _quiet):
         self.nvml = nvml
+        self.say = say  # told each NVML call before it is made (the child's progress: live/child.py)
         self.unsupported: dict[str, str] = {}
         self.error_type = getattr(nvml, "NVMLError", None)
         if not (isinstance(self.error_type, type) and issubclass(self.error_type, BaseException)):
@@ -206,6 +231,7 @@ class _Probe:
         if not callable(fn):
             self.unsupported[key] = MISSING_FUNCTION
             return NA
+        self.say(key)
         try:
             return fn(*args)
         except Exception as exc:
@@ -228,6 +254,7 @@ class _Probe:
         try:
             if not callable(init):
                 raise AttributeError("this pynvml has no nvmlInit")
+            self.say("nvmlInit()")
             init()
         except Exception as exc:
             return _failed(out, "nvmlInit", *self.failure(exc))
@@ -235,6 +262,7 @@ class _Probe:
             return self.collect(out)
         finally:
             try:
+                self.say("nvmlShutdown()")
                 self.nvml.nvmlShutdown()
             except Exception:
                 pass
@@ -254,6 +282,7 @@ class _Probe:
         out["cuda_driver_version"] = f"{cuda // 1000}.{cuda % 1000 // 10}" if isinstance(cuda, int) else NA
         out["nvml_version"] = _text(self.call("nvmlSystemGetNVMLVersion", (), ""))
         try:
+            self.say("nvmlDeviceGetCount()")
             count = self.nvml.nvmlDeviceGetCount()
             count = int(count)
         except Exception as exc:
@@ -316,22 +345,36 @@ class _Probe:
         return g, handle
 
     def fabric(self, handle: Any, at: str) -> Any:
-        """The GPU's NVLink fabric registration (nvmlDeviceGetGpuFabricInfoV with the v3 structure,
-        else the older nvmlDeviceGetGpuFabricInfo); None when this pynvml has neither (the key is
-        then left out, as in probes written before it), "n/a" when NVML refused both."""
-        tries = (("nvmlDeviceGetGpuFabricInfoV", "c_nvmlGpuFabricInfo_v3_t"),
-                 ("nvmlDeviceGetGpuFabricInfo", "c_nvmlGpuFabricInfo_t"))
-        tries = tuple(t for t in tries if callable(getattr(self.nvml, t[0], None))
-                      and callable(getattr(self.nvml, t[1], None)))
+        """The GPU's NVLink fabric registration: nvmlDeviceGetGpuFabricInfoV with the newest versioned
+        structure this pynvml defines (c_nvmlGpuFabricInfo_v3_t, else c_nvmlGpuFabricInfoV_t: v2; a
+        driver that knows only v2 answers ARGUMENT_VERSION_MISMATCH to v3, and v2 is asked), else the
+        older nvmlDeviceGetGpuFabricInfo (c_nvmlGpuFabricInfo_t). pynvml hands its argument straight
+        to the C function, which takes a pointer: the structure goes by ctypes.byref (by value it is
+        a SIGSEGV or garbage). None when this pynvml has neither call (the key is then left out, as
+        in probes written before it); "n/a" when NVML refused them (older drivers: FUNCTION_NOT_FOUND,
+        pre-Hopper GPUs: NOT_SUPPORTED). An attempt that a later one replaces leaves no entry."""
+        tries = [(fn, struct) for fn, struct in FABRIC_TRIES
+                 if callable(getattr(self.nvml, fn, None)) and isinstance(getattr(self.nvml, struct, None), type)]
         if not tries:
             return None
+        from ctypes import byref  # noqa: PLC0415  (only where a GPU is asked: the import is not paid for otherwise)
+
+        mismatch = self.const("NVML_ERROR_ARGUMENT_VERSION_MISMATCH", 25)
+        refused: set[str] = set()
         for fn, struct in tries:
+            if fn in refused:  # that function was refused outright: another structure will not help
+                continue
+            key = f"{fn}({at})"
             try:
                 info = getattr(self.nvml, struct)()
             except Exception:
                 continue
-            if self.call(fn, (handle, info), at, gpu_walk=True) is not NA:
+            if self.call(fn, (handle, byref(info)), at, gpu_walk=True) is not NA:
+                for other, _ in tries:
+                    self.unsupported.pop(f"{other}({at})", None)
                 return self.fabric_facts(info)
+            if not self.unsupported.get(key, "").startswith(f"{self.error_name(mismatch)}:"):
+                refused.add(fn)
         return NA
 
     def fabric_facts(self, info: Any) -> dict:
@@ -361,6 +404,7 @@ class _Probe:
         for link in range(max_links):
             at = f"gpu={i}, link={link}"
             try:
+                self.say(f"nvmlDeviceGetNvLinkState({at})")
                 state = state_fn(handle, link)
             except Exception as exc:
                 text, lost = self.reason(exc)
@@ -462,17 +506,24 @@ def _failed(out: dict, call: str, error_name: str | None, line: str) -> dict:
     return out
 
 
-def probe(nvml: Any = None) -> dict:
-    """Ask NVML about this node's GPUs; a dict in the schema above. Never raises."""
+def blank() -> dict:
+    """The probe JSON of a probe that collected nothing (ok false, no error yet)."""
+    return _empty()
+
+
+def probe(nvml: Any = None, say: Any = _quiet) -> dict:
+    """Ask NVML about this node's GPUs; a dict in the schema above. Never raises. `say(call)` is
+    told each NVML call before it is made."""
     try:
         if nvml is None:
             try:
+                say("import pynvml")
                 import pynvml as nvml  # noqa: PLC0415  (lazy: the prolog path does not pay for it)
             except ImportError:
                 out = _empty()
                 out["error"] = PYNVML_MISSING
                 return out
-        return _Probe(nvml).run()
+        return _Probe(nvml, say).run()
     except Exception as exc:  # a bug here, or a pynvml that is broken in a new way
         out = _empty()
         out["error"] = f"the NVML probe failed: {type(exc).__name__}: {exc}"
@@ -498,10 +549,13 @@ def dumps(data: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print the probe JSON on stdout; exit 0 whenever it was printed (ok false is data, not a failure)."""
+    """Print the probe JSON on stdout; exit 0 whenever it was printed (ok false is data, not a failure).
+    With --progress, each NVML call is announced on stderr before it is made (live/child.py)."""
     import sys
 
-    sys.stdout.write(dumps(probe()))
+    from .child import say, wants_progress
+
+    sys.stdout.write(dumps(probe(say=say if wants_progress(argv) else _quiet)))
     sys.stdout.flush()
     return 0
 

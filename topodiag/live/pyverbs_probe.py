@@ -20,6 +20,11 @@ sysfs_probe; what only sysfs knows, such as pci_address, numa_node, netdevs, is 
 
 and, when not available: {"probe": "pyverbs", "schema_version": 1, "ok": false,
 "error": "pyverbs not importable: ..." | "no RDMA devices" | ..., "infiniband": [], "skipped": []}.
+
+Live collection runs `python -m topodiag.live.pyverbs_probe --progress` in a child process under
+the source's timeout (live/child.py): a verbs call that crashes or hangs gives that blank JSON with
+an error naming it ("pyverbs probe died with signal 11 (SIGSEGV) in query_port(port=1)") and a
+`died` object {how, signal, rc, last_call, seconds} (schema_version 1 still; absent otherwise).
 """
 
 from __future__ import annotations
@@ -53,6 +58,19 @@ MELLANOX_VENDOR_IDS = {0x02C9, 0x15B3}
 def _empty() -> dict[str, Any]:
     return {"probe": PROBE, "schema_version": SCHEMA_VERSION, "ok": False, "error": None,
             "infiniband": [], "skipped": []}
+
+
+def blank() -> dict[str, Any]:
+    """The probe JSON of a probe that collected nothing (ok false, no error yet)."""
+    return _empty()
+
+
+def _quiet(call: str) -> None:
+    pass
+
+
+# Told each verbs call before it is made (the child's progress, live/child.py); quiet in-process.
+_say = _quiet
 
 
 def _one_line(exc: BaseException) -> str:
@@ -90,6 +108,7 @@ def _gids(ctx: Any, port: int, count: int, link_layer: str | None) -> list[dict[
     out = []
     for index in range(min(count, MAX_GIDS)):
         try:
+            _say(f"query_gid(port={port}, index={index})")
             gid = str(ctx.query_gid(port, index).gid)
         except Exception:
             continue
@@ -105,6 +124,7 @@ def _gids(ctx: Any, port: int, count: int, link_layer: str | None) -> list[dict[
 
 
 def _port(ctx: Any, port: int) -> dict[str, Any]:
+    _say(f"query_port(port={port})")
     attr = ctx.query_port(port)
     state = _int(getattr(attr, "state", None))
     phys = _int(getattr(attr, "phys_state", None))
@@ -153,12 +173,14 @@ def _device(pv: Any, dev: Any, skipped: list[dict[str, str]]) -> dict[str, Any] 
         "pci_address": None, "numa_node": None, "netdevs": [], "ports": [],
     }
     try:
+        _say(f"Context(name={name})")
         ctx = pv.device.Context(name=name)
     except Exception as exc:
         skipped.append({"path": name, "reason": f"cannot open: {_one_line(exc)}"})
         return entry
     try:
         try:
+            _say(f"query_device({name})")
             attr = ctx.query_device()
         except Exception as exc:
             skipped.append({"path": name, "reason": f"query_device failed: {_one_line(exc)}"})
@@ -202,6 +224,7 @@ def probe(pyverbs: Any = None) -> dict[str, Any]:
     pv = pyverbs
     if pv is None:
         try:
+            _say("import pyverbs")
             pv = importlib.import_module("pyverbs")
             importlib.import_module("pyverbs.device")
             try:
@@ -212,6 +235,7 @@ def probe(pyverbs: Any = None) -> dict[str, Any]:
             out["error"] = f"pyverbs not importable: {_one_line(exc)}"
             return out
     try:
+        _say("get_device_list()")
         devices = list(pv.device.get_device_list())
     except Exception as exc:
         if _is_rdma_error(pv, exc):
@@ -234,7 +258,14 @@ def probe(pyverbs: Any = None) -> dict[str, Any]:
     return out
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Print the probe JSON; exit 1 when it says ok false. With --progress, each verbs call is
+    announced on stderr before it is made (live/child.py)."""
+    global _say
+    from .child import say, wants_progress
+
+    if wants_progress(argv):
+        _say = say
     result = probe()
     print(json.dumps(result, indent=2))
     return 0 if result["ok"] else 1

@@ -30,7 +30,7 @@ Probe JSON (schema_version 1; a key is always present, null when sysfs did not s
            "gids": [{"index": 0, "gid": "fe80:0000:0000:0000:a088:c203:0074:cfda",
                      "type": "IB", "type_raw": "IB/RoCE v1", "ndev": null}]}]}],
      "pci": [{                           HCAs' PCI functions, NVIDIA GPUs (vendor 0x10de, class
-        "bdf": "0000:1b:00.0",           0x0300xx / 0x0302xx) and Mellanox network functions
+        "bdf": "0000:1b:00.0",           0x03xxxx: display controllers) and Mellanox network functions
         "kind": "hca" | "gpu" | "nic",   (0x15b3, class 0x02xxxx) with no RDMA device ("nic"),
         "class": "0x020700", "vendor": "0x15b3", "device": "0x1021",    sorted by bdf
         "driver": "mlx5_core", "numa_node": 0, "rdma_devices": ["mlx5_0"],
@@ -81,7 +81,7 @@ MAX_ENTRIES = 4096  # per directory listing: a runaway tree must not stall a pro
 
 NVIDIA_VENDOR = "0x10de"
 MELLANOX_VENDOR = "0x15b3"
-GPU_CLASSES = ("0x0300", "0x0302")  # VGA compatible, 3D controller
+GPU_CLASSES = ("0x03",)  # display controllers: VGA compatible 0x0300, 3D 0x0302, other 0x0380
 
 NODE_TYPES = {1: "CA", 2: "Switch", 3: "Router", 4: "iWARP RNIC", 5: "usNIC", 6: "usNIC UDP"}
 BDF_RE = re.compile(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")

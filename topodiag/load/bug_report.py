@@ -21,26 +21,43 @@ A section is read when its title names something a source of topodiag reads: the
 parser's INFO runs (`argv`: "nvidia-smi topo -m", "ibstat", "lspci -vvv"...), the kernel log
 ("dmesg:", the "Scanning kernel log files for NVIDIA kernel messages" excerpt, a journalctl -k or
 /var/log/messages copy), or a file of TITLED_FILES. Each section is parsed by that source's parser
-with the line numbers of the whole file (the parser sees blank lines before it), and enters the
-report as "<file> [<title>]"; the other sections (X logs, dmidecode, base64 dumps...) are skipped.
-A gzip-compressed report is decompressed in memory, up to MAX_BYTES. The report's "uname:" line
-names the host, so a report of another host beside it is caught as other inputs are.
+on its own text, and what the parser says of line numbers (its results' `line_no` fields, a
+ParseError's line) is moved by the section's offset, so they are the whole file's; the section
+enters the report as "<file> [<title>]"; the other sections (X logs, dmidecode, base64 dumps...)
+are skipped without being kept.
+
+The report is read as a stream: (gzip stream ->) lines -> section splitter -> one section at a
+time to its parser. Memory is that of one section (at most MAX_SECTION_BYTES; a larger one is
+not read, and says so) whatever the size of the file. The decompressed count is checked as it
+grows: more than MAX_BYTES, or (past RATIO_FLOOR) more than MAX_RATIO times the compressed size,
+and the report is refused; so is one of more than MAX_SECTIONS sections (a real report has a few
+hundred). A line longer than MAX_LINE is cut there. The report's "uname:" line names the host, so
+a report of another host beside it is caught as other inputs are.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
+import os
 import re
 import zlib
 from dataclasses import dataclass
-from typing import Optional
+from typing import Iterable, Iterator, Optional
 
 from ..errors import InputError
 
 MARKS = ("Start of NVIDIA bug report log file", "nvidia-bug-report.sh Version")
 SEPARATOR_RE = re.compile(r"^_{20,}\s*$")
 UNAME_RE = re.compile(r"^uname:\s+\S+\s+(\S+)", re.M)
-MAX_BYTES = 1 << 30  # a decompressed report larger than this is refused
+MAX_BYTES = 256 << 20  # a report larger than this (decompressed) is refused as it is read
+MAX_RATIO = 100  # decompressed / compressed size: text compresses 5-15 times, a bomb 1000 times
+RATIO_FLOOR = 16 << 20  # the ratio is judged once this much is decompressed
+MAX_SECTIONS = 4096  # separators; a real report has a few hundred (more on a big node)
+MAX_SECTION_BYTES = 32 << 20  # one section's text handed to its parser (a dmesg is 16 MiB at most)
+MAX_LINE = 1 << 20  # a longer line is cut there, the rest skipped
+CHUNK = 256 * 1024
+HEAD_BYTES = 16384
 
 # The kernel log, whatever the section's title says of where it came from.
 KERNEL_TITLES = re.compile(r"^(?:dmesg:?|Scanning kernel log files for NVIDIA kernel messages:?|"
@@ -62,8 +79,14 @@ ALIASES = {"--query": "-q", "--matrix": "-m", "--status": "-s", "--errorcounters
 class Section:
     title: str
     source: str
-    start_line: int  # the file's line number of the section's first content line
-    text: str  # the content, preceded by blank lines so that line numbers are the file's
+    start_line: int  # the file's line number of the section's first line given to the parser
+    text: Optional[str]  # the content from start_line on; None when the section is not read
+    problem: Optional[str] = None  # why it is not read
+
+    @property
+    def offset(self) -> int:
+        """What to add to a line number of `text` to make it the file's."""
+        return self.start_line - 1
 
 
 def looks_like(head: str) -> bool:
@@ -71,9 +94,75 @@ def looks_like(head: str) -> bool:
     return any(mark in head[:4096] for mark in MARKS)
 
 
-def read_gzip(path: str) -> Optional[str]:
-    """The text of a gzip-compressed bug report at `path`, or None when the file is not gzip or not
-    a bug report. Raises InputError for a report that is cut short, corrupt or too large."""
+class Report:
+    """An nvidia-bug-report opened for reading: its name, its first lines (`head`, for the host and
+    detection) and `lines()`, the stream of its lines (without terminators). `lines()` raises
+    InputError when the report is cut short, corrupt, or over a cap."""
+
+    def __init__(self, name: str, stream, compressed: Optional[int], closer=None):
+        self.name = name
+        self._stream = stream
+        self._compressed = compressed
+        self._closer = closer
+        self.head = ""
+
+    def lines(self) -> Iterator[str]:
+        header = True
+        for raw in _byte_lines(self._stream, self.name, self._compressed):
+            line = raw.decode("utf-8", "replace")
+            if header and line.startswith("#@"):  # a fixture's provenance header: blank lines
+                header = line.strip() != "#@ ---"
+                yield ""
+                continue
+            header = False
+            yield line
+
+    def close(self) -> None:
+        if self._closer is not None:
+            self._closer()
+
+
+def _too_big(where: str, total: int, compressed: Optional[int]) -> Optional[str]:
+    """Why a report of which `total` bytes were read (from a file of `compressed` bytes, when it
+    is compressed) is refused now, or None."""
+    once = " once decompressed" if compressed is not None else ""
+    if total > MAX_BYTES:
+        return f"nvidia-bug-report larger than {MAX_BYTES >> 20} MiB{once}: refused as it was read"
+    if compressed is not None and total > RATIO_FLOOR and total > MAX_RATIO * max(compressed, 1):
+        return (f"nvidia-bug-report that decompresses to more than {MAX_RATIO} times its size "
+                f"({total} bytes from {compressed} so far): refused as it was read")
+    return None
+
+
+def _byte_lines(stream, where: str, compressed: Optional[int]) -> Iterator[bytes]:
+    """The lines of a binary stream, read CHUNK bytes at a time, each cut at MAX_LINE; the count
+    of bytes read is checked after each chunk (_too_big)."""
+    total, buf = 0, b""
+    while True:
+        try:
+            block = stream.read(CHUNK)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(where, f"a gzip-compressed nvidia-bug-report that cannot be read whole ({exc})") from None
+        if not block:
+            break
+        total += len(block)
+        why = _too_big(where, total, compressed)
+        if why:
+            raise InputError(where, why)
+        parts = block.split(b"\n")
+        for part in parts[:-1]:
+            yield buf + part[: MAX_LINE - len(buf)] if buf else part[:MAX_LINE]
+            buf = b""
+        if len(buf) < MAX_LINE:
+            buf += parts[-1][: MAX_LINE - len(buf)]
+    if buf:
+        yield buf
+
+
+def read_gzip(path: str) -> Optional[Report]:
+    """A gzip-compressed bug report at `path`, opened as a stream of lines (close it), or None when
+    the file is not gzip or not a bug report. Raises InputError for one cut short or corrupt in its
+    first block; the rest is checked as it is read (Report.lines)."""
     from .files import open_binary  # a regular file only: a FIFO or a device never blocks here
 
     try:
@@ -83,18 +172,42 @@ def read_gzip(path: str) -> Optional[str]:
     except (OSError, InputError):
         return None
     try:
-        with open_binary(path) as raw, gzip.open(raw, "rb") as fh:
-            head = fh.read(8192)
-            if not looks_like(head.decode("utf-8", "replace")):
-                return None
-            data = head + fh.read(MAX_BYTES + 1 - len(head))
-    except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(path, f"a gzip-compressed nvidia-bug-report that cannot be read whole ({exc})") from None
+        raw = open_binary(path)
     except InputError:
         return None  # no longer a regular file: open_text says what it is
-    if len(data) > MAX_BYTES:
-        raise InputError(path, f"nvidia-bug-report larger than {MAX_BYTES >> 20} MiB once decompressed")
-    return data.decode("utf-8", "replace")
+    fh = gzip.GzipFile(fileobj=raw, mode="rb")
+
+    def close() -> None:
+        fh.close()
+        raw.close()
+
+    try:
+        head = fh.read(HEAD_BYTES)
+        if not looks_like(head.decode("utf-8", "replace")):
+            close()
+            return None
+        fh.seek(0)
+    except (OSError, EOFError, zlib.error) as exc:
+        close()
+        raise InputError(path, f"a gzip-compressed nvidia-bug-report that cannot be read whole ({exc})") from None
+    report = Report(path, fh, os.fstat(raw.fileno()).st_size, close)
+    report.head = head.decode("utf-8", "replace")
+    return report
+
+
+def from_opened(opened) -> Report:
+    """A plain (not compressed) bug report already opened by files.open_text, as a Report."""
+    import io
+
+    binary = opened.binary()
+    if binary is None:  # held in memory: encoded again, a block at a time
+        text = opened.read()
+        stream = io.BytesIO(text.encode("utf-8"))
+    else:
+        stream = binary
+    report = Report(opened.name, stream, None)
+    report.head = opened.head[:HEAD_BYTES]
+    return report
 
 
 def host_of(text: str) -> Optional[str]:
@@ -133,28 +246,110 @@ def source_of(title: str, commands: list[tuple[str, str]]) -> Optional[str]:
     return None
 
 
-def sections(text: str) -> list[Section]:
-    """The sections of a bug report that a source reads, in order."""
-    commands = _command_sources()
-    lines = text.split("\n")
-    starts = [i for i, line in enumerate(lines) if SEPARATOR_RE.match(line)]
-    out = []
-    for n, start in enumerate(starts):
-        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
-        i = start + 1
-        while i < end and not lines[i].strip():
-            i += 1
-        if i >= end:
+class _Splitter:
+    """State of the section splitter: the section being read and its lines."""
+
+    def __init__(self, commands: list[tuple[str, str]]):
+        self.commands = commands
+        self.phase = "before"  # before, title, ls, lead, body, big, skip
+        self.title, self.source, self.start, self.size = "", None, 0, 0
+        self.body: list[str] = []
+
+    def begin(self) -> None:
+        self.phase, self.title, self.source, self.body, self.size = "title", "", None, [], 0
+
+    def end(self) -> Optional[Section]:
+        """The section just ended, if a source reads it."""
+        if self.phase == "body":
+            return Section(self.title[:120], self.source, self.start, "\n".join(self.body))
+        if self.phase == "big":
+            return Section(self.title[:120], self.source, self.start, None,
+                           f"a section of more than {MAX_SECTION_BYTES >> 20} MiB: not read")
+        return None
+
+    def feed(self, no: int, line: str) -> None:
+        if self.phase in ("before", "skip", "big"):
+            return
+        if self.phase == "title":
+            if line.strip():
+                self.title = line.strip()
+                self.source = source_of(self.title, self.commands)
+                self.phase = "skip" if self.source is None else "ls"
+            return
+        if self.phase == "ls":
+            self.phase = "lead"
+            if line.startswith("*** ls:"):
+                return
+        if self.phase == "lead":
+            if not line.strip():
+                return
+            self.phase, self.start = "body", no
+        self.body.append(line)
+        self.size += len(line) + 1
+        if self.size > MAX_SECTION_BYTES:
+            self.phase, self.body = "big", []
+
+
+def sections(lines: Iterable[str], where: str = "") -> Iterator[Section]:
+    """The sections of a bug report that a source reads, in order, one at a time: each one's text
+    starts at its first non-blank line after the title (start_line). Raises InputError past
+    MAX_SECTIONS sections (or what the lines raise)."""
+    split = _Splitter(_command_sources())
+    count = 0
+    for no, line in enumerate(lines, 1):
+        if SEPARATOR_RE.match(line):
+            done = split.end()
+            if done is not None:
+                yield done
+            count += 1
+            if count > MAX_SECTIONS:
+                raise InputError(where, f"an nvidia-bug-report of more than {MAX_SECTIONS} sections "
+                                 "(a real one has a few hundred): refused")
+            split.begin()
             continue
-        title = lines[i].strip()
-        source = source_of(title, commands)
-        if source is None:
-            continue
-        first = i + 1
-        if first < end and lines[first].startswith("*** ls:"):
-            first += 1
-        body = "\n".join(lines[first:end])
-        if not body.strip():
-            continue
-        out.append(Section(title[:120], source, first + 1, "\n" * first + body))
-    return out
+        split.feed(no, line)
+    done = split.end()
+    if done is not None:
+        yield done
+
+
+_LINE_FIELD = re.compile(r"^(?:line_no|first_line|[a-z]\w*_line)$")
+
+
+def shift_lines(obj, offset: int):
+    """`obj` (a parser's result: dataclasses, lists, tuples, dicts) with every line-number field
+    (`line_no`, `first_line`, `..._line` holding an int) moved by `offset`; objects that hold none
+    are returned as they are. A ParseError's line is moved too."""
+    if offset == 0:
+        return obj
+    if isinstance(obj, InputError):
+        if getattr(obj, "line_no", 0):
+            obj.line_no += offset
+        return obj
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        changes = {}
+        for f in dataclasses.fields(obj):
+            if not f.init:
+                continue
+            value = getattr(obj, f.name)
+            moved = _moved(f.name, value, offset)
+            if moved is not value:
+                changes[f.name] = moved
+        return dataclasses.replace(obj, **changes) if changes else obj
+    if isinstance(obj, dict):
+        moved = {k: _moved(k, v, offset) for k, v in obj.items()}
+        return moved if any(moved[k] is not v for k, v in obj.items()) else obj
+    if isinstance(obj, (list, tuple)):
+        items = [shift_lines(v, offset) for v in obj]
+        if all(a is b for a, b in zip(items, obj)):
+            return obj
+        if isinstance(obj, list):
+            return items
+        return type(obj)(*items) if hasattr(obj, "_fields") else type(obj)(items)
+    return obj
+
+
+def _moved(name, value, offset: int):
+    if isinstance(name, str) and _LINE_FIELD.match(name) and type(value) is int and value > 0:
+        return value + offset
+    return shift_lines(value, offset)

@@ -147,17 +147,50 @@ def gather_bundle(root: str, label_root: str) -> Gathered:
 def gather_records(records: Iterable, host: Optional[str], label_root: str = "live") -> Gathered:
     """Live collection's records (topodiag.live.collection.Record), read in memory exactly as the
     bundle they would make is read: the same statuses, problems and parsers, no disk."""
+    import copy
+
     out = Gathered(host=host)
+    shown_records = []
+    for rec in records:  # a reason as the bundle's manifest gives it back: escaped and bounded (shown)
+        if getattr(rec, "reason", "") and shown(rec.reason, 2000) != rec.reason:
+            rec = copy.copy(rec)
+            rec.reason = shown(rec.reason, 2000)
+        shown_records.append(rec)
 
     def open_member(rec) -> OpenedText:
+        if not (rec.text or "").strip():
+            raise _NothingPrinted()
         return open_bytes(os.path.join(label_root, rec.member), (rec.text or "").encode("utf-8"))
 
-    _gather_entries(out, list(records), label_root, open_member)
+    _gather_entries(out, shown_records, label_root, open_member)
     return out
 
 
 class _MemberChanged(Exception):
     """A bundle member whose sha256 is not the manifest's."""
+
+
+class _NothingPrinted(Exception):
+    """A member (or a live record's text) that is empty or only white space: the tool printed nothing."""
+
+
+BLANK_PROBE_BYTES = 64 * 1024  # a member this short or shorter is looked at whole for "printed nothing"
+
+
+def _blank_file(path: str) -> bool:
+    """Whether a bundle member holds nothing but white space (read only when it is short)."""
+    from ..bundle.manifest import open_regular
+
+    with open_regular(path) as fh:
+        head = fh.read(BLANK_PROBE_BYTES + 1)
+    return len(head) <= BLANK_PROBE_BYTES and not head.strip()
+
+
+def nothing_printed(e) -> str:
+    """The reason shown for an "ok" entry whose output is empty: the tool answered with nothing
+    (lspci in a container); a normal outcome, as a tool that is not installed, never a finding."""
+    what = " ".join(e.argv) if e.argv else e.source
+    return f"{what} exited {e.rc if e.rc is not None else 0} and printed nothing"
 
 
 def _gather_bundle(root: str, out: Gathered, label_root: Optional[str] = None) -> None:
@@ -169,6 +202,9 @@ def _gather_bundle(root: str, out: Gathered, label_root: Optional[str] = None) -
     except BundleError as exc:  # name the archive the user gave, not the temporary folder
         raise BundleError(str(exc).replace(root, label_root)) if label_root else exc from None
     out.host = out.host or manifest.host
+    for source, member, times in manifest.duplicates:  # read once (bundle/manifest.py)
+        out.statuses.append(InputStatus(shown(os.path.join(label_root or root, member), PATH_SHOWN), source,
+                                        "ignored", f"listed {times} times under {source} in the manifest: read once"))
     if manifest.host:
         out.hosts.append((manifest.host, label_root or root))
 
@@ -180,6 +216,12 @@ def _gather_bundle(root: str, out: Gathered, label_root: Optional[str] = None) -
             raise InputError(shown(path, PATH_SHOWN), f"cannot read: {exc.strerror or exc}") from None
         if changed:
             raise _MemberChanged()
+        try:
+            blank = _blank_file(path)
+        except OSError as exc:
+            raise InputError(shown(path, PATH_SHOWN), f"cannot read: {exc.strerror or exc}") from None
+        if blank:
+            raise _NothingPrinted()
         return open_text(path)
 
     _gather_entries(out, manifest.sources, label_root or root, open_member)
@@ -202,11 +244,17 @@ def _gather_entries(out: Gathered, entries: Iterable, where: str, open_member: C
             out.problems.append(InputProblem(e.source, "failed", reason, label))
             out.statuses.append(InputStatus(label, e.source, "failed", reason))
         if not e.member:
+            if e.status == "ok":  # an empty answer as an older collect recorded it (no member, rc given)
+                out.statuses.append(InputStatus(label, e.source, "absent", nothing_printed(e)))
             continue
         try:
             opened = open_member(e)
         except BundleError:
             raise  # the bundle is not to be trusted at all
+        except _NothingPrinted:
+            if e.status == "ok":  # an answer with nothing in it; a failed tool's is reported already
+                out.statuses.append(InputStatus(label, e.source, "absent", nothing_printed(e)))
+            continue
         except _MemberChanged:
             _unparseable(out, e.source, label, "sha256 differs from the manifest's: the member changed "
                          "after collection", None)
@@ -314,27 +362,43 @@ def _own_output(head: str) -> Optional[str]:
     return None
 
 
-def _gather_bug_report(name: str, text: str, out: Gathered) -> None:
-    """The sections of an nvidia-bug-report that a source reads, each as its own input
-    (topodiag/load/bug_report.py); the report's uname line names the host."""
+def _gather_bug_report(name: str, report, out: Gathered) -> None:
+    """The sections of an nvidia-bug-report (a bug_report.Report, read as a stream) that a source
+    reads, each as its own input with the file's line numbers (topodiag/load/bug_report.py); the
+    report's uname line names the host. Raises InputError for a report refused as it is read; then
+    nothing of it is kept."""
     from . import bug_report
+    from ..parsers import ParseError, get
 
-    host = bug_report.host_of(text)
+    host = bug_report.host_of(report.head)
+    staged = Gathered()
+    for sec in bug_report.sections(report.lines(), name):
+        label = f"{name} [{sec.title}]"
+        if sec.text is None:
+            _unparseable(staged, sec.source, label, sec.problem, sec.start_line)
+            continue
+        try:
+            result = parse_opened(get(sec.source), open_bytes(label, sec.text.encode("utf-8")))
+        except (ParseError, RecursionError) as exc:
+            result = exc
+        except InputError as exc:  # a section of NUL bytes
+            result = ParseError(exc.message)
+        error = _record(sec.source, bug_report.shift_lines(result, sec.offset), label, staged)
+        if error is not None:
+            _unparseable(staged, sec.source, label, *error)
+        elif host:
+            staged.hosts.append((host, label))
     if host and out.host is None:
         out.host = host
-    found = bug_report.sections(text)
-    if not found:
+    if not staged.statuses:
         reason = "an nvidia-bug-report with no section topodiag reads (kernel log, nvidia-smi, IB tools)"
         out.problems.append(InputProblem(UNKNOWN_SOURCE, "unparseable", reason, name))
         out.statuses.append(InputStatus(name, None, "unparseable", reason))
         return
-    for sec in found:
-        label = f"{name} [{sec.title}]"
-        error = _parse_as(sec.source, open_bytes(label, sec.text.encode("utf-8")), label, out)
-        if error is not None:
-            _unparseable(out, sec.source, label, *error)
-        elif host:
-            out.hosts.append((host, label))
+    out.parsed += staged.parsed
+    out.problems += staged.problems
+    out.statuses += staged.statuses
+    out.hosts += staged.hosts
 
 
 def _gather_file(path: str, out: Gathered) -> None:
@@ -342,20 +406,26 @@ def _gather_file(path: str, out: Gathered) -> None:
     from . import bug_report
 
     try:
-        text = bug_report.read_gzip(path) if path != "-" else None
-        if text is not None:
-            _gather_bug_report(shown(path, PATH_SHOWN), text, out)
+        report = bug_report.read_gzip(path) if path != "-" else None
+        if report is not None:
+            try:
+                _gather_bug_report(shown(path, PATH_SHOWN), report, out)
+            finally:
+                report.close()
             return
         opened = open_text(path)
+        if bug_report.looks_like(blank_provenance_header(opened.head)):
+            try:
+                _gather_bug_report(opened.name, bug_report.from_opened(opened), out)
+            finally:
+                opened.close()
+            return
     except InputError as exc:  # the name and message as shown: printable, bounded
         where, message = shown(exc.where, PATH_SHOWN), shown(exc.message, PATH_SHOWN)
         out.problems.append(InputProblem(UNKNOWN_SOURCE, "failed", message, where))
         out.statuses.append(InputStatus(where, None, "failed", message))
         return
     try:
-        if bug_report.looks_like(blank_provenance_header(opened.head)):
-            _gather_bug_report(opened.name, blank_provenance_header(opened.read()), out)
-            return
         head = blank_provenance_header(opened.head)
         sources = [name for name, _ in detect_all(head)] if head.strip() else []
         if not sources:

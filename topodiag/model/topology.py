@@ -121,6 +121,29 @@ class Topology:
             attrs.update(kind=kind, sources=[], provenance={})
         self._merge(f"{a}~{b}:{kind}", attrs, facts, source)
 
+    def join(self, keep: str, drop: str) -> None:
+        """Make `drop` and `keep` one node (two inputs named one device two ways): drop's facts merge
+        into keep's with their own provenance (a disagreement is a conflict), its edges and aliases
+        move to keep, and its id becomes an alias of keep."""
+        if keep == drop or drop not in self.graph:
+            return
+        attrs = self.graph.nodes[drop]
+        for src in attrs.get("sources") or []:
+            self._merge(keep, self.graph.nodes[keep], {}, src)
+        for field, value in attrs.items():
+            if field not in _RESERVED:
+                self._merge(keep, self.graph.nodes[keep], {field: value}, attrs["provenance"].get(field))
+        for _, other, kind, data in list(self.graph.edges(drop, keys=True, data=True)):
+            other = keep if other == drop else other
+            facts = {k: v for k, v in data.items() if k not in _RESERVED}
+            for src in data.get("sources") or [None]:
+                self.add_edge(keep, other, kind, src, **facts)
+        self.graph.remove_node(drop)
+        for alias, target in list(self.aliases.items()):
+            if target == drop:
+                self.aliases[alias] = keep
+        self.aliases[drop] = keep
+
     def set_fact(self, node_id: str, field: str, value: Any, source: dict | None = None) -> None:
         """Merge one fact into an existing node."""
         self._merge(node_id, self.graph.nodes[node_id], {field: value}, source)

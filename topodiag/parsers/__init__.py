@@ -29,7 +29,7 @@ SNIFF_CHARS = 256 * 1024
 
 # The modules of this package that are not parsers: what several parsers share. They define no
 # SOURCE (tests/parsers/test_registry.py holds both ways: every other module is a parser).
-HELPERS = frozenset({"base", "ib_records", "nvidia_smi_gpu_blocks"})
+HELPERS = frozenset({"base", "ib_records", "nccl_tests_failures", "nvidia_smi_gpu_blocks"})
 
 
 def _discover() -> tuple[str, ...]:

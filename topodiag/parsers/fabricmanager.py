@@ -22,7 +22,9 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from .. import catalogues
 from .base import ParseError, ParserInfo, clean_lines
+from .ib_records import ToolError
 
 INFO = ParserInfo(
     source="fabricmanager",
@@ -50,6 +52,10 @@ _FAIL_RE = re.compile(r"nvidia-fabricmanager\.service: (?:Control process exited
                       r"|Failed to start NVIDIA fabric manager|\" failed! Exit code: [1-9]", re.I)
 _STARTED_RE = re.compile(r"Started NVIDIA fabric manager|Successfully configured all the available NVSwitches", re.I)
 _MISSING_RE = re.compile(r"Unit nvidia-fabricmanager(?:\.service)? (?:could not be found|not found)", re.I)
+# a journal line's "<date> <host> <process>[pid]: " and Fabric Manager's own "[date] [LEVEL] [tid n] "
+_JOURNAL_RE = re.compile(r"^(?:\S+ +[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2} \S+ [^\s:\[]+(?:\[[0-9]+\])?|"
+                         r"[^\s:\[]+\[[0-9]+\]): ")
+_FMLOG_RE = re.compile(r"^\[[^\]]{1,40}\] \[(?:INFO|WARNING|ERROR|FATAL|DEBUG)\] (?:\[tid [0-9]+\] )?")
 _ABOUT_RE = re.compile(r"fabric ?manager|nv-fabricmanager|NVSwitch|NV_WARN_NOTHING_TO_DO", re.I)
 
 
@@ -77,6 +83,8 @@ class FabricManager:
     failures: tuple[Line, ...]
     started: bool
     lines: int
+    tool_errors: tuple[ToolError, ...] = ()  # lines the fabricmanager catalogue explains (not the informational ones)
+    unrecognised: tuple[ToolError, ...] = ()  # failure-looking Fabric Manager lines no entry explains (SYS004)
 
 
 def sniff(text: str) -> float:
@@ -109,6 +117,8 @@ def parse(text: str) -> FabricManager:
     mismatch: Optional[Mismatch] = None
     missing = started = False
     about = 0
+    known: list[ToolError] = []
+    unknown: list[ToolError] = []
     for n, raw in enumerate(lines, 1):
         body = raw.strip()
         if not body or body.startswith("#@"):
@@ -130,9 +140,46 @@ def parse(text: str) -> FabricManager:
             failures.append(Line(n, body[:MAX_TEXT]))
         missing = missing or bool(_MISSING_RE.search(body))
         started = started or bool(_STARTED_RE.search(body))
+        _classify(n, body, known, unknown)
+    _route(known, nothing, failures)
     if not about:
         raise ParseError("nothing about nvidia-fabricmanager in the text (no is-active word, no fabric manager journal line)",
                          next((i for i, x in enumerate(lines, 1) if x.strip() and not x.startswith("#@")), 1))
     return FabricManager(source=SOURCE, state=state, state_line=state_line, unit_missing=missing,
                          nothing_to_do=tuple(nothing), version_mismatch=mismatch, failures=tuple(failures),
-                         started=started, lines=len(lines))
+                         started=started, lines=len(lines), tool_errors=tuple(known), unrecognised=tuple(unknown))
+
+
+def _route(known: list, nothing: list, failures: list) -> None:
+    """What the catalogue classed as Fabric Manager finding nothing to manage, or as its failure, joins
+    `nothing_to_do` / `failures` (which FAB002 reads) where the parser's own patterns missed it."""
+    for e in known:
+        into = {"fabric-manager-idle": nothing, "fabric-manager-failure": failures}.get(e.class_)
+        if into is not None and len(into) < MAX_EVENTS and all(x.line_no != e.line_no for x in into):
+            into.append(Line(e.line_no, e.text))
+    nothing.sort(key=lambda x: x.line_no)
+    failures.sort(key=lambda x: x.line_no)
+
+
+def message(body: str) -> str:
+    """A journal line's message: its date, host and process prefix (and Fabric Manager's own log
+    prefix) taken off."""
+    m = _JOURNAL_RE.match(body)
+    text = body[m.end():] if m else body
+    m = _FMLOG_RE.match(text)
+    return text[m.end():] if m else text
+
+
+def _classify(n: int, body: str, known: list, unknown: list) -> None:
+    """The line through the fabricmanager catalogue: an entry that is not informational goes to
+    `known`; a failure-looking line no entry explains to `unknown`."""
+    if len(known) + len(unknown) >= MAX_EVENTS:
+        return
+    text = message(body)
+    hit = catalogues.classify_for(SOURCE, text)
+    if hit is not None:
+        if hit.entry.cls != "informational":
+            e = hit.entry
+            known.append(ToolError(n, body[:MAX_TEXT], class_=e.cls, entry=e.id, severity=e.severity))
+    elif catalogues.looks_like_failure(text):
+        unknown.append(ToolError(n, body[:MAX_TEXT]))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 from .base import ParseError
 
@@ -80,6 +80,16 @@ class ErrorLine:
 
     line_no: int
     text: str
+
+
+@dataclass(frozen=True)
+class ToolError(ErrorLine):
+    """An error line read through the producers' catalogues (topodiag/catalogues): its class (JSON
+    "class"), entry id and severity; class None when no entry explains it."""
+
+    class_: Optional[str] = None
+    entry: Optional[str] = None
+    severity: Optional[str] = None
 
 
 # -- vocabulary ------------------------------------------------------------------------------
@@ -404,7 +414,7 @@ def not_this_tool(first_text: tuple[int, str] | None, tool: str, blocks: str, li
 # -- fabric tools (iblinkinfo, ibnetdiscover) ---------------------------------------------------
 
 ELISION_RE = re.compile(r"^(?:\.{3,}|\u2026|\[\s*\.{3,}\s*\]|\(\s*\.{3,}\s*\)|<\s*snip\s*>|\[\s*snip\s*\])$", re.I)
-ERROR_RE = re.compile(r"^(?:ibwarn:|ibpanic:|iberror:|ibdebug:|WARN: |\S{1,40}: iberror:)")
+ERROR_RE = re.compile(r"^(?:ibwarn:|ibpanic:|iberror:|ibdebug:|WARN: |\S{1,40}: iberror:|\S{1,200}\.c:[0-9]{1,6}; )")  # the last: libibnetdisc IBND_ERROR
 MAX_LINE = 2048
 
 # name -> (per-lane signalling rate in Gb/s as iblinkinfo prints it, nominal per-lane data rate in

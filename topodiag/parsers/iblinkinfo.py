@@ -44,6 +44,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from . import _tool_failures
 from .base import is_digits, ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import (
     ELISION_RE, ERROR_RE, IB_SPEEDS, MASKED_GUID, MASKED_LID, MAX_LINE, ErrorLine, is_redacted, link_rate_gbps, norm_guid, norm_physical_state,
@@ -116,6 +117,7 @@ class IblinkinfoReport:
     elided: bool = False  # the text had "..." lines: someone left ports out
     notes: tuple[str, ...] = ()
     errors: tuple[ErrorLine, ...] = ()
+    unrecognised: tuple[ErrorLine, ...] = ()  # error lines no catalogue entry explains (SYS004)
 
 
 # -- grammar --------------------------------------------------------------------------------------
@@ -316,7 +318,7 @@ def _parse(lines: Iterable[str]) -> IblinkinfoReport:
             notes.append(f"line {line_no}: '{line}' - lines were left out here")
             continue
         if ERROR_RE.match(line) or OWN_ERROR_RE.match(line):
-            errors.append(ErrorLine(line_no, line))
+            errors.append(_tool_failures.classify(SOURCE, line_no, line))
             own_error = own_error or bool(OWN_ERROR_RE.match(line))
             continue
         # anything else (prompts, prose, other tools' output) is skipped
@@ -329,7 +331,7 @@ def _parse(lines: Iterable[str]) -> IblinkinfoReport:
              links=tuple(n["links"]))
         for n in nodes
     )
-    return IblinkinfoReport(line_mode=line_mode, nodes=frozen, elided=elided, notes=tuple(notes), errors=tuple(errors))
+    return IblinkinfoReport(line_mode=line_mode, nodes=frozen, elided=elided, notes=tuple(notes), errors=tuple(errors), unrecognised=_tool_failures.unrecognised(errors))
 
 
 def parse(text: str) -> IblinkinfoReport:
@@ -342,12 +344,17 @@ def parse_lines(lines: Iterable[str]) -> IblinkinfoReport:
     return _parse(iter_clean_lines(lines))
 
 
+_SNIFF_OWN_FAILURE = re.compile(r"^iblinkinfo: iberror: ", re.M)
+
+
 def sniff(text: str) -> float:
     """0.95 for a node header and a "==(...)==>" port line, 0.9 for port lines alone."""
     try:
         head = text[:65536]
         if _SNIFF_LINK.search(head):
             return 0.95 if _SNIFF_HEADER.search(head) else 0.9
+        if _SNIFF_OWN_FAILURE.search(head):
+            return 0.6  # only its failure ("iblinkinfo: iberror: failed: ..."): parsed as errors, no fabric
     except Exception:  # pragma: no cover - regex search on str does not raise
         return 0.0
     return 0.0

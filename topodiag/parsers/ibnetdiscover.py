@@ -56,6 +56,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from . import _tool_failures
 from .base import is_digits, ParseError, ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import (ELISION_RE, ERROR_RE, IB_SPEEDS, MASKED_GUID, MASKED_LID, MAX_LINE, ErrorLine, is_redacted,
                          link_rate_gbps, masked_note, norm_guid, refusal, strip_paste)
@@ -146,6 +147,7 @@ class IbnetdiscoverReport:
     elided: bool = False
     notes: tuple[str, ...] = ()
     errors: tuple[ErrorLine, ...] = ()
+    unrecognised: tuple[ErrorLine, ...] = ()  # error lines no catalogue entry explains (SYS004)
 
 
 # -- grammar --------------------------------------------------------------------------------------
@@ -407,7 +409,7 @@ def _parse(lines: Iterable[str]) -> IbnetdiscoverReport:
             notes.append(f"line {line_no}: '{line}' - lines were left out here")
             continue
         if ERROR_RE.match(line) or OWN_ERROR_RE.match(line):
-            errors.append(ErrorLine(line_no, line))
+            errors.append(_tool_failures.classify(SOURCE, line_no, line))
             own_error = own_error or bool(OWN_ERROR_RE.match(line))
             continue
         if first_list is None and LIST_RE.match(line):
@@ -437,7 +439,7 @@ def _parse(lines: Iterable[str]) -> IbnetdiscoverReport:
         ports=tuple(ports),
         elided=elided,
         notes=tuple(notes),
-        errors=tuple(errors),
+        errors=tuple(errors), unrecognised=_tool_failures.unrecognised(errors),
     )
 
 
@@ -450,6 +452,9 @@ def parse(text: str) -> IbnetdiscoverReport:
 def parse_lines(lines: Iterable[str]) -> IbnetdiscoverReport:
     """Streaming form of parse for an iterable of raw lines."""
     return _parse(iter_clean_lines(lines))
+
+
+_SNIFF_OWN_FAILURE = re.compile(r"^ibnetdiscover: iberror: ", re.M)
 
 
 def sniff(text: str) -> float:
@@ -465,6 +470,8 @@ def sniff(text: str) -> float:
             return 0.8
         if _SNIFF_LIST.search(head):
             return 0.6
+        if _SNIFF_OWN_FAILURE.search(head):
+            return 0.6  # only its failure ("ibnetdiscover: iberror: failed: ..."): parsed as errors, no fabric
     except Exception:  # pragma: no cover - regex search on str does not raise
         return 0.0
     return 0.0

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from . import ibstatus
+from . import _tool_failures
 from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import (
     CA,
@@ -105,6 +106,7 @@ class IbstatReport:
     source: str = SOURCE
     cas: tuple[CA, ...] = ()
     errors: tuple[ErrorLine, ...] = ()
+    unrecognised: tuple[ErrorLine, ...] = ()  # error lines no catalogue entry explains (SYS004)
     incomplete: bool = False  # ibstat stopped (ibpanic): CAs after the failing one are not listed
     inferred: tuple[InferredLinkLayer, ...] = ()
     notes: tuple[str, ...] = ()
@@ -185,7 +187,7 @@ def _parse(lines: Iterable[str]) -> IbstatReport:
             if is_trace(line):
                 traces.append(line_no)
             else:
-                errors.append(ErrorLine(line_no, line))
+                errors.append(_tool_failures.classify(SOURCE, line_no, line))
             own_error = own_error or line.startswith(("ibpanic:", "ibwarn:"))
             continue
         m = TYPE_RE.match(line)
@@ -221,7 +223,7 @@ def _parse(lines: Iterable[str]) -> IbstatReport:
     inferred = infer_link_layers(cas, notes)
     if traces:
         notes.append(trace_note(traces))
-    return IbstatReport(cas=tuple(freeze_ca(c) for c in cas), errors=tuple(errors),
+    return IbstatReport(cas=tuple(freeze_ca(c) for c in cas), errors=tuple(errors), unrecognised=_tool_failures.unrecognised(errors),
                         incomplete=any(e.text.startswith("ibpanic:") for e in errors), inferred=inferred,
                         notes=tuple(notes))
 

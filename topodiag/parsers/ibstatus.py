@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from . import _tool_failures
 from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import (
     CA,
@@ -72,6 +73,7 @@ class IbstatusReport:
     source: str = SOURCE
     cas: tuple[CA, ...] = ()
     errors: tuple[ErrorLine, ...] = ()
+    unrecognised: tuple[ErrorLine, ...] = ()  # error lines no catalogue entry explains (SYS004)
     inferred: tuple[InferredLinkLayer, ...] = ()
     notes: tuple[str, ...] = ()
 
@@ -139,7 +141,7 @@ def _parse(lines: Iterable[str]) -> IbstatusReport:
             port = start_block(cas, m, line_no)
             continue
         if ERROR_RE.match(line):
-            errors.append(ErrorLine(line_no, line))
+            errors.append(_tool_failures.classify(SOURCE, line_no, line))
             own_error = own_error or bool(_SNIFF_FATAL.search(line)) or line.startswith("cat: ")
             continue
         m = FIELD_RE.match(line)
@@ -150,7 +152,7 @@ def _parse(lines: Iterable[str]) -> IbstatusReport:
         raise not_this_tool(first_text, "ibstatus", "'Infiniband device ... status:' blocks",
                             "an \"Infiniband device '<dev>' port <n> status:\" line")
     inferred = infer_link_layers(cas, notes)
-    return IbstatusReport(cas=tuple(freeze_ca(c) for c in cas), errors=tuple(errors), inferred=inferred,
+    return IbstatusReport(cas=tuple(freeze_ca(c) for c in cas), errors=tuple(errors), unrecognised=_tool_failures.unrecognised(errors), inferred=inferred,
                           notes=tuple(notes))
 
 

@@ -47,6 +47,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from . import _tool_failures
 from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import (
     CA,
@@ -105,7 +106,7 @@ _SNIFF_STRONG = re.compile(r"^[ \t`]*hca_id:[ \t]*\S+", re.M)
 _SNIFF_PORT = re.compile(
     r"^[ \t]*(?:GID\[\s*[0-9]{1,18}\]:|state:[ \t]+PORT_[A-Z_]+ \([0-9]\)|phys_state:[ \t]+[A-Z_ ]+ \([0-9]\))", re.M)
 _SNIFF_LIST = re.compile(r"^[0-9]{1,18} HCAs? found:[ \t]*\r?\n[ \t]+\S", re.M)
-_SNIFF_FAIL = re.compile(r"^(?:No IB devices found|Failed to get IB devices list)", re.M)
+_SNIFF_FAIL = re.compile(r"^(?:No IB devices found|Failed to get IB devices list|0 HCAs found:)", re.M)
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,7 @@ class IbvDevinfoReport:
     source: str = SOURCE
     cas: tuple[CA, ...] = ()
     errors: tuple[ErrorLine, ...] = ()
+    unrecognised: tuple[ErrorLine, ...] = ()  # error lines no catalogue entry explains (SYS004)
     inferred: tuple[InferredLinkLayer, ...] = ()
     notes: tuple[str, ...] = ()
 
@@ -215,7 +217,7 @@ def _parse(lines: Iterable[str]) -> IbvDevinfoReport:
         if first_text is None:
             first_text = (line_no, line)
         if ERROR_RE.match(line):
-            errors.append(ErrorLine(line_no, line))
+            errors.append(_tool_failures.classify(SOURCE, line_no, line))
             strong = strong or bool(OWN_ERROR_RE.match(line))
             continue
         m = LIST_RE.match(line)
@@ -272,7 +274,7 @@ def _parse(lines: Iterable[str]) -> IbvDevinfoReport:
     for c in cas:
         _finish_ca(c)
     inferred = infer_link_layers(cas, notes)
-    return IbvDevinfoReport(cas=tuple(freeze_ca(c) for c in cas), errors=tuple(errors), inferred=inferred,
+    return IbvDevinfoReport(cas=tuple(freeze_ca(c) for c in cas), errors=tuple(errors), unrecognised=_tool_failures.unrecognised(errors), inferred=inferred,
                             notes=tuple(notes))
 
 

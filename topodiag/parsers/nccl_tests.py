@@ -28,8 +28,10 @@ oop_algbw_gbps, oop_busbw_gbps, oop_wrong, oop_error, ip_time_us, ip_algbw_gbps,
 ip_wrong, ip_error, run, line_no}] ("N/A" -> null), avg_busbw_gbps (the first summary's),
 peak_busbw_gbps (max over rows of oop/ip busbw), out_of_bounds (summed over runs), out_of_bounds_ok,
 runs (banners / results headers seen; > 1 means several independent runs in one file), failures
-[{line_no, text, size_bytes, run}] (Test CUDA/NCCL failure, FAILED, aborts), warnings [{line_no,
-text}] (NCCL WARN lines), notes [str]}.
+[{line_no, text, size_bytes, run, class, entry, severity}] (Test CUDA/NCCL failure, Test failure,
+timeouts, FAILED, aborts, and the usage errors and ignored options the nccl-tests catalogue knows:
+nccl_tests_failures.py; "class" null for a line no catalogue entry explains, which the report's
+`unrecognised` lists for SYS004), warnings [{line_no, text}] (NCCL WARN lines), notes [str]}.
 A row's `run` is the run whose banner or header last preceded it (approximate when the output of
 several processes interleaves). NCCL INFO lines are otherwise left to the nccl_debug parser.
 
@@ -53,6 +55,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterable, Iterator, Optional
 
 from . import _chunks, _linescan
+from . import nccl_tests_failures as _failures
 from ._chunks import CHUNK
 from .base import ANSI_RE, ParseError, ParserInfo, clean_lines, iter_clean_lines
 
@@ -86,12 +89,8 @@ _REDUCED_RE = re.compile(r"^#\s*Reducing maxBytes to ([0-9]+)")
 _ERROR_RE = re.compile(r"^#\s*error:\s*(.+)$")
 _PERF_RE = re.compile(r"(?:^|[\s/])([a-z][a-z0-9_]*?)_perf(?:_mpi)?(?=\s|$)")
 
-_FAIL_RE = re.compile(
-    r"Test (?:CUDA |NCCL )?failure|Test timeout|\bFAILED\b|\bAborted\b|MPI_ABORT|exited on signal"
-    r"|Segmentation fault|terminate called|core dumped")
-# A literal that each of _FAIL_RE's alternatives holds: a line with none of them holds no failure mark.
-_FAIL_WORDS = (b" failure", b"Test timeout", b"FAILED", b"Aborted", b"MPI_ABORT", b"exited on signal",
-               b"Segmentation fault", b"terminate called", b"core dumped")
+_FAIL_RE = _failures.FAIL_RE  # a failure mark ("Test CUDA failure", FAILED, aborts...)
+_FAIL_WORDS = _failures.FAIL_WORDS  # a literal of each of its alternatives (searched in bytes)
 
 # A results table has tens of rows per run; a huge NCCL log with interleaved rows can hold hundreds of
 # thousands, and a cluster's logs appended together thousands of runs. Past ROW_CAP only rows of a size
@@ -164,12 +163,7 @@ class Row:
     line_no: int
 
 
-@dataclass(frozen=True)
-class Failure:
-    line_no: int
-    text: str
-    size_bytes: int | None = None
-    run: int = 0
+Failure = _failures.Failure  # {line_no, text, size_bytes, run, class, entry, severity}
 
 
 @dataclass(frozen=True)
@@ -197,6 +191,11 @@ class NcclTestsReport:
     failures: tuple[Failure, ...] = ()
     warnings: tuple[WarningLine, ...] = ()
     notes: tuple[str, ...] = ()
+
+    @property
+    def unrecognised(self) -> tuple[Failure, ...]:
+        """The failure lines no catalogue entry explains (their "class" is null): SYS004 reports them."""
+        return _failures.unrecognised(self.failures)
 
 
 @dataclass(frozen=True)
@@ -537,6 +536,11 @@ class _Parser:
         if failed:
             self.failure(Failure(line_no, s, None, self.run_index()))
             return
+        hit = _failures.recognise(s)  # a line of text the catalogue knows ("Invalid number of GPUs: ...")
+        if hit is not None:
+            e = hit.entry
+            self.failure(Failure(line_no, s, None, self.run_index(), e.cls, e.id, e.severity))
+            return
         m = _PERF_RE.search(s) if "_perf" in s else None
         if m and self.collective_cmd is None:
             self.collective_cmd = collective_name(m.group(1))
@@ -830,7 +834,7 @@ class _Parser:
             out_of_bounds=self.oob,
             out_of_bounds_ok=self.oob_ok,
             runs=runs,
-            failures=tuple(self.failures),
+            failures=_failures.classify(self.failures),
             warnings=tuple(self.warnings),
             notes=tuple(notes),
         )
@@ -1036,6 +1040,7 @@ def _first_info(lines: list[bytes]) -> Optional[int]:
 # around a results header, and a line whose first character can start neither a row, a launcher
 # prefix nor a cell (and holds no "_perf") do nothing in `feed` either. Any other line goes to `feed`.
 _SEP_B = re.compile(rb"[\x1c-\x1f]")  # blanks to str.split and re's \s over text, not over bytes
+_HINT_B = re.compile(_failures.HINT_RE.pattern.encode())  # a word of a catalogued failure line
 _SRUN_B = re.compile(_SRUN_RE.pattern.encode())
 _DEVICE_B = re.compile(_DEVICE_RE.pattern.encode())
 _USING_B = re.compile(_USING_RE.pattern.encode())
@@ -1112,6 +1117,8 @@ def _counted(p: _Parser, line: bytes, line_no: int) -> int:
         return True
     # a line whose first token can be neither a row's size, a launcher prefix nor a cell: nothing to do
     if not first or not 32 < first[0] < 127 or first in b"0123456789+." or b"_perf" in st or b"NCCL" in st:
+        return False
+    if _HINT_B.search(st):  # may be a failure line the catalogue knows: `feed` looks
         return False
     second = st[1:2]
     if first == b"[" or first == b"-":

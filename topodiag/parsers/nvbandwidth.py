@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ._matrix import cell
+from . import _tool_failures
 from .base import ParseError, ParserInfo, clean_lines
+from .ib_records import ToolError
 
 INFO = ParserInfo(
     source="nvbandwidth",
@@ -96,6 +98,8 @@ class NvBandwidth:
     cuda_runtime_version: Optional[str]
     devices: tuple[Device, ...]
     testcases: tuple[Testcase, ...]
+    tool_errors: tuple[ToolError, ...] = ()  # waive / failure lines (topodiag/catalogues: nvbandwidth)
+    unrecognised: tuple[ToolError, ...] = ()  # failure lines no catalogue entry explains (SYS004)
 
     def testcase(self, name: str) -> Optional[Testcase]:
         return next((t for t in self.testcases if t.name == name and t.rows), None)
@@ -219,4 +223,10 @@ def parse(text: str) -> NvBandwidth:
     if not (st.version or st.devices or st.cases):
         raise ParseError("expected nvbandwidth output: 'nvbandwidth Version:', 'Device N: <name>' or 'Running "
                          "<testcase>.' blocks; found none", len(lines))
-    return NvBandwidth(SOURCE, st.version, st.driver, st.runtime, tuple(st.devices), tuple(st.cases))
+    failed = _tool_failures.scan(lines, SOURCE, _FAILURE_RE)
+    return NvBandwidth(SOURCE, st.version, st.driver, st.runtime, tuple(st.devices), tuple(st.cases),
+                       tool_errors=tuple(failed), unrecognised=_tool_failures.unrecognised(failed))
+
+
+# what starts an nvbandwidth failure line (kept as unrecognised when no catalogue entry explains it)
+_FAILURE_RE = re.compile(r"^(?:ERROR|Error:|ASSERT|NVML_ERROR|Waived|Waiving|\[CUDA_ERROR|\[cuda[A-Z])")

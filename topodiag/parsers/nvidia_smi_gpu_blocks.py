@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from .base import ParseError
+from . import _tool_failures
+from .ib_records import ToolError
 
 # "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-...)" possibly followed by an NVML message on the same line.
 # The header is split with str.find, not one regex: `:\s*(.*?)\s*\(UUID:\s*([^)]*?)\s*\)` let three runs
@@ -52,7 +54,8 @@ def match_header(line: str) -> Header | None:
 ELISION_RE = re.compile(r"^(?:\.{2,}|\u2026+|\[\s*(?:\.{2,}|\u2026)\s*\]|\(\s*\.{2,}\s*\)|<snip>|\[snip\])$", re.I)
 ALL_INACTIVE_RE = re.compile(r"Unable to retrieve NVLink information as all links are in-?active", re.I)
 UNSUPPORTED_RE = re.compile(r"does not have or support NVLink", re.I)
-ERROR_RE = re.compile(r"^(?:Unable to determine|Failed to|Unable to|Error:|NVML:|No devices were found)", re.I)
+ERROR_RE = re.compile(r"^(?:Unable to determine|Failed to|Unable to|Error:|NVML:|No devices were found|"
+                      r"NVIDIA-SMI has failed|Make sure that the latest NVIDIA driver)", re.I)
 LINK_FRAGMENT_RE = re.compile(r"^(?:L|Li|Lin|Link|Link\s+[0-9]{1,4}:?)$")
 UUID_OK_RE = re.compile(r"^(?:GPU|MIG)-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 SNIFF_HEADER = re.compile(r"^GPU [0-9]{1,6}: [^\n]*\(UUID: ", re.M)
@@ -91,10 +94,7 @@ def other_modes(own: str) -> tuple[tuple[re.Pattern[str], str], ...]:
     return tuple((pattern, name) for key, pattern, name in MODES if key != own)
 
 
-@dataclass(frozen=True)
-class ErrorLine:
-    line_no: int
-    text: str
+ErrorLine = ToolError  # a failure line, with its nvidia-smi catalogue class (topodiag/catalogues)
 
 
 @dataclass
@@ -249,7 +249,7 @@ def walk(lines: Iterable[str], read: ReadFn, own: str, own_name: str, expect: st
             last_kind = "message"
             continue
         if ERROR_RE.match(line):
-            errors.append(ErrorLine(line_no, line))
+            errors.append(_tool_failures.classify(_tool_failures.NVSMI, line_no, line))
             last_kind = "message"
             continue
         last_kind = "junk"  # prompts, prose, other programs' output: not nvlink's, skipped

@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
+from . import _tool_failures
 from .base import ParserInfo, clean_lines, iter_clean_lines
 from .nvidia_smi_gpu_blocks import ErrorLine, GpuBlock, Walk, snake, sniff_mode, walk
 
@@ -99,6 +100,7 @@ class NvlinkCapabilities:
     elided: bool = False
     elided_gpu_indices: tuple[int, ...] = ()
     errors: tuple[ErrorLine, ...] = ()
+    unrecognised: tuple[ErrorLine, ...] = ()  # error lines no catalogue entry explains (SYS004)
     notes: tuple[str, ...] = ()
 
 
@@ -141,7 +143,8 @@ def _result(w: Walk) -> NvlinkCapabilities:
     for g in w.gpus:
         notes.extend(g.data.get("notes", ()))
     return NvlinkCapabilities(gpus=tuple(_freeze(g) for g in w.gpus), elided=w.elided,
-                              elided_gpu_indices=w.elided_gpu_indices, errors=w.errors, notes=tuple(notes))
+                              elided_gpu_indices=w.elided_gpu_indices, errors=w.errors,
+                unrecognised=_tool_failures.unrecognised(w.errors), notes=tuple(notes))
 
 
 def parse(text: str) -> NvlinkCapabilities:

@@ -41,6 +41,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
+from . import _tool_failures
 from .base import ParserInfo, clean_lines, iter_clean_lines
 from .nvidia_smi_gpu_blocks import ErrorLine, GpuBlock, Walk, snake, sniff_mode, walk
 
@@ -109,6 +110,7 @@ class NvlinkErrors:
     elided: bool = False
     elided_gpu_indices: tuple[int, ...] = ()
     errors: tuple[ErrorLine, ...] = ()
+    unrecognised: tuple[ErrorLine, ...] = ()  # error lines no catalogue entry explains (SYS004)
     notes: tuple[str, ...] = ()
 
 
@@ -173,7 +175,8 @@ def _result(w: Walk) -> NvlinkErrors:
     for g in w.gpus:
         notes.extend(g.data.get("notes", ()))
     return NvlinkErrors(gpus=tuple(_freeze(g) for g in w.gpus), elided=w.elided,
-                        elided_gpu_indices=w.elided_gpu_indices, errors=w.errors, notes=tuple(notes))
+                        elided_gpu_indices=w.elided_gpu_indices, errors=w.errors,
+                unrecognised=_tool_failures.unrecognised(w.errors), notes=tuple(notes))
 
 
 def parse(text: str) -> NvlinkErrors:

@@ -35,6 +35,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
+from . import _tool_failures
 from .base import ParserInfo, clean_lines, iter_clean_lines
 from .nvidia_smi_gpu_blocks import ErrorLine, GpuBlock, Walk, sniff_mode, walk
 
@@ -89,6 +90,7 @@ class NvlinkThroughput:
     elided: bool = False
     elided_gpu_indices: tuple[int, ...] = ()
     errors: tuple[ErrorLine, ...] = ()
+    unrecognised: tuple[ErrorLine, ...] = ()  # error lines no catalogue entry explains (SYS004)
     notes: tuple[str, ...] = ()
 
 
@@ -158,7 +160,8 @@ def _result(w: Walk) -> NvlinkThroughput:
             label = f"GPU {g.index}" if g.index is not None else "the GPU without header"
             notes.append(f"{label}: link(s) {', '.join(map(str, half))} print only one of Tx/Rx")
     return NvlinkThroughput(gpus=gpus, counter=_counter(kinds), elided=w.elided,
-                            elided_gpu_indices=w.elided_gpu_indices, errors=w.errors, notes=tuple(notes))
+                            elided_gpu_indices=w.elided_gpu_indices, errors=w.errors,
+                unrecognised=_tool_failures.unrecognised(w.errors), notes=tuple(notes))
 
 
 def parse(text: str) -> NvlinkThroughput:

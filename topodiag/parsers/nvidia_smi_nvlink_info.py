@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
+from . import _tool_failures
 from .base import ParserInfo, clean_lines, iter_clean_lines
 from .nvidia_smi_gpu_blocks import ERROR_RE, ErrorLine, GpuBlock, Walk, snake, sniff_mode, walk
 
@@ -82,6 +83,7 @@ class NvlinkInfo:
     elided: bool = False
     elided_gpu_indices: tuple[int, ...] = ()
     errors: tuple[ErrorLine, ...] = ()
+    unrecognised: tuple[ErrorLine, ...] = ()  # error lines no catalogue entry explains (SYS004)
     notes: tuple[str, ...] = ()
 
 
@@ -134,7 +136,8 @@ def _result(w: Walk) -> NvlinkInfo:
         if g.data.get("nvle") and ENABLED.get(g.data["nvle"].lower()) is None:
             notes.append(f"{g.label}: NVLink encryption state '{g.data['nvle'][:30]}' not understood: nvle_enabled is null")
     return NvlinkInfo(gpus=tuple(_freeze(g) for g in w.gpus), elided=w.elided,
-                      elided_gpu_indices=w.elided_gpu_indices, errors=w.errors, notes=tuple(notes))
+                      elided_gpu_indices=w.elided_gpu_indices, errors=w.errors,
+                unrecognised=_tool_failures.unrecognised(w.errors), notes=tuple(notes))
 
 
 def parse(text: str) -> NvlinkInfo:

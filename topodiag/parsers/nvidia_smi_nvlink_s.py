@@ -36,6 +36,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from . import _tool_failures
 from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
 from .nvidia_smi_gpu_blocks import (ALL_INACTIVE_RE, ELISION_RE, ERROR_RE, match_header,
                                     LINK_FRAGMENT_RE, UNSUPPORTED_RE, UUID_OK_RE, ErrorLine, other_modes)
@@ -95,6 +96,7 @@ class NvlinkStatus:
     elided_gpu_indices: tuple[int, ...] = ()
     truncated: bool = False
     errors: tuple[ErrorLine, ...] = ()
+    unrecognised: tuple[ErrorLine, ...] = ()  # error lines no catalogue entry explains (SYS004)
     notes: tuple[str, ...] = ()
 
 
@@ -252,7 +254,7 @@ def _parse(lines: Iterable[str]) -> NvlinkStatus:
             last_kind = "message"
             continue
         if ERROR_RE.match(line):
-            errors.append(ErrorLine(line_no, line))
+            errors.append(_tool_failures.classify(_tool_failures.NVSMI, line_no, line))
             last_kind = "message"
             continue
         last_kind = "junk"  # prompts, prose, other programs' output: not nvlink's, skipped
@@ -273,7 +275,7 @@ def _parse(lines: Iterable[str]) -> NvlinkStatus:
                 "expected 'Link <n>: <speed> GB/s' or '<inactive>' lines under the 'GPU n:' headers, found none "
                 "(headers alone are `nvidia-smi -L` output)", gpus[0]["line_no"])
         if errors:
-            return NvlinkStatus(errors=tuple(errors), notes=tuple(notes))
+            return NvlinkStatus(errors=tuple(errors), unrecognised=_tool_failures.unrecognised(errors), notes=tuple(notes))
         if first_text is None:
             raise ParseError("expected `nvidia-smi nvlink -s` output ('GPU n: ...' then 'Link k: ...'), found no text", 0)
         line_no, line = first_text
@@ -289,7 +291,8 @@ def _parse(lines: Iterable[str]) -> NvlinkStatus:
     if other_first is not None:
         notes.append(f"line {other_first[0]}: {other_first[1]} lines skipped: not link status")
     return NvlinkStatus(gpus=tuple(kept), elided=elided, elided_gpu_indices=tuple(sorted(set(hidden))),
-                        truncated=cut_short, errors=tuple(errors), notes=tuple(notes))
+                        truncated=cut_short, errors=tuple(errors),
+                        unrecognised=_tool_failures.unrecognised(errors), notes=tuple(notes))
 
 
 def parse(text: str) -> NvlinkStatus:
@@ -315,6 +318,8 @@ def sniff(text: str) -> float:
             return 0.85
         if _SNIFF_OTHER.search(text):
             return 0.6 if header else 0.5
+        if _tool_failures.sniff_failure(text[:8192], SOURCE):
+            return 0.4  # only nvidia-smi's failure (nvidia_smi_q scores it higher)
     except Exception:  # pragma: no cover - regex search on str does not raise
         return 0.0
     return 0.0

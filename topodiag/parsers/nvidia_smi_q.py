@@ -42,6 +42,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from . import _tool_failures
+from .ib_records import ToolError
 from .base import is_digits, ParseError, ParserInfo, clean_lines
 
 INFO = ParserInfo(
@@ -102,11 +104,15 @@ class NvidiaSmiQ:
     cuda_version: Optional[str]
     attached_gpus: Optional[int]
     gpus: tuple[SmiGpu, ...]
+    tool_errors: tuple[ToolError, ...] = ()  # the tool's failure lines (topodiag/catalogues: nvidia-smi)
+    unrecognised: tuple[ToolError, ...] = ()  # failure lines no catalogue entry explains (SYS004)
 
 
 def sniff(text: str) -> float:
     try:
         head = text[:20000]
+        if _tool_failures.sniff_failure(head, SOURCE):
+            return 0.5  # only nvidia-smi's failure: the same for every subcommand; -q is the usual paste
         if "NVSMI LOG" in head or ("Attached GPUs" in head and "Product Name" in head):
             return 0.95
         if _SNIFF_FABRIC.search(head) and _SNIFF_FABRIC_KEY.search(head):
@@ -182,7 +188,12 @@ class _Gpu:
 
 
 def parse(text: str) -> NvidiaSmiQ:
-    lines = clean_lines(text)
+    """nvidia-smi -q output -> NvidiaSmiQ; a text that is only nvidia-smi's failure gives no GPUs and
+    its `tool_errors`."""
+    return _tool_failures.read(clean_lines(text), SOURCE, _parse, lambda: NvidiaSmiQ(SOURCE, None, None, None, ()))
+
+
+def _parse(lines: list[str]) -> NvidiaSmiQ:
     top: dict[str, str] = {}
     gpus: list[_Gpu] = []
     cur: Optional[_Gpu] = None

@@ -48,6 +48,8 @@ import re
 from dataclasses import dataclass
 from itertools import combinations
 
+from . import _tool_failures
+from .ib_records import ToolError
 from .base import is_digits, ANSI_RE, ParseError, ParserInfo, clean_lines, listing
 
 INFO = ParserInfo(
@@ -110,6 +112,8 @@ class TopoMatrix:
     links: tuple[Link, ...] = ()
     affinity_columns: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    tool_errors: tuple[ToolError, ...] = ()  # the tool's failure lines (topodiag/catalogues: nvidia-smi)
+    unrecognised: tuple[ToolError, ...] = ()  # failure lines no catalogue entry explains (SYS004)
 
 
 @dataclass(frozen=True)
@@ -554,7 +558,7 @@ def _parse(lines: list[str]) -> TopoMatrix:
 
 def parse(text: str) -> TopoMatrix:
     """`nvidia-smi topo -m` output -> TopoMatrix; ParseError when there is no readable matrix."""
-    return _parse(clean_lines(text))
+    return _tool_failures.read(clean_lines(text), SOURCE, _parse, TopoMatrix)
 
 
 def sniff(text: str) -> float:
@@ -569,6 +573,8 @@ def sniff(text: str) -> float:
             return 0.9
         if _SNIFF_LEGEND.search(text):
             return 0.6
+        if _tool_failures.sniff_failure(text[:8192], SOURCE):
+            return 0.4  # only nvidia-smi's failure (nvidia_smi_q scores it higher)
     except Exception:  # pragma: no cover - regex search on str does not raise
         return 0.0
     return 0.0

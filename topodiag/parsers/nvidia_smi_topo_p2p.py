@@ -33,6 +33,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from . import _tool_failures
+from .ib_records import ToolError
 from .base import ANSI_RE, ParseError, ParserInfo, clean_lines, listing
 
 INFO = ParserInfo(
@@ -81,6 +83,8 @@ class P2PMatrix:
     cells: tuple[Cell, ...] = ()
     legend: tuple[LegendEntry, ...] = ()
     notes: tuple[str, ...] = ()
+    tool_errors: tuple[ToolError, ...] = ()  # the tool's failure lines (topodiag/catalogues: nvidia-smi)
+    unrecognised: tuple[ToolError, ...] = ()  # failure lines no catalogue entry explains (SYS004)
 
 
 def _is_row(toks: list[str]) -> bool:
@@ -207,7 +211,7 @@ def _parse(lines: list[str]) -> P2PMatrix:
 
 def parse(text: str) -> P2PMatrix:
     """`nvidia-smi topo -p2p` output -> P2PMatrix; ParseError when there is no P2P matrix."""
-    return _parse(clean_lines(text))
+    return _tool_failures.read(clean_lines(text), SOURCE, _parse, P2PMatrix)
 
 
 def sniff(text: str) -> float:

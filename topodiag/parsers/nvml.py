@@ -29,7 +29,10 @@ JSON: {source: "nvml", schema_version, ok, error, error_name (NVML_ERROR_* or nu
        pairs: [{a, b, topology (NVML level name), topology_level (0..50), path_class (the topo -m
                 code of that level: PIX, PXB, PHB, NODE, SYS; null for INTERNAL), p2p {read, write,
                 nvlink, atomics} ("OK", "CNS", "GNS", "TNS", "NS", "DR", "U")}],
-       unsupported: [{call, error_name, reason}] (sorted by call), notes: [str]}
+       unsupported: [{call, error_name, reason}] (sorted by call), notes: [str],
+       died: null, or {how ("signal" | "timeout" | "exit" | "output"), signal ("SIGSEGV"), rc,
+             last_call (the NVML call the probe's child process had begun), seconds}: the probe's
+             process died or was stopped, and live collection wrote the probe (live/child.py)}
 A value NVML did not give ("n/a" in the probe) or was not asked for is null; `unsupported` says why.
 """
 
@@ -144,6 +147,16 @@ class Unsupported:
 
 
 @dataclass(frozen=True)
+class Died:
+    """The probe's child process gave no JSON: how it ended and the NVML call it was in."""
+    how: str
+    signal: str | None = None
+    rc: int | None = None
+    last_call: str | None = None
+    seconds: float | None = None
+
+
+@dataclass(frozen=True)
 class NvmlProbe:
     source: str = SOURCE
     schema_version: int = SCHEMA_VERSION
@@ -157,6 +170,7 @@ class NvmlProbe:
     pairs: tuple[Pair, ...] = ()
     unsupported: tuple[Unsupported, ...] = ()
     notes: tuple[str, ...] = ()
+    died: Died | None = None
 
 
 def _short(value: Any) -> str:
@@ -339,6 +353,18 @@ def _unsupported(r: _Reader, raw: Any) -> tuple[Unsupported, ...]:
     return tuple(sorted(out, key=lambda u: u.call))
 
 
+def _died(r: _Reader, raw: Any) -> Died | None:
+    if raw is None:
+        return None
+    d = r.obj(raw, "died", optional=False)
+    how = r.str_(d.get("how"), "died.how")
+    if how is None:
+        raise r.fail("died.how", "a string", d.get("how"))
+    return Died(how=how, signal=r.str_(d.get("signal"), "died.signal"), rc=r.int_(d.get("rc"), "died.rc"),
+                last_call=r.str_(d.get("last_call"), "died.last_call"),
+                seconds=r.float_(d.get("seconds"), "died.seconds"))
+
+
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number JSON allows")
 
@@ -400,6 +426,7 @@ def parse(text: str) -> NvmlProbe:
         pairs=pairs,
         unsupported=_unsupported(r, data.get("unsupported")),
         notes=tuple(notes),
+        died=_died(r, data.get("died")),
     )
 
 

@@ -4,11 +4,14 @@
   networkx), each with its size, its slowest GPU pair (a DGX-1 cube mesh joins 8 GPUs whose pairs are
   NV1, NV2 or not linked at all) and the per-GPU NVLink bandwidth of its weakest GPU: active links
   (`nvlink -s`, else what `topo -m` implies) x the per-link figure of the GPU's NVLink generation,
-  counted over both directions as the article counts it (H100: 18 x 50 = 900 GB/s).
-- PCIe: where two GPUs share no NVLink domain, the GPU's PCIe x16 link (bidirectional, as the
-  article's table: PCIe 5.0 = 128 GB/s).
+  one direction, as the hardware moves data and as nccl-tests' busbw measures it (H100: 18 x 25 =
+  450 GB/s; the article's 900 GB/s adds both directions).
+- PCIe: where two GPUs share no NVLink domain, the GPU's PCIe x16 link, one direction (PCIe 5.0 =
+  64 GB/s; the article's table gives 128 GB/s over both).
 - The network: the Active InfiniBand/RoCE ports (rate x ports, one rail per GPU at most), shared by
-  the node's GPUs: 8 NDR ports for 8 GPUs = 50 GB/s per GPU, the article's figure.
+  the node's GPUs: 8 NDR ports for 8 GPUs = 50 GB/s per GPU (a NIC's line rate is one direction).
+Every layer is counted the same way, one direction per GPU, so the ratio between two layers is the
+ratio the hardware gives (H100 NVLink to NDR: 9x, not the article's 18x).
 A measured all_reduce busbw replaces the nominal figure: in one node for NVLink, across nodes for the
 network (the node's busbw over its GPUs: each GPU's share of the rails). Each layer says which it used.
 """
@@ -23,7 +26,7 @@ from .. import knowledge
 
 ARTICLE_NDR_GBYTE_S = 50.0  # the article's "IB NDR (50 GB/s)": assumed when no input shows the network
 ASSUMED_PCIE_GEN = 4
-NVLINK_PER_LINK_BIDIR_DEFAULT = 50.0  # NVLink 2.0-4.0 alike (docs/domain.md "NVLink")
+NVLINK_PER_LINK_ONE_WAY_DEFAULT = 25.0  # NVLink 2.0-4.0 alike, one direction (docs/domain.md "NVLink")
 _MEMORY_RE = re.compile(r"(\d+)\s*GB\b", re.I)
 
 
@@ -62,13 +65,15 @@ class NodeLayers:
     host: Optional[str] = None
     notes: list[str] = field(default_factory=list)
     nvlink_seen: int = 0           # GPUs with active NVLinks in `nvlink -s` (pairs or not)
+    multinode: Optional[dict] = None  # {gpus, basis, how}: the NVLink domain across nodes (GB200 NVL72)
 
     def domain_of(self, gpu: str) -> Optional[Domain]:
         return next((d for d in self.domains if gpu in d.gpus), None)
 
     def to_json(self) -> dict:
         return {"host": self.host, "gpus": len(self.gpus), "gpu_model": self.gpu_model, "memory_gb": self.memory_gb,
-                "nvlink_domains": [d.to_json() for d in self.domains], "pcie": self.pcie.to_json(),
+                "nvlink_domains": [d.to_json() for d in self.domains], "multinode_nvlink": self.multinode,
+                "pcie": self.pcie.to_json(),
                 "network": self.network.to_json(), "notes": list(self.notes)}
 
 
@@ -98,18 +103,18 @@ def _links(topology, gpu: str) -> Optional[int]:
     return topo_nvlink_count(topology, gpu)
 
 
-def _per_link_bidir(topology, gpu: str, facts) -> tuple[float, str]:
-    """(GB/s per link over both directions, how it is known)."""
+def _per_link_one_way(topology, gpu: str, facts) -> tuple[float, str]:
+    """(GB/s per link, one direction, how it is known)."""
     if facts is not None and facts.nvlink_generation is not None:
         if facts.nvlink_bridge and facts.nvlink_speed_gbps == knowledge.GA102_BRIDGE_SPEED_GBPS:
-            return 2 * knowledge.GA102_BRIDGE_ONE_WAY_GBYTE_S, f"{facts.model} NVLink bridge"
+            return knowledge.GA102_BRIDGE_ONE_WAY_GBYTE_S, f"{facts.model} NVLink bridge"
         gen = knowledge.NVLINK_GENS[facts.nvlink_generation]
-        return gen.per_link_bidir_gbyte_s, f"{facts.model}: NVLink {gen.version}.0"
+        return gen.per_link_one_way_gbyte_s, f"{facts.model}: NVLink {gen.version}.0"
     nvl = topology.node(gpu).get("nvlink") or {}
     speeds = [s for s in nvl.get("speeds_gbps") or [] if s]
     if speeds:
-        return 2 * min(speeds), "nvlink -s speed x 2"
-    return NVLINK_PER_LINK_BIDIR_DEFAULT, "GPU model unknown: 50 GB/s per link assumed (NVLink 2.0-4.0)"
+        return min(speeds), "nvlink -s speed (one direction)"
+    return NVLINK_PER_LINK_ONE_WAY_DEFAULT, "GPU model unknown: 25 GB/s per link, one direction, assumed (NVLink 2.0-4.0)"
 
 
 def _slowest_pair(topology, gpus: list[str]) -> Optional[str]:
@@ -123,32 +128,69 @@ def _slowest_pair(topology, gpus: list[str]) -> Optional[str]:
     return worst
 
 
+def _switched(topology, facts) -> list[list[str]]:
+    """Without a matrix that says which GPUs NVLink joins: on a product that joins every GPU through
+    NVLink by design (knowledge.switched_nvlink), the GPUs `nvlink -s` shows with active links are one
+    domain (every link goes to the switch plane, or to each of the other GPUs on a 4-GPU board)."""
+    if not knowledge.switched_nvlink(facts):
+        return []
+    linked = [g for g in topology.gpus() if (topology.node(g).get("nvlink") or {}).get("active_count")]
+    return [linked] if len(linked) > 1 else []
+
+
 def _domains(topology, facts) -> tuple[list[Domain], list[str]]:
     notes = []
     out = []
-    for gpus in topology.nvlink_domains():
+    found = topology.nvlink_domains()
+    switched = [] if found else _switched(topology, facts)
+    if switched:
+        notes.append(f"NVLink domain from nvlink -s: {len(switched[0])} GPUs with active links on {facts.model}, "
+                     f"which joins its GPUs through NVLink by design (no matrix names the pairs)")
+    for gpus in found or switched:
         links = [(_links(topology, g), g) for g in gpus]
         known = [(n, g) for n, g in links if n is not None]
         weakest = min(known) if known else None
         if weakest is not None:
-            per_link, how = _per_link_bidir(topology, weakest[1], facts)
+            per_link, how = _per_link_one_way(topology, weakest[1], facts)
             gbs = weakest[0] * per_link
         else:
             per_link, how, gbs = None, "", None
         if how.startswith("GPU model unknown"):
             notes.append(f"NVLink per link: {how}")
-        out.append(Domain(gpus, _slowest_pair(topology, gpus), weakest[0] if weakest else None, gbs))
+        pair = _slowest_pair(topology, gpus) if found else "NVLink (switched, by design)"
+        out.append(Domain(gpus, pair, weakest[0] if weakest else None, gbs))
     return out, sorted(set(notes))
+
+
+def _multinode(facts, domains: list[Domain], gpus: list[str], fabric: list[dict]) -> Optional[dict]:
+    """The NVLink domain across nodes (GB200/GB300 NVL72): its size from the product, confirmed when
+    every GPU's fabric registration is Completed in one non-zero clique; None on other products, when
+    the node's GPUs are not all in its one NVLink domain, or when the fabric says otherwise."""
+    size = knowledge.multinode_nvlink_gpus(facts)
+    if not size or len(domains) != 1 or len(domains[0].gpus) != len(gpus):
+        return None
+    states = {str(f.get("state") or "").lower() for f in fabric}
+    cliques = {(str(f.get("clique_id")), str(f.get("cluster_uuid"))) for f in fabric}
+    if fabric and states == {"completed"} and len(cliques) == 1 and next(iter(cliques))[0] not in ("0", "None"):
+        clique, cluster = next(iter(cliques))
+        return {"gpus": size, "basis": "nominal",
+                "how": f"{facts.model}: NVL{size}, one NVLink domain of {size} GPUs across compute trays; every GPU's "
+                       f"fabric is Completed in clique {clique} (cluster {cluster})"}
+    if fabric:
+        return None  # the fabric was read and does not show one registered clique: no domain across nodes
+    return {"gpus": size, "basis": "assumed",
+            "how": f"{facts.model}: NVL{size} by product design (no fabric state among the inputs: nvidia-smi -q "
+                   f"or NVML would confirm the clique)"}
 
 
 def _pcie(facts) -> Layer:
     gen = facts.pcie_gen if facts is not None else None
     if gen in knowledge.PCIE_X16_GBYTE_S:
-        bidir = knowledge.PCIE_X16_GBYTE_S[gen][1]
-        return Layer("pcie", bidir, "nominal", f"{facts.model}: PCIe {gen}.0 x16, {bidir:g} GB/s both directions")
-    bidir = knowledge.PCIE_X16_GBYTE_S[ASSUMED_PCIE_GEN][1]
-    return Layer("pcie", bidir, "assumed",
-                 f"GPU's PCIe generation unknown: PCIe {ASSUMED_PCIE_GEN}.0 x16 assumed, {bidir:g} GB/s both directions")
+        one_way = knowledge.pcie_one_way_gbyte_s(gen)
+        return Layer("pcie", one_way, "nominal", f"{facts.model}: PCIe {gen}.0 x16, {one_way:g} GB/s one direction")
+    one_way = knowledge.pcie_one_way_gbyte_s(ASSUMED_PCIE_GEN)
+    return Layer("pcie", one_way, "assumed",
+                 f"GPU's PCIe generation unknown: PCIe {ASSUMED_PCIE_GEN}.0 x16 assumed, {one_way:g} GB/s one direction")
 
 
 def _gdr(topology) -> str:
@@ -168,10 +210,18 @@ def _network(topology, gpus: int) -> Layer:
         rate = port.get("rate_gbps")
         if isinstance(rate, (int, float)) and rate > 0 and "active" in state and "inactive" not in state:
             rates.append(float(rate))
+    nics = len(topology.nics())
+    if (not rates or not gpus) and nics and gpus:
+        rails = min(nics, gpus)
+        per_gpu = rails * ARTICLE_NDR_GBYTE_S / gpus
+        return Layer("network", per_gpu, "assumed",
+                     f"{nics} NIC(s) in the inputs but no port state or rate: NDR 400 Gb/s each assumed, {rails} "
+                     f"rail(s) x 50 GB/s shared by {gpus} GPUs (give ibstat or ibv_devinfo for the real rate)"
+                     + _gdr(topology))
     if not rates or not gpus:
         return Layer("network", ARTICLE_NDR_GBYTE_S, "assumed",
-                     "no input shows the node's Active IB/RoCE ports: NDR 400 Gb/s per GPU assumed (50 GB/s)"
-                     + _gdr(topology))
+                     "no input shows the node's NICs or Active IB/RoCE ports: one NDR 400 Gb/s NIC per GPU assumed "
+                     "(50 GB/s; give ibstat or ibv_devinfo)" + _gdr(topology))
     rails = min(len(rates), gpus)
     rate = min(rates)
     total = rails * knowledge.gbit_to_gbyte(rate)
@@ -186,8 +236,10 @@ def _network(topology, gpus: int) -> Layer:
                  + _gdr(topology))
 
 
-def measure(topology, nccl_tests: list[tuple[Any, str]] = ()) -> NodeLayers:
-    """The node's layers from its Topology; `nccl_tests` (parsed result, file) replace nominal figures."""
+def measure(topology, nccl_tests: list[tuple[Any, str]] = (), fabric: list[dict] = ()) -> NodeLayers:
+    """The node's layers from its Topology; `nccl_tests` (parsed result, file) replace nominal figures;
+    `fabric` ({state, clique_id, cluster_uuid} per GPU, nvidia-smi -q or NVML) confirms a multi-node
+    NVLink domain."""
     gpus = topology.gpus()
     model, facts = _facts(topology)
     domains, notes = _domains(topology, facts)
@@ -198,6 +250,7 @@ def measure(topology, nccl_tests: list[tuple[Any, str]] = ()) -> NodeLayers:
     layers = NodeLayers(gpus, model, memory, domains, _pcie(facts), _network(topology, len(gpus)),
                         topology.node(host).get("name") if host else None, notes)
     layers.nvlink_seen = sum(1 for g in gpus if (topology.node(g).get("nvlink") or {}).get("active_count"))
+    layers.multinode = _multinode(facts, domains, gpus, list(fabric))
     for result, path in nccl_tests:
         _apply_measured(layers, result, path)
     return layers

@@ -16,6 +16,33 @@ from typing import Optional
 from ..errors import UsageError
 
 DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1, "fp32": 4}
+# What plan's numbers may be (the man page and README say so): a number outside, or not a finite
+# number, is a usage error at the option, before any work (--nodes 1000000000 ran away).
+BOUNDS: dict[str, tuple[float, float]] = {
+    "nodes": (1, 16384), "params": (1e3, 1e15), "layers": (1, 10_000), "hidden": (1, 1 << 20),
+    "seq": (1, 1 << 24), "micro_batch": (1, 1 << 16), "micro_batches": (1, 1 << 16),
+    "tp": (1, 1 << 20), "pp": (1, 1 << 20), "dp": (1, 1 << 20), "ep": (1, 1 << 20),
+}
+
+
+def check_bounds(**values) -> None:
+    """UsageError (one line) for the first value (None: not given) outside BOUNDS or not finite."""
+    import math
+
+    for key, value in values.items():
+        if value is None:
+            continue
+        lo, hi = BOUNDS[key]
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and lo <= value <= hi):
+            got = _shown(value) if isinstance(value, (int, float)) else "not a number"
+            raise UsageError(f"--{key.replace('_', '-')}: from {_shown(lo)} to {_shown(hi)}, got {got}")
+
+
+def _shown(v: float) -> str:
+    """1024 as 1024, 1e15 as 1e+15, nan as nan."""
+    if isinstance(v, int) or (v == v and abs(v) < 1e7 and float(v).is_integer()):
+        return str(int(v))
+    return f"{v:g}"
 GB = 1e9  # the article counts in decimal gigabytes: 7B x 2 bytes = 14 GB
 
 
@@ -75,8 +102,9 @@ def model_spec(preset: Optional[str] = None, *, params: Optional[float] = None, 
     explicit = {k: v for k, v in dict(params=params, layers=layers, hidden=hidden, seq=seq,
                                       micro_batch=micro_batch, dtype=dtype).items() if v is not None}
     for key, value in explicit.items():
-        if key != "dtype" and value <= 0:
+        if key != "dtype" and not value > 0:
             raise UsageError(f"--{key.replace('_', '-')}: must be positive, got {value:g}")
+    check_bounds(**{k: v for k, v in explicit.items() if k != "dtype"})
     if preset is None and {"params", "layers", "hidden"} <= set(explicit):
         base = ModelSpec("custom", explicit.pop("params"), explicit.pop("layers"), explicit.pop("hidden"))
     elif preset is None and {"params", "layers", "hidden"} & set(explicit):
@@ -103,6 +131,5 @@ def parse_params(text: str) -> float:
         value = float(body) * scale
     except ValueError:
         raise UsageError(f"--params: {text!r} is not a number of parameters (e.g. 70b, 7e9)") from None
-    if value <= 0:
-        raise UsageError(f"--params: must be positive, got {text!r}")
+    check_bounds(params=value)
     return value

@@ -62,6 +62,9 @@ def _groups(layout: Layout, dim: str) -> list[list[int]]:
 def _group_layer(group: list[int], node: NodeLayers) -> tuple[str, Optional[float]]:
     per_node = len(node.gpus)
     if len({r // per_node for r in group}) > 1:
+        multi = node.multinode
+        if multi and multi["gpus"] >= per_node and len({r // per_node // (multi["gpus"] // per_node) for r in group}) == 1:
+            return "nvlink", node.domains[0].gbyte_s  # across trays inside one NVL domain (GB200 NVL72)
         return "network", node.network.gbyte_s
     gpus = [node.gpus[r % per_node] for r in group]
     domain = node.domain_of(gpus[0])
@@ -117,28 +120,53 @@ def dimensions(layout: Layout, model: ModelSpec, node: NodeLayers, micro_batches
     return rows
 
 
-def evaluate(layout: Layout, model: ModelSpec, node: NodeLayers, micro_batches: int) -> dict:
+def micro_batches_at(layout: Layout, global_micro_batches: int) -> int:
+    """Micro-batches per step of each DP replica that keep the global batch: G / DP (at least 1)."""
+    return max(1, math.ceil(global_micro_batches / layout.dp))
+
+
+def compute_s(model: ModelSpec, global_micro_batches: int, gpus: int, tflops: Optional[float]) -> Optional[float]:
+    """Compute per step per GPU: 6 FLOPs per parameter per token (forward 2, backward 4) over the global
+    batch's tokens, shared by every GPU at `tflops` achieved TFLOP/s each; None without --tflops."""
+    if not tflops:
+        return None
+    tokens = global_micro_batches * model.micro_batch * model.seq
+    return 6 * model.params * tokens / (gpus * tflops * 1e12)
+
+
+def evaluate(layout: Layout, model: ModelSpec, node: NodeLayers, global_micro_batches: int,
+             tflops: Optional[float] = None) -> dict:
+    """A layout at the global batch of `global_micro_batches` micro-batches per step: per-dimension
+    communication, the bubble, and the step time (communication + compute) / (1 - bubble)."""
+    micro_batches = micro_batches_at(layout, global_micro_batches)
     rows = dimensions(layout, model, node, micro_batches)
     times = [r["time_s"] for r in rows]
     comm = None if any(t is None for t in times) else sum(times)
     need = model.params * STATE_BYTES_PER_PARAM / (layout.tp * layout.pp) / 1e9
     fits = None if node.memory_gb is None else need <= MEMORY_HEADROOM * node.memory_gb
+    bubble = traffic.bubble_fraction(layout.pp, micro_batches)
+    compute = compute_s(model, micro_batches * layout.dp, layout.gpus, tflops)
+    busy = None if comm is None else comm + (compute or 0.0)
+    step = None if busy is None else busy / (1 - bubble)
     return {**layout.to_json(), "label": layout.label(), "dimensions": rows, "comm_s": comm,
-            "bubble": traffic.bubble_fraction(layout.pp, micro_batches), "micro_batches": micro_batches,
+            "bubble": bubble, "micro_batches": micro_batches,
+            "global_micro_batches": micro_batches * layout.dp, "compute_s": compute,
+            "bubble_s": None if step is None else step - busy, "step_s": step,
             "state_gb_per_gpu": round(need, 3), "fits_memory": fits}
 
 
-def _tp_fits(t: int, node: NodeLayers) -> bool:
-    per_node = len(node.gpus)
-    if per_node % t:
+def _tp_fits(t: int, node: NodeLayers, total: int) -> bool:
+    if total % t:
         return False
-    return place(Layout(tp=t, dp=per_node // t), "tp", node)["layer"] in (None, "nvlink")
+    return place(Layout(tp=t, dp=total // t), "tp", node)["layer"] in (None, "nvlink")
 
 
-def largest_tp(node: NodeLayers) -> int:
-    """The largest power of two whose TP groups each sit inside one NVLink domain (1 if none)."""
+def largest_tp(node: NodeLayers, nodes: int = 1) -> int:
+    """The largest power of two whose TP groups each sit inside one NVLink domain (1 if none); across
+    nodes only inside a multi-node NVLink domain (GB200 NVL72)."""
+    total = len(node.gpus) * (nodes if node.multinode else 1)
     t = 1
-    while t * 2 <= len(node.gpus) and _tp_fits(t * 2, node):
+    while t * 2 <= total and _tp_fits(t * 2, node, total):
         t *= 2
     return t
 
@@ -183,9 +211,12 @@ def given_layout(total: int, tp: Optional[int], pp: Optional[int], dp: Optional[
 def recommend(node: NodeLayers, nodes: int, model: ModelSpec, ep: int = 1) -> tuple[Layout, list[str]]:
     per_node = len(node.gpus)
     total = per_node * nodes
-    t = largest_tp(node)
+    t = largest_tp(node, nodes)
     notes = []
-    if t < per_node or (not node.domains and node.nvlink_seen):
+    if t > per_node:
+        notes.append(f"TP={t} spans {t // per_node} nodes inside the multi-node NVLink domain "
+                     f"({node.multinode['how']})")
+    elif t < per_node or (not node.domains and node.nvlink_seen):
         notes.append(_why_tp_small(t, node))
     p, why = _pp_for_memory(t, total, model, node)
     notes.append(why)

@@ -42,8 +42,9 @@ def _table(block: dict, out: TextIO) -> None:
         out.write("  (one GPU per replica: no communication)\n")
     bubble = f", bubble {block['bubble']:.0%} (M={block['micro_batches']})" if block["pp"] > 1 else ""
     fits = {True: "fits", False: "does NOT fit", None: "memory unknown"}[block["fits_memory"]]
-    out.write(f"  communication {fmt_s(block['comm_s'])} per step{bubble}; training state "
-              f"{block['state_gb_per_gpu']:.3g} GB per GPU ({fits})\n")
+    compute = f" + compute {fmt_s(block['compute_s'])}" if block.get("compute_s") else ""
+    out.write(f"  communication {fmt_s(block['comm_s'])}{compute} per step{bubble}: a step of "
+              f"{fmt_s(block.get('step_s'))}; training state {block['state_gb_per_gpu']:.3g} GB per GPU ({fits})\n")
 
 
 def render(result: dict, out: TextIO) -> None:
@@ -52,6 +53,8 @@ def render(result: dict, out: TextIO) -> None:
     out.write(f"Model: {m['name']}, {m['params'] / 1e9:g}B params, {m['layers']} layers, hidden {m['hidden']}, "
               f"seq {m['seq']} x micro-batch {m['micro_batch']} {m['dtype']}"
               + (f", {m['tp_bytes_moved'] / 1e9:g} GB moved per TP AllReduce" if m["tp_bytes_moved"] else "") + "\n")
+    out.write(f"Global batch: {result.get('global_micro_batches', '?')} micro-batches per step, the same for "
+              f"every layout below\n")
     rec = result["recommended"]
     out.write(f"\nRecommended: {rec['label']}  (tp={rec['tp']} pp={rec['pp']} dp={rec['dp']} ep={rec['ep']})\n")
     _table(rec, out)

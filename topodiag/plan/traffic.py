@@ -3,8 +3,10 @@ the interconnect"). Bytes are decimal (1 GB = 1e9 B), bandwidths GB/s, times sec
 
 How a time is counted: the bytes ONE GPU moves divided by the bandwidth of the layer it moves them
 on, per GPU. That is exactly what nccl-tests' busbw measures (busbw = the bytes a GPU moves / time),
-so a measured busbw drops straight into these formulas; the nominal figures are the article's (NVLink
-per GPU counted over both directions, 900 GB/s on H100; a NIC at its line rate, 50 GB/s for NDR).
+so a measured busbw drops straight into these formulas. Nominal figures are one direction per GPU on
+every layer, as busbw counts them (NVLink on H100: 18 links x 25 GB/s = 450 GB/s; a NIC at its line
+rate, 50 GB/s for NDR). The article counts NVLink over both directions (900 GB/s) and a NIC one way,
+which doubles the NVLink-to-network gap (its 18x is 9x): docs/domain.md "Where the article rounds or errs".
 
     ring AllReduce, n GPUs, S bytes:     2(n-1)/n x S moved per GPU (2 x S as n grows)
     TP, per step:                        layers x 4 AllReduces (attention and MLP, forward and backward)
@@ -50,7 +52,8 @@ def tp_allreduces(layers: int, micro_batches: int = 1) -> int:
 
 
 def tp_step_s(layers: int, bytes_moved_each: float, gbyte_s: float, micro_batches: int = 1) -> float:
-    """TP AllReduce time per step: the article's 80 x 4 x 1 GB at 900 GB/s = 0.356 s, at 50 GB/s = 6.4 s."""
+    """TP AllReduce time per step: 80 layers x 4 x 1 GB at 450 GB/s (H100 NVLink, one way) = 0.711 s, at
+    50 GB/s (NDR) = 6.4 s (the article divides by 900 GB/s: 0.356 s)."""
     return tp_allreduces(layers, micro_batches) * transfer_s(bytes_moved_each, gbyte_s)
 
 

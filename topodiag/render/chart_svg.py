@@ -3,7 +3,10 @@ fetched): log2 x axis of message sizes, linear y axis of busbw, one polyline per
 and the expectation as a dashed line.
 
 `svg_chart(series, expectation, title)` takes plain data: series is
-[(label, [(size_bytes, busbw_gbps), ...]), ...]; it returns the SVG text."""
+[(label, [(size_bytes, busbw_gbps), ...]), ...]; it returns the SVG text. Any number is survived:
+a point whose size is not a finite number of bytes in 1 B..2**64 B, or whose busbw is not a finite
+number, is left out; a busbw above MAX_GBPS (a parse of "1e308") is drawn at MAX_GBPS, and an
+expectation that is not a finite positive number is not drawn."""
 
 from __future__ import annotations
 
@@ -14,6 +17,29 @@ from xml.sax.saxutils import escape
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 W, H = 800, 480
 LEFT, RIGHT, TOP, BOTTOM = 70, 200, 40, 60
+MAX_GBPS = 1e6  # 1 PB/s: far above any link; a larger busbw is drawn here
+MAX_SIZE = float(1 << 64)
+
+
+def _number(v) -> Optional[float]:
+    """`v` as a finite float, or None."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _points(pts) -> list[tuple[float, float]]:
+    """The plottable points of a series, sorted by size: sizes in 1..MAX_SIZE, busbw clamped to
+    0..MAX_GBPS."""
+    out = []
+    for s, b in pts:
+        size, bw = _number(s), _number(b)
+        if size is None or bw is None or not 0 < size <= MAX_SIZE:
+            continue
+        out.append((size, min(max(bw, 0.0), MAX_GBPS)))
+    return sorted(out)
 
 
 def _size(n: float) -> str:
@@ -35,7 +61,11 @@ def _nice(top: float) -> float:
 
 def svg_chart(series: Sequence[tuple[str, Sequence[tuple[float, float]]]], expectation: Optional[float] = None,
               title: str = "busbw by message size") -> str:
-    pts_all = [(s, b) for _, pts in series for s, b in pts if s and s > 0 and b is not None]
+    series = [(str(label), _points(pts)) for label, pts in series]
+    expectation = _number(expectation)
+    if expectation is not None and not 0 < expectation <= MAX_GBPS:
+        expectation = None
+    pts_all = [p for _, pts in series for p in pts]
     xs = [math.log2(s) for s, _ in pts_all] or [0.0, 1.0]
     x0, x1 = min(xs), max(xs)
     if x1 == x0:
@@ -76,7 +106,7 @@ def svg_chart(series: Sequence[tuple[str, Sequence[tuple[float, float]]]], expec
         out.append(f'<text x="{LEFT + pw + 6}" y="{y + 4:.1f}">expected {expectation:g}</text>')
     for i, (label, pts) in enumerate(series):
         colour = COLOURS[i % len(COLOURS)]
-        good = sorted((s, b) for s, b in pts if s and s > 0 and b is not None)
+        good = pts
         if good:
             path = " ".join(f"{X(s):.1f},{Y(b):.1f}" for s, b in good)
             out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>')

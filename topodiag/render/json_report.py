@@ -3,7 +3,8 @@
     {schema_version, tool: {name, version}, host, profile (the profile's name, or null),
      profile_reason (how it was chosen, or why none was), config (null, or {file, host, matched: the
      [[hosts]] patterns that applied}), inputs [{path, source, status, reason}],
-     findings [{code, slug, severity, subjects, message, evidence, expectation, why, fix}],
+     findings [{code, slug, severity, subjects, message, evidence, expectation, why, fix, action (none |
+     rerun | reset-gpu | reboot | reseat-cable | service-ticket: what the node needs, from the rule)}],
      skipped [{code, slug, reason}], summary {findings, rules_run, rules_skipped, fail_on, exit_code,
      verdict (ok | nothing-seen | warnings | errors | findings | incomplete | internal-error), verdict_detail,
      coverage {checks_run, checks_selected, inputs_missing, text}},
@@ -15,7 +16,8 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-SCHEMA_VERSION = 2  # 2: profile is a name or null, profile_reason says how (was one sentence)
+SCHEMA_VERSION = 3  # 3: each finding's action (findings.ACTIONS); 2: profile is a name or null, profile_reason says how
+READS = (2, 3)  # the versions `fleet` compares: 3 only adds a field to each finding
 SCHEMA_FILE = "docs/report.schema.json"  # the published JSON Schema of this report (tests validate against it)
 
 

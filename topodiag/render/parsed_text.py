@@ -80,4 +80,8 @@ def _lines(data: dict[str, Any], indent: str = "") -> list[str]:
 
 
 def render(data: dict[str, Any]) -> str:
-    return "\n".join(_lines(data)) + "\n"
+    """The text; every control character that came from the input (ESC, NUL, CR...) shown as its
+    escape (render/sanitise.py), so a device name cannot act on the terminal."""
+    from .sanitise import terminal
+
+    return terminal("\n".join(_lines(data))) + "\n"

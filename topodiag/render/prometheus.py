@@ -16,7 +16,11 @@ topodiag_info):
   topodiag_nvlink_link_up{gpu, link}            1 active, 0 inactive
   topodiag_ib_port_active{device, port, link_layer}    1 Active/LinkUp, else 0
   topodiag_ib_port_rate_gbps{device, port, link_layer} the port's rate in Gb/s
-Label values are escaped as the format wants (backslash, double quote, newline).
+Label values are escaped as the format wants (backslash, double quote, newline); every other control
+character (CR, NUL, ESC, C1, DEL), the Unicode line and paragraph separators and the bidi controls
+are first shown as their Python escapes (`\\x1b`, `\\u2028`: render/sanitise.py), so that a reader
+splitting lines another way (universal newlines) or a terminal showing the file sees one sample
+per line and nothing that acts. Values that are not finite are written +Inf, -Inf, NaN.
 """
 
 from __future__ import annotations
@@ -26,13 +30,24 @@ from typing import Any, Iterable, Optional, TextIO
 
 
 def _escape(value: Any) -> str:
-    return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    from .sanitise import clean
+
+    text = "\n".join(clean(part) for part in str(value).split("\n"))  # newline kept for its own escape
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def _num(value: float) -> str:
     if isinstance(value, bool):
         return "1" if value else "0"
-    if float(value).is_integer():
+    try:
+        f = float(value)
+    except OverflowError:  # an int past a float's range
+        f = float("inf") if value > 0 else float("-inf")
+    if f != f:
+        return "NaN"
+    if f in (float("inf"), float("-inf")):
+        return "+Inf" if f > 0 else "-Inf"
+    if f.is_integer():
         return str(int(value))
     return repr(float(value))
 

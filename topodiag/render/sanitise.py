@@ -19,12 +19,21 @@ _UNSAFE = ([*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), 0x061C, 0x200B, 0x200C
             0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0xFEFF])
 _TABLE = {c: ascii(chr(c))[1:-1] for c in _UNSAFE}
 _LINE_TABLE = {**_TABLE, **{c: " " for c in (0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x85, 0x2028, 0x2029)}}
+_TERMINAL_TABLE = {c: v for c, v in _TABLE.items() if c not in (0x09, 0x0A)}
 
 
 def clean(text: Any) -> str:
     """`text` with every control and bidi character shown as its escape (`\\x1b`, `\\u202e`)."""
     s = text if isinstance(text, str) else str(text)
     return s.translate(_TABLE) if not s.isprintable() or not s.isascii() else s
+
+
+def terminal(text: Any) -> str:
+    """`clean`, but line feeds and tabs kept: for text a renderer laid out on several lines (a
+    report, a table) whose pieces came from inputs. ESC, CR, NUL, the other controls and the bidi
+    characters are shown as their escapes."""
+    s = text if isinstance(text, str) else str(text)
+    return s.translate(_TERMINAL_TABLE) if not s.isprintable() or not s.isascii() else s
 
 
 def line(text: Any, limit: Optional[int] = None) -> str:
@@ -35,6 +44,25 @@ def line(text: Any, limit: Optional[int] = None) -> str:
     if limit is not None and len(s) > limit:
         s = s[: max(0, limit - 3)] + "..."
     return s
+
+
+def json_safe(value: Any) -> Any:
+    """`value` (dicts, lists, tuples, numbers, strings) with every float that is not finite (NaN,
+    Infinity: not JSON, and JSON.parse rejects them) replaced by None (null)."""
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def dump_json(value: Any, stream, indent: Optional[int] = 2) -> None:
+    """`value` written as JSON (json_safe first; json itself refuses a NaN left), then a newline."""
+    import json
+
+    stream.write(json.dumps(json_safe(value), indent=indent, allow_nan=False) + "\n")
 
 
 def is_clean(text: str) -> bool:

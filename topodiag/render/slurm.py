@@ -1,10 +1,12 @@
 """`prolog`'s one line: a drain reason Slurm can show
-(`topodiag: NVL001 nvlink-inactive gpu:0, gpu:1 +6 more; IB001 ib-port-down nic:mlx5_3`).
+(`topodiag: IB001 mlx5_3 port 1 Down/Polling [reseat-cable]; TOPO001 gpu-link-asymmetry gpu:0, gpu:1`).
 
-The findings at or above --fail-on, one part per rule, worst first: its code, its slug (the cause,
-as `topodiag explain CODE` names it) and its first two subjects, "+N more" saying how many others it
-has; parts that do not fit MAX_REASON characters are counted ("+2 more rules"), never dropped
-silently. With none: the tool's own trouble ("incomplete: SYS001 source-failed source:nvml"), or
+The findings at or above --fail-on, one part per rule, worst first: its code, then what was seen
+(the rule's `observed` text over the first finding's values: `mlx5_3 port 1 Down/Polling`) or,
+for a rule without one, its slug (the cause, as `topodiag explain CODE` names it) and its first two
+subjects; "+N more" says how many others it has, and `[action]` what the node needs when that is
+not "none" (the rule's `action`: rerun, reset-gpu, reboot, reseat-cable, service-ticket). Parts
+that do not fit MAX_REASON characters are counted ("+2 more rules"), never dropped silently. With none: the tool's own trouble ("incomplete: SYS001 source-failed source:nvml"), or
 "ok" with how much of the checklist ran ("ok (12 of 14 checks ran)").
 
 The line is safe to hand to `scontrol update ... reason=LINE` and to paste into a shell inside double
@@ -35,16 +37,28 @@ def _subjects(subjects: list[str]) -> str:
     return f"{shown} +{more} more" if more > 0 else shown
 
 
-def _parts(findings) -> list[str]:
-    """One part per rule, worst rule first, its subjects in the order found (each once)."""
+def _part(code: str, group: list, with_action: bool) -> str:
+    """`CODE what was seen +N more [action]`: the first finding's `observed` text when its rule has
+    one (`IB001 mlx5_0 port 1 Down/Polling`), else the slug and the first subjects."""
+    first = group[0]
+    observed = getattr(first, "observed", "")
+    if observed:
+        more = max(len(group), sum(getattr(f, "count", 1) for f in group)) - 1
+        text = f"{code} {observed}" + (f" +{more} more" if more > 0 else "")
+    else:
+        subjects = list(dict.fromkeys(s for f in group for s in f.subjects))
+        text = f"{code} {first.slug} {_subjects(subjects)}".strip()
+    action = getattr(first, "action", "none")
+    return safe(text + (f" [{action}]" if with_action and action and action != "none" else ""))
+
+
+def _parts(findings, with_action: bool = True) -> list[str]:
+    """One part per rule, worst rule first, its subjects in the order found (each once); the rule's
+    action in brackets when it asks for one (`[reseat-cable]`: findings.ACTIONS)."""
     by_code: dict[str, list] = {}
     for f in sorted(findings, key=lambda f: -int(f.severity)):
         by_code.setdefault(f.code, []).append(f)
-    parts = []
-    for code, group in by_code.items():
-        subjects = list(dict.fromkeys(s for f in group for s in f.subjects))
-        parts.append(safe(f"{code} {group[0].slug} {_subjects(subjects)}".strip()))
-    return parts
+    return [_part(code, group, with_action) for code, group in by_code.items()]
 
 
 def _fit(prefix: str, parts: list[str]) -> str:
@@ -75,7 +89,7 @@ def _reason(outcome, topology=None) -> str:
         return _fit("topodiag: ", _parts(real))
     tool = [f for f in outcome.findings if family(f.code) == TOOL_FAMILY]
     if tool:
-        return _fit("topodiag: incomplete: ", _parts(tool))
+        return _fit("topodiag: incomplete: ", _parts(tool, with_action=False))
     cov = coverage(outcome)
     if saw_nothing(topology):
         return f"topodiag: ok (no GPU or HCA visible: nothing to check; {cov.ran} of {cov.of} checks ran)"

@@ -26,7 +26,40 @@ def _console(stream=None, width: int | None = None):
     if width is None and not tty:
         cols = os.environ.get("COLUMNS", "")
         width = int(cols) if cols.isascii() and cols.isdigit() and 40 <= int(cols) <= 1000 else 100
-    return Console(file=stream, highlight=False, markup=False, emoji=False, width=width if width else None)
+
+    class SafeConsole(Console):
+        """Every string it prints (in a Text, a table cell or title) has its control characters
+        shown as escapes: names and text taken from inputs never act on the terminal."""
+
+        def print(self, *objects: Any, **kwargs: Any) -> None:
+            super().print(*(safe(o) for o in objects), **kwargs)
+
+    return SafeConsole(file=stream, highlight=False, markup=False, emoji=False, width=width if width else None)
+
+
+def safe(renderable: Any) -> Any:
+    """A str, rich Text or Table with render/sanitise.terminal applied to its text (line feeds
+    kept); a Text that had to change keeps its own style, not its inner spans. Others as they are."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from .sanitise import terminal
+
+    if isinstance(renderable, str):
+        return terminal(renderable)
+    if isinstance(renderable, Text):
+        plain = renderable.plain
+        cleaned = terminal(plain)
+        if cleaned == plain:
+            return renderable
+        return Text(cleaned, style=renderable.style, justify=renderable.justify, no_wrap=renderable.no_wrap,
+                    overflow=renderable.overflow, end=renderable.end)
+    if isinstance(renderable, Table):
+        renderable.title = safe(renderable.title) if renderable.title is not None else None
+        for column in renderable.columns:
+            column.header = safe(column.header)
+            column._cells = [safe(c) for c in column._cells]
+    return renderable
 
 
 def class_style(path_class: str | None) -> str:
@@ -198,6 +231,8 @@ def render(diagnosis, stream=None, **options: Any) -> None:
     console.print(head)
     console.print(Text(_hanging(f"{cov.text()} | {read} | profile {profile or '-'}", width, "", "  "),
                        style="dim" if not cov.missing else ""))
+    if getattr(d, "platform", ""):
+        console.print(Text(_hanging(f"Platform: {d.platform}", width, "", "  "), style="dim"))
 
     if outcome.findings:  # the compact view: one line per finding (or per group), worst first
         console.print()

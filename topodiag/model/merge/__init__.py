@@ -27,6 +27,7 @@ from types import ModuleType
 from typing import Callable, Iterable
 
 from ...records import ParsedInput
+from ..gpu_set import settle
 from ..paths import check_nvlink_counts
 from ..topology import Topology
 
@@ -92,6 +93,7 @@ def build(inputs: Iterable[ParsedInput], host: str | None = None) -> Topology:
             topo.notes.append(f"{item.source} ({item.path}): not merged into the topology")
             continue
         entry[1](topo, item, host_id)
+    settle(topo)
     check_nvlink_counts(topo)
     return topo
 

@@ -32,7 +32,8 @@ def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:
                       software_rdma=True if software_rdma(ca.name, ca.vendor_id) else None,
                       software_rdma_kind=software_rdma(ca.name, ca.vendor_id))
     if r.errors:
-        observe(topo, host_id, item, {"errors": [{"line_no": e.line_no, "text": e.text} for e in r.errors]})
+        # each error with its catalogue class, entry and severity where the parser classed it (IB005)
+        observe(topo, host_id, item, {"errors": [to_jsonable(e) for e in r.errors], "cas_listed": len(r.cas)})
 
 
 def _ports(item: ParsedInput, ca: Any) -> dict[str, dict]:
