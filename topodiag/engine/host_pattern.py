@@ -179,16 +179,7 @@ def _bracket(text: str, i: int) -> tuple[int, tuple[str, object]]:
         return close + 1, (RANGE, Range.parse(body))
     negate = body[0] in "!^"
     items = body[1:] if negate else body
-    spans = []
-    k = 0
-    while k < len(items):
-        if k + 2 < len(items) and items[k + 1] == "-":
-            spans.append((items[k], items[k + 2]))
-            k += 3
-        else:
-            spans.append((items[k], items[k]))
-            k += 1
-    return close + 1, (CLASS, (negate, tuple(spans)))
+    return close + 1, (CLASS, (negate, tuple(_spans(items))))
 
 
 def _in_class(arg, c: str) -> bool:
@@ -268,23 +259,27 @@ def _regex_class(core: str, i: int) -> tuple[int, str]:
     body = body.replace("\\-", "")
     if "\\" in body or "[" in body or not body:
         raise _NoGlob("a class with escapes other than \\d, \\. and \\- has no glob form")
-    spans = []
-    k = 0
-    while k < len(body):
-        if body[k] == "-":
-            k += 1
-        elif k + 2 < len(body) and body[k + 1] == "-":
-            spans.append((body[k], body[k + 2]))
-            k += 3
-        else:
-            spans.append((body[k], body[k]))
-            k += 1
+    spans = _spans(body.strip("-"))
     text = "".join(a if a == b else f"{a}-{b}" for a, b in spans) + ("-" if literal_dash else "")
     if not negate and all(a.isdigit() and b.isdigit() for a, b in spans) and not literal_dash:
         return close + 1, "[" + ",".join(a if a == b else f"{a}-{b}" for a, b in spans) + "]"
     if not negate and set(text) <= _RANGE_CHARS:
         raise _NoGlob("a class of digits with - , or a blank has no glob form")
     return close + 1, "[" + ("!" if negate else "") + text + "]"
+
+
+def _spans(body: str) -> list[tuple[str, str]]:
+    """"a-c0" -> [("a", "c"), ("0", "0")]."""
+    spans = []
+    k = 0
+    while k < len(body):
+        if k + 2 < len(body) and body[k + 1] == "-":
+            spans.append((body[k], body[k + 2]))
+            k += 3
+        else:
+            spans.append((body[k], body[k]))
+            k += 1
+    return spans
 
 
 def _loose(body: str) -> Optional[str]:
