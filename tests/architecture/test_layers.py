@@ -10,7 +10,7 @@ imports itself back through another (no cycle). The layers, bottom up:
     render    render/                                   output formats
     pipeline  pipeline                                  load -> model -> engine -> render's input
     shells    actions/, fleet/, plan/, compare/         Slurm drain, fan-out, fleet comparison, plan, compare
-    cli       cli/, __main__                            the commands
+    cli       cli/, __main__, docs/                     the commands; the generated parts of README and man page
 
 Imports under `if TYPE_CHECKING:` do not count. `topodiag/__init__.py` is the package's face (its
 API names are looked up lazily, from `pipeline` and `errors`) and is not in any layer.
@@ -35,7 +35,7 @@ LAYERS = [
     ("render", ("render",)),
     ("pipeline", ("pipeline",)),
     ("shells", ("actions", "fleet", "plan", "compare")),
-    ("cli", ("cli", "__main__")),
+    ("cli", ("cli", "__main__", "docs")),
 ]
 RANK = {top: i for i, (_, tops) in enumerate(LAYERS) for top in tops}
 # Within a layer, what may import what: loading reads bundles and live collection reads user

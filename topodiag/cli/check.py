@@ -4,20 +4,16 @@
 from __future__ import annotations
 
 import sys
-from enum import Enum
 from typing import List, Optional
 
 import typer
 
+from ..render import format_enum
 from .app import app
 from .errors import guarded
 
 
-class ReportFormat(str, Enum):
-    text = "text"
-    json = "json"
-    prometheus = "prometheus"
-    html = "html"
+ReportFormat = format_enum("check", "ReportFormat")  # text, json, prometheus, html: render.OFFERED
 
 
 def progress_line(rec) -> None:

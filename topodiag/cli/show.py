@@ -4,20 +4,16 @@
 from __future__ import annotations
 
 import sys
-from enum import Enum
 from typing import List, Optional
 
 import typer
 
+from ..render import OFFERED, format_enum
 from .app import app
 from .errors import guarded
 
 
-class ShowFormat(str, Enum):
-    table = "table"
-    json = "json"
-    dot = "dot"
-    graphml = "graphml"
+ShowFormat = format_enum("show", "ShowFormat")  # table, json, dot, graphml: render.OFFERED
 
 
 @app.command("show")
@@ -39,5 +35,5 @@ def show_command(
     for s in d.statuses:
         if s.status in ("failed", "unparseable"):
             print(f"topodiag: warning: {s.path}: {s.status}: {s.reason}", file=sys.stderr)
-    fmt = "topology-json" if output_format is ShowFormat.json else output_format.value
+    fmt = OFFERED["show"][output_format.value]
     d.render(fmt, sys.stdout)

@@ -7,29 +7,19 @@ from ..base import ParseError
 from .records import NO_NCCL, LogLine, Rank, Result, add_name as _add_name
 
 
-def result(st) -> Result:
-    """The Result of a `Facts` (ParseError when no NCCL line was seen)."""
-    if st.nccl == 0:
-        raise ParseError(NO_NCCL, st.n)
+def _nranks(st) -> tuple:
+    """(nranks, where it came from): the comm lines, the ring lines, the largest rank seen + 1."""
     if st.comm_nranks is not None:
-        nranks, nfrom = st.comm_nranks, "comm"
-    elif st.ring_nranks:
-        nranks, nfrom = st.ring_nranks, "ring"
-    elif st.max_rank >= 0:
-        nranks, nfrom = st.max_rank + 1, "max_rank"
-    else:
-        nranks, nfrom = None, None
-    ranks = tuple(
-        Rank(r, v[0], v[1], v[2], v[3])
-        for r, v in sorted(st.ranks.items())
-        if nranks is None or r < nranks
-    )
-    gdr = True if st.gdr_on else (False if st.gdr_off else None)
-    plugin = st.plugin_loaded or st.plugin_p2p or ("aws-ofi-nccl" if st.plugin_ofi else None)
-    failed = list(st.plugins_failed)
-    refused = st.refused_plugin(plugin)
-    if refused:
-        _add_name(failed, refused)
+        return st.comm_nranks, "comm"
+    if st.ring_nranks:
+        return st.ring_nranks, "ring"
+    if st.max_rank >= 0:
+        return st.max_rank + 1, "max_rank"
+    return None, None
+
+
+def _socket_reasons(st, refused) -> list[str]:
+    """Why NCCL used sockets, as its lines say (only when a socket transport is in evidence)."""
     socket_seen = (st.network == "Socket" or any(k.startswith("NET/Socket") for k in st.transports)
                    or any(d.kind == "socket" for d in st.devices.values()))
     reasons: list[str] = []
@@ -43,6 +33,26 @@ def result(st) -> Result:
             reasons.append("NCCL_IB_DISABLE=1")
         if st.env.get("NCCL_NET", "").lower() == "socket":
             reasons.append("NCCL_NET=Socket")
+    return reasons
+
+
+def result(st) -> Result:
+    """The Result of a `Facts` (ParseError when no NCCL line was seen)."""
+    if st.nccl == 0:
+        raise ParseError(NO_NCCL, st.n)
+    nranks, nfrom = _nranks(st)
+    ranks = tuple(
+        Rank(r, v[0], v[1], v[2], v[3])
+        for r, v in sorted(st.ranks.items())
+        if nranks is None or r < nranks
+    )
+    gdr = True if st.gdr_on else (False if st.gdr_off else None)
+    plugin = st.plugin_loaded or st.plugin_p2p or ("aws-ofi-nccl" if st.plugin_ofi else None)
+    failed = list(st.plugins_failed)
+    refused = st.refused_plugin(plugin)
+    if refused:
+        _add_name(failed, refused)
+    reasons = _socket_reasons(st, refused)
     cuda = st.cuda or st.driver
     return Result(
         nccl_version=st.version,
