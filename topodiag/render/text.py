@@ -194,6 +194,12 @@ def _same_but_subject(findings: list, verbose: bool) -> list:
     return out
 
 
+
+def _platform_line(console, d, width: int) -> None:
+    """The inferred platform, its confidence and hints (issue 27), under the verdict."""
+    if getattr(d, "platform", ""):
+        console.print(Text(_hanging(f"Platform: {d.platform}", width, "", "  "), style="dim"))
+
 def render(diagnosis, stream=None, **options: Any) -> None:
     """`check` on a terminal, compact first: the verdict and coverage, one line per finding (worst
     first; findings differing only in the name they start with as one line), the checklist (symptom:
@@ -231,8 +237,7 @@ def render(diagnosis, stream=None, **options: Any) -> None:
     console.print(head)
     console.print(Text(_hanging(f"{cov.text()} | {read} | profile {profile or '-'}", width, "", "  "),
                        style="dim" if not cov.missing else ""))
-    if getattr(d, "platform", ""):
-        console.print(Text(_hanging(f"Platform: {d.platform}", width, "", "  "), style="dim"))
+    _platform_line(console, d, width)
 
     if outcome.findings:  # the compact view: one line per finding (or per group), worst first
         console.print()
