@@ -198,6 +198,8 @@ def _same_but_subject(findings: list, verbose: bool) -> list:
 def _platform_line(console, d, width: int) -> None:
     """The inferred platform, its confidence and hints (issue 27), under the verdict."""
     if getattr(d, "platform", ""):
+        from rich.text import Text
+
         console.print(Text(_hanging(f"Platform: {d.platform}", width, "", "  "), style="dim"))
 
 def render(diagnosis, stream=None, **options: Any) -> None:
