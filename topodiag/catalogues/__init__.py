@@ -95,20 +95,28 @@ class Catalogue:
     sources: list
     entries: list
     readers: tuple = ()  # the parser sources whose text carries this producer's messages
-    _by_prefix: dict = field(default_factory=dict)  # {length: {prefix: [(entry, regex)]}}
-    _by_anchor: list = field(default_factory=list)  # [(anchor, entry, regex)]: no fixed prefix
+    _by_prefix: dict = field(default_factory=dict)  # {length: {prefix: [entry]}}
+    _by_anchor: list = field(default_factory=list)  # [(anchor, entry)]: no fixed prefix
     _cache: dict = field(default_factory=dict)
+    _regex: dict = field(default_factory=dict)  # {entry id: compiled pattern}, compiled on first use
 
     def index(self) -> None:
         for e in self.entries:
-            rx = re.compile(e.pattern)
             prefix = _fixed_prefix(e)
             key = " ".join(prefix.split())[:12]
             if len(key) >= MIN_ANCHOR:
-                self._by_prefix.setdefault(len(key), {}).setdefault(key, []).append((e, rx))
+                self._by_prefix.setdefault(len(key), {}).setdefault(key, []).append(e)
             else:
                 anchors = sorted(_fmt.literal_parts(e.format), key=len) if e.format else []
-                self._by_anchor.append((anchors[-1] if anchors else "", e, rx))
+                self._by_anchor.append((anchors[-1] if anchors else "", e))
+
+    def _match(self, e: Entry, text: str) -> bool:
+        """Whether `e`'s pattern matches `text` from its start (patterns are compiled when first
+        tried: a catalogue of thousands of entries loads without compiling them all)."""
+        rx = self._regex.get(e.id)
+        if rx is None:
+            rx = self._regex[e.id] = re.compile(e.pattern)
+        return rx.match(text) is not None
 
     def classify(self, text: str) -> Optional[Match]:
         """The most specific entry whose pattern matches `text` from its start, or None."""
@@ -119,11 +127,11 @@ class Catalogue:
         best: Optional[Entry] = None
         norm = " ".join(text[:64].split())
         for length, table in self._by_prefix.items():
-            for e, rx in table.get(norm[:length], ()):
-                if (best is None or e.specificity > best.specificity) and rx.match(text):
+            for e in table.get(norm[:length], ()):
+                if (best is None or e.specificity > best.specificity) and self._match(e, text):
                     best = e
-        for anchor, e, rx in self._by_anchor:
-            if anchor in text and (best is None or e.specificity > best.specificity) and rx.match(text):
+        for anchor, e in self._by_anchor:
+            if anchor in text and (best is None or e.specificity > best.specificity) and self._match(e, text):
                 best = e
         hit = Match(best, self.producer) if best is not None else None
         if len(self._cache) >= MAX_CACHE:
