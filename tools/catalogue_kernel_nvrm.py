@@ -137,6 +137,7 @@ def build(git: Git, tags: list[str], rm: bool) -> dict:
         if e["versions"]["last"] == newest:
             e["versions"]["last"] = None  # still printed
         entries.append(curate(e, curation))
+    entries += [dict(x) for x in curation.get("extra", ())]
     entries.sort(key=lambda e: e["id"])
     return {"producer": "nvrm", "title": "NVIDIA kernel driver (NVRM) messages in the kernel log",
             "readers": ["kernel_log"],
@@ -164,6 +165,11 @@ PEERMEM_LOADER = {"id": "peermem.module.unknown_symbol",
                              "function": "resolve_symbol_wait"}]}
 
 
+# peer_err lines printed on a normal teardown path (the free callback of a context already gone): a
+# warning, not a failure of GPUDirect RDMA
+PEERMEM_WARNING = ("detected invalid context",)
+
+
 def build_peermem(git: Git, tags: list[str]) -> dict:
     """nvidia-peermem's own errors: peer_err(fmt) prints "nvidia-peermem %s:%d ERROR " fmt (function,
     line), and a few printk(KERN_ERR ...) lines."""
@@ -183,6 +189,8 @@ def build_peermem(git: Git, tags: list[str]) -> dict:
                                  "class": "peermem-failure", "level": "err",
                                  "versions": {"first": tag, "last": tag}}
                 ids.add(e["id"])
+                if any(w in text for w in PEERMEM_WARNING):
+                    e["severity"] = "warning"
             e["versions"]["last"] = tag
             e["where"] = [{"repo": REPO, "tag": tag, "file": PEERMEM, "line": line}]
     for e in seen.values():

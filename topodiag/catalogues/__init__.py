@@ -46,6 +46,7 @@ SEVERITIES = ("info", "warning", "error", "critical")
 MAX_CACHE = 65536
 MAX_TEXT = 4096  # a message is classified on its first 4 KiB (patterns stay linear on bounded text)
 MIN_ANCHOR = 3  # fixed text shorter than this is no anchor: such an entry is tried on every line
+KEY_CHARS = 40  # entries are indexed by up to this much of their fixed opening text (NVRM: has thousands)
 
 # What looks like a failure in any producer's text: a line like this that no entry explains is
 # reported as "unrecognised failure text" (never OK over it).
@@ -103,7 +104,7 @@ class Catalogue:
     def index(self) -> None:
         for e in self.entries:
             prefix = _fixed_prefix(e)
-            key = " ".join(prefix.split())[:12]
+            key = " ".join(prefix.split())[:KEY_CHARS]
             if len(key) >= MIN_ANCHOR:
                 self._by_prefix.setdefault(len(key), {}).setdefault(key, []).append(e)
             else:
@@ -125,7 +126,7 @@ class Catalogue:
         if hit is not False:
             return hit
         best: Optional[Entry] = None
-        norm = " ".join(text[:64].split())
+        norm = " ".join(text[:KEY_CHARS * 2].split())
         for length, table in self._by_prefix.items():
             for e in table.get(norm[:length], ()):
                 if (best is None or e.specificity > best.specificity) and self._match(e, text):

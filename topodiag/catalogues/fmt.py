@@ -70,7 +70,8 @@ def to_regex(fmt: str) -> str:
         elif kind == "lit":
             out.append(_lit_regex(text))
         elif kind == "pad":
-            out.append(" *")
+            if not (out and out[-1].endswith((r"\s*", r"\s+"))):
+                out.append(" *")  # blanks before the padded number (none to add after a run of blanks)
         elif text in ("s", "S") and out and out[-1] in (_TEXT, ".*"):
             continue  # "%s%s" is one run of text: two lazy runs side by side only backtrack
         elif text in ("s", "S") and i == len(parts) - 1:
