@@ -70,17 +70,24 @@ def _format(name: str, args: list[str]) -> tuple[str, str] | None:
     return None
 
 
-def _function(src: str, pos_line: int) -> str | None:
-    """The C function a line is in: the last definition head ("name(" at the start of a line, or after
-    its return type) before it. A heuristic: RM code writes one definition head per line."""
-    head = "\n".join(src.split("\n")[:pos_line])
-    found = None
-    for m in _FUNC_RE.finditer(head):
-        name = m[1]
-        if name not in ("if", "for", "while", "switch", "return", "sizeof", "NV_PRINTF", "NV_ASSERT") and \
-                not m[0].startswith((" ", "\t", "#")):
-            found = name
-    return found
+_HEAD_RE = re.compile(r"^(?:[A-Za-z_][\w\t \*]*[\s\*])?([A-Za-z_]\w*)[ \t]*(\(.*)?$")
+_NOT_FUNCS = {"if", "for", "while", "switch", "return", "sizeof", "else", "do", "case", "default"}
+
+
+def _function(src_lines: list[str], line: int) -> str | None:
+    """The C function a line is in: the nearest definition head above it, "name(" at the start of a
+    line or "name" alone with "(" on the next line (the RM's style). A heuristic."""
+    for i in range(line - 2, max(-1, line - 4000), -1):
+        ln = src_lines[i]
+        if not ln or ln[0] in " \t#/{}*" or ln.rstrip().endswith((";", ",")):
+            continue
+        m = _HEAD_RE.match(ln)
+        if not m or m[1] in _NOT_FUNCS or m[1].isupper():
+            continue
+        if m[2] is None and not (i + 1 < len(src_lines) and src_lines[i + 1].lstrip().startswith("(")):
+            continue
+        return m[1]
+    return None
 
 
 def extract(git: Git, tag: str, rm: bool) -> list[dict]:
@@ -96,12 +103,15 @@ def extract(git: Git, tag: str, rm: bool) -> list[dict]:
                 if got:
                     _add(out, got[0], got[1], path, line)
     if rm:
-        for path in git.files(tag, r"NV_PRINTF\(LEVEL_ERROR", "src/nvidia/src") + git.files(tag, r"NV_PRINTF\(LEVEL_ERROR", "src/nvidia/arch"):
+        for path in git.files(tag, r"NV_PRINTF(_COND)?\(", "src/nvidia/src") + git.files(tag, r"NV_PRINTF(_COND)?\(", "src/nvidia/arch"):
             src = git.show(tag, path)
-            for _name, args, line in calls(src, ("NV_PRINTF",)):
+            src_lines = src.split("\n")
+            for name, args, line in calls(src, ("NV_PRINTF", "NV_PRINTF_COND")):
+                if name == "NV_PRINTF_COND" and len(args) >= 4 and args[2].strip() == "LEVEL_ERROR":
+                    args = args[2:]
                 if len(args) >= 2 and args[0].strip() == "LEVEL_ERROR":
                     text = literal(args[1], MACROS)
-                    func = _function(src, line)
+                    func = _function(src_lines, line)
                     if text and func:
                         _add(out, "error", f"NVRM: {func}: {text}", path, line)
     return out

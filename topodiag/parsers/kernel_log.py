@@ -314,7 +314,7 @@ def sniff(text: str) -> float:
         kernelish = sum(1 for line in head if _STAMP_RE.match(line) or _KERNELISH_RE.search(line))
         if kernelish >= 2 and kernelish * 3 >= len(head) * 2:
             return 0.6
-        if kernelish == 1 and len(head) == 1 and "NVRM" in head[0]:
+        if kernelish == 1 and len(head) == 1 and ("NVRM" in head[0] or _STAMP_RE.match(head[0])):
             return 0.5
     except Exception:
         return 0.0
