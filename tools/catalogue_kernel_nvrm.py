@@ -71,6 +71,7 @@ def _format(name: str, args: list[str]) -> tuple[str, str] | None:
 
 
 _HEAD_RE = re.compile(r"^(?:[A-Za-z_][\w\t \*]*[\s\*])?([A-Za-z_]\w*)[ \t]*(\(.*)?$")
+DROPPED: set[str] = set()
 _NOT_FUNCS = {"if", "for", "while", "switch", "return", "sizeof", "else", "do", "case", "default"}
 
 
@@ -119,7 +120,12 @@ def extract(git: Git, tag: str, rm: bool) -> list[dict]:
 
 def _add(out: list[dict], level: str, fmt: str, path: str, line: int) -> None:
     parts = lines_of(fmt)
+    if not parts[0].startswith("NVRM"):
+        DROPPED.add(parts[0])  # no NVRM: prefix: not told apart from other drivers' lines in a log
+        return
     for i, part in enumerate(parts):
+        if not part.startswith("NVRM"):
+            continue  # a continuation printed without the prefix: not told apart from other lines
         if len(re.sub(r"%[-+ #0]*\d*(?:\.\d+)?(?:hh|h|ll|l|z|j|t)?[a-zA-Z]|NVRM:|\W", "", part)) < 4:
             continue  # "NVRM: %s" alone: nothing to recognise it by
         out.append({"format": part, "level": level, "file": path, "line": line, "continues": i > 0})
@@ -223,7 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     git = Git(a.source)
     tags = a.tags or default_tags(git)
     diff_and_write("peermem", build_peermem(git, tags), a.write)
-    return diff_and_write("nvrm", build(git, tags, a.rm), a.write)
+    doc = build(git, tags, a.rm)
+    print(f"nvrm: {len(DROPPED)} messages without the NVRM: prefix left out", file=sys.stderr)
+    return diff_and_write("nvrm", doc, a.write)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ MAX_EVENTS = 200
 MAX_TEXT = 300
 SOURCE = "kernel_log"
 GATE = ("NVRM", "AER", "PCIe Bus Error", "mlx5_core", "DMAR", "AMD-Vi", "peermem", "smmu", "error status/mask",
-        "TLP Header")
+        "TLP Header", "nvidia_p2p")
 AER_TAIL = 8  # lines after an AER report's head that may continue it ("   [ 0] RxErr", "  device [..]")
 
 # What precedes a kernel message: dmesg "[  12.345]" (or "[  +0.000012]" of dmesg -H/-e), dmesg -T
@@ -48,6 +48,7 @@ _PREFIX_RE = re.compile(
 # "<driver> <domain:bus:dev.fn>[ <netdev or ib device>]: " (dev_printk), then mlx5_core_err's
 # "func:line:(pid N): "
 _DEVICE_RE = re.compile(r"^([\w.-]{1,40}) ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?: [\w.-]{1,40})?: ?")
+_PLATFORM_DEVICE_RE = re.compile(r"^arm-smmu[\w-]{0,8} [\w.:-]{1,60}: ")  # "arm-smmu 15000000.iommu: "
 _MLX_FUNC_RE = re.compile(r"^\w{1,60}:[0-9]{1,6}:\(pid [0-9]{1,9}\): ")
 # "NVRM: GPU3 func: ..." (the RM names the GPU by its instance) and R515's "NVRM func: ..."
 _NVRM_RE = re.compile(r"^NVRM:? (?:GPU[0-9]{1,3} )?(?!GPU )")
@@ -132,6 +133,9 @@ def split(raw: str) -> tuple[Optional[str], Optional[str]]:
         f = _MLX_FUNC_RE.match(text)
         if f:
             text = text[f.end():]
+    else:
+        m = _PLATFORM_DEVICE_RE.match(text)
+        text = text[m.end():] if m else text
     if text.startswith("NVRM"):
         d = _NVRM_DEV_RE.match(text)
         if d:

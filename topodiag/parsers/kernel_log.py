@@ -457,7 +457,8 @@ def _last_time(lines: list[str], kmsg: bool) -> Optional[float]:
 def _one(st: _Log, lines: list[str], n: int, raw: str, line: str) -> None:
     """One non-blank line (kmsg records already in dmesg form): what the parser reads itself (Xids,
     health, links, IOMMU...), else, past a substring gate, what the catalogues explain."""
-    if _STAMP_RE.match(raw) or "NVRM:" in line or "kernel:" in line or "mlx5_core" in line or "nvidia-nvswitch" in line:
+    if _STAMP_RE.match(raw) or "NVRM:" in line or "kernel:" in line or "mlx5_core" in line or "nvidia-nvswitch" in line \
+            or _KERNELISH_RE.search(line):
         st.kernel += 1
     if not _known(st, lines, n, raw, line) and st.ev.gated(n, line):
         st.ev.line(n, raw)
