@@ -28,6 +28,15 @@ MAX_TEXT = 300
 SOURCE = "kernel_log"
 GATE = ("NVRM", "AER", "PCIe Bus Error", "mlx5_core", "DMAR", "AMD-Vi", "peermem", "smmu", "error status/mask",
         "TLP Header", "nvidia_p2p")
+
+
+def gate(line: str) -> bool:
+    """Whether a line names one of the drivers the catalogues read (GATE; written out: a chain of
+    substring tests costs a third of a regex alternation on every line of a log)."""
+    return ("NVRM" in line or "AER" in line or "PCIe Bus Error" in line or "mlx5_core" in line or "DMAR" in line
+            or "AMD-Vi" in line or "peermem" in line or "smmu" in line or "error status/mask" in line
+            or "TLP Header" in line or "nvidia_p2p" in line)
+
 AER_TAIL = 8  # lines after an AER report's head that may continue it ("   [ 0] RxErr", "  device [..]")
 
 # What precedes a kernel message: dmesg "[  12.345]" (or "[  +0.000012]" of dmesg -H/-e), dmesg -T
@@ -114,7 +123,7 @@ class Events:
 
     def gated(self, n: int, line: str) -> bool:
         """Whether a line is one the catalogues may explain (a cheap substring test)."""
-        return any(g in line for g in GATE) or (n <= self.aer_until and "]" in line)
+        return gate(line) or (n <= self.aer_until and "]" in line)
 
 
 def split(raw: str) -> tuple[Optional[str], Optional[str]]:

@@ -35,11 +35,18 @@ gpu_resets [{pci, uuid, line_no, time_s, text}] (a reset acknowledged by "GPU re
 success: true"), nic_health [{device, kind (miss_count, health_issue, syndrome, fatal; recovered / recovery_failed: the
 driver's "health recovery succeeded/failed"), line_no, time_s, text,
 syndrome, severity}] (mlx5_core's health reporter: firmware that stopped answering or reported an error),
-nic_health_total, last_time_s, and, from the live probe's JSON, via, now_s, since_s}; Xids and
+nic_health_total, last_time_s, events [{line_no, cls, entry, severity, device, text, rule}] (the drivers'
+other messages that a catalogue read by "kernel_log" explains: NVRM initialisation, firmware, version,
+reset-required and PCI-resource messages, PCIe AER reports graded by the severity they print, mlx5 and
+IOMMU lines this module does not record itself, nvidia-peermem; see _kernel_log_events), events_total,
+event_counts {class: n}, unrecognised [{line_no, text}] (those drivers' failure-looking lines no entry
+explains: SYS004), unrecognised_total, and, from the live probe's JSON, via, now_s, since_s}; Xids and
 fallen-off-the-bus events carry time_s, Xid 154 its new recovery action. /dev/kmsg records
 ("6,1234,5678901,-;NVRM: Xid ...", with " KEY=value" lines and "\\x0a" for a newline) read like dmesg
 lines, and so does the kernel-log probe's JSON (topodiag/live/kernel_log_probe.py: a probe that could not
-read is a ParseError with its reason). ParseError when nothing in the text looks like a kernel log line.
+read is a ParseError with its reason); an rsyslog line's "#012" newlines split it into its lines. Short
+pastes are detected too (`dmesg | grep NVRM` without stamps, two `dmesg -T` lines, "..." elisions).
+ParseError when nothing in the text looks like a kernel log line.
 """
 
 from __future__ import annotations
@@ -48,7 +55,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
-from ._kernel_log_events import Events, KernelEvent, Unrecognised
+from ._kernel_log_events import Events, KernelEvent, Unrecognised, gate
 from .base import ParseError, ParserInfo, probe_object, search_after
 
 INFO = ParserInfo(
@@ -403,10 +410,14 @@ def _parse_lines(lines: list[str]) -> KernelLog:
                 raw = f"[{int(m[3]) / 1e6:.6f}] " + m[4].replace("\\x0a", " ")
         elif kmsg and raw[:1] == " " and _KMSG_DICT_RE.match(raw):
             continue  # a record's SUBSYSTEM=/DEVICE= line
-        for part in _split_012(raw) if "#012" in raw else (raw,):
-            line = part.strip()
-            if line:
-                _one(st, lines, n, part, line)
+        if "#012" in raw:
+            for part in _split_012(raw):
+                if part.strip():
+                    _one(st, lines, n, part, part.strip())
+            continue
+        line = raw.strip()
+        if line:
+            _one(st, lines, n, raw, line)
     if st.kernel == 0:
         raise ParseError("no kernel log line (dmesg / journalctl -k: a time stamp, 'kernel:' or an NVRM line)",
                          len(lines))
@@ -460,7 +471,8 @@ def _one(st: _Log, lines: list[str], n: int, raw: str, line: str) -> None:
     if _STAMP_RE.match(raw) or "NVRM:" in line or "kernel:" in line or "mlx5_core" in line or "nvidia-nvswitch" in line \
             or _KERNELISH_RE.search(line):
         st.kernel += 1
-    if not _known(st, lines, n, raw, line) and st.ev.gated(n, line):
+    gated = gate(line) or (n <= st.ev.aer_until and "]" in line)
+    if not _known(st, lines, n, raw, line) and gated:
         st.ev.line(n, raw)
 
 
