@@ -90,15 +90,21 @@ class Diagnosis:
 
 # -- loading ---------------------------------------------------------------------------------------
 
-def load(paths: Iterable[PathLike]):
-    """Parse every file, directory and bundle the paths stand for (load/gather.py). Raises
-    BundleError for a bundle that cannot be trusted and InputError when there is nothing to read."""
+def load(paths: Iterable[PathLike], source: Optional[str] = None):
+    """Parse every file, directory and bundle the paths stand for (load/gather.py); `source` reads the
+    loose files as that tool's output instead of detecting it. Raises BundleError for a bundle that
+    cannot be trusted and InputError when there is nothing to read."""
     from .load.gather import gather
 
     names = [os.fspath(p) for p in paths]
     if not names:
         raise UsageError("no inputs given")
-    gathered = gather(names)
+    if source is not None:
+        from .parsers import names as source_names
+
+        if source not in source_names():
+            raise UsageError(f"--source: unknown source {source!r}; one of: {', '.join(source_names())}")
+    gathered = gather(names, source)
     if not gathered.statuses:
         raise InputError(", ".join(names), "no files to read")
     _refuse_unreadable(names, gathered.statuses)
@@ -254,7 +260,7 @@ def describe_platform(topology, prof, nccl_tests: Iterable[Any] = ()) -> str:
 def diagnose(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveOptions] = None,
              gathered: Any = None, host: Optional[str] = None, profile: Optional[str] = None,
              config: Optional[PathLike] = None, select: Any = None, ignore: Any = None, tags: Any = None,
-             fail_on: str = "error") -> Diagnosis:
+             fail_on: str = "error", source: Optional[str] = None) -> Diagnosis:
     """Run the checklist and return the Diagnosis.
 
     paths     saved outputs, directories of them, bundles (directory or .tar.gz); or
@@ -265,6 +271,7 @@ def diagnose(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveO
     config    a site config TOML (profile, [rules.CODE] overrides, [[hosts]] blocks)
     select, ignore, tags   which rules run (codes, families, slugs; tags such as "prolog")
     fail_on   the severity at or above which findings make exit code 1 ("never": none)
+    source    read the paths' loose files as this tool's output (a parser's name) instead of detecting it
 
     Raises UsageError (ConfigError, SelectionError, ProfileError) before running anything, and
     InputError (BundleError) when the inputs cannot be read at all.
@@ -278,7 +285,7 @@ def diagnose(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveO
         raise UsageError(f"--fail-on: {exc}") from None
     site = _site_config(config)
     if gathered is None:
-        gathered = load(paths) if paths is not None else collect_live(live)
+        gathered = load(paths, source) if paths is not None else collect_live(live)
     topology = build_topology(gathered, host)
     rules_config: dict[str, Any] = {}
     config_info = None

@@ -344,7 +344,7 @@ def test_failed_run_names_its_cause_class_meaning_and_fix():
     [h] = p2("nccltests-allreduce-1024rank-h100-unhandled-cuda-error-322-01.txt")
     text = worded("PERF002", h)
     assert problem(h) == "test failure" and h.severity == Severity.ERROR
-    assert "first at line 37: HCA-128: Test NCCL failure common.cu:1204 'unhandled cuda error" in text
+    assert "first at line 38: HCA-128: Test NCCL failure common.cu:1204 'unhandled cuda error" in text
     assert "(cuda-failure: An NCCL call of the test failed with ncclUnhandledCudaError" in text and "Fix: " in text
     assert "no result rows" not in text  # five rows were measured first
 
@@ -354,7 +354,7 @@ def test_failure_before_any_row_says_so():
     text = worded("PERF002", h)
     assert problem(h) == "test failure" and "no result rows" in text and "system-failure" in text
     [h] = p2("nccltests-hypercube-5090-g8-invalid-device-ordinal-289-01.txt")
-    assert "'invalid device ordinal'" in worded("PERF002", h) and h.values["line_no"] == 10  # not the trace line
+    assert "'invalid device ordinal'" in worded("PERF002", h) and h.values["line_no"] == 11  # not the trace line (line 12)
 
 
 def test_banner_then_nothing_is_an_error_never_ok():

@@ -46,6 +46,7 @@ SEVERITIES = ("info", "warning", "error", "critical")
 MAX_CACHE = 65536
 MAX_TEXT = 4096  # a message is classified on its first 4 KiB (patterns stay linear on bounded text)
 MIN_ANCHOR = 3  # fixed text shorter than this is no anchor: such an entry is tried on every line
+KEY_CHARS = 40  # entries are indexed by up to this much of their fixed opening text (NVRM: has thousands)
 
 # What looks like a failure in any producer's text: a line like this that no entry explains is
 # reported as "unrecognised failure text" (never OK over it).
@@ -102,23 +103,31 @@ class Catalogue:
     sources: list
     entries: list
     readers: tuple = ()  # the parser sources whose text carries this producer's messages
-    _by_prefix: dict = field(default_factory=dict)  # {length: {prefix: [(entry, regex)]}}
-    _by_anchor: list = field(default_factory=list)  # [(anchor, entry, regex)]: no fixed prefix
+    _by_prefix: dict = field(default_factory=dict)  # {length: {prefix: [entry]}}
+    _by_anchor: list = field(default_factory=list)  # [(anchor, entry)]: no fixed prefix
     _cache: dict = field(default_factory=dict)
+    _regex: dict = field(default_factory=dict)  # {entry id: compiled pattern}, compiled on first use
 
     def index(self) -> None:
         """Index the entries by their fixed opening text (or their longest fixed part). Patterns are
-        compiled when first tried (`_Lazy`): a catalogue of thousands of entries loads in milliseconds
+        compiled when first tried (`_match`): a catalogue of thousands of entries loads in milliseconds
         and a log compiles only the few its lines are candidates for."""
         for e in self.entries:
-            rx = _Lazy(e)
             prefix = _fixed_prefix(e)
-            key = " ".join(prefix.split())[:12]
+            key = " ".join(prefix.split())[:KEY_CHARS]
             if len(key) >= MIN_ANCHOR:
-                self._by_prefix.setdefault(len(key), {}).setdefault(key, []).append((e, rx))
+                self._by_prefix.setdefault(len(key), {}).setdefault(key, []).append(e)
             else:
                 anchors = sorted(_fmt.literal_parts(e.format), key=len) if e.format else []
-                self._by_anchor.append((anchors[-1] if anchors else "", e, rx))
+                self._by_anchor.append((anchors[-1] if anchors else "", e))
+
+    def _match(self, e: Entry, text: str) -> bool:
+        """Whether `e`'s pattern matches `text` from its start (patterns are compiled when first
+        tried: a catalogue of thousands of entries loads without compiling them all)."""
+        rx = self._regex.get(e.id)
+        if rx is None:
+            rx = self._regex[e.id] = re.compile(e.pattern)
+        return rx.match(text) is not None
 
     def classify(self, text: str) -> Optional[Match]:
         """The most specific entry whose pattern matches `text` from its start, or None."""
@@ -127,13 +136,13 @@ class Catalogue:
         if hit is not False:
             return hit
         best: Optional[Entry] = None
-        norm = " ".join(text[:64].split())
+        norm = " ".join(text[:KEY_CHARS * 2].split())
         for length, table in self._by_prefix.items():
-            for e, rx in table.get(norm[:length], ()):
-                if (best is None or e.specificity > best.specificity) and rx.match(text):
+            for e in table.get(norm[:length], ()):
+                if (best is None or e.specificity > best.specificity) and self._match(e, text):
                     best = e
-        for anchor, e, rx in self._by_anchor:
-            if anchor in text and (best is None or e.specificity > best.specificity) and rx.match(text):
+        for anchor, e in self._by_anchor:
+            if anchor in text and (best is None or e.specificity > best.specificity) and self._match(e, text):
                 best = e
         hit = Match(best, self.producer) if best is not None else None
         if len(self._cache) >= MAX_CACHE:
@@ -142,28 +151,58 @@ class Catalogue:
         return hit
 
 
-class _Lazy:
-    """A regex compiled on its first `match`."""
-
-    __slots__ = ("entry", "_rx")
-
-    def __init__(self, entry: "Entry") -> None:
-        self.entry, self._rx = entry, None
-
-    def match(self, text: str):
-        if self._rx is None:
-            self._rx = re.compile(self.entry.pattern)
-        return self._rx.match(text)
-
-
 def _fixed_prefix(e: Entry) -> str:
     """The fixed text a message of this entry starts with ("" when it starts with a conversion)."""
     if e.format is None:
-        m = re.match(r"(?:[A-Za-z0-9 _/:=,.'-]|\\.)*(?![?*+{])", e.pattern)  # a regex's plain opening text
-        text = m.group(0) if m else ""
-        return "" if "\\" in text else text
+        return _regex_prefix(e.pattern)
     parts = _fmt.pieces(e.format)
     return parts[0][1] if parts and parts[0][0] == "lit" else ""
+
+
+_META = set(".^$*+?{}[]|()")
+
+
+def _regex_prefix(pattern: str) -> str:
+    """The literal text a regex's matches start with: plain characters and escaped punctuation up to
+    the first metacharacter or class escape (a character a quantifier follows is left out)."""
+    if _top_level_alternation(pattern):
+        return ""  # "a|b": no one opening text
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern) and not pattern[i + 1].isalnum():
+            lit, step = pattern[i + 1], 2
+        elif ch == "\\" or ch in _META:
+            break
+        else:
+            lit, step = ch, 1
+        if pattern[i + step:i + step + 1] in ("?", "*", "+", "{"):
+            break  # optional or repeated: not part of every match
+        out.append(lit)
+        i += step
+    return "".join(out)
+
+
+def _top_level_alternation(pattern: str) -> bool:
+    depth, i, in_class = 0, 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            return True
+        i += 1
+    return False
 
 
 @lru_cache(maxsize=None)

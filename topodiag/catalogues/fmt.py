@@ -30,7 +30,8 @@ _EXAMPLE = {"d": "3", "i": "3", "u": "7", "o": "7", "x": "1f", "X": "1F", "e": "
 
 
 def pieces(fmt: str) -> list[tuple[str, str]]:
-    """[(kind, text)]: ("lit", fixed text) and ("conv", the conversion character), in order."""
+    """[(kind, text)]: ("lit", fixed text) and ("conv", the conversion character), in order; ("pad", "")
+    before a right-aligned conversion with a width ("[%2d]" prints "[ 3]")."""
     return list(_pieces(fmt))
 
 
@@ -45,6 +46,8 @@ def _pieces(fmt: str) -> tuple:
         if m.group("conv") == "%":
             out.append(("lit", "%"))
         else:
+            if m.group("width") and "-" not in m.group("flags") and m.group("conv") not in "sSc":
+                out.append(("pad", ""))
             out.append(("conv", m.group("conv")))
         pos = m.end()
     if pos < len(fmt):
@@ -70,8 +73,13 @@ def to_regex(fmt: str) -> str:
     out: list[str] = []
     parts = pieces(fmt.strip())
     for i, (kind, text) in enumerate(parts):
-        if kind == "lit":
+        if kind == "lit" and i == 0 and text[:1].isspace() and text.strip():
+            out.append(r"\s*" + _lit_regex(text.lstrip()))  # leading blanks: the reader strips them
+        elif kind == "lit":
             out.append(_lit_regex(text))
+        elif kind == "pad":
+            if not (out and out[-1].endswith((r"\s*", r"\s+"))):
+                out.append(" *")  # blanks before the padded number (none to add after a run of blanks)
         elif text in ("s", "S") and out and out[-1] in (_TEXT, ".*"):
             continue  # "%s%s" is one run of text: two lazy runs side by side only backtrack
         elif text in ("s", "S") and i == len(parts) - 1:
@@ -83,7 +91,7 @@ def to_regex(fmt: str) -> str:
 
 def example(fmt: str) -> str:
     """One line `printf(fmt, ...)` could print (for the coverage tests)."""
-    return "".join(text if kind == "lit" else _EXAMPLE[text] for kind, text in pieces(fmt.rstrip("\n")))
+    return "".join(text if kind == "lit" else _EXAMPLE.get(text, "") for kind, text in pieces(fmt.rstrip("\n")))
 
 
 def literal_parts(fmt: str) -> list[str]:

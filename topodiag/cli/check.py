@@ -70,6 +70,9 @@ def check_command(
                                    help="Live: the whole collection's deadline (each source has its own timeout too)."),
     sysfs_root: str = typer.Option("/", "--sysfs-root", metavar="DIR",
                                    help="Live: read /sys and /proc under DIR (a container with the host's mounted elsewhere)."),
+    source: Optional[str] = typer.Option(
+        None, "--source", "-s", metavar="SOURCE",
+        help="--from: read the files as this tool's output (as `parse --source`) when detection cannot place a paste."),
     verbose: bool = typer.Option(False, "--verbose", "-v",
                                  help="Text: each finding's subjects, evidence and expectation, and every skipped rule with why."),
 ) -> None:
@@ -83,6 +86,8 @@ def check_command(
 
     all_paths = list(paths) + list(more or [])
     positive_deadline(deadline)
+    if source is not None and not all_paths:
+        raise typer.BadParameter("--source goes with --from (saved outputs), not with a live check", param_hint="--source")
     live = None
     if not all_paths:
         prolog = "prolog" in {t.lower() for t in (tags or [])}
@@ -91,7 +96,7 @@ def check_command(
     # live: every tool (and ofed_info) under --deadline; a SIGTERM/SIGINT/SIGHUP kills the tools' groups
     with session(deadline if live is not None else None):
         d = diagnose(all_paths or None, live=live, host=host, profile=profile, config=config, select=select,
-                     ignore=ignore, tags=tags, fail_on=fail_on)
+                     ignore=ignore, tags=tags, fail_on=fail_on, source=source)
     show_crashes(d)
     fmt = output_format or (ReportFormat.text if sys.stdout.isatty() else ReportFormat.json)
     d.render(fmt.value, sys.stdout, **({"verbose": True} if verbose else {}))

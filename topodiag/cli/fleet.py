@@ -31,13 +31,19 @@ class FleetFormat(str, Enum):
 DEFAULT_COMMAND = "topodiag check --format json"
 
 
-def _check_options(profile: Optional[str], config: Optional[str], select, ignore) -> dict:
+def _check_options(profile: Optional[str], config: Optional[str], select, ignore, source: Optional[str] = None) -> dict:
     """What bundles are judged with, validated here once (a usage error, exit 2), not once per bundle."""
     from ..engine import load_catalog
     from ..engine.runner import select_rules
     from ..pipeline import named_profile
 
     options: dict = {}
+    if source:
+        from ..parsers import names
+
+        if source not in names():
+            fail(f"--source: unknown source {source!r}; one of: {', '.join(names())}", ExitCode.USAGE)
+        options["source"] = source
     if profile:
         named_profile(profile)
         options["profile"] = profile
@@ -102,6 +108,8 @@ def fleet_command(
                                          help="Bundles: site config TOML (as check)."),
     select: Optional[List[str]] = typer.Option(None, "--select", metavar="CODES", help="Bundles: only these rules."),
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", metavar="CODES", help="Bundles: leave these out."),
+    source: Optional[str] = typer.Option(None, "--source", "-s", metavar="SOURCE",
+                                         help="Saved outputs checked as inputs: read them as this tool's output (as check --source)."),
 ) -> None:
     """Compare many nodes' reports and name the nodes that differ from the majority.
 
@@ -128,7 +136,7 @@ def fleet_command(
         level = parse_fail_on(fail_on)
     except ValueError as exc:
         fail(f"--fail-on: {exc}", ExitCode.USAGE)
-    check_options = _check_options(profile, config, select, ignore)
+    check_options = _check_options(profile, config, select, ignore, source)
     group_key = None if group_by.strip().lower() in ("", "none") else group_by.strip()
 
     texts, input_failures = None, None

@@ -105,10 +105,12 @@ def listing(path: str) -> Iterator[tuple[str, Optional[str]]]:
             yield full, f"{special_kind(mode)}, not a regular file: not opened"
 
 
-def gather(paths: Iterable[str]) -> Gathered:
+def gather(paths: Iterable[str], source: Optional[str] = None) -> Gathered:
     """Parse every file and bundle the paths stand for. Raises only BundleError (a bundle whose
     archive, manifest or members cannot be trusted at all). An entry of a directory passed over (a
-    link, a FIFO: see `listing`) is an "ignored" input with its reason, and one line on stderr."""
+    link, a FIFO: see `listing`) is an "ignored" input with its reason, and one line on stderr.
+    `source` (a parser's name, `check --source`) reads every loose file as that tool's output instead
+    of detecting it (a short paste detection cannot place); bundle members keep their manifest's."""
     import tempfile
 
     out = Gathered()
@@ -122,7 +124,7 @@ def gather(paths: Iterable[str]) -> Gathered:
             continue
         for file, skipped in listing(path):
             if skipped is None:
-                _gather_file(file, out)
+                _gather_file(file, out, source)
             else:
                 _passed_over(out, file, skipped)
     return out
@@ -401,7 +403,7 @@ def _gather_bug_report(name: str, report, out: Gathered) -> None:
     out.hosts += staged.hosts
 
 
-def _gather_file(path: str, out: Gathered) -> None:
+def _gather_file(path: str, out: Gathered, source: Optional[str] = None) -> None:
     from ..parsers import blank_provenance_header, detect_all, get
     from . import bug_report
 
@@ -427,7 +429,7 @@ def _gather_file(path: str, out: Gathered) -> None:
         return
     try:
         head = blank_provenance_header(opened.head)
-        sources = [name for name, _ in detect_all(head)] if head.strip() else []
+        sources = [source] if source and head.strip() else ([name for name, _ in detect_all(head)] if head.strip() else [])
         if not sources:
             reason = ("no output in file (only blank lines or a provenance header)" if not head.strip()
                       else _own_output(head) or "not the output of any tool topodiag reads")

@@ -35,19 +35,27 @@ gpu_resets [{pci, uuid, line_no, time_s, text}] (a reset acknowledged by "GPU re
 success: true"), nic_health [{device, kind (miss_count, health_issue, syndrome, fatal; recovered / recovery_failed: the
 driver's "health recovery succeeded/failed"), line_no, time_s, text,
 syndrome, severity}] (mlx5_core's health reporter: firmware that stopped answering or reported an error),
-nic_health_total, last_time_s, and, from the live probe's JSON, via, now_s, since_s}; Xids and
+nic_health_total, last_time_s, events [{line_no, cls, entry, severity, device, text, rule}] (the drivers'
+other messages that a catalogue read by "kernel_log" explains: NVRM initialisation, firmware, version,
+reset-required and PCI-resource messages, PCIe AER reports graded by the severity they print, mlx5 and
+IOMMU lines this module does not record itself, nvidia-peermem; see _kernel_log_events), events_total,
+event_counts {class: n}, unrecognised [{line_no, text}] (those drivers' failure-looking lines no entry
+explains: SYS004), unrecognised_total, and, from the live probe's JSON, via, now_s, since_s}; Xids and
 fallen-off-the-bus events carry time_s, Xid 154 its new recovery action. /dev/kmsg records
 ("6,1234,5678901,-;NVRM: Xid ...", with " KEY=value" lines and "\\x0a" for a newline) read like dmesg
 lines, and so does the kernel-log probe's JSON (topodiag/live/kernel_log_probe.py: a probe that could not
-read is a ParseError with its reason). ParseError when nothing in the text looks like a kernel log line.
+read is a ParseError with its reason); an rsyslog line's "#012" newlines split it into its lines. Short
+pastes are detected too (`dmesg | grep NVRM` without stamps, two `dmesg -T` lines, "..." elisions).
+ParseError when nothing in the text looks like a kernel log line.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
+from ._kernel_log_events import Events, KernelEvent, Unrecognised, gate
 from .base import ParseError, ParserInfo, probe_object, search_after
 
 INFO = ParserInfo(
@@ -262,6 +270,13 @@ class KernelLog:
     via: Optional[str] = None
     now_s: Optional[float] = None
     since_s: Optional[float] = None
+    # the drivers' other messages, recognised through the catalogues (_kernel_log_events): NVRM
+    # initialisation/firmware/version failures, PCIe AER, mlx5 commands and ports, nvidia-peermem
+    events: tuple[KernelEvent, ...] = ()
+    events_total: int = 0
+    event_counts: dict = field(default_factory=dict)
+    unrecognised: tuple[Unrecognised, ...] = ()  # their failure-looking lines no entry explains (SYS004)
+    unrecognised_total: int = 0
 
 
 def _bus(pci: str) -> str:
@@ -282,17 +297,32 @@ def _limit(m: "re.Match[str]", n: int, line: str) -> PcieLimit:
                      _num(m[7]), _num(m[8]), int(m[9]) if m[9] else None)
 
 
+# A line of a short paste that reads as the kernel's: a driver's prefix at its start ("NVRM:", a
+# "<driver> 0000:01:00.0: " device), a journal's "kernel:", an rsyslog "#012" newline; and the elision
+# lines people leave in pastes ("...", "[...]", "[    ....    ]"), which count for nothing.
+_KERNELISH_RE = re.compile(r"^[ \t]*NVRM[: ]|\bkernel: |^[ \t]*(?:pcieport|nvidia|mlx5_core|nvidia-peermem|nvidia_peermem) "
+                           r"|^[ \t]*[\w.-]{1,40} [0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: (?:AER|DMAR|AMD-Vi|PCIe Bus Error)")
+_ELISION_RE = re.compile(r"^[ \t]*(?:\[[ \t.]*\.\.\.[ \t.]*\]|\.{3,}|\u2026)[ \t.]*$")
+
+
 def sniff(text: str) -> float:
-    """0.9 for NVRM Xid / SXid / fallen-off-the-bus lines, 0.6 for a kernel log without them."""
+    """0.9 for NVRM Xid / SXid / fallen-off-the-bus lines, 0.6 for a kernel log without them: most of
+    its lines stamped as dmesg, dmesg -T, syslog or the journal write them, or a short paste of driver
+    lines (`dmesg | grep NVRM` without stamps, two `dmesg -T` lines, "..." elisions between)."""
     try:
         if "NVRM: Xid" in text or "SXid (" in text or ("NVRM:" in text and "fallen off the bus" in text):
             return 0.9
         if "Gb/s available PCIe bandwidth, limited by" in text:
             return 0.8
-        head = text.splitlines()[:200]
+        head = [h for h in text.splitlines()[:200] if h.strip() and not _ELISION_RE.match(h)]
         stamped = sum(1 for line in head if _STAMP_RE.match(line))
-        if stamped >= max(3, len([h for h in head if h.strip()]) // 2):
+        if stamped >= max(3, len(head) // 2):
             return 0.6
+        kernelish = sum(1 for line in head if _STAMP_RE.match(line) or _KERNELISH_RE.search(line))
+        if kernelish >= 2 and kernelish * 3 >= len(head) * 2:
+            return 0.6
+        if kernelish == 1 and len(head) == 1 and ("NVRM" in head[0] or _STAMP_RE.match(head[0])):
+            return 0.5
     except Exception:
         return 0.0
     return 0.0
@@ -357,6 +387,16 @@ class _Log:
         self.resets: list[tuple[str, int, Optional[float], str]] = []
         self.health: list[NicHealth] = []
         self.health_total = 0
+        self.ev = Events()
+
+
+def _split_012(raw: str) -> list[str]:
+    """rsyslog writes a message's newlines as "#012": a /var/log/messages line holding several kernel
+    lines is read as those lines, at its line number (each after the first keeps the first's stamp)."""
+    first, *rest = raw.split("#012")
+    m = _STAMP_RE.match(first)
+    head = first[:m.end()] + " " if m else ""
+    return [first] + [head + part for part in rest]
 
 
 def _parse_lines(lines: list[str]) -> KernelLog:
@@ -370,6 +410,11 @@ def _parse_lines(lines: list[str]) -> KernelLog:
                 raw = f"[{int(m[3]) / 1e6:.6f}] " + m[4].replace("\\x0a", " ")
         elif kmsg and raw[:1] == " " and _KMSG_DICT_RE.match(raw):
             continue  # a record's SUBSYSTEM=/DEVICE= line
+        if "#012" in raw:
+            for part in _split_012(raw):
+                if part.strip():
+                    _one(st, lines, n, part, part.strip())
+            continue
         line = raw.strip()
         if line:
             _one(st, lines, n, raw, line)
@@ -386,7 +431,9 @@ def _parse_lines(lines: list[str]) -> KernelLog:
                      tuple(iommu["faults"]), iommu["total"], st.loads,
                      st.loaded[0] if st.loaded else None, st.loaded[1] if st.loaded else None, window,
                      tuple(GpuUuid(u, b, n) for u, (b, n) in st.uuids.items()), resets, tuple(st.health),
-                     st.health_total, _last_time(lines, kmsg))
+                     st.health_total, _last_time(lines, kmsg), events=tuple(st.ev.events),
+                     events_total=st.ev.total, event_counts=dict(sorted(st.ev.counts.items())),
+                     unrecognised=tuple(st.ev.unrecognised), unrecognised_total=st.ev.unrecognised_total)
 
 
 def _line_time(raw: str, kmsg: bool) -> Optional[float]:
@@ -419,44 +466,67 @@ def _last_time(lines: list[str], kmsg: bool) -> Optional[float]:
 
 
 def _one(st: _Log, lines: list[str], n: int, raw: str, line: str) -> None:
-    """One non-blank line (kmsg records already in dmesg form)."""
-    if _STAMP_RE.match(raw) or "NVRM:" in line or "kernel:" in line or "mlx5_core" in line or "nvidia-nvswitch" in line:
+    """One non-blank line (kmsg records already in dmesg form): what the parser reads itself (Xids,
+    health, links, IOMMU...), else, past a substring gate, what the catalogues explain."""
+    if _STAMP_RE.match(raw) or "NVRM:" in line or "kernel:" in line or "mlx5_core" in line or "nvidia-nvswitch" in line \
+            or _KERNELISH_RE.search(line):
         st.kernel += 1
+    gated = gate(line) or (n <= st.ev.aer_until and "]" in line)
+    if not _known(st, lines, n, raw, line) and gated:
+        st.ev.line(n, raw)
+
+
+def _known(st: _Log, lines: list[str], n: int, raw: str, line: str) -> bool:
+    """True when the line is one this module records itself."""
     if "NVRM" in line:
-        _nvrm(st, lines, n, raw, line)
-        return
+        return _nvrm(st, lines, n, raw, line)
     if "SXid" in line:
         m = _SXID_RE.search(line)
         if m:
             st.sxids_total += 1
             if len(st.sxids) < MAX_EVENTS:
                 st.sxids.append(SXid(int(m[2]), m[1].lower(), n, line[:MAX_TEXT]))
-        return
-    if "mlx5_core" in line and ("health" in line or "synd 0x" in line or "Fatal error" in line):
+        return m is not None
+    if "mlx5_core" in line and _mlx5(st, n, raw, line):
+        return True
+    if "limited by" in line or "GPU reset executed:" in line:
+        return _pcie_or_reset(st, n, raw, line)
+    if "DMAR" in line or "AMD-Vi" in line or "iommu" in line or "command line" in line:
+        return _iommu_line(st.iommu, line, n)
+    return False
+
+
+def _mlx5(st: _Log, n: int, raw: str, line: str) -> bool:
+    """An mlx5_core health report or a port's link change."""
+    if "health" in line or "synd 0x" in line or "Fatal error" in line:
         m = _MLX_HEALTH_RE.search(line)
         if m:
             _health(st, m, n, raw, line)
-            return
-    if "Link " in line and "mlx5_core" in line:
+            return True
+    if "Link " in line:
         m = _MLX_LINK_RE.search(line)
         if m:
             st.links_total += 1
             if len(st.links) < MAX_LINK_EVENTS:
                 state = "down" if m[3].lower() == "down" else "up"
                 st.links.append(LinkEvent(m[1].lower(), m[2], state, n, _time_s(raw)))
-            return
+            return True
+    return False
+
+
+def _pcie_or_reset(st: _Log, n: int, raw: str, line: str) -> bool:
+    """A device's PCIe link "limited by" notice, or a GPU reset the driver executed."""
     if "limited by" in line and "available PCIe bandwidth" in line:
         m = _LIMIT_RE.search(line)
         if m and len(st.limits) < MAX_EVENTS and not any(x.device == m[2].lower() for x in st.limits):
             st.limits.append(_limit(m, n, line))
-        return
+        return m is not None
     if "GPU reset executed:" in line:
         m = _RESET_RE.search(line)
         if m and m[2] == "true" and len(st.resets) < MAX_EVENTS:
             st.resets.append((m[1], n, _time_s(raw), line[:MAX_TEXT]))
-        return
-    if "DMAR" in line or "AMD-Vi" in line or "iommu" in line or "command line" in line:
-        _iommu_line(st.iommu, line, n)
+        return m is not None
+    return False
 
 
 def _health(st: _Log, m: "re.Match[str]", n: int, raw: str, line: str) -> None:
@@ -476,7 +546,7 @@ def _health(st: _Log, m: "re.Match[str]", n: int, raw: str, line: str) -> None:
     st.health.append(NicHealth(m[1].lower(), kind, n, _time_s(raw), line[:MAX_TEXT], synd, sev))
 
 
-def _nvrm(st: _Log, lines: list[str], n: int, raw: str, line: str) -> None:
+def _nvrm(st: _Log, lines: list[str], n: int, raw: str, line: str) -> bool:
     """An NVIDIA driver line: an Xid, a GPU off the bus, the driver's load, a GPU's UUID."""
     m = _XID_RE.search(line)
     if m:
@@ -492,23 +562,23 @@ def _nvrm(st: _Log, lines: list[str], n: int, raw: str, line: str) -> None:
                                    act[2].strip() if act else None))
             if xid == 79:
                 _fallen(st.fallen, st.fallen_seen, _bus(m[1]), n, line, t)
-        return
+        return True
     m = search_after(line, _FALLEN_AT_RE, _FALLEN_WORDS_RE)
     if m:
         _fallen(st.fallen, st.fallen_seen, _bus(m[0][1]), n, line, _time_s(raw))
-        return
+        return True
     m = _GPU_NOTICE_RE.search(line)
     if m:
         if "fallen off the bus" in line:  # a kmsg record holds the whole notice on one line
             _fallen(st.fallen, st.fallen_seen, _bus(m[1]), n, line, _time_s(raw))
         else:
             st.notice = (_bus(m[1]), n)
-        return
+        return True
     if st.notice is not None and "fallen off the bus" in line and n - st.notice[1] <= 3:
         first = lines[st.notice[1] - 1]
         _fallen(st.fallen, st.fallen_seen, st.notice[0], st.notice[1], first.strip(), _time_s(first))
         st.notice = None
-        return
+        return True
     if "loading NVIDIA" in line:
         m = search_after(line, _DRIVER_HEAD_RE, _DRIVER_RE)
         if m:
@@ -516,11 +586,13 @@ def _nvrm(st: _Log, lines: list[str], n: int, raw: str, line: str) -> None:
             st.loads += 1
             st.previous_load = st.loaded[0] if st.loaded else None
             st.loaded = (n, _time_s(raw))
-        return
+        return True
     if "GPU at PCI:" in line:
         m = _UUID_AT_RE.search(line)
         if m and len(st.uuids) < MAX_EVENTS:
             st.uuids[m[2]] = (m[1].lower(), n)
+        return m is not None
+    return False
 
 
 def _time_s(raw: str) -> Optional[float]:
@@ -540,17 +612,17 @@ def _time_s(raw: str) -> Optional[float]:
     return None
 
 
-def _iommu_line(iommu: dict, line: str, n: int) -> None:
+def _iommu_line(iommu: dict, line: str, n: int) -> bool:
     """The IOMMU's mode, its being on, the command line and translation faults (DMAR / AMD-Vi lines)."""
     m = _IOMMU_DOMAIN_RE.search(line)
     if m:
         iommu["domain"] = m[1]
-        return
+        return True
     m = _CMDLINE_RE.search(line)
     if m:
         if iommu["cmdline"] is None:
             iommu["cmdline"] = m[1].strip()[:4096]
-        return
+        return True
     if _FAULT_RE.search(line):
         iommu["total"] += 1
         d = _FAULT_DEV_RE.search(line)
@@ -560,9 +632,11 @@ def _iommu_line(iommu: dict, line: str, n: int) -> None:
             dev = dev if dev.count(":") == 2 else f"0000:{dev}"
         if len(iommu["faults"]) < MAX_EVENTS and "handling fault" not in line:
             iommu["faults"].append(Event(dev, n, line[:MAX_TEXT]))
-        return
+        return True
     if _IOMMU_ON_RE.search(line):
         iommu["enabled"] = True
+        return True
+    return False
 
 
 def _fallen(out: list[Event], seen: set[str], bus: str, n: int, line: str, t: Optional[float] = None) -> None:
