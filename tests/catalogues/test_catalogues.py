@@ -48,12 +48,18 @@ def test_every_format_string_is_classified(producer):
     assert not missed, f"{len(missed)} of {len(cat.entries)} not classified as themselves: {missed[:5]}"
 
 
+def _clear_caches():
+    """Forget loaded catalogues (and the per-reader lists made of them), so no other test sees these."""
+    catalogues.load.cache_clear()
+    catalogues.for_reader.cache_clear()
+
+
 def _tiny(tmp_path, monkeypatch, entries):
     data = tmp_path / "data"
     data.mkdir()
     (data / "tiny.json").write_text(json.dumps({"producer": "tiny", "entries": entries}))
     monkeypatch.setattr(catalogues, "DATA", data)
-    catalogues.load.cache_clear()
+    _clear_caches()
     return catalogues.load("tiny")
 
 
@@ -74,13 +80,13 @@ def test_most_specific_entry_wins(tmp_path, monkeypatch):
         assert cat.classify("NET/IB : ibv_poll_cq failed 12").entry.severity == "critical"
         assert cat.classify("NET/IB : x failed 3").entry.meaning.startswith("An ibv_* call")  # the class's
     finally:
-        catalogues.load.cache_clear()
+        _clear_caches()
 
 
 def test_unknown_class_is_refused(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="not in classes.toml"):
         _tiny(tmp_path, monkeypatch, [{"id": "a", "format": "x %d", "class": "no-such-class", "where": []}])
-    catalogues.load.cache_clear()
+    _clear_caches()
 
 
 @pytest.mark.parametrize("fmt_text, line, ok", [
