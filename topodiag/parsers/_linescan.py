@@ -203,12 +203,32 @@ def prefix_key(pre: bytes):
     it, or None when it finds none; otherwise (or with a device number of over 9 digits) the bytes."""
     if not pre.isascii():
         return pre
-    m = PREFIX_B.search(pre)
+    m = _find_prefix_b(pre)
     if m is None:
         return None
-    if len(m.group(2)) > 9:
+    if len(m[1]) > 9:
         return pre
-    return m.group(1), int(m.group(2))
+    return m[0], int(m[1])
+
+
+_PREFIX_TAIL_B = re.compile(rb":[0-9]+:[0-9]+[" + _SPACE.encode() + rb"]+\[([0-9]+)\]")
+_NOT_HOST_B = frozenset(b":[]`'\"" + bytes(range(0x1c, 0x20)) + b" \t\n\x0b\x0c\r")
+
+
+def _find_prefix_b(pre: bytes):
+    """(host, device digits) of the first match of PREFIX_B in `pre` (ASCII), found from the fixed
+    tail and a walk back over the host: linear, where PREFIX_B.search is quadratic on a long host run."""
+    pos = 0
+    while True:
+        m = _PREFIX_TAIL_B.search(pre, pos)
+        if m is None:
+            return None
+        end = start = m.start()
+        while start > 0 and pre[start - 1] not in _NOT_HOST_B:
+            start -= 1
+        if start < end:
+            return pre[start:end], m.group(1)
+        pos = end + 1
 
 
 def untagged_py(c: bytes) -> tuple[int, list[int], list[bytes]]:

@@ -140,7 +140,7 @@ _IOMMU_ON_RE = re.compile(r"DMAR: IOMMU enabled|Intel-IOMMU force enabled|AMD-Vi
                           r"AMD-Vi: Interrupt remapping enabled|DMAR: Intel\(R\) Virtualization Technology for Directed I/O")
 _CMDLINE_RE = re.compile(r"Kernel command line: (.*)$")
 _FAULT_RE = re.compile(r"IO_PAGE_FAULT|DMAR: \[DMA (?:Read|Write)[^\]]*\] Request device|DMAR: DRHD: handling fault")
-_FAULT_DEV_RE = re.compile(r"(?:\S+ )?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9]): AMD-Vi|device=([0-9a-fA-F:]+\.[0-9])"
+_FAULT_DEV_RE = re.compile(r"([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9]): AMD-Vi|device=([0-9a-fA-F:]+\.[0-9])"
                            r"|Request device \[(?:0x)?([0-9a-fA-F]{2}):(?:0x)?([0-9a-fA-F]{2})\.([0-9])\]")
 
 

@@ -18,6 +18,27 @@ from .records import (IB_MTU_BYTES, MAX_CACHE, MAX_DEVS_PER_HOST, MAX_ENV, MAX_H
                       NetDevice, QpMtu, Result, add_name as _add_name)
 
 PREFIX_RE = re.compile(r"([^\s:\[\]`'\"]+):[0-9]+:[0-9]+\s+\[([0-9]+)\]")  # a pasted `host:pid:tid [dev]` keeps no quote
+# PREFIX_RE searched from every start is quadratic on a long run of host characters (its `[^...]+`
+# runs to the run's end from each start, then fails): find_prefix finds the same first match from the
+# fixed tail `:pid:tid [dev]` instead, then walks back over the host once (linear).
+_PREFIX_TAIL_RE = re.compile(r":[0-9]+:[0-9]+\s+\[([0-9]+)\]")
+_NOT_HOST = frozenset(":[]`'\"")
+
+
+def find_prefix(pre: str) -> Optional[tuple[str, str]]:
+    """(host, device digits) of the first `host:pid:tid [dev]` in `pre`, as PREFIX_RE.search finds
+    them, or None."""
+    pos = 0
+    while True:
+        m = _PREFIX_TAIL_RE.search(pre, pos)
+        if m is None:
+            return None
+        end = start = m.start()
+        while start > 0 and not (pre[start - 1] in _NOT_HOST or pre[start - 1].isspace()):
+            start -= 1
+        if start < end:
+            return pre[start:end], m.group(1)
+        pos = end + 1
 NODES_RE = re.compile(r" nNodes ([0-9]+)")
 VERSION_RE = re.compile(r"NCCL version ([0-9]+\.[0-9]+\.[0-9]+)(?:[-+.][^\s]*?cuda([0-9]+\.[0-9]+))?")
 COMM_RE = re.compile(
@@ -26,7 +47,7 @@ ENV_RE = re.compile(r"(NCCL_[A-Z0-9_]+) set (?:by environment )?to (.*)")
 DEVICE_RE = re.compile(r"\[([0-9]+)\]([^\s:\[\]]+):(\S+)")
 GID_RE = re.compile(r"GID index ([0-9]+)|\bGID ([0-9]+) \(")
 CHANNELS_RE = re.compile(r"([0-9]+) (coll|collnet|nvls|p2p) channels(?: per peer)?")
-DRIVER_RE = re.compile(r"(?:cudaDriverVersion|CUDA Driver version)\s*:?\s*([0-9]+)")
+DRIVER_RE = re.compile(r"(?:cudaDriverVersion|CUDA Driver version)\s*(?::\s*)?([0-9]+)")  # not `\s*:?\s*`: quadratic on blanks
 PLUGIN_RE = re.compile(r"Loaded net plugin (.+?)(?: \(v[0-9]+\))?$")
 COLLNET_PLUGIN_RE = re.compile(r"Loaded coll(?:net)? plugin (.+?)(?: \(v[0-9]+\))?$")  # 2.19 prints "Loaded coll plugin SHARP (v6)"
 P2P_PLUGIN_RE = re.compile(r"P2P plugin (?:v[0-9]+ )?(\S+)")
@@ -173,8 +194,8 @@ class Facts:
     def prefix(self, pre: str) -> tuple:
         got = self.prefix_cache.get(pre)
         if got is None:
-            m = PREFIX_RE.search(pre)
-            got = (m.group(1), int(m.group(2))) if m else (None, None)
+            m = find_prefix(pre)
+            got = (m[0], int(m[1])) if m else (None, None)
             if len(self.prefix_cache) >= MAX_CACHE:
                 self.prefix_cache.clear()
                 self.prefix_seen_b.clear()
