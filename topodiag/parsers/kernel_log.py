@@ -52,8 +52,9 @@ ParseError when nothing in the text looks like a kernel log line.
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass, field, replace
-from typing import Optional
+from typing import Iterable, Optional
 
 from ._kernel_log_events import Events, KernelEvent, Unrecognised, gate
 from .base import ParseError, ParserInfo, probe_object, search_after
@@ -79,6 +80,8 @@ MAX_LINK_EVENTS = 2000  # a flapping link logs many: enough to count the worst w
 MAX_TEXT = 300
 PROBE_S = 30.0
 PROBE_LINES = 10
+LOOKBACK_LINES = 5000  # how far before the last driver load its own lines are looked for (_probe_start)
+STAMP_CHARS = 64  # a line's stamp is in its first characters: what the look-backs keep of a line
 
 # [ \t] where a line's blanks are meant and no two runs that can match the same blank side by side:
 # `^\s*(?:<\d+>)?\s*` is quadratic on a line of blanks. dmesg -x/--decode prefixes each line with
@@ -334,6 +337,28 @@ def parse(text: str) -> KernelLog:
     return _parse_lines(text.splitlines())
 
 
+def parse_lines(lines: Iterable[str]) -> KernelLog:
+    """`parse`, streaming: one pass over the lines with bounded state (the look-backs keep the stamps of
+    at most LOOKBACK_LINES lines), so a multi-GB kernel log is read in flat memory. The probe's JSON
+    (a first non-blank line starting with "{") is read whole, as `parse` does."""
+    it = iter(lines)
+    head: list[str] = []
+    for raw in it:
+        head.append(raw)
+        if raw.strip():
+            break
+    if head and head[-1].lstrip()[:1] == "{":
+        return _parse_probe("".join(head) + "".join(it))
+    return _parse_lines(_chain_stripped(head, it))
+
+
+def _chain_stripped(head: list[str], it) -> Iterable[str]:
+    for raw in head:
+        yield raw.rstrip("\r\n")
+    for raw in it:
+        yield raw.rstrip("\r\n")
+
+
 def _parse_probe(text: str) -> KernelLog:
     """The kernel-log probe's JSON (topodiag/live/kernel_log_probe.py): its records, read as the
     kernel log, and how it read them. A probe that could not read the log (ok false) is no kernel log:
@@ -381,13 +406,19 @@ class _Log:
         self.limits: list[PcieLimit] = []
         self.links: list[LinkEvent] = []
         self.links_total = 0
-        self.notice: Optional[tuple[str, int]] = None  # "The NVIDIA GPU <bus>" waiting for "fallen off the bus"
+        self.notice: Optional[tuple[str, int, str]] = None  # "The NVIDIA GPU <bus>" (bus, line, text) waiting for "fallen off the bus"
         self.iommu: dict = {"domain": None, "enabled": None, "cmdline": None, "faults": [], "total": 0}
         self.uuids: dict[str, tuple[str, int]] = {}  # uuid as printed -> (bus, line)
         self.resets: list[tuple[str, int, Optional[float], str]] = []
         self.health: list[NicHealth] = []
         self.health_total = 0
         self.ev = Events()
+        self.lines = 0
+        # The stamps (first STAMP_CHARS characters) of the lines since the last driver load, and of the
+        # lines before it when it came: the window of the last load is found in those (_probe_start).
+        self.recent: deque = deque(maxlen=LOOKBACK_LINES + 1)
+        self.before_load: deque = deque()
+        self.tail: deque = deque(maxlen=200)  # the last lines' stamps: the log's "now" (_last_time)
 
 
 def _split_012(raw: str) -> list[str]:
@@ -399,10 +430,14 @@ def _split_012(raw: str) -> list[str]:
     return [first] + [head + part for part in rest]
 
 
-def _parse_lines(lines: list[str]) -> KernelLog:
+def _parse_lines(lines: Iterable[str]) -> KernelLog:
     st = _Log()
     kmsg = False
+    n = 0
     for n, raw in enumerate(lines, 1):
+        stamp = raw[:STAMP_CHARS]
+        st.recent.append((n, stamp))
+        st.tail.append(stamp)
         if raw[:1].isdigit() and "," in raw[:8]:
             m = _KMSG_RE.match(raw)
             if m:
@@ -413,25 +448,25 @@ def _parse_lines(lines: list[str]) -> KernelLog:
         if "#012" in raw:
             for part in _split_012(raw):
                 if part.strip():
-                    _one(st, lines, n, part, part.strip())
+                    _one(st, n, part, part.strip())
             continue
         line = raw.strip()
         if line:
-            _one(st, lines, n, raw, line)
+            _one(st, n, raw, line)
+    st.lines = n
     if st.kernel == 0:
-        raise ParseError("no kernel log line (dmesg / journalctl -k: a time stamp, 'kernel:' or an NVRM line)",
-                         len(lines))
+        raise ParseError("no kernel log line (dmesg / journalctl -k: a time stamp, 'kernel:' or an NVRM line)", n)
     iommu = st.iommu
     bus_of = {u.lower(): b for u, (b, _) in st.uuids.items()}
     resets = tuple(GpuReset(bus_of.get(u.lower()), u, n, t, text) for u, n, t, text in st.resets)
-    window = _probe_start(lines, st, kmsg) if st.loaded else None
-    return KernelLog(SOURCE, len(lines), st.kernel, st.driver, tuple(st.xids), dict(sorted(st.counts.items())),
+    window = _probe_start(st, kmsg) if st.loaded else None
+    return KernelLog(SOURCE, st.lines, st.kernel, st.driver, tuple(st.xids), dict(sorted(st.counts.items())),
                      st.xids_total, tuple(st.fallen), tuple(st.sxids), st.sxids_total, tuple(st.limits),
                      tuple(st.links), st.links_total, iommu["domain"], iommu["enabled"], iommu["cmdline"],
                      tuple(iommu["faults"]), iommu["total"], st.loads,
                      st.loaded[0] if st.loaded else None, st.loaded[1] if st.loaded else None, window,
                      tuple(GpuUuid(u, b, n) for u, (b, n) in st.uuids.items()), resets, tuple(st.health),
-                     st.health_total, _last_time(lines, kmsg), events=tuple(st.ev.events),
+                     st.health_total, _last_time(st.tail, kmsg), events=tuple(st.ev.events),
                      events_total=st.ev.total, event_counts=dict(sorted(st.ev.counts.items())),
                      unrecognised=tuple(st.ev.unrecognised), unrecognised_total=st.ev.unrecognised_total)
 
@@ -441,45 +476,50 @@ def _line_time(raw: str, kmsg: bool) -> Optional[float]:
     return int(m[3]) / 1e6 if m else _time_s(raw)
 
 
-def _probe_start(lines: list[str], st: _Log, kmsg: bool) -> int:
-    """The first line of the last driver load's own lines (see KernelLog.driver_window_line)."""
+def _probe_start(st: _Log, kmsg: bool) -> int:
+    """The first line of the last driver load's own lines (see KernelLog.driver_window_line), from the
+    stamps of the lines before it (st.before_load: since the load before, at most LOOKBACK_LINES)."""
     banner, t = st.loaded  # type: ignore[misc]
     floor = st.previous_load + 1 if st.previous_load else 1
     start = banner
     if t is None:
         return max(banner - PROBE_LINES, floor)
-    for n in range(banner - 1, max(floor, banner - 5000) - 1, -1):
-        tn = _line_time(lines[n - 1], kmsg)
+    for n, stamp in reversed(st.before_load):
+        if n >= banner:
+            continue
+        if n < floor:
+            break
+        tn = _line_time(stamp, kmsg)
         if tn is not None and tn < t - PROBE_S:
             break
         start = n
     return start
 
 
-def _last_time(lines: list[str], kmsg: bool) -> Optional[float]:
+def _last_time(tail: Iterable[str], kmsg: bool) -> Optional[float]:
     """The stamp of the last line that has one (the log's end: its "now" for --kernel-log-since)."""
-    for raw in reversed(lines[-200:]):
+    for raw in reversed(tail):
         t = _line_time(raw, kmsg)
         if t is not None:
             return t
     return None
 
 
-def _one(st: _Log, lines: list[str], n: int, raw: str, line: str) -> None:
+def _one(st: _Log, n: int, raw: str, line: str) -> None:
     """One non-blank line (kmsg records already in dmesg form): what the parser reads itself (Xids,
     health, links, IOMMU...), else, past a substring gate, what the catalogues explain."""
     if _STAMP_RE.match(raw) or "NVRM:" in line or "kernel:" in line or "mlx5_core" in line or "nvidia-nvswitch" in line \
             or _KERNELISH_RE.search(line):
         st.kernel += 1
     gated = gate(line) or (n <= st.ev.aer_until and "]" in line)
-    if not _known(st, lines, n, raw, line) and gated:
+    if not _known(st, n, raw, line) and gated:
         st.ev.line(n, raw)
 
 
-def _known(st: _Log, lines: list[str], n: int, raw: str, line: str) -> bool:
+def _known(st: _Log, n: int, raw: str, line: str) -> bool:
     """True when the line is one this module records itself."""
     if "NVRM" in line:
-        return _nvrm(st, lines, n, raw, line)
+        return _nvrm(st, n, raw, line)
     if "SXid" in line:
         m = _SXID_RE.search(line)
         if m:
@@ -546,7 +586,7 @@ def _health(st: _Log, m: "re.Match[str]", n: int, raw: str, line: str) -> None:
     st.health.append(NicHealth(m[1].lower(), kind, n, _time_s(raw), line[:MAX_TEXT], synd, sev))
 
 
-def _nvrm(st: _Log, lines: list[str], n: int, raw: str, line: str) -> bool:
+def _nvrm(st: _Log, n: int, raw: str, line: str) -> bool:
     """An NVIDIA driver line: an Xid, a GPU off the bus, the driver's load, a GPU's UUID."""
     m = _XID_RE.search(line)
     if m:
@@ -572,10 +612,10 @@ def _nvrm(st: _Log, lines: list[str], n: int, raw: str, line: str) -> bool:
         if "fallen off the bus" in line:  # a kmsg record holds the whole notice on one line
             _fallen(st.fallen, st.fallen_seen, _bus(m[1]), n, line, _time_s(raw))
         else:
-            st.notice = (_bus(m[1]), n)
+            st.notice = (_bus(m[1]), n, raw)
         return True
     if st.notice is not None and "fallen off the bus" in line and n - st.notice[1] <= 3:
-        first = lines[st.notice[1] - 1]
+        first = st.notice[2]
         _fallen(st.fallen, st.fallen_seen, st.notice[0], st.notice[1], first.strip(), _time_s(first))
         st.notice = None
         return True
@@ -586,6 +626,7 @@ def _nvrm(st: _Log, lines: list[str], n: int, raw: str, line: str) -> bool:
             st.loads += 1
             st.previous_load = st.loaded[0] if st.loaded else None
             st.loaded = (n, _time_s(raw))
+            st.before_load, st.recent = st.recent, deque(maxlen=LOOKBACK_LINES + 1)  # (no copy: O(1) a load)
         return True
     if "GPU at PCI:" in line:
         m = _UUID_AT_RE.search(line)
