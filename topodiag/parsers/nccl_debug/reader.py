@@ -237,7 +237,7 @@ def _facts(st: Facts, c: bytes, base: int, messages: dict, per_line: list[int]) 
     done = st.tag_texts_b
     lines = _LineNo(c, base)  # line numbers of the per-QP lines that start a qp_mtus entry
     for key, (cnt, pos) in messages.items():
-        if key in done:
+        if _mem(key) in done:
             continue
         m = SCAN_RE.match(key)
         msg_b = m.group(1) if m is not None else None
@@ -251,17 +251,26 @@ def _facts(st: Facts, c: bytes, base: int, messages: dict, per_line: list[int]) 
         else:
             if len(done) >= MAX_CACHE:
                 done.clear()
-            done.add(key)
+            done.add(_mem(key))
     for pos in per_line:
         m = SCAN_RE.match(c, pos)
         if m is not None and m.group(1) is not None:
             _fact(st, c, lines, pos, m.group(1))
 
 
+MEM_KEY = 256  # a text longer than this is remembered by (length, hash), not kept (N11: memory grew with them)
+
+
+def _mem(text):
+    """What the sets of texts read before keep of a text: itself when short, else (length, hash): the
+    sets hold up to MAX_CACHE texts, which a log of long distinct lines made hundreds of MB."""
+    return text if len(text) <= MEM_KEY else (len(text), hash(text))
+
+
 def _fact(st: Facts, c: bytes, lines: "_LineNo", start: int, msg_b: bytes) -> bool:
     """One fact message, its tag at `start`; True when reading the same text again would do nothing."""
     seen_b = st.seen_msgs_b
-    if msg_b in seen_b:  # a message known (never a per-QP line: those are not kept there)
+    if _mem(msg_b) in seen_b:  # a message known (never a per-QP line: those are not kept there)
         return True
     if msg_b.startswith(b"NET/IB: ") and (b" qpn " in msg_b or b" qp_num " in msg_b) and \
             _qp(st, c, lines, start, msg_b):
@@ -279,15 +288,15 @@ def _fact(st: Facts, c: bytes, lines: "_LineNo", start: int, msg_b: bytes) -> bo
             return True
     seen = st.seen_msgs
     msg = _text(msg_b)
-    if msg in seen:
+    if _mem(msg) in seen:
         return True
     if len(seen) >= MAX_CACHE:
         seen.clear()
         seen_b.clear()
     nvls = msg.startswith("Connected NVLS")
     if not nvls:
-        seen.add(msg)
-        seen_b.add(msg_b)
+        seen.add(_mem(msg))
+        seen_b.add(_mem(msg_b))
     st.info(_text(c[c.rfind(b"\n", 0, start) + 1 : start]), msg.strip())
     if kb is not None and _text(kb) in st.comm_seen:
         st.comm_seen_b.add(kb)
