@@ -56,6 +56,8 @@ class Diagnosis:
     catalog: Any = None
     elapsed_s: float = 0.0
     records: list = field(default_factory=list)  # live collection's records (empty for files)
+    collected_at: Optional[str] = None  # UTC ISO 8601: when the inputs were collected, where known
+    run_info: dict = field(default_factory=dict)  # the shell's: generated_at, command (render/meta.py)
 
     @property
     def findings(self) -> tuple:
@@ -145,6 +147,7 @@ def collect_live(options: Optional[LiveOptions] = None):
 
     gathered = gather_records(records, host=socket.gethostname(), label_root="live")
     gathered.records = records
+    gathered.collected_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     return gathered
 
 
@@ -268,7 +271,8 @@ def diagnose(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveO
     outcome = run(catalog, inputs, select=select, ignore=ignore, tags=tags, config=rules_config,
                   fail_on=fail_level, problems=gathered.problems)
     return Diagnosis(outcome, topology, list(gathered.statuses), prof, profile_how, config_info, catalog,
-                     time.monotonic() - started, list(getattr(gathered, "records", None) or ()))
+                     time.monotonic() - started, list(getattr(gathered, "records", None) or ()),
+                     getattr(gathered, "collected_at", None))
 
 
 def engine_inputs(gathered, topology, profile) -> dict[str, Any]:
@@ -299,7 +303,7 @@ def survey(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveOpt
     gathered = load(paths) if paths is not None else collect_live(live)
     topology = build_topology(gathered, host)
     return Diagnosis(None, topology, list(gathered.statuses), elapsed_s=time.monotonic() - started,
-                     records=list(gathered.records))
+                     records=list(gathered.records), collected_at=gathered.collected_at)
 
 
 def _write_report_html(root: str) -> None:

@@ -1,0 +1,76 @@
+"""When, what and from what a report was made: the block at the top of every report (JSON `run`,
+the text report's second line, the HTML header), as nvidia-bug-report.sh and `dcgmi diag` open.
+
+    {generated_at: "2026-12-05T07:00:19Z" (UTC, when this report was written),
+     collected_at: the bundle manifest's `created`, or when a live check collected; null for loose files,
+     command: "topodiag check --from node017.tar.gz" (null from the Python API),
+     tool: {name, version}, host,
+     versions: {driver, cuda, nccl, ofed, kernel}: each only where an input names it}
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Optional
+
+# version name -> the observation or node keys that carry it, first found wins
+VERSION_KEYS: dict[str, tuple[str, ...]] = {
+    "driver": ("driver_version",),
+    "cuda": ("cuda_driver_version", "cuda_version"),
+    "nccl": ("nccl_version",),
+    "ofed": ("ofed_version",),
+    "kernel": ("kernel_version", "kernel_release"),
+}
+
+
+def now_utc() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _scalar(value: Any) -> Optional[str]:
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value).strip():
+        from .sanitise import line
+
+        return line(str(value), 60)
+    return None
+
+
+def versions(topology) -> dict[str, str]:
+    """{driver, cuda, nccl, ofed, kernel}: the first value an observation (or a GPU/NIC/host node)
+    gives for each; absent where no input names it."""
+    out: dict[str, str] = {}
+    places = list(topology.observations())
+    places += [topology.node(n) for n in topology.nodes()]
+    for name, keys in VERSION_KEYS.items():
+        for attrs in places:
+            found = next((v for v in (_scalar(attrs.get(k)) for k in keys) if v), None)
+            if found:
+                out[name] = found
+                break
+    return out
+
+
+def run_meta(diagnosis) -> dict[str, Any]:
+    """The block every report opens with (see the module docstring)."""
+    from .. import __version__
+    from .json_report import host_name
+
+    info = dict(getattr(diagnosis, "run_info", None) or {})
+    return {
+        "generated_at": info.get("generated_at") or now_utc(),
+        "collected_at": getattr(diagnosis, "collected_at", None),
+        "command": info.get("command"),
+        "tool": {"name": "topodiag", "version": __version__},
+        "host": host_name(diagnosis.topology),
+        "versions": versions(diagnosis.topology),
+    }
+
+
+def meta_line(meta: dict[str, Any]) -> str:
+    """One line for people: "generated 2026-12-05T07:00:19Z, collected ..., topodiag 0.9, driver 550.54.15,
+    ..." (the text report wraps it)."""
+    parts = [f"generated {meta['generated_at']}"]
+    parts.append(f"collected {meta['collected_at']}" if meta.get("collected_at") else "collected: not recorded")
+    parts.append(f"topodiag {meta['tool']['version']}")
+    parts += [f"{k} {v}" for k, v in meta.get("versions", {}).items()]
+    return ", ".join(parts)
