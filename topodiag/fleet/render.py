@@ -29,8 +29,10 @@ def render_text(result, file=None, max_outliers: int = 0, fail_on=None) -> None:
     from .summary import rows
 
     out = file or sys.stdout
+    cols = os.environ.get("COLUMNS", "")  # not a terminal: $COLUMNS, else 80 (a ticket, a pager)
+    width = int(cols) if cols.isascii() and cols.isdigit() and 40 <= int(cols) <= 1000 else 80
     console = Console(file=out, highlight=False, markup=False, emoji=False,
-                      width=None if out.isatty() else 200)
+                      width=None if out.isatty() else width)
     c = result.comparison
     grouped = len(c.groups) > 1
     head = (f"{_n(c.nodes, 'node')} compared on {_n(c.keys, 'fingerprint key')}"
