@@ -69,7 +69,7 @@ def run_meta(diagnosis) -> dict[str, Any]:
 def meta_line(meta: dict[str, Any]) -> str:
     """One line for people: "generated 2026-12-05T07:00:19Z, collected ..., topodiag 0.9, driver 550.54.15,
     ..." (the text report wraps it)."""
-    parts = [f"generated {meta['generated_at']}"]
+    parts = [f"Generated {meta['generated_at']}"]
     parts.append(f"collected {meta['collected_at']}" if meta.get("collected_at") else "collected: not recorded")
     parts.append(f"topodiag {meta['tool']['version']}")
     parts += [f"{k} {v}" for k, v in meta.get("versions", {}).items()]

@@ -180,7 +180,7 @@ def verdict_line(d, said, counts, profile: str | None) -> str:
     rules = len({f.code for f in findings})
     what = (f"{_plural(len(findings), 'finding')} of {_plural(rules, 'rule')} ({tally})" if findings
             else "no findings")
-    return f"{head}; host {host_name(d.topology) or '-'}, profile {profile or '-'}: {what}"
+    return f"{head} - host {host_name(d.topology) or '-'}, profile {profile or '-'}: {what}"
 
 
 def _plural(n: int, word: str) -> str:
