@@ -57,7 +57,20 @@ def _header(d, said, cov, counts) -> str:
     return (f'<h1>topodiag: <span class="verdict" style="background:{colour}">{_e(said.word)}</span> '
             f'host {_e(host_name(d.topology) or "-")}</h1>'
             f'<p>{_e(said.detail)}{"; " if said.detail else ""}{_e(tally)}</p>'
-            f'<p class="dim">{_e(cov.text())} | profile {_e(name or "none")} ({_e(reason)})</p>')
+            f'<p class="dim">{_e(cov.text())} | profile {_e(name or "none")} ({_e(reason)})</p>' + _run_table(d))
+
+
+def _run_table(d) -> str:
+    """When, what and from what: generated, collected, the command, the tool and the versions the
+    inputs name (render/meta.py), as nvidia-bug-report.sh and dcgmi diag open."""
+    from .meta import run_meta
+
+    meta = run_meta(d)
+    rows = [("generated (UTC)", meta["generated_at"]), ("collected (UTC)", meta["collected_at"] or "not recorded"),
+            ("command", meta["command"] or "-"), ("tool", f"topodiag {meta['tool']['version']}")]
+    rows += [(k, v) for k, v in meta["versions"].items()]
+    cells = "".join(f"<tr><th>{_e(k)}</th><td><code>{_e(v)}</code></td></tr>" for k, v in rows)
+    return f'<table class="l run">{cells}</table>'
 
 
 def _findings(outcome) -> str:
