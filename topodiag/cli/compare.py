@@ -61,7 +61,10 @@ def compare_command(
             dump_json(result, stream)  # a busbw of 1e308 gives an infinite gain: null, never Infinity
         else:
             from ..compare.text import render
+            from .output import Folded
 
-            render(result, stream, chart=chart)
+            folded = Folded(stream)  # 80 columns off a terminal: long lines wrapped, never cut
+            render(result, folded, chart=chart)
             if plot:
-                stream.write(f"chart written to {plot}\n")
+                folded.write(f"chart written to {plot}\n")
+            folded.flush()

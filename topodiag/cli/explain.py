@@ -55,10 +55,10 @@ def explain_command(
 
 
 def _width() -> int:
-    """The terminal's width (or $COLUMNS), at least 40; 100 when neither says."""
-    import shutil
+    """The terminal's width (or $COLUMNS), at least 40; 80 when neither says (a pager, a ticket)."""
+    from .output import terminal_width
 
-    return max(40, shutil.get_terminal_size((100, 24)).columns)
+    return terminal_width()
 
 
 def _indent(text: str) -> str:

@@ -146,3 +146,43 @@ def _rebuilt() -> list:
             v = getattr(v, "value", v)
             out += [param.opts[0]] if v is True else [param.opts[0], v]
     return out
+
+
+class Folded:
+    """A text stream whose lines longer than `width` are folded (wrapped at spaces, a hanging indent
+    two columns deeper than the line's own, "- " bullets aligned), never cut; shorter lines, tables
+    among them, pass as they are. For the plain-text reports (plan, compare) written without rich."""
+
+    def __init__(self, stream: TextIO, width: Optional[int] = None) -> None:
+        self._stream = stream
+        self._width = width or terminal_width()
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        *lines, self._pending = self._pending.split("\n")
+        for line in lines:
+            self._stream.write(fold_line(line, self._width) + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            self._stream.write(fold_line(self._pending, self._width))
+            self._pending = ""
+        self._stream.flush()
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def fold_line(line: str, width: int) -> str:
+    """`line` as it is when it fits, else wrapped with a hanging indent (see Folded)."""
+    import textwrap
+
+    if len(line) <= width:
+        return line
+    lead = line[: len(line) - len(line.lstrip())]
+    bullet = line.lstrip()[:2] in ("- ", "* ")
+    rest = lead + ("  " if bullet else "    ")
+    return textwrap.fill(line.strip(), width=width, initial_indent=lead, subsequent_indent=rest,
+                         break_long_words=True, break_on_hyphens=False, drop_whitespace=True)

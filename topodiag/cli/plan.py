@@ -71,5 +71,8 @@ def plan_command(
             dump_json(result, stream)
         else:
             from ..plan.text import render
+            from .output import Folded
 
-            render(result, stream)
+            folded = Folded(stream)  # 80 columns off a terminal: long lines wrapped, never cut
+            render(result, folded)
+            folded.flush()
