@@ -136,7 +136,7 @@ def test_text_report_has_summary_matrix_and_findings_without_colour(probe_catalo
     assert res.exit_code == ExitCode.FINDINGS
     assert out.startswith("FINDINGS") and "1 finding of 1 rule (1 error)" in " ".join(out.split())
     assert "NV18" in out and "mlx5_7" in out
-    assert "\nERROR ZZZ001 8 GPUs seen" in out and "why: topodiag explain ZZZ001" in out
+    assert "\nERROR ZZZ001 8 GPUs seen" in out and "(why: topodiag explain ZZZ001)" in " ".join(out.split())
     assert "why: because" in invoke("check", "--from", str(HGX), "--format", "text", "-v").stdout
     assert "\x1b[" not in out
     assert out.count(out.splitlines()[0]) == 2  # the verdict first and last
@@ -270,15 +270,17 @@ def test_text_report_gives_why_and_fix_once_per_rule():
     flat = " ".join(findings.split())
     assert ("ERROR IB001 mlx5_0, mlx5_1, mlx5_6, mlx5_7, mlx5_8, mlx5_9, mlx5_10 (7): port 1 is Down / Disabled"
             in flat)
-    assert "it carries no traffic -> reseat or replace the cable or transceiver fix: Disabled: enable the port" in flat
+    assert "it carries no traffic -> reseat or replace the cable or transceiver WARNING IB002 " in flat
     assert " ".join(out.split()).count("port 1 is Down / Disabled") == 1  # printed once, not three times
-    assert out.count("  fix: ") == 2 and out.count("  why: topodiag explain IB00") == 2
+    todo = " ".join(out.split("\nWhat to do\n")[1].split("\n\n")[0].split())  # each rule's fix once, then where its why is
+    assert todo.startswith("IB001 fix: Disabled: enable the port") and "(why: topodiag explain IB001) IB002 fix: " in todo
+    assert out.count(" fix: ") == 2
     lines = out.rstrip("\n").splitlines()
     assert lines[-2:] == lines[:2] and lines[0].startswith("FINDINGS")  # the verdict first and last
     assert "8 findings of 2 rules (7 error, 1 warning)" in " ".join(out.split("\n\n")[0].split())
     verbose = invoke("check", "--from", str(ROOT / "fixtures/hosts/b300-rails-disabled"), "--format", "text", "-v").stdout
     assert verbose.count("\nERROR IB001 mlx5_") == 7  # --verbose: each finding on its own
-    assert "  why: A port carries RDMA traffic" in verbose
+    assert "  IB001 why: A port carries RDMA traffic" in verbose
 
 
 def test_text_report_reads_at_80_columns():

@@ -196,19 +196,20 @@ def _finding_text(f, names) -> str:
 
 
 def _print_findings(console, outcome, width: int, verbose: bool) -> None:
-    """Worst first, rule by rule: each finding (or group) wrapped, never cut; the rule's fix once;
-    its why with --verbose (else: where to read it)."""
+    """Worst first, rule by rule: each finding (or group) wrapped, never cut; then "What to do":
+    each rule's fix once, its why with --verbose (else: where to read it)."""
     from rich.text import Text
 
     from ..engine import Severity
 
+    rules = []
     for sev in sorted(Severity, reverse=True):
         by_code: dict[str, list] = {}
         for f in outcome.findings:
             if f.severity == sev:
                 by_code.setdefault(f.code, []).append(f)
         for findings in by_code.values():
-            first = findings[0]
+            rules.append(findings[0])
             word = str(sev).upper()
             for f, names in _same_but_subject(findings, verbose):
                 text = Text(_hanging(f"{word} {_finding_text(f, names)}", width, "", "    "))
@@ -216,12 +217,16 @@ def _print_findings(console, outcome, width: int, verbose: bool) -> None:
                 console.print(text)
                 if verbose:
                     _print_evidence(console, f)
-            if first.fix:
-                console.print(Text(_hanging(f"fix: {first.fix}", width, "  ", "    ")))
-            if verbose and first.why:
-                console.print(Text(_hanging(f"why: {first.why}", width, "  ", "    ")))
-            elif first.why:
-                console.print(Text(f"  why: topodiag explain {first.code}", style="dim"))
+    if not any(r.fix or r.why for r in rules):
+        return
+    console.print()
+    console.print(Text("What to do", style="bold"))
+    for first in rules:
+        hint = f" (why: topodiag explain {first.code})" if first.why and not verbose else ""
+        if first.fix or hint:
+            console.print(Text(_hanging(f"{first.code} fix: {first.fix or '-'}{hint}", width, "  ", "    ")))
+        if verbose and first.why:
+            console.print(Text(_hanging(f"{first.code} why: {first.why}", width, "  ", "    ")))
 
 
 def _print_evidence(console, f) -> None:
