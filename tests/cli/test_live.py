@@ -316,6 +316,6 @@ def test_collect_names_each_missing_source_by_its_probe_with_why():
     tool = Record("ibstat", "not_available", None, reason="ibstat is not installed (not on PATH)")
     text = collected_line([ok, absent, tool])
     assert text.splitlines()[0] == "topodiag: collected 1 of 3 sources"
-    assert " ".join(text.split()[5:]) == ("not on this host: sysfs_infiniband (pyverbs.json): "
+    assert " ".join(text.split()[6:]) == ("not on this host: sysfs_infiniband (pyverbs.json): "
                                           "pyverbs not importable; ibstat: ibstat is not installed (not on PATH)")
     assert max(len(ln) for ln in text.splitlines()) <= 80 and text.splitlines()[1].startswith("  not on this host")

@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
+from .meta import host_name  # noqa: F401  (the renderers and fleet import it from here too)
+
 SCHEMA_VERSION = 4  # 4: generated_at, collected_at, command, versions (render/meta.py)
 # 3: each finding's action (findings.ACTIONS); 2: profile is a name or null, profile_reason says how
 READS = (2, 3, 4)  # the versions `fleet` compares: 3 and 4 only add fields
@@ -32,11 +34,6 @@ def schema_path():
     pkg = Path(__file__).resolve().parents[1]
     packaged = pkg / PACKAGED_SCHEMA
     return packaged if packaged.is_file() else pkg.parent / SCHEMA_FILE
-
-
-def host_name(topology) -> str | None:
-    host = topology.host()
-    return topology.node(host).get("name") if host else None
 
 
 def summary(outcome, topology=None) -> dict[str, Any]:

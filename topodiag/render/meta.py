@@ -23,6 +23,11 @@ VERSION_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
+def host_name(topology) -> str | None:
+    host = topology.host()
+    return topology.node(host).get("name") if host else None
+
+
 def now_utc() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
@@ -53,7 +58,6 @@ def versions(topology) -> dict[str, str]:
 def run_meta(diagnosis) -> dict[str, Any]:
     """The block every report opens with (see the module docstring)."""
     from .. import __version__
-    from .json_report import host_name
 
     info = dict(getattr(diagnosis, "run_info", None) or {})
     return {
