@@ -57,6 +57,7 @@ class Diagnosis:
     elapsed_s: float = 0.0
     records: list = field(default_factory=list)  # live collection's records (empty for files)
     collected_at: Optional[str] = None  # UTC ISO 8601: when the inputs were collected, where known
+    host_facts: dict = field(default_factory=dict)  # kernel, ofed of the collecting host, where known
     run_info: dict = field(default_factory=dict)  # the shell's: generated_at, command (render/meta.py)
 
     @property
@@ -148,6 +149,9 @@ def collect_live(options: Optional[LiveOptions] = None):
     gathered = gather_records(records, host=socket.gethostname(), label_root="live")
     gathered.records = records
     gathered.collected_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    import platform
+
+    gathered.host_facts = {"kernel": platform.release()}  # this node's (no subprocess)
     return gathered
 
 
@@ -272,7 +276,7 @@ def diagnose(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveO
                   fail_on=fail_level, problems=gathered.problems)
     return Diagnosis(outcome, topology, list(gathered.statuses), prof, profile_how, config_info, catalog,
                      time.monotonic() - started, list(getattr(gathered, "records", None) or ()),
-                     getattr(gathered, "collected_at", None))
+                     getattr(gathered, "collected_at", None), dict(getattr(gathered, "host_facts", None) or {}))
 
 
 def engine_inputs(gathered, topology, profile) -> dict[str, Any]:
@@ -303,7 +307,8 @@ def survey(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveOpt
     gathered = load(paths) if paths is not None else collect_live(live)
     topology = build_topology(gathered, host)
     return Diagnosis(None, topology, list(gathered.statuses), elapsed_s=time.monotonic() - started,
-                     records=list(gathered.records), collected_at=gathered.collected_at)
+                     records=list(gathered.records), collected_at=gathered.collected_at,
+                     host_facts=dict(gathered.host_facts))
 
 
 def _write_report_html(root: str) -> None:

@@ -149,13 +149,21 @@ def test_json_says_when_the_bundle_was_collected_and_which_versions(tmp_path):
     shutil.copytree(HOSTS / "roce-macvlan-pods", bundle)
     manifest = json.loads((bundle / "manifest.json").read_text())
     manifest["created"] = "2026-11-30T08:15:00Z"
+    manifest["facts"] = {"hostname": "x", "kernel": "5.15.0-105-generic", "ofed": "MLNX_OFED_LINUX-23.10-1.1.9.0"}
     (bundle / "manifest.json").write_text(json.dumps(manifest))
     report = json.loads(CliRunner().invoke(app, ["check", "--from", str(bundle), "--format", "json"]).stdout)
     assert report["collected_at"] == "2026-11-30T08:15:00Z"
-    # the NCCL log of this scenario says "NCCL version 2.13.4+cuda11.3" (checked by hand)
-    assert report["versions"] == {"nccl": "2.13.4", "cuda": "11.3"}
+    # the NCCL log of this scenario says "NCCL version 2.13.4+cuda11.3" (checked by hand); the
+    # kernel and OFED version are the manifest's facts, as collect writes them
+    assert report["versions"] == {"cuda": "11.3", "nccl": "2.13.4", "ofed": "MLNX_OFED_LINUX-23.10-1.1.9.0",
+                                  "kernel": "5.15.0-105-generic"}
     text = CliRunner().invoke(app, ["check", "--from", str(bundle)]).stdout
-    assert "collected 2026-11-30T08:15:00Z" in " ".join(text.split("\n\n")[0].split())
+    head = " ".join(text.split("\n\n")[0].split())
+    assert "collected 2026-11-30T08:15:00Z" in head and "kernel 5.15.0-105-generic" in head
+    manifest["created"] = "last Tuesday"  # not a time collect writes: not claimed
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    report = json.loads(CliRunner().invoke(app, ["check", "--from", str(bundle), "--format", "json"]).stdout)
+    assert report["collected_at"] is None
 
 
 # -- text by default --------------------------------------------------------------------------------

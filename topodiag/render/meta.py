@@ -10,6 +10,7 @@ the text report's second line, the HTML header), as nvidia-bug-report.sh and `dc
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, Optional
 
@@ -40,14 +41,22 @@ def _scalar(value: Any) -> Optional[str]:
     return None
 
 
-def versions(topology) -> dict[str, str]:
+ISO_UTC = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
+
+
+def versions(topology, facts: Optional[dict] = None) -> dict[str, str]:
     """{driver, cuda, nccl, ofed, kernel}: the first value an observation (or a GPU/NIC/host node)
-    gives for each; absent where no input names it."""
+    gives for each, then the collecting host's facts (a bundle manifest's kernel and OFED, a live
+    check's kernel); absent where no input names it."""
     out: dict[str, str] = {}
+    for name in ("kernel", "ofed"):
+        value = _scalar((facts or {}).get(name))
+        if value:
+            out[name] = value
     places = list(topology.observations())
     places += [topology.node(n) for n in topology.nodes()]
     for name, keys in VERSION_KEYS.items():
-        for attrs in places:
+        for attrs in places if name not in out else ():
             found = next((v for v in (_scalar(attrs.get(k)) for k in keys) if v), None)
             if found:
                 out[name] = found
@@ -62,12 +71,21 @@ def run_meta(diagnosis) -> dict[str, Any]:
     info = dict(getattr(diagnosis, "run_info", None) or {})
     return {
         "generated_at": info.get("generated_at") or now_utc(),
-        "collected_at": getattr(diagnosis, "collected_at", None),
+        "collected_at": _iso(getattr(diagnosis, "collected_at", None)),
         "command": info.get("command"),
         "tool": {"name": "topodiag", "version": __version__},
         "host": host_name(diagnosis.topology),
-        "versions": versions(diagnosis.topology),
+        "versions": _ordered(versions(diagnosis.topology, getattr(diagnosis, "host_facts", None))),
     }
+
+
+def _iso(value: Any) -> Optional[str]:
+    """A UTC ISO 8601 time as collect writes it; anything else (a hand-edited manifest) is not claimed."""
+    return value if isinstance(value, str) and ISO_UTC.fullmatch(value) else None
+
+
+def _ordered(found: dict[str, str]) -> dict[str, str]:
+    return {k: found[k] for k in VERSION_KEYS if k in found}
 
 
 def meta_line(meta: dict[str, Any]) -> str:
