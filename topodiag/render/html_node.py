@@ -181,56 +181,49 @@ def _legend(y: float, switch: bool) -> str:
     return "".join(parts)
 
 
-def graph_svg(topology, findings) -> str:
-    """The section: heading, note and the SVG; "" when the model has no GPU or NIC and no finding
-    names a device."""
+def _switch_plane(topology, gpus: list, pos: dict, marks: Marks, y_plane: int) -> list[str]:
+    """The NVSwitch plane above the GPUs, one line from each GPU to it (width by its link count)."""
     from ..model import nv_count
 
-    gpus, nics = topology.gpus(), topology.nics()
-    switch = switched(topology, gpus)
-    marks = Marks(topology, findings, gpus + nics, switch)
-    extras = [k for k in marks.extra if not k.startswith(("host:", "source:"))]
-    hosts = [k for k in marks.extra if k.startswith(("host:", "source:"))]
-    if not gpus and not nics and not extras and not hosts:
-        return ""
-    per_row = max(len(gpus), len(nics), 6)
-    w = max(760, GAP * per_row + 40)
-    y_plane, y_gpu = 40, (130 if switch else 110)
-    y_nic = y_gpu + 190
-    y_extra = (y_nic + 110) if nics else (y_gpu + 110)
-    extra_rows = (len(extras) + per_row - 1) // per_row
-    height = y_extra + 80 * extra_rows + (30 if hosts else 0) + 30
-    pos = {g: (20 + GAP / 2 + GAP * i, y_gpu) for i, g in enumerate(gpus)}
-    pos.update({c: (20 + GAP / 2 + GAP * i, y_nic) for i, c in enumerate(nics)})
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{height}" viewBox="0 0 {w} {height}" '
-             'role="img" aria-label="the node: GPUs, NICs, their links, and what the findings name" '
-             'font-family="sans-serif">']
-    if switch:
-        cls = topology.pair_class(gpus[0], gpus[1])
-        entry = marks.nodes.get("nvswitch-plane")
-        x0, x1 = pos[gpus[0]][0] - BOX_W / 2, pos[gpus[-1]][0] + BOX_W / 2
-        stroke = SEV_COLOUR[entry[0]] if entry else "#27ae60"
-        parts.append(f'<g data-node="nvswitch-plane"{_attrs(entry)}><title>NVSwitch plane</title>'
-                     f'<rect x="{x0:.0f}" y="{y_plane - 16}" width="{x1 - x0:.0f}" height="32" rx="6" '
-                     f'fill="{SEV_FILL[entry[0]] if entry else "#eafaf0"}" stroke="{stroke}" stroke-width="{3 if entry else 1}"/>'
-                     f'<text x="{(x0 + x1) / 2:.0f}" y="{y_plane + 4}" font-size="12" text-anchor="middle">'
-                     f'NVSwitch plane: every GPU pair {_e(cls)}</text></g>')
-        for g in gpus:
-            links = max((nv_count(topology.pair_class(g, o) or "") or 0 for o in gpus if o != g), default=0)
-            x, y = pos[g]
-            parts.append(f'<line x1="{x:.0f}" y1="{y_plane + 16}" x2="{x:.0f}" y2="{y - BOX_H / 2:.0f}" stroke="#27ae60" '
-                         f'stroke-width="{min(6, 1 + links / 4):.1f}"><title>{_e(g)} NVLink x{links}</title></line>')
-    else:
-        for i, a in enumerate(gpus):
-            for b in gpus[i + 1:]:
-                links = nv_count(topology.pair_class(a, b) or "")
-                if links:
-                    (x1, y1), (x2, y2) = pos[a], pos[b]
-                    lift = 24 + 14 * abs(gpus.index(b) - i)
-                    parts.append(f'<path d="M{x1:.0f},{y1 - BOX_H / 2:.0f} Q{(x1 + x2) / 2:.0f},{y1 - BOX_H / 2 - lift} '
-                                 f'{x2:.0f},{y2 - BOX_H / 2:.0f}" fill="none" stroke="#27ae60" '
-                                 f'stroke-width="{min(4, 0.5 + links / 6):.1f}" opacity=".6"><title>{_e(a)}-{_e(b)} '
-                                 f'{_e(topology.pair_class(a, b))}</title></path>')
+    cls = topology.pair_class(gpus[0], gpus[1])
+    entry = marks.nodes.get("nvswitch-plane")
+    x0, x1 = pos[gpus[0]][0] - BOX_W / 2, pos[gpus[-1]][0] + BOX_W / 2
+    stroke = SEV_COLOUR[entry[0]] if entry else "#27ae60"
+    fill = SEV_FILL[entry[0]] if entry else "#eafaf0"
+    parts = [f'<g data-node="nvswitch-plane"{_attrs(entry)}><title>NVSwitch plane</title>'
+             f'<rect x="{x0:.0f}" y="{y_plane - 16}" width="{x1 - x0:.0f}" height="32" rx="6" '
+             f'fill="{fill}" stroke="{stroke}" stroke-width="{3 if entry else 1}"/>'
+             f'<text x="{(x0 + x1) / 2:.0f}" y="{y_plane + 4}" font-size="12" text-anchor="middle">'
+             f'NVSwitch plane: every GPU pair {_e(cls)}</text></g>']
+    for g in gpus:
+        links = max((nv_count(topology.pair_class(g, o) or "") or 0 for o in gpus if o != g), default=0)
+        x, y = pos[g]
+        parts.append(f'<line x1="{x:.0f}" y1="{y_plane + 16}" x2="{x:.0f}" y2="{y - BOX_H / 2:.0f}" stroke="#27ae60" '
+                     f'stroke-width="{min(6, 1 + links / 4):.1f}"><title>{_e(g)} NVLink x{links}</title></line>')
+    return parts
+
+
+def _arcs(topology, gpus: list, pos: dict) -> list[str]:
+    """An NVLink mesh without a switch: one arc per GPU pair joined by NVLink (width by link count)."""
+    from ..model import nv_count
+
+    parts = []
+    for i, a in enumerate(gpus):
+        for b in gpus[i + 1:]:
+            links = nv_count(topology.pair_class(a, b) or "")
+            if not links:
+                continue
+            (x1, y1), (x2, y2) = pos[a], pos[b]
+            top, lift = y1 - BOX_H / 2, 24 + 14 * abs(gpus.index(b) - i)
+            parts.append(f'<path d="M{x1:.0f},{top:.0f} Q{(x1 + x2) / 2:.0f},{top - lift:.0f} {x2:.0f},{top:.0f}" '
+                         f'fill="none" stroke="#27ae60" stroke-width="{min(4, 0.5 + links / 6):.1f}" opacity=".6">'
+                         f'<title>{_e(a)}-{_e(b)} {_e(topology.pair_class(a, b))}</title></path>')
+    return parts
+
+
+def _pcie_and_marked_links(topology, gpus: list, nics: list, pos: dict, marks: Marks) -> list[str]:
+    """GPU-NIC pairs under one PCIe switch (blue), then the pairs a finding names (dashed, its colour)."""
+    parts = []
     for g in gpus:
         for c in nics:
             cls = topology.pair_class(g, c)
@@ -244,10 +237,12 @@ def graph_svg(topology, findings) -> str:
             parts.append(f'<line data-link="{_e(a)} {_e(b)}"{_attrs(entry)} x1="{x1:.0f}" y1="{y1:.0f}" x2="{x2:.0f}" '
                          f'y2="{y2:.0f}" stroke="{SEV_COLOUR[entry[0]]}" stroke-width="3" stroke-dasharray="7,4" '
                          f'opacity=".8"><title>{_e(a)}-{_e(b)}: {_e(entry[0])}</title></line>')
-    for node, (x, y) in pos.items():
-        numa = topology.numa_of(node)
-        parts.append(_box(_node_label(topology, node), x, y, GPU_FILL if node in gpus else NIC_FILL,
-                          marks.nodes.get(node), node, f"NUMA {numa}" if numa is not None else ""))
+    return parts
+
+
+def _unplaced(marks: Marks, extras: list, hosts: list, per_row: int, y_extra: int) -> list[str]:
+    """The names no drawn device answers to: a box each, and the host-wide ones on a line."""
+    parts = []
     if extras:
         parts.append(f'<text x="10" y="{y_extra - 34}" font-size="12" fill="#444">Named by findings, not placed in '
                      'the drawing (no input maps the name to a GPU or NIC above):</text>')
@@ -255,12 +250,43 @@ def graph_svg(topology, findings) -> str:
         x, y = 20 + GAP / 2 + GAP * (i % per_row), y_extra + 80 * (i // per_row)
         parts.append(_box(_extra_label(key), x, y, OTHER_FILL, marks.extra[key], key))
     if hosts:
-        y = y_extra + 80 * extra_rows - (40 if not extras else 10)
+        y = y_extra + 80 * ((len(extras) + per_row - 1) // per_row) - (10 if extras else 40)
         text = ", ".join(f"{h} ({marks.extra[h][0]})" for h in hosts)
         entry = [max((marks.extra[h][0] for h in hosts), key=SEV_ORDER.index),
                  [s for h in hosts for s in marks.extra[h][1]]]
         parts.append(f'<g data-node="host"{_attrs(entry)}><text x="10" y="{y:.0f}" font-size="12" '
                      f'fill="{SEV_COLOUR[entry[0]]}">Also named: {_e(text)}</text></g>')
+    return parts
+
+
+def graph_svg(topology, findings) -> str:
+    """The section: heading, note and the SVG; "" when the model has no GPU or NIC and no finding
+    names a device."""
+    gpus, nics = topology.gpus(), topology.nics()
+    switch = switched(topology, gpus)
+    marks = Marks(topology, findings, gpus + nics, switch)
+    hosts = [k for k in marks.extra if k.startswith(("host:", "source:"))]
+    extras = [k for k in marks.extra if k not in hosts]
+    if not gpus and not nics and not extras and not hosts:
+        return ""
+    per_row = max(len(gpus), len(nics), 6)
+    w = max(760, GAP * per_row + 40)
+    y_plane, y_gpu = 40, (130 if switch else 110)
+    y_nic = y_gpu + 190
+    y_extra = (y_nic + 110) if nics else (y_gpu + 110)
+    height = y_extra + 80 * ((len(extras) + per_row - 1) // per_row) + (30 if hosts else 0) + 30
+    pos = {g: (20 + GAP / 2 + GAP * i, y_gpu) for i, g in enumerate(gpus)}
+    pos.update({c: (20 + GAP / 2 + GAP * i, y_nic) for i, c in enumerate(nics)})
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{height}" viewBox="0 0 {w} {height}" '
+             'role="img" aria-label="the node: GPUs, NICs, their links, and what the findings name" '
+             'font-family="sans-serif">']
+    parts += _switch_plane(topology, gpus, pos, marks, y_plane) if switch else _arcs(topology, gpus, pos)
+    parts += _pcie_and_marked_links(topology, gpus, nics, pos, marks)
+    for node, (x, y) in pos.items():
+        numa = topology.numa_of(node)
+        parts.append(_box(_node_label(topology, node), x, y, GPU_FILL if node in gpus else NIC_FILL,
+                          marks.nodes.get(node), node, f"NUMA {numa}" if numa is not None else ""))
+    parts += _unplaced(marks, extras, hosts, per_row, y_extra)
     parts.append(_legend(height - 12, switch))
     parts.append("</svg>")
     note = ("GPUs around the NVSwitch plane, NICs below" if switch else "GPUs above, NICs below")
