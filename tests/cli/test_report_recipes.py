@@ -276,3 +276,16 @@ def test_the_report_schema_is_shipped_in_the_wheel():
     path = json_report.schema_path()
     assert path.is_file() and json.loads(path.read_text())["$defs"]["report"]["properties"]["schema_version"][
         "const"] == json_report.SCHEMA_VERSION
+
+
+def test_the_built_wheel_holds_the_schema(tmp_path, monkeypatch):
+    """Build the wheel from this tree (hatchling, the project's build backend; the C scanner not
+    compiled) and read the schema back out of it: the same bytes as docs/report.schema.json."""
+    import zipfile
+
+    builders = pytest.importorskip("hatchling.builders.wheel")
+    monkeypatch.setenv("TOPODIAG_NO_COMPILE", "1")
+    [wheel] = list(builders.WheelBuilder(str(ROOT)).build(directory=str(tmp_path), versions=["standard"]))
+    with zipfile.ZipFile(wheel) as z:
+        assert z.read("topodiag/report.schema.json") == (ROOT / "docs" / "report.schema.json").read_bytes()
+        assert "topodiag/render/json_report.py" in z.namelist()
