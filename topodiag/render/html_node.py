@@ -174,10 +174,9 @@ def _legend(y: float, switch: bool) -> str:
         x += 30 + 7 * len(sev)
     parts.append(f'<rect x="{x}" y="{y - 10}" width="14" height="14" fill="{GPU_FILL}" stroke="#555"/>'
                  f'<text x="{x + 20}" y="{y + 1}">no finding</text>')
-    x += 100
     nv = "green: NVLink to the switch plane" if switch else "green arcs: NVLink"
-    parts.append(f'<text x="{x}" y="{y + 1}">{nv}; blue: GPU and NIC under one PCIe switch; dashed: a pair a '
-                 'finding names</text></g>')
+    parts.append(f'<text x="10" y="{y + 19}">{nv}; blue: GPU and NIC under one PCIe switch; dashed: a pair a '
+                 'finding names</text></g>')  # its own line: the drawing is 760 pixels wide at least
     return "".join(parts)
 
 
@@ -274,7 +273,7 @@ def graph_svg(topology, findings) -> str:
     y_plane, y_gpu = 40, (130 if switch else 110)
     y_nic = y_gpu + 190
     y_extra = (y_nic + 110) if nics else (y_gpu + 110)
-    height = y_extra + 80 * ((len(extras) + per_row - 1) // per_row) + (30 if hosts else 0) + 30
+    height = y_extra + 80 * ((len(extras) + per_row - 1) // per_row) + (30 if hosts else 0) + 48
     pos = {g: (20 + GAP / 2 + GAP * i, y_gpu) for i, g in enumerate(gpus)}
     pos.update({c: (20 + GAP / 2 + GAP * i, y_nic) for i, c in enumerate(nics)})
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{height}" viewBox="0 0 {w} {height}" '
@@ -287,7 +286,7 @@ def graph_svg(topology, findings) -> str:
         parts.append(_box(_node_label(topology, node), x, y, GPU_FILL if node in gpus else NIC_FILL,
                           marks.nodes.get(node), node, f"NUMA {numa}" if numa is not None else ""))
     parts += _unplaced(marks, extras, hosts, per_row, y_extra)
-    parts.append(_legend(height - 12, switch))
+    parts.append(_legend(height - 30, switch))
     parts.append("</svg>")
     note = ("GPUs around the NVSwitch plane, NICs below" if switch else "GPUs above, NICs below")
     return (f'<h2>The node</h2><p class="dim">{note}; each device and link a finding names is drawn in the colour '
