@@ -251,6 +251,8 @@ def test_the_slurm_conf_snippet_parses_and_gives_the_prolog_time(where):
     ("topodiag parse x --source nvidia_smi_to", {"nvidia_smi_topo_m"}),
     ("topodiag check --format ", {"text", "json", "prometheus", "html"}),
     ("topodiag rules --family NV", {"NVL"}),
+    ("topodiag explain GPU00", {"GPU001", "GPU002"}),
+    ("topodiag prolog --fail-on w", {"warning"}),
 ])
 def test_completion_offers_option_values(words, expected):
     res = CliRunner().invoke(app, [], prog_name="topodiag", env={

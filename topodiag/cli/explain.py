@@ -8,12 +8,14 @@ import sys
 import typer
 
 from ..exit_codes import ExitCode
+from . import complete
 from .app import app
 
 
 @app.command("explain")
 def explain_command(
-    code: str = typer.Argument(..., metavar="CODE", help="A rule code (TOPO001) or slug (gpu-link-asymmetry)."),
+    code: str = typer.Argument(..., metavar="CODE", autocompletion=complete.rules,
+                               help="A rule code (TOPO001) or slug (gpu-link-asymmetry)."),
 ) -> None:
     """Explain one rule: what it checks, why it matters, how to fix and check it by hand."""
     from ..engine import load_catalog
