@@ -56,6 +56,7 @@ class Diagnosis:
     catalog: Any = None
     elapsed_s: float = 0.0
     records: list = field(default_factory=list)  # live collection's records (empty for files)
+    platform: str = ""  # the platform inferred from the inputs' hints, its confidence, and what did not run for want of one
     collected_at: Optional[str] = None  # UTC ISO 8601: when the inputs were collected, where known
     host_facts: dict = field(default_factory=dict)  # kernel, ofed of the collecting host, where known
     run_info: dict = field(default_factory=dict)  # the shell's: generated_at, command (render/meta.py)
@@ -229,6 +230,32 @@ def choose_profile(name: Optional[str], topology, nccl_tests: Iterable[Any] = ()
     return prof, f"{prof.name} (detected from {models[0]}{where}{short})"
 
 
+# The rules that judge only against a profile, and what they would have judged.
+PROFILE_ONLY = ("TOPO006 (GPUs missing against the platform's count)",
+                "TOPO007 (topo -m NIC rows against its compute NICs)")
+
+
+def describe_platform(topology, prof, nccl_tests: Iterable[Any] = ()) -> str:
+    """The platform the inputs' hints describe, how sure that is and which hints decided it (GPU model from
+    any source, an nccl-tests run's rank lines included; GPU and NIC counts; NV#/PCIe pairs; Grace GPU NUMA
+    ids; NVSwitches; HCA models; PCIe generation), and, without a profile, the rules that did not judge."""
+    import dataclasses
+
+    from .checks._design import hints_of
+    from .knowledge.platform import infer
+
+    hints = hints_of(topology, prof)
+    if not hints.gpu_models:
+        models, per_node = _nccl_tests_layout(nccl_tests)
+        if models:
+            hints = dataclasses.replace(hints, gpu_models=tuple(models[:1]), gpu_count=hints.gpu_count or per_node,
+                                        gpu_model_source="an nccl-tests run's rank lines (per node)")
+    words = infer(hints).words()
+    if prof is None:
+        words += "; no profile, so not judged: " + ", ".join(PROFILE_ONLY)
+    return words
+
+
 # -- the whole run ---------------------------------------------------------------------------------
 
 def diagnose(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveOptions] = None,
@@ -269,13 +296,14 @@ def diagnose(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveO
         config_info = {"file": os.fspath(config), "host": name, "matched": matched}
     tests = getattr(gathered.engine_inputs().get("nccl_tests"), "items", ())
     prof, profile_how = choose_profile(profile, topology, [value for value, _ in tests])
+    platform = describe_platform(topology, prof, [value for value, _ in tests])
     inputs = engine_inputs(gathered, topology, prof)
     catalog = load_catalog(examples=False)
     load_checks()
     outcome = run(catalog, inputs, select=select, ignore=ignore, tags=tags, config=rules_config,
                   fail_on=fail_level, problems=gathered.problems)
     return Diagnosis(outcome, topology, list(gathered.statuses), prof, profile_how, config_info, catalog,
-                     time.monotonic() - started, list(getattr(gathered, "records", None) or ()),
+                     time.monotonic() - started, list(getattr(gathered, "records", None) or ()), platform,
                      getattr(gathered, "collected_at", None), dict(getattr(gathered, "host_facts", None) or {}))
 
 

@@ -10,7 +10,7 @@ imports itself back through another (no cycle). The layers, bottom up:
     render    render/                                   output formats
     pipeline  pipeline                                  load -> model -> engine -> render's input
     shells    actions/, fleet/, plan/, compare/         Slurm drain, fan-out, fleet comparison, plan, compare
-    cli       cli/, __main__                            the commands
+    cli       cli/, __main__, docs/                     the commands; the generated parts of README and man page
 
 Imports under `if TYPE_CHECKING:` do not count. `topodiag/__init__.py` is the package's face (its
 API names are looked up lazily, from `pipeline` and `errors`) and is not in any layer.
@@ -35,12 +35,13 @@ LAYERS = [
     ("render", ("render",)),
     ("pipeline", ("pipeline",)),
     ("shells", ("actions", "fleet", "plan", "compare")),
-    ("cli", ("cli", "__main__")),
+    ("cli", ("cli", "__main__", "docs")),
 ]
 RANK = {top: i for i, (_, tops) in enumerate(LAYERS) for top in tops}
 # Within a layer, what may import what: loading reads bundles and live collection reads user
 # files with the loader's opener; profiles find their folder beside the rules; __main__ runs the CLI.
-SIDEWAYS = {("load", "bundle"), ("live", "load"), ("profiles", "engine"), ("__main__", "cli"), ("fleet", "actions")}
+SIDEWAYS = {("load", "bundle"), ("live", "load"), ("profiles", "engine"), ("__main__", "cli"), ("fleet", "actions"),
+            ("xid", "knowledge")}  # xid.py re-exports knowledge/xid.py (the one home of hardware facts)
 
 
 def _module_name(path: Path) -> str:

@@ -29,25 +29,25 @@ hca_id:\troce0
 """
 
 
-def test_ib009_soft_roce_from_ibv_devinfo_is_info():
+def test_ib011_soft_roce_from_ibv_devinfo_is_info():
     [f] = findings("IB011", RXE_DEVINFO)
     assert (f.severity, list(f.subjects)) == (Severity.INFO, ["nic:rxe0"])
     assert "rxe0 is Soft RoCE (rxe)" in f.message and "not an RDMA NIC" in f.message
 
 
-def test_ib009_from_rdma_link_names_the_netdev_and_each_software_device():
+def test_ib011_from_rdma_link_names_the_netdev_and_each_software_device():
     [f] = findings("IB011", RXE_LINK)
     assert list(f.subjects) == ["nic:rxe_0"] and "over p1p1" in f.message
     subjects = sorted(s for f in findings("IB011", SIW_RXE) for s in f.subjects)
     assert "nic:mlx5_0" not in subjects and len(subjects) >= 2
 
 
-def test_ib009_vendor_zero_firmware_zero_is_software_whatever_its_name():
+def test_ib011_vendor_zero_firmware_zero_is_software_whatever_its_name():
     [f] = findings("IB011", inline={"ibv_devinfo": _RENAMED})
     assert list(f.subjects) == ["nic:roce0"] and "vendor id 0, firmware 0.0.0" in f.message
 
 
-def test_ib009_hardware_hcas_give_nothing():
+def test_ib011_hardware_hcas_give_nothing():
     assert findings("IB011", NDR) == []
 
 

@@ -169,3 +169,22 @@ def test_nvl004_v100_replays_and_a_saturated_crc_counter():
     assert (b.subjects, b.severity) == (("gpu:2",), Severity.ERROR)  # at the ceiling: >= error_count
     assert "link 0 crc errors 65535 (the 16-bit counter's ceiling: at least that many)" in b.message
     assert [e.line_no for e in b.evidence] == [35, 37]
+
+
+def test_bridged_h100_nvl_pair_with_every_bridge_link_up_is_by_design(catalog):
+    """H100 NVL: 12 of the 18 printed links active (three bridges x 4 links), the other 6 <inactive> because
+    the product cannot connect them: the design, no NVL001 (issue 27)."""
+    assert nvl(catalog, "NVL001", "nvlink-s-invented-h100nvl-bridged-12of18-01") == []
+    assert nvl(catalog, "NVL003", "nvlink-s-invented-h100nvl-bridged-12of18-01") == []
+
+
+def test_bridged_h100_nvl_with_a_bridge_link_down_is_a_fault(catalog, tmp_path):
+    """The same pair with GPU 1's links 8-11 down (8 of its 12 bridge links up): fewer than the product has."""
+    text = (REPO / NVL / "nvlink-s-invented-h100nvl-bridged-12of18-01.txt").read_text()
+    head, _, gpu1 = text.partition("GPU 1:")
+    for link in range(8, 12):
+        gpu1 = gpu1.replace(f"Link {link}: 26.562 GB/s", f"Link {link}: <inactive>")
+    parsed = parsers.get("nvidia_smi_nvlink_s").parse(parsers.blank_provenance_header(head + "GPU 1:" + gpu1))
+    topology = build([ParsedInput("nvidia_smi_nvlink_s", None, parsed)])
+    [f] = list(nvlink.nvlink_inactive(topology, {}, None))
+    assert f.subjects == ("gpu:1",) and f.values["active"] == 8 and f.values["expected"] == 12

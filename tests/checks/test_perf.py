@@ -110,9 +110,25 @@ def test_small_sizes_only_give_an_info_that_the_run_cannot_be_judged():
     assert "at 64 KiB cannot be judged: the largest size is below 256 MiB" in worded("PERF001", h)
 
 
-def test_pcie_v100_128mib_is_too_small():
-    [h] = p1("nccltests-allreduce-v100-pcie-4gpu-nccl2.4-oldformat-01.txt")
-    assert h.severity == Severity.INFO and h.values["size"] == "128 MiB"
+def test_pcie_v100_levelled_short_run_is_judged_against_pcie_p2p_and_passes():
+    # 4x V100 PCIe (Gen3, no NVLink) levels off at ~11.2 GB/s from 32 MiB to 128 MiB: the PCIe P2P
+    # expectation is 16 GB/s x 0.70 = 11.2 GB/s (knowledge/busbw.toml), 11.2 >= 0.7 x 11.2: healthy.
+    assert p1("nccltests-allreduce-v100-pcie-4gpu-nccl2.4-oldformat-01.txt") == []
+
+
+def test_pcie_v100_far_below_pcie_p2p_is_a_warning():
+    # The same run judged with min_fraction 2.0: 11.2 GB/s is below 2.0 x 11.2 -> the finding states
+    # the PCIe expectation and how it was derived (hand-computed: Gen3 x16 16 GB/s x 0.7 = 11.2).
+    [h] = p1("nccltests-allreduce-v100-pcie-4gpu-nccl2.4-oldformat-01.txt", params={**PARAMS, "min_fraction": 2.0})
+    assert h.severity is None and h.values["expected"] == "11"  # the rule's own severity (warning)
+    assert "PCIe P2P" in h.values["how"] and "Gen3 x16 16 GB/s" in h.values["how"]
+
+
+def test_geforce_pcie_run_is_judged_against_host_staged_copies():
+    # 4x RTX 4090 (GeForce: no GPU P2P by design) at ~25.9 GB/s: above the staged 32 x 0.35 = 11.2 GB/s.
+    assert p1("nccltests-allreduce-4x-rtx4090-pcie-256m-2g-26-01.txt") == []
+    [h] = p1("nccltests-allreduce-4x-rtx4090-pcie-256m-2g-26-01.txt", params={**PARAMS, "min_fraction": 3.0})
+    assert h.values["expected"] == "11" and "host-staged" in h.values["how"]
 
 
 @pytest.mark.parametrize("name, why", [

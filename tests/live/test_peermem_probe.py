@@ -50,7 +50,13 @@ def test_no_module_but_the_dmabuf_path_is_an_info(tmp_path):
 
 
 def test_no_module_no_dmabuf_with_rdma_hcas_is_an_error(tmp_path):
-    class Topo:
+    from topodiag.model import Topology
+
+    class Topo(Topology):  # a real model (GDR001 infers the platform from it) with one RDMA port
+        def __init__(self):
+            super().__init__()
+            self.add_node("host:gpu07", "host", name="gpu07")
+
         def host(self):
             return "host:gpu07"
 

@@ -9,12 +9,13 @@ import pytest
 
 from topodiag import parsers
 from topodiag.model import build
-from topodiag.model.merge import discover, merge_modules, merged_sources
+from topodiag.model.merge import dependencies, discover, merge_modules, merged_sources
 from topodiag.records import ParsedInput
 
 from .test_builder import H20_IBSTAT, H100_TOPO, parsed
 
-# The merge order the model has always had: ids and first-seen facts follow it.
+# The merge order the model has always had (the ORDER numbers before issue 32 derived it from
+# PROVIDES and NEEDS): ids and first-seen facts follow it.
 ORDER = ("nvidia_smi_topo_m", "nvidia_smi_topo_p2p", "nvidia_smi_nvlink_s", "nvml", "nvidia_smi_q", "nccl_topo_xml",
          "ibstat", "ibv_devinfo", "ibstatus", "rdma_link", "sysfs_infiniband", "gpu_scope", "nccl_debug", "nccl_tests", "busbw_pairs",
          "nccl_env", "nccl_diag", "p2p_bandwidth_latency", "nvbandwidth")
@@ -57,27 +58,51 @@ def _package(tmp_path, monkeypatch, name: str, modules: dict[str, str]):
 
 MODULE = """
 SOURCES = {sources!r}
-ORDER = {order}
+PROVIDES = {provides!r}
+NEEDS = {needs!r}
 def merge(topo, item, host_id):
     topo.notes.append("merged " + item.source)
 """
 
 
-def test_a_new_source_costs_one_module(tmp_path, monkeypatch):
+def mod(sources, provides=(), needs=()):
+    return MODULE.format(sources=tuple(sources), provides=tuple(provides), needs=tuple(needs))
+
+
+def test_a_new_source_costs_one_module_and_its_place_follows_its_needs(tmp_path, monkeypatch):
     pkg = _package(tmp_path, monkeypatch, "merge_pkg_ok", {
-        "later": MODULE.format(sources=("b", "c"), order=20),
-        "first": MODULE.format(sources=("a",), order=10),
+        "aaa_later": mod(("b", "c"), provides=("ports",), needs=("nics",)),  # first by name, but needs nics
+        "zzz_first": mod(("a",), provides=("nics",)),
+        "mmm_free": mod(("d",)),  # needs nothing: goes by name among the free ones
         "_helpers": "X = 1\n",  # not a merge module
     })
-    assert [m.__name__ for m in discover(pkg)] == ["merge_pkg_ok.first", "merge_pkg_ok.later"]
+    assert [m.__name__ for m in discover(pkg)] == ["merge_pkg_ok.mmm_free", "merge_pkg_ok.zzz_first",
+                                                  "merge_pkg_ok.aaa_later"]
 
 
-@pytest.mark.parametrize("modules,error", [
-    ({"a": "SOURCES = ('x',)\ndef merge(topo, item, host_id): pass\n"}, TypeError),  # no ORDER
-    ({"a": MODULE.format(sources=("x",), order=1), "b": MODULE.format(sources=("x",), order=2)}, ValueError),
-    ({"a": MODULE.format(sources=("x",), order=1), "b": MODULE.format(sources=("y",), order=1)}, ValueError),
-], ids=["incomplete", "one-source-twice", "one-order-twice"])
-def test_discovery_refuses_ambiguity(tmp_path, monkeypatch, modules, error):
+def test_todays_order_comes_from_the_declared_needs():
+    """Each step of the order has a declared reason: every module after the first of a pair that is
+    not free to swap needs a fact the earlier one provides."""
+    mods = merge_modules()
+    deps = dependencies(mods)
+    for place, mod_ in enumerate(mods):
+        for earlier in deps[mod_.__name__]:
+            assert earlier in [m.__name__ for m in mods[:place]]
+    nvml = deps["topodiag.model.merge.nvml"]
+    assert nvml["topodiag.model.merge.nvlink_s"] == ("nvlink-links",)  # NVML fills only what nvlink -s lacks
+    assert "pcie-links" in deps["topodiag.model.merge.nvidia_smi_q"]["topodiag.model.merge.nvml"]
+    assert "nic-ports" in deps["topodiag.model.merge.rdma_link"]["topodiag.model.merge.ib"]
+
+
+@pytest.mark.parametrize("modules,error,says", [
+    ({"a": "SOURCES = ('x',)\ndef merge(topo, item, host_id): pass\n"}, TypeError, "declares SOURCES"),
+    ({"a": mod(("x",)), "b": mod(("x",))}, ValueError, "x is merged by both"),
+    ({"a": mod(("x",), provides=("p",), needs=("q",)), "b": mod(("y",), provides=("q",), needs=("p",))},
+     ValueError, "a cycle"),
+    ({"a": mod(("x",), needs=("nothing",))}, ValueError, "needs nothing, which no merge module provides"),
+    ({"a": mod(("x",), provides=("p",), needs=("p",))}, ValueError, "both provides and needs p"),
+], ids=["incomplete", "one-source-twice", "cycle", "unprovided", "provides-and-needs"])
+def test_discovery_refuses_ambiguity(tmp_path, monkeypatch, modules, error, says):
     name = f"merge_pkg_{tmp_path.name}"  # unique per test: imported packages stay in sys.modules
-    with pytest.raises(error):
+    with pytest.raises(error, match=says):
         discover(_package(tmp_path, monkeypatch, name, modules))

@@ -68,13 +68,20 @@ class Entry:
     fix: str
     rule: Optional[str]
     format: Optional[str]
-    pattern: str
+    raw_pattern: Optional[str]  # the entry's own regex; else `pattern` is derived from `format` when first asked
     level: Optional[str]
     versions: dict
     where: tuple
     consequence: bool
     fixed_in: Optional[str]
     specificity: int  # fixed characters: the most specific of several matches wins
+
+    @property
+    def pattern(self) -> str:
+        """The regex of the entry: its own, or its format's (fmt.to_regex), derived once on first use."""
+        if self.raw_pattern is None:
+            object.__setattr__(self, "raw_pattern", _fmt.to_regex(self.format or ""))
+        return self.raw_pattern  # type: ignore[return-value]
 
     def as_json(self) -> dict:
         return {"id": self.id, "class": self.cls, "severity": self.severity, "rule": self.rule,
@@ -100,8 +107,11 @@ class Catalogue:
     _cache: dict = field(default_factory=dict)
 
     def index(self) -> None:
+        """Index the entries by their fixed opening text (or their longest fixed part). Patterns are
+        compiled when first tried (`_Lazy`): a catalogue of thousands of entries loads in milliseconds
+        and a log compiles only the few its lines are candidates for."""
         for e in self.entries:
-            rx = re.compile(e.pattern)
+            rx = _Lazy(e)
             prefix = _fixed_prefix(e)
             key = " ".join(prefix.split())[:12]
             if len(key) >= MIN_ANCHOR:
@@ -130,6 +140,20 @@ class Catalogue:
             self._cache.clear()
         self._cache[text] = hit
         return hit
+
+
+class _Lazy:
+    """A regex compiled on its first `match`."""
+
+    __slots__ = ("entry", "_rx")
+
+    def __init__(self, entry: "Entry") -> None:
+        self.entry, self._rx = entry, None
+
+    def match(self, text: str):
+        if self._rx is None:
+            self._rx = re.compile(self.entry.pattern)
+        return self._rx.match(text)
 
 
 def _fixed_prefix(e: Entry) -> str:
@@ -164,14 +188,14 @@ def _entry(raw: dict, vocab: dict, producer: str) -> Entry:
         raise ValueError(f"catalogue {producer}: entry {raw.get('id')!r} has class {cls!r}, not in classes.toml")
     c = vocab[cls]
     fmt_text = raw.get("format")
-    pattern = raw.get("pattern") or _fmt.to_regex(fmt_text or "")
+    pattern = raw.get("pattern") or (None if fmt_text else _fmt.to_regex(""))
     severity = raw.get("severity") or c["severity"]
     if severity not in SEVERITIES:
         raise ValueError(f"catalogue {producer}: entry {raw.get('id')!r} has severity {severity!r}")
-    size = _fmt.literal_size(fmt_text) if fmt_text else len(re.sub(r"\\.|[^A-Za-z0-9 ]", "", pattern))
+    size = _fmt.literal_size(fmt_text) if fmt_text else len(re.sub(r"\\.|[^A-Za-z0-9 ]", "", pattern or ""))
     return Entry(id=raw["id"], cls=cls, severity=severity, meaning=raw.get("meaning") or c["meaning"],
                  fix=raw.get("fix") or c["fix"], rule=raw.get("rule", c.get("rule")), format=fmt_text,
-                 pattern=pattern, level=raw.get("level"), versions=raw.get("versions") or {},
+                 raw_pattern=pattern, level=raw.get("level"), versions=raw.get("versions") or {},
                  where=tuple(raw.get("where") or ()), consequence=bool(raw.get("consequence", False)),
                  fixed_in=raw.get("fixed_in"), specificity=size)
 
@@ -210,3 +234,13 @@ def classify_for(source: str, text: str) -> Optional[Match]:
         if hit is not None and (best is None or hit.entry.specificity > best.entry.specificity):
             best = hit
     return best
+
+
+@lru_cache(maxsize=None)
+def _by_id() -> dict:
+    return {e.id: e for p in producers() for e in load(p).entries}
+
+
+def entry_by_id(entry_id: str) -> Optional[Entry]:
+    """The entry with this id in any shipped catalogue (how a rule reads back what a parser recorded)."""
+    return _by_id().get(entry_id)

@@ -10,6 +10,7 @@ indexes. Used at run time by `topodiag.catalogues` and by the generators under `
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # A conversion: flags, width, precision, length modifier, conversion character.
 CONV_RE = re.compile(r"%(?P<flags>[-+ #0']*)(?P<width>\*|\d+)?(?:\.(?P<prec>\*|\d+))?"
@@ -30,6 +31,12 @@ _EXAMPLE = {"d": "3", "i": "3", "u": "7", "o": "7", "x": "1f", "X": "1F", "e": "
 
 def pieces(fmt: str) -> list[tuple[str, str]]:
     """[(kind, text)]: ("lit", fixed text) and ("conv", the conversion character), in order."""
+    return list(_pieces(fmt))
+
+
+@lru_cache(maxsize=16384)
+def _pieces(fmt: str) -> tuple:
+    """`pieces`, remembered: loading a catalogue asks for each format's pieces several times."""
     out: list[tuple[str, str]] = []
     pos = 0
     for m in CONV_RE.finditer(fmt):
@@ -48,7 +55,7 @@ def pieces(fmt: str) -> list[tuple[str, str]]:
             merged[-1] = ("lit", merged[-1][1] + text)
         else:
             merged.append((kind, text))
-    return merged
+    return tuple(merged)
 
 
 def _lit_regex(text: str) -> str:

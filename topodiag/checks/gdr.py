@@ -63,6 +63,18 @@ def _ib_in_use(peermem, nccl_debug, profile, topology) -> Optional[tuple[str, st
     return None
 
 
+def _no_gdr_board(topology, profile) -> Optional[str]:
+    """The GPU model when the node's GPUs have no GPUDirect RDMA by design (GeForce boards), else None."""
+    if topology is None:
+        return None
+    from ._design import platform_of
+
+    platform = platform_of(topology, profile)
+    if platform.gpudirect_rdma is False:
+        return getattr(platform.facts, "model", None) or "consumer GPUs (topo -p2p GNS)"
+    return None
+
+
 @check("GDR001")
 def gdr001(peermem, nccl_debug=None, profile=None, topology=None):
     """Error when NCCL (its log), the profile or the host's HCAs say it uses InfiniBand/RoCE and neither a
@@ -85,7 +97,16 @@ def gdr001(peermem, nccl_debug=None, profile=None, topology=None):
     if getattr(peermem, "dmabuf_possible", None) is True:
         return hit([host], variant="dmabuf_path", severity="info", evidence=_evidence(peermem),
                    expectation="a peer-memory module or the DMA-BUF path", seen=names, facts=facts)
-    use = _ib_in_use(peermem, nccl_debug, profile, topology)
+    return _missing(host, peermem, names, facts, _ib_in_use(peermem, nccl_debug, profile, topology),
+                    _no_gdr_board(topology, profile))
+
+
+def _missing(host, peermem, names: str, facts: str, use, board: Optional[str]):
+    """No peer-memory module and no DMA-BUF path: info on a board without GPUDirect RDMA or a host that
+    does not use IB, else the finding that says how we know the host uses IB/RoCE."""
+    if use is not None and board:
+        return hit([host], variant="no_gdr_board", severity="info", evidence=_evidence(peermem),
+                   expectation=f"{board}: no GPUDirect RDMA by design", seen=names, model=board)
     if use is None:
         return hit([host], variant="no_ib", severity="info", evidence=_evidence(peermem),
                    expectation="a peer-memory module where GPUDirect RDMA is used", seen=names)

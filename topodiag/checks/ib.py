@@ -38,27 +38,8 @@ IB_SOURCES = ("ibstat", "ibv_devinfo", "ibstatus", "iblinkinfo", "ibnetdiscover"
 OK_STATES = ("Active", "ActiveDefer")
 RATE_TOL = knowledge.IB_RATE_REL_TOL
 
-# CA type (PCI device id as ibstat prints it) -> (model, top InfiniBand rate in Gb/s; None: Ethernet
-# only). VFs (odd ids) report their PF's link. ConnectX-4 Lx / 6 Lx / 6 Dx are Ethernet-only parts.
-HCA_MODELS: dict[str, tuple[str, float | None]] = {
-    "MT4099": ("ConnectX-3", 56.0),
-    "MT4103": ("ConnectX-3 Pro", 56.0),
-    "MT4113": ("Connect-IB", 56.0),
-    "MT4115": ("ConnectX-4", 100.0),
-    "MT4116": ("ConnectX-4 VF", 100.0),
-    "MT4117": ("ConnectX-4 Lx", None),
-    "MT4119": ("ConnectX-5", 100.0),
-    "MT4120": ("ConnectX-5 VF", 100.0),
-    "MT4121": ("ConnectX-5 Ex", 100.0),
-    "MT4123": ("ConnectX-6", 200.0),
-    "MT4124": ("ConnectX-6 VF", 200.0),
-    "MT4125": ("ConnectX-6 Dx", None),
-    "MT4127": ("ConnectX-6 Lx", None),
-    "MT4129": ("ConnectX-7", 400.0),
-    "MT4131": ("ConnectX-8", 800.0),
-}
-# Rates below the knowledge table (SDR..FDR: per-lane speeds it does not list), 4x links.
-_LEGACY_RATE_NAMES = {10.0: "SDR", 20.0: "DDR", 40.0: "QDR/FDR10", 56.0: "FDR"}
+# The legacy rate names: hardware facts, from knowledge/ib.toml (HCA models: knowledge.hca_models()).
+_LEGACY_RATE_NAMES = knowledge.IB_LEGACY_RATE_NAMES
 
 
 def rate_name(rate_gbps: float | None) -> str:
@@ -70,7 +51,7 @@ def rate_name(rate_gbps: float | None) -> str:
 
 
 def hca_model(ca_type: str | None) -> str | None:
-    return HCA_MODELS.get(ca_type or "", (None, None))[0]
+    return knowledge.hca_model(ca_type)
 
 
 def _num(x: float) -> str:
@@ -94,7 +75,7 @@ def _ports(topology) -> list[dict[str, Any]]:
         out.append({**p, "nic": nic, "name": facts.get("name") or nic.split(":", 1)[1],
                     "ca_type": facts.get("ca_type"), "firmware": facts.get("firmware"),
                     "system_guid": facts.get("system_guid"), "node_guid": facts.get("node_guid"),
-                    "nic_sources": facts.get("sources") or []})
+                    "nic_sources": facts.get("sources") or [], "board_id": facts.get("board_id")})
     return out
 
 
@@ -318,11 +299,28 @@ def _observed(p: dict[str, Any], best: dict[str, dict[str, Any]]) -> tuple | Non
                 _facts(variant="peer_same_model" if same else "default", layer=layer, peer=_label(peer)))
     if layer != "InfiniBand":
         return None
-    model, top = HCA_MODELS.get(p.get("ca_type") or "", (None, None))
-    if top and rate < top * (1 - RATE_TOL):
-        return (top, Severity.WARNING, f"HCA model capability: {model} {rate_name(top)} {_num(top)} Gb/s",
-                _facts(variant="model_top", model=model, ca_type=p["ca_type"]))
-    return None
+    return _against_sku(p, rate)
+
+
+def _against_sku(p: dict[str, Any], rate: float) -> tuple | None:
+    """An InfiniBand port against its board: the native rate of the SKU its PSID names (warning below it),
+    else the model's top rate (warning), except at the native rate of a lower SKU of that model
+    (ConnectX-6 HDR100 at 100, ConnectX-3 QDR at 40): info, by design if the board is that SKU."""
+    model, top = knowledge.hca_model(p.get("ca_type")), knowledge.hca_top_gbit_s(p.get("ca_type"))
+    sku = knowledge.hca_sku(board_id=p.get("board_id"))
+    if sku is not None:
+        if rate >= sku.native_gbit_s * (1 - RATE_TOL):
+            return None
+        return (sku.native_gbit_s, Severity.WARNING, f"board {sku.part} ({p.get('board_id')}): native "
+                f"{rate_name(sku.native_gbit_s)} {_num(sku.native_gbit_s)} Gb/s",
+                _facts(variant="sku_native", model=model, ca_type=p["ca_type"], part=sku.part, psid=p.get("board_id")))
+    if not top or rate >= top * (1 - RATE_TOL):
+        return None
+    if any(abs(rate - lower) <= lower * RATE_TOL for lower in knowledge.hca_lower_skus(model)):
+        return (top, Severity.INFO, f"HCA model {model}: SKUs at {_num(top)} and at {_num(rate)} Gb/s natively",
+                _facts(variant="lower_sku", model=model, ca_type=p["ca_type"]))
+    return (top, Severity.WARNING, f"HCA model capability: {model} {rate_name(top)} {_num(top)} Gb/s",
+            _facts(variant="model_top", model=model, ca_type=p["ca_type"]))
 
 
 def _verdict(p: dict[str, Any], site: float, profile, best: dict[str, dict[str, Any]]) -> tuple | None:

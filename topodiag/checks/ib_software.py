@@ -24,7 +24,7 @@ def _kind(facts: dict[str, Any]) -> str | None:
 
 
 @check("IB011")
-def ib009(topology) -> Iterator:
+def ib011(topology) -> Iterator:
     for nic in topology.nics():
         facts = topology.node(nic)
         kind = _kind(facts)

@@ -431,27 +431,83 @@ def _first_line(items: list[dict]) -> str:
     return first[:157] + "..." if len(first) > 160 else first
 
 
-def _error_hit(kind: str, items: list[dict], subjects: list[str]):
-    """One finding per kind of error: the lines, and the first line's text (with the IB codes decoded)."""
+_SEVERITY = {"info": Severity.INFO, "warning": Severity.WARNING, "critical": Severity.CRITICAL}
+_RANK = {None: 2, "info": 0, "warning": 1, "error": 2, "critical": 3}
+
+
+def _class_text(items: list[dict]) -> dict:
+    """The class facts of a group of error lines: the first line's catalogue entry (class, its title,
+    meaning and fix, the entry id), and the group's severity (the highest of its entries')."""
+    from ..catalogues import classes, entry_by_id  # noqa: PLC0415
+
+    first = items[0]
+    cls = first.get("class")
+    entry = entry_by_id(first.get("entry")) if first.get("entry") else None
+    vocab = classes().get(cls or "", {})
+    worst = max((e.get("severity") for e in items), key=lambda s: _RANK.get(s, 2))
+    return {"cls": cls or "", "title": vocab.get("title", ""), "entry": first.get("entry") or "",
+            "meaning": entry.meaning if entry else vocab.get("meaning", ""),
+            "fix": entry.fix if entry else vocab.get("fix", ""), "worst": worst,
+            "fixed_in": (entry.fixed_in or "") if entry else ""}
+
+
+def _older(version: Optional[str], fixed_in: str) -> bool:
+    """Whether NCCL `version` ("2.19.3") predates the release `fixed_in` ("v2.24.3-1"); unknown: True."""
+    nums = [int(x) for x in re.findall(r"\d+", fixed_in)[:3]]
+    have = [int(x) for x in re.findall(r"\d+", version or "")[:3]]
+    return not have or have < nums
+
+
+def _variant(items: list[dict], cause: Optional[dict], details: bool, cls: str) -> str:
+    """consequence (every line follows the first failure, which came earlier), ib_completion (decoded
+    status), classified (a catalogue class), default."""
+    if cause is not None and all(e.get("consequence") for e in items) and cause["line_no"] < items[0]["line_no"]:
+        return "consequence"
+    if details:
+        return "ib_completion"
+    return "classified" if cls else "default"
+
+
+def _error_hit(kind: str, items: list[dict], subjects: list[str], cause: Optional[dict], version: Optional[str]):
+    """One finding per kind of error: the lines, the first line's text (with the IB codes decoded), and
+    what its catalogue entry says (class, meaning, fix); a kind whose lines are all consequences of an
+    earlier failure (`cause`) is named as such, not as a second cause."""
     lines = [e["line_no"] for e in items]
     details = sorted({d for e in items if (d := _ib_detail(e.get("text", "")))}) if kind == "ib_completion" else []
-    return hit(subjects, variant="ib_completion" if details else "default",
+    c = _class_text(items)
+    variant = _variant(items, cause, bool(details), c["cls"])
+    severity = Severity.INFO if variant == "consequence" else _SEVERITY.get(c["worst"])
+    fixed = bool(c["fixed_in"]) and variant != "consequence" and _older(version, c["fixed_in"])
+    return hit(subjects, variant=variant, severity=severity, notes=when(fixed_in=fixed),
+               fixed_in=c["fixed_in"], version=version or "not printed in the log",
                what=_ERROR_KIND_TEXT.get(kind, kind.replace("_", " ")), count=len(items), lines=_lines(lines),
-               codes="; ".join(details[:3]), first=_first_line(items), evidence=[_ev(n) for n in lines[:5]])
+               codes="; ".join(details[:3]), first=_first_line(items), cls=c["cls"], title=c["title"],
+               meaning=c["meaning"], fix=c["fix"], entry=c["entry"],
+               cause=_first_line([cause]) if cause else "", cause_line=cause["line_no"] if cause else 0,
+               evidence=[_ev(n) for n in lines[:5]])
 
 
 @check("NCCL004")
 def nccl004(nccl_debug) -> Iterator:
-    """Errors (one finding per kind) and the remaining WARN lines (one warning finding), with line numbers."""
+    """Errors (one finding per kind, with what the catalogue says of its class), with line numbers; a
+    result of an older schema (no catalogue fields) has its other WARN lines reported as before."""
     nccl_debug = _as_dict(nccl_debug)
     errors = list(nccl_debug.get("errors") or [])
-    error_lines = {e["line_no"] for e in errors}
     by_kind: dict[str, list[dict]] = {}
     for e in errors:
         by_kind.setdefault(e.get("kind") or "nccl_error", []).append(e)
+    causes = [e for e in errors if not e.get("consequence")]
+    cause = min(causes, key=lambda e: e["line_no"]) if causes else None
     subjects = _hosts_subject(nccl_debug)
     for kind, items in by_kind.items():
-        yield _error_hit(kind, items, subjects)
+        yield _error_hit(kind, items, subjects, cause, nccl_debug.get("nccl_version"))
+    if "unrecognised" not in nccl_debug:  # else every WARN line is an error, harmless, or SYS004's
+        yield from _plain_warns(nccl_debug, {e["line_no"] for e in errors}, subjects)
+
+
+def _plain_warns(nccl_debug: Mapping[str, Any], error_lines: set, subjects: list[str]) -> Iterator:
+    """The WARN lines of a result without catalogue fields (an older schema) that are no error: one
+    warning finding, as before the catalogues."""
     warns = [w for w in nccl_debug.get("warnings") or [] if w["line_no"] not in error_lines]
     if warns:
         lines = [w["line_no"] for w in warns]
@@ -590,7 +646,7 @@ def _share(used: list[str], gpus: int, seen_in_log, rate: Optional[float]) -> tu
 def _nics_expected(profile, few_for_profile: bool) -> str:
     if few_for_profile:
         return f"profile {profile.name}: {profile.nics} compute NICs"
-    return "a NIC per GPU for inter-node traffic (DGX/HGX: 8 x 400 Gb/s for 8 GPUs)"
+    return "a NIC per GPU for inter-node traffic (DGX/HGX: 8 NDR NICs for 8 GPUs)"
 
 
 def _used_nics(nccl_debug: Mapping[str, Any]) -> list[str]:

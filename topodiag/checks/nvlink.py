@@ -74,7 +74,15 @@ def _inactive(gpu, attrs, nvl, profile):
                    expected=" or ".join(str(n) for n in sorted(accepted)), **base)
     if not inactive and (active in accepted or expected is None or active > expected):
         return None  # as designed, or more links than expected: nothing is inactive
+    if _bridged_full(facts, accepted, active):
+        return None  # a bridged card with every link its bridges carry: the others cannot be connected
     return _down(gpu, nvl, facts, expected, inactive, base)
+
+
+def _bridged_full(facts, accepted, active: int) -> bool:
+    """A bridged card (H100 NVL, A100 PCIe, RTX A6000) whose active links are exactly what its bridges carry:
+    nvlink -s also prints the links the product cannot connect (<inactive>), by design."""
+    return facts is not None and bool(facts.nvlink_bridge) and active > 0 and active == max(accepted)
 
 
 def _no_bridge(facts, accepted, active: int) -> bool:

@@ -29,9 +29,9 @@ MIN_SIZE_BYTES = 256 * 1024 * 1024
 SHORT_MIN_BYTES = 64 * 1024 * 1024  # a run that stops below MIN_SIZE_BYTES is judged from here, if levelled
 SHORT_MARGIN = 0.1  # ... with this much more tolerance
 LEVEL_SPREAD = 0.10  # busbw of the last sizes within 10% of one another: levelled off
-PLATEAU_GBPS = 10.0  # levelled off below this with no GPU model known: below every NVLink class
-# Lower of the two measured ring all_reduce anchors over per-GPU one-way NVLink (docs/architecture.md).
-NVLINK_RING_EFFICIENCY = 0.77
+PLATEAU_GBPS = knowledge.PLATEAU_NO_MODEL_GBYTE_S  # levelled off below this with no GPU model known (knowledge/busbw.toml)
+# Lower of the measured ring all_reduce anchors over per-GPU one-way NVLink (knowledge/busbw.toml).
+NVLINK_RING_EFFICIENCY = knowledge.NVLINK_RING_EFFICIENCY
 
 TYPE_BYTES = {
     "int8": 1, "uint8": 1, "char": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "f8e4m3": 1, "f8e5m2": 1,
@@ -154,12 +154,29 @@ def _in_node(collective: str, names: list[str], prof, prof_label: str) -> tuple:
         exp = prof.busbw[collective]
         return exp.in_node_gbps, f"{prof_label}: {collective} busbw {exp.in_node_gbps:g} GB/s in one node", None, {}
     facts = knowledge.gpu_facts(names[0]) if names else None
-    if facts is None or facts.nvlink_one_way_gbyte_s is None or facts.nvlink_bridge:
+    if facts is not None and facts.pcie_only:
+        return _pcie_in_node(facts)
+    if facts is None or facts.nvlink_one_way_gbyte_s is None:
         return None, None, "no_nvlink_bandwidth", {"gpu": names[0] if names else "unknown GPU"}
     one_way = facts.nvlink_one_way_gbyte_s
     expected = one_way * NVLINK_RING_EFFICIENCY
     return expected, (f"derived: {facts.model} NVLink {one_way:g} GB/s one-way per GPU x {NVLINK_RING_EFFICIENCY} "
                       f"ring efficiency (measured anchors) = {expected:.0f} GB/s"), None, {}
+
+
+def _pcie_in_node(facts) -> tuple:
+    """A node whose GPUs talk over PCIe by design (no NVLink, or NVLink only within bridged pairs, so a
+    ring over all GPUs crosses PCIe): the GPU's one-way PCIe x16 figure x the P2P efficiency of the
+    measured anchors, or x the host-staged efficiency on boards without GPU P2P (GeForce)."""
+    staged = not facts.gpudirect_rdma
+    expected = knowledge.pcie_busbw_gbyte_s(facts.pcie_gen, 16, staged=staged)
+    if expected is None:
+        return None, None, "no_nvlink_bandwidth", {"gpu": facts.model}
+    one_way = knowledge.pcie_one_way_gbyte_s(facts.pcie_gen, 16)
+    eff = knowledge.HOST_STAGED_EFFICIENCY if staged else knowledge.PCIE_P2P_EFFICIENCY
+    path = "host-staged copies (no GPU P2P on this board)" if staged else "PCIe P2P"
+    return expected, (f"derived: {facts.model} over {path}: PCIe Gen{facts.pcie_gen} x16 {one_way:g} GB/s one-way x "
+                      f"{eff} (measured anchors, knowledge/busbw.toml) = {expected:.0f} GB/s"), None, {}
 
 
 def _expectation(collective: str, hosts: list[str], per_host: dict[str, int], names: list[str],

@@ -16,12 +16,13 @@ from typing import Any
 
 from .. import knowledge
 from ..engine import check, hit, when
+from ._design import by_design_words, platform_of
 from ._facts import listing
 from ..model import gpu_set
 from ..model.topology import class_rank, nv_count
 
-UNKNOWN_PER_LINK_GBYTE_S = 25.0  # NVLink 2.0-4.0 one-way per link (docs/domain.md "NVLink")
-UNKNOWN_PCIE_GEN = 5  # fastest row of docs/domain.md "PCIe (x16)": an upper bound for the PCIe path
+UNKNOWN_PER_LINK_GBYTE_S = knowledge.unknown_per_link_gbyte_s()  # NVLink 2.0-4.0 one-way per link (knowledge)
+UNKNOWN_PCIE_GEN = knowledge.fastest_pcie_gen()  # an upper bound for the PCIe path (knowledge/pcie.toml)
 
 
 def _node_facts(topology) -> Any:
@@ -149,23 +150,45 @@ def _asymmetry(topology, profile, pairs, best_cls: str, worse):
     unlinked = [] if dgx1 else _unlinked(topology, pairs)
     derived = "" if dgx1 else _derived_from(topology, [(slow_a, slow_b)])
     severity, expectation = _asymmetry_verdict(profile, dgx1, best_cls, slow_cls)
+    bridged = severity is None and _bridged_by_design(topology, profile, facts)
+    if bridged:
+        severity, expectation = "info", f"{facts.model}: NVLink only within bridged card pairs (by design)"
     return hit(sorted({g for a, b, _ in worse for g in (a, b)}, key=topology.gpus().index),
                evidence=_pair_evidence(topology, slow_a, slow_b), severity=severity, expectation=expectation,
                variant=variant,
                notes=when(sys_upper_bound=best_bw and slow_bw and slow_cls == "SYS",
                           defaults_assumed=pcie_slowest and not (best_exact and slow_exact), dgx1=dgx1,
                           unlinked_one=len(unlinked) == 1, unlinked_many=len(unlinked) > 1,
-                          slowest_pair=not dgx1, derived=derived),
+                          slowest_pair=not dgx1 and not bridged, bridged=bridged, derived=derived),
                slow_a=slow_a, slow_b=slow_b, slow_class=slow_cls, slow_gbyte_s=_fmt(slow_bw) if slow_bw else "?",
                best_class=best_cls, best_gbyte_s=_fmt(best_bw) if best_bw else "?", ratio=_ratio(best_bw, slow_bw),
                weak_pairs=len(worse), pairs=len(pairs), model=getattr(facts, "model", None),
                unlinked=", ".join(unlinked), derived_from=derived)
 
 
+def _bridged_by_design(topology, profile, facts) -> bool:
+    """The GPUs are cards joined by NVLink bridges in pairs (RTX A6000, A100/H100 PCIe, H100 NVL): the
+    other pairs are PCIe by design. Not when a profile asks for NVLink between every pair."""
+    if facts is None or not facts.nvlink_bridge:
+        return False
+    want = getattr(profile, "gpu_pair_class", None)
+    return not (want and nv_count(want) is not None)
+
+
 def _same_numa(topology, sys_pairs) -> list[tuple[str, str]]:
     """The SYS pairs whose two GPUs sit on one NUMA node (a hidden PCIe topology, not a socket crossing)."""
     return [(a, b) for a, b in sys_pairs
             if topology.numa_of(a) is not None and topology.numa_of(a) == topology.numa_of(b)]
+
+
+def _pcie_by_design(platform, profile) -> bool:
+    """GPU pairs over PCIe (and across the sockets) are the node's design: a PCIe-only product (no NVLink,
+    or bridged pairs), a node whose GPU pairs are all PCIe, or a VM whose hypervisor hides the PCIe tree;
+    not when a profile asks for better pairs than SYS."""
+    want = getattr(profile, "gpu_pair_class", None)
+    if want and want != "SYS":
+        return False
+    return bool(platform.pcie_only or platform.vm)
 
 
 def _cross_socket_verdict(profile, dgx1: bool, same_numa: list) -> tuple[Any, str]:
@@ -188,10 +211,15 @@ def gpu_pair_cross_socket(topology, params, profile=None):
     numa_a, numa_b = same_numa[0] if same_numa else (None, None)
     derived = _derived_from(topology, sys_pairs)
     severity, expectation = _cross_socket_verdict(profile, dgx1, same_numa)
+    platform = platform_of(topology, profile)
+    design = severity is None and _pcie_by_design(platform, profile)
+    if design:
+        severity, expectation = "info", f"{by_design_words(platform)}: GPU pairs over PCIe by design"
     yield hit(sorted({g for p in sys_pairs for g in p}, key=topology.gpus().index),
               evidence=_pair_evidence(topology, *sys_pairs[0]), severity=severity, expectation=expectation,
-              notes=when(same_numa=same_numa, dgx1=dgx1, every_pair=len(sys_pairs) == len(pairs), derived=derived),
-              count=len(sys_pairs), pairs=len(pairs), listed=listing((f"{a}-{b}" for a, b in sys_pairs), 6),
+              notes=when(same_numa=same_numa, dgx1=dgx1, every_pair=len(sys_pairs) == len(pairs), derived=derived,
+                         pcie_design=design),
+              count=len(sys_pairs), platform=platform.label, pairs=len(pairs), listed=listing((f"{a}-{b}" for a, b in sys_pairs), 6),
               same_numa=len(same_numa), numa_a=numa_a, numa_b=numa_b,
               numa=topology.numa_of(numa_a) if numa_a else None, derived_from=derived)
 
@@ -239,17 +267,42 @@ def gpu_nic_far(topology, params, profile=None):
     expectation = (f"profile {profile.name}: nearest NIC at {max_path} or closer"
                    if getattr(profile, "gpu_nic_max_path", None) else f"nearest NIC at {max_path} or closer")
     groups = _far_groups(topology, max_path)
-    grace = grace_model(topology, profile) if groups else None
+    platform = platform_of(topology, profile) if groups else None
+    grace = (grace_model(topology, profile) or (GRACE_INFERRED if platform.grace else None)) if groups else None
     if grace:
         yield _grace_c2c(topology, groups, grace, profile)
         return
+    design = _nic_by_design(platform, profile) if groups else None
     for (nic, cls), gpus in sorted(groups.items(), key=lambda kv: topology.gpus().index(kv[1][0])):
-        topo_name = topology.node(nic).get("topo_name")
-        derived = _derived_from(topology, [(g, nic) for g in gpus])
-        yield hit(gpus + [nic], evidence=_pair_evidence(topology, gpus[0], nic), expectation=expectation,
-                  variant="one_gpu" if len(gpus) == 1 else "default", notes=when(derived=derived),
-                  gpus=", ".join(gpus), nic=nic + (f" ({topo_name})" if topo_name and topo_name not in nic else ""),
-                  path=cls, max_path=max_path, derived_from=derived)
+        yield _far(topology, nic, cls, gpus, expectation, max_path, platform, design)
+
+
+def _far(topology, nic: str, cls: str, gpus: list[str], expectation: str, max_path: str, platform, design):
+    """One (NIC, class) group's finding: a warning, or info when the far NIC is the node's design."""
+    topo_name = topology.node(nic).get("topo_name")
+    derived = _derived_from(topology, [(g, nic) for g in gpus])
+    return hit(gpus + [nic], evidence=_pair_evidence(topology, gpus[0], nic),
+               expectation=f"{by_design_words(platform)}: {design}" if design else expectation,
+               severity="info" if design else None, variant="one_gpu" if len(gpus) == 1 else "default",
+               notes=when(derived=derived, no_gdr=design == NO_GDR, pcie_design=design == PCIE_NICS),
+               model=getattr(platform.facts, "model", None) or "these GPUs", platform=platform.label,
+               gpus=", ".join(gpus), nic=nic + (f" ({topo_name})" if topo_name and topo_name not in nic else ""),
+               path=cls, max_path=max_path, derived_from=derived)
+
+
+GRACE_INFERRED = "Grace, inferred from the GPUs' own NUMA ids and SYS to every NIC"
+NO_GDR = "no GPUDirect RDMA on this board (by design)"
+PCIE_NICS = "GPUs and NICs on separate PCIe root ports or sockets (by design)"
+
+
+def _nic_by_design(platform, profile) -> str | None:
+    """Why a far NIC is the node's design, or None: a board without GPUDirect RDMA (GeForce), or a PCIe-only
+    chassis; never when the profile sets gpu_nic_max_path."""
+    if getattr(profile, "gpu_nic_max_path", None):
+        return None
+    if platform.gpudirect_rdma is False:
+        return NO_GDR
+    return PCIE_NICS if platform.pcie_only or platform.vm else None
 
 
 P2P_MEANING = {"CNS": "chipset not supported", "GNS": "GPU not supported (GeForce/consumer boards refuse P2P)",
@@ -295,16 +348,27 @@ def _nvlinked(topology, pairs) -> dict[str, Any]:
     return {"nvlinked": len(nvlinked), "nv_a": a, "nv_b": b, "nv_class": topology.pair_class(a, b)}
 
 
+def _refusal_verdict(status: str, nvlinked: int) -> tuple:
+    """(severity, expectation): error on NVLinked pairs; info for GNS (the GPU offers no P2P: a GeForce
+    board's design); else the rule's severity."""
+    if nvlinked:
+        return "error", "P2P OK between every GPU pair"
+    if status == "GNS":
+        return "info", "the GPU refuses P2P (GNS): its design"
+    return None, "P2P OK between every GPU pair"
+
+
 def _refused(topology, mode: str, status: str, cells):
     order = topology.gpus()
     pairs = sorted(((a, b) for a, b, _ in cells), key=lambda p: (order.index(p[0]), order.index(p[1])))
     nvlinked = _nvlinked(topology, pairs)
     paths = sorted({c for p in pairs if (c := topology.pair_class(*p))}, key=class_rank)
     one_way = [f"{a}-{b}" for a, b, partial in cells if partial]
+    severity, expectation = _refusal_verdict(status, nvlinked["nvlinked"])
     return hit(sorted({g for p in pairs for g in p}, key=order.index),
                evidence=list((topology.edge(*pairs[0], "p2p") or {}).get("sources") or [])[:1],
-               severity="error" if nvlinked["nvlinked"] else None, expectation="P2P OK between every GPU pair",
-               notes=when(paths=paths, one_way=one_way, nvlinked=nvlinked["nvlinked"]),
+               severity=severity, expectation=expectation,
+               notes=when(paths=paths, one_way=one_way, nvlinked=nvlinked["nvlinked"], gns=severity == "info"),
                count=len(pairs), listed=listing((f"{a}-{b}" for a, b in pairs), 8), status=status,
                meaning=P2P_MEANING.get(status, status), mode=P2P_MODE.get(mode, mode), paths="/".join(paths),
                one_way=", ".join(one_way[:4]), **nvlinked)

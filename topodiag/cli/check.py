@@ -4,22 +4,18 @@
 from __future__ import annotations
 
 import sys
-from enum import Enum
 from typing import List, Optional
 
 import typer
 
+from ..render import format_enum
 from . import complete
 from .app import app
 from .errors import guarded
 from .output import OUTPUT_HELP, chosen_format, report_stream
 
 
-class ReportFormat(str, Enum):
-    text = "text"
-    json = "json"
-    prometheus = "prometheus"
-    html = "html"
+ReportFormat = format_enum("check", "ReportFormat")  # text, json, prometheus, html: render.OFFERED
 
 
 def progress_line(rec) -> None:

@@ -4,21 +4,17 @@
 from __future__ import annotations
 
 import sys
-from enum import Enum
 from typing import List, Optional
 
 import typer
 
+from ..render import OFFERED, format_enum
 from .app import app
 from .output import OUTPUT_HELP, report_stream
 from .errors import guarded
 
 
-class ShowFormat(str, Enum):
-    table = "table"
-    json = "json"
-    dot = "dot"
-    graphml = "graphml"
+ShowFormat = format_enum("show", "ShowFormat")  # table, json, dot, graphml: render.OFFERED
 
 
 @app.command("show")
@@ -41,6 +37,6 @@ def show_command(
     for s in d.statuses:
         if s.status in ("failed", "unparseable"):
             print(f"topodiag: warning: {s.path}: {s.status}: {s.reason}", file=sys.stderr)
-    fmt = "topology-json" if output_format is ShowFormat.json else output_format.value
+    fmt = OFFERED["show"][output_format.value]
     with report_stream(output) as stream:
         d.render(fmt, stream)

@@ -17,8 +17,8 @@
     drain_limit_percent = 10
 
     [[hosts]]
-    match = "/^login/"                   # /regex/ (searched, in linear time: engine/host_regex.py), a glob (gpu*, *.cluster), or a node
-    rules.NCCL001.enabled = false        # range gpu[001-064,100], as NHC and ClusterShell write them
+    match = "login*"                     # a glob (gpu*, *.rack3) or a node range gpu[001-064,100], as NHC,
+    rules.NCCL001.enabled = false        # Slurm and ClusterShell write them (engine/host_pattern.py)
 
 Errors are ConfigError (the runner's), one line naming the file and the key. Rule names and params are checked
 against the catalog by the runner (engine.runner.resolve_config).
@@ -26,10 +26,8 @@ against the catalog by the runner (engine.runner.resolve_config).
 
 from __future__ import annotations
 
-import fnmatch
 import math
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
@@ -39,6 +37,8 @@ try:
 except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
+from ..bundle.shown import shown
+from .host_pattern import Glob, PatternError, from_regex
 from .runner import ConfigError  # a config that does not fit: one line, file and key
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024  # a site config is a few KB
@@ -47,66 +47,30 @@ TOP_KEYS = ("profile", "rules", "hosts", "slurm")
 # the drain limit (actions/drain_limit.py); the command line's --scontrol / --drain-limit* win.
 SLURM_KEYS = ("scontrol", "sinfo", "bin_dirs", "drain_limit", "drain_limit_percent")
 HOST_KEYS = ("match", "profile", "rules")
-_RANGE_RE = re.compile(r"\[([0-9,\-\s]+)\]")
 
 
 @dataclass(frozen=True)
 class HostPattern:
-    """One `match` of a [[hosts]] block."""
+    """One `match` of a [[hosts]] block: a glob with node ranges (engine/host_pattern.py); an old
+    `/regex/` is read as the glob it translates to, or refused in one line that says how to write it."""
 
     text: str
-    _regex: re.Pattern = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
-    _ranges: tuple = field(repr=False, compare=False, default=())
+    glob: Glob = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
 
     @classmethod
     def parse(cls, text: str, where: str) -> "HostPattern":
         if not isinstance(text, str) or not text.strip():
-            raise ConfigError(f"{where}: match: expected a host pattern (a glob, /regex/ or gpu[001-064])")
+            raise ConfigError(f"{where}: match: expected a host pattern (a glob such as gpu* or a range gpu[001-064])")
         text = text.strip()
-        if len(text) > 1 and text.startswith("/") and text.endswith("/"):
-            from .host_regex import HostRegex, PatternError  # linear time, never backtracking (issue 16)
-
-            try:
-                return cls(text, HostRegex(text[1:-1]), ())  # type: ignore[arg-type]
-            except PatternError as exc:
-                raise ConfigError(f"{where}: match: {text}: {exc}") from None
-        ranges = []
-        parts = []
-        pos = 0
-        for m in _RANGE_RE.finditer(text):
-            parts.append(fnmatch.translate(text[pos:m.start()])[4:-3] if m.start() > pos else "")
-            parts.append(r"(\d+)")
-            ranges.append(_ranges(m.group(1), f"{where}: match: {text}"))
-            pos = m.end()
-        parts.append(fnmatch.translate(text[pos:])[4:-3] if pos < len(text) else "")
-        return cls(text, re.compile("".join(parts) + r"\Z"), tuple(ranges))
+        try:
+            if len(text) > 1 and text.startswith("/") and text.endswith("/"):
+                return cls(text, Glob.parse(from_regex(text[1:-1])))
+            return cls(text, Glob.parse(text))
+        except PatternError as exc:
+            raise ConfigError(f"{where}: match: {shown(text)}: {exc}") from None
 
     def matches(self, host: str) -> bool:
-        if self.text.startswith("/") and self.text.endswith("/") and len(self.text) > 1:
-            return bool(self._regex.search(host))
-        m = self._regex.match(host)
-        if m is None:
-            return False
-        for digits, allowed in zip(m.groups(), self._ranges):
-            if not any(lo <= int(digits) <= hi and (width is None or len(digits) == width)
-                       for lo, hi, width in allowed):
-                return False
-        return True
-
-
-def _ranges(spec: str, where: str) -> tuple[tuple[int, int, Optional[int]], ...]:
-    """"001-064,100" -> ((1, 64, 3), (100, 100, 3)); a zero-padded bound fixes the digit count."""
-    out = []
-    for part in spec.replace(" ", "").split(","):
-        lo, _, hi = part.partition("-")
-        if not lo.isdigit() or (hi and not hi.isdigit()):
-            raise ConfigError(f"{where}: [{spec}] is not a list of numbers and ranges like 001-064,100")
-        hi = hi or lo
-        if int(hi) < int(lo):
-            raise ConfigError(f"{where}: [{spec}]: {lo}-{hi} runs backwards")
-        width = len(lo) if lo.startswith("0") and len(lo) > 1 else None
-        out.append((int(lo), int(hi), width))
-    return tuple(out)
+        return self.glob.matches(host)
 
 
 @dataclass(frozen=True)

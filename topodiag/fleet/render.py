@@ -16,6 +16,12 @@ def render_json(result) -> str:
     return json.dumps(result.to_dict(), indent=2, default=str)
 
 
+def _width_off_terminal() -> int:
+    """Not a terminal (a ticket, a pager): $COLUMNS (40 to 1000), else 80."""
+    cols = os.environ.get("COLUMNS", "")
+    return int(cols) if cols.isascii() and cols.isdigit() and 40 <= int(cols) <= 1000 else 80
+
+
 def render_text(result, file=None, max_outliers: int = 0, fail_on=None) -> None:
     """Outliers (one line a node), NCCL hosts that differ, splits, failed inputs, the summary, then
     (with `fail_on`, a severity) the nodes with findings at or above it. `max_outliers` > 0 lists
@@ -29,10 +35,8 @@ def render_text(result, file=None, max_outliers: int = 0, fail_on=None) -> None:
     from .summary import rows
 
     out = file or sys.stdout
-    cols = os.environ.get("COLUMNS", "")  # not a terminal: $COLUMNS, else 80 (a ticket, a pager)
-    width = int(cols) if cols.isascii() and cols.isdigit() and 40 <= int(cols) <= 1000 else 80
     console = Console(file=out, highlight=False, markup=False, emoji=False,
-                      width=None if out.isatty() else width)
+                      width=None if out.isatty() else _width_off_terminal())
     c = result.comparison
     grouped = len(c.groups) > 1
     head = (f"{_n(c.nodes, 'node')} compared on {_n(c.keys, 'fingerprint key')}"

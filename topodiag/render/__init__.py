@@ -27,6 +27,20 @@ FORMATS: dict[str, tuple[str, str, str]] = {
     "graphml": ("graph", "render_graphml", "the topology graph in GraphML (networkx's writer)"),
 }
 
+# What a command's --format offers: the option's value -> the format of FORMATS it renders. The CLI's
+# format choices are made from this (format_enum), so a format is named in one place.
+OFFERED: dict[str, dict[str, str]] = {
+    "check": {"text": "text", "json": "json", "prometheus": "prometheus", "html": "html"},
+    "show": {"table": "table", "json": "topology-json", "dot": "dot", "graphml": "graphml"},
+}
+
+
+def format_enum(command: str, name: str) -> Any:
+    """The --format choices of a command as a str Enum (what typer offers), from OFFERED."""
+    from enum import Enum
+
+    return Enum(name, {value: value for value in OFFERED[command]}, type=str)
+
 
 def renderer(fmt: str):
     """The render function of a format; KeyError naming the formats when unknown."""

@@ -158,6 +158,14 @@ def _same_but_subject(findings: list, verbose: bool) -> list:
     return out
 
 
+def _platform_line(console, d, width: int) -> None:
+    """The inferred platform, its confidence and hints (issue 27), under the verdict."""
+    if getattr(d, "platform", ""):
+        from rich.text import Text
+
+        console.print(Text(_hanging(f"Platform: {d.platform}", width, "", "  "), style="dim"))
+
+
 # what to do, by the rule's action (engine/findings.py ACTIONS), after "->" on a finding's line
 DO = {"reset-gpu": "reset the GPU when idle (nvidia-smi -r) or reboot the node",
       "reboot": "reboot the node", "reseat-cable": "reseat or replace the cable or transceiver",
@@ -323,6 +331,7 @@ def render(diagnosis, stream=None, **options: Any) -> None:
     console.print(Text(_hanging(meta_line(run_meta(d)), width, "", "  "), style="dim"))
     console.print(Text(_hanging(f"{cov.text()} | {read} | profile: {d.profile_how or '-'}", width, "", "  "),
                        style="dim" if not cov.missing else ""))
+    _platform_line(console, d, width)
     if outcome.findings:
         console.print()
         _print_findings(console, outcome, width, verbose)

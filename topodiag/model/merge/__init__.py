@@ -2,12 +2,17 @@
 
 Each module of this package (names without a leading underscore) declares
     SOURCES = ("source", ...)   the parser source names it merges
-    ORDER = <int>               its place in the merge order
+    PROVIDES = ("fact", ...)    the facts it is the first word on (node kinds, edges, facts of nodes)
+    NEEDS = ("fact", ...)       the facts that must be in the graph before it merges: it joins onto
+                                them or only fills their gaps (the first value of a fact stays)
     def merge(topo, item, host_id)
 and `build` finds them itself (pkgutil over this package): a new source costs one module here.
-Inputs are merged by (ORDER, place of the source in SOURCES), whatever the order of the arguments,
-so node ids and first-seen facts do not depend on it: `topo -m`, `topo -p2p`, `nvlink -s`, NVML,
-NCCL's topology XML, ibstat, ibv_devinfo, ibstatus, the sysfs probe, NCCL logs, nccl-tests.
+The merge order is derived: a module comes after every module that PROVIDES something it NEEDS
+(a topological sort; modules free to go in either order go by name). Inputs are merged in that
+order, then by the place of the source in SOURCES, whatever the order of the arguments, so node ids
+and first-seen facts do not depend on it: `topo -m`, `topo -p2p`, `nvlink -s`, NVML, `nvidia-smi -q`,
+NCCL's topology XML, the IB tools, `rdma link`, the sysfs probe, the GPU scope, NCCL logs and
+nccl-tests, then the other run records. `python -m topodiag.model.merge` prints the order and why.
 Sources no module merges are noted (`topology.notes`) and skipped. After the merge, `paths`
 checks the NVLink counts the inputs imply against each other.
 
@@ -35,29 +40,73 @@ Merge = Callable[[Topology, ParsedInput, str], None]
 
 
 def discover(package: ModuleType) -> tuple[ModuleType, ...]:
-    """The merge modules of a package, in merge order; TypeError for one that lacks SOURCES, ORDER
-    or merge, ValueError when two share an ORDER or claim one source."""
+    """The merge modules of a package, in merge order; TypeError for one that lacks SOURCES, PROVIDES,
+    NEEDS or merge, ValueError for a source two modules claim, a need nobody provides, a fact a
+    module both provides and needs, or a cycle of needs."""
     mods = []
     for info in pkgutil.iter_modules(package.__path__):
         if info.name.startswith("_"):
             continue
         mod = importlib.import_module(f"{package.__name__}.{info.name}")
-        sources, order, merge = (getattr(mod, n, None) for n in ("SOURCES", "ORDER", "merge"))
-        if not (isinstance(sources, tuple) and sources and isinstance(order, int) and callable(merge)):
-            raise TypeError(f"{mod.__name__}: a merge module declares SOURCES (a tuple of source "
-                            "names), ORDER (an int) and merge(topo, item, host_id)")
+        if not _declares(mod):
+            raise TypeError(f"{mod.__name__}: a merge module declares SOURCES (a tuple of source names), "
+                            "PROVIDES and NEEDS (tuples of fact names) and merge(topo, item, host_id)")
         mods.append(mod)
-    mods.sort(key=lambda m: m.ORDER)
-    for prev, mod in zip(mods, mods[1:]):
-        if prev.ORDER == mod.ORDER:
-            raise ValueError(f"{prev.__name__} and {mod.__name__} share ORDER {mod.ORDER}")
     seen: dict[str, str] = {}
     for mod in mods:
         for source in mod.SOURCES:
             if source in seen:
                 raise ValueError(f"{source} is merged by both {seen[source]} and {mod.__name__}")
             seen[source] = mod.__name__
-    return tuple(mods)
+    return tuple(sorted_by_needs(mods))
+
+
+def _declares(mod: ModuleType) -> bool:
+    sources, provides, needs, merge = (getattr(mod, n, None) for n in ("SOURCES", "PROVIDES", "NEEDS", "merge"))
+    return (isinstance(sources, tuple) and bool(sources) and callable(merge)
+            and all(isinstance(t, tuple) and all(isinstance(x, str) for x in t) for t in (sources, provides, needs)))
+
+
+def dependencies(mods) -> dict[str, dict[str, tuple[str, ...]]]:
+    """module name -> {module it comes after: the facts it needs from that one}; ValueError for a
+    need nobody provides or a fact a module both provides and needs."""
+    providers: dict[str, list] = {}
+    for mod in mods:
+        for fact in mod.PROVIDES:
+            providers.setdefault(fact, []).append(mod)
+    out: dict[str, dict[str, tuple[str, ...]]] = {}
+    for mod in mods:
+        after: dict[str, list[str]] = {}
+        for fact in mod.NEEDS:
+            if fact in mod.PROVIDES:
+                raise ValueError(f"{mod.__name__} both provides and needs {fact}")
+            if fact not in providers:
+                raise ValueError(f"{mod.__name__} needs {fact}, which no merge module provides")
+            for other in providers[fact]:
+                after.setdefault(other.__name__, []).append(fact)
+        out[mod.__name__] = {k: tuple(v) for k, v in after.items()}
+    return out
+
+
+def sorted_by_needs(mods) -> list[ModuleType]:
+    """The modules in an order where each comes after those that provide what it needs; among the
+    modules free to go, the first by name. ValueError naming the modules of a cycle."""
+    by_name = {m.__name__: m for m in mods}
+    waiting = {name: set(after) for name, after in dependencies(mods).items()}
+    ready = sorted(name for name, after in waiting.items() if not after)
+    out: list[ModuleType] = []
+    while ready:
+        name = ready.pop(0)
+        out.append(by_name[name])
+        del waiting[name]
+        for other, after in waiting.items():
+            if name in after:
+                after.discard(name)
+                if not after:
+                    ready = sorted(ready + [other])
+    if waiting:
+        raise ValueError(f"merge modules that need each other's facts (a cycle): {', '.join(sorted(waiting))}")
+    return out
 
 
 @lru_cache(maxsize=1)
@@ -69,7 +118,7 @@ def merge_modules() -> tuple[ModuleType, ...]:
 @lru_cache(maxsize=1)
 def _by_source() -> dict[str, tuple[tuple[int, int], Merge]]:
     """source -> (sort key, merge function)."""
-    return {source: ((mod.ORDER, i), mod.merge) for mod in merge_modules()
+    return {source: ((place, i), mod.merge) for place, mod in enumerate(merge_modules())
             for i, source in enumerate(mod.SOURCES)}
 
 
@@ -106,3 +155,16 @@ def _host_from(items: list[ParsedInput]) -> str | None:
             if len(hosts) == 1:
                 return hosts[0]
     return None
+
+
+def explain() -> str:
+    """The merge order, each module with the facts that put it after others (`python -m topodiag.model.merge`)."""
+    mods = merge_modules()
+    deps = dependencies(mods)
+    lines = []
+    for place, mod in enumerate(mods, 1):
+        name = mod.__name__.rsplit(".", 1)[1]
+        after = "; ".join(f"{other.rsplit('.', 1)[1]} ({', '.join(facts)})" for other, facts in deps[mod.__name__].items())
+        lines.append(f"{place:2}. {name}: {', '.join(mod.SOURCES)}" + (f"  after {after}" if after else ""))
+    return "\n".join(lines)
+

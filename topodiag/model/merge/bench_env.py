@@ -10,7 +10,8 @@ from ..topology import Topology
 from ._shared import observe
 
 SOURCES = ("nccl_env", "nccl_diag", "p2p_bandwidth_latency", "nvbandwidth")
-ORDER = 86
+PROVIDES = ("run-environment",)
+NEEDS = ("run-records",)  # observations: after the run records
 
 
 def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:

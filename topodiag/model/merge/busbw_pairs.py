@@ -9,7 +9,8 @@ from ..topology import Topology
 from ._shared import observe
 
 SOURCES = ("busbw_pairs",)
-ORDER = 81
+PROVIDES = ("run-records",)
+NEEDS = ("nccl-runs",)  # observations: after the NCCL runs
 
 
 def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:

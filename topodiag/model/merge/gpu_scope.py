@@ -11,7 +11,8 @@ from ..topology import Topology
 from ._shared import observe, ref
 
 SOURCES = ("gpu_scope",)
-ORDER = 75  # after NVML (40), nvidia-smi -q (45), NCCL's XML (50) and the sysfs probe (70): their bus ids first
+PROVIDES = ("job-visibility",)
+NEEDS = ("bus-ids", "pcie-widths", "pci-tree", "pci-paths")  # joins GPUs by the bus ids the others gave
 
 
 def _bus_gpus(topo: Topology) -> dict[str, str]:

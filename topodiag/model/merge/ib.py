@@ -13,7 +13,8 @@ from ..topology import Topology
 from ._shared import observe, ref, software_rdma
 
 SOURCES = ("ibstat", "ibv_devinfo", "ibstatus")
-ORDER = 60
+PROVIDES = ("nic-ports",)
+NEEDS = ("nics",)  # CAs join the NICs topo -m and NCCL name
 
 
 def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:

@@ -14,7 +14,8 @@ from ..topology import Topology
 from ._shared import add_numa_cpus, observe, ref
 
 SOURCES = ("nccl_topo_xml",)
-ORDER = 50
+PROVIDES = ("nics", "pci-tree")  # NCCL's NICs, CPUs, PCI switches and NVSwitches, the PCI tree
+NEEDS = ("gpus", "pcie-widths")  # GPUs join by CUDA index where one is known; the tools' PCIe facts first
 
 
 def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:

@@ -11,7 +11,8 @@ from ..topology import Topology
 from ._shared import ref
 
 SOURCES = ("nvidia_smi_q",)
-ORDER = 45  # after NVML (40): NVML's facts come first, this fills what it lacks
+PROVIDES = ("pcie-widths",)  # max PCIe width and generation per GPU
+NEEDS = ("bus-ids", "pcie-links")  # joins GPUs by bus id; NVML's facts come first, this fills what it lacks
 
 
 def _short(bus: str) -> str:

@@ -9,7 +9,8 @@ from ..topology import Topology
 from ._shared import observe, ref
 
 SOURCES = ("nvidia_smi_nvlink_s",)
-ORDER = 30
+PROVIDES = ("nvlink-links",)
+NEEDS = ("gpus",)  # its "GPU 3:" joins the GPU topo names gpu:3
 
 
 def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:

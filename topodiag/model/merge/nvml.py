@@ -12,7 +12,8 @@ from ..topology import Topology
 from ._shared import observe, ref
 
 SOURCES = ("nvml",)
-ORDER = 40
+PROVIDES = ("bus-ids", "pcie-links")  # GPU bus ids (with their aliases), PCIe link generation and width
+NEEDS = ("gpus", "nvlink-links", "path-classes", "p2p-status")  # joins by index; fills only what the tools did not print
 
 P2P_KEYS = {"read": "status_r", "write": "status_w", "nvlink": "status_n", "atomics": "status_a"}
 

@@ -9,7 +9,8 @@ from ..topology import Topology
 from ._shared import observe
 
 SOURCES = ("nccl_debug", "nccl_tests")
-ORDER = 80
+PROVIDES = ("nccl-runs",)  # NCCL logs and nccl-tests results (observations on the host)
+NEEDS = ("job-visibility",)  # after which GPUs the job could see
 
 
 def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:

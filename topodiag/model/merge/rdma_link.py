@@ -20,7 +20,8 @@ from ..topology import Topology, source_ref
 from ._shared import software_rdma
 
 SOURCES = ("rdma_link",)
-ORDER = 65  # after the IB tools (60: ibstat, ibv_devinfo, ibstatus), before the sysfs probe (70)
+PROVIDES = ("netdevs",)  # each port's network device
+NEEDS = ("nic-ports",)  # the IB tools' port facts come first, this one fills gaps
 
 # RdmaLink field -> port fact (the IB tools' names where they say the same thing)
 _PORT_FACTS = {

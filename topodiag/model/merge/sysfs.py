@@ -13,7 +13,8 @@ from . import ib
 from ._shared import observe, ref
 
 SOURCES = ("sysfs_infiniband",)
-ORDER = 70
+PROVIDES = ("pci-paths",)  # the PCI path, link speed and width of GPUs and HCAs
+NEEDS = ("bus-ids", "nic-ports", "netdevs", "pci-tree")  # joins GPUs by bus id; the tools' ports, netdevs and NCCL's tree first
 
 
 def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:

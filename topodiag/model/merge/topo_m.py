@@ -11,7 +11,8 @@ from ._shared import add_numa_cpus, gpu_id, ref
 from ...parsers.base import is_digits
 
 SOURCES = ("nvidia_smi_topo_m",)
-ORDER = 10
+PROVIDES = ("gpus", "nics", "numa", "path-classes")  # GPUs by index, NICs, NUMA affinity, the printed path classes
+NEEDS = ()
 
 
 def _device_id(dev: Any) -> str:

@@ -10,7 +10,8 @@ from ._shared import gpu_id, ref
 from ...parsers.base import is_digits
 
 SOURCES = ("nvidia_smi_topo_p2p",)
-ORDER = 20
+PROVIDES = ("gpus", "p2p-status")  # the same GPU names as topo -m (GPU3: gpu:3)
+NEEDS = ()
 
 
 def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:

@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from ..base import is_digits, ParseError
+from ..base import is_digits
+from . import classify
 from .records import (IB_MTU_BYTES, MAX_CACHE, MAX_DEVS_PER_HOST, MAX_ENV, MAX_HOSTS, MAX_LIST, MAX_NET_DEVICES,
-                      MAX_NETWORKS, MAX_QP_MTUS, MAX_RANKS, MAX_SAMPLE, MAX_TEXT, MAX_TRANSPORTS, NO_NCCL, ErrorLine,
-                      LogLine, NetDevice, QpMtu, Rank, Result)
+                      MAX_NETWORKS, MAX_QP_MTUS, MAX_RANKS, MAX_SAMPLE, MAX_TEXT, MAX_TRANSPORTS, ErrorLine, LogLine,
+                      NetDevice, QpMtu, Result, add_name as _add_name)
 
 PREFIX_RE = re.compile(r"([^\s:\[\]`'\"]+):[0-9]+:[0-9]+\s+\[([0-9]+)\]")  # a pasted `host:pid:tid [dev]` keeps no quote
 NODES_RE = re.compile(r" nNodes ([0-9]+)")
@@ -72,35 +73,9 @@ def _end_point(tok: str) -> tuple[Optional[int], Optional[str]]:
     return (int(num) if is_digits(num) else None), (inner or None)
 
 
-def _classify_error(s: str) -> Optional[str]:
-    if "Got completion from peer" in s:
-        return "ib_completion"
-    if "remote process exited" in s:
-        return "remote_process_exited"
-    if "unhandled system error" in s:
-        return "unhandled_system_error"
-    if "internal error" in s:
-        return "internal_error"
-    if "unhandled cuda error" in s:
-        return "unhandled_cuda_error"
-    if "Cuda failure" in s:
-        return "cuda_failure"
-    if "Connection closed by remote peer" in s:
-        return "connection_closed"
-    if "NCCL failure" in s:
-        return "nccl_failure"
-    return None
-
-
 def _address(spec: str) -> str:
     """'10.149.0.32<0>' -> '10.149.0.32': a NET/Socket or Bootstrap device's address without its index."""
     return spec[:-3] if spec.endswith("<0>") else re.sub(r"<[0-9]+>$", "", spec)
-
-
-def _add_name(names: list[str], name: str) -> None:
-    name = name.strip()[:MAX_TEXT]
-    if name and name not in names and len(names) < MAX_NETWORKS:
-        names.append(name)
 
 
 def _ends(collnet: bool, toks: list[str]) -> list[tuple]:
@@ -188,6 +163,8 @@ class Facts:
         self.tag_texts_b: set[bytes] = set()  # the reader: tag texts read whose reading again does nothing
         self.banners_b: set[bytes] = set()  # the reader: bare "NCCL version" lines read (`other`)
         self.pending: list[ErrorLine] = []
+        self.unrecognised: list[tuple[int, str]] = []  # (line, text) of failure lines no entry explains
+        self.unrecognised_total = 0
         self.transport_cache: dict[str, str] = {}
         self.qp_mtus: dict[tuple, list] = {}  # (host, net_dev, ib_dev, port, link_layer, mtu) -> [qps, line_no]
         self.qp_seen_b: dict[tuple, tuple] = {}  # the reader: (raw prefix, raw fields) -> the key above
@@ -241,17 +218,45 @@ class Facts:
         elif len(t) < MAX_TRANSPORTS:
             t[key] = 1
 
-    def add_error(self, line_no: int, text: str, kind: str) -> None:
-        """Errors of a chunk come from several scans: gathered here, put in line order by flush_errors."""
+    def add_error(self, line_no: int, text: str, kind: str, hit=None) -> None:
+        """Errors of a chunk come from several scans: gathered here, put in line order by flush_errors.
+        `hit`: the catalogue match that explains the line (classify.match), if any."""
         self.errors_total += 1
         if len(self.errors) + len(self.pending) < MAX_LIST:
-            self.pending.append(ErrorLine(line_no, text[:MAX_TEXT], kind))
+            f = classify.fields(hit)
+            self.pending.append(ErrorLine(line_no, text[:MAX_TEXT], kind, f["cls"], f["entry"], f["severity"],
+                                          f["consequence"]))
+
+    def failure(self, line_no: int, line: str, message: str, kind: Optional[str] = None) -> None:
+        """A failure line (WARN, old-form WARN, "Last error" detail): classified by its message through
+        the catalogues; an error unless its entry is informational; unrecognised when none explains it."""
+        hit, mkind, f = classify.reading(message)
+        kind = mkind or kind
+        if hit is None:
+            self.unrecognised_total += 1
+            if len(self.unrecognised) < MAX_LIST:
+                self.unrecognised.append((line_no, line[:MAX_TEXT]))
+        if kind is not None and f[0] != "informational":
+            self.errors_total += 1
+            if len(self.errors) + len(self.pending) < MAX_LIST:
+                self.pending.append(ErrorLine(line_no, line[:MAX_TEXT], kind, *f))
+
+    def fault_info(self, line_no: int, line: str, message: str) -> None:
+        """An INFO line whose wording signals a fault: an error when its catalogue entry says error or
+        critical and that NCCL prints at INFO (the INFO messages that are failures, not NCCL's retries,
+        probes and fallbacks; a message some release printed as WARN is not one when printed at INFO)."""
+        hit = classify.match(message)
+        if hit is not None and hit.entry.level == "INFO" and hit.entry.severity in ("error", "critical") \
+                and hit.entry.cls != "informational":
+            self.add_error(line_no, line, classify.kind_of(line, hit) or "nccl_error", hit)
 
     def flush_errors(self) -> None:
         if self.pending:
             self.pending.sort(key=lambda e: e.line_no)
             self.errors.extend(self.pending[: MAX_LIST - len(self.errors)])
             self.pending = []
+        if len(self.unrecognised) > 1:
+            self.unrecognised.sort()
 
     # ---- line kinds ----------------------------------------------------------------------
     def count_connections(self, chunk: bytes, base: int, conn: bytes, cnt: int) -> None:
@@ -579,9 +584,7 @@ class Facts:
         self.warnings_total += 1
         if len(self.warnings) < MAX_LIST:
             self.warnings.append(LogLine(line_no, line[:MAX_TEXT]))
-        kind = _classify_error(line)
-        if kind:
-            self.add_error(line_no, line, kind)
+        self.failure(line_no, line, classify.warn_message(line))
         at = line.find("NCCL WARN NET/") if "NET/" in line else -1
         if at >= 0:
             # matched from the line's first plugin WARN tag only: a search tried every repeat of the tag
@@ -602,13 +605,13 @@ class Facts:
             elif "Some NCCL operations have failed or timed out" in line:
                 self.add_error(line_no, line, "watchdog_abort")
             else:
-                kind = _classify_error(line)
+                kind = classify.legacy_kind(line) or ("nccl_error" if "NCCL error in" in line else None)
                 if kind:
-                    self.add_error(line_no, line, kind)
+                    self.add_error(line_no, line, kind, self.result_hit(line))
             return True
         if "NCCL failure" in line or "NCCL error" in line:
-            kind = _classify_error(line) or ("nccl_failure" if "NCCL failure" in line else "nccl_error")
-            self.add_error(line_no, line, kind)
+            kind = classify.legacy_kind(line) or ("nccl_failure" if "NCCL failure" in line else "nccl_error")
+            self.add_error(line_no, line, kind, self.result_hit(line))
             return True
         i = line.find("NCCL version ")
         if i >= 0:
@@ -617,6 +620,12 @@ class Facts:
                 self.banner(line[i:])
                 return True
         return False
+
+    @staticmethod
+    def result_hit(line: str):
+        """The entry of the ncclGetErrorString text an "NCCL error in: ..." line carries, if any."""
+        msg = classify.result_message(line)
+        return classify.match(msg) if msg else None
 
     def net_by_rank(self) -> dict[str, list[str]]:
         """{rank: the NET transports of its connection lines} for the ranks whose host is not known
@@ -653,81 +662,10 @@ class Facts:
 
     # ---- freeze ---------------------------------------------------------------------------
     def result(self) -> Result:
-        if self.nccl == 0:
-            raise ParseError(NO_NCCL, self.n)
-        if self.comm_nranks is not None:
-            nranks, nfrom = self.comm_nranks, "comm"
-        elif self.ring_nranks:
-            nranks, nfrom = self.ring_nranks, "ring"
-        elif self.max_rank >= 0:
-            nranks, nfrom = self.max_rank + 1, "max_rank"
-        else:
-            nranks, nfrom = None, None
-        ranks = tuple(
-            Rank(r, v[0], v[1], v[2], v[3])
-            for r, v in sorted(self.ranks.items())
-            if nranks is None or r < nranks
-        )
-        gdr = True if self.gdr_on else (False if self.gdr_off else None)
-        plugin = self.plugin_loaded or self.plugin_p2p or ("aws-ofi-nccl" if self.plugin_ofi else None)
-        failed = list(self.plugins_failed)
-        refused = self.refused_plugin(plugin)
-        if refused:
-            _add_name(failed, refused)
-        socket_seen = (self.network == "Socket" or any(k.startswith("NET/Socket") for k in self.transports)
-                       or any(d.kind == "socket" for d in self.devices.values()))
-        reasons: list[str] = []
-        if socket_seen:
-            if self.ib_no_device:
-                reasons.append("NET/IB : No device found")
-            reasons += [f"Failed to initialize NET plugin {name}" for name in self.plugins_failed]
-            if refused:
-                reasons.append(f"net plugin {refused} refused ({self.refusals[0]})")
-            if self.env.get("NCCL_IB_DISABLE") == "1":
-                reasons.append("NCCL_IB_DISABLE=1")
-            if self.env.get("NCCL_NET", "").lower() == "socket":
-                reasons.append("NCCL_NET=Socket")
-        cuda = self.cuda or self.driver
-        return Result(
-            nccl_version=self.version,
-            cuda_version=cuda,
-            cuda_driver_version=self.driver,
-            hosts=tuple(sorted(self.hosts)),
-            cuda_devs={h: sorted(d) for h, d in sorted(self.cuda_devs.items())},
-            nranks=nranks,
-            nranks_from=nfrom,
-            nnodes=self.nnodes,
-            ranks=ranks,
-            network=self.network,
-            networks=tuple(self.networks),
-            net_plugin=plugin,
-            net_plugin_path=self.plugin_path,
-            net_plugins_initialized=tuple(self.plugins_initialized),
-            net_plugins_failed=tuple(failed),
-            net_plugin_refusals=tuple(self.refusals),
-            net_plugin_assigned=self.plugin_assigned,
-            collnet_plugin=self.collnet_plugin,
-            net_devices=tuple(self.devices.values()),
-            bootstrap_interfaces=tuple(self.bootstrap.values()),
-            gid_index=self.gid,
-            qp_mtus=self.qp_result(),
-            gdr=gdr,
-            gdr_lines=tuple(self.gdr_lines),
-            transports=dict(sorted(self.transports.items())),
-            net_by_host=self.net_by_host(),
-            net_by_rank=self.net_by_rank(),
-            connections_sample=tuple(self.sample),
-            env=dict(sorted(self.env.items())),
-            channels=dict(self.channels),
-            init_complete=self.init_complete,
-            warnings=tuple(self.warnings),
-            warnings_total=self.warnings_total,
-            errors=tuple(self.errors),
-            errors_total=self.errors_total,
-            socket_fallback_reasons=tuple(reasons),
-            lines=self.n,
-            nccl_lines=self.nccl,
-        )
+        """The Result (freeze.py); ParseError when no NCCL line was seen."""
+        from .freeze import result  # noqa: PLC0415  (freeze.py reads this module's helpers)
+
+        return result(self)
 
 
 # The fact messages Facts reads by their start (the scanner's SCAN_RE picks out the same starts).

@@ -32,8 +32,9 @@ from typing import BinaryIO, Iterable, Iterator, Optional
 from .. import _chunks, _linescan
 from .._chunks import CHUNK
 from ..base import ANSI_RE
+from . import classify
 from .facts import Facts
-from .records import MAX_CACHE, MAX_GDR_LINES, MAX_TEXT, LogLine, Result
+from .records import MAX_CACHE, MAX_GDR_LINES, MAX_LIST, MAX_TEXT, LogLine, Result
 
 # connection lines, keyed with their channel number: one group, so no tuple per line
 CONN_RE = re.compile(rb"NCCL INFO ((?:Channel|Ring|CollNet) [^:\n]*: [^\n]*|\d{1,7}\[[0-9a-fA-Fx]{0,16}\] -> [^\n]*)")
@@ -67,6 +68,8 @@ SCAN_RE = re.compile(rb"NCCL (?:(?:INFO |TRACE )(?:\[Rank [0-9]{1,9}\] )?((?:" +
 QP_RE = re.compile(rb"NET/IB: (?:[A-Za-z_][A-Za-z0-9_]{0,48}: )?(?:(NCCL (?:Merged)?Dev|Dev) ([0-9]{1,6}) )?"
                    rb"(?:I[bB]Dev ([0-9]{1,6}) )?Port ([0-9]{1,4}) qp(?:n|_num) [0-9]{1,12} mtu ([0-9]{1,3}) "
                    rb"(?:query_ece=\{[^}\n]{0,300}\} )?(LID|GID) (-?[0-9]{1,12})")
+# INFO wording that may signal a fault (classify.py decides, through the catalogue, once per distinct text)
+FAULT_RE = re.compile(rb"[Ff]ail|[Ee]rror|[Uu]nable|[Cc]ould not|[Tt]ime ?out|timed out|[Aa]bort")
 OTHER_MARKS = (b"ProcessGroupNCCL", b"NCCL failure", b"NCCL error", b"NCCL version")
 WARN = b"NCCL WARN"
 TRACE = b"NCCL TRACE"
@@ -188,11 +191,26 @@ def feed(st: Facts, raw: bytes, dg: Optional[Digest] = None) -> None:
     _facts(st, c, base, messages, per_line)
     for pos, ls, le, i in warns:  # WARN lines: the first tag of each line
         st.warn(base + i + 1, _text(c[ls:le]).strip(), _text(c[ls:pos]))
+    if not n_warn and not n_info and b"WARN " in c:  # NCCL 1.x-2.2's WARN: a log with no tag at all
+        _old_warns(st, c, base)
     # NCCL lines without a tag: banner, watchdog, failures (the lines of the marks found, tagged ones
     # left out there)
     if marked or marks & 8:
         _untagged(st, c, base, marked, marks & 8)
     st.flush_errors()
+
+
+def _old_warns(st: Facts, c: bytes, base: int) -> None:
+    """NCCL 1.x's `WARN file.cu:123 message` and 2.0-2.2's `host:pid:tid [0] file.cu:123 WARN message`."""
+    ln = _LineNo(c, base)
+    for pos, pre, msg in classify.old_warns(c):
+        ls, le = _line_at(c, pos)
+        line = _text(c[ls:le]).strip()
+        st.nccl += 1
+        st.warnings_total += 1
+        if len(st.warnings) < MAX_LIST:
+            st.warnings.append(LogLine(ln.at(ls), line[:MAX_TEXT]))
+        st.failure(ln.at(ls), line, msg)
 
 
 def _gdr(st: Facts, c: bytes, base: int, marks: int) -> None:
@@ -223,6 +241,9 @@ def _facts(st: Facts, c: bytes, base: int, messages: dict, per_line: list[int]) 
             continue
         m = SCAN_RE.match(key)
         msg_b = m.group(1) if m is not None else None
+        if FAULT_RE.search(key) is not None and key.startswith(b"NCCL INFO "):  # once per distinct text
+            ls, le = _line_at(c, pos)
+            st.fault_info(lines.at(pos), _text(c[ls:le]).strip(), _text(key[10:]).strip())
         final = msg_b is None or _fact(st, c, lines, pos, msg_b)
         if not final:  # a text that counts on every line (Connected NVLS): read once per line
             for _ in range(cnt - 1):
@@ -326,6 +347,7 @@ def _untagged(st: Facts, c: bytes, base: int, marked: list[int], watchdog: int) 
             starts.add(ls)
             pos = c.find(OTHER_MARKS[0], le)
     ln = _LineNo(c, base)
+    done = -1  # the last "Last error:" read
     banners = st.banners_b  # a bare banner line read before does nothing more than count again
     for ls in sorted(starts):
         _, le = _line_at(c, ls)
@@ -335,12 +357,27 @@ def _untagged(st: Facts, c: bytes, base: int, marked: list[int], watchdog: int) 
         if line in banners:
             st.nccl += 1
             continue
-        if st.other(ln.at(ls), _text(line).strip()):
+        line_no = ln.at(ls)
+        if st.other(line_no, _text(line).strip()):
             st.nccl += 1
+            if b"NCCL error" in line:
+                done = _last_error(st, c, ls, le, line_no, done)
             if b"ProcessGroupNCCL" not in line and b"NCCL failure" not in line and b"NCCL error" not in line:
                 if len(banners) >= MAX_CACHE:
                     banners.clear()
                 banners.add(line)  # Facts.other read it as a banner: the first version wins
+
+
+def _last_error(st: Facts, c: bytes, ls: int, le: int, line_no: int, done: int) -> int:
+    """The detail an application prints after "Last error:" (ncclGetLastError: NCCL's last WARN text),
+    a few lines below its "NCCL error in: ..." line (at `ls`, line `line_no`); each read once."""
+    got = classify.last_error_after(c, le)
+    if got is None or got[0] <= done:
+        return done
+    pos, at, detail = got
+    dls, dle = _line_at(c, at)
+    st.failure(line_no + c.count(b"\n", ls, dls), _text(c[dls:dle]).strip(), detail, "last_error")
+    return pos
 
 
 # ---- cutting input into chunks, and the entry points ------------------------------------------------

@@ -73,9 +73,16 @@ class LogLine:
 
 @dataclass(frozen=True)
 class ErrorLine:
+    """A failure line: its kind (classify.py), and what the catalogue entry that explains it says
+    (class_ is written "class" in JSON; None/False when no entry does)."""
+
     line_no: int
     text: str
     kind: str
+    class_: Optional[str] = None
+    entry: Optional[str] = None
+    severity: Optional[str] = None
+    consequence: bool = False
 
 
 @dataclass(frozen=True)
@@ -117,6 +124,14 @@ class Result:
     errors: tuple[ErrorLine, ...] = ()
     errors_total: int = 0
     socket_fallback_reasons: tuple[str, ...] = ()
+    unrecognised: tuple[LogLine, ...] = ()
+    unrecognised_total: int = 0
     lines: int = 0
     nccl_lines: int = 0
 
+
+def add_name(names: list[str], name: str) -> None:
+    """Append a stripped name once, within MAX_NETWORKS (the capped name lists of the Result)."""
+    name = name.strip()[:MAX_TEXT]
+    if name and name not in names and len(names) < MAX_NETWORKS:
+        names.append(name)
