@@ -99,8 +99,13 @@ def test_one_colour_per_severity_and_a_legend():
     legend = next(g for g in svg.iter(f"{SVG}g") if g.get("class") == "legend")
     assert [t.text for t in legend.iter(f"{SVG}text")][:4] == ["critical", "error", "warning", "info"]
     marked = {el.get("data-node"): el.get("class") for el in svg.iter(f"{SVG}g") if el.get("data-node")}
-    assert "sev-warning" in marked["gpu:0"] and "sev-warning" in marked["nic:mlx5_0"]  # TOPO002/TOPO003
+    assert "sev-info" in marked["gpu:0"] and "sev-info" in marked["nic:mlx5_0"]  # TOPO002/TOPO003: by design, info
     assert marked["nic:mlx5_1"] is None  # a NIC no finding names stays unmarked
+    _, page = _render(ROOT / "fixtures" / "hosts" / "h800-nv8-4nic")
+    svg = _drawing(page)
+    groups = {el.get("data-node"): el for el in svg.iter(f"{SVG}g") if el.get("data-node")}
+    assert "sev-warning" in groups["gpu:0"].get("class") and "sev-warning" in groups["nic:mlx5_0"].get("class")
+    assert groups["gpu:0"].find(f"{SVG}rect").get("stroke") == SEV_COLOUR["warning"] != SEV_COLOUR["error"]
 
 
 def test_nvswitch_nodes_are_a_switch_plane_not_arcs():
