@@ -88,9 +88,10 @@ def test_output_leaves_the_old_file_and_no_temp_file_when_rendering_fails(tmp_pa
 
 
 def test_output_into_a_missing_directory_is_one_line_and_exit_3(tmp_path):
-    res = CliRunner().invoke(app, ["check", "--from", str(B300), "--output", str(tmp_path / "no" / "r.txt")])
+    res = CliRunner().invoke(app, ["check", "--from", str(B300), "--output", str(tmp_path / "no\x1b[2J" / "r.txt")])
     assert res.exit_code == ExitCode.INCOMPLETE
     assert res.stderr.startswith("topodiag: error: ") and "cannot write the report" in res.stderr
+    assert "\x1b" not in res.stderr and res.stderr.count("\n") == 1  # the path's escape shown, not acted on
 
 
 @pytest.mark.parametrize("argv", [

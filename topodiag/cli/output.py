@@ -44,7 +44,7 @@ def report_stream(path: Optional[str]) -> Iterator[TextIO]:
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
     except OSError as exc:
-        raise InputError(path, f"cannot write the report: {exc.strerror or exc}") from None
+        raise InputError(_shown(path), f"cannot write the report: {exc.strerror or exc}") from None
     ok = False
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -90,7 +90,14 @@ def _commit(fh, tmp: str, target: str, path: str) -> None:
             finally:
                 os.close(dfd)
     except OSError as exc:
-        raise InputError(path, f"cannot write the report: {exc.strerror or exc}") from None
+        raise InputError(_shown(path), f"cannot write the report: {exc.strerror or exc}") from None
+
+
+def _shown(path: str) -> str:
+    """The path as an error may print it: control characters escaped, bounded."""
+    from ..render.sanitise import line
+
+    return line(path, 300)
 
 
 def _umask() -> int:
