@@ -57,6 +57,9 @@ class Diagnosis:
     elapsed_s: float = 0.0
     records: list = field(default_factory=list)  # live collection's records (empty for files)
     platform: str = ""  # the platform inferred from the inputs' hints, its confidence, and what did not run for want of one
+    collected_at: Optional[str] = None  # UTC ISO 8601: when the inputs were collected, where known
+    host_facts: dict = field(default_factory=dict)  # kernel, ofed of the collecting host, where known
+    run_info: dict = field(default_factory=dict)  # the shell's: generated_at, command (render/meta.py)
 
     @property
     def findings(self) -> tuple:
@@ -152,6 +155,10 @@ def collect_live(options: Optional[LiveOptions] = None):
 
     gathered = gather_records(records, host=socket.gethostname(), label_root="live")
     gathered.records = records
+    gathered.collected_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    import platform
+
+    gathered.host_facts = {"kernel": platform.release()}  # this node's (no subprocess)
     return gathered
 
 
@@ -303,7 +310,8 @@ def diagnose(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveO
     outcome = run(catalog, inputs, select=select, ignore=ignore, tags=tags, config=rules_config,
                   fail_on=fail_level, problems=gathered.problems)
     return Diagnosis(outcome, topology, list(gathered.statuses), prof, profile_how, config_info, catalog,
-                     time.monotonic() - started, list(getattr(gathered, "records", None) or ()), platform)
+                     time.monotonic() - started, list(getattr(gathered, "records", None) or ()), platform,
+                     getattr(gathered, "collected_at", None), dict(getattr(gathered, "host_facts", None) or {}))
 
 
 def engine_inputs(gathered, topology, profile) -> dict[str, Any]:
@@ -334,7 +342,8 @@ def survey(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveOpt
     gathered = load(paths) if paths is not None else collect_live(live)
     topology = build_topology(gathered, host)
     return Diagnosis(None, topology, list(gathered.statuses), elapsed_s=time.monotonic() - started,
-                     records=list(gathered.records))
+                     records=list(gathered.records), collected_at=gathered.collected_at,
+                     host_facts=dict(gathered.host_facts))
 
 
 def _write_report_html(root: str) -> None:

@@ -134,9 +134,10 @@ def test_text_report_has_summary_matrix_and_findings_without_colour(probe_catalo
     res = invoke("check", "--from", str(HGX), "--format", "text")
     out = res.stdout
     assert res.exit_code == ExitCode.FINDINGS
-    assert out.startswith("FINDINGS") and "1 error" in out
+    assert out.startswith("FINDINGS") and "1 finding of 1 rule (1 error)" in " ".join(out.split())
     assert "NV18" in out and "mlx5_7" in out
-    assert "ERROR (1)" in out and " ZZZ001 probe-gpus\n  - 8 GPUs seen" in out and "why: because" in out
+    assert "\nERROR ZZZ001 8 GPUs seen" in out and "(why: topodiag explain ZZZ001)" in " ".join(out.split())
+    assert "why: because" in invoke("check", "--from", str(HGX), "--format", "text", "-v").stdout
     assert "\x1b[" not in out
     assert out.count(out.splitlines()[0]) == 2  # the verdict first and last
 
@@ -258,22 +259,28 @@ def test_a_reader_that_stops_early_does_not_change_the_exit_code(args, code):
 
 
 def test_text_report_gives_why_and_fix_once_per_rule():
-    """B300 scenario: seven IB001 findings and one IB002 -> each finding's lines, one why/fix per rule."""
+    """B300 scenario: seven IB001 findings and one IB002 -> each message once (the seven that differ
+    only in their NIC as one entry), what to do after "->", the rule's fix once; why with -v."""
     res = invoke("check", "--from", str(ROOT / "fixtures/hosts/b300-rails-disabled"), "--format", "text")
     out = res.stdout
-    assert out.count(" IB001 ib-port-down (7)\n") == 1 and out.count(" IB002 ib-rate-low\n") == 1
-    # the seven IB001 findings differ only in the NIC they name: one entry naming the seven
-    assert out.count("\n  - mlx5_") == 2
-    flat = " ".join(out.split())
-    assert "- mlx5_0, mlx5_1, mlx5_6, mlx5_7, mlx5_8, mlx5_9, mlx5_10 (7): port 1 is Down / Disabled" in flat
-    assert out.count("    why: ") == 2 and out.count("    fix: ") == 2
-    assert out.index("mlx5_10 (7)") < out.index("    why: A port carries RDMA traffic")
+    findings = out.split("\n\n")[1]  # right under the header: the first screen says what, where, what to do
+    entries = [ln for ln in findings.splitlines() if not ln.startswith(" ")]
+    assert entries[0].startswith("ERROR IB001 mlx5_0, mlx5_1") and entries[1].startswith("WARNING IB002 ")
+    assert len(entries) == 2
+    flat = " ".join(findings.split())
+    assert ("ERROR IB001 mlx5_0, mlx5_1, mlx5_6, mlx5_7, mlx5_8, mlx5_9, mlx5_10 (7): port 1 is Down / Disabled"
+            in flat)
+    assert "it carries no traffic -> reseat or replace the cable or transceiver WARNING IB002 " in flat
+    assert " ".join(out.split()).count("port 1 is Down / Disabled") == 1  # printed once, not three times
+    todo = " ".join(out.split("\nWhat to do\n")[1].split("\n\n")[0].split())  # each rule's fix once, then where its why is
+    assert todo.startswith("IB001 fix: Disabled: enable the port") and "(why: topodiag explain IB001) IB002 fix: " in todo
+    assert out.count(" fix: ") == 2
     lines = out.rstrip("\n").splitlines()
     assert lines[-2:] == lines[:2] and lines[0].startswith("FINDINGS")  # the verdict first and last
-    compact = [ln for ln in out.split("\n\n")[1].splitlines()]  # the compact view: one line per finding or group
-    assert compact[0].startswith("E IB001 mlx5_0, mlx5_1") and compact[1].startswith("W IB002 ") and len(compact) == 2
+    assert "8 findings of 2 rules (7 error, 1 warning)" in " ".join(out.split("\n\n")[0].split())
     verbose = invoke("check", "--from", str(ROOT / "fixtures/hosts/b300-rails-disabled"), "--format", "text", "-v").stdout
-    assert verbose.count("\n  - mlx5_") == 8  # --verbose: each finding on its own
+    assert verbose.count("\nERROR IB001 mlx5_") == 7  # --verbose: each finding on its own
+    assert "  IB001 why: A port carries RDMA traffic" in verbose
 
 
 def test_text_report_reads_at_80_columns():
@@ -294,6 +301,7 @@ def test_text_report_reads_at_80_columns():
     header = out.split("\n\n")[0].splitlines()[0]
     assert header.startswith("FINDINGS") and out.rstrip().endswith(out.split("\n\n")[0].splitlines()[1].strip()) \
         and out.count(header) == 2  # the verdict first and again last
+    assert "..." not in out  # wrapped, never cut
     assert not any(ln and not ln[0].isspace() and ln[0].islower() for ln in lines), "a wrapped line at column 0"
     assert sum(1 for ln in lines if ln.startswith("Skipped")) == 1 and "--verbose lists why" in out
     verbose = io.StringIO()
@@ -314,7 +322,8 @@ def test_the_checklist_view_says_what_was_checked_and_what_decided_it():
     healthy = {r.symptom: r for r in checklist(topodiag_diagnose(ROOT / "fixtures/hosts/hgx-h100-healthy-assembled").outcome)}
     assert healthy["step time far above expectation"].state == "ok" and "PERF001" in healthy["step time far above expectation"].fact
     out = invoke("check", "--from", str(ROOT / "fixtures/hosts/b300-rails-disabled"), "--format", "text").stdout
-    assert "Checklist (symptom: what decided it)" in out and "[x] poor multi-node scaling: IB001:" in " ".join(out.split())
+    assert "Checklist (symptom: what decided it)" in out
+    assert "[x] poor multi-node scaling: IB001, IB002: see the findings above" in " ".join(out.split())
 
 
 def topodiag_diagnose(path):

@@ -314,6 +314,8 @@ def test_collect_names_each_missing_source_by_its_probe_with_why():
     absent = Record("sysfs_infiniband", "not_available", "probes/pyverbs.json", "{}",
                     reason="pyverbs not importable", where="probes/pyverbs.json")
     tool = Record("ibstat", "not_available", None, reason="ibstat is not installed (not on PATH)")
-    line = collected_line([ok, absent, tool])
-    assert line == ("topodiag: collected 1 of 3 sources (not on this host: sysfs_infiniband (pyverbs.json): "
-                    "pyverbs not importable; ibstat: ibstat is not installed (not on PATH))")
+    text = collected_line([ok, absent, tool])
+    assert text.splitlines()[0] == "topodiag: collected 1 of 3 sources"
+    assert " ".join(text.split()[6:]) == ("not on this host: sysfs_infiniband (pyverbs.json): "
+                                          "pyverbs not importable; ibstat: ibstat is not installed (not on PATH)")
+    assert max(len(ln) for ln in text.splitlines()) <= 80 and text.splitlines()[1].startswith("  not on this host")

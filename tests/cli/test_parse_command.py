@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -41,13 +42,23 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> N
     assert proc.stdout == b""
 
 
-def test_ok_json_on_a_pipe() -> None:
+def test_ok_json_with_format_json() -> None:
     path = first_fixture("nvidia_smi_topo_m")
-    proc = run("parse", str(path))
+    proc = run("parse", str(path), "--format", "json")
     assert proc.returncode == ExitCode.OK, proc.stderr
     data = json.loads(proc.stdout)
     assert data["source"] == "nvidia_smi_topo_m"
     assert data["devices"] and data["links"]
+
+
+def test_a_pipe_gets_text_unless_asked_for_json() -> None:
+    """stdout is a pipe here: text for the person reading it; JSON with --format json or
+    $TOPODIAG_FORMAT=json (the man page's ENVIRONMENT)."""
+    path = first_fixture("nvidia_smi_topo_m")
+    assert run("parse", str(path)).stdout.decode().startswith("source: nvidia_smi_topo_m")
+    env = run("parse", str(path), env={"TOPODIAG_FORMAT": "json"})
+    assert json.loads(env.stdout)["source"] == "nvidia_smi_topo_m"
+    assert run("parse", str(path), "--format", "text", env={"TOPODIAG_FORMAT": "json"}).stdout.startswith(b"source:")
 
 
 def test_ok_text_format() -> None:
@@ -61,7 +72,7 @@ def test_ok_text_format() -> None:
 
 def test_stdin_dash() -> None:
     path = first_fixture("nvidia_smi_topo_m")
-    proc = run("parse", "-", stdin=path.read_bytes())
+    proc = run("parse", "-", "--format", "json", stdin=path.read_bytes())
     assert proc.returncode == ExitCode.OK, proc.stderr
     assert json.loads(proc.stdout)["source"] == "nvidia_smi_topo_m"
 
@@ -234,13 +245,19 @@ def test_list_prints_every_source_with_its_tool_and_live_command() -> None:
 
     proc = run("parse", "--list")
     assert proc.returncode == ExitCode.OK, proc.stderr
-    lines = proc.stdout.decode().splitlines()
-    header, rows = lines[0].split(), [ln.split("  ") for ln in lines[1:]]
-    assert header == ["SOURCE", "TOOL", "LIVE", "PROLOG", "DESCRIPTION"]
-    cells = [[c.strip() for c in row if c.strip()] for row in rows]
+    text = proc.stdout.decode()
+    assert max(len(ln) for ln in text.splitlines()) <= 80  # folded, one block a source
+    blocks = re.split(r"\n(?=\S)", text.strip())
+    cells = []
+    for block in blocks:  # "source: tool (prolog-safe: yes)" / "    live: argv" / "    description"
+        first, rest = re.split(r"\n    (?=live: )", block, maxsplit=1)
+        live, _, description = rest.partition("\n    ")
+        source, _, tool = " ".join(first.split()).partition(": ")
+        tool, prolog = re.fullmatch(r"(.*) \(prolog-safe: (yes|no)\)", tool).groups()
+        cells.append([source, tool, " ".join(live.split())[len("live: "):], prolog, " ".join(description.split())])
     expected = [[i.source, i.tool or "-",
                  " ".join(i.argv) if i.argv else f"probe {i.probe}" if i.probe else "-",
-                 "yes" if i.prolog_safe else "no", i.description] for i in infos()]
+                 "yes" if i.prolog_safe else "no", " ".join(i.description.split())] for i in infos()]
     assert cells == expected
     assert proc.stderr == b""
 

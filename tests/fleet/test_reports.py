@@ -113,7 +113,7 @@ def test_a_json_array_of_reports(tmp_path, base_report):
     ('[1]', "not a topodiag report (JSON a number, expected an object)"),
     ('{"source": "nvml", "gpus": []}', "a `topodiag parse` output (source nvml)"),
     ('{"host": "x", "findings": []}', "not a topodiag report (no schema_version and fingerprint)"),
-    ('{"schema_version": 1, "host": "x", "fingerprint": {}}', "report schema_version 1; this topodiag reads 3 (and 2"),
+    ('{"schema_version": 1, "host": "x", "fingerprint": {}}', "report schema_version 1; this topodiag reads 4 (and 2, 3"),
     ('{"schema_version": 2, "host": "x", "fingerprint": [1]}', "fingerprint is not an object"),
     ('{"schema_version": 2, "host": "x", "fingerprint": {}, "findings": 3}', "findings is not a list"),
 ])

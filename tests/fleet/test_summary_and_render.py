@@ -50,6 +50,8 @@ def test_text_form(tmp_path, base_report):
     out = io.StringIO()
     render_text(result, file=out)
     text = out.getvalue()
+    assert max(len(ln) for ln in text.splitlines()) <= 80  # folded to 80 columns off a terminal
+    text = " ".join(text.split())
     assert "5 nodes compared on" in text and "1 input gave no report" in text
     for line in ("nic:mlx5_1 port 1 at 200 Gb/s, 4 others at 400", "firmware of mlx5_0 28.39.1002, 4 others 28.43.2026",
                  "noded: NET/Socket, 3 others NET/IB/GDRDMA", "Cluster summary", "not JSON (line 1 is not a report"):

@@ -75,6 +75,8 @@ class Manifest:
     # (source, member, times listed) for each member listed more than once under one source:
     # the entries after the first are dropped (a member is read once per source)
     duplicates: tuple[tuple[str, str, int], ...] = field(default=())
+    # the collecting host's kernel and OFED version (`facts` as collect wrote them), shown-safe strings
+    facts: tuple[tuple[str, str], ...] = field(default=())
 
 
 def is_bundle_dir(path: str) -> bool:
@@ -123,7 +125,14 @@ def read_manifest(root: str) -> Manifest:
                     tool_version=shown(tool["version"]) if isinstance(tool.get("version"), str) else None,
                     created=shown(data["created"]) if isinstance(data.get("created"), str) else None,
                     redacted=data.get("redacted") is True, sources=entries,
-                    notes=tuple(shown(n, 2000) for n in notes), duplicates=duplicates)
+                    notes=tuple(shown(n, 2000) for n in notes), duplicates=duplicates, facts=_facts(data.get("facts")))
+
+
+def _facts(raw: Any) -> tuple[tuple[str, str], ...]:
+    """The manifest's kernel and OFED version, where they are non-empty strings (else left out)."""
+    if not isinstance(raw, dict):
+        return ()
+    return tuple((k, shown(raw[k], 120)) for k in ("kernel", "ofed") if isinstance(raw.get(k), str) and raw[k].strip())
 
 
 def _unique(entries: tuple[SourceEntry, ...]):

@@ -60,6 +60,7 @@ class _PipeGuard:
 def main() -> None:
     """Console-script entry point: run the app, turn stray exceptions into exit code 4."""
     sys.stdout = _PipeGuard(sys.stdout)
+    _state["argv"] = list(sys.argv[1:])  # the reports' `command`
     try:
         app()
     except KeyboardInterrupt:

@@ -9,8 +9,10 @@ from typing import List, Optional
 import typer
 
 from ..render import format_enum
+from . import complete
 from .app import app
 from .errors import guarded
+from .output import OUTPUT_HELP, chosen_format, report_stream
 
 
 ReportFormat = format_enum("check", "ReportFormat")  # text, json, prometheus, html: render.OFFERED
@@ -47,7 +49,7 @@ def check_command(
                                     help="A saved output, a directory of them, or a bundle (directory or "
                                          ".tar.gz); repeatable. Without it, this node is checked live."),
     more: Optional[List[str]] = typer.Argument(None, hidden=True, metavar="PATH"),
-    profile: Optional[str] = typer.Option(None, "--profile", "-p",
+    profile: Optional[str] = typer.Option(None, "--profile", "-p", autocompletion=complete.profiles,
                                           help="Platform profile (rules/profiles/); default: detected from the GPU model."),
     config: Optional[str] = typer.Option(None, "--config", "-c", metavar="FILE",
                                          help="Site config TOML: profile, [rules.CODE] enabled/severity/params, "
@@ -55,15 +57,16 @@ def check_command(
     host: Optional[str] = typer.Option(None, "--host", metavar="NAME",
                                        help="The host the inputs come from (default: what a bundle or NCCL log says)."),
     output_format: Optional[ReportFormat] = typer.Option(
-        None, "--format", "-f", help="text (default on a terminal), json (default otherwise), prometheus "
+        None, "--format", "-f", help="text (the default; $TOPODIAG_FORMAT changes it), json, prometheus "
                                      "(node_exporter textfile collector), or html (one self-contained page for a ticket)."),
-    fail_on: str = typer.Option("error", "--fail-on", metavar="LEVEL",
+    output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", help=OUTPUT_HELP),
+    fail_on: str = typer.Option("error", "--fail-on", metavar="LEVEL", autocompletion=complete.levels,
                                 help="Exit 1 for findings at or above: info, warning, error, critical, never."),
-    select: Optional[List[str]] = typer.Option(None, "--select", metavar="CODES",
+    select: Optional[List[str]] = typer.Option(None, "--select", metavar="CODES", autocompletion=complete.rules,
                                                help="Only these rules: codes, families or slugs, comma-separated."),
-    ignore: Optional[List[str]] = typer.Option(None, "--ignore", metavar="CODES",
+    ignore: Optional[List[str]] = typer.Option(None, "--ignore", metavar="CODES", autocompletion=complete.rules,
                                                help="Leave out these rules: codes, families or slugs."),
-    tags: Optional[List[str]] = typer.Option(None, "--tags", metavar="TAGS",
+    tags: Optional[List[str]] = typer.Option(None, "--tags", metavar="TAGS", autocompletion=complete.tags,
                                              help="Only rules with these tags (e.g. prolog); live, prolog also "
                                                   "limits collection to the passive, fast sources."),
     deadline: float = typer.Option(30.0, "--deadline", metavar="SECONDS",
@@ -98,6 +101,18 @@ def check_command(
         d = diagnose(all_paths or None, live=live, host=host, profile=profile, config=config, select=select,
                      ignore=ignore, tags=tags, fail_on=fail_on, source=source)
     show_crashes(d)
-    fmt = output_format or (ReportFormat.text if sys.stdout.isatty() else ReportFormat.json)
-    d.render(fmt.value, sys.stdout, **({"verbose": True} if verbose else {}))
+    fmt = chosen_format(output_format.value if output_format else None, [f.value for f in ReportFormat])
+    d.run_info = run_info(d)
+    with report_stream(output) as stream:  # --output: replaced whatever the verdict
+        d.render(fmt, stream, **({"verbose": True} if verbose else {}))
     raise typer.Exit(d.exit_code)
+
+
+def run_info(diagnosis) -> dict:
+    """When and how this report was made: the command line and the time (render/meta.py adds the
+    rest from the inputs)."""
+    from ..render.meta import now_utc
+
+    from .output import command_line
+
+    return {"generated_at": now_utc(), "command": command_line()}

@@ -80,9 +80,12 @@ def _refuse_existing(output: Optional[str], force: bool) -> None:
 
 
 def collected_line(records) -> str:
-    """One stderr line: how many sources gave output, then the others by what happened ("not on this
-    host", "failed", "timed out"), each with its short reason; a source fed by two probes is named by
-    the probe (sysfs_infiniband (pyverbs.json)), so a probe that ran is never reported as absent."""
+    """What stderr says after collecting, at most `width` (80) columns: how many sources gave output,
+    then one wrapped paragraph per what happened to the others ("not on this host", "failed", "timed
+    out"), each source with its short reason; a source fed by two probes is named by the probe
+    (sysfs_infiniband (pyverbs.json)), so a probe that ran is never reported as absent."""
+    import textwrap
+
     got = sum(1 for r in records if r.status == "ok")
     groups: dict[str, list[str]] = {}
     for r in records:
@@ -93,5 +96,8 @@ def collected_line(records) -> str:
         short = reason if len(reason) <= 60 else reason[:57] + "..."
         key = "not on this host" if r.status == "not_available" else r.status.replace("_", " ")
         groups.setdefault(key, []).append(f"{name}: {short}" if short else name)
-    parts = [f"{key}: {'; '.join(items)}" for key, items in groups.items()]
-    return f"topodiag: collected {got} of {len(records)} sources" + (f" ({' | '.join(parts)})" if parts else "")
+    lines = [f"topodiag: collected {got} of {len(records)} sources"]
+    for key, items in groups.items():
+        lines.append(textwrap.fill(f"{key}: {'; '.join(items)}", width=80, initial_indent="  ",
+                                   subsequent_indent="    ", break_long_words=True, break_on_hyphens=False))
+    return "\n".join(lines)

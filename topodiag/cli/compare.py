@@ -3,13 +3,14 @@ the library, print text or JSON, write the SVG chart."""
 
 from __future__ import annotations
 
-import sys
 from enum import Enum
 from typing import List, Optional
 
 import typer
 
+from . import complete
 from .app import app
+from .output import OUTPUT_HELP, chosen_format, report_stream
 from .errors import guarded
 
 
@@ -27,12 +28,14 @@ def compare_command(
                                           "outputs carry, else their header, else the file name."),
     node: List[str] = typer.Option([], "--from", metavar="PATH",
                                    help="The node's saved outputs or bundle, for the expectation (repeatable)."),
-    profile: Optional[str] = typer.Option(None, "--profile", metavar="P", help="Judge against this platform profile."),
+    profile: Optional[str] = typer.Option(None, "--profile", metavar="P", autocompletion=complete.profiles, help="Judge against this platform profile."),
     noise: float = typer.Option(0.05, "--noise", metavar="F",
                                 help="Large-size busbw within this fraction of the best counts as the same."),
     plot: Optional[str] = typer.Option(None, "--plot", metavar="FILE.svg", help="Write a busbw-vs-size chart (SVG)."),
     chart: bool = typer.Option(True, "--chart/--no-chart", help="text: draw the chart in the terminal."),
-    output_format: CompareFormat = typer.Option(CompareFormat.text, "--format", "-f", help="text or json."),
+    output_format: Optional[CompareFormat] = typer.Option(
+        None, "--format", "-f", help="text (the default; $TOPODIAG_FORMAT changes it) or json."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", help=OUTPUT_HELP),
 ) -> None:
     """Compare nccl-tests runs: busbw per size, best per size band, gain, and the expectation."""
     from ..compare import compare_files, series
@@ -50,13 +53,18 @@ def compare_command(
                                    f"{result['collective'] or 'nccl-tests'} busbw by message size"))
         except OSError as exc:
             raise InputError(plot, f"cannot write the chart: {exc.strerror or exc}") from None
-    if output_format is CompareFormat.json:
-        from ..render.sanitise import dump_json
+    fmt = chosen_format(output_format.value if output_format else None, [f.value for f in CompareFormat])
+    with report_stream(output) as stream:
+        if fmt == "json":
+            from ..render.sanitise import dump_json
 
-        dump_json(result, sys.stdout)  # a busbw of 1e308 gives an infinite gain: null, never Infinity
-        return
-    from ..compare.text import render
+            dump_json(result, stream)  # a busbw of 1e308 gives an infinite gain: null, never Infinity
+        else:
+            from ..compare.text import render
+            from .output import Folded
 
-    render(result, sys.stdout, chart=chart)
-    if plot:
-        print(f"chart written to {plot}")
+            folded = Folded(stream)  # 80 columns off a terminal: long lines wrapped, never cut
+            render(result, folded, chart=chart)
+            if plot:
+                folded.write(f"chart written to {plot}\n")
+            folded.flush()

@@ -8,12 +8,14 @@ import sys
 import typer
 
 from ..exit_codes import ExitCode
+from . import complete
 from .app import app
 
 
 @app.command("explain")
 def explain_command(
-    code: str = typer.Argument(..., metavar="CODE", help="A rule code (TOPO001) or slug (gpu-link-asymmetry)."),
+    code: str = typer.Argument(..., metavar="CODE", autocompletion=complete.rules,
+                               help="A rule code (TOPO001) or slug (gpu-link-asymmetry)."),
 ) -> None:
     """Explain one rule: what it checks, why it matters, how to fix and check it by hand."""
     from ..engine import load_catalog
@@ -55,10 +57,10 @@ def explain_command(
 
 
 def _width() -> int:
-    """The terminal's width (or $COLUMNS), at least 40; 100 when neither says."""
-    import shutil
+    """The terminal's width (or $COLUMNS), at least 40; 80 when neither says (a pager, a ticket)."""
+    from .output import terminal_width
 
-    return max(40, shutil.get_terminal_size((100, 24)).columns)
+    return terminal_width()
 
 
 def _indent(text: str) -> str:

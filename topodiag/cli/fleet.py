@@ -19,7 +19,9 @@ from typing import List, Optional
 import typer
 
 from ..exit_codes import ExitCode
+from . import complete
 from .app import app
+from .output import OUTPUT_HELP, chosen_format, report_stream
 from .errors import fail, guarded
 
 
@@ -95,15 +97,16 @@ def fleet_command(
                                     help="A majority needs at least this share of the nodes (0.5 to 1)."),
     min_nodes: int = typer.Option(3, "--min-nodes", metavar="N",
                                   help="Fewer nodes than this (in a group) have no majority to differ from."),
-    fail_on: str = typer.Option("error", "--fail-on", metavar="LEVEL",
+    fail_on: str = typer.Option("error", "--fail-on", metavar="LEVEL", autocompletion=complete.levels,
                                 help="Also exit 1 when a node has a finding at or above: info, warning, error "
                                      "(default: a node that needs attention fails the sweep), critical; "
                                      "never: only outliers do."),
     output_format: Optional[FleetFormat] = typer.Option(
-        None, "--format", "-f", help="text (default on a terminal) or json (default otherwise)."),
+        None, "--format", "-f", help="text (the default; $TOPODIAG_FORMAT changes it) or json."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", help=OUTPUT_HELP),
     max_outliers: int = typer.Option(0, "--max-outliers", metavar="N",
                                      help="text: list at most N outlier nodes and count the rest (0: all)."),
-    profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Bundles: platform profile (as check)."),
+    profile: Optional[str] = typer.Option(None, "--profile", "-p", autocompletion=complete.profiles, help="Bundles: platform profile (as check)."),
     config: Optional[str] = typer.Option(None, "--config", "-c", metavar="FILE",
                                          help="Bundles: site config TOML (as check)."),
     select: Optional[List[str]] = typer.Option(None, "--select", metavar="CODES", help="Bundles: only these rules."),
@@ -166,12 +169,13 @@ def fleet_command(
     if tty and result.nodes >= 1000:
         sys.stderr.write("\n")
 
-    fmt = output_format or (FleetFormat.text if sys.stdout.isatty() else FleetFormat.json)
+    fmt = chosen_format(output_format.value if output_format else None, [f.value for f in FleetFormat])
     severity = level.name.lower() if level is not None else None
-    if fmt is FleetFormat.json:
-        sys.stdout.write(render_json(result) + "\n")
-    else:
-        render_text(result, max_outliers=max_outliers, fail_on=severity)
+    with report_stream(output) as stream:  # --output: replaced whatever the comparison says
+        if fmt == "json":
+            stream.write(render_json(result) + "\n")
+        else:
+            render_text(result, file=stream, max_outliers=max_outliers, fail_on=severity)
     if result.has_outliers or result.has_duplicates or (severity and result.at_or_above(severity)):
         raise typer.Exit(int(ExitCode.FINDINGS))
     nothing_read = result.nodes == 0 and not result.nccl

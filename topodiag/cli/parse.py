@@ -10,7 +10,9 @@ from typing import Optional
 import typer
 
 from ..exit_codes import ExitCode
+from . import complete
 from .app import app
+from .output import OUTPUT_HELP, chosen_format, report_stream
 
 
 class OutputFormat(str, Enum):
@@ -30,13 +32,21 @@ def _list_sources(value: bool) -> None:
         return
     from ..parsers import infos
 
-    rows = [("SOURCE", "TOOL", "LIVE", "PROLOG", "DESCRIPTION")]
-    for i in infos():
+    import textwrap
+
+    from .output import terminal_width
+
+    width = terminal_width()
+
+    def fill(text: str, first: str = "", rest: str = "    ") -> str:
+        return textwrap.fill(text, width=width, initial_indent=first, subsequent_indent=rest,
+                             break_long_words=True, break_on_hyphens=False) + "\n"
+
+    for i in infos():  # one block a source, folded to the width (80 columns off a terminal)
         live = " ".join(i.argv) if i.argv else (f"probe {i.probe}" if i.probe else "-")
-        rows.append((i.source, i.tool or "-", live, "yes" if i.prolog_safe else "no", i.description))
-    widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]) - 1)]
-    for row in rows:
-        sys.stdout.write("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1] + "\n")
+        sys.stdout.write(fill(f"{i.source}: {i.tool or '-'} (prolog-safe: {'yes' if i.prolog_safe else 'no'})"))
+        sys.stdout.write(fill(f"live: {live}", "    ", "      "))
+        sys.stdout.write(fill(i.description, "    ", "    "))
     raise typer.Exit(ExitCode.OK)
 
 
@@ -55,12 +65,13 @@ def _fail(where: str, message: str, code: ExitCode = ExitCode.INCOMPLETE) -> Non
 def parse_command(
     file: str = typer.Argument(..., metavar="FILE", help="A tool's saved output, or - for stdin."),
     source: Optional[str] = typer.Option(
-        None, "--source", "-s", callback=_check_source,
+        None, "--source", "-s", callback=_check_source, autocompletion=complete.sources,
         help=f"Which tool produced FILE (default: detected from its content): {', '.join(_source_names())}.",
     ),
     output_format: Optional[OutputFormat] = typer.Option(
-        None, "--format", "-f", help="json (default when stdout is not a terminal) or text."
+        None, "--format", "-f", help="text (the default; $TOPODIAG_FORMAT changes it) or json."
     ),
+    output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", help=OUTPUT_HELP),
     list_sources: bool = typer.Option(
         False, "--list", callback=_list_sources, is_eager=True,
         help="Print every source (its tool, live command or probe, prolog-safe, description) and exit.",
@@ -99,10 +110,16 @@ def parse_command(
         opened.close()
 
     data = to_jsonable(result)
-    fmt = output_format or (OutputFormat.text if sys.stdout.isatty() else OutputFormat.json)
-    if fmt is OutputFormat.json:
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
-    else:
-        from ..render.parsed_text import render
+    fmt = chosen_format(output_format.value if output_format else None, [f.value for f in OutputFormat])
+    from ..errors import InputError as _InputError
 
-        sys.stdout.write(render(data))
+    try:
+        with report_stream(output) as stream:
+            if fmt == "json":
+                stream.write(json.dumps(data, indent=2) + "\n")
+            else:
+                from ..render.parsed_text import render
+
+                stream.write(render(data))
+    except _InputError as exc:
+        _fail(exc.where, exc.message)

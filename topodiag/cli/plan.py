@@ -3,13 +3,13 @@ call the library, print text or JSON."""
 
 from __future__ import annotations
 
-import sys
 from enum import Enum
 from typing import List, Optional
 
 import typer
 
 from .app import app
+from .output import OUTPUT_HELP, chosen_format, report_stream
 from .errors import guarded
 
 
@@ -48,7 +48,9 @@ def plan_command(
     tflops: Optional[float] = typer.Option(None, "--tflops", metavar="T",
                                            help="Achieved TFLOP/s per GPU: adds compute (6 x params x tokens) to "
                                                 "the step time."),
-    output_format: PlanFormat = typer.Option(PlanFormat.text, "--format", "-f", help="text or json."),
+    output_format: Optional[PlanFormat] = typer.Option(None, "--format", "-f",
+                                                       help="text (the default; $TOPODIAG_FORMAT changes it) or json."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", help=OUTPUT_HELP),
 ) -> None:
     """Place TP/PP/DP/EP on the node's interconnect layers and say what each costs per step."""
     from ..plan import plan_from
@@ -61,11 +63,16 @@ def plan_command(
                       hidden=hidden, seq=seq, micro_batch=micro_batch, dtype=dtype.value if dtype else None)
     result = plan_from(list(paths) or None, nodes=nodes, model=spec, tp=tp, pp=pp, dp=dp, ep=ep,
                        micro_batches=micro_batches, tflops=tflops)
-    if output_format is PlanFormat.json:
-        from ..render.sanitise import dump_json
+    fmt = chosen_format(output_format.value if output_format else None, [f.value for f in PlanFormat])
+    with report_stream(output) as stream:
+        if fmt == "json":
+            from ..render.sanitise import dump_json
 
-        dump_json(result, sys.stdout)
-        return
-    from ..plan.text import render
+            dump_json(result, stream)
+        else:
+            from ..plan.text import render
+            from .output import Folded
 
-    render(result, sys.stdout)
+            folded = Folded(stream)  # 80 columns off a terminal: long lines wrapped, never cut
+            render(result, folded)
+            folded.flush()

@@ -27,6 +27,7 @@ from ..errors import ConfigError, ProfileError
 from ..exit_codes import ExitCode
 from .app import app
 from .check import positive_deadline, show_crashes
+from . import complete
 from .errors import guarded
 
 @app.command("prolog")
@@ -34,14 +35,16 @@ from .errors import guarded
 def prolog_command(
     deadline: float = typer.Option(10.0, "--deadline", metavar="SECONDS",
                                    help="The whole run's deadline (passive sources only: NVML, sysfs, /dev/kmsg, /proc files)."),
-    fail_on: str = typer.Option("error", "--fail-on", metavar="LEVEL",
+    fail_on: str = typer.Option("error", "--fail-on", metavar="LEVEL", autocompletion=complete.levels,
                                 help="Exit 1 for findings at or above: info, warning, error, critical."),
     strict: bool = typer.Option(False, "--strict",
                                 help="Also exit 3 (incomplete) or 4 (internal error) instead of 0, and 2 for a site "
                                      "config that cannot be used (else judged with the defaults)."),
     config: Optional[str] = typer.Option(None, "--config", "-c", metavar="FILE", help="Site config TOML (as check)."),
-    profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Platform profile (as check)."),
-    ignore: Optional[List[str]] = typer.Option(None, "--ignore", metavar="CODES", help="Leave out these rules."),
+    profile: Optional[str] = typer.Option(None, "--profile", "-p", autocompletion=complete.profiles,
+                                          help="Platform profile (as check)."),
+    ignore: Optional[List[str]] = typer.Option(None, "--ignore", metavar="CODES", autocompletion=complete.rules,
+                                               help="Leave out these rules."),
     sysfs_root: str = typer.Option("/", "--sysfs-root", metavar="DIR",
                                    help="Read /sys and /proc under DIR."),
     mark_offline: bool = typer.Option(False, "--mark-offline",

@@ -8,13 +8,14 @@ from typing import Optional
 import typer
 
 from ..exit_codes import ExitCode
+from . import complete
 from .app import app
 
 
 @app.command("rules")
 def rules_command(
-    tag: Optional[str] = typer.Option(None, "--tag", "-t", help="Only rules with this tag (e.g. prolog)."),
-    family: Optional[str] = typer.Option(None, "--family", help="Only this family (TOPO, NVL, IB, NCCL, PERF, SYS)."),
+    tag: Optional[str] = typer.Option(None, "--tag", "-t", autocompletion=complete.tags, help="Only rules with this tag (e.g. prolog)."),
+    family: Optional[str] = typer.Option(None, "--family", autocompletion=complete.families, help="Only this family (TOPO, NVL, IB, NCCL, PERF, SYS)."),
 ) -> None:
     """List the rules of the checklist: code, default severity, slug, title, tags."""
     from ..engine import load_catalog
@@ -33,7 +34,13 @@ def rules_command(
     if not rules:
         print("topodiag: no rule matches", file=sys.stderr)
         return
-    width = max(len(r.slug) for r in rules)
-    for r in rules:
-        tags = f"  [{', '.join(r.tags)}]" if r.tags else ""
-        sys.stdout.write(f"{r.code:<8} {str(r.severity):<8} {r.slug:<{width}}  {r.title}{tags}\n")
+    import textwrap
+
+    from .output import terminal_width
+
+    width = terminal_width()
+    for r in rules:  # the code first on its line; the slug, title and tags wrapped under it
+        tags = f" [{', '.join(r.tags)}]" if r.tags else ""
+        sys.stdout.write(textwrap.fill(f"{r.code:<8} {str(r.severity):<8} {r.slug}: {r.title}{tags}", width=width,
+                                       subsequent_indent=" " * 18, break_long_words=True,
+                                       break_on_hyphens=False) + "\n")

@@ -10,6 +10,7 @@ import typer
 
 from ..render import OFFERED, format_enum
 from .app import app
+from .output import OUTPUT_HELP, report_stream
 from .errors import guarded
 
 
@@ -24,6 +25,7 @@ def show_command(
     more: Optional[List[str]] = typer.Argument(None, hidden=True, metavar="PATH"),
     output_format: ShowFormat = typer.Option(ShowFormat.table, "--format", "-f",
                                              help="table, json (Topology JSON), dot or graphml."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", help=OUTPUT_HELP),
 ) -> None:
     """Print the topology model built from saved outputs: GPUs, NICs, NUMA nodes and their links."""
     from ..live.commands import session
@@ -36,4 +38,5 @@ def show_command(
         if s.status in ("failed", "unparseable"):
             print(f"topodiag: warning: {s.path}: {s.status}: {s.reason}", file=sys.stderr)
     fmt = OFFERED["show"][output_format.value]
-    d.render(fmt, sys.stdout)
+    with report_stream(output) as stream:
+        d.render(fmt, stream)

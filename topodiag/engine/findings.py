@@ -43,7 +43,7 @@ class Severity(IntEnum):
 
 # What a node needs from its operator for a finding, as data a scheduler or a ticket system can act on
 # (each rule's TOML says which: `action`, checked against this list by the catalog loader). The
-# words are stable: the JSON report (schema 3) and the Slurm drain reason carry them.
+# words are stable: the JSON report (schema 3 and later) and the Slurm drain reason carry them.
 ACTIONS: Mapping[str, str] = MappingProxyType({
     "none": "no node action: a configuration to change, or information",
     "rerun": "run the check (or the job, the test) again: a transient or incomplete result",

@@ -16,6 +16,12 @@ def render_json(result) -> str:
     return json.dumps(result.to_dict(), indent=2, default=str)
 
 
+def _width_off_terminal() -> int:
+    """Not a terminal (a ticket, a pager): $COLUMNS (40 to 1000), else 80."""
+    cols = os.environ.get("COLUMNS", "")
+    return int(cols) if cols.isascii() and cols.isdigit() and 40 <= int(cols) <= 1000 else 80
+
+
 def render_text(result, file=None, max_outliers: int = 0, fail_on=None) -> None:
     """Outliers (one line a node), NCCL hosts that differ, splits, failed inputs, the summary, then
     (with `fail_on`, a severity) the nodes with findings at or above it. `max_outliers` > 0 lists
@@ -30,7 +36,7 @@ def render_text(result, file=None, max_outliers: int = 0, fail_on=None) -> None:
 
     out = file or sys.stdout
     console = Console(file=out, highlight=False, markup=False, emoji=False,
-                      width=None if out.isatty() else 200)
+                      width=None if out.isatty() else _width_off_terminal())
     c = result.comparison
     grouped = len(c.groups) > 1
     head = (f"{_n(c.nodes, 'node')} compared on {_n(c.keys, 'fingerprint key')}"

@@ -41,6 +41,8 @@ class Gathered:
     host: Optional[str] = None  # what a bundle's manifest says (first bundle wins)
     hosts: list = field(default_factory=list)  # (host, input) for every input that names its host
     records: list = field(default_factory=list)  # live collection's records, when collected live
+    collected_at: Optional[str] = None  # UTC ISO 8601: a bundle's manifest `created`, or when collected live
+    host_facts: dict = field(default_factory=dict)  # kernel, ofed: a bundle manifest's facts (first bundle wins)
 
     def host_names(self) -> dict[str, list[str]]:
         """Each host the inputs name (short name, lower case) -> the inputs that name it."""
@@ -204,6 +206,8 @@ def _gather_bundle(root: str, out: Gathered, label_root: Optional[str] = None) -
     except BundleError as exc:  # name the archive the user gave, not the temporary folder
         raise BundleError(str(exc).replace(root, label_root)) if label_root else exc from None
     out.host = out.host or manifest.host
+    out.collected_at = out.collected_at or manifest.created
+    out.host_facts = out.host_facts or dict(manifest.facts)
     for source, member, times in manifest.duplicates:  # read once (bundle/manifest.py)
         out.statuses.append(InputStatus(shown(os.path.join(label_root or root, member), PATH_SHOWN), source,
                                         "ignored", f"listed {times} times under {source} in the manifest: read once"))

@@ -16,7 +16,9 @@ from xml.sax.saxutils import escape
 
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 W, H = 800, 480
-LEFT, RIGHT, TOP, BOTTOM = 70, 200, 40, 60
+LEFT, RIGHT, TOP, BOTTOM = 70, 110, 40, 60
+LABEL_GAP = 64  # pixels between two x-axis labels at least ("512 MiB" is ~50 pixels at 12 px)
+LEGEND_ROW = 18  # the legend sits under the plot, one series a row, its label whole (escaped)
 MAX_GBPS = 1e6  # 1 PB/s: far above any link; a larger busbw is drawn here
 MAX_SIZE = float(1 << 64)
 
@@ -72,6 +74,7 @@ def svg_chart(series: Sequence[tuple[str, Sequence[tuple[float, float]]]], expec
         x1 = x0 + 1
     top = _nice(max([b for _, b in pts_all] + ([expectation] if expectation else []) + [1.0]) * 1.05)
     pw, ph = W - LEFT - RIGHT, H - TOP - BOTTOM
+    height = H + LEGEND_ROW * len(series) + (8 if series else 0)
 
     def X(size: float) -> float:
         return LEFT + (math.log2(size) - x0) / (x1 - x0) * pw
@@ -79,9 +82,9 @@ def svg_chart(series: Sequence[tuple[str, Sequence[tuple[float, float]]]], expec
     def Y(bw: float) -> float:
         return TOP + ph - bw / top * ph
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" '
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" viewBox="0 0 {W} {height}" '
            f'font-family="sans-serif" font-size="12">',
-           f'<rect width="{W}" height="{H}" fill="white"/>',
+           f'<rect width="{W}" height="{height}" fill="white"/>',
            f'<text x="{W / 2:.0f}" y="22" text-anchor="middle" font-size="15">{escape(title)}</text>']
     for i in range(6):
         v = top * i / 5
@@ -89,9 +92,10 @@ def svg_chart(series: Sequence[tuple[str, Sequence[tuple[float, float]]]], expec
         out.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{LEFT + pw}" y2="{y:.1f}" stroke="#ddd"/>')
         out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{v:g}</text>')
     e = math.ceil(x0)
+    step = max(1, math.ceil((x1 - x0) * LABEL_GAP / pw))  # powers of two between labels: never run together
     while e <= x1:
         x = X(2 ** e)
-        if e % 2 == 0 or x1 - x0 < 12:
+        if e % step == 0:
             out.append(f'<line x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{TOP + ph}" stroke="#eee"/>')
             out.append(f'<text x="{x:.1f}" y="{TOP + ph + 16}" text-anchor="middle">{escape(_size(2 ** e))}</text>')
         e += 1
@@ -111,9 +115,9 @@ def svg_chart(series: Sequence[tuple[str, Sequence[tuple[float, float]]]], expec
             path = " ".join(f"{X(s):.1f},{Y(b):.1f}" for s, b in good)
             out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>')
             out.extend(f'<circle cx="{X(s):.1f}" cy="{Y(b):.1f}" r="2.5" fill="{colour}"/>' for s, b in good)
-        ly = TOP + 20 + 18 * i
-        out.append(f'<line x1="{LEFT + pw + 10}" y1="{ly - 4}" x2="{LEFT + pw + 30}" y2="{ly - 4}" '
+        ly = H + 4 + LEGEND_ROW * i
+        out.append(f'<line x1="{LEFT}" y1="{ly - 4}" x2="{LEFT + 20}" y2="{ly - 4}" '
                    f'stroke="{colour}" stroke-width="3"/>')
-        out.append(f'<text x="{LEFT + pw + 36}" y="{ly}">{escape(label[:24])}</text>')
+        out.append(f'<text class="legend" x="{LEFT + 26}" y="{ly}">{escape(label[:110])}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"

@@ -16,7 +16,7 @@ import html
 import re
 from typing import Any, TextIO
 
-SEV_COLOUR = {"critical": "#7b0000", "error": "#c0392b", "warning": "#b9770e", "info": "#2e86c1"}
+from .html_node import SEV_COLOUR  # one colour per severity, the node drawing's too
 CLASS_COLOUR = {"PIX": "#d6f5f5", "PXB": "#d6f5f5", "PHB": "#fdf2d0", "NODE": "#fdf2d0", "SYS": "#f9d6d5",
                 "SOC": "#f9d6d5", "X": "#eeeeee"}
 NV_COLOUR = "#d5f5d9"
@@ -57,7 +57,20 @@ def _header(d, said, cov, counts) -> str:
     return (f'<h1>topodiag: <span class="verdict" style="background:{colour}">{_e(said.word)}</span> '
             f'host {_e(host_name(d.topology) or "-")}</h1>'
             f'<p>{_e(said.detail)}{"; " if said.detail else ""}{_e(tally)}</p>'
-            f'<p class="dim">{_e(cov.text())} | profile {_e(name or "none")} ({_e(reason)})</p>')
+            f'<p class="dim">{_e(cov.text())} | profile {_e(name or "none")} ({_e(reason)})</p>' + _run_table(d))
+
+
+def _run_table(d) -> str:
+    """When, what and from what: generated, collected, the command, the tool and the versions the
+    inputs name (render/meta.py), as nvidia-bug-report.sh and dcgmi diag open."""
+    from .meta import run_meta
+
+    meta = run_meta(d)
+    rows = [("generated (UTC)", meta["generated_at"]), ("collected (UTC)", meta["collected_at"] or "not recorded"),
+            ("command", meta["command"] or "-"), ("tool", f"topodiag {meta['tool']['version']}")]
+    rows += [(k, v) for k, v in meta["versions"].items()]
+    cells = "".join(f"<tr><th>{_e(k)}</th><td><code>{_e(v)}</code></td></tr>" for k, v in rows)
+    return f'<table class="l run">{cells}</table>'
 
 
 def _findings(outcome) -> str:
@@ -110,53 +123,6 @@ def _matrix(topology) -> str:
     return ('<h2>Paths (nvidia-smi topo -m classes)</h2><p class="dim">green NVLink, blue PIX/PXB (one PCIe '
             'switch), yellow PHB/NODE (through the CPU), red SYS (across the sockets)</p>'
             f'<table class="m"><tr><th></th>{head}</tr>{"".join(rows)}</table>')
-
-
-def _graph_svg(topology, flagged: set[str]) -> str:
-    """GPUs on the top row, NICs below, NUMA nodes (when known) as a label; NVLink edges green (width
-    by link count), GPU-NIC edges of PIX/PXB class blue; a node any finding names is drawn red."""
-    from ..model import nv_count
-
-    gpus, nics = topology.gpus(), topology.nics()
-    if not gpus and not nics:
-        return ""
-    n = max(len(gpus), len(nics), 1)
-    w, gap = max(480, 90 * n + 60), 90
-    pos = {g: (40 + 45 + gap * i, 70) for i, g in enumerate(gpus)}
-    pos.update({c: (40 + 45 + gap * i, 330) for i, c in enumerate(nics)})
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="400" viewBox="0 0 {w} 400" role="img" '
-             'aria-label="the node: GPUs, NICs and their links">']
-    for i, a in enumerate(gpus):  # NVLink arcs between GPUs
-        for b in gpus[i + 1:]:
-            cls = topology.pair_class(a, b)
-            links = nv_count(cls) if cls else None
-            if links:
-                (x1, y1), (x2, y2) = pos[a], pos[b]
-                mid = (x1 + x2) / 2
-                lift = 20 + 12 * abs(gpus.index(b) - i)
-                parts.append(f'<path d="M{x1},{y1} Q{mid},{y1 - lift} {x2},{y2}" fill="none" stroke="#27ae60" '
-                             f'stroke-width="{min(4, 0.5 + links / 6):.1f}" opacity=".55"><title>{_e(a)}-{_e(b)} {_e(cls)}</title></path>')
-    for g in gpus:  # GPU-NIC edges under one PCIe switch
-        for c in nics:
-            cls = topology.pair_class(g, c)
-            if cls in ("PIX", "PXB"):
-                (x1, y1), (x2, y2) = pos[g], pos[c]
-                parts.append(f'<line x1="{x1}" y1="{y1 + 22}" x2="{x2}" y2="{y2 - 22}" stroke="#2e86c1" '
-                             f'stroke-width="2"><title>{_e(g)}-{_e(c)} {_e(cls)}</title></line>')
-    for node, (x, y) in pos.items():
-        bad = node in flagged
-        fill = "#f9d6d5" if bad else ("#d5f5d9" if node in gpus else "#d6eaf8")
-        stroke = "#c0392b" if bad else "#555"
-        numa = topology.numa_of(node)
-        parts.append(f'<rect x="{x - 40}" y="{y - 22}" width="80" height="44" rx="6" fill="{fill}" stroke="{stroke}" '
-                     f'stroke-width="{3 if bad else 1}"><title>{_e(node)}</title></rect>')
-        parts.append(f'<text x="{x}" y="{y + 4}" font-size="13" text-anchor="middle">{_e(_label(topology, node))}</text>')
-        if numa is not None:
-            parts.append(f'<text x="{x}" y="{y + 36 if node in gpus else y + 36}" font-size="10" fill="#666" '
-                         f'text-anchor="middle">NUMA {_e(numa)}</text>')
-    parts.append("</svg>")
-    return ('<h2>The node</h2><p class="dim">GPUs above, NICs below; green arcs NVLink, blue lines a GPU and '
-            'NIC under one PCIe switch; red: named by a finding</p>' + "".join(parts))
 
 
 def _expected_gbps(outcome) -> float | None:
@@ -222,10 +188,9 @@ def render(diagnosis, stream: TextIO, **options: Any) -> None:
 
     d = diagnosis
     said, cov = verdict(d.outcome, d.topology), coverage(d.outcome)
-    flagged = {s for f in d.outcome.findings if str(f.severity) in ("warning", "error", "critical") for s in f.subjects}
-    flagged |= {d.topology.resolve(s.split(":", 1)[1]) for s in list(flagged) if ":" in s}
+    from .html_node import graph_svg
     body = [_header(d, said, cov, d.outcome.counts()), _findings(d.outcome), _checklist(d.outcome), _matrix(d.topology),
-            _graph_svg(d.topology, flagged), _curves(d), _inputs_and_skipped(d),
+            graph_svg(d.topology, d.outcome.findings), _curves(d), _inputs_and_skipped(d),
             f'<p class="dim">topodiag {_e(__version__)}</p>']
     title = f"topodiag {said.word} {d.host or ''}".strip()
     stream.write("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

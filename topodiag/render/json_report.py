@@ -1,6 +1,8 @@
 """The JSON report of `topodiag check` (versioned: bump SCHEMA_VERSION on an incompatible change).
 
-    {schema_version, tool: {name, version}, host, profile (the profile's name, or null),
+    {schema_version, generated_at (UTC ISO 8601), collected_at (a bundle's `created`, the live
+     collection's time, or null), command (the command line, or null), versions {driver, cuda, nccl,
+     ofed, kernel: each only where an input names it}, tool: {name, version}, host, profile (the profile's name, or null),
      profile_reason (how it was chosen, or why none was), config (null, or {file, host, matched: the
      [[hosts]] patterns that applied}), inputs [{path, source, status, reason}],
      findings [{code, slug, severity, subjects, message, evidence, expectation, why, fix, action (none |
@@ -16,14 +18,22 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-SCHEMA_VERSION = 3  # 3: each finding's action (findings.ACTIONS); 2: profile is a name or null, profile_reason says how
-READS = (2, 3)  # the versions `fleet` compares: 3 only adds a field to each finding
+from .meta import host_name  # noqa: F401  (the renderers and fleet import it from here too)
+
+SCHEMA_VERSION = 4  # 4: generated_at, collected_at, command, versions (render/meta.py)
+# 3: each finding's action (findings.ACTIONS); 2: profile is a name or null, profile_reason says how
+READS = (2, 3, 4)  # the versions `fleet` compares: 3 and 4 only add fields
 SCHEMA_FILE = "docs/report.schema.json"  # the published JSON Schema of this report (tests validate against it)
+PACKAGED_SCHEMA = "report.schema.json"  # the wheel's copy, inside the package (pyproject.toml force-include)
 
 
-def host_name(topology) -> str | None:
-    host = topology.host()
-    return topology.node(host).get("name") if host else None
+def schema_path():
+    """The JSON Schema of this report: the installed package's copy, else the source tree's."""
+    from pathlib import Path
+
+    pkg = Path(__file__).resolve().parents[1]
+    packaged = pkg / PACKAGED_SCHEMA
+    return packaged if packaged.is_file() else pkg.parent / SCHEMA_FILE
 
 
 def summary(outcome, topology=None) -> dict[str, Any]:
@@ -47,16 +57,21 @@ def profile_fields(diagnosis) -> tuple[str | None, str]:
 
 def report(diagnosis) -> dict[str, Any]:
     """The report of a Diagnosis (topodiag.pipeline) as JSON-ready dicts."""
-    from .. import __version__
     from ..model.fingerprint import fingerprint
+    from .meta import run_meta
 
     d = diagnosis
     outcome, topology = d.outcome, d.topology
+    meta = run_meta(d)
 
     return {
         "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "topodiag", "version": __version__},
-        "host": host_name(topology),
+        "generated_at": meta["generated_at"],
+        "collected_at": meta["collected_at"],
+        "command": meta["command"],
+        "versions": meta["versions"],
+        "tool": meta["tool"],
+        "host": meta["host"],
         "profile": profile_fields(d)[0],
         "profile_reason": profile_fields(d)[1],
         "config": d.config_info,

@@ -16,7 +16,7 @@ CLASS_STYLE = {"PIX": "cyan", "PXB": "cyan", "PHB": "yellow", "NODE": "yellow", 
 
 
 def _console(stream=None, width: int | None = None):
-    """A rich console: the terminal's width on a terminal, else `width`, else $COLUMNS, else 100."""
+    """A rich console: the terminal's width on a terminal, else `width`, else $COLUMNS, else 80."""
     import os
 
     from rich.console import Console
@@ -25,7 +25,7 @@ def _console(stream=None, width: int | None = None):
     tty = hasattr(stream, "isatty") and stream.isatty()
     if width is None and not tty:
         cols = os.environ.get("COLUMNS", "")
-        width = int(cols) if cols.isascii() and cols.isdigit() and 40 <= int(cols) <= 1000 else 100
+        width = int(cols) if cols.isascii() and cols.isdigit() and 40 <= int(cols) <= 1000 else 80
 
     class SafeConsole(Console):
         """Every string it prints (in a Text, a table cell or title) has its control characters
@@ -74,13 +74,6 @@ def class_style(path_class: str | None) -> str:
 
 def _flat(text: str) -> str:
     return " ".join(text.split())
-
-
-def _wrap(text: str, width: int) -> str:
-    import textwrap
-
-    return textwrap.fill(text, width=width, initial_indent="    ", subsequent_indent="      ",
-                         break_long_words=False, break_on_hyphens=False)
 
 
 def _label(topology, node_id: str) -> str:
@@ -143,36 +136,7 @@ def _hanging(text: str, width: int, first: str = "", rest: str = "    ") -> str:
     import textwrap
 
     return textwrap.fill(_flat(text), width=max(30, width), initial_indent=first, subsequent_indent=rest,
-                         break_long_words=False, break_on_hyphens=False)
-
-
-def _one_line(text: str, width: int) -> str:
-    """Text on one line of the terminal, cut with "..." (the details below say it whole)."""
-    text = _flat(text)
-    return text if len(text) <= width else text[: max(10, width - 3)].rstrip() + "..."
-
-
-def _compact(findings, verbose: bool) -> list:
-    """[(finding, names)] worst first, rule by rule, with _same_but_subject's groups."""
-    from ..engine import Severity
-
-    out = []
-    for sev in sorted(Severity, reverse=True):
-        by_code: dict[str, list] = {}
-        for f in findings:
-            if f.severity == sev:
-                by_code.setdefault(f.code, []).append(f)
-        for group in by_code.values():
-            out.extend(_same_but_subject(group, verbose))
-    return out
-
-
-def _finding_line(f, width: int) -> "Any":
-    from rich.text import Text
-
-    text = Text(_hanging(f.message, width, "  - ", "    "))
-    text.stylize(SEVERITY_STYLE[str(f.severity)], 2, 3)
-    return text
+                         break_long_words=True, break_on_hyphens=False)  # a long path is broken, never cut
 
 
 def _same_but_subject(findings: list, verbose: bool) -> list:
@@ -194,7 +158,6 @@ def _same_but_subject(findings: list, verbose: bool) -> list:
     return out
 
 
-
 def _platform_line(console, d, width: int) -> None:
     """The inferred platform, its confidence and hints (issue 27), under the verdict."""
     if getattr(d, "platform", ""):
@@ -202,109 +165,117 @@ def _platform_line(console, d, width: int) -> None:
 
         console.print(Text(_hanging(f"Platform: {d.platform}", width, "", "  "), style="dim"))
 
-def render(diagnosis, stream=None, **options: Any) -> None:
-    """`check` on a terminal, compact first: the verdict and coverage, one line per finding (worst
-    first; findings differing only in the name they start with as one line), the checklist (symptom:
-    what decided it), then the details (each finding whole, the rule's why and fix once; subjects,
-    evidence and expectation with `verbose=True`), the GPU matrix (80 columns: split blocks, NIC0..n
-    with a legend), inputs not read, skipped rules as one line (`verbose` lists them), the verdict again."""
+
+# what to do, by the rule's action (engine/findings.py ACTIONS), after "->" on a finding's line
+DO = {"reset-gpu": "reset the GPU when idle (nvidia-smi -r) or reboot the node",
+      "reboot": "reboot the node", "reseat-cable": "reseat or replace the cable or transceiver",
+      "service-ticket": "open a service ticket for the hardware", "rerun": "rerun to confirm",
+      "none": "see fix"}
+
+
+def verdict_line(d, said, counts, profile: str | None) -> str:
+    """The first line, read at a glance: the verdict word (and why, short), the host, the profile,
+    how many findings of how many rules at which severities. One function so that what the verdict
+    says about the platform is added here alone."""
+    from .json_report import host_name
+
+    findings = d.outcome.findings
+    detail = said.detail
+    if said.key == "findings":  # "findings at or above error (--fail-on error)": say it once
+        detail = f"at or above --fail-on {d.outcome.fail_on}"
+    head = said.word + (f" ({detail})" if said.key == "findings" else (f": {detail}" if detail else ""))
+    tally = ", ".join(f"{counts[n]} {n}" for n in reversed(list(counts)) if counts[n])
+    rules = len({f.code for f in findings})
+    what = (f"{_plural(len(findings), 'finding')} of {_plural(rules, 'rule')} ({tally})" if findings
+            else "no findings")
+    return f"{head} - host {host_name(d.topology) or '-'}, profile {profile or '-'}: {what}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _finding_text(f, names) -> str:
+    """`CODE subject: what is wrong -> what to do` (names: a group differing only in its subject)."""
+    message = _flat(f.message)
+    if names:
+        message = f"{', '.join(names)} ({len(names)}): {message.split(' ', 1)[1]}"
+    return f"{f.code} {message} -> {DO.get(f.action, DO['none'])}"
+
+
+def _print_findings(console, outcome, width: int, verbose: bool) -> None:
+    """Worst first, rule by rule: each finding (or group) wrapped, never cut; then "What to do":
+    each rule's fix once, its why with --verbose (else: where to read it)."""
     from rich.text import Text
 
     from ..engine import Severity
-    from .json_report import host_name
 
-    d = diagnosis
-    outcome, topology, statuses, profile = d.outcome, d.topology, d.statuses, d.profile_how
-    verbose = bool(options.get("verbose"))
-    console = _console(stream, options.get("width"))
-    width = console.width
-    counts = outcome.counts()
-    statuses = list(statuses)
-    bad_inputs = [s for s in statuses if s.status in ("failed", "unparseable")]
-    from ..engine.verdict import coverage, verdict
-
-    said, cov = verdict(outcome, topology), coverage(outcome)
-    line = Text()
-    line.append(said.word, style=VERDICT_STYLE.get(said.key, ""))
-    if said.detail:
-        line.append(f": {said.detail}")
-    line.append(f"  host {host_name(topology) or '-'}  ")
-    line.append(", ".join(f"{counts[n]} {n}" for n in reversed(list(counts))))
-    absent_n = sum(1 for s in statuses if s.status == "absent")
-    read = f"{sum(1 for s in statuses if s.status == 'parsed')} inputs read"
-    read += f", {len(bad_inputs)} not" if bad_inputs else ""
-    read += f", {absent_n} not on this host" if absent_n else ""
-    head = Text(_hanging(line.plain, width, "", "  "))
-    head.stylize(VERDICT_STYLE.get(said.key, ""), 0, len(said.word))
-    console.print(head)
-    console.print(Text(_hanging(f"{cov.text()} | {read} | profile {profile or '-'}", width, "", "  "),
-                       style="dim" if not cov.missing else ""))
-    _platform_line(console, d, width)
-
-    if outcome.findings:  # the compact view: one line per finding (or per group), worst first
-        console.print()
-        for f, names in _compact(outcome.findings, verbose):
-            sev = str(f.severity)
-            text = f"{sev[0].upper()} {f.code} " + (f"{', '.join(names)} ({len(names)}): {f.message.split(' ', 1)[1]}"
-                                                    if names else f.message)
-            line = Text(_one_line(text, width))
-            line.stylize(SEVERITY_STYLE[sev], 0, 1)
-            console.print(line)
-
+    rules = []
+    for sev in sorted(Severity, reverse=True):
+        by_code: dict[str, list] = {}
+        for f in outcome.findings:
+            if f.severity == sev:
+                by_code.setdefault(f.code, []).append(f)
+        for findings in by_code.values():
+            rules.append(findings[0])
+            word = str(sev).upper()
+            for f, names in _same_but_subject(findings, verbose):
+                text = Text(_hanging(f"{word} {_finding_text(f, names)}", width, "", "    "))
+                text.stylize(SEVERITY_STYLE[str(sev)], 0, len(word))
+                console.print(text)
+                if verbose:
+                    _print_evidence(console, f)
+    if not any(r.fix or r.why for r in rules):
+        return
     console.print()
-    console.print(Text("Checklist (symptom: what decided it)", style="bold"))
+    console.print(Text("What to do", style="bold"))
+    for first in rules:
+        hint = f" (why: topodiag explain {first.code})" if first.why and not verbose else ""
+        if first.fix or hint:
+            console.print(Text(_hanging(f"{first.code} fix: {first.fix or '-'}{hint}", width, "  ", "    ")))
+        if verbose and first.why:
+            console.print(Text(_hanging(f"{first.code} why: {first.why}", width, "  ", "    ")))
+
+
+def _print_evidence(console, f) -> None:
+    from rich.text import Text
+
+    width = console.width
+    if f.subjects:
+        console.print(Text(_hanging(f"subjects: {', '.join(f.subjects)}", width, "    ", "      "), style="dim"))
+    where = [e.file + (f":{e.line_no}" if e.line_no else "") for e in f.evidence if e.file]
+    if where:
+        console.print(Text(_hanging(f"evidence: {', '.join(dict.fromkeys(where))}", width, "    ", "      "),
+                           style="dim"))
+    if f.expectation:
+        console.print(Text(_hanging(f"expected: {f.expectation}", width, "    ", "      "), style="dim"))
+
+
+def _print_checklist(console, outcome, width: int) -> None:
+    """The symptom table: a found row names its rules (their findings are above, not repeated)."""
+    from rich.text import Text
+
     from ..engine.checklist import checklist
 
     marks = {"found": ("x", "bold red"), "ok": ("ok", "green"), "not checked": ("?", "yellow"), "outside": ("-", "dim")}
+    found = {f.code for f in outcome.findings if str(f.severity) != "info"}
+    console.print(Text("Checklist (symptom: what decided it)", style="bold"))
     for row in checklist(outcome):
         mark, style = marks[row.state]
-        text = Text(_hanging(f"[{mark}] {row.symptom}: {row.fact}", width, "  ", "       "))
+        fact = row.fact
+        if row.state == "found":
+            fact = ", ".join(c for c in row.codes if c in found) + ": see the findings above"
+        text = Text(_hanging(f"[{mark}] {row.symptom}: {fact}", width, "  ", "       "))
         text.stylize(style, 2, 4 + len(mark))
         console.print(text)
 
-    if outcome.findings:
-        console.print()
-        console.print(Text("Details", style="bold"))
-    for sev in sorted(Severity, reverse=True):
-        group = [f for f in outcome.findings if f.severity == sev]
-        if not group:
-            continue
-        console.print()
-        console.print(Text(f"{str(sev).upper()} ({len(group)})", style=SEVERITY_STYLE[str(sev)]))
-        by_code: dict[str, list] = {}
-        for f in group:
-            by_code.setdefault(f.code, []).append(f)
-        for findings in by_code.values():  # one rule's findings, one line each, then its why and fix once
-            first = findings[0]
-            title = Text(f" {first.code} {first.slug}", style="bold")
-            if len(findings) > 1:
-                title.append(f" ({len(findings)})")
-            console.print(title)
-            for f, names in _same_but_subject(findings, verbose):
-                if names:  # several findings that differ only in the name they start with: one line
-                    rest = f.message.split(" ", 1)[1]
-                    line = Text(_hanging(f"{', '.join(names)} ({len(names)}): {rest}", width, "  - ", "    "))
-                    line.stylize(SEVERITY_STYLE[str(f.severity)], 2, 3)
-                    console.print(line)
-                    continue
-                console.print(_finding_line(f, width))
-                if f.subjects and verbose:
-                    console.print(Text(f"    subjects: {', '.join(f.subjects)}", style="dim"))
-                where = [e.file + (f":{e.line_no}" if e.line_no else "") for e in f.evidence if e.file]
-                if where and verbose:
-                    console.print(Text(f"    evidence: {', '.join(dict.fromkeys(where))}", style="dim"))
-                if f.expectation and verbose:
-                    console.print(Text(f"    expected: {f.expectation}", style="dim"))
-            for word, prose in (("why", first.why), ("fix", first.fix)):
-                if prose:
-                    console.print(Text(_wrap(f"{word}: {_flat(prose)}", max(40, min(width, 110) - 2))))
 
-    tables = matrix_tables(topology, width)
-    if tables:
-        console.print()
-        for t in tables:
-            console.print(t)
+def _print_tail(console, d, statuses, verbose: bool) -> None:
+    """Inputs not read, inputs not on this host, rules skipped."""
+    from rich.text import Text
 
+    width, outcome = console.width, d.outcome
+    bad_inputs = [s for s in statuses if s.status in ("failed", "unparseable")]
     if bad_inputs:
         console.print()
         console.print(Text("Inputs not read", style="bold"))
@@ -315,7 +286,7 @@ def render(diagnosis, stream=None, **options: Any) -> None:
         console.print()
         console.print(Text(f"Not on this host ({len(absent)})", style="bold"))
         for s in absent if verbose else absent[:3]:
-            console.print(Text(f"  {s.source}: {s.reason}", style="dim"))
+            console.print(Text(_hanging(f"{s.source}: {s.reason}", width, "  ", "    "), style="dim"))
         if len(absent) > 3 and not verbose:
             console.print(Text(f"  and {len(absent) - 3} more (--verbose lists them)", style="dim"))
     if outcome.skipped:
@@ -323,11 +294,55 @@ def render(diagnosis, stream=None, **options: Any) -> None:
         if verbose:
             console.print(Text(f"Skipped ({len(outcome.skipped)})", style="bold"))
             for s in outcome.skipped:
-                console.print(Text(f"  {s.code} {s.slug}: {s.reason}", style="dim"))
+                console.print(Text(_hanging(f"{s.code} {s.slug}: {s.reason}", width, "  ", "    "), style="dim"))
         else:
             codes = ", ".join(s.code for s in outcome.skipped)
             console.print(Text(_hanging(f"Skipped {len(outcome.skipped)} rules whose inputs were not given "
                                         f"({codes}); --verbose lists why", width, "", "  "), style="dim"))
+
+
+def render(diagnosis, stream=None, **options: Any) -> None:
+    """`check` for people, the first screen first: the verdict line (word, host, profile, counts),
+    when and from what (generated, collected, versions), the coverage; then each finding as
+    `SEVERITY CODE subject: what is wrong -> what to do`, wrapped to the width, never cut (findings
+    differing only in the name they start with as one), each rule's fix once (its why with
+    `verbose=True`, else `topodiag explain CODE`); the checklist; the GPU matrix (80 columns: split
+    blocks, NIC0..n with a legend); inputs not read, skipped rules; the verdict again."""
+    from rich.text import Text
+
+    from ..engine.verdict import coverage, verdict
+    from .meta import meta_line, run_meta
+
+    d = diagnosis
+    outcome, topology, statuses = d.outcome, d.topology, list(d.statuses)
+    verbose = bool(options.get("verbose"))
+    console = _console(stream, options.get("width"))
+    width = console.width
+    said, cov = verdict(outcome, topology), coverage(outcome)
+    from .json_report import profile_fields
+
+    head = Text(_hanging(verdict_line(d, said, outcome.counts(), profile_fields(d)[0]), width, "", "  "))
+    head.stylize(VERDICT_STYLE.get(said.key, ""), 0, len(said.word))
+    console.print(head)
+    bad_n = sum(1 for s in statuses if s.status in ("failed", "unparseable"))
+    absent_n = sum(1 for s in statuses if s.status == "absent")
+    read = f"{sum(1 for s in statuses if s.status == 'parsed')} inputs read"
+    read += (f", {bad_n} not" if bad_n else "") + (f", {absent_n} not on this host" if absent_n else "")
+    console.print(Text(_hanging(meta_line(run_meta(d)), width, "", "  "), style="dim"))
+    console.print(Text(_hanging(f"{cov.text()} | {read} | profile: {d.profile_how or '-'}", width, "", "  "),
+                       style="dim" if not cov.missing else ""))
+    _platform_line(console, d, width)
+    if outcome.findings:
+        console.print()
+        _print_findings(console, outcome, width, verbose)
+    console.print()
+    _print_checklist(console, outcome, width)
+    tables = matrix_tables(topology, width)
+    if tables:
+        console.print()
+        for t in tables:
+            console.print(t)
+    _print_tail(console, d, statuses, verbose)
     console.print()
     console.print(head)
 
