@@ -18,27 +18,7 @@ from .records import (IB_MTU_BYTES, MAX_CACHE, MAX_DEVS_PER_HOST, MAX_ENV, MAX_H
                       NetDevice, QpMtu, Result, add_name as _add_name)
 
 PREFIX_RE = re.compile(r"([^\s:\[\]`'\"]+):[0-9]+:[0-9]+\s+\[([0-9]+)\]")  # a pasted `host:pid:tid [dev]` keeps no quote
-# PREFIX_RE searched from every start is quadratic on a long run of host characters (its `[^...]+`
-# runs to the run's end from each start, then fails): find_prefix finds the same first match from the
-# fixed tail `:pid:tid [dev]` instead, then walks back over the host once (linear).
-_PREFIX_TAIL_RE = re.compile(r":[0-9]+:[0-9]+\s+\[([0-9]+)\]")
-_NOT_HOST = frozenset(":[]`'\"")
-
-
-def find_prefix(pre: str) -> Optional[tuple[str, str]]:
-    """(host, device digits) of the first `host:pid:tid [dev]` in `pre`, as PREFIX_RE.search finds
-    them, or None."""
-    pos = 0
-    while True:
-        m = _PREFIX_TAIL_RE.search(pre, pos)
-        if m is None:
-            return None
-        end = start = m.start()
-        while start > 0 and not (pre[start - 1] in _NOT_HOST or pre[start - 1].isspace()):
-            start -= 1
-        if start < end:
-            return pre[start:end], m.group(1)
-        pos = end + 1
+from .prefix import find_prefix  # noqa: E402  (after PREFIX_RE, which it mirrors)
 NODES_RE = re.compile(r" nNodes ([0-9]+)")
 VERSION_RE = re.compile(r"NCCL version ([0-9]+\.[0-9]+\.[0-9]+)(?:[-+.][^\s]*?cuda([0-9]+\.[0-9]+))?")
 COMM_RE = re.compile(
