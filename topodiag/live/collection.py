@@ -35,7 +35,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Optional
 
-from .commands import MIN_START_S, NVIDIA_SMI_HARDWARE_CODES, CommandResult, run, time_left
+from . import commands as _commands
+from .commands import MIN_START_S, NVIDIA_SMI_HARDWARE_CODES, CommandResult, run
 from .netdevs import NETDEV
 
 MAX_DEADLINE_S = 86400.0  # a day: more is a mistake (and overflows the thread and select waits)
@@ -320,7 +321,9 @@ def collect(opts: Options, sources: Optional[Iterable[LiveSource]] = None,
     chosen = list(sources) if sources is not None else selected(opts)
     started = time.monotonic()
     deadline = started + opts.deadline_s
-    left = time_left()  # a command's --deadline (commands.session) bounds the collection too
+    left = _commands.time_left()  # a command's --deadline (commands.session) bounds the collection too
+    # (looked up on the module at each call: a test that replaces commands.time_left must not leave
+    # its stand-in bound here for the rest of the process)
     if left is not None:
         deadline = min(deadline, time.monotonic() + left)
     if deadline - time.monotonic() <= MIN_START_S:  # nothing can start: each source says so
