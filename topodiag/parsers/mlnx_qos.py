@@ -59,7 +59,8 @@ _BLANK_TAIL_RE = re.compile(r"[ \t\r]*\Z")
 PFC_HEAD_RE = re.compile(r"^\s*PFC configuration:\s*(?P<rest>.*)$")
 ROW_RE = re.compile(r"^\s*(?P<name>priority|enabled|buffer)[ \t]+(?P<values>[0-9]+(?:[ \t]*[0-9]+){0,7})[ \t\r]*$")
 INLINE_ENABLED_RE = re.compile(r"\benabled\s+(?P<values>(?:[01]\s+){7}[01])\b")
-TC_RE = re.compile(r"^\s*tc:\s*(?P<tc>\d)\s+ratelimit:\s*(?P<rl>[^,]*),\s*tsa:\s*(?P<tsa>\S+)")
+# the rate limit is stripped in code: `ratelimit:\s*(?P<rl>[^,]*)` took the blanks two ways (quadratic)
+TC_RE = re.compile(r"^\s*tc:\s*(?P<tc>\d)\s+ratelimit:(?P<rl>[^,]*),\s*tsa:\s*(?P<tsa>\S+)")
 TC_PRIO_RE = re.compile(r"^\s*priority:[ \t]*(?P<list>[0-9](?:[ \t]*[0-9])*)[ \t\r]*$")
 
 

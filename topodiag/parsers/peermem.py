@@ -54,7 +54,8 @@ _PROC_RE = re.compile(r"^([A-Za-z0-9_]+) ([0-9]+) ([0-9]+) (\S+) (Live|Loading|U
 _LSMOD_RE = re.compile(r"^([A-Za-z0-9_]+)\s+([0-9]+)\s+([0-9]+)(?:\s+(\S+))?\s*$")
 _GREP_RE = re.compile(r"(?:lsmod|cat /proc/modules)\s*\|\s*grep\s+(?:-\w+\s+)*['\"]?([\w|\\-]+)['\"]?"
                       r"|grep\s+(?:-\w+\s+)*['\"]?([\w|\\-]+)['\"]?\s+/proc/modules")
-_PROMPT_RE = re.compile(r"^(?:\(\S+\)\s*)?(?:\[[^\]]*\][#$]|\S*[#$]|[#$])\s+")
+# a virtualenv/conda name in parentheses holds no ')': `\(\S+\)` tried every ')' of a run of them (quadratic)
+_PROMPT_RE = re.compile(r"^(?:\([^\s)]+\)\s*)?(?:\[[^\]]*\][#$]|\S*[#$]|[#$])\s+")
 _MEMPEERS_MISSING_RE = re.compile(r"/sys/kernel/mm/memory_peers\S*: No such file or directory")
 _MEMPEERS_CMD_RE = re.compile(r"\bls\b.*?/sys/kernel/mm/memory_peers/?\s*$")
 # /proc/driver/nvidia/version: "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  565.57.01  Release
