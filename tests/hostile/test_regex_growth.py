@@ -141,3 +141,17 @@ def test_nccl_tests_number_pattern_matches_the_old_one(tok) -> None:
     from topodiag.parsers.nccl_tests import _NUM_RE
 
     assert bool(_NUM_RE.match(tok)) == bool(_OLD_NUM_RE.match(tok))
+
+
+def test_lines_are_cut_at_the_cap_before_any_regex() -> None:
+    """base.py's rule: no line longer than MAX_LINE_CHARS reaches a parser's regexes; the rest is
+    skipped and counted."""
+    from topodiag.parsers.base import MAX_LINE_CHARS, clean_lines, iter_clean_lines, lines_cut
+
+    lines_cut(reset=True)
+    long = "a" * (MAX_LINE_CHARS + 100) + "TAIL"
+    assert clean_lines("x\n" + long + "\ny") == ["x", "a" * MAX_LINE_CHARS, "y"]
+    assert list(iter_clean_lines(iter(["x\n", long + "\n"]))) == ["x", "a" * MAX_LINE_CHARS]
+    assert lines_cut(reset=True) == 2
+    assert clean_lines("short\n") == ["short", ""] and lines_cut() == 0
+
