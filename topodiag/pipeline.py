@@ -89,6 +89,23 @@ class Diagnosis:
 
 # -- loading ---------------------------------------------------------------------------------------
 
+def run_deadline() -> Optional[float]:
+    """The live run's deadline (time.monotonic()) when a `--deadline` session is on, else None: what
+    parse_deadline bounds parsing with (a parse still going then stops and its input is "failed",
+    not read to its end)."""
+    from .live.commands import time_left
+
+    left = time_left()
+    return None if left is None else time.monotonic() + left
+
+
+def parse_deadline(at: Optional[float]):
+    """parsers.base.parse_deadline: parsers under it stop at `at`."""
+    from .parsers.base import parse_deadline as under
+
+    return under(at)
+
+
 def load(paths: Iterable[PathLike]):
     """Parse every file, directory and bundle the paths stand for (load/gather.py). Raises
     BundleError for a bundle that cannot be trusted and InputError when there is nothing to read."""
@@ -251,7 +268,8 @@ def diagnose(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveO
         raise UsageError(f"--fail-on: {exc}") from None
     site = _site_config(config)
     if gathered is None:
-        gathered = load(paths) if paths is not None else collect_live(live)
+        with parse_deadline(run_deadline()):  # --deadline bounds the parsing of what was collected too
+            gathered = load(paths) if paths is not None else collect_live(live)
     topology = build_topology(gathered, host)
     rules_config: dict[str, Any] = {}
     config_info = None
@@ -296,7 +314,8 @@ def survey(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveOpt
            host: Optional[str] = None) -> Diagnosis:
     """The node's model without the checklist (`topodiag show`): a Diagnosis whose outcome is None."""
     started = time.monotonic()
-    gathered = load(paths) if paths is not None else collect_live(live)
+    with parse_deadline(run_deadline()):
+        gathered = load(paths) if paths is not None else collect_live(live)
     topology = build_topology(gathered, host)
     return Diagnosis(None, topology, list(gathered.statuses), elapsed_s=time.monotonic() - started,
                      records=list(gathered.records))
@@ -308,9 +327,13 @@ def _write_report_html(root: str) -> None:
     relative to the bundle. A bundle whose check fails gets no page; the bundle itself is written."""
     import io
 
+    at = run_deadline()
+    if at is not None and time.monotonic() >= at:  # collect --deadline: no time left for the page
+        return
     try:
         buf = io.StringIO()
-        diagnose([root]).render("html", buf)
+        with parse_deadline(at):
+            diagnose([root]).render("html", buf)
     except Exception:  # the page is a convenience: never the reason a collection is lost
         return
     base = root.rstrip("/")

@@ -274,6 +274,10 @@ def _gather_entries(out: Gathered, entries: Iterable, where: str, open_member: C
             error = _parse_as(e.source, opened, label, out, listed=e.status != "not_available")
         finally:
             opened.close()
+        if isinstance(error, Incomplete):  # stopped at the deadline
+            if e.status != "not_available":
+                _incomplete(out, e.source, label, error, failed_already=e.status != "ok")
+            continue
         if error is None and e.status == "ok":  # a failed or absent entry already says how it went
             _probe_failed(out, out.parsed[-1])
         if error is not None and e.status != "not_available":  # a failed tool's partial output:
@@ -310,14 +314,33 @@ def _not_read(out: Gathered, source: str, label: str) -> None:
     out.statuses.append(InputStatus(label, source, "ignored", reason))
 
 
+class Incomplete(str):
+    """What _parse_as gives back for an input whose parse the run's deadline stopped: its reason."""
+
+
+def _incomplete(out: Gathered, source: str, label: str, reason: str, failed_already: bool) -> None:
+    """An input not read to its end (the deadline): failed (SYS001), or, for a tool that failed
+    already (cut at the output cap, timed out), an ignored row that says its output was not read."""
+    if failed_already:
+        out.statuses.append(InputStatus(label, source, "ignored", f"its partial output: {reason}"))
+        return
+    out.problems.append(InputProblem(source, "failed", reason, label))
+    out.statuses.append(InputStatus(label, source, "failed", reason))
+
+
 def _parse_as(source: str, opened, label: str, out: Gathered,
-              listed: bool = True) -> Optional[tuple[str, Optional[int]]]:
+              listed: bool = True) -> "Optional[tuple[str, Optional[int]] | Incomplete]":
     """Parse an opened input as `source` and record it (in the report's inputs too, when `listed`);
-    None on success, else (message, line_no) for the caller to report or pass over."""
+    None on success, else (message, line_no) for the caller to report or pass over, or Incomplete
+    when the run's deadline stopped the parse."""
     from ..parsers import ParseError, get
+    from ..parsers.base import DeadlinePassed, check_deadline
 
     try:
+        check_deadline()
         result = parse_opened(get(source), opened)
+    except DeadlinePassed as exc:  # the input is incomplete, not wrong: the caller says so
+        return Incomplete(exc.message)
     except (ParseError, RecursionError) as exc:
         result = exc
     return _record(source, result, label, out, listed)

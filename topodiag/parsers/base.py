@@ -21,8 +21,11 @@ see lines_cut); a parser that splits text itself cuts with cap_line.
 
 from __future__ import annotations
 
+import math
 import re
 import threading
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, fields, is_dataclass
 from enum import Enum
 from typing import Any, Iterable, Iterator, Optional
@@ -124,15 +127,71 @@ def lines_cut(reset: bool = False) -> int:
     return n
 
 
+class DeadlinePassed(ParseError):
+    """The run's deadline (`check --deadline`) passed while a parser read its input: the input is
+    incomplete, not wrong. A ParseError, so that every parser lets it through as it must."""
+
+
+# The deadline (time.monotonic()) parsers run under, innermost last: one for the whole process, since
+# a parse may run in a worker thread. The line iterators look at it every DEADLINE_EVERY lines.
+_PARSE_DEADLINE: list[float] = []
+DEADLINE_EVERY = 2048
+
+
+@contextmanager
+def parse_deadline(at: Optional[float]) -> Iterator[None]:
+    """Parsers under this block stop with DeadlinePassed once time.monotonic() passes `at` (None:
+    no deadline)."""
+    _PARSE_DEADLINE.append(math.inf if at is None else at)
+    try:
+        yield
+    finally:
+        _PARSE_DEADLINE.pop()
+
+
+def deadline_at() -> Optional[float]:
+    """The deadline parsers run under now (time.monotonic()), or None."""
+    at = min(_PARSE_DEADLINE, default=math.inf)
+    return None if math.isinf(at) else at
+
+
+def check_deadline(line_no: int = 0) -> None:
+    """DeadlinePassed when the parse deadline has passed."""
+    at = deadline_at()
+    if at is not None and time.monotonic() > at:
+        where = f" at line {line_no}" if line_no else ""
+        raise DeadlinePassed(f"not read to its end: the run's deadline passed while reading it{where}", line_no)
+
+
+def _checked(items: Iterable[str]) -> Iterator[str]:
+    for n, item in enumerate(items):
+        if n % DEADLINE_EVERY == 0:
+            check_deadline(n + 1)
+        yield item
+
+
+class _Lines(list):
+    """clean_lines' list: iterating it looks at the parse deadline (when one is set) every
+    DEADLINE_EVERY lines, so that a parser's loop over lines stops at the deadline."""
+
+    def __iter__(self):
+        if deadline_at() is None:
+            return list.__iter__(self)
+        return _checked(list.__iter__(self))
+
+
 def clean_lines(text: str) -> list[str]:
     """Split into lines without line terminators (LF, CRLF or CR), ANSI codes and trailing blanks,
     each cut at MAX_LINE_CHARS."""
-    return [strip_ansi(cap_line(line)).rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    check_deadline()
+    return _Lines([strip_ansi(cap_line(line)).rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")])
 
 
 def iter_clean_lines(lines: Iterable[str]) -> Iterator[str]:
     """Streaming form of clean_lines for an iterable of raw lines (e.g. an open file)."""
-    for raw in lines:
+    for n, raw in enumerate(lines):
+        if n % DEADLINE_EVERY == 0:
+            check_deadline(n + 1)
         yield strip_ansi(cap_line(raw.rstrip("\r\n"))).rstrip()
 
 

@@ -1,0 +1,101 @@
+"""N8 and D10 of the attack pass: `--deadline` bounds what follows the collection too.
+
+N8: ten tools flooding their output to the 64 MB cap took 7 minutes of parsing under `check
+--deadline 120`. Parsing now runs under the run's deadline (parsers.base.parse_deadline): a parse
+still going when it passes stops, and its input is reported as failed ("not read to its end"), never
+waited for. These tests count what was read (lines, sources), not seconds.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from topodiag.live.collection import Record
+from topodiag.load.gather import gather_records
+from topodiag.parsers import get
+from topodiag.parsers.base import DEADLINE_EVERY, DeadlinePassed, clean_lines, iter_clean_lines, parse_deadline
+
+FLOOD = "        State: Active\n"
+SOURCES = ("ibstat", "nvidia_smi_nvlink_e", "nvidia_smi_nvlink_s", "ibv_devinfo", "fabricmanager", "lspci_vvv",
+           "nvidia_smi_topo_p2p", "show_gids", "lspci_tree", "nvidia_smi_topo_m")
+
+
+def _flooded(lines: int) -> list[Record]:
+    """The ten sources of N8 as a live collection gives them back when each tool was cut at the cap."""
+    text = FLOOD * lines
+    return [Record(s, "failed", f"{s}.txt", text, argv=(s,), rc=-9, reason="its output passed 64 MiB: killed and cut there")
+            for s in SOURCES]
+
+
+def test_ten_flooded_tools_after_the_deadline_are_not_parsed() -> None:
+    """The N8 reproducer (ten tools' outputs at the cap, 1/64 of it here) gathered after the deadline:
+    every source is reported failed as not read to its end, and no parser reads a line of it."""
+    records = _flooded(64 * 1024 * 1024 // len(FLOOD) // 64)
+    with parse_deadline(time.monotonic() - 1):
+        gathered = gather_records(records, host="n1")
+    assert gathered.parsed == []
+    rows = [(s.source, s.status) for s in gathered.statuses]
+    assert sorted(rows) == sorted(set(rows))
+    for source in SOURCES:  # the cut is the failure; the row beside it says the partial output was not read
+        mine = sorted((s.status, s.reason) for s in gathered.statuses if s.source == source)
+        assert [m[0] for m in mine] == ["failed", "ignored"], mine
+        assert "killed and cut" in mine[0][1] and "deadline passed" in mine[1][1]
+
+
+def test_an_answer_not_read_to_its_end_is_a_failed_input() -> None:
+    """An answer (status ok) the deadline stops is a failed input (SYS001), not a parsed one."""
+    records = [Record("ibstat", "ok", "ibstat.txt", "CA 'mlx5_0'\n" + FLOOD * 10, argv=("ibstat",), rc=0)]
+    with parse_deadline(time.monotonic() - 1):
+        gathered = gather_records(records, host="n1")
+    assert gathered.parsed == []
+    assert [(s.status, "deadline passed" in s.reason) for s in gathered.statuses] == [("failed", True)]
+    assert [(p.source, p.kind) for p in gathered.problems] == [("ibstat", "failed")]
+    gathered = gather_records(records, host="n1")  # no deadline: read
+    assert [s.status for s in gathered.statuses] == ["parsed"]
+
+
+class _Clock:
+    """time.monotonic for parsers.base: one second later at each look, so the deadline passes after
+    a known number of looks (every DEADLINE_EVERY lines)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+@pytest.mark.parametrize("source", ["ibstat", "lspci_vvv", "nvidia_smi_topo_m", "fabricmanager", "ibv_devinfo",
+                                    "nvidia_smi_nvlink_e", "show_gids"])
+def test_a_parse_under_way_stops_at_the_deadline(source: str, monkeypatch) -> None:
+    """A flooded output (a real first line, then the flood) stops at the deadline in parse() and in
+    parse_lines(), where it has them: DeadlinePassed, not a result and not a wait for the end."""
+    import topodiag.parsers.base as base
+
+    clock = _Clock()
+    monkeypatch.setattr(base, "time", clock)
+    text = "CA 'mlx5_0'\n" + FLOOD * (DEADLINE_EVERY * 40)
+    parser = get(source)
+    calls = [parser.parse] + ([lambda t: parser.parse_lines(iter(t.splitlines(True)))] if hasattr(parser, "parse_lines") else [])
+    for call in calls:
+        clock.now = 0.0
+        with parse_deadline(10.0):  # ten looks: about 10 * DEADLINE_EVERY lines
+            with pytest.raises(DeadlinePassed):
+                call(text)
+        assert clock.now <= 12.0  # it stopped at the first look past the deadline
+
+
+def test_clean_lines_stop_at_the_deadline() -> None:
+    text = FLOOD * (DEADLINE_EVERY * 10)
+    got = clean_lines(text)
+    assert list(got)[:1] == ["        State: Active"]  # no deadline: a plain list's iteration
+    with parse_deadline(time.monotonic() - 1):
+        with pytest.raises(DeadlinePassed):
+            clean_lines(text)
+        with pytest.raises(DeadlinePassed):
+            list(iter_clean_lines(iter(text.splitlines(True))))
+    with parse_deadline(time.monotonic() + 3600):
+        assert len(list(clean_lines(text))) == DEADLINE_EVERY * 10 + 1
