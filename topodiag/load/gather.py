@@ -158,6 +158,8 @@ def gather_records(records: Iterable, host: Optional[str], label_root: str = "li
         shown_records.append(rec)
 
     def open_member(rec) -> OpenedText:
+        if getattr(rec, "source_path", None):  # a file the user gave: read from disk as it streams
+            return open_text(rec.source_path)
         if not (rec.text or "").strip():
             raise _NothingPrinted()
         return open_bytes(os.path.join(label_root, rec.member), (rec.text or "").encode("utf-8"))
