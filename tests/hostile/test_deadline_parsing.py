@@ -99,3 +99,13 @@ def test_clean_lines_stop_at_the_deadline() -> None:
             list(iter_clean_lines(iter(text.splitlines(True))))
     with parse_deadline(time.monotonic() + 3600):
         assert len(list(clean_lines(text))) == DEADLINE_EVERY * 10 + 1
+
+
+def test_a_line_over_the_cap_is_counted_in_the_inputs() -> None:
+    """base.py's line cap: the rest of an over-long line is skipped, and the input's row says how many."""
+    from topodiag.parsers.base import MAX_LINE_CHARS
+
+    text = "CA 'mlx5_0'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Active" + " " * MAX_LINE_CHARS + "x\n"
+    gathered = gather_records([Record("ibstat", "ok", "ibstat.txt", text, argv=("ibstat",), rc=0)], host="n1")
+    assert [(s.status, s.reason) for s in gathered.statuses] == [
+        ("parsed", "1 line(s) longer than 64 KiB: read to there, the rest of each skipped")]

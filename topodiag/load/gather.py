@@ -336,10 +336,11 @@ def _parse_as(source: str, opened, label: str, out: Gathered,
     None on success, else (message, line_no) for the caller to report or pass over, or Incomplete
     when the run's deadline stopped the parse."""
     from ..parsers import ParseError, get
-    from ..parsers.base import DeadlinePassed, check_deadline
+    from ..parsers.base import DeadlinePassed, check_deadline, lines_cut
 
     try:
         check_deadline()
+        lines_cut(reset=True)
         result = parse_opened(get(source), opened)
     except DeadlinePassed as exc:  # the input is incomplete, not wrong: the caller says so
         return Incomplete(exc.message)
@@ -358,9 +359,13 @@ def _record(source: str, result, label: str, out: Gathered,
         return result.message, result.line_no or None
     if isinstance(result, RecursionError):
         return "input nested too deeply", None
+    from ..parsers.base import MAX_LINE_CHARS, lines_cut
+
     out.parsed.append(ParsedInput(source, label, result))
+    cut = lines_cut(reset=True)
     if listed:
-        out.statuses.append(InputStatus(label, source, "parsed"))
+        out.statuses.append(InputStatus(label, source, "parsed", f"{cut} line(s) longer than {MAX_LINE_CHARS // 1024} KiB: "
+                                        "read to there, the rest of each skipped" if cut else ""))
     return None
 
 
