@@ -383,8 +383,11 @@ def collect_bundle(output: Optional[PathLike] = None, live: Optional[LiveOptions
                 from .live.commands import time_left
 
                 left = time_left()  # collect --deadline bounds redaction too
-                redactor = redact_bundle_dir(root, clean, Redactor(hostnames=[host], deadline=None if left is None
-                                                                   else time.monotonic() + left))
+                at = None if left is None else time.monotonic() + left
+                # the parsers that find host names stop there as well: a member they could not read
+                # then is never written, since the Redactor refuses to go on past the same deadline
+                with parse_deadline(at):
+                    redactor = redact_bundle_dir(root, clean, Redactor(hostnames=[host], deadline=at))
                 root, host = clean, redactor.redact(host)
             _write_report_html(root)
             if not target:  # the host name as a file name: no '/' nor control characters (a hostile hostname file)
