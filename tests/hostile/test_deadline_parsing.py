@@ -29,19 +29,42 @@ def _flooded(lines: int) -> list[Record]:
             for s in SOURCES]
 
 
-def test_ten_flooded_tools_after_the_deadline_are_not_parsed() -> None:
-    """The N8 reproducer (ten tools' outputs at the cap, 1/64 of it here) gathered after the deadline:
-    every source is reported failed as not read to its end, and no parser reads a line of it."""
-    records = _flooded(64 * 1024 * 1024 // len(FLOOD) // 64)
-    with parse_deadline(time.monotonic() - 1):
-        gathered = gather_records(records, host="n1")
-    assert gathered.parsed == []
-    rows = [(s.source, s.status) for s in gathered.statuses]
-    assert sorted(rows) == sorted(set(rows))
+def test_ten_flooded_tools_are_failed_and_not_parsed(monkeypatch) -> None:
+    """The N8 reproducer (ten tools' outputs cut at the cap, 1/64 of it here): every source is
+    failed, and its partial output is not parsed (no parser is called at all)."""
+    import topodiag.load.gather as gather
+
+    called = []
+    monkeypatch.setattr(gather, "parse_opened", lambda parser, opened: called.append(parser))
+    gathered = gather_records(_flooded(64 * 1024 * 1024 // len(FLOOD) // 64), host="n1")
+    assert called == [] and gathered.parsed == []
     for source in SOURCES:  # the cut is the failure; the row beside it says the partial output was not read
         mine = sorted((s.status, s.reason) for s in gathered.statuses if s.source == source)
         assert [m[0] for m in mine] == ["failed", "ignored"], mine
-        assert "killed and cut" in mine[0][1] and "deadline passed" in mine[1][1]
+        assert "killed and cut" in mine[0][1] and "not read" in mine[1][1]
+    assert {p.source for p in gathered.problems} == set(SOURCES)
+
+
+def test_the_cut_mark_is_what_the_command_runner_says() -> None:
+    import topodiag.live.commands as commands
+    from topodiag.load.gather import CUT_MARK
+
+    source = open(commands.__file__, encoding="utf-8").read()
+    assert f': {CUT_MARK}")' in source
+
+
+def test_a_failed_tool_output_after_the_deadline_is_not_parsed() -> None:
+    """A failed tool's partial output (not cut: an exit status) gathered after the deadline: the failure
+    stays, and a row beside it says its output was not read."""
+    records = [Record(s, "failed", f"{s}.txt", "CA 'mlx5_0'\n" + FLOOD * 100, argv=(s,), rc=1, reason="exit status 1")
+               for s in SOURCES]
+    with parse_deadline(time.monotonic() - 1):
+        gathered = gather_records(records, host="n1")
+    assert gathered.parsed == []
+    for source in SOURCES:
+        mine = sorted((s.status, s.reason) for s in gathered.statuses if s.source == source)
+        assert [m[0] for m in mine] == ["failed", "ignored"], mine
+        assert "deadline passed" in mine[1][1]
 
 
 def test_an_answer_not_read_to_its_end_is_a_failed_input() -> None:
