@@ -75,6 +75,8 @@ CASES = {
     "N4e nvlink -c line, tabs (-c parser)": ("nvidia_smi_nvlink_c", lambda k: "GPU 0: NVIDIA A100 (UUID: GPU-x)\nLink 0," + _run("\t", 64 * KB * k) + "x\n"),
     "N4e nvlink -p line, blanks": ("nvidia_smi_nvlink_s", lambda k: "GPU 0: NVIDIA A100 (UUID: GPU-x)\nLink 0: Remote PCI Bus ID"
                                                                     + _run(" ", 64 * KB * k) + "x\n"),
+    # found beside N4: peermem's `\bls\b.*?/sys/kernel/mm/memory_peers` scanned to the line's end from every 'ls'
+    "peermem ls words": ("peermem", lambda k: "$ " + _run("ls ", 8 * KB * k) + "\n"),
     # N4f: `dscp:[ \t]*(...)(?=[ \t]+prio:|[ \t\r]*$)`: the lookahead rescans the blanks at every step
     "N4f mlnx_qos dscp tabs": ("mlnx_qos", lambda k: "prio:0 dscp:" + _run("\t", 64 * KB * k) + "x\n"),
     "N4f mlnx_qos dscp blanks after a list": ("mlnx_qos", lambda k: "prio:0 dscp:1,2" + _run(" ", 64 * KB * k) + "x\n"),
@@ -155,3 +157,14 @@ def test_lines_are_cut_at_the_cap_before_any_regex() -> None:
     assert lines_cut(reset=True) == 2
     assert clean_lines("short\n") == ["short", ""] and lines_cut() == 0
 
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["ls", " ", "als", "ls/", "/sys/kernel/mm/memory_peers", "/", "\t", "x"]), max_size=8))
+def test_peermem_ls_command_matches_the_old_pattern(parts) -> None:
+    from topodiag.parsers.peermem import _LS_RE, _MEMPEERS_PATH_RE
+
+    cmd = "".join(parts)
+    old = re.search(r"\bls\b.*?/sys/kernel/mm/memory_peers/?\s*$", cmd)
+    path = _MEMPEERS_PATH_RE.search(cmd)
+    assert bool(old) == (path is not None and _LS_RE.search(cmd, 0, path.start()) is not None)
