@@ -154,15 +154,31 @@ def collect_live(options: Optional[LiveOptions] = None):
     opts = options or LiveOptions()
     if opts.deadline_s <= 0:
         raise UsageError("--deadline: must be a positive number of seconds")
+    started = time.monotonic()
     records = live.collect(live.Options(deadline_s=opts.deadline_s, prolog=opts.prolog, sysfs_root=opts.sysfs_root,
                                         nccl_logs=tuple(opts.nccl_logs), nccl_tests=tuple(opts.nccl_tests),
                                         kernel_log_since_s=opts.kernel_log_since_s),
                            progress=opts.progress)
     import socket
 
-    gathered = gather_records(records, host=socket.gethostname(), label_root="live")
+    with parse_deadline(parse_deadline_after(started, opts.deadline_s)):
+        gathered = gather_records(records, host=socket.gethostname(), label_root="live")
     gathered.records = records
     return gathered
+
+
+PARSE_GRACE_SHARE = 0.2  # of --deadline: what parsing gets at least after a collection that used all of it
+PARSE_GRACE_MIN_S = 2.0
+
+
+def parse_deadline_after(started: float, deadline_s: float) -> float:
+    """When the parsing of a live collection (begun at `started`, time.monotonic()) must stop: at
+    --deadline, or, when collection took (nearly) all of it (a hung tool waited for to the end),
+    a fifth of --deadline (at least 2 s) after collection ended, so that the sources that did
+    answer are still read. Either way bounded: `check --deadline 120` with ten tools flooding 64 MB
+    each took 7 minutes of parsing before."""
+    grace = max(PARSE_GRACE_MIN_S, PARSE_GRACE_SHARE * deadline_s)
+    return max(started + deadline_s, time.monotonic() + grace)
 
 
 # -- the model and the profile ---------------------------------------------------------------------
@@ -268,8 +284,11 @@ def diagnose(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveO
         raise UsageError(f"--fail-on: {exc}") from None
     site = _site_config(config)
     if gathered is None:
-        with parse_deadline(run_deadline()):  # --deadline bounds the parsing of what was collected too
-            gathered = load(paths) if paths is not None else collect_live(live)
+        if paths is not None:
+            with parse_deadline(run_deadline()):  # a live session's deadline (none for check --from)
+                gathered = load(paths)
+        else:
+            gathered = collect_live(live)  # which parses under the live deadline (parse_deadline_after)
     topology = build_topology(gathered, host)
     rules_config: dict[str, Any] = {}
     config_info = None
@@ -314,20 +333,22 @@ def survey(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveOpt
            host: Optional[str] = None) -> Diagnosis:
     """The node's model without the checklist (`topodiag show`): a Diagnosis whose outcome is None."""
     started = time.monotonic()
-    with parse_deadline(run_deadline()):
-        gathered = load(paths) if paths is not None else collect_live(live)
+    if paths is not None:
+        with parse_deadline(run_deadline()):
+            gathered = load(paths)
+    else:
+        gathered = collect_live(live)
     topology = build_topology(gathered, host)
     return Diagnosis(None, topology, list(gathered.statuses), elapsed_s=time.monotonic() - started,
                      records=list(gathered.records))
 
 
-def _write_report_html(root: str) -> None:
+def _write_report_html(root: str, at: Optional[float] = None) -> None:
     """report.html beside the members (not a manifest member: readers ignore it): the check of the
     bundle as one page for the ticket, from the (redacted, when asked) members themselves, with paths
     relative to the bundle. A bundle whose check fails gets no page; the bundle itself is written."""
     import io
 
-    at = run_deadline()
     if at is not None and time.monotonic() >= at:  # collect --deadline: no time left for the page
         return
     try:
@@ -365,6 +386,7 @@ def collect_bundle(output: Optional[PathLike] = None, live: Optional[LiveOptions
     if target and not target.lower().endswith(bundle.ARCHIVE_SUFFIXES) and os.path.exists(target) and (
             not os.path.isdir(target) or os.listdir(target)):
         raise UsageError(f"{target}: exists and is not an empty directory; give a new directory or a .tar.gz name")
+    started = time.monotonic()
     records = live_collection.collect(
         live_collection.Options(deadline_s=opts.deadline_s, sysfs_root=opts.sysfs_root,
                                 nccl_logs=tuple(opts.nccl_logs), nccl_tests=tuple(opts.nccl_tests)),
@@ -389,7 +411,7 @@ def collect_bundle(output: Optional[PathLike] = None, live: Optional[LiveOptions
                 with parse_deadline(at):
                     redactor = redact_bundle_dir(root, clean, Redactor(hostnames=[host], deadline=at))
                 root, host = clean, redactor.redact(host)
-            _write_report_html(root)
+            _write_report_html(root, parse_deadline_after(started, opts.deadline_s))  # its parsing bounded as a check's
             if not target:  # the host name as a file name: no '/' nor control characters (a hostile hostname file)
                 import re
 

@@ -132,3 +132,14 @@ def test_a_line_over_the_cap_is_counted_in_the_inputs() -> None:
     gathered = gather_records([Record("ibstat", "ok", "ibstat.txt", text, argv=("ibstat",), rc=0)], host="n1")
     assert [(s.status, s.reason) for s in gathered.statuses] == [
         ("parsed", "1 line(s) longer than 64 KiB: read to there, the rest of each skipped")]
+
+
+def test_parsing_after_a_live_collection_ends_at_the_deadline_or_a_fifth_of_it_after() -> None:
+    """A collection that ended early parses until --deadline; one that used all of it (a hung tool)
+    still gets a fifth of --deadline (at least 2 s) to read the sources that answered, and no more."""
+    from topodiag.pipeline import parse_deadline_after
+
+    now = time.monotonic()
+    assert abs(parse_deadline_after(now - 1.0, 10.0) - (now + 9.0)) < 0.5  # 1 s of 10 used: 9 s left
+    assert abs(parse_deadline_after(now - 120.0, 120.0) - (now + 24.0)) < 0.5  # all used: a fifth more
+    assert abs(parse_deadline_after(now - 3.0, 3.0) - (now + 2.0)) < 0.5  # at least 2 s
