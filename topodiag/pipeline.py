@@ -93,6 +93,23 @@ class Diagnosis:
 
 # -- loading ---------------------------------------------------------------------------------------
 
+def run_deadline() -> Optional[float]:
+    """The live run's deadline (time.monotonic()) when a `--deadline` session is on, else None: what
+    parse_deadline bounds parsing with (a parse still going then stops and its input is "failed",
+    not read to its end)."""
+    from .live.commands import time_left
+
+    left = time_left()
+    return None if left is None else time.monotonic() + left
+
+
+def parse_deadline(at: Optional[float]):
+    """parsers.base.parse_deadline: parsers under it stop at `at`."""
+    from .parsers.base import parse_deadline as under
+
+    return under(at)
+
+
 def load(paths: Iterable[PathLike], source: Optional[str] = None):
     """Parse every file, directory and bundle the paths stand for (load/gather.py); `source` reads the
     loose files as that tool's output instead of detecting it. Raises BundleError for a bundle that
@@ -147,19 +164,35 @@ def collect_live(options: Optional[LiveOptions] = None):
     opts = options or LiveOptions()
     if opts.deadline_s <= 0:
         raise UsageError("--deadline: must be a positive number of seconds")
+    started = time.monotonic()
     records = live.collect(live.Options(deadline_s=opts.deadline_s, prolog=opts.prolog, sysfs_root=opts.sysfs_root,
                                         nccl_logs=tuple(opts.nccl_logs), nccl_tests=tuple(opts.nccl_tests),
                                         kernel_log_since_s=opts.kernel_log_since_s),
                            progress=opts.progress)
     import socket
 
-    gathered = gather_records(records, host=socket.gethostname(), label_root="live")
+    with parse_deadline(parse_deadline_after(started, opts.deadline_s)):
+        gathered = gather_records(records, host=socket.gethostname(), label_root="live")
     gathered.records = records
     gathered.collected_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     import platform
 
     gathered.host_facts = {"kernel": platform.release()}  # this node's (no subprocess)
     return gathered
+
+
+PARSE_GRACE_SHARE = 0.2  # of --deadline: what parsing gets at least after a collection that used all of it
+PARSE_GRACE_MIN_S = 2.0
+
+
+def parse_deadline_after(started: float, deadline_s: float) -> float:
+    """When the parsing of a live collection (begun at `started`, time.monotonic()) must stop: at
+    --deadline, or, when collection took (nearly) all of it (a hung tool waited for to the end),
+    a fifth of --deadline (at least 2 s) after collection ended, so that the sources that did
+    answer are still read. Either way bounded: `check --deadline 120` with ten tools flooding 64 MB
+    each took 7 minutes of parsing before."""
+    grace = max(PARSE_GRACE_MIN_S, PARSE_GRACE_SHARE * deadline_s)
+    return max(started + deadline_s, time.monotonic() + grace)
 
 
 # -- the model and the profile ---------------------------------------------------------------------
@@ -292,7 +325,11 @@ def diagnose(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveO
         raise UsageError(f"--fail-on: {exc}") from None
     site = _site_config(config)
     if gathered is None:
-        gathered = load(paths, source) if paths is not None else collect_live(live)
+        if paths is not None:
+            with parse_deadline(run_deadline()):  # a live session's deadline (none for check --from)
+                gathered = load(paths, source)
+        else:
+            gathered = collect_live(live)  # which parses under the live deadline (parse_deadline_after)
     topology = build_topology(gathered, host)
     rules_config: dict[str, Any] = {}
     config_info = None
@@ -339,22 +376,29 @@ def survey(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveOpt
            host: Optional[str] = None) -> Diagnosis:
     """The node's model without the checklist (`topodiag show`): a Diagnosis whose outcome is None."""
     started = time.monotonic()
-    gathered = load(paths) if paths is not None else collect_live(live)
+    if paths is not None:
+        with parse_deadline(run_deadline()):
+            gathered = load(paths)
+    else:
+        gathered = collect_live(live)
     topology = build_topology(gathered, host)
     return Diagnosis(None, topology, list(gathered.statuses), elapsed_s=time.monotonic() - started,
                      records=list(gathered.records), collected_at=gathered.collected_at,
                      host_facts=dict(gathered.host_facts))
 
 
-def _write_report_html(root: str) -> None:
+def _write_report_html(root: str, at: Optional[float] = None) -> None:
     """report.html beside the members (not a manifest member: readers ignore it): the check of the
     bundle as one page for the ticket, from the (redacted, when asked) members themselves, with paths
     relative to the bundle. A bundle whose check fails gets no page; the bundle itself is written."""
     import io
 
+    if at is not None and time.monotonic() >= at:  # collect --deadline: no time left for the page
+        return
     try:
         buf = io.StringIO()
-        diagnose([root]).render("html", buf)
+        with parse_deadline(at):
+            diagnose([root]).render("html", buf)
     except Exception:  # the page is a convenience: never the reason a collection is lost
         return
     base = root.rstrip("/")
@@ -386,6 +430,7 @@ def collect_bundle(output: Optional[PathLike] = None, live: Optional[LiveOptions
     if target and not target.lower().endswith(bundle.ARCHIVE_SUFFIXES) and os.path.exists(target) and (
             not os.path.isdir(target) or os.listdir(target)):
         raise UsageError(f"{target}: exists and is not an empty directory; give a new directory or a .tar.gz name")
+    started = time.monotonic()
     records = live_collection.collect(
         live_collection.Options(deadline_s=opts.deadline_s, sysfs_root=opts.sysfs_root,
                                 nccl_logs=tuple(opts.nccl_logs), nccl_tests=tuple(opts.nccl_tests)),
@@ -404,10 +449,13 @@ def collect_bundle(output: Optional[PathLike] = None, live: Optional[LiveOptions
                 from .live.commands import time_left
 
                 left = time_left()  # collect --deadline bounds redaction too
-                redactor = redact_bundle_dir(root, clean, Redactor(hostnames=[host], deadline=None if left is None
-                                                                   else time.monotonic() + left))
+                at = None if left is None else time.monotonic() + left
+                # the parsers that find host names stop there as well: a member they could not read
+                # then is never written, since the Redactor refuses to go on past the same deadline
+                with parse_deadline(at):
+                    redactor = redact_bundle_dir(root, clean, Redactor(hostnames=[host], deadline=at))
                 root, host = clean, redactor.redact(host)
-            _write_report_html(root)
+            _write_report_html(root, parse_deadline_after(started, opts.deadline_s))  # its parsing bounded as a check's
             if not target:  # the host name as a file name: no '/' nor control characters (a hostile hostname file)
                 import re
 

@@ -882,13 +882,14 @@ def hostnames_in(members: Mapping[str, str]) -> set[str]:
 
 # -- trees and bundles ----------------------------------------------------------------------------
 
-def _read_tree(src_dir: str) -> tuple[dict[str, str], dict[str, str], dict[str, set]]:
+def _read_tree(src_dir: str, deadline: Optional[float] = None) -> tuple[dict[str, str], dict[str, str], dict[str, set]]:
     """Every file under src_dir as text (relative '/'-separated path -> text), every link that
     stays inside the tree (path -> its relative target, as a sysfs snapshot records them), and the
     large members, which are not read whole (path -> the host names their first streaming pass
     found, topodiag/bundle/redact_stream.py). RedactionError naming every member that is binary
     (not UTF-8 text, or with NUL bytes), not a regular file, or a link that is absolute or leaves
-    the tree."""
+    the tree. `deadline` (time.monotonic(), collect --deadline) is looked at per member and per
+    block of a large member's scan: RedactionError once it has passed."""
     from . import redact_stream
 
     members: dict[str, str] = {}
@@ -919,10 +920,13 @@ def _read_tree(src_dir: str) -> tuple[dict[str, str], dict[str, str], dict[str, 
                 continue
             if st.st_size >= redact_stream.LARGE_MEMBER_BYTES and _streamable(rel, full):
                 try:
-                    large[rel] = redact_stream.scan(full, _prompt_hosts)
+                    large[rel] = redact_stream.scan(full, _prompt_hosts, deadline)
+                except redact_stream.DeadlinePassed:
+                    raise
                 except RedactionError:
                     refused.append(f"{shown(rel)} (binary: not UTF-8 text)")
                 continue
+            redact_stream.check_deadline(deadline)
             with open_regular(full) as fh:  # no FIFO put there in between: never blocks
                 data = fh.read()
             try:
@@ -1004,7 +1008,7 @@ def redact_tree(src_dir: str, dst_dir: str, redactor: Redactor) -> dict[str, str
 
     if os.path.exists(dst_dir) and (not os.path.isdir(dst_dir) or os.listdir(dst_dir)):
         raise RedactionError(f"{shown(dst_dir, PATH_SHOWN)}: exists and is not an empty directory")
-    members, links, large = _read_tree(src_dir)
+    members, links, large = _read_tree(src_dir, redactor.deadline)
     found = hostnames_in(members)
     for hosts in large.values():
         found |= {h.rstrip(".") for h in hosts if _plausible_host(h.rstrip("."))}

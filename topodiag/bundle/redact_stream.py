@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections import deque
 from operator import itemgetter
 from typing import Callable, Optional
@@ -103,7 +104,20 @@ def _blocks(path: str, start: int = 0, stop: Optional[int] = None):
                 return
 
 
-def scan(path: str, prompt_hosts: Callable[[str], list[str]]) -> set[str]:
+class DeadlinePassed(RedactionError):
+    """collect --deadline passed during the first (scanning) pass of a large member."""
+
+
+DEADLINE_MESSAGE = "redaction did not finish before the --deadline: nothing was written (give a larger --deadline for big logs)"
+
+
+def check_deadline(deadline: Optional[float]) -> None:
+    """DeadlinePassed once time.monotonic() is past `deadline` (None: no deadline)."""
+    if deadline is not None and time.monotonic() > deadline:
+        raise DeadlinePassed(DEADLINE_MESSAGE)
+
+
+def scan(path: str, prompt_hosts: Callable[[str], list[str]], deadline: Optional[float] = None) -> set[str]:
     """The host names a large member names, and a check that it is text (first pass). A set does not
     depend on the order it was found in: a big member's second half is scanned in a worker process
     while this one scans the first (`_halves`), on a machine with two CPUs and no other thread."""
@@ -114,10 +128,10 @@ def scan(path: str, prompt_hosts: Callable[[str], list[str]]) -> set[str]:
             idle = False
             try:
                 try:
-                    second = pool.submit(_scan_range, path, prompt_hosts, cut, None)
+                    second = pool.submit(_scan_range, path, prompt_hosts, cut, None, deadline)
                 except Exception:  # a pool that cannot start: one process
                     second = None
-                first = _scan_range(path, prompt_hosts, 0, cut)
+                first = _scan_range(path, prompt_hosts, 0, cut, deadline)
                 if second is not None:
                     try:
                         hosts = second.result()
@@ -128,10 +142,10 @@ def scan(path: str, prompt_hosts: Callable[[str], list[str]]) -> set[str]:
                         raise
                     except Exception:  # a worker that died: its half here
                         pass
-                return first | _scan_range(path, prompt_hosts, cut, None)
+                return first | _scan_range(path, prompt_hosts, cut, None, deadline)
             finally:
                 release(pool, idle)
-    return _scan_range(path, prompt_hosts, 0, None)
+    return _scan_range(path, prompt_hosts, 0, None, deadline)
 
 
 def _halves(path: str) -> Optional[int]:
@@ -151,7 +165,8 @@ def _halves(path: str) -> Optional[int]:
     return None if nl < 0 else size // 2 + nl + 1
 
 
-def _scan_range(path: str, prompt_hosts: Callable[[str], list[str]], start: int, stop: Optional[int]) -> set[str]:
+def _scan_range(path: str, prompt_hosts: Callable[[str], list[str]], start: int, stop: Optional[int],
+                deadline: Optional[float] = None) -> set[str]:
     """`scan` over the bytes [start, stop) of the member (stop None: its end). One re.split
     of each block's bytes (_PREFIX_B, C) gives the hosts of its NCCL prefixes and the bodies between
     them; a log repeats its bodies: only the distinct lines of bodies not seen before are text the
@@ -164,6 +179,7 @@ def _scan_range(path: str, prompt_hosts: Callable[[str], list[str]], start: int,
     seen_rest: set[bytes] = set()
     texts: set[str] = set()
     for block in _blocks(path, start, stop):
+        check_deadline(deadline)  # D10: per block, not after the whole member
         parts = _HOSTS_B.split(b"\n" + block)
         found.update(parts[1::2])
         firsts: set[bytes] = set()

@@ -94,6 +94,8 @@ class Record:
     reason: str = ""
     extra_files: list[tuple[str, str]] = field(default_factory=list)  # (bundle path, text): sysfs snapshot
     where: str = ""  # the bundle member its source writes (probes/pyverbs.json): tells two probes of one source apart
+    # a file the user gave (--nccl-log, --nccl-tests) that the member copies, never held in memory (text None)
+    source_path: Optional[str] = None
 
     @property
     def label(self) -> str:
@@ -373,24 +375,25 @@ def _user_files(opts: Options) -> list[Record]:
     for n, (source, path) in enumerate([("nccl_debug", p) for p in opts.nccl_logs]
                                        + [("nccl_tests", p) for p in opts.nccl_tests], 1):
         member = f"logs/{n:02d}-{os.path.basename(path) or 'log'}"
-        try:
+        try:  # refused here when it is not a readable text file; only its head is read (a log of GBs)
             opened = open_text(path)
             try:
-                text = opened.read()
+                head = opened.head
             finally:
                 opened.close()
         except InputError as exc:
             out.append(Record(source, "failed", None, reason=f"{exc.where}: {exc.message}"))
             continue
-        out.append(Record(source, "ok", member, text, reason=f"given: {path}"))
+        out.append(Record(source, "ok", member, None, reason=f"given: {path}", source_path=path))
         from ..parsers import blank_provenance_header, detect_all
 
-        found = {name for name, _ in detect_all(blank_provenance_header(text[:256 * 1024]))}
+        found = {name for name, _ in detect_all(blank_provenance_header(head))}
         for other in ("nccl_tests", "nccl_debug", "nccl_diag"):
             if other != source and other in found:
                 # an nccl-tests run with NCCL_DEBUG=INFO is both, a log with NCCL DIAG lines holds a
                 # diagnostics report too: one member, an entry per source
-                out.append(Record(other, "ok", member, text, reason=f"given: {path} (it holds {other} output too)"))
+                out.append(Record(other, "ok", member, None, reason=f"given: {path} (it holds {other} output too)",
+                                  source_path=path))
     return out
 
 

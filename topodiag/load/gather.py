@@ -162,6 +162,8 @@ def gather_records(records: Iterable, host: Optional[str], label_root: str = "li
         shown_records.append(rec)
 
     def open_member(rec) -> OpenedText:
+        if getattr(rec, "source_path", None):  # a file the user gave: read from disk as it streams
+            return open_text(rec.source_path)
         if not (rec.text or "").strip():
             raise _NothingPrinted()
         return open_bytes(os.path.join(label_root, rec.member), (rec.text or "").encode("utf-8"))
@@ -249,6 +251,12 @@ def _gather_entries(out: Gathered, entries: Iterable, where: str, open_member: C
                 reason += f" (timed out after {e.duration_s:g} s)"
             out.problems.append(InputProblem(e.source, "failed", reason, label))
             out.statuses.append(InputStatus(label, e.source, "failed", reason))
+        if e.member and e.status == "failed" and CUT_MARK in (e.reason or ""):
+            # N8: a tool killed at the output cap (live/commands.py) flooded its output: what it kept is
+            # in the bundle for a person, and not parsed (64 MB of a flood took a minute per source)
+            out.statuses.append(InputStatus(label, e.source, "ignored", "its partial output: not read (cut at the "
+                                            "output cap, it is not the answer the tool was asked for)"))
+            continue
         if not e.member:
             if e.status == "ok":  # an empty answer as an older collect recorded it (no member, rc given)
                 out.statuses.append(InputStatus(label, e.source, "absent", nothing_printed(e)))
@@ -280,6 +288,10 @@ def _gather_entries(out: Gathered, entries: Iterable, where: str, open_member: C
             error = _parse_as(e.source, opened, label, out, listed=e.status != "not_available")
         finally:
             opened.close()
+        if isinstance(error, Incomplete):  # stopped at the deadline
+            if e.status != "not_available":
+                _incomplete(out, e.source, label, error, failed_already=e.status != "ok")
+            continue
         if error is None and e.status == "ok":  # a failed or absent entry already says how it went
             _probe_failed(out, out.parsed[-1])
         if error is not None and e.status != "not_available":  # a failed tool's partial output:
@@ -316,14 +328,38 @@ def _not_read(out: Gathered, source: str, label: str) -> None:
     out.statuses.append(InputStatus(label, source, "ignored", reason))
 
 
+# what live/commands.py's reason for a tool killed at MAX_OUTPUT_BYTES ends with (tests/hostile holds both)
+CUT_MARK = "killed and cut there"
+
+
+class Incomplete(str):
+    """What _parse_as gives back for an input whose parse the run's deadline stopped: its reason."""
+
+
+def _incomplete(out: Gathered, source: str, label: str, reason: str, failed_already: bool) -> None:
+    """An input not read to its end (the deadline): failed (SYS001), or, for a tool that failed
+    already (cut at the output cap, timed out), an ignored row that says its output was not read."""
+    if failed_already:
+        out.statuses.append(InputStatus(label, source, "ignored", f"its partial output: {reason}"))
+        return
+    out.problems.append(InputProblem(source, "failed", reason, label))
+    out.statuses.append(InputStatus(label, source, "failed", reason))
+
+
 def _parse_as(source: str, opened, label: str, out: Gathered,
-              listed: bool = True) -> Optional[tuple[str, Optional[int]]]:
+              listed: bool = True) -> "Optional[tuple[str, Optional[int]] | Incomplete]":
     """Parse an opened input as `source` and record it (in the report's inputs too, when `listed`);
-    None on success, else (message, line_no) for the caller to report or pass over."""
+    None on success, else (message, line_no) for the caller to report or pass over, or Incomplete
+    when the run's deadline stopped the parse."""
     from ..parsers import ParseError, get
+    from ..parsers.base import DeadlinePassed, check_deadline, lines_cut
 
     try:
+        check_deadline()
+        lines_cut(reset=True)
         result = parse_opened(get(source), opened)
+    except DeadlinePassed as exc:  # the input is incomplete, not wrong: the caller says so
+        return Incomplete(exc.message)
     except (ParseError, RecursionError) as exc:
         result = exc
     return _record(source, result, label, out, listed)
@@ -339,9 +375,13 @@ def _record(source: str, result, label: str, out: Gathered,
         return result.message, result.line_no or None
     if isinstance(result, RecursionError):
         return "input nested too deeply", None
+    from ..parsers.base import MAX_LINE_CHARS, lines_cut
+
     out.parsed.append(ParsedInput(source, label, result))
+    cut = lines_cut(reset=True)
     if listed:
-        out.statuses.append(InputStatus(label, source, "parsed"))
+        out.statuses.append(InputStatus(label, source, "parsed", f"{cut} line(s) longer than {MAX_LINE_CHARS // 1024} KiB: "
+                                        "read to there, the rest of each skipped" if cut else ""))
     return None
 
 

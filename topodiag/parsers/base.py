@@ -14,12 +14,18 @@ it): in a re.M pattern a line's blanks are [ \t], never \s (`^\s*` runs over the
 line start); no two runs that can match the same character stand side by side (`(.*?)\s*:`,
 `\s*\|?\s*`: strip in code instead); a search() does not start with a run of blanks; runs over
 attributes or names are bounded. Digits are [0-9] and is_digits(), never \d or str.isdigit(), which
-accept '²' (int() raises) and other scripts' digits.
+accept '²' (int() raises) and other scripts' digits. No line reaches a regex longer than MAX_LINE_CHARS:
+clean_lines and iter_clean_lines cut each line there (the rest of the line is skipped and counted,
+see lines_cut); a parser that splits text itself cuts with cap_line.
 """
 
 from __future__ import annotations
 
+import math
 import re
+import threading
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, fields, is_dataclass
 from enum import Enum
 from typing import Any, Iterable, Iterator, Optional
@@ -99,15 +105,94 @@ def strip_ansi(line: str) -> str:
     return ANSI_RE.sub("", line) if "\x1b" in line else line
 
 
+# No tool topodiag reads prints a line this long; what follows it on an over-long line is skipped, so
+# that no regex, however it is written, sees more than this of one line.
+MAX_LINE_CHARS = 64 * 1024
+_CUTS = threading.local()
+
+
+def cap_line(line: str) -> str:
+    """The line cut at MAX_LINE_CHARS (counted, see lines_cut)."""
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    _CUTS.n = getattr(_CUTS, "n", 0) + 1
+    return line[:MAX_LINE_CHARS]
+
+
+def lines_cut(reset: bool = False) -> int:
+    """How many lines this thread's parsers cut at MAX_LINE_CHARS (since the last reset)."""
+    n = getattr(_CUTS, "n", 0)
+    if reset:
+        _CUTS.n = 0
+    return n
+
+
+class DeadlinePassed(ParseError):
+    """The run's deadline (`check --deadline`) passed while a parser read its input: the input is
+    incomplete, not wrong. A ParseError, so that every parser lets it through as it must."""
+
+
+# The deadline (time.monotonic()) parsers run under, innermost last: one for the whole process, since
+# a parse may run in a worker thread. The line iterators look at it every DEADLINE_EVERY lines.
+_PARSE_DEADLINE: list[float] = []
+DEADLINE_EVERY = 2048
+
+
+@contextmanager
+def parse_deadline(at: Optional[float]) -> Iterator[None]:
+    """Parsers under this block stop with DeadlinePassed once time.monotonic() passes `at` (None:
+    no deadline)."""
+    _PARSE_DEADLINE.append(math.inf if at is None else at)
+    try:
+        yield
+    finally:
+        _PARSE_DEADLINE.pop()
+
+
+def deadline_at() -> Optional[float]:
+    """The deadline parsers run under now (time.monotonic()), or None."""
+    at = min(_PARSE_DEADLINE, default=math.inf)
+    return None if math.isinf(at) else at
+
+
+def check_deadline(line_no: int = 0) -> None:
+    """DeadlinePassed when the parse deadline has passed."""
+    at = deadline_at()
+    if at is not None and time.monotonic() > at:
+        where = f" at line {line_no}" if line_no else ""
+        raise DeadlinePassed(f"not read to its end: the run's deadline passed while reading it{where}", line_no)
+
+
+def _checked(items: Iterable[str]) -> Iterator[str]:
+    for n, item in enumerate(items):
+        if n % DEADLINE_EVERY == 0:
+            check_deadline(n + 1)
+        yield item
+
+
+class _Lines(list):
+    """clean_lines' list: iterating it looks at the parse deadline (when one is set) every
+    DEADLINE_EVERY lines, so that a parser's loop over lines stops at the deadline."""
+
+    def __iter__(self):
+        if deadline_at() is None:
+            return list.__iter__(self)
+        return _checked(list.__iter__(self))
+
+
 def clean_lines(text: str) -> list[str]:
-    """Split into lines without line terminators (LF, CRLF or CR), ANSI codes and trailing blanks."""
-    return [strip_ansi(line).rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    """Split into lines without line terminators (LF, CRLF or CR), ANSI codes and trailing blanks,
+    each cut at MAX_LINE_CHARS."""
+    check_deadline()
+    return _Lines([strip_ansi(cap_line(line)).rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")])
 
 
 def iter_clean_lines(lines: Iterable[str]) -> Iterator[str]:
     """Streaming form of clean_lines for an iterable of raw lines (e.g. an open file)."""
-    for raw in lines:
-        yield strip_ansi(raw.rstrip("\r\n")).rstrip()
+    for n, raw in enumerate(lines):
+        if n % DEADLINE_EVERY == 0:
+            check_deadline(n + 1)
+        yield strip_ansi(cap_line(raw.rstrip("\r\n"))).rstrip()
 
 
 def listing(names: Iterable[str], limit: int = 12) -> str:

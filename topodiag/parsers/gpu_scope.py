@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from .base import ParseError, ParserInfo, probe_object
+from .base import ParseError, ParserInfo, cap_line, probe_object
 
 INFO = ParserInfo(
     source="gpu_scope",
@@ -92,7 +92,7 @@ def device_rules(text: str) -> tuple[DeviceRule, ...]:
     """The rules of a cgroup v1 devices.list ("c 195:0 rwm"); lines of another form are left out."""
     out = []
     for line in text.splitlines():
-        m = _RULE_RE.match(line.strip())
+        m = _RULE_RE.match(cap_line(line).strip())
         if m:
             major, minor = (None if g == "*" else int(g) for g in (m.group(2), m.group(3)))
             out.append(DeviceRule(m.group(1), major, minor, m.group(4)))
@@ -103,7 +103,7 @@ def information(bdf: str, text: Optional[str]) -> DriverGpu:
     """One GPU's /proc/driver/nvidia/gpus/<bdf>/information ("Device Minor: \t 5")."""
     fields = {}
     for line in (text or "").splitlines():
-        m = _INFO_RE.match(line)
+        m = _INFO_RE.match(cap_line(line))
         if m:
             fields.setdefault(m.group(1).strip().lower(), m.group(2))
     minor = fields.get("device minor", "")

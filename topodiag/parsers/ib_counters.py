@@ -60,12 +60,14 @@ MAX_VALUE = 1 << 64
 
 _NAME = r"[A-Za-z][A-Za-z0-9_]{0,80}"
 # Never two blank runs side by side, and a value read greedily to its last non-blank: a lazy value
-# followed by `\s*$` rescans the blanks after it at every step (quadratic on widened blanks).
+# followed by `\s*$` rescans the blanks after it at every step (quadratic on widened blanks). The path
+# starts after a blank, a quote or a slash, seen by a lookbehind: `(?:^|[\s'"])(?:\S*?/)?infiniband/`
+# matched the same lines but tried every quote of a line of quotes to its end (quadratic).
 PORT_LINE_RE = re.compile(
-    r"(?:^|[\s'\"])(?:\S*?/)?infiniband/(?P<dev>[A-Za-z0-9_.\-]{1,40})/ports/(?P<port>\d{1,3})/"
+    r"(?:^|(?<=[\s'\"/]))infiniband/(?P<dev>[A-Za-z0-9_.\-]{1,40})/ports/(?P<port>\d{1,3})/"
     r"(?P<kind>counters|hw_counters)/(?P<name>" + _NAME + r")(?:[ \t]*[:=][ \t]*|[ \t]+)(?P<value>\S(?:.*\S)?)[ \t\r]*$")
 NET_LINE_RE = re.compile(
-    r"(?:^|[\s'\"])(?:\S*?/)?class/net/(?P<ifname>[A-Za-z0-9_.@\-]{1,40})/"
+    r"(?:^|(?<=[\s'\"/]))class/net/(?P<ifname>[A-Za-z0-9_.@\-]{1,40})/"
     r"(?:(?P<mtu>mtu)|ecn/roce_(?P<side>np|rp)/enable/(?P<prio>[0-7]))(?:[ \t]*[:=][ \t]*|[ \t]+)(?P<value>\S+)[ \t\r]*$")
 CWD_RE = re.compile(r"infiniband/(?P<dev>[A-Za-z0-9_.\-]{1,40})/ports/(?P<port>\d{1,3})/(?P<kind>counters|hw_counters)\b")
 HEADING_RE = re.compile(r"^\s*=+\s*(?:\./)?(?P<name>" + _NAME + r")\s*=+\s*$")

@@ -103,8 +103,9 @@ PORT_KEYS = {"state", "max_mtu", "active_mtu", "sm_lid", "port_lid", "port_lmc",
              "port_cap_flags", "active_width", "active_speed", "phys_state"}
 
 _SNIFF_STRONG = re.compile(r"^[ \t`]*hca_id:[ \t]*\S+", re.M)
+# `phys_state:[ \t]+[A-Z_ ]+`: both runs took blanks (quadratic on a line of blanks); the state starts with a letter
 _SNIFF_PORT = re.compile(
-    r"^[ \t]*(?:GID\[\s*[0-9]{1,18}\]:|state:[ \t]+PORT_[A-Z_]+ \([0-9]\)|phys_state:[ \t]+[A-Z_ ]+ \([0-9]\))", re.M)
+    r"^[ \t]*(?:GID\[\s*[0-9]{1,18}\]:|state:[ \t]+PORT_[A-Z_]+ \([0-9]\)|phys_state:[ \t]+[A-Z_][A-Z_ ]* \([0-9]\))", re.M)
 _SNIFF_LIST = re.compile(r"^[0-9]{1,18} HCAs? found:[ \t]*\r?\n[ \t]+\S", re.M)
 _SNIFF_FAIL = re.compile(r"^(?:No IB devices found|Failed to get IB devices list|0 HCAs found:)", re.M)
 

@@ -51,11 +51,16 @@ IFACE_RE = re.compile(r"(?<!\S)(?:-i|--interface)[\s=]+(?P<ifname>[A-Za-z0-9_.@\
 # widened blanks).
 DCBX_RE = re.compile(r"^\s*DCBX mode:[ \t]*(?P<mode>(?:\S(?:.*\S)?)?)[ \t\r]*$")
 TRUST_RE = re.compile(r"^\s*Priority trust (?:state|mode):\s*(?P<trust>\S+)")
-PRIO_DSCP_RE = re.compile(r"prio:[ \t]*(?P<prio>[0-7])[ \t]+dscp:[ \t]*(?P<list>[0-9,.]*(?:[ \t]+[0-9,.]+)*)(?=[ \t]+prio:|[ \t\r]*$)")
+# "prio:N dscp:<list>", the list cut in code (prio_dscp_lists): `dscp:[ \t]*(?P<list>...)(?=[ \t]+prio:|[ \t\r]*$)`
+# rescanned the blanks after 'dscp:' in its lookahead at every step (quadratic on a run of tabs).
+PRIO_DSCP_HEAD_RE = re.compile(r"prio:[ \t]*(?P<prio>[0-7])[ \t]+dscp:")
+_DSCP_LIST_CHARS = frozenset(" \t0123456789,.")
+_BLANK_TAIL_RE = re.compile(r"[ \t\r]*\Z")
 PFC_HEAD_RE = re.compile(r"^\s*PFC configuration:\s*(?P<rest>.*)$")
 ROW_RE = re.compile(r"^\s*(?P<name>priority|enabled|buffer)[ \t]+(?P<values>[0-9]+(?:[ \t]*[0-9]+){0,7})[ \t\r]*$")
 INLINE_ENABLED_RE = re.compile(r"\benabled\s+(?P<values>(?:[01]\s+){7}[01])\b")
-TC_RE = re.compile(r"^\s*tc:\s*(?P<tc>\d)\s+ratelimit:\s*(?P<rl>[^,]*),\s*tsa:\s*(?P<tsa>\S+)")
+# the rate limit is stripped in code: `ratelimit:\s*(?P<rl>[^,]*)` took the blanks two ways (quadratic)
+TC_RE = re.compile(r"^\s*tc:\s*(?P<tc>\d)\s+ratelimit:(?P<rl>[^,]*),\s*tsa:\s*(?P<tsa>\S+)")
 TC_PRIO_RE = re.compile(r"^\s*priority:[ \t]*(?P<list>[0-9](?:[ \t]*[0-9])*)[ \t\r]*$")
 
 
@@ -109,6 +114,25 @@ class _Section:
                           self.pfc_line)
 
 
+def prio_dscp_lists(line: str) -> list[tuple[int, str]]:
+    """Each 'prio:N dscp:<list>' of a line as (N, list): the list is blanks and [0-9,.] up to a blank run
+    before the next 'prio:', or to the end of the line (blanks and CR after it allowed); anything else
+    after 'dscp:' makes that pair no pair. Linear: each character is looked at a bounded number of times."""
+    found = []
+    for head in PRIO_DSCP_HEAD_RE.finditer(line):
+        start = head.end()
+        end = start
+        while end < len(line) and line[end] in _DSCP_LIST_CHARS:
+            end += 1
+        if line.startswith("prio:", end):
+            if end == start or line[end - 1] not in " \t":  # the next pair needs a blank before it
+                continue
+        elif end < len(line) and _BLANK_TAIL_RE.match(line, end) is None:
+            continue
+        found.append((int(head.group("prio")), line[start:end].strip(" \t")))
+    return found
+
+
 def _dscps(raw: str) -> list[int]:
     return [int(x) for x in re.findall(r"\d{1,2}", raw) if int(x) < 64]
 
@@ -149,9 +173,9 @@ class _Reader:
             return
         if self._pfc(n, line) or self._tc(line):
             return
-        for pm in PRIO_DSCP_RE.finditer(line):
-            for d in _dscps(pm.group("list")):
-                self.section(n).dscp2prio[d] = int(pm.group("prio"))
+        for prio, raw in prio_dscp_lists(line):
+            for d in _dscps(raw):
+                self.section(n).dscp2prio[d] = prio
 
     def _pfc(self, n: int, line: str) -> bool:
         m = PFC_HEAD_RE.match(line)

@@ -43,7 +43,10 @@ SOURCE = INFO.source
 MAX_ITEMS = 512
 _DIAG_RE = re.compile(r"(?:^|\s)(?:(\S+?):(\d+)\s+)?NCCL DIAG\s?(.*)$")
 _FIELDS_RE = re.compile(r"\b(srcRank|srcCudaDev|srcNvmlDev|dstRank|dstCudaDev|dstNvmlDev|path|handle|reason)=([^\s;]+)")
-_FAILURE_RE = re.compile(r"^\[INFO\]\s+p2p:\s+(.*?)\s+srcRank=")
+# "[INFO] p2p: <kind> srcRank=...": the kind is cut in code (_failure_kind), never by `\s+(.*?)\s+srcRank=`,
+# whose three runs over the same blanks backtrack cubically on a line of blanks.
+_FAILURE_HEAD_RE = re.compile(r"^\[INFO\]\s+p2p:(?=\s)")
+_SRC_RANK_RE = re.compile(r"(?<=\s)srcRank=")
 _SETUP_RE = re.compile(r"^\[INFO\]\s+p2p:\s+(setup failed|resource cleanup failed)\b")
 _ALL_RE = re.compile(r"^\[OK\]\s+p2p:\s+all\s+(\d+)\s+directed GPU P2P edges verified(?:\s*\(skipped indirect=(\d+)\))?")
 _PART_RE = re.compile(r"^\[INFO\]\s+p2p:\s+(\d+)/(\d+)\s+directed GPU P2P edges verified(?:\s*\(skipped indirect=(\d+)\))?")
@@ -103,16 +106,33 @@ def _int(v: Optional[str]) -> Optional[int]:
         return None
 
 
-def _failure(body: str, n: int, host: Optional[str]) -> Optional[Failure]:
-    m = _FAILURE_RE.match(body) or _SETUP_RE.match(body)
-    if m is None:
+def _failure_kind(body: str) -> Optional[str]:
+    r"""What `^\[INFO\]\s+p2p:\s+(.*?)\s+srcRank=` captured, in linear time: the text between the blanks
+    after 'p2p:' and the blank run before the first 'srcRank=' that follows a blank."""
+    head = _FAILURE_HEAD_RE.match(body)
+    if head is None:
         return None
+    rest = body[head.end():]
+    lead = len(rest) - len(rest.lstrip())
+    tag = _SRC_RANK_RE.search(rest, lead + 1)  # the first after a kind (the pattern's lazy group)
+    if tag is None:  # else both blank runs share the blanks after 'p2p:': an empty kind, two blanks at least
+        return "" if lead >= 2 and rest.startswith("srcRank=", lead) else None
+    return rest[lead: tag.start()].rstrip()
+
+
+def _failure(body: str, n: int, host: Optional[str]) -> Optional[Failure]:
+    kind = _failure_kind(body)
+    if kind is None:
+        m = _SETUP_RE.match(body)
+        if m is None:
+            return None
+        kind = m.group(1)
     f = dict(_FIELDS_RE.findall(body))
     if "rank" in body and "srcRank" not in f:  # "setup failed on rank 3 result=2"
         r = re.search(r"rank[= ](\d+)", body)
         f["srcRank"] = r.group(1) if r else None
     advice = body.split(";", 1)[1].strip() if ";" in body else None
-    return Failure(n, host, m.group(1), _int(f.get("srcRank")), _int(f.get("srcCudaDev")), _int(f.get("srcNvmlDev")),
+    return Failure(n, host, kind, _int(f.get("srcRank")), _int(f.get("srcCudaDev")), _int(f.get("srcNvmlDev")),
                    _int(f.get("dstRank")), _int(f.get("dstCudaDev")), _int(f.get("dstNvmlDev")), f.get("path"),
                    f.get("handle"), f.get("reason"), advice)
 

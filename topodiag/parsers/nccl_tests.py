@@ -107,7 +107,8 @@ NAMES_CAP = 64  # distinct collectives and NCCL libraries named in notes
 AVGS_SHOWN = 50  # "Avg bus bandwidth" values a note lists
 
 _INT_RE = re.compile(r"^-?[0-9]+$")
-_NUM_RE = re.compile(r"^[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$")
+# `[0-9]+\.?[0-9]*` split a run of digits two ways (quadratic on a long token): the dot leads the fraction
+_NUM_RE = re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$")
 _WORD_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 # header column name -> the row field it fills (None: a column this parser does not report)
@@ -343,7 +344,7 @@ _PLAIN: dict = {}  # layout -> how a plain row of it reads (_plain_shape)
 _WS_S = r"[ \t\r\x0b\x0c]*"  # what bytes.strip takes off a line (no newline is left in one)
 _PLAIN_LAST: list = [None, None]
 _PLAIN_WRONG = r"(N/A|[0-9]+\.?[0-9]*|\.[0-9]+)"  # a #wrong cell: a plain decimal
-_PLAIN_CELL = r"(N/A|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)"  # the others, "0e+00" too (old builds)
+_PLAIN_CELL = r"(N/A|(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)"  # the others, "0e+00" too (old builds)
 
 
 def _plain_shape(layout: _Layout) -> tuple:

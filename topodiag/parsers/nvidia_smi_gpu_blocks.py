@@ -67,17 +67,18 @@ def sniff_mode(text: str, mode_line: "re.Pattern[str]", alone: float = 0.8) -> f
         return 0.0
     return 0.95 if SNIFF_HEADER.search(text) else alone
 
+# No two runs over the same blanks side by side (`,\s*.*`, `\s*:?\s*` were quadratic on a run of tabs).
 # What each `nvidia-smi nvlink` mode prints under a GPU header: (mode key, a line of that mode, its name).
 # A parser refuses the text of the others by name. The order is the one `nvidia_smi_nvlink_s` always
 # used (first match wins); "s" is last because that parser excludes itself.
 MODES: tuple[tuple[str, re.Pattern[str], str], ...] = (
-    ("c", re.compile(r"^Link\s+[0-9]+\s*,\s*.*(?:supported|Supported)\s*:\s*(?:true|false)$", re.I),
+    ("c", re.compile(r"^Link\s+[0-9]+\s*,.*supported\s*:\s*(?:true|false)$", re.I),
      "`nvidia-smi nvlink -c` (capabilities)"),
     ("e", re.compile(r"^Link\s+[0-9]+\s*:\s*(?:Replay|Recovery|CRC|Flit CRC|Data CRC|ECC)\s+Errors?\s*:", re.I),
      "`nvidia-smi nvlink -e` (error counters)"),
     ("ec", re.compile(r"^Link\s+[0-9]+\s*:\s*Lane\s+[0-9]+", re.I), "`nvidia-smi nvlink -ec` (per-lane CRC error counters)"),
     ("R", re.compile(r"^Link\s+[0-9]+\s*:\s*Remote Device\b", re.I), "`nvidia-smi nvlink -R` (remote link info)"),
-    ("p", re.compile(r"^Link\s+[0-9]+\s*:\s*(?:Remote (?:PCI Bus ID|info pci_dev)\s*:?\s*)?"
+    ("p", re.compile(r"^Link\s+[0-9]+\s*:\s*(?:Remote (?:PCI Bus ID|info pci_dev)(?:\s*:)?\s*)?"
                      r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$", re.I),
      "`nvidia-smi nvlink -p` (remote PCI bus ids)"),
     ("gt", re.compile(r"^Link\s+[0-9]+\s*:\s*(?:Data|Raw)\s+[TR]x\s*:", re.I), "`nvidia-smi nvlink -gt` (throughput counters)"),

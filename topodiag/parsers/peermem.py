@@ -54,9 +54,13 @@ _PROC_RE = re.compile(r"^([A-Za-z0-9_]+) ([0-9]+) ([0-9]+) (\S+) (Live|Loading|U
 _LSMOD_RE = re.compile(r"^([A-Za-z0-9_]+)\s+([0-9]+)\s+([0-9]+)(?:\s+(\S+))?\s*$")
 _GREP_RE = re.compile(r"(?:lsmod|cat /proc/modules)\s*\|\s*grep\s+(?:-\w+\s+)*['\"]?([\w|\\-]+)['\"]?"
                       r"|grep\s+(?:-\w+\s+)*['\"]?([\w|\\-]+)['\"]?\s+/proc/modules")
-_PROMPT_RE = re.compile(r"^(?:\(\S+\)\s*)?(?:\[[^\]]*\][#$]|\S*[#$]|[#$])\s+")
+# a virtualenv/conda name in parentheses holds no ')': `\(\S+\)` tried every ')' of a run of them (quadratic)
+_PROMPT_RE = re.compile(r"^(?:\([^\s)]+\)\s*)?(?:\[[^\]]*\][#$]|\S*[#$]|[#$])\s+")
 _MEMPEERS_MISSING_RE = re.compile(r"/sys/kernel/mm/memory_peers\S*: No such file or directory")
-_MEMPEERS_CMD_RE = re.compile(r"\bls\b.*?/sys/kernel/mm/memory_peers/?\s*$")
+# "ls ... /sys/kernel/mm/memory_peers": the path at the end first, then an `ls` word before it (one
+# `\bls\b.*?path$` ran its lazy scan to the end of the line from every 'ls' of it: quadratic)
+_MEMPEERS_PATH_RE = re.compile(r"/sys/kernel/mm/memory_peers/?\s*$")
+_LS_RE = re.compile(r"\bls\b")
 # /proc/driver/nvidia/version: "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  565.57.01  Release
 # Build ..." (the open modules) or "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.135  ..." (proprietary)
 _NVRM_RE = re.compile(r"NVRM version: NVIDIA UNIX (Open )?.{0,40}?Kernel Module(?: for \S{1,20})? +([0-9]{2,4}(?:\.[0-9]{1,4}){1,2})")
@@ -168,7 +172,8 @@ def _line(st: _State, body: str, n: int) -> None:
         if g:
             st.grepped.append(g[1] or g[2])
             st.seen += 1
-        st.in_ls = bool(_MEMPEERS_CMD_RE.search(cmd))
+        path = _MEMPEERS_PATH_RE.search(cmd)
+        st.in_ls = path is not None and _LS_RE.search(cmd, 0, path.start()) is not None
         return
     if _facts(st, body):
         return
