@@ -887,9 +887,8 @@ def _read_tree(src_dir: str, deadline: Optional[float] = None) -> tuple[dict[str
     stays inside the tree (path -> its relative target, as a sysfs snapshot records them), and the
     large members, which are not read whole (path -> the host names their first streaming pass
     found, topodiag/bundle/redact_stream.py). RedactionError naming every member that is binary
-    (not UTF-8 text, or with NUL bytes), not a regular file, or a link that is absolute or leaves
-    the tree. `deadline` (time.monotonic(), collect --deadline) is looked at per member and per
-    block of a large member's scan: RedactionError once it has passed."""
+    (not UTF-8 text, or with NUL bytes), not a regular file, or a link that is absolute or leaves the
+    tree. `deadline` (monotonic) is checked per member and per block of a large member's scan."""
     from . import redact_stream
 
     members: dict[str, str] = {}
@@ -906,17 +905,14 @@ def _read_tree(src_dir: str, deadline: Optional[float] = None) -> tuple[dict[str
             if stat.S_ISLNK(st.st_mode):
                 target = os.readlink(full)
                 inside = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(full)), target))
-                if os.path.isabs(target) or not (inside + os.sep).startswith(os.path.abspath(src_dir) + os.sep):
-                    refused.append(f"{shown(rel)} (a link out of the tree: {shown(target)})")
-                elif not os.path.realpath(full).startswith(top + os.sep) and os.path.exists(full):
+                if os.path.isabs(target) or not (inside + os.sep).startswith(os.path.abspath(src_dir) + os.sep) or (
+                        not os.path.realpath(full).startswith(top + os.sep) and os.path.exists(full)):
                     refused.append(f"{shown(rel)} (a link out of the tree: {shown(target)})")
                 else:
                     links[rel] = target.replace(os.sep, "/")
                 continue
-            if stat.S_ISDIR(st.st_mode):
-                continue
             if not stat.S_ISREG(st.st_mode):
-                refused.append(f"{shown(rel)} (not a regular file)")
+                refused += [] if stat.S_ISDIR(st.st_mode) else [f"{shown(rel)} (not a regular file)"]
                 continue
             if st.st_size >= redact_stream.LARGE_MEMBER_BYTES and _streamable(rel, full):
                 try:

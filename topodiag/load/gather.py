@@ -241,44 +241,10 @@ def _gather_entries(out: Gathered, entries: Iterable, where: str, open_member: C
 
     for e in entries:
         label = shown(os.path.join(where, e.member) if e.member else f"{where}: {e.source}", PATH_SHOWN)
-        if e.status == "not_available":
-            out.statuses.append(InputStatus(label, e.source, "absent", e.reason or "not available on the host"))
-            if not e.member:
-                continue  # a probe's record of why is still read below: rules may use it
-        if e.status in ("failed", "timed_out"):
-            reason = e.reason or ("timed out" if e.timed_out else f"exit status {e.rc}")
-            if e.timed_out and e.duration_s is not None and "timed out" not in reason:
-                reason += f" (timed out after {e.duration_s:g} s)"
-            out.problems.append(InputProblem(e.source, "failed", reason, label))
-            out.statuses.append(InputStatus(label, e.source, "failed", reason))
-        if e.member and e.status == "failed" and CUT_MARK in (e.reason or ""):
-            # N8: a tool killed at the output cap (live/commands.py) flooded its output: what it kept is
-            # in the bundle for a person, and not parsed (64 MB of a flood took a minute per source)
-            out.statuses.append(InputStatus(label, e.source, "ignored", "its partial output: not read (cut at the "
-                                            "output cap, it is not the answer the tool was asked for)"))
+        if not _entry_readable(out, e, label):
             continue
-        if not e.member:
-            if e.status == "ok":  # an empty answer as an older collect recorded it (no member, rc given)
-                out.statuses.append(InputStatus(label, e.source, "absent", nothing_printed(e)))
-            continue
-        try:
-            opened = open_member(e)
-        except BundleError:
-            raise  # the bundle is not to be trusted at all
-        except _NothingPrinted:
-            if e.status == "ok":  # an answer with nothing in it; a failed tool's is reported already
-                out.statuses.append(InputStatus(label, e.source, "absent", nothing_printed(e)))
-            continue
-        except _MemberChanged:
-            _unparseable(out, e.source, label, "sha256 differs from the manifest's: the member changed "
-                         "after collection", None)
-            continue
-        except InputError as exc:
-            if e.source in SOURCES and e.status == "ok":  # an empty output of a failed tool is already reported
-                out.problems.append(InputProblem(e.source, "failed", exc.message, label))
-                out.statuses.append(InputStatus(label, e.source, "failed", exc.message))
-            elif e.source not in SOURCES:
-                _not_read(out, e.source, label)
+        opened = _open_entry(out, e, label, open_member, SOURCES)
+        if opened is None:
             continue
         if e.source not in SOURCES:
             opened.close()
@@ -296,6 +262,54 @@ def _gather_entries(out: Gathered, entries: Iterable, where: str, open_member: C
             _probe_failed(out, out.parsed[-1])
         if error is not None and e.status != "not_available":  # a failed tool's partial output:
             _unparseable(out, e.source, label, *error, report=e.status == "ok")  # already reported
+
+
+def _entry_readable(out: Gathered, e, label: str) -> bool:
+    """What an entry's status says (absent, failed, cut at the output cap), recorded; False when it
+    has no member to read."""
+    if e.status == "not_available":
+        out.statuses.append(InputStatus(label, e.source, "absent", e.reason or "not available on the host"))
+        if not e.member:
+            return False  # a probe's record of why is still read: rules may use it
+    if e.status in ("failed", "timed_out"):
+        reason = e.reason or ("timed out" if e.timed_out else f"exit status {e.rc}")
+        if e.timed_out and e.duration_s is not None and "timed out" not in reason:
+            reason += f" (timed out after {e.duration_s:g} s)"
+        out.problems.append(InputProblem(e.source, "failed", reason, label))
+        out.statuses.append(InputStatus(label, e.source, "failed", reason))
+    if e.member and e.status == "failed" and CUT_MARK in (e.reason or ""):
+        # N8: a tool killed at the output cap (live/commands.py) flooded its output: what it kept is
+        # in the bundle for a person, and not parsed (64 MB of a flood took a minute per source)
+        out.statuses.append(InputStatus(label, e.source, "ignored", "its partial output: not read (cut at the "
+                                        "output cap, it is not the answer the tool was asked for)"))
+        return False
+    if not e.member:
+        if e.status == "ok":  # an empty answer as an older collect recorded it (no member, rc given)
+            out.statuses.append(InputStatus(label, e.source, "absent", nothing_printed(e)))
+        return False
+    return True
+
+
+def _open_entry(out: Gathered, e, label: str, open_member: Callable, sources):
+    """The entry's member opened, or None when it cannot be read (recorded: nothing printed, changed
+    since collection, unreadable); BundleError for a bundle not to be trusted at all."""
+    try:
+        return open_member(e)
+    except BundleError:
+        raise
+    except _NothingPrinted:
+        if e.status == "ok":  # an answer with nothing in it; a failed tool's is reported already
+            out.statuses.append(InputStatus(label, e.source, "absent", nothing_printed(e)))
+    except _MemberChanged:
+        _unparseable(out, e.source, label, "sha256 differs from the manifest's: the member changed "
+                     "after collection", None)
+    except InputError as exc:
+        if e.source in sources and e.status == "ok":  # an empty output of a failed tool is already reported
+            out.problems.append(InputProblem(e.source, "failed", exc.message, label))
+            out.statuses.append(InputStatus(label, e.source, "failed", exc.message))
+        elif e.source not in sources:
+            _not_read(out, e.source, label)
+    return None
 
 
 def probe_failure(source: str, result) -> Optional[str]:

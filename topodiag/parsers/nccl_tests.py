@@ -107,8 +107,7 @@ NAMES_CAP = 64  # distinct collectives and NCCL libraries named in notes
 AVGS_SHOWN = 50  # "Avg bus bandwidth" values a note lists
 
 _INT_RE = re.compile(r"^-?[0-9]+$")
-# `[0-9]+\.?[0-9]*` split a run of digits two ways (quadratic on a long token): the dot leads the fraction
-_NUM_RE = re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$")
+_NUM_RE = re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$")  # the dot leads: linear
 _WORD_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 # header column name -> the row field it fills (None: a column this parser does not report)
