@@ -18,6 +18,7 @@ from ..bundle.shown import PATH_SHOWN, shown
 from ..errors import InputError
 
 BINARY_PROBE_BYTES = 8192
+LINE_LIMIT = 1 << 20  # characters of a line handed to a line parser; the rest of a longer line is skipped
 
 
 @dataclass
@@ -29,9 +30,10 @@ class OpenedText:
     handle: io.TextIOBase
 
     def lines(self) -> Iterator[str]:
-        """All lines, from the beginning, with their terminators."""
+        """All lines, from the beginning, with their terminators; a line longer than LINE_LIMIT is
+        cut there (no tool's line is that long: a log with a giant line is read in bounded pieces)."""
         self.handle.seek(0) if self.handle.seekable() else None
-        return iter(self.handle)
+        return bounded_lines(self.handle, LINE_LIMIT)
 
     def binary(self):
         """The underlying binary file from its beginning, or None (stdin is held as text)."""
@@ -48,6 +50,19 @@ class OpenedText:
     def close(self) -> None:
         if self.handle is not sys.stdin:
             self.handle.close()
+
+
+def bounded_lines(handle, limit: int = LINE_LIMIT) -> Iterator[str]:
+    """The lines of a text handle as iterating it gives them, each at most `limit` characters: of a
+    longer line the first `limit` are given and the rest is read in pieces of `limit` and dropped."""
+    readline = handle.readline
+    while True:
+        line = readline(limit)
+        if not line:
+            return
+        yield line
+        while len(line) == limit and not line.endswith(("\n", "\r")):  # cut: skip to its end
+            line = readline(limit)
 
 
 def open_text(path: str) -> OpenedText:
