@@ -213,9 +213,17 @@ _SNIFF_LIST = re.compile(r"^[ \t`]*(?:Switch|Ca|Rt|Router)[ \t]*:[ \t]*0x[0-9a-f
 SHAPE = "'Switch|Ca <ports> \"S-<guid>\" # ...' node lines over '[port] \"S-<guid>\"[port] # ... lid N 4xEDR' lines"
 
 
+_PLAIN_GUID = re.compile(r"(?:0x)?([0-9a-fA-F]{1,16})")  # the common case: never a masked form
+
+
 def _guid(text: str | None) -> str | None:
     """A GUID as '0x' + 16 hex digits; None when absent or redacted ('0xXXXXXXXXXXXXXXXX', '...')."""
-    return norm_guid(text) if text and not is_redacted(text) else None
+    if not text:
+        return None
+    m = _PLAIN_GUID.fullmatch(text)
+    if m:  # what norm_guid gives, without the masked-form tests (a fabric has tens of thousands)
+        return "0x" + m.group(1).lower().zfill(16)
+    return norm_guid(text) if not is_redacted(text) else None
 
 
 def _lid(text: str | None, masked: dict[str, dict[str, list[int]]], line_no: int) -> int | None:
@@ -233,7 +241,7 @@ def _name_parts(m: re.Match[str], guid_group: str, masked: dict[str, dict[str, l
         masked["node GUID"].setdefault(m.group("bare"), []).append(line_no)
         return None, None, m.group("bare")
     prefix, guid = m.group("prefix"), m.group(guid_group)
-    if is_redacted(guid):
+    if not _PLAIN_GUID.fullmatch(guid) and is_redacted(guid):
         masked["node GUID"].setdefault(f"{prefix}-{guid}", []).append(line_no)
     return _KIND_BY_PREFIX.get(prefix), _guid(guid), f"{prefix}-{guid}"
 
