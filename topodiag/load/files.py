@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import stat
 import sys
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from ..errors import InputError
 
 BINARY_PROBE_BYTES = 8192
 LINE_LIMIT = 1 << 20  # characters of a line handed to a line parser; the rest of a longer line is skipped
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass
@@ -163,6 +165,44 @@ def _refuse_special(where: str, mode: int) -> None:
 def open_bytes(name: str, data: bytes) -> OpenedText:
     """An input already in memory (a live command's output), checked as open_text checks a file."""
     return _from_bytes(name, data)
+
+
+class _HeldText(OpenedText):
+    """An input already in memory as text (a section of an nvidia-bug-report): read() gives the text
+    itself and lines() walks it, so no copy of it is made (a StringIO would hold it again, at up to
+    four bytes a character)."""
+
+    def __init__(self, name: str, text: str):
+        super().__init__(name, text[: 256 * 1024], None)
+        self._text = text
+
+    def lines(self) -> Iterator[str]:
+        text, limit, pos, end = self._text, LINE_LIMIT, 0, len(self._text)
+        while pos < end:
+            m = _LINE_END.search(text, pos, min(end, pos + limit + 2))  # up to `limit` characters and its end
+            if m is not None and m.start() > pos + limit:
+                m = None
+            stop = m.end() if m else min(end, pos + limit)
+            yield text[pos:stop]
+            if m is None and stop < end:  # a line longer than LINE_LIMIT: the rest of it is skipped
+                m = _LINE_END.search(text, stop)
+                stop = m.end() if m else end
+            pos = stop
+
+    def binary(self):
+        return None
+
+    def read(self) -> str:
+        return self._text
+
+    def close(self) -> None:
+        self._text = ""
+
+
+def open_str(name: str, text: str) -> OpenedText:
+    """An input already in memory as text, checked as open_text checks a file, read without a copy."""
+    _refuse_binary_or_empty(name, text[:BINARY_PROBE_BYTES].encode("utf-8", "surrogatepass"))
+    return _HeldText(name, text)
 
 
 def _from_bytes(name: str, data: bytes) -> OpenedText:
