@@ -8,7 +8,7 @@ import io
 import tracemalloc
 from pathlib import Path
 
-from topodiag.parsers import blank_provenance_header, nccl_tests
+from topodiag.parsers import _foreign, blank_provenance_header, nccl_tests
 from topodiag.parsers.base import to_jsonable
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -35,7 +35,7 @@ def test_bars_and_giant_lines_are_skipped_and_counted() -> None:
             mixed.append(DUMP + "\n")
     want, got = _report(plain), _report("".join(mixed))
     skipped = 3 * len(range(0, len(lines), 5)) + len(range(0, len(lines), 17))  # a carriage return ends a line
-    assert len(DUMP) > nccl_tests.LONG_LINE
+    assert len(DUMP) > _foreign.LONG_LINE
     note = f"{skipped} lines of other programs skipped unread (progress bars, lines of more than 8192 characters)"
     assert note in got["notes"] and not any("other programs" in n for n in want["notes"])
     assert got["rows"] and [r["size_bytes"] for r in got["rows"]] == [r["size_bytes"] for r in want["rows"]]

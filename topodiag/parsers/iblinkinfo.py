@@ -267,6 +267,11 @@ def _freeze(n: dict[str, Any]) -> Node:
                 links=tuple(n["links"]))
 
 
+def _close(nodes: list[Node], node: dict[str, Any] | None) -> None:
+    if node is not None:
+        nodes.append(_freeze(node))
+
+
 def _parse(lines: Iterable[str]) -> IblinkinfoReport:
     """One pass; a node is frozen when the next begins (its draft is the only one held)."""
     nodes: list[Node] = []
@@ -288,8 +293,7 @@ def _parse(lines: Iterable[str]) -> IblinkinfoReport:
         m = HEADER_RE.match(line) if len(line) <= MAX_LINE else None
         if m:
             _masked(masked, "node GUID", m.group("guid"), line_no)
-            if node is not None:
-                nodes.append(_freeze(node))
+            _close(nodes, node)
             node = {"kind": m.group("kind") if m.group("kind") != "??" else None, "guid": _guid(m.group("guid")),
                     "description": m.group("desc").rstrip(), "line_no": line_no, "links": []}
             continue
@@ -308,16 +312,14 @@ def _parse(lines: Iterable[str]) -> IblinkinfoReport:
                 line_mode = True
                 desc = m.group("ldesc").strip()
                 if node is None or not node.get("from_line") or node["description"] != desc:
-                    if node is not None:
-                        nodes.append(_freeze(node))
+                    _close(nodes, node)
                     node = {"kind": None, "guid": link.port_guid, "description": desc, "line_no": line_no,
                             "links": [], "from_line": True}
                 elif node["guid"] != link.port_guid:
                     node["guid"] = None  # a CA's ports have GUIDs of their own
             elif node is None or node.get("from_line"):
                 notes.append(f"line {line_no}: port lines before any node header (a fragment)")
-                if node is not None:
-                    nodes.append(_freeze(node))
+                _close(nodes, node)
                 node = {"kind": "Switch" if m.group("lguid") is None else None, "guid": None, "description": None,
                         "line_no": line_no, "links": []}
             node["links"].append(link)
@@ -331,8 +333,7 @@ def _parse(lines: Iterable[str]) -> IblinkinfoReport:
             own_error = own_error or bool(OWN_ERROR_RE.match(line))
             continue
         # anything else (prompts, prose, other tools' output) is skipped
-    if node is not None:
-        nodes.append(_freeze(node))
+    _close(nodes, node)
     if not nodes and not own_error:
         raise refusal(SOURCE, SHAPE, first_text, head)
     for field, seen in masked.items():

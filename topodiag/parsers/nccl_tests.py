@@ -54,7 +54,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterable, Iterator, Optional
 
-from . import _chunks, _linescan
+from . import _chunks, _foreign, _linescan
 from . import nccl_tests_failures as _failures
 from ._chunks import CHUNK
 from .base import ANSI_RE, ParseError, ParserInfo, clean_lines, iter_clean_lines
@@ -103,7 +103,6 @@ RUN_ROWS_CAP = 12288
 DEVICE_CAP = 8192
 DEVICE_HARD_CAP = 16384  # rank lines of one giant run
 LIST_CAP = 1000  # per-line notes, NCCL WARN lines, failure lines
-LONG_LINE = 8192  # characters: no nccl-tests line is this long (a config dump, a one-line log of bars)
 NAMES_CAP = 64  # distinct collectives and NCCL libraries named in notes
 AVGS_SHOWN = 50  # "Avg bus bandwidth" values a note lists
 
@@ -465,8 +464,7 @@ class _Parser:
         self.run = 0  # run_index(), kept up to date by count()
         self.rows_dropped = 0  # results rows past ROW_CAP not kept (their size was already kept)
         self.kept_keys: set | None = None
-        self.lists_dropped = 0  # per-line notes, WARN and failure lines past LIST_CAP
-        self.foreign = 0  # other programs' lines skipped unread: progress bars, lines over LONG_LINE
+        self.lists_dropped = self.foreign = 0  # lists past LIST_CAP; other programs' lines (parsers/_foreign.py)
         self.cut_run: int | None = None  # runs from this one on are not kept
         self.run_seen = -1  # the last run that had a row or a rank line
         self.rows_cut = 0  # results rows of runs not kept
@@ -497,12 +495,7 @@ class _Parser:
             self.info_line(line)  # the bulk of a log with NCCL_DEBUG=INFO: only two facts are read from it
             return
         s = _strip_prefix(line)
-        if not s:
-            return
-        if self.first_text is None:
-            self.first_text = (line_no, s)
-        if ("%|" in s or len(s) > LONG_LINE) and not (may_fail and _FAIL_RE.search(s[:LONG_LINE])):
-            self.foreign += 1  # a tqdm bar ("45%|####5 | 450/1000 [...]") or a giant line: found, not parsed
+        if _foreign.skip(self, line_no, s, may_fail, _FAIL_RE):  # a blank line, a tqdm bar, a giant line
             return
         m = _NCCL_LOG_RE.search(s) if "NCCL " in s else None
         if m:
@@ -809,9 +802,7 @@ class _Parser:
                          f"size already kept are not kept past the first {ROW_CAP} (peak_busbw_gbps and the checks read the rows kept)")
         self.independent_run_notes(notes, runs, nranks, busbws)
         self.bound_notes(notes, runs)
-        if self.foreign:
-            notes.append(f"{self.foreign} lines of other programs skipped unread (progress bars, lines of more than "
-                         f"{LONG_LINE} characters)")
+        notes.extend(_foreign.notes(self))
         if self.lists_dropped:
             notes.append(f"{self.lists_dropped} further per-line notes, NCCL WARN and failure lines past the first "
                          f"{LIST_CAP} not kept")
