@@ -66,3 +66,21 @@ def test_a_one_line_log_of_bars_is_read_in_bounded_memory(monkeypatch) -> None:
     monkeypatch.setattr(nccl_tests, "CHUNK", 64 << 10)  # both sizes many chunks long: the steady state
     small, big = _peak(20_000), _peak(160_000)  # ~1.5 MB and ~12 MB on one line
     assert big <= 1.25 * small + (256 << 10), (small, big)
+
+
+def test_the_memo_of_lines_past_the_cut_stays_bounded(monkeypatch) -> None:
+    """Past the cut (runs no longer kept), lines of no effect are remembered to be skipped when they
+    come again; lines that never repeat (a job's own output, numbered) must not fill that memo without
+    end: it is emptied at MEMO_CAP."""
+    from tests.parsers.test_nccl_tests_chunks import _run  # runs of 24 rows, invented for a test
+
+    monkeypatch.setattr(nccl_tests, "MEMO_CAP", 64)
+    text = "".join(_run(k, f"node{k % 5}") + "".join(f"step {k * 50 + j} | train loss 0.{k}{j} | lr 3e-4\n"
+                                                      for j in range(50)) for k in range(600))
+    reader = nccl_tests.ChunkReader()
+    sizes = []
+    for chunk in nccl_tests._chunks.text_chunks(text, 4096):
+        reader.feed(chunk, None)
+        sizes.append(len(reader.memo))
+    assert max(sizes) <= 64 and reader.p.cut_run is not None
+    assert to_jsonable(reader.result()) == to_jsonable(nccl_tests.parse(text))

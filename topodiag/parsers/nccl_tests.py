@@ -1182,14 +1182,12 @@ class ChunkReader:
             settled = _counted(p, line, base + i)  # the bulk past the cut
             if settled:
                 if settled == _NO_EFFECT:
-                    memo[line] = _NOTHING
+                    _chunks.bounded_put(memo, line, _NOTHING, MEMO_CAP)
                 continue
             p.op = None
             feed(base + i, line.decode("utf-8", "replace").rstrip(), False)
             if p.op is not None:
-                if len(memo) >= MEMO_CAP:
-                    memo.clear()
-                memo[line] = p.op
+                _chunks.bounded_put(memo, line, p.op, MEMO_CAP)
 
     def _past_the_cut(self, base: int, keep: list[int], picked, fails: set[int]) -> None:
         """A chunk's lines past the cut: what `_each` does, with the lines of no effect, the rank lines
