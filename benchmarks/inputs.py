@@ -10,8 +10,9 @@ whatever the size asked for.
                     ~2 MB: the lines a reader must not hold whole)
     one_line        one line of tqdm redraws joined by carriage returns, no newline at all
     kernel_log      the kernel-log fixtures (dmesg, journalctl -k) appended, timestamps moved on
-    bug_report      an nvidia-bug-report.log: the prologue, then rounds of sections (files copied,
-                    commands run, a dmesg section of the kernel-log fixtures, a base64 dump)
+    bug_report      an nvidia-bug-report.log: the prologue, then rounds of sections (a file copied, a
+                    ~2 MB dmesg section of the kernel-log fixtures, a base64 dump): 1 GB in ~1,500
+                    sections, under the reader's cap of 4,096
     ibnetdiscover   a fat tree of `nodes` nodes (hosts with one HCA each, 32 per leaf switch, leaves
                     with 32 uplinks, 64-port spines), one block per node as ibnetdiscover prints it
 """
@@ -134,6 +135,7 @@ _BAR = "_" * 44
 def bug_report(path: Path, size: int) -> None:
     prologue = _texts("nvidia_bug_report")[0]
     kernel = [t if t.endswith("\n") else t + "\n" for t in _texts("kernel_log")]
+    kernel = kernel * max(1, (2 << 20) // sum(map(len, kernel)))  # ~2 MB a dmesg: 1 GB in < MAX_SECTIONS
     b64 = "".join(f"{(k * 2654435761) % (1 << 32):08x}" * 9 + "\n" for k in range(2000))
     with open(path, "w", encoding="utf-8") as out:
         out.write(prologue if prologue.endswith("\n") else prologue + "\n")
