@@ -7,6 +7,8 @@ What it measures, each in a fresh process, alternating so that machine noise hit
   pass           python -c pass (the interpreter alone: the baseline every ratio is against)
   networkx       python -c "import networkx" (what the model's graph costs to import)
   imports        python -c "import typer, rich, networkx"
+  typer          python -c "import typer" (the only third-party import the prolog path needs: it
+                 imports neither rich nor networkx, tests/architecture/test_import_cost.py)
   check-bundle   topodiag check --from fixtures/hosts/hgx-h100-healthy-assembled --format json
                  (topo -m, nvlink -s, ibstat, nccl-tests of an 8x H100 node: the bundle names each
                  member's source, so only those parsers load)
@@ -48,6 +50,7 @@ def commands() -> dict[str, list[str]]:
         "pass": [sys.executable, "-c", "pass"],
         "networkx": [sys.executable, "-c", "import networkx"],
         "imports": [sys.executable, "-c", "import typer, rich, networkx"],
+        "typer": [sys.executable, "-c", "import typer"],  # what the prolog needs besides itself
     }
 
 
@@ -111,6 +114,9 @@ def main() -> int:
         print(f"{name:14s} {1000 * med[name]:7.0f}ms {1000 * min(ts):7.0f}ms {1000 * max(ts):7.0f}ms "
               f"{1000 * med_cpu[name]:7.0f}ms")
     base = med["pass"]
+    if "typer" in med and "imports" in med:
+        print(f"prolog / bare imports (medians): {med['prolog'] / med['imports']:.2f}x typer+rich+networkx, "
+              f"{med['prolog'] / med['typer']:.2f}x typer alone (issue 29: <= 1.5x the imports it needs)")
     print("ratios to `python -c pass` (medians):", ", ".join(f"{k} {med[k] / base:.1f}x" for k in med if k != "pass"))
     for name in ("check-bundle", "prolog"):
         verdict = "met" if med[name] <= BUDGET_S else "MISSED"

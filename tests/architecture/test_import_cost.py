@@ -29,7 +29,9 @@ NEVER_ON_THE_PROLOG_PATH = (
     "topodiag.render.text", "topodiag.render.json_report", "topodiag.render.prometheus",
     "topodiag.fleet", "topodiag.actions.fanout", "topodiag.bundle.redact",
     "topodiag.parsers.nccl_debug", "topodiag.parsers.nccl_tests", "topodiag.parsers.nvidia_smi_topo_m",
-    "topodiag.parsers.ibstat", "topodiag.parsers.ibv_devinfo", "tarfile",  # (hashlib: networkx imports it)
+    "topodiag.parsers.ibstat", "topodiag.parsers.ibv_devinfo", "tarfile",
+    "networkx",  # the model keeps its own store; networkx only when a graph is asked for (topology.graph)
+    "hashlib", "concurrent.futures", "multiprocessing",  # no workers on the prolog path
 )
 
 
@@ -45,6 +47,14 @@ def test_prolog_imports_only_what_it_uses() -> None:
     assert "topodiag.pipeline" in mods and "topodiag.parsers.sysfs_infiniband" in mods  # it did run
     loaded = sorted(m for m in NEVER_ON_THE_PROLOG_PATH if m in mods or any(x.startswith(m + ".") for x in mods))
     assert loaded == [], f"the prolog path imports {loaded}"
+
+
+def test_asking_for_the_graph_imports_networkx() -> None:
+    code = ("import sys\nfrom topodiag.model import Topology\nt = Topology()\nt.add_node('gpu:0', 'gpu')\n"
+            "assert 'networkx' not in sys.modules\nprint(type(t.graph).__name__, 'networkx' in sys.modules)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+    assert res.stdout.split() == ["MultiGraph", "True"], res.stderr
 
 
 def test_commands_that_build_no_topology_do_not_import_networkx() -> None:

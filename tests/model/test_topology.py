@@ -166,9 +166,36 @@ def _imported(argv: list[str]) -> set[str]:
 TOPO_M_FIXTURE = "fixtures/nvidia_smi_topo_m/topo-h100-hgx-nv18-8nic-pix-gpunumaid-01.txt"
 
 
-def test_a_check_run_imports_networkx_but_not_rich():
-    """`topodiag check --format json` builds a Topology (networkx) and stays off rich: the prolog budget."""
-    assert _imported(["check", "--from", TOPO_M_FIXTURE, "--format", "json"]) == {"networkx"}
+def test_a_check_run_imports_neither_networkx_nor_rich():
+    """`topodiag check --format json` builds a Topology and judges it without networkx (the model's own
+    store) and stays off rich: the prolog budget."""
+    assert _imported(["check", "--from", TOPO_M_FIXTURE, "--format", "json"]) == set()
+
+
+def test_the_graph_is_a_networkx_multigraph_over_the_model_itself():
+    """`topology.graph` (networkx imported on first use) shares the model's dicts: the same nodes,
+    edges in the same order, the NVLink domains networkx finds, and a change through it is seen."""
+    import networkx as nx
+
+    from tests.model.test_builder import H100_TOPO, parsed
+    from topodiag.model import build
+
+    topo = build([parsed("nvidia_smi_topo_m", H100_TOPO)])
+    mine_edges = topo.edges()
+    g = topo.graph
+    assert isinstance(g, nx.MultiGraph) and topo.graph is g
+    assert sorted(g.nodes) == sorted(topo.nodes()) and len(topo.gpus()) == 8
+    assert [(a, b, k) for a, b, k, _ in g.edges(keys=True, data=True)] == [(a, b, k) for a, b, k, _ in mine_edges]
+    assert [(a, b, k) for a, b, k, _ in g.edges("gpu:0", keys=True, data=True)] == \
+        [(a, b, k) for a, b, k, _ in topo.edges("gpu:0")]
+    links = [(a, b, k) for a, b, k, d in g.edges(keys=True, data=True)
+             if k == "path" and str(d.get("class", "")).startswith("NV")]
+    want = sorted(sorted(c & set(topo.gpus())) for c in nx.connected_components(g.edge_subgraph(links)))
+    assert sorted(sorted(d) for d in topo.nvlink_domains()) == [d for d in want if d]
+    g.add_edge("gpu:0", "nic:mlx5_9", key="numa")
+    assert topo.edge("gpu:0", "nic:mlx5_9", "numa") == {} and topo.has_node("nic:mlx5_9")
+    topo.join("gpu:0", "nic:mlx5_9")
+    assert "nic:mlx5_9" not in g and "nic:mlx5_9" not in g["gpu:0"]
 
 
 @pytest.mark.parametrize("argv", [["rules"], ["explain", "TOPO001"], ["parse", TOPO_M_FIXTURE]],

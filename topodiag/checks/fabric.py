@@ -111,7 +111,7 @@ def _nvswitch(profile, topology) -> tuple[Optional[bool], str]:
     name = getattr(profile, "name", None)
     if name in NVSWITCH_PROFILES:
         return True, f"profile {name}"
-    if topology is not None and any(str(n).startswith("nvswitch:") for n in topology.graph.nodes):
+    if topology is not None and any(str(n).startswith("nvswitch:") for n in topology.nodes()):
         return True, "NVSwitches in the topology"
     if name:
         return False, f"profile {name}"

@@ -13,12 +13,19 @@ Device numbers are CUDA's as the tools print them: subjects are gpu:<n> with tha
 
 from __future__ import annotations
 
-from statistics import median
 from typing import Iterator, Optional
 
 from ..engine import Evidence, check, hit, when
 from ..parsers.base import listing
 from ._p2p_causes import p2p_causes
+
+
+def median(values) -> float:
+    """statistics.median, imported when a check needs it (not on every run's import path)."""
+    from statistics import median as _median
+
+    return _median(values)
+
 
 SLOWER = 0.9  # P2P enabled below this fraction of disabled
 ASYMMETRY = 0.7  # A->B below this fraction of B->A

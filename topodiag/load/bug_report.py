@@ -261,7 +261,8 @@ class _Splitter:
     def end(self) -> Optional[Section]:
         """The section just ended, if a source reads it."""
         if self.phase == "body":
-            return Section(self.title[:120], self.source, self.start, "\n".join(self.body))
+            text, self.body = "\n".join(self.body), []  # the lines let go before the section is parsed
+            return Section(self.title[:120], self.source, self.start, text)
         if self.phase == "big":
             return Section(self.title[:120], self.source, self.start, None,
                            f"a section of more than {MAX_SECTION_BYTES >> 20} MiB: not read")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import stat
 import sys
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ from ..bundle.shown import PATH_SHOWN, shown
 from ..errors import InputError
 
 BINARY_PROBE_BYTES = 8192
+LINE_LIMIT = 1 << 20  # characters of a line handed to a line parser; the rest of a longer line is skipped
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass
@@ -29,9 +32,10 @@ class OpenedText:
     handle: io.TextIOBase
 
     def lines(self) -> Iterator[str]:
-        """All lines, from the beginning, with their terminators."""
+        """All lines, from the beginning, with their terminators; a line longer than LINE_LIMIT is
+        cut there (no tool's line is that long: a log with a giant line is read in bounded pieces)."""
         self.handle.seek(0) if self.handle.seekable() else None
-        return iter(self.handle)
+        return bounded_lines(self.handle, LINE_LIMIT)
 
     def binary(self):
         """The underlying binary file from its beginning, or None (stdin is held as text)."""
@@ -48,6 +52,19 @@ class OpenedText:
     def close(self) -> None:
         if self.handle is not sys.stdin:
             self.handle.close()
+
+
+def bounded_lines(handle, limit: int = LINE_LIMIT) -> Iterator[str]:
+    """The lines of a text handle as iterating it gives them, each at most `limit` characters: of a
+    longer line the first `limit` are given and the rest is read in pieces of `limit` and dropped."""
+    readline = handle.readline
+    while True:
+        line = readline(limit)
+        if not line:
+            return
+        yield line
+        while len(line) == limit and not line.endswith(("\n", "\r")):  # cut: skip to its end
+            line = readline(limit)
 
 
 def open_text(path: str) -> OpenedText:
@@ -148,6 +165,44 @@ def _refuse_special(where: str, mode: int) -> None:
 def open_bytes(name: str, data: bytes) -> OpenedText:
     """An input already in memory (a live command's output), checked as open_text checks a file."""
     return _from_bytes(name, data)
+
+
+class _HeldText(OpenedText):
+    """An input already in memory as text (a section of an nvidia-bug-report): read() gives the text
+    itself and lines() walks it, so no copy of it is made (a StringIO would hold it again, at up to
+    four bytes a character)."""
+
+    def __init__(self, name: str, text: str):
+        super().__init__(name, text[: 256 * 1024], None)
+        self._text = text
+
+    def lines(self) -> Iterator[str]:
+        text, limit, pos, end = self._text, LINE_LIMIT, 0, len(self._text)
+        while pos < end:
+            m = _LINE_END.search(text, pos, min(end, pos + limit + 2))  # up to `limit` characters and its end
+            if m is not None and m.start() > pos + limit:
+                m = None
+            stop = m.end() if m else min(end, pos + limit)
+            yield text[pos:stop]
+            if m is None and stop < end:  # a line longer than LINE_LIMIT: the rest of it is skipped
+                m = _LINE_END.search(text, stop)
+                stop = m.end() if m else end
+            pos = stop
+
+    def binary(self):
+        return None
+
+    def read(self) -> str:
+        return self._text
+
+    def close(self) -> None:
+        self._text = ""
+
+
+def open_str(name: str, text: str) -> OpenedText:
+    """An input already in memory as text, checked as open_text checks a file, read without a copy."""
+    _refuse_binary_or_empty(name, text[:BINARY_PROBE_BYTES].encode("utf-8", "surrogatepass"))
+    return _HeldText(name, text)
 
 
 def _from_bytes(name: str, data: bytes) -> OpenedText:

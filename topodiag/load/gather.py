@@ -26,7 +26,7 @@ from ..bundle.shown import PATH_SHOWN, shown
 from ..bundle.manifest import is_bundle_dir, member_path, read_manifest, sha256_of
 from ..errors import BundleError
 from ..errors import InputError
-from .files import OpenedText, open_bytes, open_text, parse_opened, parse_opened_all
+from .files import OpenedText, open_bytes, open_str, open_text, parse_opened, parse_opened_all
 
 UNKNOWN_SOURCE = "unknown"
 # Files beside fixtures that say what to expect of them, never inputs (tests/fixtures_index.py).
@@ -438,7 +438,7 @@ def _gather_bug_report(name: str, report, out: Gathered) -> None:
             _unparseable(staged, sec.source, label, sec.problem, sec.start_line)
             continue
         try:
-            result = parse_opened(get(sec.source), open_bytes(label, sec.text.encode("utf-8")))
+            result = parse_opened(get(sec.source), open_str(label, sec.text))  # the text itself, no copy
         except (ParseError, RecursionError) as exc:
             result = exc
         except InputError as exc:  # a section of NUL bytes

@@ -4,9 +4,10 @@ A parser that can (nccl_debug, nccl_tests: `iter_chunks`, `digest`, `parse_chunk
 in two: a state-free `digest` of each chunk and an in-order merge that needs the state of the chunks
 before. `digested` gives each chunk with its digests for a list of such parsers (topodiag/load/onepass.py
 uses it for a big file that one of them reads; a file that several read is split by parser there).
-For a regular file of PARALLEL_MIN_BYTES or more, on a machine with two usable CPUs, the digests
-are computed in one worker process while this process merges: chunk k's digest is computed while
-chunk k-1 is merged. The worker reads its chunk from the file itself (by offset), so only the small
+For a regular file of PARALLEL_MIN_BYTES or more, with a worker count of two or more
+(topodiag/workers.py `worker_count`: the usable CPUs, or TOPODIAG_WORKERS), the digests are computed
+in worker processes (the count less one: this process merges) while this process merges, in order:
+the digests of the next chunks are computed while chunk k is merged. The worker reads its chunk from the file itself (by offset), so only the small
 digests cross the pipe; it sends back the chunk's length and last bytes with each, and any digest
 that does not match its chunk, a worker that dies, or a pool that cannot start, costs time and not
 correctness: this process computes the digest itself from then on.
@@ -22,10 +23,11 @@ import stat
 from collections import deque
 from typing import BinaryIO, Iterator, Optional
 
-from ..workers import fork_ok, one_worker_pool, release
+from ..workers import fork_ok, release, worker_count, worker_pool
 
 PARALLEL_MIN_BYTES: Optional[int] = 64 << 20  # files from this size get a worker (None: never)
-AHEAD = 2  # digests requested ahead of the merge
+AHEAD = 2  # digests requested ahead of the merge, per worker
+MAX_AHEAD = 16  # and in all (each holds its chunk here: 16 x 4 MiB whatever the CPU count)
 _TAIL = 16
 
 _fds: dict[str, int] = {}  # the worker's open files
@@ -80,12 +82,14 @@ def file_path(handle: BinaryIO) -> str:
 def parse_in_two(parser, handle: BinaryIO):
     """`parser.parse_chunks` over the file's chunks, each with its digest from the worker when it came
     back right (None otherwise: the parser computes it)."""
-    pool = one_worker_pool()
+    workers = digest_workers()
+    pool = worker_pool(workers)
     if pool is None:
         return parser.parse_chunks(parser.iter_chunks(handle))
     done = False
     try:
-        out = parser.parse_chunks(_paired(parser, handle, pool, file_path(handle), parser.INFO.source))
+        out = parser.parse_chunks(_paired(parser, handle, pool, file_path(handle), parser.INFO.source,
+                                          min(MAX_AHEAD, AHEAD * workers)))
         done = True
         return out
     finally:
@@ -96,19 +100,27 @@ def digested(parsers, handle: BinaryIO) -> Iterator[tuple[bytes, Optional[tuple]
     """The file's chunks (cut by the first parser's `iter_chunks`), each with a tuple of the parsers'
     digests computed in a worker process when they came back right (None otherwise). The caller
     exhausts or closes the generator (the worker is shut down then)."""
-    pool = one_worker_pool()
+    workers = digest_workers()
+    pool = worker_pool(workers)
     if pool is None:
         yield from ((chunk, None) for chunk in parsers[0].iter_chunks(handle))
         return
     done = False
     try:
-        yield from _paired(parsers[0], handle, pool, file_path(handle), tuple(p.INFO.source for p in parsers))
+        yield from _paired(parsers[0], handle, pool, file_path(handle), tuple(p.INFO.source for p in parsers),
+                           min(MAX_AHEAD, AHEAD * workers))
         done = True
     finally:
         release(pool, done)
 
 
-def _paired(parser, handle: BinaryIO, pool, path: str, source) -> Iterator[tuple[bytes, Optional[tuple]]]:
+def digest_workers() -> int:
+    """Worker processes for the digests: the worker count less this process (which merges), at least 1."""
+    return max(1, worker_count() - 1)
+
+
+def _paired(parser, handle: BinaryIO, pool, path: str, source, ahead: int = AHEAD
+            ) -> Iterator[tuple[bytes, Optional[tuple]]]:
     off = handle.tell()
     pending: deque = deque()
     broken = False
@@ -121,7 +133,7 @@ def _paired(parser, handle: BinaryIO, pool, path: str, source) -> Iterator[tuple
                 broken = True
         off += len(chunk)
         pending.append((chunk, fut))
-        if len(pending) > AHEAD:
+        if len(pending) > ahead:
             item, broken = _settle(pending.popleft(), broken)
             yield item
     while pending:

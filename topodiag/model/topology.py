@@ -14,11 +14,12 @@ pcie_link_*, status_* ...). Nominal bandwidths are not stored: they follow from 
 When two inputs disagree on a fact the first value stays and the disagreement is recorded in
 `conflicts()`: nothing is overwritten silently.
 
-The store is `topology.graph`, an `nx.MultiGraph` (edge key = edge kind; one attribute dict per
-edge, whichever end it is read from). networkx is imported when a Topology is made, not when this
-module is: commands that build no topology (`rules`, `explain`, `parse`) do not pay its import
-(0.15-0.3 s). The graph's algorithms answer `nvlink_domains()` (connected components of the NVLink
-edges) and `pci_path()` (shortest path over the PCI tree).
+The store is two dicts laid out as networkx lays out a `MultiGraph` (`_node`: id -> attributes;
+`_adj`: id -> neighbour -> edge kind -> one attribute dict, shared by both ends), kept here so that
+building and judging a node imports no networkx (0.15-0.3 s: the prolog's budget). `topology.graph`
+is an `nx.MultiGraph` over those very dicts, made on first use (networkx imported then): the model
+itself, not a copy. `nvlink_domains()` (connected components of the NVLink edges) is computed here;
+`pci_path()` (shortest path over the PCI tree) asks networkx, and only when both ends have a PCI edge.
 """
 
 from __future__ import annotations
@@ -76,18 +77,67 @@ class Topology:
     """One node's devices and links. Build it with `topodiag.model.build`; the graph is `graph`."""
 
     def __init__(self) -> None:
-        import networkx as nx  # here, not at module top: see the module docstring
-
-        self.graph = nx.MultiGraph()
+        self._node: dict[str, dict] = {}
+        self._adj: dict[str, dict[str, dict[str, dict]]] = {}
+        self._nx = None
         self.aliases: dict[str, str] = {}
         self.notes: list[str] = []
         self._conflicts: list[dict] = []
+
+    @property
+    def graph(self):
+        """The node as a networkx `MultiGraph` (networkx imported on first use), over this model's
+        own dicts: what is drawn or exported is the model, and a change through it is a change here."""
+        if self._nx is None:
+            import networkx as nx
+
+            g = nx.MultiGraph()
+            g._node = self._node
+            g._adj = self._adj
+            self._nx = g
+        return self._nx
+
+    def _add_node(self, node_id: str) -> dict:
+        if node_id not in self._node:
+            self._node[node_id] = {}
+            self._adj[node_id] = {}
+        return self._node[node_id]
+
+    def _add_edge(self, a: str, b: str, kind: str) -> dict:
+        """The attribute dict of the (a, b, kind) edge, made empty if new (networkx's layout)."""
+        self._add_node(a)
+        self._add_node(b)
+        keys = self._adj[a].get(b)
+        if keys is None:
+            keys = self._adj[a][b] = {}
+            self._adj[b][a] = keys
+        return keys.setdefault(kind, {})
+
+    def _edge_data(self, a: str, b: str, kind: str) -> dict | None:
+        return self._adj.get(a, {}).get(b, {}).get(kind)
+
+    def _iter_edges(self, node_id: str | None = None):
+        """(a, b, kind, attributes) as networkx's `edges(keys=True, data=True)` gives them."""
+        adj = self._adj
+        seen: set[str] = set()
+        for n in ([node_id] if node_id is not None else adj):
+            for nbr, keys in adj[n].items():
+                if nbr not in seen:
+                    for k, d in keys.items():
+                        yield n, nbr, k, d
+            seen.add(n)
+
+    def _remove_node(self, node_id: str) -> None:
+        for other in list(self._adj[node_id]):
+            del self._adj[other][node_id]
+        del self._adj[node_id]
+        del self._node[node_id]
 
     # -- building ---------------------------------------------------------------------------
 
     def resolve(self, name: str) -> str:
         """The node id for an id or alias ("GPU0", "NIC0", a bus id); the name itself if unknown."""
-        return name if name in self.graph else self.aliases.get(name, name)
+        return name if name in self._node else self.aliases.get(name, name)
 
     def add_alias(self, alias: str, node_id: str, source: dict | None = None) -> None:
         """Record another name of a node; a second, different target is a conflict."""
@@ -100,10 +150,9 @@ class Topology:
 
     def add_node(self, node_id: str, kind: str, source: dict | None = None, **facts: Any) -> str:
         """Add or merge a node; facts that are None are not facts. Returns the id."""
-        if node_id not in self.graph:
-            self.graph.add_node(node_id)
-            self.graph.nodes[node_id].update(kind=kind, sources=[], provenance={})
-        attrs = self.graph.nodes[node_id]
+        if node_id not in self._node:
+            self._add_node(node_id).update(kind=kind, sources=[], provenance={})
+        attrs = self._node[node_id]
         if attrs.get("kind") != kind:
             self.add_conflict(node_id, "kind", [(attrs.get("kind"), None), (kind, source)])
         self._merge(node_id, attrs, facts, source)
@@ -114,10 +163,9 @@ class Topology:
         the edge's key in `graph`). An edge brings its nodes, as in networkx."""
         if a.split(":")[0] == b.split(":")[0]:  # gpu:1-gpu:0 is stored as gpu:0-gpu:1
             a, b = sorted((a, b), key=_index_key)
-        attrs = self.graph.get_edge_data(a, b, kind)
+        attrs = self._edge_data(a, b, kind)
         if attrs is None:
-            self.graph.add_edge(a, b, key=kind)
-            attrs = self.graph.get_edge_data(a, b, kind)
+            attrs = self._add_edge(a, b, kind)
             attrs.update(kind=kind, sources=[], provenance={})
         self._merge(f"{a}~{b}:{kind}", attrs, facts, source)
 
@@ -125,20 +173,20 @@ class Topology:
         """Make `drop` and `keep` one node (two inputs named one device two ways): drop's facts merge
         into keep's with their own provenance (a disagreement is a conflict), its edges and aliases
         move to keep, and its id becomes an alias of keep."""
-        if keep == drop or drop not in self.graph:
+        if keep == drop or drop not in self._node:
             return
-        attrs = self.graph.nodes[drop]
+        attrs = self._node[drop]
         for src in attrs.get("sources") or []:
-            self._merge(keep, self.graph.nodes[keep], {}, src)
+            self._merge(keep, self._node[keep], {}, src)
         for field, value in attrs.items():
             if field not in _RESERVED:
-                self._merge(keep, self.graph.nodes[keep], {field: value}, attrs["provenance"].get(field))
-        for _, other, kind, data in list(self.graph.edges(drop, keys=True, data=True)):
+                self._merge(keep, self._node[keep], {field: value}, attrs["provenance"].get(field))
+        for _, other, kind, data in list(self._iter_edges(drop)):
             other = keep if other == drop else other
             facts = {k: v for k, v in data.items() if k not in _RESERVED}
             for src in data.get("sources") or [None]:
                 self.add_edge(keep, other, kind, src, **facts)
-        self.graph.remove_node(drop)
+        self._remove_node(drop)
         for alias, target in list(self.aliases.items()):
             if target == drop:
                 self.aliases[alias] = keep
@@ -146,7 +194,7 @@ class Topology:
 
     def set_fact(self, node_id: str, field: str, value: Any, source: dict | None = None) -> None:
         """Merge one fact into an existing node."""
-        self._merge(node_id, self.graph.nodes[node_id], {field: value}, source)
+        self._merge(node_id, self._node[node_id], {field: value}, source)
 
     def add_conflict(self, subject: str, field: str, values: list[tuple[Any, dict | None]],
                      message: str | None = None) -> None:
@@ -199,15 +247,15 @@ class Topology:
 
     def has_node(self, node_id: str) -> bool:
         """True when the id (or alias) names a node of the model."""
-        return self.resolve(node_id) in self.graph
+        return self.resolve(node_id) in self._node
 
     def node(self, node_id: str) -> dict:
         """The attributes of a node (id or alias); KeyError if absent."""
-        return self.graph.nodes[self.resolve(node_id)]
+        return self._node[self.resolve(node_id)]
 
     def nodes(self, kind: str | None = None) -> list[str]:
         """Node ids of a kind (all when None), GPUs and the like in index order."""
-        out = [n for n, k in self.graph.nodes(data="kind") if kind is None or k == kind]
+        out = [n for n, attrs in self._node.items() if kind is None or attrs.get("kind") == kind]
         return sorted(out, key=_node_order)
 
     def edges(self, node_id: str | None = None, kind: str | None = None) -> list[tuple[str, str, str, dict]]:
@@ -215,11 +263,9 @@ class Topology:
         the order the edges were made (a node's own edges: that node first)."""
         if node_id is not None:
             node_id = self.resolve(node_id)
-            if node_id not in self.graph:
+            if node_id not in self._node:
                 return []
-            view = self.graph.edges(node_id, keys=True, data=True)
-        else:
-            view = self.graph.edges(keys=True, data=True)
+        view = self._iter_edges(node_id)
         return [(a, b, k, d) for a, b, k, d in view if kind is None or k == kind]
 
     def gpus(self) -> list[str]:
@@ -234,7 +280,7 @@ class Topology:
 
     def edge(self, a: str, b: str, kind: str) -> dict | None:
         """The attributes of the edge of this kind between a and b (ids or aliases), or None."""
-        return self.graph.get_edge_data(self.resolve(a), self.resolve(b), kind)
+        return self._edge_data(self.resolve(a), self.resolve(b), kind)
 
     def pair(self, a: str, b: str) -> dict | None:
         """The `topo -m` path edge between two devices ({class, link_count, sources...}) or None."""
@@ -256,11 +302,11 @@ class Topology:
         is the GPU's best-ranked path edge to a NIC, one hop in the graph. Routes of several path
         edges mean nothing (classes do not add up), so this is no shortest-path search."""
         gpu = self.resolve(gpu)
-        if gpu not in self.graph:
+        if gpu not in self._node:
             return None
-        nodes = self.graph.nodes
+        nodes = self._node
         ranked = [(class_rank(d["class"]), _index_key(nic), nic, d["class"])
-                  for _, nic, k, d in self.graph.edges(gpu, keys=True, data=True)
+                  for _, nic, k, d in self._iter_edges(gpu)
                   if k == "path" and nodes[nic].get("kind") == "nic" and d.get("class") is not None]
         if not ranked:
             return None
@@ -280,25 +326,29 @@ class Topology:
         ("nvlink" edges of NCCL's XML, directly or through NVSwitches, and "path" edges of an NV#
         class from `topo -m` or NVML). Each domain's GPUs in index order, domains by their first
         GPU; a GPU without NVLink is in none; NVSwitches join domains but are not listed."""
-        import networkx as nx
-
-        links = [(a, b, k) for a, b, k, d in self.graph.edges(keys=True, data=True)
-                 if (k == "nvlink" and d.get("link_count") != 0)
-                 or (k == "path" and nv_count(d.get("class")) is not None)]
-        sub = self.graph.edge_subgraph(links)
-        gpu = {n for n in self.gpus()}
-        domains = [sorted(c & gpu, key=_node_order) for c in nx.connected_components(sub)]
+        near: dict[str, set[str]] = {}
+        for a, b, k, d in self._iter_edges():
+            if (k == "nvlink" and d.get("link_count") != 0) or (k == "path" and nv_count(d.get("class")) is not None):
+                near.setdefault(a, set()).add(b)
+                near.setdefault(b, set()).add(a)
+        gpu = set(self.gpus())
+        domains = [sorted(c & gpu, key=_node_order) for c in _components(near)]
         return sorted((d for d in domains if d), key=lambda d: _node_order(d[0]))
 
     def pci_path(self, a: str, b: str) -> list[str] | None:
         """The devices from a to b (ids or aliases; both ends included) over NCCL's PCI tree ("pci"
         edges: device to switch to CPU), or None when the tree does not join them (unknown devices,
         no XML, or two CPUs: the socket link is no pci edge)."""
+        a, b = self.resolve(a), self.resolve(b)
+        if a not in self._node or b not in self._node:
+            return None
+        if a == b:
+            return [a]
+        if not any(k == "pci" for _, _, k, _ in self._iter_edges(a)) or \
+                not any(k == "pci" for _, _, k, _ in self._iter_edges(b)):
+            return None  # an end without a PCI edge: no path, and no networkx import to say so
         import networkx as nx
 
-        a, b = self.resolve(a), self.resolve(b)
-        if a not in self.graph or b not in self.graph:
-            return None
         pci = nx.subgraph_view(self.graph, filter_edge=lambda u, v, k: k == "pci")
         try:
             return nx.shortest_path(pci, a, b)
@@ -309,7 +359,7 @@ class Topology:
         """(nic id, port facts) for every HCA port any IB tool reported, in NIC then port order."""
         out = []
         for nic in self.nics():
-            ports = self.graph.nodes[nic].get("ports") or {}
+            ports = self._node[nic].get("ports") or {}
             for port in sorted(ports, key=lambda p: (len(p), p)):
                 out.append((nic, {"port": int(port) if is_digits(port) else port, **ports[port]}))
         return out
@@ -317,9 +367,9 @@ class Topology:
     def numa_of(self, node_id: str) -> int | None:
         """The NUMA node of a device: its own numa_node fact, else a "numa" edge to numa:N."""
         node_id = self.resolve(node_id)
-        if node_id not in self.graph:
+        if node_id not in self._node:
             return None
-        nodes = self.graph.nodes
+        nodes = self._node
         attrs = nodes[node_id]
         if attrs.get("kind") == "numa":
             return attrs.get("numa_node")
@@ -333,7 +383,7 @@ class Topology:
     def observations(self, source: str | None = None) -> list[dict]:
         """Summaries of logs and benchmark results (nccl_debug, nccl_tests) kept on the host node."""
         host = self.host()
-        obs = self.graph.nodes[host].get("observations", []) if host else []
+        obs = self._node[host].get("observations", []) if host else []
         return [o for o in obs if source is None or o.get("source") == source]
 
     def conflicts(self) -> list[dict]:
@@ -344,7 +394,7 @@ class Topology:
 
     def to_json(self) -> dict:
         """The versioned JSON form: {schema_version, nodes, edges, aliases, conflicts, notes}."""
-        nodes = [{"id": n, **_jsonable(self.graph.nodes[n])} for n in self.nodes()]
+        nodes = [{"id": n, **_jsonable(self._node[n])} for n in self.nodes()]
         edges = [{"a": a, "b": b, **_jsonable(d), "kind": k} for a, b, k, d in self.edges()]
         edges.sort(key=lambda e: (e["kind"], _index_key(e["a"]), _index_key(e["b"]), e["a"], e["b"]))
         return {"schema_version": SCHEMA_VERSION, "nodes": nodes, "edges": edges,
@@ -361,19 +411,34 @@ class Topology:
         if version != SCHEMA_VERSION:
             raise ValueError(f"topology schema_version {version!r} is not {SCHEMA_VERSION}")
         topo = cls()
-        g = topo.graph
         for n in data.get("nodes", []):
-            g.add_node(n["id"])
-            g.nodes[n["id"]].update((k, v) for k, v in n.items() if k != "id")
+            topo._add_node(n["id"]).update((k, v) for k, v in n.items() if k != "id")
         for e in data.get("edges", []):
-            g.add_edge(e["a"], e["b"], key=e["kind"])
-            g.get_edge_data(e["a"], e["b"], e["kind"]).update(
+            topo._add_edge(e["a"], e["b"], e["kind"]).update(
                 (k, v) for k, v in e.items()
                 if k not in ("a", "b") and not (k in _DROPPED_EDGE_FIELDS and v is None))
         topo.aliases = dict(data.get("aliases", {}))
         topo._conflicts = list(data.get("conflicts", []))
         topo.notes = list(data.get("notes", []))
         return topo
+
+
+def _components(near: dict[str, set[str]]) -> list[set[str]]:
+    """The connected components of an adjacency (node -> its neighbours)."""
+    seen: set[str] = set()
+    out = []
+    for start in near:
+        if start in seen:
+            continue
+        comp, todo = {start}, [start]
+        while todo:
+            for nbr in near[todo.pop()]:
+                if nbr not in comp:
+                    comp.add(nbr)
+                    todo.append(nbr)
+        seen |= comp
+        out.append(comp)
+    return out
 
 
 def _jsonable(obj: Any) -> Any:

@@ -71,3 +71,11 @@ def line_chunks(lines: Iterable, size: int = CHUNK) -> Iterator[bytes]:
             buf, n = [], 0
     if buf:
         yield "".join(buf).encode("utf-8", "surrogatepass")
+
+
+def bounded_put(memo: dict, key, value, cap: int) -> None:
+    """memo[key] = value, the memo emptied first when it holds `cap` entries (a cache of lines seen
+    must stay bounded on a log whose lines never repeat: a training job's progress bars)."""
+    if len(memo) >= cap:
+        memo.clear()
+    memo[key] = value

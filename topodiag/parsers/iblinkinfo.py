@@ -262,8 +262,19 @@ SHAPE = ("\"CA: <description>:\" / \"Switch: 0x<guid> <description>:\" headers o
 # -- the whole text -----------------------------------------------------------------------------
 
 
+def _freeze(n: dict[str, Any]) -> Node:
+    return Node(kind=n["kind"], guid=n["guid"], description=n["description"], line_no=n["line_no"],
+                links=tuple(n["links"]))
+
+
+def _close(nodes: list[Node], node: dict[str, Any] | None) -> None:
+    if node is not None:
+        nodes.append(_freeze(node))
+
+
 def _parse(lines: Iterable[str]) -> IblinkinfoReport:
-    nodes: list[dict[str, Any]] = []
+    """One pass; a node is frozen when the next begins (its draft is the only one held)."""
+    nodes: list[Node] = []
     notes: list[str] = []
     errors: list[ErrorLine] = []
     node: dict[str, Any] | None = None
@@ -282,9 +293,9 @@ def _parse(lines: Iterable[str]) -> IblinkinfoReport:
         m = HEADER_RE.match(line) if len(line) <= MAX_LINE else None
         if m:
             _masked(masked, "node GUID", m.group("guid"), line_no)
+            _close(nodes, node)
             node = {"kind": m.group("kind") if m.group("kind") != "??" else None, "guid": _guid(m.group("guid")),
                     "description": m.group("desc").rstrip(), "line_no": line_no, "links": []}
-            nodes.append(node)
             continue
         if "==(" in line:
             if len(line) > MAX_LINE:
@@ -301,16 +312,16 @@ def _parse(lines: Iterable[str]) -> IblinkinfoReport:
                 line_mode = True
                 desc = m.group("ldesc").strip()
                 if node is None or not node.get("from_line") or node["description"] != desc:
+                    _close(nodes, node)
                     node = {"kind": None, "guid": link.port_guid, "description": desc, "line_no": line_no,
                             "links": [], "from_line": True}
-                    nodes.append(node)
                 elif node["guid"] != link.port_guid:
                     node["guid"] = None  # a CA's ports have GUIDs of their own
             elif node is None or node.get("from_line"):
                 notes.append(f"line {line_no}: port lines before any node header (a fragment)")
+                _close(nodes, node)
                 node = {"kind": "Switch" if m.group("lguid") is None else None, "guid": None, "description": None,
                         "line_no": line_no, "links": []}
-                nodes.append(node)
             node["links"].append(link)
             continue
         if ELISION_RE.match(line):
@@ -322,15 +333,12 @@ def _parse(lines: Iterable[str]) -> IblinkinfoReport:
             own_error = own_error or bool(OWN_ERROR_RE.match(line))
             continue
         # anything else (prompts, prose, other tools' output) is skipped
+    _close(nodes, node)
     if not nodes and not own_error:
         raise refusal(SOURCE, SHAPE, first_text, head)
     for field, seen in masked.items():
         notes.extend(masked_note(field, seen))
-    frozen = tuple(
-        Node(kind=n["kind"], guid=n["guid"], description=n["description"], line_no=n["line_no"],
-             links=tuple(n["links"]))
-        for n in nodes
-    )
+    frozen = tuple(nodes)
     return IblinkinfoReport(line_mode=line_mode, nodes=frozen, elided=elided, notes=tuple(notes), errors=tuple(errors), unrecognised=_tool_failures.unrecognised(errors))
 
 

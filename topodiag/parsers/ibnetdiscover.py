@@ -213,9 +213,17 @@ _SNIFF_LIST = re.compile(r"^[ \t`]*(?:Switch|Ca|Rt|Router)[ \t]*:[ \t]*0x[0-9a-f
 SHAPE = "'Switch|Ca <ports> \"S-<guid>\" # ...' node lines over '[port] \"S-<guid>\"[port] # ... lid N 4xEDR' lines"
 
 
+_PLAIN_GUID = re.compile(r"(?:0x)?([0-9a-fA-F]{1,16})")  # the common case: never a masked form
+
+
 def _guid(text: str | None) -> str | None:
     """A GUID as '0x' + 16 hex digits; None when absent or redacted ('0xXXXXXXXXXXXXXXXX', '...')."""
-    return norm_guid(text) if text and not is_redacted(text) else None
+    if not text:
+        return None
+    m = _PLAIN_GUID.fullmatch(text)
+    if m:  # what norm_guid gives, without the masked-form tests (a fabric has tens of thousands)
+        return "0x" + m.group(1).lower().zfill(16)
+    return norm_guid(text) if not is_redacted(text) else None
 
 
 def _lid(text: str | None, masked: dict[str, dict[str, list[int]]], line_no: int) -> int | None:
@@ -233,7 +241,7 @@ def _name_parts(m: re.Match[str], guid_group: str, masked: dict[str, dict[str, l
         masked["node GUID"].setdefault(m.group("bare"), []).append(line_no)
         return None, None, m.group("bare")
     prefix, guid = m.group("prefix"), m.group(guid_group)
-    if is_redacted(guid):
+    if not _PLAIN_GUID.fullmatch(guid) and is_redacted(guid):
         masked["node GUID"].setdefault(f"{prefix}-{guid}", []).append(line_no)
     return _KIND_BY_PREFIX.get(prefix), _guid(guid), f"{prefix}-{guid}"
 
@@ -338,8 +346,14 @@ def _new_node(m: re.Match[str], pending: dict[str, Any], line_no: int, masked: d
 # -- the whole text -----------------------------------------------------------------------------
 
 
+def _freeze(n: dict[str, Any]) -> Node:
+    return Node(**{k: v for k, v in n.items() if k != "connections"}, connections=tuple(n["connections"]))
+
+
 def _parse(lines: Iterable[str]) -> IbnetdiscoverReport:
-    nodes: list[dict[str, Any]] = []
+    """One pass; a node is frozen when the next begins (its draft is the only one held), so what is
+    held beyond the result is one node's draft and bounded lists, whatever the size of the fabric."""
+    nodes: list[Node] = []
     ports: list[PortRecord] = []
     notes: list[str] = []
     errors: list[ErrorLine] = []
@@ -372,7 +386,6 @@ def _parse(lines: Iterable[str]) -> IbnetdiscoverReport:
                 node = dict.fromkeys(("kind", "guid", "name", "nports", "description", "lid", "lmc", "port0", "vendid",
                                       "devid", "sysimgguid", "port_guid"))
                 node.update(line_no=line_no, connections=[])
-                nodes.append(node)
             node["connections"].append(_connection(m, line_no, notes, masked))
             continue
         m = KV_RE.match(line)
@@ -383,12 +396,15 @@ def _parse(lines: Iterable[str]) -> IbnetdiscoverReport:
             pending[key] = None if is_redacted(m.group("value")) else m.group("value").lower()
             if key == "switchguid" and m.group("paren"):
                 pending["switchguid_port"] = m.group("paren")
+            if node is not None:
+                nodes.append(_freeze(node))
             node = None
             continue
         m = NODE_RE.match(line)
         if m:
+            if node is not None:
+                nodes.append(_freeze(node))
             node = _new_node(m, pending, line_no, masked)
-            nodes.append(node)
             pending = {}
             continue
         m = PORTS_RE.match(line)
@@ -415,6 +431,8 @@ def _parse(lines: Iterable[str]) -> IbnetdiscoverReport:
         if first_list is None and LIST_RE.match(line):
             first_list = (line_no, line)
         # anything else (prompts, "Non-Chassis Nodes", chassis lines, prose) is skipped
+    if node is not None:
+        nodes.append(_freeze(node))
     if not nodes and not ports and not own_error:
         if first_list is not None:
             raise ParseError(
@@ -427,9 +445,7 @@ def _parse(lines: Iterable[str]) -> IbnetdiscoverReport:
         notes.extend(masked_note(field, seen))
     if nodes and ports:
         notes.append("the text holds both a topology and an `ibnetdiscover -p` ports report; both are kept")
-    frozen = tuple(
-        Node(**{k: v for k, v in n.items() if k != "connections"}, connections=tuple(n["connections"])) for n in nodes
-    )
+    frozen = tuple(nodes)
     return IbnetdiscoverReport(
         format="topology" if nodes or not ports else "ports",
         generated_on=meta["generated_on"],

@@ -54,7 +54,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterable, Iterator, Optional
 
-from . import _chunks, _linescan
+from . import _chunks, _foreign, _linescan
 from . import nccl_tests_failures as _failures
 from ._chunks import CHUNK
 from .base import ANSI_RE, ParseError, ParserInfo, clean_lines, iter_clean_lines
@@ -464,7 +464,7 @@ class _Parser:
         self.run = 0  # run_index(), kept up to date by count()
         self.rows_dropped = 0  # results rows past ROW_CAP not kept (their size was already kept)
         self.kept_keys: set | None = None
-        self.lists_dropped = 0  # per-line notes, WARN and failure lines past LIST_CAP
+        self.lists_dropped = self.foreign = 0  # lists past LIST_CAP; other programs' lines (parsers/_foreign.py)
         self.cut_run: int | None = None  # runs from this one on are not kept
         self.run_seen = -1  # the last run that had a row or a rank line
         self.rows_cut = 0  # results rows of runs not kept
@@ -495,10 +495,8 @@ class _Parser:
             self.info_line(line)  # the bulk of a log with NCCL_DEBUG=INFO: only two facts are read from it
             return
         s = _strip_prefix(line)
-        if not s:
+        if _foreign.skip(self, line_no, s, may_fail, _FAIL_RE):  # a blank line, a tqdm bar, a giant line
             return
-        if self.first_text is None:
-            self.first_text = (line_no, s)
         m = _NCCL_LOG_RE.search(s) if "NCCL " in s else None
         if m:
             if m.group(1) == "WARN":
@@ -804,6 +802,7 @@ class _Parser:
                          f"size already kept are not kept past the first {ROW_CAP} (peak_busbw_gbps and the checks read the rows kept)")
         self.independent_run_notes(notes, runs, nranks, busbws)
         self.bound_notes(notes, runs)
+        notes.extend(_foreign.notes(self))
         if self.lists_dropped:
             notes.append(f"{self.lists_dropped} further per-line notes, NCCL WARN and failure lines past the first "
                          f"{LIST_CAP} not kept")
@@ -1183,14 +1182,12 @@ class ChunkReader:
             settled = _counted(p, line, base + i)  # the bulk past the cut
             if settled:
                 if settled == _NO_EFFECT:
-                    memo[line] = _NOTHING
+                    _chunks.bounded_put(memo, line, _NOTHING, MEMO_CAP)
                 continue
             p.op = None
             feed(base + i, line.decode("utf-8", "replace").rstrip(), False)
             if p.op is not None:
-                if len(memo) >= MEMO_CAP:
-                    memo.clear()
-                memo[line] = p.op
+                _chunks.bounded_put(memo, line, p.op, MEMO_CAP)
 
     def _past_the_cut(self, base: int, keep: list[int], picked, fails: set[int]) -> None:
         """A chunk's lines past the cut: what `_each` does, with the lines of no effect, the rank lines
