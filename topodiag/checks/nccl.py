@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator, Mapping, Optional
 
+from . import _nccl_cross
 from ..engine import Evidence, Severity, check, hit, when
 from ._facts import listing, plain
 
@@ -468,7 +469,8 @@ def _variant(items: list[dict], cause: Optional[dict], details: bool, cls: str) 
     return "classified" if cls else "default"
 
 
-def _error_hit(kind: str, items: list[dict], subjects: list[str], cause: Optional[dict], version: Optional[str]):
+def _error_hit(kind: str, items: list[dict], subjects: list[str], cause: Optional[dict], version: Optional[str],
+               cross: Optional[dict] = None):
     """One finding per kind of error: the lines, the first line's text (with the IB codes decoded), and
     what its catalogue entry says (class, meaning, fix); a kind whose lines are all consequences of an
     earlier failure (`cause`) is named as such, not as a second cause."""
@@ -478,7 +480,11 @@ def _error_hit(kind: str, items: list[dict], subjects: list[str], cause: Optiona
     variant = _variant(items, cause, bool(details), c["cls"])
     severity = Severity.INFO if variant == "consequence" else _SEVERITY.get(c["worst"])
     fixed = bool(c["fixed_in"]) and variant != "consequence" and _older(version, c["fixed_in"])
-    return hit(subjects, variant=variant, severity=severity, notes=when(fixed_in=fixed),
+    cross = cross or {}
+    fabric, acs, flaps = _nccl_cross.notes(c["cls"], kind, cross) if variant != "consequence" else (False, False, False)
+    return hit(subjects, variant=variant, severity=severity,
+               notes=when(fixed_in=fixed, cross_fabric=fabric, cross_acs=acs, cross_flaps=flaps),
+               fabric_said=cross.get("fabric", ""), acs_said=cross.get("acs", ""), flaps_said=cross.get("flaps", ""),
                fixed_in=c["fixed_in"], version=version or "not printed in the log",
                what=_ERROR_KIND_TEXT.get(kind, kind.replace("_", " ")), count=len(items), lines=_lines(lines),
                codes="; ".join(details[:3]), first=_first_line(items), cls=c["cls"], title=c["title"],
@@ -488,7 +494,7 @@ def _error_hit(kind: str, items: list[dict], subjects: list[str], cause: Optiona
 
 
 @check("NCCL004")
-def nccl004(nccl_debug) -> Iterator:
+def nccl004(nccl_debug, nvidia_smi_q=None, fabricmanager=None, lspci_vvv=None, kernel_log=None) -> Iterator:
     """Errors (one finding per kind, with what the catalogue says of its class), with line numbers; a
     result of an older schema (no catalogue fields) has its other WARN lines reported as before."""
     nccl_debug = _as_dict(nccl_debug)
@@ -499,8 +505,9 @@ def nccl004(nccl_debug) -> Iterator:
     causes = [e for e in errors if not e.get("consequence")]
     cause = min(causes, key=lambda e: e["line_no"]) if causes else None
     subjects = _hosts_subject(nccl_debug)
+    cross = _nccl_cross.facts(nvidia_smi_q, fabricmanager, lspci_vvv, kernel_log)
     for kind, items in by_kind.items():
-        yield _error_hit(kind, items, subjects, cause, nccl_debug.get("nccl_version"))
+        yield _error_hit(kind, items, subjects, cause, nccl_debug.get("nccl_version"), cross)
     if "unrecognised" not in nccl_debug:  # else every WARN line is an error, harmless, or SYS004's
         yield from _plain_warns(nccl_debug, {e["line_no"] for e in errors}, subjects)
 
