@@ -10,37 +10,16 @@ No bound on wall-clock seconds.
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from topodiag import parsers
-from topodiag.parsers import ParseError
 
-GROWTH = 10.0
-FLOOR_S = 0.06  # CPU seconds: below this at the whole size, a call is too cheap to be super-linear
 KB = 1024
-
-
-def _cpu(fn, arg) -> float:
-    start = time.process_time()
-    try:
-        fn(arg)
-    except ParseError:
-        pass
-    return time.process_time() - start
-
-
-def _timed(label: str, fn, make) -> None:
-    whole = _cpu(fn, make(1.0))
-    if whole < FLOOR_S:
-        return
-    whole = min(whole, _cpu(fn, make(1.0)))
-    quarter = max(_cpu(fn, make(0.25)), FLOOR_S / 4)
-    assert whole < GROWTH * quarter, (f"{label}: {whole:.3f} s CPU for the whole input, {quarter:.3f} s for a quarter "
-                                      f"({whole / quarter:.1f}x; linear is ~4x)")
+# the growth measure of tests/parsers/test_adversarial_time.py, shared (a quarter and the whole, CPU time)
+from tests.parsers.test_adversarial_time import _timed  # noqa: E402
 
 
 def _run(c: str, n: float) -> str:

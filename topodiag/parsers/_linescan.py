@@ -21,6 +21,7 @@ import os
 import re
 
 from .nccl_debug.facts import PREFIX_RE
+from .nccl_debug.prefix import first_prefix
 
 try:  # the compiled twin: absent where the build had no C compiler
     from .. import _cscan as _compiled
@@ -218,17 +219,7 @@ _NOT_HOST_B = frozenset(b":[]`'\"" + bytes(range(0x1c, 0x20)) + b" \t\n\x0b\x0c\
 def _find_prefix_b(pre: bytes):
     """(host, device digits) of the first match of PREFIX_B in `pre` (ASCII), found from the fixed
     tail and a walk back over the host: linear, where PREFIX_B.search is quadratic on a long host run."""
-    pos = 0
-    while True:
-        m = _PREFIX_TAIL_B.search(pre, pos)
-        if m is None:
-            return None
-        end = start = m.start()
-        while start > 0 and pre[start - 1] not in _NOT_HOST_B:
-            start -= 1
-        if start < end:
-            return pre[start:end], m.group(1)
-        pos = end + 1
+    return first_prefix(pre, _PREFIX_TAIL_B, _NOT_HOST_B.__contains__)
 
 
 def untagged_py(c: bytes) -> tuple[int, list[int], list[bytes]]:
