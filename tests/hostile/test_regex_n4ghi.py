@@ -68,3 +68,27 @@ def test_n4i_iommu_fault_device_after_a_long_token_is_linear():
     text = "[ 2.0] pci 0000:41:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x0000 address=0x0 flags=0x0020]\n"
     result = kernel.parse(text)
     assert fault.search(text) and [f.pci for f in result.iommu_faults] == ["0000:41:00.0"]
+
+
+# kernel_log's elision pattern, as it was: `\.{3,}` then `[ \t.]*` both take dots (quadratic on a long
+# run of dots that does not end the line: 3 s for 32 K dots then `x`, found by the cut sweep)
+_OLD_ELISION = re.compile(r"^[ \t]*(?:\[[ \t.]*\.\.\.[ \t.]*\]|\.{3,}|\u2026)[ \t.]*$")
+
+
+def test_kernel_log_elision_lines_are_read_in_linear_time():
+    kernel = parsers.get("kernel_log")
+    _timed("kernel_log.sniff", kernel.sniff, lambda k: "." * int(32 * KB * k) + "x")
+    from topodiag.parsers.kernel_log import _elision
+
+    for line in ("...", "  ...  ", "[...]", "[    ....    ]", " [ ... ] ..", "\u2026", "..", "[..]", "[...] x",
+                 "....x", "[...][...]", "\t...\t", "[...]]"):
+        assert _elision(line) is bool(_OLD_ELISION.match(line)), line
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from([".", " ", "\t", "[", "]", "\u2026", "x", "..."]), max_size=10))
+def test_elision_is_the_old_pattern(pieces):
+    from topodiag.parsers.kernel_log import _elision
+
+    line = "".join(pieces)
+    assert _elision(line) is bool(_OLD_ELISION.match(line))

@@ -305,7 +305,18 @@ def _limit(m: "re.Match[str]", n: int, line: str) -> PcieLimit:
 # lines people leave in pastes ("...", "[...]", "[    ....    ]"), which count for nothing.
 _KERNELISH_RE = re.compile(r"^[ \t]*NVRM[: ]|\bkernel: |^[ \t]*(?:pcieport|nvidia|mlx5_core|nvidia-peermem|nvidia_peermem) "
                            r"|^[ \t]*[\w.-]{1,40} [0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: (?:AER|DMAR|AMD-Vi|PCIe Bus Error)")
-_ELISION_RE = re.compile(r"^[ \t]*(?:\[[ \t.]*\.\.\.[ \t.]*\]|\.{3,}|\u2026)[ \t.]*$")
+def _elision(line: str) -> bool:
+    """An elision line people leave in pastes: "...", "[...]", "[    ....    ]", "\u2026" (blanks and
+    dots around them). Decided with str methods: a regex's overlapping dot runs were quadratic on a long
+    run of dots that does not end the line (tests/hostile/test_regex_n4ghi.py holds the old pattern)."""
+    u = line.lstrip(" \t")
+    if u.startswith("["):
+        close = u.find("]")
+        inner = u[1:close] if close > 0 else None
+        return inner is not None and "..." in inner and not inner.strip(" \t.") and not u[close + 1:].strip(" \t.")
+    if u.startswith("..."):
+        return not u.strip(" \t.")
+    return u.startswith("\u2026") and not u[1:].strip(" \t.")
 
 
 def sniff(text: str) -> float:
@@ -317,7 +328,7 @@ def sniff(text: str) -> float:
             return 0.9
         if "Gb/s available PCIe bandwidth, limited by" in text:
             return 0.8
-        head = [h for h in text.splitlines()[:200] if h.strip() and not _ELISION_RE.match(h)]
+        head = [h for h in text.splitlines()[:200] if h.strip() and not _elision(h)]
         stamped = sum(1 for line in head if _STAMP_RE.match(line))
         if stamped >= max(3, len(head) // 2):
             return 0.6
