@@ -44,12 +44,11 @@ WORST = 8  # cuts per entry point that the growth check measures
 MAX_LINE = 200  # characters of a fixture line that are cut (a longer line's tail is a repeat of its head)
 # Sources whose regexes other changes are rewriting (N4g, N4h: nccl_debug/facts.py; N4i: kernel_log.py):
 # marked xfail and not run (a quadratic regex at 32 KB costs a minute) until those land; then drop them here.
-# source -> why its sweep is not run in CI: these two readers' fixtures make the sweep take minutes
-# (kernel_log alone 4.7 min on a 2-core machine, against ~1 min for all the others); their N4 regexes
-# are held by tests/hostile/test_regex_n4ghi.py. Run them with TOPODIAG_SWEEP_ALL=1 (the kernel_log
-# sweep found the elision pattern's quadratic dot runs, now fixed, and passes).
+# source -> why its sweep is not run in CI: kernel_log's fixtures make it take minutes (4.7 min alone on
+# a 2-core machine, against ~1 min for all the others; its N4 regexes are also held by
+# tests/hostile/test_regex_n4ghi.py). TOPODIAG_SWEEP_ALL=1 runs it (it found the elision pattern's
+# quadratic dot runs, now fixed, and passes).
 PENDING = {} if os.environ.get("TOPODIAG_SWEEP_ALL") else {
-    "nccl_debug": "minutes-long sweep (run with TOPODIAG_SWEEP_ALL=1)",
     "kernel_log": "minutes-long sweep (run with TOPODIAG_SWEEP_ALL=1)"}
 
 
