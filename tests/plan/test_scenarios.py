@@ -277,3 +277,24 @@ def test_h100_nvlink_s_alone_gives_one_switched_domain(tmp_path: Path) -> None:
     assert dom["size"] == 8 and dom["gbyte_s"] == 450.0 and dom["links_per_gpu"] == 18
     assert r["node"]["multinode_nvlink"] is None
     assert r["recommended"]["tp"] == 8
+
+
+def test_the_fabric_confirms_or_refuses_the_nvl72_domain() -> None:
+    """The multi-node domain of a GB200 node: confirmed when every GPU's fabric is Completed in one
+    non-zero clique, refused when the fabric says otherwise (clique 0, In Progress, two cliques), and
+    assumed (by product) when no fabric state is given. Fabric records written here by hand."""
+    from topodiag import knowledge
+    from topodiag.plan.layers import Domain, _multinode
+
+    facts = knowledge.gpu_facts("NVIDIA GB200")
+    gpus = ["gpu:0", "gpu:1", "gpu:2", "gpu:3"]
+    dom = [Domain(gpus, "NVLink (switched, by design)", 18, 900.0)]
+    ok = {"state": "Completed", "clique_id": "32766", "cluster_uuid": "dc6e40c4-d722-4bb1-9e44-4a5f0d5a0c2e"}
+    got = _multinode(facts, dom, gpus, [ok] * 4)
+    assert got["gpus"] == 72 and got["basis"] == "nominal" and "clique 32766" in got["how"]
+    assert _multinode(facts, dom, gpus, [dict(ok, clique_id="0")] * 4) is None
+    assert _multinode(facts, dom, gpus, [dict(ok, state="In Progress")] + [ok] * 3) is None
+    assert _multinode(facts, dom, gpus, [ok, ok, dict(ok, clique_id="7"), ok]) is None
+    assert _multinode(facts, dom, gpus, [])["basis"] == "assumed"
+    assert _multinode(knowledge.gpu_facts("NVIDIA H100 80GB HBM3"), dom, gpus, [ok] * 4) is None
+    assert _multinode(facts, dom, gpus + ["gpu:4"], []) is None  # a GPU outside the node's domain

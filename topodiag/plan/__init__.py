@@ -66,10 +66,7 @@ def _fabric(inputs: dict) -> list[dict]:
     NVML, whichever the inputs hold."""
     out = []
     for source in ("nvidia_smi_q", "nvml"):
-        value = inputs.get(source)
-        items = [v for v, _ in getattr(value, "items", ())] if hasattr(value, "items") and not isinstance(
-            value, dict) else ([value] if value is not None else [])
-        for parsed in items:
+        for parsed, _ in getattr(inputs.get(source), "items", ()):  # engine_inputs: an Each per source
             for gpu in getattr(parsed, "gpus", ()) or ():
                 fab = getattr(gpu, "fabric", None)
                 if fab is not None and not isinstance(fab, str):
