@@ -7,7 +7,7 @@ Builds the log the way a cluster's logs pile up: the project's real NCCL fixture
 (fixtures/nccl_debug/, fixtures/nccl_tests/, their `#@` headers dropped) appended round after
 round, each round with its own host names (node0001, node0002...) and pids, so a round is not
 a copy of the last. Then, for each size, in fresh processes and alternating: `redact_tree` of a
-bundle folder holding that log (topodiag/bundle/redact.py: the member is streamed,
+bundle folder holding that log (topodiag/bundle/redact/tree.py: the member is streamed,
 topodiag/bundle/redact_stream.py) and, as the baseline, `cp` of the same file. Prints MB/s, the
 ratio to cp, the redaction's CPU time (user + system: on a machine shared with other work the wall
 time says more about the neighbours than about the code) and its peak RSS. Target (issue 11): >= 50 MB/s, memory flat in the size.

@@ -1,4 +1,4 @@
-"""Redaction (topodiag/sources/redact.py): every fixture and host bundle, redacted with one Redactor.
+"""Redaction (topodiag/bundle/redact/): every fixture and host bundle, redacted with one Redactor.
 
 (a) no original identifier survives: the originals are collected here with this file's own regexes,
     not the module's;

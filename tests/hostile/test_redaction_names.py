@@ -1,4 +1,4 @@
-"""Redaction (topodiag/bundle/redact.py) on names that look like something else.
+"""Redaction (topodiag/bundle/redact/) on names that look like something else.
 
 - N16: with hostname gpu-node12 and `--nccl-log nccl-gpu-node12.log`, the ".log" after the host was
   read as its domain: the member became `logs/01-nccl-host-0001.domain-02.invalid` and every
