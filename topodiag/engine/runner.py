@@ -276,65 +276,74 @@ def run(
     full = Catalog(list(catalog) + missing_builtin, root=catalog.root) if missing_builtin else catalog
     settings = resolve_config(full, config)
     rules = select_rules(full, select, ignore, tags)
-    problems = list(problems)
-    by_source: dict[str, InputProblem] = {}
-    for p in problems:
-        by_source.setdefault(p.source, p)
-    active = {r.code for r in rules if settings[r.code].enabled}
+    state = _Run(full, settings, inputs, list(problems), {r.code for r in rules if settings[r.code].enabled})
+    state.tool_health()
     start = time.monotonic()
-
-    findings: list[Finding] = []
-    skipped: list[Skipped] = []
-    ran: list[str] = []
-    crashes: list[Crash] = []
-
-    def crashed(rule: Rule, exc: BaseException) -> None:
-        error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        tb = traceback.extract_tb(exc.__traceback__)
-        crashes.append(Crash(rule.code, error, "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))))
-        if CHECK_CRASHED not in active:
-            return
-        crash_rule = full.get(CHECK_CRASHED)
-        evidence = (Evidence("topodiag", tb[-1].filename, tb[-1].lineno),) if tb else ()
-        values = {"rule": rule.code, "slug": rule.slug, "error": error, "exception": type(exc).__name__}
-        findings.append(_finding(crash_rule, settings[CHECK_CRASHED], Hit((f"rule:{rule.code}",), values, evidence)))
-
-    # Tool health first: which inputs failed.
-    for p in problems:
-        code = PROBLEM_RULE[p.kind]
-        if code in active:
-            where = p.file or "live output"
-            if p.line_no:
-                where = f"{where}:{p.line_no}" if p.file else f"{where} line {p.line_no}"
-            values = {"source": p.source, "reason": p.reason, "file": p.file or "", "line_no": p.line_no or 0,
-                      "where": where}
-            ev = (Evidence(p.source, p.file, p.line_no),)
-            findings.append(_finding(full.get(code), settings[code], Hit((f"source:{p.source}",), values, ev)))
-
-    if UNRECOGNISED in active:
-        findings.extend(_finding(full.get(UNRECOGNISED), settings[UNRECOGNISED], h) for h in _unrecognised(inputs))
-
     for rule in rules:
-        conf = settings[rule.code]
         if rule.builtin:
-            continue  # emitted by the engine itself (above, and on crashes)
-        if not conf.enabled:
-            skipped.append(Skipped(rule.code, rule.slug, "disabled in the config"))
+            continue  # emitted by the engine itself (tool health, and on crashes)
+        if deadline_s is not None and time.monotonic() - start > deadline_s and settings[rule.code].enabled:
+            state.skipped.append(Skipped(rule.code, rule.slug, f"run deadline of {deadline_s:g} s reached"))
             continue
-        if deadline_s is not None and time.monotonic() - start > deadline_s:
-            skipped.append(Skipped(rule.code, rule.slug, f"run deadline of {deadline_s:g} s reached"))
-            continue
-        spec = registry.get(rule.code)
+        state.run_rule(rule)
+    return Outcome(
+        findings=tuple(state.findings), skipped=tuple(state.skipped), ran=tuple(state.ran),
+        crashes=tuple(state.crashes), fail_on=fail_on, exit_code=exit_code_for(state.findings, fail_on),
+    )
+
+
+class _Run:
+    """One run's state: what it found, skipped, ran and what crashed."""
+
+    def __init__(self, full: Catalog, settings: Mapping[str, RuleSettings], inputs: Mapping[str, Any],
+                 problems: list[InputProblem], active: set[str]):
+        self.full, self.settings, self.inputs, self.problems, self.active = full, settings, inputs, problems, active
+        self.by_source: dict[str, InputProblem] = {}
+        for p in problems:
+            self.by_source.setdefault(p.source, p)
+        self.findings: list[Finding] = []
+        self.skipped: list[Skipped] = []
+        self.ran: list[str] = []
+        self.crashes: list[Crash] = []
+
+    def tool_health(self) -> None:
+        """SYS001/SYS002 for the inputs that failed, SYS004 for text no catalogue explains."""
+        for p in self.problems:
+            code = PROBLEM_RULE[p.kind]
+            if code in self.active:
+                where = p.file or "live output"
+                if p.line_no:
+                    where = f"{where}:{p.line_no}" if p.file else f"{where} line {p.line_no}"
+                values = {"source": p.source, "reason": p.reason, "file": p.file or "", "line_no": p.line_no or 0,
+                          "where": where}
+                ev = (Evidence(p.source, p.file, p.line_no),)
+                self.findings.append(_finding(self.full.get(code), self.settings[code],
+                                              Hit((f"source:{p.source}",), values, ev)))
+        if UNRECOGNISED in self.active:
+            self.findings.extend(_finding(self.full.get(UNRECOGNISED), self.settings[UNRECOGNISED], h)
+                                 for h in _unrecognised(self.inputs))
+
+    def skip_reason(self, rule: Rule, spec: Optional[registry.CheckSpec]) -> Optional[str]:
+        """Why this rule does not run (None: it runs)."""
+        if not self.settings[rule.code].enabled:
+            return "disabled in the config"
         if spec is None:
-            skipped.append(Skipped(rule.code, rule.slug, "no check is implemented for this rule"))
-            continue
+            return "no check is implemented for this rule"
         needed = list(dict.fromkeys(rule.requires + spec.required))
-        absent = [group for group in needed if not any(_present(inputs, n) for n in group.split("|"))]
+        absent = [group for group in needed if not any(_present(self.inputs, n) for n in group.split("|"))]
         if absent:
-            skipped.append(Skipped(rule.code, rule.slug, "; ".join(_absent_reason(g, by_source, inputs) for g in absent)))
-            continue
-        ran.append(rule.code)
-        for kwargs, files in _calls(spec, inputs):
+            return "; ".join(_absent_reason(g, self.by_source, self.inputs) for g in absent)
+        return None
+
+    def run_rule(self, rule: Rule) -> None:
+        spec = registry.get(rule.code)
+        reason = self.skip_reason(rule, spec)
+        if reason is not None:
+            self.skipped.append(Skipped(rule.code, rule.slug, reason))
+            return
+        conf = self.settings[rule.code]
+        self.ran.append(rule.code)
+        for kwargs, files in _calls(spec, self.inputs):
             if "params" in spec.wants:
                 kwargs["params"] = conf.params
             if "rule" in spec.wants:
@@ -342,14 +351,21 @@ def run(
             try:
                 produced = _collect(rule, conf, spec.func(**kwargs))
             except Exception as exc:  # crash isolation: the run goes on
-                crashed(rule, exc)
+                self.crashed(rule, exc)
                 break
-            findings.extend(collapse([_with_files(f, files) for f in produced]))
+            self.findings.extend(collapse([_with_files(f, files) for f in produced]))
 
-    return Outcome(
-        findings=tuple(findings), skipped=tuple(skipped), ran=tuple(ran), crashes=tuple(crashes),
-        fail_on=fail_on, exit_code=exit_code_for(findings, fail_on),
-    )
+    def crashed(self, rule: Rule, exc: BaseException) -> None:
+        error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        tb = traceback.extract_tb(exc.__traceback__)
+        self.crashes.append(Crash(rule.code, error,
+                                  "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))))
+        if CHECK_CRASHED not in self.active:
+            return
+        evidence = (Evidence("topodiag", tb[-1].filename, tb[-1].lineno),) if tb else ()
+        values = {"rule": rule.code, "slug": rule.slug, "error": error, "exception": type(exc).__name__}
+        self.findings.append(_finding(self.full.get(CHECK_CRASHED), self.settings[CHECK_CRASHED],
+                                      Hit((f"rule:{rule.code}",), values, evidence)))
 
 
 def _unrecognised(inputs: Mapping[str, Any]):
