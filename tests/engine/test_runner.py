@@ -488,3 +488,34 @@ def test_only_with_tags_must_be_a_boolean_and_needs_tags(tmp_path):
         p.write_text(base + extra)
         with pytest.raises(CatalogError, match=words):
             load_rule(p)
+
+
+def test_a_capability_is_met_by_any_input_that_gives_it_and_its_skip_names_them(tmp_path):
+    """requires = ["nic.port_state"]: met by ibstat, ibv_devinfo, ibstatus, rdma_link or the sysfs probe
+    (the merge modules' PROVIDES / FILLS); the skip names the fact and every input that gives it."""
+    (tmp_path / "rules" / "ccc").mkdir(parents=True)
+    (tmp_path / "rules" / "ccc" / "CCC001-cap.toml").write_text(textwrap.dedent("""\
+        code = "CCC001"
+        slug = "cap"
+        title = "t"
+        severity = "error"
+        requires = ["nic.port_state"]
+        message = "m"
+        why = "w"
+        fix = "f"
+    """))
+    cat = load_catalog(tmp_path / "rules")
+
+    @check("CCC001")
+    def ccc001(topology):
+        return None
+
+    for source in ("ibstat", "ibv_devinfo", "ibstatus", "rdma_link", "sysfs_infiniband"):
+        assert run(cat, {"topology": "T", source: "parsed"}).ran == ("CCC001",)
+    out = run(cat, {"topology": "T", "kernel_log": "parsed", "nccl_debug": "parsed"})
+    assert out.ran == ()
+    reason = {s.code: s.reason for s in out.skipped}["CCC001"]
+    assert reason == ("needs nic.port_state (from ibstat, ibv_devinfo (ibv_devinfo -v), ibstatus, rdma_link "
+                      "(rdma link show) or sysfs_infiniband (python -m topodiag.live.sysfs_probe)): not given")
+    out = run(cat, {"topology": "T"}, problems=[InputProblem("ibstatus", "failed", "timed out after 5 s")])
+    assert {s.code: s.reason for s in out.skipped}["CCC001"].endswith(": ibstatus source failed: timed out after 5 s")

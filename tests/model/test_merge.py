@@ -89,9 +89,9 @@ def test_todays_order_comes_from_the_declared_needs():
         for earlier in deps[mod_.__name__]:
             assert earlier in [m.__name__ for m in mods[:place]]
     nvml = deps["topodiag.model.merge.nvml"]
-    assert nvml["topodiag.model.merge.nvlink_s"] == ("nvlink-links",)  # NVML fills only what nvlink -s lacks
-    assert "pcie-links" in deps["topodiag.model.merge.nvidia_smi_q"]["topodiag.model.merge.nvml"]
-    assert "nic-ports" in deps["topodiag.model.merge.rdma_link"]["topodiag.model.merge.ib"]
+    assert nvml["topodiag.model.merge.nvlink_s"] == ("gpu.nvlinks",)  # NVML fills only what nvlink -s lacks
+    assert "gpu.pcie_link" in deps["topodiag.model.merge.nvidia_smi_q"]["topodiag.model.merge.nvml"]
+    assert "nic.port_state" in deps["topodiag.model.merge.rdma_link"]["topodiag.model.merge.ib"]
 
 
 @pytest.mark.parametrize("modules,error,says", [

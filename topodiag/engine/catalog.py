@@ -28,7 +28,8 @@ from .findings import ACTIONS, DEFAULT_ACTION, Severity, names as severity_names
 CODE_RE = re.compile(r"^[A-Z]+\d{3}$")
 SLUG_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")  # input and param names
-REQUIRES_RE = re.compile(r"^[a-z][a-z0-9_]*(\|[a-z][a-z0-9_]*)*$")  # an input, or alternatives a|b
+# a capability (nic.port_state) or an input name (nvidia_smi_topo_m), or alternatives joined by |
+REQUIRES_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)?(\|[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)?)*$")
 TAG_RE = re.compile(r"^[a-z][a-z0-9-]*$")
 FILE_RE = re.compile(r"^(?P<code>[A-Za-z]+\d+)-(?P<slug>.+)\.toml$")
 NOT_RULE_DIRS = {"profiles"}
@@ -383,9 +384,20 @@ class _Validator:
         return value
 
     def requires(self, data: Mapping[str, Any]) -> tuple[str, ...]:
-        return self.string_list(data, "requires", REQUIRES_RE,
-                                "a lowercase input name (like nvidia_smi_topo_m), or alternatives joined by | "
-                                "(like ibstat|ibv_devinfo)")
+        """The capabilities (topodiag.model.schema.CAPABILITIES) a rule needs, each met by any input
+        that gives it; an input name stands for itself (a throwaway rule's, a test's)."""
+        from ..model.schema import CAPABILITIES, is_capability
+
+        requires = self.string_list(data, "requires", REQUIRES_RE,
+                                    "a capability (like nic.port_state) or an input name (like "
+                                    "nvidia_smi_topo_m), or alternatives joined by |")
+        for entry in (e for e in requires if REQUIRES_RE.match(e)):
+            for name in entry.split("|"):
+                if is_capability(name) and name not in CAPABILITIES:
+                    close = [c for c in CAPABILITIES if c.split(".")[0] == name.split(".")[0]]
+                    self.err("requires", f"{name!r} is no capability (topodiag/model/schema.py"
+                                         f"{': ' + ', '.join(close) if close else ''})")
+        return requires
 
     def actions(self, data: Mapping[str, Any], messages: Mapping[str, str]) -> tuple[str, Mapping[str, str]]:
         """`action` and the `[actions]` table (message variant -> action)."""

@@ -1,10 +1,13 @@
 """Run the selected rules over the inputs: skips with reasons, crash isolation, the exit code.
 
-- A rule whose required input is absent (or None) is skipped, with the reason (and the source's
-  failure when one was recorded). A `requires` entry "ibstat|ibv_devinfo|ibstatus" is met by any
-  one of them (the check itself reads what they put in the model). A combined input (`roce_gids`,
-  `ib_links`: topodiag/model/combiners.py, which the caller runs before `run`) is explained by the
-  sources it is made from.
+- A rule whose required capability or input is absent (or None) is skipped, with the reason (and
+  the source's failure when one was recorded). A `requires` entry names capabilities (facts:
+  "nic.port_state", topodiag/model/schema.py), each met by any input that gives it (the merge
+  modules' PROVIDES and FILLS, schema.INPUT_FACTS: topodiag.model.merge.capability_sources); the
+  reason names the fact and the inputs that would give it. An entry may instead name inputs
+  ("ibstat|ibv_devinfo": any one of them), and a check's parameters without a default are required
+  inputs too. A combined input (`roce_gids`, `ib_links`: topodiag/model/combiners.py, which the
+  caller runs before `run`) is explained by the sources it is made from.
 - An input given as `Each` (several files of one source: two nccl-tests runs, a log per node) runs
   each check that takes it once per file; evidence of that source that names no file gets the
   file's name.
@@ -330,7 +333,9 @@ class _Run:
         if spec is None:
             return "no check is implemented for this rule"
         needed = list(dict.fromkeys(rule.requires + spec.required))
-        absent = [group for group in needed if not any(_present(self.inputs, n) for n in group.split("|"))]
+        absent = [group for group in needed if not any(_present(self.inputs, n) for n in _group_inputs(group))]
+        covered = {n for group in absent if _is_capabilities(group) for n in _group_inputs(group)}
+        absent = [g for g in absent if _is_capabilities(g) or g not in covered]  # said once, by the capability
         if absent:
             return "; ".join(_absent_reason(g, self.by_source, self.inputs) for g in absent)
         return None
@@ -425,7 +430,69 @@ def _collect(rule: Rule, conf: RuleSettings, result: Any) -> list[Finding]:
     return out
 
 
+def _is_capabilities(group: str) -> bool:
+    """A `requires` entry of capabilities (nic.port_state|nccl.transport), not of input names."""
+    from ..model.schema import is_capability
+
+    return any(is_capability(n) for n in group.split("|"))
+
+
+def _group_inputs(group: str) -> tuple[str, ...]:
+    """The inputs that meet a `requires` entry: an input name stands for itself, a capability for
+    every input that gives it (topodiag.model.merge.capability_sources)."""
+    if not _is_capabilities(group):
+        return tuple(group.split("|"))
+    from ..model.merge import capability_sources
+
+    table = capability_sources()
+    return tuple(dict.fromkeys(s for name in group.split("|") for s in table.get(name, (name,))))
+
+
+def _tool(source: str) -> str:
+    """How a person gets a source: "ibv_devinfo (ibv_devinfo -v)", "ibstat"."""
+    from .. import parsers
+
+    try:
+        tool = parsers.info(source).tool
+    except (KeyError, LookupError, ImportError):
+        return source
+    return source if tool == source else f"{source} ({tool})"
+
+
+def _capability_reason(group: str, by_source: Mapping[str, InputProblem], inputs: Mapping[str, Any]) -> str:
+    """"needs nic.port_state (from ibstat, ibv_devinfo (ibv_devinfo -v) ... or rdma_link (rdma link
+    show)): not given" (or the first of them that failed, and why)."""
+    from ..model.combiners import COMBINED
+
+    names = list(dict.fromkeys(s for n in _group_inputs(group) for s in COMBINED.get(n, (n,))))
+    what = f"needs {describe_requires(group)}"
+    present = [n for n in names if _present(inputs, n)]
+    if present:  # the sources are there but not their combined view: the caller did not run combine()
+        return (f"{what}: made from {', '.join(present)} by topodiag.model.combiners.combine, "
+                "which was not run on these inputs")
+    failed = [by_source[n] for n in names if n in by_source]
+    if not failed:
+        return f"{what}: not given"
+    p = failed[0]
+    return f"{what}: {p.source} {'source failed' if p.kind == 'failed' else 'not parseable'}: {p.reason}"
+
+
+def describe_requires(group: str) -> str:
+    """One `requires` entry for a person: "nic.port_state (from ibstat, ibv_devinfo (ibv_devinfo -v) ...
+    or rdma_link (rdma link show))"; an input name as it is."""
+    if not _is_capabilities(group):
+        return group
+    from ..model.combiners import COMBINED
+
+    names = list(dict.fromkeys(s for n in _group_inputs(group) for s in COMBINED.get(n, (n,))))
+    tools = [_tool(n) for n in names]
+    listed = tools[0] if len(tools) == 1 else ", ".join(tools[:-1]) + " or " + tools[-1]
+    return f"{group.replace('|', ' or ')} (from {listed})"
+
+
 def _absent_reason(group: str, by_source: Mapping[str, InputProblem], inputs: Mapping[str, Any]) -> str:
+    if _is_capabilities(group):
+        return _capability_reason(group, by_source, inputs)
     from ..model.combiners import COMBINED  # only when a rule is skipped
 
     names = list(dict.fromkeys(s for n in group.split("|") for s in COMBINED.get(n, (n,))))  # a combined view: its sources

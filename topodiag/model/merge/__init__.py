@@ -2,13 +2,18 @@
 
 Each module of this package (names without a leading underscore) declares
     SOURCES = ("source", ...)   the parser source names it merges
-    PROVIDES = ("fact", ...)    the facts it is the first word on (node kinds, edges, facts of nodes)
-    NEEDS = ("fact", ...)       the facts that must be in the graph before it merges: it joins onto
-                                them or only fills their gaps (the first value of a fact stays)
+    PROVIDES = ("gpu.nvlinks", ...)  the capabilities (topodiag.model.schema.CAPABILITIES) it is the
+                                first word on
+    FILLS = ("gpu.pair_class", ...)  optional: the capabilities it gives too, where the first word
+                                was silent (NVML's links after `nvlink -s`)
+    NEEDS = ("gpu.index", ...)  the capabilities that must be in the graph before it merges: it joins
+                                onto them or only fills their gaps (the first value of a fact stays)
     def merge(topo, item, host_id)
 and `build` finds them itself (pkgutil over this package): a new source costs one module here.
 The merge order is derived: a module comes after every module that PROVIDES something it NEEDS
-(a topological sort; modules free to go in either order go by name). Inputs are merged in that
+(a topological sort; modules free to go in either order go by name). PROVIDES and FILLS together
+say which sources give a capability (`capability_sources`, with the parsed-result facts of
+schema.INPUT_FACTS): what a rule's `requires` is met by. Inputs are merged in that
 order, then by the place of the source in SOURCES, whatever the order of the arguments, so node ids
 and first-seen facts do not depend on it: `topo -m`, `topo -p2p`, `nvlink -s`, NVML, `nvidia-smi -q`,
 NCCL's topology XML, the IB tools, `rdma link`, the sysfs probe, the GPU scope, NCCL logs and
@@ -63,8 +68,10 @@ def discover(package: ModuleType) -> tuple[ModuleType, ...]:
 
 def _declares(mod: ModuleType) -> bool:
     sources, provides, needs, merge = (getattr(mod, n, None) for n in ("SOURCES", "PROVIDES", "NEEDS", "merge"))
+    fills = getattr(mod, "FILLS", ())
     return (isinstance(sources, tuple) and bool(sources) and callable(merge)
-            and all(isinstance(t, tuple) and all(isinstance(x, str) for x in t) for t in (sources, provides, needs)))
+            and all(isinstance(t, tuple) and all(isinstance(x, str) for x in t)
+                    for t in (sources, provides, fills, needs)))
 
 
 def dependencies(mods) -> dict[str, dict[str, tuple[str, ...]]]:
@@ -120,6 +127,22 @@ def _by_source() -> dict[str, tuple[tuple[int, int], Merge]]:
     """source -> (sort key, merge function)."""
     return {source: ((place, i), mod.merge) for place, mod in enumerate(merge_modules())
             for i, source in enumerate(mod.SOURCES)}
+
+
+@lru_cache(maxsize=1)
+def capability_sources() -> dict[str, tuple[str, ...]]:
+    """capability -> the inputs that give it, in merge order then by name: each merge module's
+    PROVIDES and FILLS for every source it merges, and schema.INPUT_FACTS."""
+    from ..schema import INPUT_FACTS
+
+    out: dict[str, list[str]] = {}
+    for mod in merge_modules():
+        for cap in mod.PROVIDES + getattr(mod, "FILLS", ()):
+            out.setdefault(cap, []).extend(mod.SOURCES)
+    for source, caps in sorted(INPUT_FACTS.items()):
+        for cap in caps:
+            out.setdefault(cap, []).append(source)
+    return {cap: tuple(dict.fromkeys(sources)) for cap, sources in sorted(out.items())}
 
 
 def merged_sources() -> tuple[str, ...]:
