@@ -4,7 +4,8 @@ A `Topology` keeps free-form attribute dicts (networkx's layout); this module is
 may be in them. Each node kind and edge kind has its facts, each a `Fact` (name, one-line meaning,
 the merge modules that write it: `topodiag/model/merge/<module>.py`, or `paths` for a fact the
 model derives after the merge). Nested facts have their own lists: a NIC's `ports` (PORT_FACTS),
-a GPU's `nvlink` (NVLINK_FACTS), the host's `observations` (OBSERVATION_FACTS, per source).
+a GPU's `nvlink` (NVLINK_FACTS, its `links` NVLINK_LINK_FACTS), the host's `observations`
+(OBSERVATION_FACTS, per source).
 Every node and edge also carries `kind`, `sources` and `provenance` (COMMON).
 
 **Capabilities** are what a rule requires (`requires = ["nic.port_state"]` in its TOML) instead of
@@ -215,6 +216,14 @@ NVLINK_FACTS = _facts(  # gpu.nvlink: the shape `nvlink -s` gives; NVML's links 
     ("source", "where the GPU's block was read", "nvlink_s nvml"),
 )
 
+NVLINK_LINK_FACTS = _facts(  # gpu.nvlink.links[i]
+    ("link", "the link number", "nvlink_s nvml"),
+    ("active", "the link is up", "nvlink_s nvml"),
+    ("speed_gbps", "its speed in GB/s as the tool prints it", "nvlink_s nvml"),
+    ("state", "active, inactive, or the state printed", "nvlink_s nvml"),
+    ("line_no", "the line it was printed at (None from NVML)", "nvlink_s nvml"),
+)
+
 _OBS = ("source", "file")  # on every observation
 OBSERVATION_FACTS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "ibstat": _OBS + ("errors", "cas_listed"),
@@ -339,3 +348,13 @@ INPUT_FACTS: Mapping[str, tuple[str, ...]] = MappingProxyType({
 def is_capability(name: str) -> bool:
     """A capability is written <subject>.<fact>; an input name (a source) has no dot."""
     return "." in name
+
+
+def vocabulary() -> frozenset[str]:
+    """Every fact name the model may hold, at any depth (the checks scan compares with it)."""
+    names = set(COMMON) | set(PORT_FACTS) | set(NVLINK_FACTS) | set(NVLINK_LINK_FACTS)
+    for kind in (*NODE_KINDS.values(), *EDGE_KINDS.values()):
+        names |= set(kind.facts)
+    for keys in OBSERVATION_FACTS.values():
+        names |= set(keys)
+    return frozenset(names)
