@@ -519,3 +519,18 @@ def test_a_capability_is_met_by_any_input_that_gives_it_and_its_skip_names_them(
                       "(rdma link show) or sysfs_infiniband (python -m topodiag.live.sysfs_probe)): not given")
     out = run(cat, {"topology": "T"}, problems=[InputProblem("ibstatus", "failed", "timed out after 5 s")])
     assert {s.code: s.reason for s in out.skipped}["CCC001"].endswith(": ibstatus source failed: timed out after 5 s")
+
+
+def test_a_skip_keeps_the_capabilities_it_lacks_and_the_checklist_names_them():
+    from topodiag.engine import load_checks
+    from topodiag.engine.checklist import checklist
+
+    load_checks()
+    out = run(load_catalog(Path(__file__).resolve().parents[2] / "rules", examples=False), {"topology": "T"},
+              select="PERF,IB001")
+    skipped = {s.code: s for s in out.skipped}
+    assert skipped["PERF001"].needs == ("nccl.busbw",) and skipped["PERF004"].needs == ("nccl.pair_busbw",)
+    assert skipped["IB001"].needs == ("nic.port_state",)
+    assert set(skipped["PERF001"].to_dict()) == {"code", "slug", "reason"}  # the report's form is unchanged
+    row = next(r for r in checklist(out) if r.symptom == "step time far above expectation")
+    assert row.state == "not checked" and row.fact.endswith("(needs nccl.busbw, nccl.pair_busbw)")

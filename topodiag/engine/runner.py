@@ -77,6 +77,7 @@ class Skipped:
     code: str
     slug: str
     reason: str
+    needs: tuple[str, ...] = ()  # the capabilities absent (a `requires` entry each: "nic.port_state")
 
     def to_dict(self) -> dict[str, str]:
         return {"code": self.code, "slug": self.slug, "reason": self.reason}
@@ -326,25 +327,26 @@ class _Run:
             self.findings.extend(_finding(self.full.get(UNRECOGNISED), self.settings[UNRECOGNISED], h)
                                  for h in _unrecognised(self.inputs))
 
-    def skip_reason(self, rule: Rule, spec: Optional[registry.CheckSpec]) -> Optional[str]:
-        """Why this rule does not run (None: it runs)."""
+    def skipped_for(self, rule: Rule, spec: Optional[registry.CheckSpec]) -> Optional[Skipped]:
+        """Why this rule does not run, and the capabilities it lacks (None: it runs)."""
         if not self.settings[rule.code].enabled:
-            return "disabled in the config"
+            return Skipped(rule.code, rule.slug, "disabled in the config")
         if spec is None:
-            return "no check is implemented for this rule"
+            return Skipped(rule.code, rule.slug, "no check is implemented for this rule")
         needed = list(dict.fromkeys(rule.requires + spec.required))
         absent = [group for group in needed if not any(_present(self.inputs, n) for n in _group_inputs(group))]
         covered = {n for group in absent if _is_capabilities(group) for n in _group_inputs(group)}
         absent = [g for g in absent if _is_capabilities(g) or g not in covered]  # said once, by the capability
-        if absent:
-            return "; ".join(_absent_reason(g, self.by_source, self.inputs) for g in absent)
-        return None
+        if not absent:
+            return None
+        return Skipped(rule.code, rule.slug, "; ".join(_absent_reason(g, self.by_source, self.inputs) for g in absent),
+                       tuple(g for g in absent if _is_capabilities(g)))
 
     def run_rule(self, rule: Rule) -> None:
         spec = registry.get(rule.code)
-        reason = self.skip_reason(rule, spec)
-        if reason is not None:
-            self.skipped.append(Skipped(rule.code, rule.slug, reason))
+        skip = self.skipped_for(rule, spec)
+        if skip is not None:
+            self.skipped.append(skip)
             return
         conf = self.settings[rule.code]
         self.ran.append(rule.code)
