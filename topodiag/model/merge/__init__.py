@@ -181,7 +181,8 @@ def _host_from(items: list[ParsedInput]) -> str | None:
 
 
 def explain() -> str:
-    """The merge order, each module with the facts that put it after others (`python -m topodiag.model.merge`)."""
+    """The merge order, each module with the facts that put it after others, then each capability
+    with the inputs that give it (`python -m topodiag.model.merge`)."""
     mods = merge_modules()
     deps = dependencies(mods)
     lines = []
@@ -189,5 +190,7 @@ def explain() -> str:
         name = mod.__name__.rsplit(".", 1)[1]
         after = "; ".join(f"{other.rsplit('.', 1)[1]} ({', '.join(facts)})" for other, facts in deps[mod.__name__].items())
         lines.append(f"{place:2}. {name}: {', '.join(mod.SOURCES)}" + (f"  after {after}" if after else ""))
+    lines += ["", "Capabilities (what rules require) and the inputs that give them:"]
+    lines += [f"  {cap}: {', '.join(sources)}" for cap, sources in capability_sources().items()]
     return "\n".join(lines)
 
