@@ -515,8 +515,11 @@ def test_a_capability_is_met_by_any_input_that_gives_it_and_its_skip_names_them(
     out = run(cat, {"topology": "T", "kernel_log": "parsed", "nccl_debug": "parsed"})
     assert out.ran == ()
     reason = {s.code: s.reason for s in out.skipped}["CCC001"]
-    assert reason == ("needs nic.port_state (from ibstat, ibv_devinfo (ibv_devinfo -v), ibstatus, rdma_link "
-                      "(rdma link show) or sysfs_infiniband (python -m topodiag.live.sysfs_probe)): not given")
+    assert reason == ("needs nic.port_state (from ibstat, ibv_devinfo, ibstatus, rdma_link or sysfs_infiniband): "
+                      "not given")
+    assert runner_mod.describe_requires("nic.port_state") == (  # explain names the tools too
+        "nic.port_state (from ibstat, ibv_devinfo (ibv_devinfo -v), ibstatus, rdma_link (rdma link show) or "
+        "sysfs_infiniband (python -m topodiag.live.sysfs_probe))")
     out = run(cat, {"topology": "T"}, problems=[InputProblem("ibstatus", "failed", "timed out after 5 s")])
     assert {s.code: s.reason for s in out.skipped}["CCC001"].endswith(": ibstatus source failed: timed out after 5 s")
 

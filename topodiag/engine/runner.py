@@ -462,12 +462,12 @@ def _tool(source: str) -> str:
 
 
 def _capability_reason(group: str, by_source: Mapping[str, InputProblem], inputs: Mapping[str, Any]) -> str:
-    """"needs nic.port_state (from ibstat, ibv_devinfo (ibv_devinfo -v) ... or rdma_link (rdma link
-    show)): not given" (or the first of them that failed, and why)."""
+    """"needs nic.port_state (from ibstat, ibv_devinfo, ibstatus, rdma_link or sysfs_infiniband): not
+    given" (or the first of them that failed, and why); `topodiag explain` names their tools."""
     from ..model.combiners import COMBINED
 
     names = list(dict.fromkeys(s for n in _group_inputs(group) for s in COMBINED.get(n, (n,))))
-    what = f"needs {describe_requires(group)}"
+    what = f"needs {describe_requires(group, tools=False)}"
     present = [n for n in names if _present(inputs, n)]
     if present:  # the sources are there but not their combined view: the caller did not run combine()
         return (f"{what}: made from {', '.join(present)} by topodiag.model.combiners.combine, "
@@ -479,16 +479,17 @@ def _capability_reason(group: str, by_source: Mapping[str, InputProblem], inputs
     return f"{what}: {p.source} {'source failed' if p.kind == 'failed' else 'not parseable'}: {p.reason}"
 
 
-def describe_requires(group: str) -> str:
+def describe_requires(group: str, tools: bool = True) -> str:
     """One `requires` entry for a person: "nic.port_state (from ibstat, ibv_devinfo (ibv_devinfo -v) ...
-    or rdma_link (rdma link show))"; an input name as it is."""
+    or rdma_link (rdma link show))"; without `tools` only the input names (the run's skip reasons:
+    naming the tools imports every parser, which a prolog cannot afford); an input name as it is."""
     if not _is_capabilities(group):
         return group
     from ..model.combiners import COMBINED
 
     names = list(dict.fromkeys(s for n in _group_inputs(group) for s in COMBINED.get(n, (n,))))
-    tools = [_tool(n) for n in names]
-    listed = tools[0] if len(tools) == 1 else ", ".join(tools[:-1]) + " or " + tools[-1]
+    shown = [_tool(n) for n in names] if tools else names
+    listed = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
     return f"{group.replace('|', ' or ')} (from {listed})"
 
 
