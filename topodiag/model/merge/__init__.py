@@ -55,7 +55,8 @@ def discover(package: ModuleType) -> tuple[ModuleType, ...]:
         mod = importlib.import_module(f"{package.__name__}.{info.name}")
         if not _declares(mod):
             raise TypeError(f"{mod.__name__}: a merge module declares SOURCES (a tuple of source names), "
-                            "PROVIDES and NEEDS (tuples of fact names) and merge(topo, item, host_id)")
+                            "PROVIDES and NEEDS (and optionally FILLS: tuples of capability names) and "
+                            "merge(topo, item, host_id)")
         mods.append(mod)
     seen: dict[str, str] = {}
     for mod in mods:
