@@ -79,7 +79,7 @@ def test_a_combined_input_not_made_is_explained_by_its_sources():
     load_checks()
     catalog = load_catalog(REPO / "rules", examples=False)
     reason = {s.code: s.reason for s in run(catalog, {}, select="IB006").skipped}["IB006"]
-    assert reason == "needs one of show_gids, ibv_devinfo, sysfs_infiniband (not given)"
+    assert reason == "needs nic.gid_table (from show_gids, ibv_devinfo or sysfs_infiniband): not given"
     reason = {s.code: s.reason for s in run(catalog, {"show_gids": parsed(PODS)}, select="IB006").skipped}["IB006"]
     assert "made from show_gids by topodiag.model.combiners.combine, which was not run" in reason
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -237,3 +238,23 @@ def test_the_catalog_without_examples_is_the_same_catalog():
     assert full.codes() == lean.codes()
     for rule in full:
         assert replace(rule, pass_examples=(), fail_examples=()) == lean.get(rule.code)
+
+
+def test_requires_names_known_capabilities_or_inputs(tmp_path):
+    """A capability (nic.port_state, alternatives a|b) must be one topodiag/model/schema.py declares;
+    an input name (a throwaway rule's) passes as it is."""
+    def with_requires(name: str, requires: str) -> Path:
+        root = tmp_path / name
+        text = GOOD.format(code="TOPO001", slug="gpu-link-asymmetry")
+        text = re.sub(r"(?m)^requires = .*$", f"requires = {requires}", text)
+        write(root, "topo", "TOPO001-gpu-link-asymmetry.toml", text)
+        return root
+
+    for name, requires, want in (("cap", '["nic.port_state"]', ("nic.port_state",)),
+                                 ("alt", '["nic.port_state|nccl.transport"]', ("nic.port_state|nccl.transport",)),
+                                 ("tools", '["ibstat|ibv_devinfo"]', ("ibstat|ibv_devinfo",))):
+        assert load_catalog(with_requires(name, requires)).get("TOPO001").requires == want
+    (line,) = errors_of(with_requires("typo", '["nic.port_sate"]'))
+    assert "requires: 'nic.port_sate' is no capability" in line and "nic.port_state" in line  # the close ones
+    (line,) = errors_of(with_requires("dot", '["nic."]'))
+    assert "requires: 'nic.' is not a capability" in line

@@ -18,6 +18,8 @@ from topodiag.engine import Catalog, InputProblem, Rule, Severity, check, load_c
 from topodiag.engine.catalog import Example, default_rules_dir
 from topodiag.engine.runner import FALLBACK_RULES, TOOL_FAMILY
 from topodiag.model.combiners import COMBINED, combine
+from topodiag.model.merge import capability_sources
+from topodiag.model.schema import is_capability
 
 REPO = Path(__file__).resolve().parents[2]
 RULES_DIR = REPO / "rules"
@@ -83,25 +85,35 @@ def test_every_check_has_a_rule(catalog, checks):
 
 
 def test_requires_agrees_with_the_check_signature(catalog, checks):
+    """A shipped rule requires capabilities (facts), never tools; each capability's inputs are the
+    check's parameters or reach it through the model; each input the check cannot do without is the
+    one input of a capability the rule requires (so the skip names the fact)."""
+    sources = capability_sources()
     known = set(parsers.names()) | MODEL_INPUTS | COMBINED_INPUTS
     problems = []
     for rule in catalog:
-        unknown = [n for group in rule.requires for n in group.split("|") if n not in known]
+        names = [n for group in rule.requires for n in group.split("|")]
+        tools = [n for n in names if not is_capability(n)]
+        if tools:
+            problems.append(f"{rule.code}: requires inputs {tools}; name the capabilities they give "
+                            "(topodiag/model/schema.py CAPABILITIES)")
+        unknown = [n for n in names if is_capability(n) and n not in sources]
         if unknown:
-            problems.append(f"{rule.code}: requires unknown inputs {unknown} (known: {sorted(known)})")
+            problems.append(f"{rule.code}: requires {unknown}, which no input gives")
         spec = checks.get(rule.code)
         if spec is None:
             continue
-        # A required input is a parameter of the check, or a parser's source that a check taking the
-        # model reads through it; alternatives (a|b) are met by presence and read through the model.
         through_model = "topology" in spec.inputs
-        not_taken = [n for n in rule.requires if "|" not in n and n not in spec.inputs
-                     and not (through_model and n in parsers.names())]
-        undeclared = [n for n in spec.required if n not in rule.requires]
+        given = {s for n in names if n in sources for s in sources[n]}
+        not_taken = sorted(s for s in given if s not in spec.inputs and not (through_model and s in parsers.names()))
+        sole = {sources[n][0] for n in names if len(sources.get(n, ())) == 1}
+        undeclared = [n for n in spec.required if n not in MODEL_INPUTS and n not in sole]
         if not_taken:
-            problems.append(f"{rule.code}: requires {not_taken} but {spec.where} takes no such parameter")
+            problems.append(f"{rule.code}: requires what {not_taken} give, but {spec.where} takes no such parameter")
         if undeclared:
-            problems.append(f"{rule.code}: {spec.where} requires {undeclared}; list them in requires")
+            problems.append(f"{rule.code}: {spec.where} requires {undeclared}; require the capability only "
+                            "it gives")
+        assert all(s in known for s in given)
     assert not problems, "\n".join(problems)
 
 

@@ -488,3 +488,52 @@ def test_only_with_tags_must_be_a_boolean_and_needs_tags(tmp_path):
         p.write_text(base + extra)
         with pytest.raises(CatalogError, match=words):
             load_rule(p)
+
+
+def test_a_capability_is_met_by_any_input_that_gives_it_and_its_skip_names_them(tmp_path):
+    """requires = ["nic.port_state"]: met by ibstat, ibv_devinfo, ibstatus, rdma_link or the sysfs probe
+    (the merge modules' PROVIDES / FILLS); the skip names the fact and every input that gives it."""
+    (tmp_path / "rules" / "ccc").mkdir(parents=True)
+    (tmp_path / "rules" / "ccc" / "CCC001-cap.toml").write_text(textwrap.dedent("""\
+        code = "CCC001"
+        slug = "cap"
+        title = "t"
+        severity = "error"
+        requires = ["nic.port_state"]
+        message = "m"
+        why = "w"
+        fix = "f"
+    """))
+    cat = load_catalog(tmp_path / "rules")
+
+    @check("CCC001")
+    def ccc001(topology):
+        return None
+
+    for source in ("ibstat", "ibv_devinfo", "ibstatus", "rdma_link", "sysfs_infiniband"):
+        assert run(cat, {"topology": "T", source: "parsed"}).ran == ("CCC001",)
+    out = run(cat, {"topology": "T", "kernel_log": "parsed", "nccl_debug": "parsed"})
+    assert out.ran == ()
+    reason = {s.code: s.reason for s in out.skipped}["CCC001"]
+    assert reason == ("needs nic.port_state (from ibstat, ibv_devinfo, ibstatus, rdma_link or sysfs_infiniband): "
+                      "not given")
+    assert runner_mod.describe_requires("nic.port_state") == (  # explain names the tools too
+        "nic.port_state (from ibstat, ibv_devinfo (ibv_devinfo -v), ibstatus, rdma_link (rdma link show) or "
+        "sysfs_infiniband (python -m topodiag.live.sysfs_probe))")
+    out = run(cat, {"topology": "T"}, problems=[InputProblem("ibstatus", "failed", "timed out after 5 s")])
+    assert {s.code: s.reason for s in out.skipped}["CCC001"].endswith(": ibstatus source failed: timed out after 5 s")
+
+
+def test_a_skip_keeps_the_capabilities_it_lacks_and_the_checklist_names_them():
+    from topodiag.engine import load_checks
+    from topodiag.engine.checklist import checklist
+
+    load_checks()
+    out = run(load_catalog(Path(__file__).resolve().parents[2] / "rules", examples=False), {"topology": "T"},
+              select="PERF,IB001")
+    skipped = {s.code: s for s in out.skipped}
+    assert skipped["PERF001"].needs == ("nccl.busbw",) and skipped["PERF004"].needs == ("nccl.pair_busbw",)
+    assert skipped["IB001"].needs == ("nic.port_state",)
+    assert set(skipped["PERF001"].to_dict()) == {"code", "slug", "reason"}  # the report's form is unchanged
+    row = next(r for r in checklist(out) if r.symptom == "step time far above expectation")
+    assert row.state == "not checked" and row.fact.endswith("(needs nccl.busbw, nccl.pair_busbw)")

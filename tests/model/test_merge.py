@@ -80,6 +80,19 @@ def test_a_new_source_costs_one_module_and_its_place_follows_its_needs(tmp_path,
                                                   "merge_pkg_ok.aaa_later"]
 
 
+def test_fills_do_not_order_and_a_filler_comes_after_the_first_word(tmp_path, monkeypatch):
+    """FILLS says a module gives a capability too (for the rules) without ordering anything: a module
+    that fills what it needs comes after the one that PROVIDES it, not after the other fillers."""
+    pkg = _package(tmp_path, monkeypatch, "merge_pkg_fills", {
+        "aaa_filler": mod(("b",), needs=("gpu.nvlinks",)) + "FILLS = ('gpu.nvlinks',)\n",
+        "bbb_other_filler": mod(("c",), needs=("gpu.nvlinks",)) + "FILLS = ('gpu.nvlinks',)\n",
+        "zzz_first": mod(("a",), provides=("gpu.nvlinks",)),
+    })
+    mods = discover(pkg)
+    assert [m.__name__.split(".")[1] for m in mods] == ["zzz_first", "aaa_filler", "bbb_other_filler"]
+    assert dependencies(mods)["merge_pkg_fills.aaa_filler"] == {"merge_pkg_fills.zzz_first": ("gpu.nvlinks",)}
+
+
 def test_todays_order_comes_from_the_declared_needs():
     """Each step of the order has a declared reason: every module after the first of a pair that is
     not free to swap needs a fact the earlier one provides."""
@@ -89,9 +102,9 @@ def test_todays_order_comes_from_the_declared_needs():
         for earlier in deps[mod_.__name__]:
             assert earlier in [m.__name__ for m in mods[:place]]
     nvml = deps["topodiag.model.merge.nvml"]
-    assert nvml["topodiag.model.merge.nvlink_s"] == ("nvlink-links",)  # NVML fills only what nvlink -s lacks
-    assert "pcie-links" in deps["topodiag.model.merge.nvidia_smi_q"]["topodiag.model.merge.nvml"]
-    assert "nic-ports" in deps["topodiag.model.merge.rdma_link"]["topodiag.model.merge.ib"]
+    assert nvml["topodiag.model.merge.nvlink_s"] == ("gpu.nvlinks",)  # NVML fills only what nvlink -s lacks
+    assert "gpu.pcie_link" in deps["topodiag.model.merge.nvidia_smi_q"]["topodiag.model.merge.nvml"]
+    assert "nic.port_state" in deps["topodiag.model.merge.rdma_link"]["topodiag.model.merge.ib"]
 
 
 @pytest.mark.parametrize("modules,error,says", [

@@ -40,7 +40,9 @@ def explain_command(
     if rule.tags:
         out.append(fill(f"tags: {', '.join(rule.tags)}"))
     if rule.requires:
-        out.append(fill(f"needs: {', '.join(rule.requires)}"))
+        from ..engine.runner import describe_requires
+
+        out.append(fill(f"needs: {'; '.join(describe_requires(g) for g in rule.requires)}"))
     by_variant = "".join(f"; {v}: {a}" for v, a in rule.actions.items())
     out.append(fill(f"action: {rule.action}{by_variant}"))
     out += ["", "why:", _indent(rule.why), "", "fix:", _indent(rule.fix)]

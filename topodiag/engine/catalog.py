@@ -28,7 +28,8 @@ from .findings import ACTIONS, DEFAULT_ACTION, Severity, names as severity_names
 CODE_RE = re.compile(r"^[A-Z]+\d{3}$")
 SLUG_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")  # input and param names
-REQUIRES_RE = re.compile(r"^[a-z][a-z0-9_]*(\|[a-z][a-z0-9_]*)*$")  # an input, or alternatives a|b
+# a capability (nic.port_state) or an input name (nvidia_smi_topo_m), or alternatives joined by |
+REQUIRES_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)?(\|[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)?)*$")
 TAG_RE = re.compile(r"^[a-z][a-z0-9-]*$")
 FILE_RE = re.compile(r"^(?P<code>[A-Za-z]+\d+)-(?P<slug>.+)\.toml$")
 NOT_RULE_DIRS = {"profiles"}
@@ -284,59 +285,26 @@ def rule_from_dict(data: Mapping[str, Any], where: str, path: Optional[Path] = N
     for key in REQUIRED_KEYS:
         if key not in data:
             v.err(key, "missing")
-
-    code = v.string(data, "code")
-    if code is not None and not CODE_RE.match(code):
-        v.err("code", f"{code!r} is not letters then three digits (like TOPO001)")
-        code = None
-    slug = v.string(data, "slug")
-    if slug is not None and not SLUG_RE.match(slug):
-        v.err("slug", f"{slug!r} is not lowercase words joined by hyphens (like gpu-link-asymmetry)")
-        slug = None
-    if path is not None and code and slug and path.name != f"{code}-{slug}.toml":
-        v.err("code", f"file name must be {code}-{slug}.toml (from code and slug), not {path.name}")
+    code, slug = v.code_and_slug(data, path)
     title = v.string(data, "title")
-    severity = None
-    sev_text = v.string(data, "severity")
-    if sev_text is not None:
-        if sev_text not in severity_names():
-            v.err("severity", f"{sev_text!r} is not one of {', '.join(severity_names())}")
-        else:
-            severity = Severity.parse(sev_text)
+    severity = v.severity(data)
     why = v.string(data, "why", nonempty=True)
     fix = v.string(data, "fix", nonempty=True)
     how_to_check = v.string(data, "how_to_check") or ""
     tags = v.string_list(data, "tags", TAG_RE, "lowercase words with hyphens")
-    requires = v.string_list(data, "requires", REQUIRES_RE,
-                             "a lowercase input name (like nvidia_smi_topo_m), or alternatives joined by | "
-                             "(like ibstat|ibv_devinfo)")
+    requires = v.requires(data)
     references = v.string_list(data, "references")
     params = v.params(data)
     message = v.string(data, "message", nonempty=True)
     if message is not None:
         v.template(message, "message")
     messages = v.messages(data)
-    builtin = data.get("builtin", False)
-    if not isinstance(builtin, bool):
-        v.err("builtin", "must be true or false")
-    only_with_tags = data.get("only_with_tags", False)
-    if not isinstance(only_with_tags, bool):
-        v.err("only_with_tags", "must be true or false")
-    elif only_with_tags and not tags:
+    builtin = v.boolean(data, "builtin")
+    only_with_tags = v.boolean(data, "only_with_tags")
+    if only_with_tags and not tags:
         v.err("only_with_tags", "a rule that runs only when one of its tags is asked for needs tags")
     pass_examples, fail_examples = v.examples(data)
-    action = data.get("action", DEFAULT_ACTION)
-    if action not in ACTIONS:
-        v.err("action", f"{action!r} is not one of {', '.join(ACTIONS)}")
-    actions = data.get("actions", {})
-    if not isinstance(actions, dict):
-        v.err("actions", "must be a table: message variant = action")
-        actions = {}
-    for name, act in actions.items():
-        if name != DEFAULT_VARIANT and name not in messages:
-            v.err(f"actions.{name}", "names no message variant of this rule")
-        if act not in ACTIONS:
-            v.err(f"actions.{name}", f"{act!r} is not one of {', '.join(ACTIONS)}")
+    action, actions = v.actions(data, messages)
     observed = v.string(data, "observed") or ""
     if observed:
         v.template(observed, "observed")
@@ -347,7 +315,7 @@ def rule_from_dict(data: Mapping[str, Any], where: str, path: Optional[Path] = N
         code=code, slug=slug, title=title, severity=severity, message=message, why=why, fix=fix,
         tags=tags, requires=requires, params=params, how_to_check=how_to_check, references=references,
         pass_examples=pass_examples, fail_examples=fail_examples, builtin=builtin, path=path, messages=messages,
-        only_with_tags=only_with_tags is True, action=action, observed=observed,
+        only_with_tags=only_with_tags, action=action, observed=observed,
         actions=MappingProxyType(dict(actions)),
     )
 
@@ -384,6 +352,68 @@ class _Validator:
         if len(set(value)) != len(value):
             self.err(key, "lists an entry twice")
         return tuple(value)
+
+    def code_and_slug(self, data: Mapping[str, Any], path: Optional[Path]) -> tuple[Optional[str], Optional[str]]:
+        """The rule's code and slug (None where invalid); the file name must be CODE-slug.toml."""
+        code = self.string(data, "code")
+        if code is not None and not CODE_RE.match(code):
+            self.err("code", f"{code!r} is not letters then three digits (like TOPO001)")
+            code = None
+        slug = self.string(data, "slug")
+        if slug is not None and not SLUG_RE.match(slug):
+            self.err("slug", f"{slug!r} is not lowercase words joined by hyphens (like gpu-link-asymmetry)")
+            slug = None
+        if path is not None and code and slug and path.name != f"{code}-{slug}.toml":
+            self.err("code", f"file name must be {code}-{slug}.toml (from code and slug), not {path.name}")
+        return code, slug
+
+    def severity(self, data: Mapping[str, Any]) -> Optional[Severity]:
+        text = self.string(data, "severity")
+        if text is None:
+            return None
+        if text not in severity_names():
+            self.err("severity", f"{text!r} is not one of {', '.join(severity_names())}")
+            return None
+        return Severity.parse(text)
+
+    def boolean(self, data: Mapping[str, Any], key: str) -> bool:
+        value = data.get(key, False)
+        if not isinstance(value, bool):
+            self.err(key, "must be true or false")
+            return False
+        return value
+
+    def requires(self, data: Mapping[str, Any]) -> tuple[str, ...]:
+        """The capabilities (topodiag.model.schema.CAPABILITIES) a rule needs, each met by any input
+        that gives it; an input name stands for itself (a throwaway rule's, a test's)."""
+        from ..model.schema import CAPABILITIES, is_capability
+
+        requires = self.string_list(data, "requires", REQUIRES_RE,
+                                    "a capability (like nic.port_state) or an input name (like "
+                                    "nvidia_smi_topo_m), or alternatives joined by |")
+        for entry in (e for e in requires if REQUIRES_RE.match(e)):
+            for name in entry.split("|"):
+                if is_capability(name) and name not in CAPABILITIES:
+                    close = [c for c in CAPABILITIES if c.split(".")[0] == name.split(".")[0]]
+                    self.err("requires", f"{name!r} is no capability (topodiag/model/schema.py"
+                                         f"{': ' + ', '.join(close) if close else ''})")
+        return requires
+
+    def actions(self, data: Mapping[str, Any], messages: Mapping[str, str]) -> tuple[str, Mapping[str, str]]:
+        """`action` and the `[actions]` table (message variant -> action)."""
+        action = data.get("action", DEFAULT_ACTION)
+        if action not in ACTIONS:
+            self.err("action", f"{action!r} is not one of {', '.join(ACTIONS)}")
+        actions = data.get("actions", {})
+        if not isinstance(actions, dict):
+            self.err("actions", "must be a table: message variant = action")
+            return action, {}
+        for name, act in actions.items():
+            if name != DEFAULT_VARIANT and name not in messages:
+                self.err(f"actions.{name}", "names no message variant of this rule")
+            if act not in ACTIONS:
+                self.err(f"actions.{name}", f"{act!r} is not one of {', '.join(ACTIONS)}")
+        return action, actions
 
     def params(self, data: Mapping[str, Any]) -> Mapping[str, Any]:
         value = data.get("params", {})
@@ -457,71 +487,67 @@ class _Validator:
         if not isinstance(item, dict):
             self.err(key, "must be a table")
             return None
-        ok = True
+        before = len(self.errors)
         for k in item:
             if k not in EXAMPLE_KEYS:
                 self.err(f"{key}.{k}", f"unknown key (known: {', '.join(EXAMPLE_KEYS)})")
-                ok = False
-        maps = {}
-        for k in ("inputs", "inline"):
-            m = item.get(k, {})
-            if not isinstance(m, dict) or not all(isinstance(x, str) for x in m.values()):
-                self.err(f"{key}.{k}", "must be a table of input name = text")
-                ok = False
-                m = {}
-            for name in m:
-                if not NAME_RE.match(name):
-                    self.err(f"{key}.{k}.{name}", "is not a lowercase input name")
-                    ok = False
-            maps[k] = MappingProxyType(dict(m))
+        maps = {k: self._input_map(item, key, k) for k in ("inputs", "inline")}
         params = item.get("params", {})
         if not isinstance(params, dict):
             self.err(f"{key}.params", "must be a table")
-            ok, params = False, {}
-        problems = item.get("problems", [])
-        if not isinstance(problems, list):
-            self.err(f"{key}.problems", "must be a list of tables")
-            ok, problems = False, []
-        for j, p in enumerate(problems):
-            pk = f"{key}.problems[{j}]"
-            if not isinstance(p, dict):
-                self.err(pk, "must be a table")
-                ok = False
-                continue
-            for k in p:
-                if k not in PROBLEM_KEYS:
-                    self.err(f"{pk}.{k}", f"unknown key (known: {', '.join(PROBLEM_KEYS)})")
-                    ok = False
-            for k in ("source", "kind", "reason"):
-                if not isinstance(p.get(k), str):
-                    self.err(f"{pk}.{k}", "missing or not a string")
-                    ok = False
-            if isinstance(p.get("kind"), str) and p["kind"] not in PROBLEM_KINDS:
-                self.err(f"{pk}.kind", f"{p['kind']!r} is not one of {', '.join(PROBLEM_KINDS)}")
-                ok = False
+            params = {}
+        problems = self._problems(item, key)
         description = item.get("description", "")
         raises = item.get("raises")
         subjects = item.get("subjects", [])
         if not isinstance(description, str):
             self.err(f"{key}.description", "must be a string")
-            ok = False
         if raises is not None and not isinstance(raises, str):
             self.err(f"{key}.raises", "must be a string (an exception name, like ZeroDivisionError)")
-            ok = False
         if not isinstance(subjects, list) or not all(isinstance(s, str) for s in subjects):
             self.err(f"{key}.subjects", "must be a list of node ids")
-            ok, subjects = False, []
         profile = item.get("profile")
         if profile is not None and not isinstance(profile, str):
             self.err(f"{key}.profile", "must be a string (a profile name, like dgx-h100)")
-            ok = False
-        if not ok:
+        if len(self.errors) > before:
             return None
         return Example(
             description=description, inputs=maps["inputs"], inline=maps["inline"],
             problems=tuple(MappingProxyType(dict(p)) for p in problems),
             params=MappingProxyType(dict(params)), raises=raises, subjects=tuple(subjects), profile=profile,
         )
+
+    def _input_map(self, item: Mapping[str, Any], key: str, k: str) -> Mapping[str, str]:
+        """An example's `inputs` / `inline` table: input name = text."""
+        m = item.get(k, {})
+        if not isinstance(m, dict) or not all(isinstance(x, str) for x in m.values()):
+            self.err(f"{key}.{k}", "must be a table of input name = text")
+            m = {}
+        for name in m:
+            if not NAME_RE.match(name):
+                self.err(f"{key}.{k}.{name}", "is not a lowercase input name")
+        return MappingProxyType(dict(m))
+
+    def _problems(self, item: Mapping[str, Any], key: str) -> list:
+        """An example's `problems`: source failures, each a table of PROBLEM_KEYS."""
+        problems = item.get("problems", [])
+        if not isinstance(problems, list):
+            self.err(f"{key}.problems", "must be a list of tables")
+            return []
+        for j, p in enumerate(problems):
+            pk = f"{key}.problems[{j}]"
+            if not isinstance(p, dict):
+                self.err(pk, "must be a table")
+                continue
+            for k in p:
+                if k not in PROBLEM_KEYS:
+                    self.err(f"{pk}.{k}", f"unknown key (known: {', '.join(PROBLEM_KEYS)})")
+            for k in ("source", "kind", "reason"):
+                if not isinstance(p.get(k), str):
+                    self.err(f"{pk}.{k}", "missing or not a string")
+            if isinstance(p.get("kind"), str) and p["kind"] not in PROBLEM_KINDS:
+                self.err(f"{pk}.kind", f"{p['kind']!r} is not one of {', '.join(PROBLEM_KINDS)}")
+        return problems
 
 
 def _type_name(value: Any) -> str:

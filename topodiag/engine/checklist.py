@@ -7,7 +7,8 @@ starts from.
 
 state: "found" (a finding at warning or above among its rules; fact: the worst one's message),
 "ok" (some of its rules ran and none found anything at warning or above; fact: which ran),
-"not checked" (none of its rules ran; fact: what to give), "outside" (not topodiag's to check).
+"not checked" (none of its rules ran; fact: what to give, and the capabilities its rules lacked),
+"outside" (not topodiag's to check).
 """
 
 from __future__ import annotations
@@ -67,5 +68,12 @@ def checklist(outcome) -> list[Row]:
         elif ran:
             rows.append(Row(symptom, cause, how, tuple(ran), "ok", f"{len(ran)} check(s) passed: {', '.join(ran)}"))
         else:
-            rows.append(Row(symptom, cause, how, (), "not checked", f"no input for it: {how}"))
+            rows.append(Row(symptom, cause, how, (), "not checked", f"no input for it: {how}" + _needs(outcome, patterns)))
     return rows
+
+
+def _needs(outcome, patterns: tuple[str, ...]) -> str:
+    """" (needs nccl.busbw)": the capabilities the row's skipped rules lacked, in rule order."""
+    needs = list(dict.fromkeys(g.replace("|", " or ") for s in outcome.skipped if _covers(patterns, s.code)
+                               for g in getattr(s, "needs", ())))
+    return f" (needs {', '.join(needs)})" if needs else ""

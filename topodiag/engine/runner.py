@@ -1,10 +1,13 @@
 """Run the selected rules over the inputs: skips with reasons, crash isolation, the exit code.
 
-- A rule whose required input is absent (or None) is skipped, with the reason (and the source's
-  failure when one was recorded). A `requires` entry "ibstat|ibv_devinfo|ibstatus" is met by any
-  one of them (the check itself reads what they put in the model). A combined input (`roce_gids`,
-  `ib_links`: topodiag/model/combiners.py, which the caller runs before `run`) is explained by the
-  sources it is made from.
+- A rule whose required capability or input is absent (or None) is skipped, with the reason (and
+  the source's failure when one was recorded). A `requires` entry names capabilities (facts:
+  "nic.port_state", topodiag/model/schema.py), each met by any input that gives it (the merge
+  modules' PROVIDES and FILLS, schema.INPUT_FACTS: topodiag.model.merge.capability_sources); the
+  reason names the fact and the inputs that would give it. An entry may instead name inputs
+  ("ibstat|ibv_devinfo": any one of them), and a check's parameters without a default are required
+  inputs too. A combined input (`roce_gids`, `ib_links`: topodiag/model/combiners.py, which the
+  caller runs before `run`) is explained by the sources it is made from.
 - An input given as `Each` (several files of one source: two nccl-tests runs, a log per node) runs
   each check that takes it once per file; evidence of that source that names no file gets the
   file's name.
@@ -74,6 +77,7 @@ class Skipped:
     code: str
     slug: str
     reason: str
+    needs: tuple[str, ...] = ()  # the capabilities absent (a `requires` entry each: "nic.port_state")
 
     def to_dict(self) -> dict[str, str]:
         return {"code": self.code, "slug": self.slug, "reason": self.reason}
@@ -276,65 +280,77 @@ def run(
     full = Catalog(list(catalog) + missing_builtin, root=catalog.root) if missing_builtin else catalog
     settings = resolve_config(full, config)
     rules = select_rules(full, select, ignore, tags)
-    problems = list(problems)
-    by_source: dict[str, InputProblem] = {}
-    for p in problems:
-        by_source.setdefault(p.source, p)
-    active = {r.code for r in rules if settings[r.code].enabled}
+    state = _Run(full, settings, inputs, list(problems), {r.code for r in rules if settings[r.code].enabled})
+    state.tool_health()
     start = time.monotonic()
-
-    findings: list[Finding] = []
-    skipped: list[Skipped] = []
-    ran: list[str] = []
-    crashes: list[Crash] = []
-
-    def crashed(rule: Rule, exc: BaseException) -> None:
-        error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        tb = traceback.extract_tb(exc.__traceback__)
-        crashes.append(Crash(rule.code, error, "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))))
-        if CHECK_CRASHED not in active:
-            return
-        crash_rule = full.get(CHECK_CRASHED)
-        evidence = (Evidence("topodiag", tb[-1].filename, tb[-1].lineno),) if tb else ()
-        values = {"rule": rule.code, "slug": rule.slug, "error": error, "exception": type(exc).__name__}
-        findings.append(_finding(crash_rule, settings[CHECK_CRASHED], Hit((f"rule:{rule.code}",), values, evidence)))
-
-    # Tool health first: which inputs failed.
-    for p in problems:
-        code = PROBLEM_RULE[p.kind]
-        if code in active:
-            where = p.file or "live output"
-            if p.line_no:
-                where = f"{where}:{p.line_no}" if p.file else f"{where} line {p.line_no}"
-            values = {"source": p.source, "reason": p.reason, "file": p.file or "", "line_no": p.line_no or 0,
-                      "where": where}
-            ev = (Evidence(p.source, p.file, p.line_no),)
-            findings.append(_finding(full.get(code), settings[code], Hit((f"source:{p.source}",), values, ev)))
-
-    if UNRECOGNISED in active:
-        findings.extend(_finding(full.get(UNRECOGNISED), settings[UNRECOGNISED], h) for h in _unrecognised(inputs))
-
     for rule in rules:
-        conf = settings[rule.code]
         if rule.builtin:
-            continue  # emitted by the engine itself (above, and on crashes)
-        if not conf.enabled:
-            skipped.append(Skipped(rule.code, rule.slug, "disabled in the config"))
+            continue  # emitted by the engine itself (tool health, and on crashes)
+        if deadline_s is not None and time.monotonic() - start > deadline_s and settings[rule.code].enabled:
+            state.skipped.append(Skipped(rule.code, rule.slug, f"run deadline of {deadline_s:g} s reached"))
             continue
-        if deadline_s is not None and time.monotonic() - start > deadline_s:
-            skipped.append(Skipped(rule.code, rule.slug, f"run deadline of {deadline_s:g} s reached"))
-            continue
-        spec = registry.get(rule.code)
+        state.run_rule(rule)
+    return Outcome(
+        findings=tuple(state.findings), skipped=tuple(state.skipped), ran=tuple(state.ran),
+        crashes=tuple(state.crashes), fail_on=fail_on, exit_code=exit_code_for(state.findings, fail_on),
+    )
+
+
+class _Run:
+    """One run's state: what it found, skipped, ran and what crashed."""
+
+    def __init__(self, full: Catalog, settings: Mapping[str, RuleSettings], inputs: Mapping[str, Any],
+                 problems: list[InputProblem], active: set[str]):
+        self.full, self.settings, self.inputs, self.problems, self.active = full, settings, inputs, problems, active
+        self.by_source: dict[str, InputProblem] = {}
+        for p in problems:
+            self.by_source.setdefault(p.source, p)
+        self.findings: list[Finding] = []
+        self.skipped: list[Skipped] = []
+        self.ran: list[str] = []
+        self.crashes: list[Crash] = []
+
+    def tool_health(self) -> None:
+        """SYS001/SYS002 for the inputs that failed, SYS004 for text no catalogue explains."""
+        for p in self.problems:
+            code = PROBLEM_RULE[p.kind]
+            if code in self.active:
+                where = p.file or "live output"
+                if p.line_no:
+                    where = f"{where}:{p.line_no}" if p.file else f"{where} line {p.line_no}"
+                values = {"source": p.source, "reason": p.reason, "file": p.file or "", "line_no": p.line_no or 0,
+                          "where": where}
+                ev = (Evidence(p.source, p.file, p.line_no),)
+                self.findings.append(_finding(self.full.get(code), self.settings[code],
+                                              Hit((f"source:{p.source}",), values, ev)))
+        if UNRECOGNISED in self.active:
+            self.findings.extend(_finding(self.full.get(UNRECOGNISED), self.settings[UNRECOGNISED], h)
+                                 for h in _unrecognised(self.inputs))
+
+    def skipped_for(self, rule: Rule, spec: Optional[registry.CheckSpec]) -> Optional[Skipped]:
+        """Why this rule does not run, and the capabilities it lacks (None: it runs)."""
+        if not self.settings[rule.code].enabled:
+            return Skipped(rule.code, rule.slug, "disabled in the config")
         if spec is None:
-            skipped.append(Skipped(rule.code, rule.slug, "no check is implemented for this rule"))
-            continue
+            return Skipped(rule.code, rule.slug, "no check is implemented for this rule")
         needed = list(dict.fromkeys(rule.requires + spec.required))
-        absent = [group for group in needed if not any(_present(inputs, n) for n in group.split("|"))]
-        if absent:
-            skipped.append(Skipped(rule.code, rule.slug, "; ".join(_absent_reason(g, by_source, inputs) for g in absent)))
-            continue
-        ran.append(rule.code)
-        for kwargs, files in _calls(spec, inputs):
+        absent = [group for group in needed if not any(_present(self.inputs, n) for n in _group_inputs(group))]
+        covered = {n for group in absent if _is_capabilities(group) for n in _group_inputs(group)}
+        absent = [g for g in absent if _is_capabilities(g) or g not in covered]  # said once, by the capability
+        if not absent:
+            return None
+        return Skipped(rule.code, rule.slug, "; ".join(_absent_reason(g, self.by_source, self.inputs) for g in absent),
+                       tuple(g for g in absent if _is_capabilities(g)))
+
+    def run_rule(self, rule: Rule) -> None:
+        spec = registry.get(rule.code)
+        skip = self.skipped_for(rule, spec)
+        if skip is not None:
+            self.skipped.append(skip)
+            return
+        conf = self.settings[rule.code]
+        self.ran.append(rule.code)
+        for kwargs, files in _calls(spec, self.inputs):
             if "params" in spec.wants:
                 kwargs["params"] = conf.params
             if "rule" in spec.wants:
@@ -342,14 +358,21 @@ def run(
             try:
                 produced = _collect(rule, conf, spec.func(**kwargs))
             except Exception as exc:  # crash isolation: the run goes on
-                crashed(rule, exc)
+                self.crashed(rule, exc)
                 break
-            findings.extend(collapse([_with_files(f, files) for f in produced]))
+            self.findings.extend(collapse([_with_files(f, files) for f in produced]))
 
-    return Outcome(
-        findings=tuple(findings), skipped=tuple(skipped), ran=tuple(ran), crashes=tuple(crashes),
-        fail_on=fail_on, exit_code=exit_code_for(findings, fail_on),
-    )
+    def crashed(self, rule: Rule, exc: BaseException) -> None:
+        error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        tb = traceback.extract_tb(exc.__traceback__)
+        self.crashes.append(Crash(rule.code, error,
+                                  "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))))
+        if CHECK_CRASHED not in self.active:
+            return
+        evidence = (Evidence("topodiag", tb[-1].filename, tb[-1].lineno),) if tb else ()
+        values = {"rule": rule.code, "slug": rule.slug, "error": error, "exception": type(exc).__name__}
+        self.findings.append(_finding(self.full.get(CHECK_CRASHED), self.settings[CHECK_CRASHED],
+                                      Hit((f"rule:{rule.code}",), values, evidence)))
 
 
 def _unrecognised(inputs: Mapping[str, Any]):
@@ -409,7 +432,70 @@ def _collect(rule: Rule, conf: RuleSettings, result: Any) -> list[Finding]:
     return out
 
 
+def _is_capabilities(group: str) -> bool:
+    """A `requires` entry of capabilities (nic.port_state|nccl.transport), not of input names."""
+    from ..model.schema import is_capability
+
+    return any(is_capability(n) for n in group.split("|"))
+
+
+def _group_inputs(group: str) -> tuple[str, ...]:
+    """The inputs that meet a `requires` entry: an input name stands for itself, a capability for
+    every input that gives it (topodiag.model.merge.capability_sources)."""
+    if not _is_capabilities(group):
+        return tuple(group.split("|"))
+    from ..model.merge import capability_sources
+
+    table = capability_sources()
+    return tuple(dict.fromkeys(s for name in group.split("|") for s in table.get(name, (name,))))
+
+
+def _tool(source: str) -> str:
+    """How a person gets a source: "ibv_devinfo (ibv_devinfo -v)", "ibstat"."""
+    from .. import parsers
+
+    try:
+        tool = parsers.info(source).tool
+    except (KeyError, LookupError, ImportError):
+        return source
+    return source if tool == source else f"{source} ({tool})"
+
+
+def _capability_reason(group: str, by_source: Mapping[str, InputProblem], inputs: Mapping[str, Any]) -> str:
+    """"needs nic.port_state (from ibstat, ibv_devinfo, ibstatus, rdma_link or sysfs_infiniband): not
+    given" (or the first of them that failed, and why); `topodiag explain` names their tools."""
+    from ..model.combiners import COMBINED
+
+    names = list(dict.fromkeys(s for n in _group_inputs(group) for s in COMBINED.get(n, (n,))))
+    what = f"needs {describe_requires(group, tools=False)}"
+    present = [n for n in names if _present(inputs, n)]
+    if present:  # the sources are there but not their combined view: the caller did not run combine()
+        return (f"{what}: made from {', '.join(present)} by topodiag.model.combiners.combine, "
+                "which was not run on these inputs")
+    failed = [by_source[n] for n in names if n in by_source]
+    if not failed:
+        return f"{what}: not given"
+    p = failed[0]
+    return f"{what}: {p.source} {'source failed' if p.kind == 'failed' else 'not parseable'}: {p.reason}"
+
+
+def describe_requires(group: str, tools: bool = True) -> str:
+    """One `requires` entry for a person: "nic.port_state (from ibstat, ibv_devinfo (ibv_devinfo -v) ...
+    or rdma_link (rdma link show))"; without `tools` only the input names (the run's skip reasons:
+    naming the tools imports every parser, which a prolog cannot afford); an input name as it is."""
+    if not _is_capabilities(group):
+        return group
+    from ..model.combiners import COMBINED
+
+    names = list(dict.fromkeys(s for n in _group_inputs(group) for s in COMBINED.get(n, (n,))))
+    shown = [_tool(n) for n in names] if tools else names
+    listed = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
+    return f"{group.replace('|', ' or ')} (from {listed})"
+
+
 def _absent_reason(group: str, by_source: Mapping[str, InputProblem], inputs: Mapping[str, Any]) -> str:
+    if _is_capabilities(group):
+        return _capability_reason(group, by_source, inputs)
     from ..model.combiners import COMBINED  # only when a rule is skipped
 
     names = list(dict.fromkeys(s for n in group.split("|") for s in COMBINED.get(n, (n,))))  # a combined view: its sources

@@ -408,6 +408,21 @@ def _unparseable(out: Gathered, source: str, label: str, message: str, line_no: 
     out.statuses.append(InputStatus(label, source, "unparseable" if report else "ignored", where))
 
 
+def _sources_of(head: str, source: Optional[str]) -> tuple[list[str], str]:
+    """The sources a file is read as (the one given, else those detected), or none and why."""
+    if not head.strip():
+        return [], "no output in file (only blank lines or a provenance header)"
+    if source:
+        return [source], ""
+    own = _own_output(head)  # topodiag's own JSON first: its text names the tools (skip reasons, fixes)
+    if own:
+        return [], own
+    from ..parsers import detect_all
+
+    sources = [name for name, _ in detect_all(head)]
+    return sources, "" if sources else "not the output of any tool topodiag reads"
+
+
 def _own_output(head: str) -> Optional[str]:
     """Why a file that is topodiag's own JSON (a report, a topology) is not an input of `check`."""
     text = head.lstrip()
@@ -462,7 +477,7 @@ def _gather_bug_report(name: str, report, out: Gathered) -> None:
 
 
 def _gather_file(path: str, out: Gathered, source: Optional[str] = None) -> None:
-    from ..parsers import blank_provenance_header, detect_all, get
+    from ..parsers import blank_provenance_header, get
     from . import bug_report
 
     try:
@@ -487,10 +502,8 @@ def _gather_file(path: str, out: Gathered, source: Optional[str] = None) -> None
         return
     try:
         head = blank_provenance_header(opened.head)
-        sources = [source] if source and head.strip() else ([name for name, _ in detect_all(head)] if head.strip() else [])
+        sources, reason = _sources_of(head, source)
         if not sources:
-            reason = ("no output in file (only blank lines or a provenance header)" if not head.strip()
-                      else _own_output(head) or "not the output of any tool topodiag reads")
             out.problems.append(InputProblem(UNKNOWN_SOURCE, "unparseable", reason, opened.name))
             out.statuses.append(InputStatus(opened.name, None, "unparseable", reason))
             return

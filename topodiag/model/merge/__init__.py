@@ -2,13 +2,18 @@
 
 Each module of this package (names without a leading underscore) declares
     SOURCES = ("source", ...)   the parser source names it merges
-    PROVIDES = ("fact", ...)    the facts it is the first word on (node kinds, edges, facts of nodes)
-    NEEDS = ("fact", ...)       the facts that must be in the graph before it merges: it joins onto
-                                them or only fills their gaps (the first value of a fact stays)
+    PROVIDES = ("gpu.nvlinks", ...)  the capabilities (topodiag.model.schema.CAPABILITIES) it is the
+                                first word on
+    FILLS = ("gpu.pair_class", ...)  optional: the capabilities it gives too, where the first word
+                                was silent (NVML's links after `nvlink -s`)
+    NEEDS = ("gpu.index", ...)  the capabilities that must be in the graph before it merges: it joins
+                                onto them or only fills their gaps (the first value of a fact stays)
     def merge(topo, item, host_id)
 and `build` finds them itself (pkgutil over this package): a new source costs one module here.
 The merge order is derived: a module comes after every module that PROVIDES something it NEEDS
-(a topological sort; modules free to go in either order go by name). Inputs are merged in that
+(a topological sort; modules free to go in either order go by name). PROVIDES and FILLS together
+say which sources give a capability (`capability_sources`, with the parsed-result facts of
+schema.INPUT_FACTS): what a rule's `requires` is met by. Inputs are merged in that
 order, then by the place of the source in SOURCES, whatever the order of the arguments, so node ids
 and first-seen facts do not depend on it: `topo -m`, `topo -p2p`, `nvlink -s`, NVML, `nvidia-smi -q`,
 NCCL's topology XML, the IB tools, `rdma link`, the sysfs probe, the GPU scope, NCCL logs and
@@ -50,7 +55,8 @@ def discover(package: ModuleType) -> tuple[ModuleType, ...]:
         mod = importlib.import_module(f"{package.__name__}.{info.name}")
         if not _declares(mod):
             raise TypeError(f"{mod.__name__}: a merge module declares SOURCES (a tuple of source names), "
-                            "PROVIDES and NEEDS (tuples of fact names) and merge(topo, item, host_id)")
+                            "PROVIDES and NEEDS (and optionally FILLS: tuples of capability names) and "
+                            "merge(topo, item, host_id)")
         mods.append(mod)
     seen: dict[str, str] = {}
     for mod in mods:
@@ -63,8 +69,10 @@ def discover(package: ModuleType) -> tuple[ModuleType, ...]:
 
 def _declares(mod: ModuleType) -> bool:
     sources, provides, needs, merge = (getattr(mod, n, None) for n in ("SOURCES", "PROVIDES", "NEEDS", "merge"))
+    fills = getattr(mod, "FILLS", ())
     return (isinstance(sources, tuple) and bool(sources) and callable(merge)
-            and all(isinstance(t, tuple) and all(isinstance(x, str) for x in t) for t in (sources, provides, needs)))
+            and all(isinstance(t, tuple) and all(isinstance(x, str) for x in t)
+                    for t in (sources, provides, fills, needs)))
 
 
 def dependencies(mods) -> dict[str, dict[str, tuple[str, ...]]]:
@@ -122,6 +130,22 @@ def _by_source() -> dict[str, tuple[tuple[int, int], Merge]]:
             for i, source in enumerate(mod.SOURCES)}
 
 
+@lru_cache(maxsize=1)
+def capability_sources() -> dict[str, tuple[str, ...]]:
+    """capability -> the inputs that give it, in merge order then by name: each merge module's
+    PROVIDES and FILLS for every source it merges, and schema.INPUT_FACTS."""
+    from ..schema import INPUT_FACTS
+
+    out: dict[str, list[str]] = {}
+    for mod in merge_modules():
+        for cap in mod.PROVIDES + getattr(mod, "FILLS", ()):
+            out.setdefault(cap, []).extend(mod.SOURCES)
+    for source, caps in sorted(INPUT_FACTS.items()):
+        for cap in caps:
+            out.setdefault(cap, []).append(source)
+    return {cap: tuple(dict.fromkeys(sources)) for cap, sources in sorted(out.items())}
+
+
 def merged_sources() -> tuple[str, ...]:
     """Every source name some module merges, in merge order."""
     table = _by_source()
@@ -158,7 +182,8 @@ def _host_from(items: list[ParsedInput]) -> str | None:
 
 
 def explain() -> str:
-    """The merge order, each module with the facts that put it after others (`python -m topodiag.model.merge`)."""
+    """The merge order, each module with the facts that put it after others, then each capability
+    with the inputs that give it (`python -m topodiag.model.merge`)."""
     mods = merge_modules()
     deps = dependencies(mods)
     lines = []
@@ -166,5 +191,7 @@ def explain() -> str:
         name = mod.__name__.rsplit(".", 1)[1]
         after = "; ".join(f"{other.rsplit('.', 1)[1]} ({', '.join(facts)})" for other, facts in deps[mod.__name__].items())
         lines.append(f"{place:2}. {name}: {', '.join(mod.SOURCES)}" + (f"  after {after}" if after else ""))
+    lines += ["", "Capabilities (what rules require) and the inputs that give them:"]
+    lines += [f"  {cap}: {', '.join(sources)}" for cap, sources in capability_sources().items()]
     return "\n".join(lines)
 

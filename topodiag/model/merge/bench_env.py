@@ -10,8 +10,9 @@ from ..topology import Topology
 from ._shared import observe
 
 SOURCES = ("nccl_env", "nccl_diag", "p2p_bandwidth_latency", "nvbandwidth")
-PROVIDES = ("run-environment",)
-NEEDS = ("run-records",)  # observations: after the run records
+PROVIDES = ("host.run_environment",)
+FILLS = ()
+NEEDS = ("nccl.pair_busbw",)  # observations: after the run records
 
 
 def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:

@@ -9,8 +9,9 @@ from ..topology import Topology
 from ._shared import observe
 
 SOURCES = ("busbw_pairs",)
-PROVIDES = ("run-records",)
-NEEDS = ("nccl-runs",)  # observations: after the NCCL runs
+PROVIDES = ("nccl.pair_busbw",)
+FILLS = ()
+NEEDS = ("host.nccl_runs",)  # observations: after the NCCL runs
 
 
 def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:

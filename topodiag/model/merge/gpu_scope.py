@@ -11,8 +11,9 @@ from ..topology import Topology
 from ._shared import observe, ref
 
 SOURCES = ("gpu_scope",)
-PROVIDES = ("job-visibility",)
-NEEDS = ("bus-ids", "pcie-widths", "pci-tree", "pci-paths")  # joins GPUs by the bus ids the others gave
+PROVIDES = ("gpu.job_visible",)
+FILLS = ()
+NEEDS = ("gpu.busid", "gpu.pcie_max", "pci.tree", "pci.paths")  # joins GPUs by the bus ids the others gave
 
 
 def _bus_gpus(topo: Topology) -> dict[str, str]:

@@ -13,8 +13,9 @@ from ..topology import Topology
 from ._shared import observe, ref, software_rdma
 
 SOURCES = ("ibstat", "ibv_devinfo", "ibstatus")
-PROVIDES = ("nic-ports",)
-NEEDS = ("nics",)  # CAs join the NICs topo -m and NCCL name
+PROVIDES = ("nic.port_state", "nic.link_layer", "ib.tool_errors")
+FILLS = ()
+NEEDS = ("nic.inventory",)  # CAs join the NICs topo -m and NCCL name
 
 
 def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:

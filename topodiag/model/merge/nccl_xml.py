@@ -14,8 +14,9 @@ from ..topology import Topology
 from ._shared import add_numa_cpus, observe, ref
 
 SOURCES = ("nccl_topo_xml",)
-PROVIDES = ("nics", "pci-tree")  # NCCL's NICs, CPUs, PCI switches and NVSwitches, the PCI tree
-NEEDS = ("gpus", "pcie-widths")  # GPUs join by CUDA index where one is known; the tools' PCIe facts first
+PROVIDES = ("nic.inventory", "pci.tree")  # NCCL's NICs, CPUs, PCI switches and NVSwitches, the PCI tree
+FILLS = ("gpu.numa", "gpu.pair_class", "gpu.nic_path", "gpu.pcie_link", "nic.numa", "nccl.gdr")
+NEEDS = ("gpu.index", "gpu.pcie_max")  # GPUs join by CUDA index where one is known; the tools' PCIe facts first
 
 
 def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:

@@ -11,8 +11,9 @@ from ..topology import Topology
 from ._shared import ref
 
 SOURCES = ("nvidia_smi_q",)
-PROVIDES = ("pcie-widths",)  # max PCIe width and generation per GPU
-NEEDS = ("bus-ids", "pcie-links")  # joins GPUs by bus id; NVML's facts come first, this fills what it lacks
+PROVIDES = ("gpu.pcie_max",)  # max PCIe width and generation per GPU
+FILLS = ("gpu.busid", "gpu.pcie_link")
+NEEDS = ("gpu.busid", "gpu.pcie_link")  # joins GPUs by bus id; NVML's facts come first, this fills what it lacks
 
 
 def _short(bus: str) -> str:

@@ -9,8 +9,9 @@ from ..topology import Topology
 from ._shared import observe, ref
 
 SOURCES = ("nvidia_smi_nvlink_s",)
-PROVIDES = ("nvlink-links",)
-NEEDS = ("gpus",)  # its "GPU 3:" joins the GPU topo names gpu:3
+PROVIDES = ("gpu.nvlinks",)
+FILLS = ("gpu.inventory",)
+NEEDS = ("gpu.index",)  # its "GPU 3:" joins the GPU topo names gpu:3
 
 
 def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:

@@ -12,8 +12,10 @@ from ..topology import Topology
 from ._shared import observe, ref
 
 SOURCES = ("nvml",)
-PROVIDES = ("bus-ids", "pcie-links")  # GPU bus ids (with their aliases), PCIe link generation and width
-NEEDS = ("gpus", "nvlink-links", "path-classes", "p2p-status")  # joins by index; fills only what the tools did not print
+PROVIDES = ("gpu.busid", "gpu.pcie_link")  # GPU bus ids (with their aliases), PCIe link generation and width
+FILLS = ("gpu.inventory", "gpu.numa", "gpu.nvlinks", "gpu.pair_class", "gpu.nic_path", "gpu.p2p_status",
+         "gpu.pcie_max")
+NEEDS = ("gpu.index", "gpu.nvlinks", "gpu.pair_class", "gpu.p2p_status")  # joins by index; fills only what the tools did not print
 
 P2P_KEYS = {"read": "status_r", "write": "status_w", "nvlink": "status_n", "atomics": "status_a"}
 

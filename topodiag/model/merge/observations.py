@@ -9,8 +9,9 @@ from ..topology import Topology
 from ._shared import observe
 
 SOURCES = ("nccl_debug", "nccl_tests")
-PROVIDES = ("nccl-runs",)  # NCCL logs and nccl-tests results (observations on the host)
-NEEDS = ("job-visibility",)  # after which GPUs the job could see
+PROVIDES = ("host.nccl_runs",)  # NCCL logs and nccl-tests results (observations on the host)
+FILLS = ()
+NEEDS = ("gpu.job_visible",)  # after which GPUs the job could see
 
 
 def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:

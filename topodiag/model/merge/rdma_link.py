@@ -20,8 +20,9 @@ from ..topology import Topology, source_ref
 from ._shared import software_rdma
 
 SOURCES = ("rdma_link",)
-PROVIDES = ("netdevs",)  # each port's network device
-NEEDS = ("nic-ports",)  # the IB tools' port facts come first, this one fills gaps
+PROVIDES = ("nic.netdevs",)  # each port's network device
+FILLS = ("nic.port_state", "nic.link_layer")
+NEEDS = ("nic.port_state",)  # the IB tools' port facts come first, this one fills gaps
 
 # RdmaLink field -> port fact (the IB tools' names where they say the same thing)
 _PORT_FACTS = {

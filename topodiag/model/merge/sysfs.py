@@ -13,8 +13,10 @@ from . import ib
 from ._shared import observe, ref
 
 SOURCES = ("sysfs_infiniband",)
-PROVIDES = ("pci-paths",)  # the PCI path, link speed and width of GPUs and HCAs
-NEEDS = ("bus-ids", "nic-ports", "netdevs", "pci-tree")  # joins GPUs by bus id; the tools' ports, netdevs and NCCL's tree first
+PROVIDES = ("pci.paths", "pci.functions")  # the PCI path, link speed and width of GPUs and HCAs
+FILLS = ("gpu.inventory", "gpu.numa", "gpu.nic_path", "gpu.pcie_link", "nic.numa", "nic.port_state",
+         "nic.link_layer", "nic.active_mtu", "nic.netdevs", "ib.tool_errors")
+NEEDS = ("gpu.busid", "nic.port_state", "nic.netdevs", "pci.tree")  # joins GPUs by bus id; the tools' ports, netdevs and NCCL's tree first
 
 
 def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:

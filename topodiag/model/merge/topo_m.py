@@ -11,7 +11,9 @@ from ._shared import add_numa_cpus, gpu_id, ref
 from ...parsers.base import is_digits
 
 SOURCES = ("nvidia_smi_topo_m",)
-PROVIDES = ("gpus", "nics", "numa", "path-classes")  # GPUs by index, NICs, NUMA affinity, the printed path classes
+PROVIDES = ("gpu.index", "gpu.inventory", "gpu.numa", "gpu.pair_class", "gpu.nic_path", "nic.inventory", "nic.numa",
+            "nic.topo_rows")  # GPUs by index, NICs, NUMA affinity, the printed path classes
+FILLS = ()
 NEEDS = ()
 
 

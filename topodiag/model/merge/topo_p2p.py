@@ -10,7 +10,8 @@ from ._shared import gpu_id, ref
 from ...parsers.base import is_digits
 
 SOURCES = ("nvidia_smi_topo_p2p",)
-PROVIDES = ("gpus", "p2p-status")  # the same GPU names as topo -m (GPU3: gpu:3)
+PROVIDES = ("gpu.index", "gpu.p2p_status")  # the same GPU names as topo -m (GPU3: gpu:3)
+FILLS = ()
 NEEDS = ()
 
 
