@@ -97,8 +97,8 @@ def _expectation(runs: list[Run], topology, profile_name: Optional[str]) -> dict
     prof, how_prof = choose_profile(profile_name, topo, [r.data for r in runs])
     reason = None
     for r in runs:
-        hosts, per_host, names, _, _ = perf._run_layout(r.data, r.run, topology)
-        expected, how, not_judged, _ = perf._expectation(r.collective or "unknown", hosts, per_host, names,
+        hosts, per_host, names, _, _ = perf.run_layout(r.data, r.run, topology)
+        expected, how, not_judged, _ = perf.expected_busbw(r.collective or "unknown", hosts, per_host, names,
                                                          prof, topology)
         if expected is not None:
             return {"gbps": round(expected, 3), "how": how, "profile": how_prof}
@@ -196,10 +196,10 @@ def compare(runs: list[Run], *, topology=None, profile: Optional[str] = None, no
     if large is not None:
         if large["differ"]:
             names = ", ".join(f"{d['label']} ({d['busbw']:g} GB/s, {d['below_best_pct']:g}% below)" for d in large["differ"])
-            summary.insert(0, f"at {perf._size(large['size'])}, {large['best']} is best "
+            summary.insert(0, f"at {perf.size_words(large['size'])}, {large['best']} is best "
                               f"({max(large['busbw']):g} GB/s); beyond noise ({large['noise']:.0%}) below it: {names}")
         else:
-            summary.insert(0, f"at {perf._size(large['size'])} the runs agree within noise ({large['noise']:.0%})")
+            summary.insert(0, f"at {perf.size_words(large['size'])} the runs agree within noise ({large['noise']:.0%})")
     else:
         summary.insert(0, "the runs share no message size: compare them by eye on the chart")
     summary.extend(r.note for r in runs if r.note)

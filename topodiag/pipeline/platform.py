@@ -90,10 +90,10 @@ def describe_platform(topology, prof, nccl_tests: Iterable[Any] = ()) -> str:
     ids; NVSwitches; HCA models; PCIe generation), and, without a profile, the rules that did not judge."""
     import dataclasses
 
-    from ..checks._design import hints_of
+    from ..checks import design_hints
     from ..knowledge.platform import infer
 
-    hints = hints_of(topology, prof)
+    hints = design_hints(topology, prof)
     if not hints.gpu_models:
         models, per_node = _nccl_tests_layout(nccl_tests)
         if models:
