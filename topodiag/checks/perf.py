@@ -107,7 +107,7 @@ def _layout_of(devices: list) -> tuple[list[str], dict[str, int], list[str]]:
 
 def _profile_for(profile, names: list[str], per_host: dict[str, int]):
     """The profile the run uses (given, or detected once by the pipeline from the GPU models, the
-    nccl-tests rank lines included: topodiag/pipeline.py choose_profile), and its label."""
+    nccl-tests rank lines included: topodiag/pipeline/platform.py choose_profile), and its label."""
     if profile is not None:
         return profile, f"profile {profile.name}"
     return None, ""
