@@ -1,4 +1,4 @@
-"""The library API (topodiag/pipeline.py) as a program uses it: results, typed errors, formats."""
+"""The library API (topodiag/pipeline/) as a program uses it: results, typed errors, formats."""
 
 from __future__ import annotations
 

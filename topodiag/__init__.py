@@ -1,6 +1,6 @@
 """topodiag: diagnose the interconnect of GPU nodes (NVLink, PCIe, InfiniBand/RoCE, NCCL).
 
-The library API (topodiag/pipeline.py), imported on first use so that `import topodiag` stays cheap:
+The library API (topodiag/pipeline/), imported on first use so that `import topodiag` stays cheap:
 
     import topodiag
     d = topodiag.diagnose(["fixtures/hosts/hgx-h100-healthy-assembled"])   # files, dirs, bundles

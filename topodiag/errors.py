@@ -1,7 +1,7 @@
 """Every error topodiag raises on purpose, in one place; each is one line for a person.
 
 The library raises these and never exits; only `topodiag.cli` turns them into exit codes (its
-table is `topodiag.cli.errors.EXIT_FOR`). Anything else that escapes is a bug (exit 4).
+table is `topodiag.cli.errors.OUTCOME_FOR`, the codes `topodiag.exit_codes.exit_code`). Anything else that escapes is a bug (exit 4).
 
     TopodiagError
     ├── UsageError        a bad option or setting: fix the command line or the config (exit 2)

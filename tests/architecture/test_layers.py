@@ -10,6 +10,7 @@ imports itself back through another (no cycle). The layers, bottom up:
     render    render/                                   output formats
     pipeline  pipeline                                  load -> model -> engine -> render's input
     shells    actions/, fleet/, plan/, compare/         Slurm drain, fan-out, fleet comparison, plan, compare
+    commands  pipeline/commands/                        each command's flow, request -> result + outcome
     cli       cli/, __main__, docs/                     the commands; the generated parts of README and man page
 
 Imports under `if TYPE_CHECKING:` do not count. `topodiag/__init__.py` is the package's face (its
@@ -35,6 +36,7 @@ LAYERS = [
     ("render", ("render",)),
     ("pipeline", ("pipeline",)),
     ("shells", ("actions", "fleet", "plan", "compare")),
+    ("commands", ("pipeline.commands",)),  # the pipeline's upper half: it drives the shells
     ("cli", ("cli", "__main__", "docs")),
 ]
 RANK = {top: i for i, (_, tops) in enumerate(LAYERS) for top in tops}
@@ -84,6 +86,8 @@ def _imports(path: Path) -> list[tuple[str, int]]:
 
 def _top(module: str) -> str | None:
     parts = module.split(".")
+    if len(parts) > 2 and ".".join(parts[1:3]) in RANK:  # a sub-package with a layer of its own
+        return ".".join(parts[1:3])
     return parts[1] if len(parts) > 1 else None
 
 

@@ -107,7 +107,7 @@ def _layout_of(devices: list) -> tuple[list[str], dict[str, int], list[str]]:
 
 def _profile_for(profile, names: list[str], per_host: dict[str, int]):
     """The profile the run uses (given, or detected once by the pipeline from the GPU models, the
-    nccl-tests rank lines included: topodiag/pipeline.py choose_profile), and its label."""
+    nccl-tests rank lines included: topodiag/pipeline/platform.py choose_profile), and its label."""
     if profile is not None:
         return profile, f"profile {profile.name}"
     return None, ""
@@ -467,3 +467,46 @@ def perf003(nccl_tests, params) -> Iterator:
                   last=f"{_busbw(last):g}", last_size=_size(last["size_bytes"]),
                   ratio=f"{_busbw(last) / _busbw(peak):.0%}", from_size=_size(falls["size_bytes"]),
                   evidence=[Evidence(SOURCE, None, peak.get("line_no")), Evidence(SOURCE, None, falls.get("line_no"))])
+
+
+# -- the public face of the nccl-tests arithmetic: what plan/ and compare/ use (nothing private) ----
+
+def as_dict(result) -> dict:
+    """A parsed nccl-tests result (the parser's records or their JSON) as plain dicts."""
+    return _as_dict(result)
+
+
+def rows_by_run(nccl_tests: Mapping[str, Any]) -> dict[int, list[dict]]:
+    """The result rows of each run of one output (run number -> rows)."""
+    return _runs(nccl_tests)
+
+
+def best_busbw(row: Mapping[str, Any]) -> Optional[float]:
+    """A row's busbw, GB/s: the larger of out-of-place and in-place (None: neither given)."""
+    return _busbw(row)
+
+
+def collective_of(nccl_tests: Mapping[str, Any], rows: list[dict]) -> Optional[str]:
+    """A run's collective (all_reduce, all_gather, ...), from the banner or what its rows look like."""
+    return _collective(nccl_tests, rows)
+
+
+def rank_layout(nccl_tests: Mapping[str, Any], run: int) -> tuple[list[str], dict[str, int], list[str]]:
+    """(hosts, GPUs per host, GPU names) from a run's "# Rank" lines."""
+    return _layout(nccl_tests, run)
+
+
+def run_layout(nccl_tests: Mapping[str, Any], run: int, topology):
+    """(hosts, GPUs per host, GPU names, nranks, assumed): the rank lines, else the topology's node."""
+    return _run_layout(nccl_tests, run, topology)
+
+
+def expected_busbw(collective: str, hosts: list[str], per_host: dict[str, int], names: list[str],
+                   profile, topology) -> tuple:
+    """PERF001's expectation: (GB/s, how it was derived, None, {}), or (None, None, why not judged, facts)."""
+    return _expectation(collective, hosts, per_host, names, profile, topology)
+
+
+def size_words(n: int) -> str:
+    """A message size as people write it: 256 MiB, 8 GiB, 512 B."""
+    return _size(n)

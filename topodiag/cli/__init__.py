@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import TopodiagError
-from ..exit_codes import ExitCode
+from ..exit_codes import Outcome, exit_code, signalled
 from .app import _state, app  # noqa: F401  (`topodiag.cli:app` for tests and typer)
 
 from . import parse as _parse  # noqa: E402,F401  (registers the command)
@@ -65,17 +65,19 @@ def main() -> None:
         app()
     except KeyboardInterrupt:
         print("topodiag: interrupted", file=sys.stderr)
-        sys.exit(130)
+        import signal
+
+        sys.exit(signalled(signal.SIGINT))
     except BrokenPipeError:
-        sys.exit(ExitCode.OK)
+        sys.exit(exit_code(Outcome.OK))
     except TopodiagError as exc:  # a command not wrapped by `guarded`: the same one line and code
-        from .errors import exit_code_of, one_line
+        from .errors import one_line, outcome_of_error
 
         print(f"topodiag: error: {one_line(str(exc))}", file=sys.stderr)
-        sys.exit(exit_code_of(exc))
+        sys.exit(exit_code(outcome_of_error(exc)))
     except Exception as exc:  # the exception policy: nothing but a one-liner unless --debug
         if _state["debug"] or "--debug" in sys.argv:
             raise
         print(f"topodiag: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
               file=sys.stderr)
-        sys.exit(ExitCode.INTERNAL)
+        sys.exit(exit_code(Outcome.INTERNAL))

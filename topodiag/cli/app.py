@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from ..exit_codes import ExitCode
+from ..exit_codes import Outcome, exit_code
 
 app = typer.Typer(
     name="topodiag",
@@ -47,7 +47,7 @@ def _version(value: bool) -> None:
         from .. import __version__
 
         typer.echo(f"topodiag {__version__}")
-        raise typer.Exit(ExitCode.OK)
+        raise typer.Exit(exit_code(Outcome.OK))
 
 
 @app.callback()

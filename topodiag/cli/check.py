@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from ..exit_codes import exit_code
 from ..render import format_enum
 from . import complete
 from .app import app
@@ -105,7 +106,7 @@ def check_command(
     d.run_info = run_info(d)
     with report_stream(output) as stream:  # --output: replaced whatever the verdict
         d.render(fmt, stream, **({"verbose": True} if verbose else {}))
-    raise typer.Exit(d.exit_code)
+    raise typer.Exit(exit_code(d.exit_code))
 
 
 def run_info(diagnosis) -> dict:

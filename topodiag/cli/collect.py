@@ -10,7 +10,7 @@ import typer
 
 from ..bundle.shown import shown
 from ..errors import BundleError, RedactionError
-from ..exit_codes import ExitCode
+from ..exit_codes import Outcome, exit_code
 from .app import app
 from .errors import guarded
 
@@ -64,7 +64,7 @@ def collect_command(
         raise RedactionError(f"--redact: {exc}") from None
     print(collected_line(records), file=sys.stderr)
     print(target)
-    raise typer.Exit(ExitCode.OK)
+    raise typer.Exit(exit_code(Outcome.OK))
 
 
 def _refuse_existing(output: Optional[str], force: bool) -> None:

@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from ..exit_codes import exit_code
 from . import complete
 from .app import app
 from .output import OUTPUT_HELP, chosen_format, report_stream
@@ -38,12 +39,12 @@ def compare_command(
     output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", help=OUTPUT_HELP),
 ) -> None:
     """Compare nccl-tests runs: busbw per size, best per size band, gain, and the expectation."""
-    from ..compare import compare_files, series
-    from ..errors import InputError, UsageError
+    from ..compare import series
+    from ..errors import InputError
+    from ..pipeline.commands.compare import CompareRequest, compare
 
-    if not 0 <= noise < 1:
-        raise UsageError(f"--noise: a fraction from 0 to 1, got {noise:g}")
-    result = compare_files(runs, labels=labels, node=list(node) or None, profile=profile, noise=noise)
+    run = compare(CompareRequest(runs=runs, labels=labels, node=node, profile=profile, noise=noise))
+    result = run.report
     if plot:
         from ..render.chart_svg import svg_chart
 
@@ -68,3 +69,4 @@ def compare_command(
             if plot:
                 folded.write(f"chart written to {plot}\n")
             folded.flush()
+    raise typer.Exit(exit_code(run.outcome))

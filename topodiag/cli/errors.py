@@ -1,5 +1,6 @@
 """Where errors become exit codes: the one mapping from topodiag's typed errors
-(topodiag/errors.py) to the exit-code table (topodiag/exit_codes.py), and the one-line message.
+(topodiag/errors.py) to an Outcome, whose code `topodiag.exit_codes.exit_code` gives, and the
+one-line message.
 
 The library raises; only the commands exit. `guarded` wraps a command so a TopodiagError prints
 `topodiag: error: <one line>` on stderr and exits with its code; anything else is left to `main`,
@@ -15,19 +16,19 @@ from typing import Callable, NoReturn
 import typer
 
 from ..errors import CatalogError, InputError, TopodiagError, UsageError
-from ..exit_codes import ExitCode
+from ..exit_codes import ExitCode, Outcome, exit_code
 
 # Most specific first: the first class an error is an instance of decides.
-EXIT_FOR: tuple[tuple[type, ExitCode], ...] = (
-    (UsageError, ExitCode.USAGE),
-    (InputError, ExitCode.INCOMPLETE),
-    (CatalogError, ExitCode.INTERNAL),
+OUTCOME_FOR: tuple[tuple[type, Outcome], ...] = (
+    (UsageError, Outcome.USAGE),
+    (InputError, Outcome.INPUT_ERROR),
+    (CatalogError, Outcome.INTERNAL),
 )
 
 
-def exit_code_of(exc: TopodiagError) -> ExitCode:
-    """The exit code of one of topodiag's errors (INTERNAL for one the table does not name)."""
-    return next((code for cls, code in EXIT_FOR if isinstance(exc, cls)), ExitCode.INTERNAL)
+def outcome_of_error(exc: TopodiagError) -> Outcome:
+    """The Outcome one of topodiag's errors stands for (INTERNAL for one the table does not name)."""
+    return next((outcome for cls, outcome in OUTCOME_FOR if isinstance(exc, cls)), Outcome.INTERNAL)
 
 
 def one_line(text: str) -> str:
@@ -35,10 +36,10 @@ def one_line(text: str) -> str:
     return "; ".join(part.strip() for part in str(text).splitlines() if part.strip())
 
 
-def fail(message: str, code: ExitCode) -> NoReturn:
-    """Print `topodiag: error: MESSAGE` on stderr and exit with `code`."""
+def fail(message: str, outcome: "Outcome | ExitCode") -> NoReturn:
+    """Print `topodiag: error: MESSAGE` on stderr and exit with the code of `outcome`."""
     print(f"topodiag: error: {one_line(message)}", file=sys.stderr)
-    raise typer.Exit(int(code))
+    raise typer.Exit(exit_code(outcome))
 
 
 def guarded(command: Callable) -> Callable:
@@ -49,6 +50,6 @@ def guarded(command: Callable) -> Callable:
         try:
             return command(*args, **kwargs)
         except TopodiagError as exc:
-            fail(str(exc), exit_code_of(exc))
+            fail(str(exc), outcome_of_error(exc))
 
     return run

@@ -7,7 +7,7 @@ import sys
 
 import typer
 
-from ..exit_codes import ExitCode
+from ..exit_codes import Outcome, exit_code
 from . import complete
 from .app import app
 
@@ -28,7 +28,7 @@ def explain_command(
         hint = f"did you mean {', '.join(close)}? " if close else ""
         print(f"topodiag: error: no rule {code!r}; {hint}known codes: {', '.join(catalog.codes())} "
               "(`topodiag rules` lists them)", file=sys.stderr)
-        raise typer.Exit(ExitCode.USAGE)
+        raise typer.Exit(exit_code(Outcome.USAGE))
     import textwrap
 
     def fill(text: str) -> str:  # every line re-flowed to the terminal, a hanging indent for the rest

@@ -18,11 +18,12 @@ from typing import List, Optional
 
 import typer
 
-from ..exit_codes import ExitCode
+from ..exit_codes import exit_code
+from ..pipeline.commands.fleet import DEFAULT_COMMAND
 from . import complete
 from .app import app
 from .output import OUTPUT_HELP, chosen_format, report_stream
-from .errors import fail, guarded
+from .errors import guarded
 
 
 class FleetFormat(str, Enum):
@@ -30,34 +31,8 @@ class FleetFormat(str, Enum):
     json = "json"
 
 
-DEFAULT_COMMAND = "topodiag check --format json"
-
-
-def _check_options(profile: Optional[str], config: Optional[str], select, ignore, source: Optional[str] = None) -> dict:
-    """What bundles are judged with, validated here once (a usage error, exit 2), not once per bundle."""
-    from ..engine import load_catalog
-    from ..engine.runner import select_rules
-    from ..pipeline import named_profile
-
-    options: dict = {}
-    if source:
-        from ..parsers import names
-
-        if source not in names():
-            fail(f"--source: unknown source {source!r}; one of: {', '.join(names())}", ExitCode.USAGE)
-        options["source"] = source
-    if profile:
-        named_profile(profile)
-        options["profile"] = profile
-    if config:
-        from ..engine.site_config import load as load_site_config
-
-        load_site_config(config)
-        options["config"] = config
-    if select or ignore:
-        select_rules(load_catalog(examples=False), select=select, ignore=ignore)
-        options["select"], options["ignore"] = select, ignore
-    return options
+def _announce(text: str) -> None:
+    sys.stderr.write(f"topodiag: fleet: {text}\n")
 
 
 def _progress(read: int) -> None:
@@ -120,67 +95,23 @@ def fleet_command(
     (nodes, files) report one host name;
     3 when a node or input gave no report and nothing differs; 2 for a usage error; else 0.
     """
-    from ..engine import parse_fail_on
-    from ..fleet import render_json, render_text, run_fleet
-
-    paths = list(reports or [])
-    if not paths and not nodes and not nccl_logs:
-        fail("give reports (files, directories, bundles, - for standard input), --nodes NODESET or --nccl-log",
-             ExitCode.USAGE)
-    if not 0.5 <= min_share <= 1:
-        fail(f"--min-share: {min_share:g} is not between 0.5 and 1", ExitCode.USAGE)
-    if min_nodes < 2:
-        fail(f"--min-nodes: {min_nodes} is below 2 (one node is its own majority)", ExitCode.USAGE)
-    if fanout < 1 or timeout <= 0 or connect_timeout <= 0:
-        fail("--fanout, --timeout and --connect-timeout must be positive", ExitCode.USAGE)
-    if local and not nodes:
-        fail("--local goes with --nodes", ExitCode.USAGE)
-    try:
-        level = parse_fail_on(fail_on)
-    except ValueError as exc:
-        fail(f"--fail-on: {exc}", ExitCode.USAGE)
-    check_options = _check_options(profile, config, select, ignore, source)
-    group_key = None if group_by.strip().lower() in ("", "none") else group_by.strip()
-
-    texts, input_failures = None, None
-    if nodes:
-        from ..actions.fanout import FanOutError, fan_out
-
-        if sys.stderr.isatty():
-            from ..render.sanitise import line
-
-            sys.stderr.write(f"topodiag: fleet: running `{line(command, 200)}` on {line(nodes, 200)} "
-                             f"({'here, per node' if local else 'ssh'}, {fanout} at a time, {timeout:g} s each)\n")
-        try:
-            out = fan_out(nodes, command, fanout=fanout, timeout_s=timeout,
-                          connect_timeout_s=connect_timeout, local=local)
-        except FanOutError as exc:
-            fail(str(exc), ExitCode.USAGE if exc.usage else ExitCode.INCOMPLETE)
-        texts, input_failures = out.outputs.items(), out.failures.items()
-    else:
-        out = None
+    from ..fleet import render_json, render_text
+    from ..pipeline.commands.fleet import FleetRequest, fleet
 
     tty = sys.stderr.isatty()
-    result = run_fleet(paths, texts=texts, input_failures=input_failures, nccl_logs=list(nccl_logs or []),
-                       check_options=check_options, min_share=min_share, min_nodes=min_nodes,
-                       group_by=group_key, progress=_progress if tty else None)
-    if out is not None:
-        out.close()  # the spooled outputs, read one node at a time above
-    if tty and result.nodes >= 1000:
+    run = fleet(FleetRequest(
+        paths=list(reports or []), nodes=nodes, command=command, fanout=fanout, timeout=timeout,
+        connect_timeout=connect_timeout, local=local, nccl_logs=list(nccl_logs or []), group_by=group_by,
+        min_share=min_share, min_nodes=min_nodes, fail_on=fail_on, profile=profile, config=config, select=select,
+        ignore=ignore, source=source, progress=_progress if tty else None, announce=_announce if tty else None))
+    if tty and run.result.nodes >= 1000:
         sys.stderr.write("\n")
-
     fmt = chosen_format(output_format.value if output_format else None, [f.value for f in FleetFormat])
-    severity = level.name.lower() if level is not None else None
     with report_stream(output) as stream:  # --output: replaced whatever the comparison says
         if fmt == "json":
-            stream.write(render_json(result) + "\n")
+            stream.write(render_json(run.result) + "\n")
         else:
-            render_text(result, file=stream, max_outliers=max_outliers, fail_on=severity)
-    if result.has_outliers or result.has_duplicates or (severity and result.at_or_above(severity)):
-        raise typer.Exit(int(ExitCode.FINDINGS))
-    nothing_read = result.nodes == 0 and not result.nccl
-    if nothing_read and not result.failed_count:
+            render_text(run.result, file=stream, max_outliers=max_outliers, fail_on=run.severity)
+    if run.nothing_read:
         print("topodiag: error: no report in the inputs", file=sys.stderr)
-    if nothing_read or result.failed_count:
-        raise typer.Exit(int(ExitCode.INCOMPLETE))
-    raise typer.Exit(int(ExitCode.OK))
+    raise typer.Exit(exit_code(run.outcome))

@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from ..exit_codes import ExitCode
+from ..exit_codes import Outcome, exit_code
 from . import complete
 from .app import app
 from .output import OUTPUT_HELP, chosen_format, report_stream
@@ -47,7 +47,7 @@ def _list_sources(value: bool) -> None:
         sys.stdout.write(fill(f"{i.source}: {i.tool or '-'} (prolog-safe: {'yes' if i.prolog_safe else 'no'})"))
         sys.stdout.write(fill(f"live: {live}", "    ", "      "))
         sys.stdout.write(fill(i.description, "    ", "    "))
-    raise typer.Exit(ExitCode.OK)
+    raise typer.Exit(exit_code(Outcome.OK))
 
 
 def _check_source(value: Optional[str]) -> Optional[str]:
@@ -56,9 +56,9 @@ def _check_source(value: Optional[str]) -> Optional[str]:
     return value
 
 
-def _fail(where: str, message: str, code: ExitCode = ExitCode.INCOMPLETE) -> None:
+def _fail(where: str, message: str, outcome: Outcome = Outcome.INPUT_ERROR) -> None:
     print(f"topodiag: error: {where}: {message}", file=sys.stderr)
-    raise typer.Exit(code)
+    raise typer.Exit(exit_code(outcome))
 
 
 @app.command("parse")

@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from ..exit_codes import exit_code
 from .app import app
 from .output import OUTPUT_HELP, chosen_format, report_stream
 from .errors import guarded
@@ -53,16 +54,12 @@ def plan_command(
     output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE", help=OUTPUT_HELP),
 ) -> None:
     """Place TP/PP/DP/EP on the node's interconnect layers and say what each costs per step."""
-    from ..plan import plan_from
-    from ..plan.models import check_bounds, model_spec, parse_params
+    from ..pipeline.commands.plan import PlanRequest, plan
 
-    # every number checked against its bounds (plan/models.py BOUNDS) before any work
-    check_bounds(nodes=nodes, layers=layers, hidden=hidden, seq=seq, micro_batch=micro_batch, tp=tp, pp=pp,
-                 dp=dp, ep=ep, micro_batches=micro_batches)
-    spec = model_spec(model, params=parse_params(params) if params is not None else None, layers=layers,
-                      hidden=hidden, seq=seq, micro_batch=micro_batch, dtype=dtype.value if dtype else None)
-    result = plan_from(list(paths) or None, nodes=nodes, model=spec, tp=tp, pp=pp, dp=dp, ep=ep,
-                       micro_batches=micro_batches, tflops=tflops)
+    run = plan(PlanRequest(paths=list(paths), nodes=nodes, model=model, params=params, layers=layers, hidden=hidden,
+                           seq=seq, micro_batch=micro_batch, dtype=dtype.value if dtype else None, tp=tp, pp=pp,
+                           dp=dp, ep=ep, micro_batches=micro_batches, tflops=tflops))
+    result = run.report
     fmt = chosen_format(output_format.value if output_format else None, [f.value for f in PlanFormat])
     with report_stream(output) as stream:
         if fmt == "json":
@@ -76,3 +73,4 @@ def plan_command(
             folded = Folded(stream)  # 80 columns off a terminal: long lines wrapped, never cut
             render(result, folded)
             folded.flush()
+    raise typer.Exit(exit_code(run.outcome))

@@ -17,16 +17,14 @@ whose prolog exits non-zero, so exit 1 would drain it all the same. The finding'
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import List, Optional
 
 import typer
 
-from ..errors import ConfigError, ProfileError
-from ..exit_codes import ExitCode
+from ..exit_codes import exit_code
 from .app import app
-from .check import positive_deadline, show_crashes
+from .check import show_crashes
 from . import complete
 from .errors import guarded
 
@@ -77,112 +75,25 @@ def prolog_command(
     source could not be read and 4 for an internal error, as `check`. A site config that cannot be
     used is said on stderr and the node judged with the default settings (--strict: exit 2).
     """
-    from ..live.commands import session
-    from ..pipeline import LiveOptions, collect_live
-    from ..render.slurm import reason_line
+    from ..pipeline.commands.prolog import PrologRequest, prolog
 
-    positive_deadline(deadline)
-    since_s = _since(kernel_log_since)
-    _check_fail_on(fail_on)  # a usage error before anything is collected (as when diagnose collected)
-    with session(deadline):  # every tool, scontrol too, under --deadline; a signal kills their groups
-        config, site = _usable_config(config, strict)
-        reserve = min(2.0, deadline / 5) if mark_offline else 0.0
-        gathered = collect_live(LiveOptions(deadline_s=deadline - reserve, prolog=True, sysfs_root=sysfs_root,
-                                            kernel_log_since_s=since_s))
-        d = _judge(gathered, config, strict, profile=profile, ignore=ignore, fail_on=fail_on)
-        show_crashes(d)
-        line = reason_line(d.outcome, d.topology)
-        print(line)
-        code = d.outcome.exit_code
-        if mark_offline:
-            from ..actions import slurm
-
-            clean = code == ExitCode.OK and not any(f.code.startswith("SYS") for f in d.findings)
-            if code == ExitCode.FINDINGS or clean:
-                tools, limit = _slurm_settings(site, scontrol, drain_limit, drain_limit_percent)
-                done, held = slurm.mark_node(node or slurm.node_name(), failed=code == ExitCode.FINDINGS,
-                                             reason=line, tools=tools, limit=limit)
-                if done:
-                    print(done, file=sys.stderr)
-                if held:  # Slurm drains a node whose prolog fails: exit 1 would drain it all the same
-                    code = ExitCode.OK
-    if code in (ExitCode.INCOMPLETE, ExitCode.INTERNAL) and not strict:
-        code = ExitCode.OK
-    raise typer.Exit(int(code))
+    run = prolog(PrologRequest(deadline=deadline, fail_on=fail_on, strict=strict, config=config, profile=profile,
+                               ignore=ignore, sysfs_root=sysfs_root, mark_offline=mark_offline, node=node,
+                               scontrol=scontrol, drain_limit=drain_limit, drain_limit_percent=drain_limit_percent,
+                               kernel_log_since=kernel_log_since),
+                 say=_say, warn=_warn)
+    if run.drained:
+        print(run.drained, file=sys.stderr)
+    # Slurm drains a node whose prolog fails: a drain the limit held back exits 0, and without --strict
+    # a node that could not be seen whole (a diagnostic that could not see) is not drained either
+    raise typer.Exit(exit_code(run.outcome, lenient=not strict, drain_held=run.drain_held))
 
 
-def _since(text: Optional[str]) -> Optional[float]:
-    """--kernel-log-since in seconds (None: not given); a UsageError (exit 2) for what is no duration."""
-    if text is None:
-        return None
-    from ..errors import UsageError
-    from ..live.kernel_log_probe import parse_duration
-
-    try:
-        return parse_duration(text)
-    except ValueError as exc:
-        raise UsageError(f"--kernel-log-since: {exc}") from None
+def _say(diagnosis, line: str) -> None:
+    """The verdict's line on stdout (with --debug, a crashed check's traceback on stderr first)."""
+    show_crashes(diagnosis)
+    print(line)
 
 
-def _check_fail_on(fail_on: str) -> None:
-    from ..engine import parse_fail_on
-    from ..errors import UsageError
-
-    try:
-        parse_fail_on(fail_on)
-    except ValueError as exc:
-        raise UsageError(f"--fail-on: {exc}") from None
-
-
-def _config_unusable(error: Exception) -> None:
-    print(f"topodiag: error: {error}; judging with the default settings (the site config is not used; "
-          f"--strict fails instead)", file=sys.stderr)
-
-
-def _usable_config(config: Optional[str], strict: bool):
-    """(the site config's path, the loaded config) when it reads and checks (before anything is
-    collected), else (None, None) (said on stderr); with --strict its error is raised (exit 2)."""
-    if not config:
-        return None, None
-    from ..engine.site_config import load
-
-    try:
-        site = load(config)
-    except ConfigError as exc:
-        if strict:
-            raise
-        _config_unusable(exc)
-        return None, None
-    return config, site
-
-
-def _slurm_settings(site, scontrol: Optional[str], drain_limit: Optional[int], percent: Optional[float]):
-    """Where scontrol and sinfo are and the drain limit: the command line, else the site config's
-    [slurm], else the defaults (actions/slurm.py, actions/drain_limit.py)."""
-    from ..actions.drain_limit import DEFAULT_NODES, DEFAULT_PERCENT, Limit
-    from ..actions.slurm import find_tools
-
-    conf = dict(site.slurm) if site is not None else {}
-    given = scontrol or conf.get("scontrol")
-    if given and not os.path.isabs(given):
-        given = os.path.abspath(given)
-    tools = find_tools(given, conf.get("sinfo"), tuple(conf.get("bin_dirs", ())))
-    limit = Limit(nodes=drain_limit if drain_limit is not None else conf.get("drain_limit", DEFAULT_NODES),
-                  percent=percent if percent is not None else conf.get("drain_limit_percent", DEFAULT_PERCENT))
-    return tools, limit
-
-
-def _judge(gathered, config: Optional[str], strict: bool, **options):
-    """The Diagnosis with the site config; one whose rule tables or profile do not fit the catalog
-    (known only now) is said on stderr and the node judged with the defaults (--strict: raised).
-    A --profile given on the command line that is unknown stays a usage error."""
-    from ..pipeline import diagnose
-
-    try:
-        return diagnose(gathered=gathered, config=config, tags=["prolog"], **options)
-    except (ConfigError, ProfileError) as exc:
-        from_config = isinstance(exc, ConfigError) or not options.get("profile")
-        if strict or not config or not from_config:
-            raise
-        _config_unusable(exc)
-        return diagnose(gathered=gathered, config=None, tags=["prolog"], **options)
+def _warn(text: str) -> None:
+    print(text, file=sys.stderr)

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from ..exit_codes import ExitCode
+from ..exit_codes import Outcome, exit_code
 from . import complete
 from .app import app
 
@@ -27,7 +27,7 @@ def rules_command(
         if fam not in catalog.families():
             print(f"topodiag: error: --family: unknown family {family!r}; one of: {', '.join(catalog.families())}",
                   file=sys.stderr)
-            raise typer.Exit(ExitCode.USAGE)
+            raise typer.Exit(exit_code(Outcome.USAGE))
         rules = [r for r in rules if r.family == fam]
     if tag:
         rules = [r for r in rules if tag.strip().lower() in r.tags]

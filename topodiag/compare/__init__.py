@@ -97,8 +97,8 @@ def _expectation(runs: list[Run], topology, profile_name: Optional[str]) -> dict
     prof, how_prof = choose_profile(profile_name, topo, [r.data for r in runs])
     reason = None
     for r in runs:
-        hosts, per_host, names, _, _ = perf._run_layout(r.data, r.run, topology)
-        expected, how, not_judged, _ = perf._expectation(r.collective or "unknown", hosts, per_host, names,
+        hosts, per_host, names, _, _ = perf.run_layout(r.data, r.run, topology)
+        expected, how, not_judged, _ = perf.expected_busbw(r.collective or "unknown", hosts, per_host, names,
                                                          prof, topology)
         if expected is not None:
             return {"gbps": round(expected, 3), "how": how, "profile": how_prof}
@@ -148,64 +148,84 @@ def _large_busbw(r: Run) -> float:
     return max(big) if big else r.points[max(r.points)]
 
 
-def compare(runs: list[Run], *, topology=None, profile: Optional[str] = None, noise: float = NOISE) -> dict[str, Any]:
-    from ..checks import perf
+MIN_FRACTION = 0.8  # of the expectation: a run that reaches it is not held back by the transport or topology
 
-    sizes = sorted({s for r in runs for s in r.points})
-    common = [s for s in sizes if all(s in r.points for r in runs)]
+
+def _table(runs: list[Run], sizes: list[int]) -> list[dict]:
     table = []
     for s in sizes:
         vals = [r.points.get(s) for r in runs]
         known = [(v, r.label) for v, r in zip(vals, runs) if v is not None]
         table.append({"size": s, "busbw": vals, "best": max(known)[1] if len(known) > 1 else None})
+    return table
+
+
+def _judged(runs: list[Run], groups: list[dict], topology, profile: Optional[str]) -> tuple[list[Run], dict]:
+    """The runs judged and their expectation: all runs when they share one shape, else the first shape
+    whose runs yield an expectation, on its runs only."""
+    if len(groups) <= 1:
+        return runs, _expectation(runs, topology, profile)
+    judged, exp = runs, None
+    for g in groups:
+        members = [r for r in runs if r.label in g["runs"]]
+        found = _expectation(members, topology, profile)
+        if exp is None or (found["gbps"] and not exp["gbps"]):
+            judged, exp = members, found
+        if found["gbps"]:
+            break
+    exp["judged_runs"] = [r.label for r in judged]
+    return judged, exp
+
+
+def _verdict(exp: dict, judged: list[Run], runs: list[Run]) -> list[str]:
+    """The expectation's verdict (set on `exp`) and its sentences."""
+    exp.update(min_fraction=MIN_FRACTION)
+    if not exp["gbps"]:
+        exp.update(reached_by=[], verdict="not_judged")
+        return []
+    top = [(_large_busbw(r), r.label) for r in judged]
+    reached = [label for bw, label in top if bw >= MIN_FRACTION * exp["gbps"]]
+    exp.update(reached_by=reached)
+    if reached:
+        exp["verdict"] = "reached"
+        out = [f"{', '.join(reached)} reach{'es' if len(reached) == 1 else ''} {MIN_FRACTION:.0%} of the "
+               f"expected {exp['gbps']:g} GB/s ({exp['how']})"]
+    else:
+        exp["verdict"] = "none_reach"
+        out = [f"no run reaches {MIN_FRACTION:.0%} of the expected {exp['gbps']:g} GB/s ({exp['how']}): "
+               f"it is not the algorithm; look at the transport and the topology: {POINT_TO}"]
+    above = [label for bw, label in top if bw > 1.1 * exp["gbps"]]
+    if above and any(len(r.hosts) > 1 for r in runs):
+        out.append(f"{', '.join(above)} exceed{'s' if len(above) == 1 else ''} the expected network bandwidth: "
+                   "on few nodes Tree and NVLSTree send less than 2(n-1)/n of the data over the network, so "
+                   "busbw overstates it; NCCL_ALGO=Ring measures the network itself")
+    return out
+
+
+def _large_words(large: Optional[dict]) -> str:
+    """The first sentence: at the largest common size, the best run and those below it beyond noise."""
+    from ..checks import perf
+
+    if large is None:
+        return "the runs share no message size: compare them by eye on the chart"
+    if not large["differ"]:
+        return f"at {perf.size_words(large['size'])} the runs agree within noise ({large['noise']:.0%})"
+    names = ", ".join(f"{d['label']} ({d['busbw']:g} GB/s, {d['below_best_pct']:g}% below)" for d in large["differ"])
+    return (f"at {perf.size_words(large['size'])}, {large['best']} is best "
+            f"({max(large['busbw']):g} GB/s); beyond noise ({large['noise']:.0%}) below it: {names}")
+
+
+def compare(runs: list[Run], *, topology=None, profile: Optional[str] = None, noise: float = NOISE) -> dict[str, Any]:
+    sizes = sorted({s for r in runs for s in r.points})
+    common = [s for s in sizes if all(s in r.points for r in runs)]
     large = _large(runs, common, noise)
     groups, shape_notes = _shapes(runs)
-    judged, exp = runs, None
-    if len(groups) > 1:  # the first shape whose runs yield an expectation is judged, on its runs only
-        for g in groups:
-            members = [r for r in runs if r.label in g["runs"]]
-            found = _expectation(members, topology, profile)
-            if exp is None or (found["gbps"] and not exp["gbps"]):
-                judged, exp = members, found
-            if found["gbps"]:
-                break
-        exp["judged_runs"] = [r.label for r in judged]
-    else:
-        exp = _expectation(runs, topology, profile)
-    summary = list(shape_notes)
-    min_fraction = 0.8
-    if exp["gbps"]:
-        top = [(_large_busbw(r), r.label) for r in judged]
-        reached = [label for bw, label in top if bw >= min_fraction * exp["gbps"]]
-        exp.update(min_fraction=min_fraction, reached_by=reached)
-        if reached:
-            exp["verdict"] = "reached"
-            summary.append(f"{', '.join(reached)} reach{'es' if len(reached) == 1 else ''} {min_fraction:.0%} of the "
-                           f"expected {exp['gbps']:g} GB/s ({exp['how']})")
-        else:
-            exp["verdict"] = "none_reach"
-            summary.append(f"no run reaches {min_fraction:.0%} of the expected {exp['gbps']:g} GB/s ({exp['how']}): "
-                           f"it is not the algorithm; look at the transport and the topology: {POINT_TO}")
-        above = [label for bw, label in top if bw > 1.1 * exp["gbps"]]
-        if above and any(len(r.hosts) > 1 for r in runs):
-            summary.append(f"{', '.join(above)} exceed{'s' if len(above) == 1 else ''} the expected network bandwidth: "
-                           "on few nodes Tree and NVLSTree send less than 2(n-1)/n of the data over the network, so "
-                           "busbw overstates it; NCCL_ALGO=Ring measures the network itself")
-    else:
-        exp.update(min_fraction=min_fraction, reached_by=[], verdict="not_judged")
-    if large is not None:
-        if large["differ"]:
-            names = ", ".join(f"{d['label']} ({d['busbw']:g} GB/s, {d['below_best_pct']:g}% below)" for d in large["differ"])
-            summary.insert(0, f"at {perf._size(large['size'])}, {large['best']} is best "
-                              f"({max(large['busbw']):g} GB/s); beyond noise ({large['noise']:.0%}) below it: {names}")
-        else:
-            summary.insert(0, f"at {perf._size(large['size'])} the runs agree within noise ({large['noise']:.0%})")
-    else:
-        summary.insert(0, "the runs share no message size: compare them by eye on the chart")
+    judged, exp = _judged(runs, groups, topology, profile)
+    summary = [_large_words(large)] + list(shape_notes) + _verdict(exp, judged, runs)
     summary.extend(r.note for r in runs if r.note)
     return {"schema_version": SCHEMA_VERSION, "kind": "compare",
             "collective": next((r.collective for r in runs if r.collective), None),
-            "runs": [r.to_json() for r in runs], "shapes": groups, "sizes": sizes, "table": table,
+            "runs": [r.to_json() for r in runs], "shapes": groups, "sizes": sizes, "table": _table(runs, sizes),
             "bands": _band_rows(runs, common), "large": large, "expectation": exp, "summary": summary}
 
 

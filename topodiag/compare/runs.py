@@ -81,10 +81,10 @@ def _runs_of(path: str, text: str, data: dict) -> list[Run]:
 
     env = settings(text)
     out = []
-    for run, rows in sorted(perf._runs(data).items()):
+    for run, rows in sorted(perf.rows_by_run(data).items()):
         points, spread = {}, {}
         for r in rows:
-            bw = perf._busbw(r)
+            bw = perf.best_busbw(r)
             if r.get("size_bytes") and bw is not None:
                 points[r["size_bytes"]] = max(bw, points.get(r["size_bytes"], 0.0))
                 o, i = r.get("oop_busbw_gbps"), r.get("ip_busbw_gbps")
@@ -92,8 +92,8 @@ def _runs_of(path: str, text: str, data: dict) -> list[Run]:
                     spread[r["size_bytes"]] = abs(o - i) / max(o, i)
         if not points:
             continue
-        hosts, per_host, names = perf._layout(data, run)
-        out.append(Run("", path, run, points, spread, perf._collective(data, rows), hosts, per_host, names,
+        hosts, per_host, names = perf.rank_layout(data, run)
+        out.append(Run("", path, run, points, spread, perf.collective_of(data, rows), hosts, per_host, names,
                        data.get("nranks") or (sum(per_host.values()) or None), data.get("nccl_version"), env, data))
     if not out:
         raise InputError(path, "no nccl-tests result rows (size, busbw) to compare")

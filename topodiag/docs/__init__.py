@@ -9,6 +9,7 @@ touched:
     sources   the parsers: which there are, each one's tool and how live collection gets it (from
               the parsers' INFO), with the words of `sources.toml` beside this file
     rules     the rule catalog: code, severity, slug, title, the action a finding asks for
+    exit-codes  the exit-code table (topodiag/exit_codes.py MEANINGS)
 
 `python -m topodiag.docs --check` writes nothing and exits 1 when a part is stale (the tests run
 the same comparison). A source without its words in sources.toml, or words for a source no parser
@@ -109,9 +110,24 @@ def man_rules() -> str:
     return "\n".join(out)
 
 
+def readme_exit_codes() -> str:
+    from ..exit_codes import MEANINGS
+
+    return "\n".join(["| code | meaning |", "|---|---|"] + [f"| {int(c)} | {m} |" for c, m in MEANINGS.items()])
+
+
+def man_exit_codes() -> str:
+    from ..exit_codes import MEANINGS
+
+    out = []
+    for code, meaning in MEANINGS.items():
+        out += [".TP", f".B {int(code)}", _roff(re.sub(r"`([^`]*)`", r"\1", meaning)) + "."]
+    return "\n".join(out)
+
+
 SECTIONS: dict[str, dict[str, Callable[[], str]]] = {
-    "README.md": {"sources": readme_sources, "rules": readme_rules},
-    "man/topodiag.1": {"sources": man_sources, "rules": man_rules},
+    "README.md": {"sources": readme_sources, "rules": readme_rules, "exit-codes": readme_exit_codes},
+    "man/topodiag.1": {"sources": man_sources, "rules": man_rules, "exit-codes": man_exit_codes},
 }
 MARKERS = {"README.md": README_MARKERS, "man/topodiag.1": MAN_MARKERS}
 

@@ -105,83 +105,103 @@ class Comparison:
                 "splits": [s.to_dict() for s in self.splits], "by_key": self.by_key}
 
 
-def compare(tally: Tally, *, min_share: float = MIN_SHARE, min_nodes: int = MIN_NODES) -> Comparison:
-    n_all = len(tally)
-    names = tally.names
-    per_node: dict[int, list[Difference]] = {}
-    result = Comparison(nodes=n_all, keys=len(tally.keys),
-                        params={"min_share": min_share, "min_nodes": min_nodes})
-    enough = n_all >= min_nodes
-    live: Optional[list[int]] = None
-    presence_of: dict[str, str] = {}
+def _presence(having: int, absent: int, n_all: int, enough: bool, min_share: float) -> str:
+    """all nodes have the key, most, few, or a split."""
+    if absent == 0:
+        return "all"
+    if enough and having > absent and having >= min_share * n_all:
+        return "most"
+    if enough and absent > having and absent >= min_share * n_all:
+        return "few"
+    return "split"
 
-    def add(i: int, d: Difference) -> None:
-        per_node.setdefault(i, []).append(d)
 
-    for key in tally.keys:
-        groups = tally.values(key)
+class _Pass:
+    """One comparison over a tally: each key's presence and values judged, the differences per node."""
+
+    def __init__(self, tally: Tally, min_share: float, min_nodes: int) -> None:
+        self.tally, self.names, self.min_share, self.min_nodes = tally, tally.names, min_share, min_nodes
+        self.n_all = len(tally)
+        self.enough = self.n_all >= min_nodes
+        self.per_node: dict[int, list[Difference]] = {}
+        self.result = Comparison(nodes=self.n_all, keys=len(tally.keys),
+                                 params={"min_share": min_share, "min_nodes": min_nodes})
+        self.live: Optional[list[int]] = None
+        self.presence_of: dict[str, str] = {}
+
+    def add(self, nodes, d: Difference) -> None:
+        for i in nodes:
+            self.per_node.setdefault(i, []).append(d)
+
+    def named(self, nodes) -> list[str]:
+        return sorted((self.names[i] for i in nodes), key=natural)
+
+    def key(self, key: str) -> None:
+        groups = self.tally.values(key)
         if not groups:
-            continue
+            return
         having = sum(len(nodes) for _, nodes in groups)
-        absent = n_all - having
-        top_v, top_nodes = groups[0]
-        top = len(top_nodes)
-        second = len(groups[1][1]) if len(groups) > 1 else 0
-        if absent == 0:
-            presence = "all"
-        elif enough and having > absent and having >= min_share * n_all:
-            presence = "most"
-        elif enough and absent > having and absent >= min_share * n_all:
-            presence = "few"
-        else:
-            presence = "split"
-        presence_of[key] = presence
+        absent = self.n_all - having
+        presence = _presence(having, absent, self.n_all, self.enough, self.min_share)
+        self.presence_of[key] = presence
         entry: dict[str, Any] = {"key": key, "majority": None, "majority_nodes": 0, "nodes_with_key": having,
                                  "differs": [], "missing": [], "only_on": []}
         if presence == "few":
-            for v, nodes in groups:
-                d = Difference(key, "only_on", v, None, absent, wording.only_on(key, v, absent))
-                for i in nodes:
-                    add(i, d)
-                entry["only_on"].append({"value": v, "nodes": sorted((names[i] for i in nodes), key=natural)})
-            result.by_key.append(entry)
-            continue
-        value_clear = len(groups) == 1 or (having >= min_nodes and top >= min_share * having and top > second)
+            self.only_on(key, groups, absent, entry)
+            self.result.by_key.append(entry)
+            return
+        top = len(groups[0][1])
+        second = len(groups[1][1]) if len(groups) > 1 else 0
+        value_clear = len(groups) == 1 or (having >= self.min_nodes and top >= self.min_share * having and top > second)
         if presence == "split" or not value_clear:
             shown = tuple((v, len(nodes)) for v, nodes in groups[:MAX_SPLIT_VALUES])
-            result.splits.append(Split(key, shown, max(0, len(groups) - MAX_SPLIT_VALUES), absent))
+            self.result.splits.append(Split(key, shown, max(0, len(groups) - MAX_SPLIT_VALUES), absent))
             if presence == "split":
-                continue
+                return
         if value_clear:
-            entry["majority"], entry["majority_nodes"] = top_v, top
-            for v, nodes in groups[1:]:
-                d = Difference(key, "differs", v, top_v, top, wording.differs(key, v, top_v, top))
-                for i in nodes:
-                    add(i, d)
-                entry["differs"].append({"value": v, "nodes": sorted((names[i] for i in nodes), key=natural)})
+            self.differs(key, groups, entry)
         if presence == "most":
-            if live is None:
-                live = list(tally.live())
-            present: set[int] = set()
-            for _, nodes in groups:
-                present.update(nodes)
-            majority = top_v if value_clear else None
-            text = (wording.missing(key, majority, top) if value_clear
-                    else f"{wording.label(key)} absent, {wording.others(having)} have it")
-            lacking = [i for i in live if i not in present]
-            d = Difference(key, "missing", None, majority, top if value_clear else having, text)
-            for i in lacking:
-                add(i, d)
-            entry["missing"] = sorted((names[i] for i in lacking), key=natural)
+            self.missing(key, groups, having, value_clear, entry)
         if entry["differs"] or entry["missing"]:
-            result.by_key.append(entry)
+            self.result.by_key.append(entry)
 
-    subjects = _subjects(presence_of)
-    for i, diffs in per_node.items():
-        per_node[i] = _collapse(diffs, subjects)
-    result.outliers = sorted((NodeOutliers(names[i], tally.labels[i], tuple(d), host=tally.hosts[i]) for i, d in per_node.items()),
-                             key=lambda o: natural(o.node))
-    return result
+    def only_on(self, key: str, groups, absent: int, entry: dict) -> None:
+        for v, nodes in groups:
+            self.add(nodes, Difference(key, "only_on", v, None, absent, wording.only_on(key, v, absent)))
+            entry["only_on"].append({"value": v, "nodes": self.named(nodes)})
+
+    def differs(self, key: str, groups, entry: dict) -> None:
+        top_v, top_nodes = groups[0]
+        top = len(top_nodes)
+        entry["majority"], entry["majority_nodes"] = top_v, top
+        for v, nodes in groups[1:]:
+            self.add(nodes, Difference(key, "differs", v, top_v, top, wording.differs(key, v, top_v, top)))
+            entry["differs"].append({"value": v, "nodes": self.named(nodes)})
+
+    def missing(self, key: str, groups, having: int, value_clear: bool, entry: dict) -> None:
+        if self.live is None:
+            self.live = list(self.tally.live())
+        present: set[int] = set()
+        for _, nodes in groups:
+            present.update(nodes)
+        top_v, top = groups[0][0], len(groups[0][1])
+        majority = top_v if value_clear else None
+        text = (wording.missing(key, majority, top) if value_clear
+                else f"{wording.label(key)} absent, {wording.others(having)} have it")
+        lacking = [i for i in self.live if i not in present]
+        self.add(lacking, Difference(key, "missing", None, majority, top if value_clear else having, text))
+        entry["missing"] = self.named(lacking)
+
+
+def compare(tally: Tally, *, min_share: float = MIN_SHARE, min_nodes: int = MIN_NODES) -> Comparison:
+    run = _Pass(tally, min_share, min_nodes)
+    for key in tally.keys:
+        run.key(key)
+    subjects = _subjects(run.presence_of)
+    per_node = {i: _collapse(diffs, subjects) for i, diffs in run.per_node.items()}
+    run.result.outliers = sorted((NodeOutliers(tally.names[i], tally.labels[i], tuple(d), host=tally.hosts[i])
+                                  for i, d in per_node.items()), key=lambda o: natural(o.node))
+    return run.result
 
 
 def _subjects(presence_of: dict[str, str]) -> dict[str, dict[str, int]]:

@@ -80,6 +80,60 @@ def per_host(parsed: Any) -> tuple[dict[str, dict[str, int]], str]:
     return out, "sample"
 
 
+def _host_rows(hosts: list, seen: dict, why_short: str) -> tuple[list[dict], dict, dict]:
+    """Per host its transports and the groups judged; per group the hosts of each kind, and the hosts
+    judged. A host that showed only intra-node lines is said not judged on the network."""
+    rows = []
+    by_group: dict[str, dict[str, set[str]]] = {g: {} for g in GROUPS}  # group -> kind -> hosts
+    judged: dict[str, list[str]] = {g: [] for g in GROUPS}
+    for h in hosts:
+        kinds = seen.get(h, {})
+        groups = sorted({group_of(k) for k in kinds}, key=GROUPS.index)
+        for k in kinds:
+            by_group[group_of(k)].setdefault(k, set()).add(h)
+        for g in groups:
+            judged[g].append(h)
+        note = f"not judged: {why_short}" if not kinds else ""
+        rows.append({"host": h, "transports": dict(sorted(kinds.items())), "judged": groups, "note": note})
+    # "network not judged" only makes sense once some host showed a network transport
+    if judged["network"]:
+        for r in rows:
+            if r["transports"] and "network" not in r["judged"]:
+                r["note"] = "network transport not judged: only intra-node connection lines of this host were seen"
+    return rows, by_group, judged
+
+
+def _group_majority(g: str, kinds_hosts: dict, judged: list, min_share: float, min_nodes: int,
+                    notes: list) -> tuple[Optional[str], bool]:
+    """(the group's majority kind or None, whether hosts may be judged against it); what stands in the
+    way is added to `notes`."""
+    n = len(judged)
+    ranked = sorted(kinds_hosts.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    top_kind, top_hosts = ranked[0]
+    second = len(ranked[1][1]) if len(ranked) > 1 else 0
+    counts = ", ".join(f"{k} on {len(hs)}" for k, hs in ranked)
+    if n < min_nodes:
+        if len(ranked) > 1:
+            notes.append(f"{g}: only {n} hosts judged, too few to name a majority ({counts})")
+        return (top_kind if len(ranked) == 1 else None), False
+    if len(top_hosts) < min_share * n or len(top_hosts) <= second:
+        notes.append(f"{g}: no majority transport ({counts})")
+        return None, False
+    return top_kind, True
+
+
+def _outliers_of(g: str, top_kind: str, top_hosts: set, judged: list, seen: dict) -> list[dict]:
+    out = []
+    for h in judged:
+        if h in top_hosts:
+            continue
+        kinds = sorted(k for k in seen[h] if group_of(k) == g)
+        others = len(top_hosts)
+        text = f"{h}: {', '.join(kinds)}, {others} other{'s' if others != 1 else ''} {top_kind}"
+        out.append({"host": h, "group": g, "kinds": kinds, "majority": top_kind, "others": others, "text": text})
+    return out
+
+
 def compare_hosts(parsed: Any, *, label: Optional[str] = None, min_share: float = 0.5,
                   min_nodes: int = 3) -> dict:
     """Per host its transports, and the outlier hosts, as a JSON-able dict:
@@ -96,51 +150,15 @@ def compare_hosts(parsed: Any, *, label: Optional[str] = None, min_share: float 
     why_short = (f"none of its connection lines among the {MAX_SAMPLE} distinct ones the parser samples"
                  if capped else "no connection line of this host in the log")
     notes: list[str] = []
-    rows = []
-    by_group: dict[str, dict[str, set[str]]] = {g: {} for g in GROUPS}  # group -> kind -> hosts
-    judged: dict[str, list[str]] = {g: [] for g in GROUPS}
-    for h in hosts:
-        kinds = seen.get(h, {})
-        groups = sorted({group_of(k) for k in kinds}, key=GROUPS.index)
-        for k in kinds:
-            by_group[group_of(k)].setdefault(k, set()).add(h)
-        for g in groups:
-            judged[g].append(h)
-        note = f"not judged: {why_short}" if not kinds else ""
-        rows.append({"host": h, "transports": dict(sorted(kinds.items())), "judged": groups, "note": note})
-    # "network not judged" only makes sense once some host showed a network transport
-    any_network = bool(judged["network"])
-    for r in rows:
-        if r["transports"] and "network" not in r["judged"] and any_network:
-            r["note"] = "network transport not judged: only intra-node connection lines of this host were seen"
+    rows, by_group, judged = _host_rows(hosts, seen, why_short)
     majority: dict[str, Optional[str]] = {}
     outliers = []
     for g in GROUPS:
-        n = len(judged[g])
-        if not n:
+        if not judged[g]:
             continue
-        ranked = sorted(by_group[g].items(), key=lambda kv: (-len(kv[1]), kv[0]))
-        top_kind, top_hosts = ranked[0]
-        second = len(ranked[1][1]) if len(ranked) > 1 else 0
-        if n < min_nodes:
-            if len(ranked) > 1:
-                notes.append(f"{g}: only {n} hosts judged, too few to name a majority "
-                             f"({', '.join(f'{k} on {len(hs)}' for k, hs in ranked)})")
-            majority[g] = top_kind if len(ranked) == 1 else None
-            continue
-        if len(top_hosts) < min_share * n or len(top_hosts) <= second:
-            notes.append(f"{g}: no majority transport ({', '.join(f'{k} on {len(hs)}' for k, hs in ranked)})")
-            majority[g] = None
-            continue
-        majority[g] = top_kind
-        for h in judged[g]:
-            if h in top_hosts:
-                continue
-            kinds = sorted(k for k in seen[h] if group_of(k) == g)
-            others = len(top_hosts)
-            text = f"{h}: {', '.join(kinds)}, {others} other{'s' if others != 1 else ''} {top_kind}"
-            outliers.append({"host": h, "group": g, "kinds": kinds, "majority": top_kind, "others": others,
-                             "text": text})
+        majority[g], judge = _group_majority(g, by_group[g], judged[g], min_share, min_nodes, notes)
+        if judge:
+            outliers += _outliers_of(g, majority[g], by_group[g][majority[g]], judged[g], seen)
     unjudged = [r["host"] for r in rows if not r["transports"]]
     if unjudged:
         notes.append(f"{len(unjudged)} of {len(hosts)} hosts not judged: "

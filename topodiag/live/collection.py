@@ -226,26 +226,40 @@ _NOT_PERMITTED = ("operation not permitted", "permission denied", "no such file 
                   "has not been booted with systemd", "failed to connect to bus")
 
 
+def _refused(src: LiveSource, res: CommandResult) -> Optional[Record]:
+    """A tool that was not let to answer (no permission, no service manager) is not on this host, not failed."""
+    said = res.stderr.lower()
+    if not any(m in said for m in _NOT_PERMITTED):
+        return None
+    why = ("no service manager to ask (systemd is not PID 1: a container?)" if "systemd" in said or "bus" in said
+           else "not permitted for this user, or not on this host (run as root; for dmesg, or set "
+                "kernel.dmesg_restrict=0)")
+    return Record(src.name, "not_available", None, argv=res.argv, rc=res.rc,
+                  reason=f"{' '.join(res.argv)}: {why}: {res.stderr.strip()[:200]}")
+
+
+def _output(res: CommandResult) -> str:
+    """What the tool printed; a failed tool's stderr after it (its error is part of what it said)."""
+    text = res.stdout
+    if res.stderr.strip() and res.rc != 0:
+        text = (text + ("\n" if text and not text.endswith("\n") else "") + res.stderr) if text else res.stderr
+    return text
+
+
 def _from_command(src: LiveSource, res: CommandResult) -> Record:
     if res.not_found:
         return Record(src.name, "not_available", None, argv=res.argv, reason=res.reason)
     if res.skipped:  # the deadline had passed before it could start
         return Record(src.name, "timed_out", None, argv=res.argv, duration_s=0.0, timed_out=True, reason=res.reason)
     answered = res.ok or (not res.timed_out and not res.truncated and res.rc in src.answer_rcs)
-    said = res.stderr.lower()
-    if not answered and not res.timed_out and any(m in said for m in _NOT_PERMITTED):
-        why = ("no service manager to ask (systemd is not PID 1: a container?)" if "systemd" in said or "bus" in said
-               else "not permitted for this user, or not on this host (run as root; for dmesg, or set "
-                    "kernel.dmesg_restrict=0)")
-        return Record(src.name, "not_available", None, argv=res.argv, rc=res.rc,
-                      reason=f"{' '.join(res.argv)}: {why}: {res.stderr.strip()[:200]}")
+    refused = None if answered or res.timed_out else _refused(src, res)
+    if refused is not None:
+        return refused
     # cut at MAX_OUTPUT_BYTES: failed, its output kept up to the cut as a timed-out tool's partial output
     status = "ok" if answered else ("timed_out" if res.timed_out else "failed")
     if answered and not res.ok:
         res = replace(res, reason="")  # an exit code that is an answer (systemctl status 3/4): no failure
-    text = res.stdout
-    if res.stderr.strip() and res.rc != 0:
-        text = (text + ("\n" if text and not text.endswith("\n") else "") + res.stderr) if text else res.stderr
+    text = _output(res)
     reason = res.reason
     if src.argv[:1] == ("nvidia-smi",) and res.rc in NVIDIA_SMI_HARDWARE_CODES:
         reason += " (a hardware fault: see nvidia-smi -q and dmesg for Xid errors)"

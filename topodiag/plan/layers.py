@@ -260,17 +260,17 @@ def _apply_measured(layers: NodeLayers, result, path: str) -> None:
     """A measured all_reduce busbw at the run's largest size (>= 256 MB) replaces the nominal figure."""
     from ..checks import perf
 
-    data = perf._as_dict(result)
-    for run, rows in sorted(perf._runs(data).items()):
-        rows = [r for r in rows if r.get("size_bytes") and perf._busbw(r)]
-        if not rows or perf._collective(data, rows) != "all_reduce":
+    data = perf.as_dict(result)
+    for run, rows in sorted(perf.rows_by_run(data).items()):
+        rows = [r for r in rows if r.get("size_bytes") and perf.best_busbw(r)]
+        if not rows or perf.collective_of(data, rows) != "all_reduce":
             continue
         largest = max(rows, key=lambda r: r["size_bytes"])
         if largest["size_bytes"] < perf.MIN_SIZE_BYTES:
             continue
-        busbw = perf._busbw(largest)
-        hosts, per_host, _ = perf._layout(data, run)
-        where = f"{path}: all_reduce busbw {busbw:g} GB/s at {perf._size(largest['size_bytes'])}"
+        busbw = perf.best_busbw(largest)
+        hosts, per_host, _ = perf.rank_layout(data, run)
+        where = f"{path}: all_reduce busbw {busbw:g} GB/s at {perf.size_words(largest['size_bytes'])}"
         if len(hosts) > 1:
             gpn = max(per_host.values())
             nominal = layers.network.gbyte_s if layers.network.basis == "nominal" else None

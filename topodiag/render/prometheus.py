@@ -78,20 +78,31 @@ def render(diagnosis, stream: TextIO, *, now: Optional[float] = None, **options:
 def text(diagnosis, now: Optional[float] = None) -> str:
     """The textfile's content for a Diagnosis (topodiag.pipeline)."""
     d = diagnosis
-    outcome, topology, statuses, catalog = d.outcome, d.topology, d.statuses, d.catalog
-    profile = getattr(d.profile, "name", None)  # the name, never a sentence: a label value
-    duration_s = d.elapsed_s
+    w = _Writer()
+    _run_families(w, d, now)
+    _finding_families(w, d.outcome, d.catalog)
+    _input_families(w, d.statuses)
+    _gpu_families(w, d.topology)
+    _ib_families(w, d.topology)
+    return w.text()
+
+
+def _run_families(w: "_Writer", d, now: Optional[float]) -> None:
     from .. import __version__
+    from ..exit_codes import exit_code
     from .json_report import host_name
 
-    w = _Writer()
+    profile = getattr(d.profile, "name", None)  # the name, never a sentence: a label value
     w.family("topodiag_info", "topodiag version, host and profile of the last check.",
-             [({"version": __version__, "host": host_name(topology) or "", "profile": profile or ""}, 1)])
+             [({"version": __version__, "host": host_name(d.topology) or "", "profile": profile or ""}, 1)])
     w.family("topodiag_last_run_timestamp_seconds", "When the last check ran (Unix time).",
              [({}, round(now if now is not None else time.time(), 3))])
-    w.family("topodiag_run_duration_seconds", "How long the last check took.", [({}, round(duration_s, 3))])
+    w.family("topodiag_run_duration_seconds", "How long the last check took.", [({}, round(d.elapsed_s, 3))])
     w.family("topodiag_exit_code", "Exit code of the last check: 0 ok, 1 findings, 3 incomplete, 4 internal error.",
-             [({}, int(outcome.exit_code))])
+             [({}, exit_code(d.outcome.exit_code))])
+
+
+def _finding_families(w: "_Writer", outcome, catalog) -> None:
     counts: dict[tuple[str, str, str], int] = {}
     for f in outcome.findings:
         key = (f.code, f.slug, str(f.severity))
@@ -105,12 +116,18 @@ def text(diagnosis, now: Optional[float] = None) -> str:
              [({"code": c, "slug": s, "severity": sev}, n) for (c, s, sev), n in sorted(counts.items())])
     w.family("topodiag_rules", "Rules of the last check that ran and that were skipped (an input was missing).",
              [({"state": "run"}, len(outcome.ran)), ({"state": "skipped"}, len(outcome.skipped))])
+
+
+def _input_families(w: "_Writer", statuses) -> None:
     inputs: dict[str, int] = {}
     for s in statuses:
         if s.source and s.status in ("parsed", "failed", "unparseable"):
             inputs[s.source] = min(inputs.get(s.source, 1), 1 if s.status == "parsed" else 0)
     w.family("topodiag_input_ok", "1 when the source was read, 0 when it failed or did not parse.",
              [({"source": src}, ok) for src, ok in sorted(inputs.items())])
+
+
+def _gpu_families(w: "_Writer", topology) -> None:
     gpus = topology.gpus()
     if gpus:
         w.family("topodiag_gpus", "GPUs in the node's model.", [({}, len(gpus))])
@@ -132,6 +149,9 @@ def text(diagnosis, now: Optional[float] = None) -> str:
         up.extend(({"gpu": index, "link": ln["link"]}, 1 if ln.get("active") else 0) for ln in nvl.get("links") or [])
     w.family("topodiag_nvlink_active_links", "Active NVLinks per GPU.", active)
     w.family("topodiag_nvlink_link_up", "1 when the NVLink is active.", up)
+
+
+def _ib_families(w: "_Writer", topology) -> None:
     ports_up, rates = [], []
     for nic, port in topology.ib_ports():
         labels = {"device": nic.split(":", 1)[1], "port": port["port"], "link_layer": port.get("link_layer") or ""}
@@ -142,4 +162,3 @@ def text(diagnosis, now: Optional[float] = None) -> str:
             rates.append((labels, port["rate_gbps"]))
     w.family("topodiag_ib_port_active", "1 when the HCA port is Active / LinkUp.", ports_up)
     w.family("topodiag_ib_port_rate_gbps", "The HCA port's rate in Gb/s.", rates)
-    return w.text()
