@@ -50,6 +50,7 @@ from itertools import combinations
 
 from . import _tool_failures
 from .ib_records import ToolError
+from ._matrix import find_header
 from ._nvidia_smi_records import note
 from .base import is_digits, ANSI_RE, ParseError, ParserInfo, clean_lines, listing
 
@@ -167,36 +168,19 @@ def _looks_like_row(line: str) -> bool:
     return len(toks) >= 2 and bool(NAME_RE.match(toks[0])) and _is_cell(toks[1])
 
 
+def _is_header(line: str, toks: list[str]) -> bool:
+    if not GPU_RE.match(toks[0]) or (len(toks) > 1 and _is_cell(toks[1])):
+        return False
+    return all(NAME_RE.match(t) or t in AFFINITY_COLUMNS for t in (m.group() for m in HEADER_TOKEN_RE.finditer(line)))
+
+
 def _find_header(lines: list[str]) -> int:
     """Index of the 'GPU0 GPU1 ... CPU Affinity' header row (one followed by a matrix row);
     ParseError when there is none."""
-    first: tuple[int, str] | None = None
-    lonely: int | None = None  # a header with no rows after it
-    for i, line in enumerate(lines):
-        toks = line.split()
-        if not toks:
-            continue
-        if first is None:
-            first = (i + 1, line.strip())
-        if not GPU_RE.match(toks[0]) or (len(toks) > 1 and _is_cell(toks[1])):
-            continue
-        heads = [m.group() for m in HEADER_TOKEN_RE.finditer(line)]
-        if not all(NAME_RE.match(t) or t in AFFINITY_COLUMNS for t in heads):
-            continue
-        k = i + 1
-        while k < len(lines) and (not lines[k].strip() or ELISION_RE.match(lines[k].strip())):
-            k += 1
-        if k < len(lines) and _looks_like_row(lines[k]):
-            return i
-        if lonely is None:
-            lonely = i
-    if lonely is not None:
-        raise ParseError("found the matrix header row but no 'GPU0  X  ...' rows after it", lonely + 1)
-    if first is None:
-        raise ParseError("expected a 'GPU0 GPU1 ... CPU Affinity' matrix header row (nvidia-smi topo -m), "
-                         "found no text", 0)
-    raise ParseError("expected a 'GPU0 GPU1 ... CPU Affinity' matrix header row (nvidia-smi topo -m), "
-                     f"found '{first[1][:60]}'", first[0])
+    return find_header(lines, _is_header, _looks_like_row,
+                       lambda line: not line.strip() or bool(ELISION_RE.match(line.strip())),
+                       "a 'GPU0 GPU1 ... CPU Affinity' matrix header row (nvidia-smi topo -m)",
+                       "found the matrix header row but no 'GPU0  X  ...' rows after it")
 
 
 def _read_header(line: str, line_no: int, notes: list[str]) -> tuple[list[str], list[tuple[str, int]]]:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 from . import _tool_failures
 from .ib_records import ToolError
+from ._matrix import find_header
 from ._nvidia_smi_records import note
 from .base import ANSI_RE, ParseError, ParserInfo, clean_lines, listing
 
@@ -94,33 +95,20 @@ def _is_row(toks: list[str]) -> bool:
                                                                 or bool(TOPO_TYPES_RE.match(toks[1])))
 
 
+def _row_after_header(line: str) -> bool | None:
+    """Whether the line under a 'GPU0 GPU1 ...' header is a P2P row; None under a topo -m matrix printed
+    without affinity columns (that header is not this matrix's)."""
+    nxt = line.split()
+    if len(nxt) >= 2 and GPU_RE.match(nxt[0]) and any(TOPO_TYPES_RE.match(t) for t in nxt[1:]):
+        return None
+    return _is_row(nxt)
+
+
 def _find_header(lines: list[str]) -> int:
-    first: tuple[int, str] | None = None
-    lonely: int | None = None
-    for i, line in enumerate(lines):
-        toks = line.split()
-        if not toks:
-            continue
-        if first is None:
-            first = (i + 1, line.strip())
-        if not all(GPU_RE.match(t) for t in toks):
-            continue
-        k = i + 1
-        while k < len(lines) and not lines[k].strip():
-            k += 1
-        nxt = lines[k].split() if k < len(lines) else []
-        if len(nxt) >= 2 and GPU_RE.match(nxt[0]) and any(TOPO_TYPES_RE.match(t) for t in nxt[1:]):
-            continue  # a topo -m matrix without affinity columns
-        if _is_row(nxt):
-            return i
-        if lonely is None:
-            lonely = i
-    if lonely is not None:
-        raise ParseError("found a 'GPU0 GPU1 ...' header but no 'GPU0  X  OK ...' rows after it", lonely + 1)
-    if first is None:
-        raise ParseError("expected a 'GPU0 GPU1 ...' P2P matrix header row (nvidia-smi topo -p2p), found no text", 0)
-    raise ParseError("expected a 'GPU0 GPU1 ...' P2P matrix header row (nvidia-smi topo -p2p), "
-                     f"found '{first[1][:60]}'", first[0])
+    return find_header(lines, lambda _, toks: all(GPU_RE.match(t) for t in toks), _row_after_header,
+                       lambda line: not line.strip(),
+                       "a 'GPU0 GPU1 ...' P2P matrix header row (nvidia-smi topo -p2p)",
+                       "found a 'GPU0 GPU1 ...' header but no 'GPU0  X  OK ...' rows after it")
 
 
 def _check_row(label: str, cells: list[str], gpus: list[str], rows: dict, line_no: int) -> None:
