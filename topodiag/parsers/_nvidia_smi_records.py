@@ -7,7 +7,10 @@ GPU's links, so its GPU record is the same head (index, name, uuid, line_no) and
 record is the link number and the line around the mode's values; its result the GPUs, the elision
 facts and the failure lines. `gpu_record`, `link_record` and `result_record` build those (field order
 is the JSON key order, kept as the parsers always printed it); `gpu_from_block` and `result_from_walk`
-fill them from what the block walker read.
+fill them from what the block walker read. The records of the other nvidia-smi outputs sit beside them:
+the topo -m device and path (TopoDevice, TopoLink), the topo -p2p cell (P2PCell) and legend entry, and
+the -q GPU with its PCIe link and fabric block (SmiGpu, PcieLink, Fabric). Every result keeps the
+tool's failure lines as ToolError records (topodiag/catalogues: nvidia-smi).
 
 Notes: a note is a sentence a parser appends to its result's `notes` for a reader (a cut line, a
 redacted UUID, a repaired cell). The sentences live here, one template per id, so the same event reads
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 import re
 import string
-from dataclasses import field, make_dataclass
+from dataclasses import dataclass, field, make_dataclass
 from typing import Any, Optional
 
 from . import _tool_failures
@@ -174,3 +177,79 @@ def result_from_walk(cls: type, walk: Any, gpus: tuple, notes: list[str], **extr
     errors: tuple[ToolError, ...] = tuple(walk.errors)
     return cls(gpus=gpus, elided=walk.elided, elided_gpu_indices=walk.elided_gpu_indices, errors=errors,
                unrecognised=_tool_failures.unrecognised(errors), notes=tuple(notes), **extra)
+
+
+# -- records of `nvidia-smi topo -m`, `topo -p2p` and `nvidia-smi -q` ---------------------------------------
+
+
+@dataclass(frozen=True)
+class TopoDevice:
+    """A device of the topo -m matrix (nvidia_smi_topo_m.Device)."""
+    name: str
+    kind: str  # "gpu" | "nic"
+    device: Optional[str]
+    cpu_affinity: Optional[str]
+    numa_affinity: Optional[str]
+    numa_node: Optional[int]
+    gpu_numa_id: Optional[str]
+    line_no: Optional[int]
+
+
+@dataclass(frozen=True)
+class TopoLink:
+    """The path type between two devices of the topo -m matrix, a before b (nvidia_smi_topo_m.Link)."""
+    a: str
+    b: str
+    type: str
+    line_no: int
+
+
+@dataclass(frozen=True)
+class P2PCell:
+    """The P2P status from src to dst, one cell of the topo -p2p matrix (nvidia_smi_topo_p2p.Cell)."""
+    src: str
+    dst: str
+    status: str
+    ok: bool
+    line_no: int
+
+
+@dataclass(frozen=True)
+class LegendEntry:
+    """A 'CODE = meaning' line of a matrix's Legend block."""
+    code: str
+    meaning: str
+
+
+@dataclass(frozen=True)
+class PcieLink:
+    """A GPU's PCIe link, generation and width, max and current (nvidia-smi -q "GPU Link Info")."""
+    max_gen: Optional[int]
+    current_gen: Optional[int]
+    max_width: Optional[int]
+    current_width: Optional[int]
+    line_no: Optional[int]
+
+
+@dataclass(frozen=True)
+class Fabric:
+    """A GPU's NVLink fabric block (nvidia-smi -q "Fabric")."""
+    state: Optional[str]
+    status: Optional[str]
+    clique_id: Optional[str]
+    cluster_uuid: Optional[str]
+    health: dict
+    line_no: int
+
+
+@dataclass(frozen=True)
+class SmiGpu:
+    """One GPU of an nvidia-smi -q report (index: its order in the report)."""
+    index: int
+    bus_id: Optional[str]
+    product_name: Optional[str]
+    uuid: Optional[str]
+    serial: Optional[str]
+    line_no: Optional[int]
+    pcie: PcieLink
+    fabric: Optional[Fabric]

@@ -45,6 +45,7 @@ from typing import Optional
 from . import _tool_failures
 from .ib_records import ToolError
 from .base import is_digits, ParseError, ParserInfo, clean_lines
+from ._nvidia_smi_records import Fabric, PcieLink, SmiGpu
 
 INFO = ParserInfo(
     source="nvidia_smi_q",
@@ -64,37 +65,6 @@ _MAX_GPUS = 256
 # [ \t], never \s, in a re.M pattern: `^\s*` runs over the newlines after every line start (quadratic).
 _SNIFF_FABRIC = re.compile(r"^[ \t]*Fabric[ \t]*\r?$", re.M)
 _SNIFF_FABRIC_KEY = re.compile(r"^[ \t]*(?:State|CliqueId|ClusterUUID)[ \t]+:", re.M)
-
-
-@dataclass(frozen=True)
-class PcieLink:
-    max_gen: Optional[int]
-    current_gen: Optional[int]
-    max_width: Optional[int]
-    current_width: Optional[int]
-    line_no: Optional[int]
-
-
-@dataclass(frozen=True)
-class Fabric:
-    state: Optional[str]
-    status: Optional[str]
-    clique_id: Optional[str]
-    cluster_uuid: Optional[str]
-    health: dict
-    line_no: int
-
-
-@dataclass(frozen=True)
-class SmiGpu:
-    index: int
-    bus_id: Optional[str]
-    product_name: Optional[str]
-    uuid: Optional[str]
-    serial: Optional[str]
-    line_no: Optional[int]
-    pcie: PcieLink
-    fabric: Optional[Fabric]
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ from itertools import combinations
 from . import _tool_failures
 from .ib_records import ToolError
 from ._matrix import find_header
-from ._nvidia_smi_records import note
+from ._nvidia_smi_records import TopoDevice as Device, TopoLink as Link, note
 from .base import is_digits, ANSI_RE, ParseError, ParserInfo, clean_lines, listing
 
 INFO = ParserInfo(
@@ -85,26 +85,6 @@ _SNIFF_ROW = re.compile(r"^[ \t]*GPU[0-9]+[ \t]+(?:X[ \t]+(?:SYS|SOC|NODE|PHB|PX
                         r"(?:SYS|SOC|NODE|PHB|PXB|PIX|NV[0-9]+)[ \t]+X)\b", re.M)
 _SNIFF_TOPO_HEAD = re.compile(r"^[ \t]*GPU0[ \t]+(?:GPU1|NIC0|mlx[0-9]_[0-9]+)\b", re.M)
 _SNIFF_LEGEND = re.compile(r"NV#\s+= Connection traversing a bonded set of # NVLinks")
-
-
-@dataclass(frozen=True)
-class Device:
-    name: str
-    kind: str  # "gpu" | "nic"
-    device: str | None
-    cpu_affinity: str | None
-    numa_affinity: str | None
-    numa_node: int | None
-    gpu_numa_id: str | None
-    line_no: int | None
-
-
-@dataclass(frozen=True)
-class Link:
-    a: str
-    b: str
-    type: str
-    line_no: int
 
 
 @dataclass(frozen=True)

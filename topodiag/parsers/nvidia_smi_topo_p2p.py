@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from . import _tool_failures
 from .ib_records import ToolError
 from ._matrix import find_header
-from ._nvidia_smi_records import note
+from ._nvidia_smi_records import LegendEntry, P2PCell as Cell, note
 from .base import ANSI_RE, ParseError, ParserInfo, clean_lines, listing
 
 INFO = ParserInfo(
@@ -60,21 +60,6 @@ _SNIFF_LEGEND = re.compile(r"^[ \t]*(?:OK[ \t]+= Status Ok|CNS[ \t]+= Chipset no
 _SNIFF_ROW = re.compile(r"^[ \t]*GPU[0-9]+[ \t]+(?:X[ \t]+(?:OK|CNS|GNS|TNS|NS|DR|U)|(?:OK|CNS|GNS|TNS|NS|DR|U)"
                         r"[ \t]+X)(?:[ \t]|$)", re.M)
 _SNIFF_HEAD = re.compile(r"^[ \t]*GPU0(?:[ \t]+GPU[0-9]+)*[ \t]*$", re.M)
-
-
-@dataclass(frozen=True)
-class Cell:
-    src: str
-    dst: str
-    status: str
-    ok: bool
-    line_no: int
-
-
-@dataclass(frozen=True)
-class LegendEntry:
-    code: str
-    meaning: str
 
 
 @dataclass(frozen=True)
