@@ -19,7 +19,6 @@ the same in every parser and a test or a tool can tell which note it is by its i
 
 from __future__ import annotations
 
-import re
 import string
 from dataclasses import dataclass, field, make_dataclass
 from typing import Any, Optional
@@ -101,21 +100,35 @@ def note(note_id: str, **fields: object) -> str:
     return NOTES[note_id].format(**fields)
 
 
-def _pattern(template: str) -> str:
-    parts = []
-    for literal, field, _, _ in string.Formatter().parse(template):
-        parts.append(re.escape(literal))
-        if field is not None:
-            parts.append("(?s:.*)")
-    return "^" + "".join(parts) + "$"
+def _literals(template: str) -> list[str]:
+    """The fixed text of a template between its fields: 'row {label} (line {line})' -> ['row ', ' (line ', ')']."""
+    parts = [""]
+    for literal, name, _, _ in string.Formatter().parse(template):
+        parts[-1] += literal
+        if name is not None:
+            parts.append("")
+    return parts
+
+
+def _fits(sentence: str, parts: list[str]) -> bool:
+    """Whether the sentence is the literals in order with any text between them (str.find, linear)."""
+    if len(parts) == 1:
+        return sentence == parts[0]
+    head, *middle, tail = parts
+    if not sentence.startswith(head) or not sentence.endswith(tail) or len(sentence) < len(head) + len(tail):
+        return False
+    at, stop = len(head), len(sentence) - len(tail)
+    for part in middle:
+        found = sentence.find(part, at, stop)
+        if found < 0:
+            return False
+        at = found + len(part)
+    return True
 
 
 def note_id(sentence: str) -> str | None:
     """The id of the template a note sentence was rendered from (the first that fits), or None."""
-    for key, template in NOTES.items():
-        if re.match(_pattern(template), sentence):
-            return key
-    return None
+    return next((key for key, template in NOTES.items() if _fits(sentence, _literals(template))), None)
 
 
 # -- records of the `nvidia-smi nvlink` modes ---------------------------------------------------------------
