@@ -45,8 +45,10 @@ NOTES: dict[str, str] = {
     "other_mode_skipped": "line {line}: {mode} lines skipped: not {what}",
     # nvidia_smi_nvlink_s
     "link_before_header": "line {line}: 'Link' line before any 'GPU n:' header skipped",
-    "link_state_not_speed": "line {line}: GPU {index} link {link} state '{state}' is not a speed: not counted as active",
-    "ends_inside_link": "line {line}: output ends inside GPU {index} link {link}: that link and any after it are not shown",
+    "link_state_not_speed": ("line {line}: GPU {index} link {link} state '{state}' is not a speed: not counted as "
+                             "active"),
+    "ends_inside_link": ("line {line}: output ends inside GPU {index} link {link}: that link and any after it are "
+                         "not shown"),
     # a named value under a link (nvidia_smi_nvlink_e counters, nvidia_smi_nvlink_c capabilities)
     "named_value_twice": "line {line}: {gpu} link {link} '{name}' printed twice: the later value kept",
     "counter_not_number": "line {line}: {gpu} link {link} '{name}' value '{value}' is not a number: null",

@@ -100,7 +100,8 @@ def _read(line: str, raw: str, line_no: int, gpu: GpuBlock) -> str | None:
     entry = links.setdefault(link, {"line_no": line_no, "capabilities": {}})
     notes: list[str] = gpu.data.setdefault("notes", [])
     if value is None:
-        notes.append(note("capability_not_bool", line=line_no, gpu=gpu.label, link=link, name=raw_name, value=text[:20]))
+        notes.append(note("capability_not_bool", line=line_no, gpu=gpu.label, link=link, name=raw_name,
+                          value=text[:20]))
     if name in entry["capabilities"]:
         notes.append(note("named_value_twice", line=line_no, gpu=gpu.label, link=link, name=raw_name))
     entry["capabilities"][name] = Capability(raw_name, value, line_no)

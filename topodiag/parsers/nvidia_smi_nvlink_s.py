@@ -74,13 +74,8 @@ _SNIFF_OTHER = re.compile(
 Link = link_record(__name__, ("active", bool), ("speed_gbps", Optional[float]), ("state", str))
 Gpu = gpu_record(__name__, ("links", tuple))
 # truncated: the output ends inside its last GPU's block
-NvlinkStatus = result_record("NvlinkStatus", __name__, SOURCE, after_elided=(("truncated", bool, field(default=False)),))
-
-
-
-
-
-
+NvlinkStatus = result_record("NvlinkStatus", __name__, SOURCE,
+                             after_elided=(("truncated", bool, field(default=False)),))
 
 
 def _link(m: re.Match[str], line_no: int) -> Link:
