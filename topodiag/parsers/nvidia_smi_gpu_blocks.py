@@ -3,8 +3,10 @@
 Every mode (-s, -e, -c, -info, -R, ...) prints the same header, the same NVML / driver line in place of a
 GPU's links, and gets pasted with the same elision markers ('...', '[...]'); the modes differ only in
 the lines under a header. This module holds the shared regexes, the table of mode signatures (so each
-parser refuses the other modes by name), and `walk`, the block walker the -e, -c and -info parsers
-drive with their own line reader. (`nvidia_smi_nvlink_s` keeps its own walker: it predates this one.)
+parser refuses the other modes by name), and `Walker` / `walk`, the one block walker: the -e, -c, -gt
+and -info parsers drive it with their own line reader, `nvidia_smi_nvlink_s` subclasses it where link
+status differs. The records the parsers freeze the blocks into, and every note sentence, are in
+`_nvidia_smi_records`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any, Callable, Iterable
 from .base import ParseError
 from . import _tool_failures
 from .ib_records import ToolError
+from ._nvidia_smi_records import note
 
 # "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-...)" possibly followed by an NVML message on the same line.
 # The header is split with str.find, not one regex: `:\s*(.*?)\s*\(UUID:\s*([^)]*?)\s*\)` let three runs
@@ -141,7 +144,7 @@ def new_block(index: int | None, name: str | None, uuid_raw: str | None, line_no
         if UUID_OK_RE.match(uuid_raw):
             uuid = uuid_raw
         else:
-            notes.append(f"line {line_no}: GPU {index} UUID redacted or unreadable ('{uuid_raw[:40]}'): uuid is null")
+            notes.append(note("uuid_unreadable", line=line_no, index=index, uuid=uuid_raw[:40]))
     return GpuBlock(index, name.strip() if name is not None else None, uuid, line_no)
 
 
@@ -158,6 +161,187 @@ def apply_message(gpu: GpuBlock, text: str) -> bool:
     return True
 
 
+class Walker:
+    """Reads GPU blocks of one `nvidia-smi nvlink` mode from cleaned lines (ANSI and line ends gone):
+    `line` classifies each line (header, elision marker, another mode's line, a line of this mode,
+    NVML message, failure line, junk), `end` settles the last block, `result` refuses a text with no
+    line of the mode or returns the blocks. A mode reads its own lines with `read` (see ReadFn);
+    `nvidia_smi_nvlink_s` subclasses it for the few places where link status differs."""
+
+    def __init__(self, read: ReadFn, own: str, own_name: str, expect: str):
+        self.read, self.own_name, self.expect = read, own_name, expect
+        self.others = other_modes(own)
+        self.cmd, _, self.what = own_name.partition(" (")
+        self.no_text = f"expected {self.cmd} output ('GPU n: ...' then {expect}), found no text"
+        self.gpus: list[GpuBlock] = []
+        self.errors: list[ErrorLine] = []
+        self.notes: list[str] = []
+        self.hidden: list[int] = []
+        self.partials: list[tuple[int, str]] = []
+        self.elided = self.leading_elision = False
+        self.other_first: tuple[int, str] | None = None
+        self.first_text: tuple[int, str] | None = None
+        self.last_line, self.last_kind = "", ""
+        self.cur: GpuBlock | None = None
+
+    def run(self, lines: Iterable[str]) -> Walk:
+        for line_no, raw in enumerate(lines, 1):
+            self.line(line_no, raw)
+        self.end()
+        return self.result()
+
+    def line(self, line_no: int, raw: str) -> None:
+        line = raw.strip().strip("`").strip()
+        if not line:
+            return
+        if self.first_text is None:
+            self.first_text = (line_no, line)
+        self.last_line = line
+        header = match_header(line)
+        if header is not None:
+            self.last_kind = self.header(header, line_no)
+        elif ELISION_RE.match(line):
+            self.last_kind = self.elision(line, line_no)
+        else:
+            self.last_kind = (self.other(line, line_no) or self.content(line, raw, line_no)
+                              or self.message(line, line_no) or "junk")  # junk: prompts, prose, other output
+
+    def header(self, header: Header, line_no: int) -> str:
+        index, cur = header.index, self.cur
+        if cur is not None and cur.pending_elision:
+            # a marker between two blocks: a jump in the indices hid whole GPUs, else links of the first
+            if cur.index is not None and index > cur.index + 1:
+                self.hidden.extend(range(cur.index + 1, index))
+            else:
+                cur.truncated = True
+        elif cur is None and self.leading_elision and index > 0:
+            self.hidden.extend(range(0, index))
+        cur = self.cur = new_block(index, header.name, header.uuid_raw if header.closed else None, line_no,
+                                   self.notes)
+        self.gpus.append(cur)
+        if not header.closed:
+            cur.truncated = True
+            self.notes.append(note("header_cut_in_uuid", line=line_no, index=index))
+        elif header.rest and not apply_message(cur, header.rest):
+            self.notes.append(note("text_after_header", line=line_no, index=index, text=header.rest[:60]))
+        return "gpu"
+
+    def has_lines(self, gpu: GpuBlock) -> bool:
+        """Whether lines of the mode were read into the block (an elision marker after them is pending)."""
+        return bool(gpu.content)
+
+    def elision(self, line: str, line_no: int) -> str:
+        self.elided = True
+        self.notes.append(note("elision_marker", line=line_no, marker=line[:12]))
+        if self.cur is None:
+            self.leading_elision = True
+        elif self.has_lines(self.cur):
+            self.cur.pending_elision = True
+        else:
+            self.cur.truncated = True
+        return "elision"
+
+    def other(self, line: str, line_no: int) -> str | None:
+        mode = next((name for pattern, name in self.others if pattern.search(line)), None)
+        if mode is None:
+            return None
+        if self.other_first is None:
+            self.other_first = (line_no, mode)
+        if self.cur is not None:
+            self.cur.other += 1
+        return "other"
+
+    def content(self, line: str, raw: str, line_no: int) -> str | None:
+        target = self.cur if self.cur is not None else GpuBlock(None, None, None, line_no)
+        kind = self.read(line, raw, line_no, target)
+        if kind == "content":
+            if self.cur is None:
+                self.cur = target
+                self.gpus.append(target)
+                self.notes.append(note("no_header", line=line_no, expect=self.expect))
+            self.took(self.cur)
+            return "content"
+        if kind == "partial" and self.cur is not None:
+            self.partials.append((line_no, line))
+            return "partial"
+        return None
+
+    @staticmethod
+    def took(gpu: GpuBlock) -> None:
+        """A line of the mode was read into the block."""
+        if gpu.pending_elision:
+            gpu.truncated = True  # lines before and after an elision marker: some were not shown
+            gpu.pending_elision = False
+        gpu.content += 1
+
+    def message(self, line: str, line_no: int) -> str | None:
+        if ALL_INACTIVE_RE.search(line) or UNSUPPORTED_RE.search(line):
+            if self.cur is not None and self.cur.content == 0:
+                apply_message(self.cur, line)
+            else:
+                self.notes.append(note("message_not_alone", line=line_no, text=line[:70]))
+            return "message"
+        if ERROR_RE.match(line):
+            self.errors.append(_tool_failures.classify(_tool_failures.NVSMI, line_no, line))
+            return "message"
+        return None
+
+    def end(self) -> None:
+        """Settle the last block: the output may end inside it."""
+        cut = self.partials.pop() if self.last_kind == "partial" else None
+        self.notes.extend(note("incomplete_line", line=n, text=text[:60], cmd=self.cmd) for n, text in self.partials)
+        cur = self.cur
+        if cur is None:
+            return
+        if cut is not None:
+            cur.truncated = True
+            self.notes.append(note("ends_inside_line", line=cut[0], gpu=cur.label, text=cut[1][:60]))
+        elif cur.pending_elision:
+            cur.truncated = True  # the output ends with an elision marker inside this GPU
+        elif cur.content == 0 and cur.other == 0 and not cur.truncated:
+            cur.truncated = True
+            self.notes.append(note("ends_after_header", line=cur.line_no, gpu=cur.label))
+        elif self.last_kind == "junk" and cur.content and LINK_FRAGMENT_RE.match(self.last_line):
+            cur.truncated = True
+            self.notes.append(note("ends_in_fragment", gpu=cur.label, text=self.last_line))
+
+    def has_content(self, gpu: GpuBlock) -> bool:
+        return bool(gpu.content)
+
+    def refuse(self) -> None:
+        """No GPU holds a line of the mode: ParseError naming the other mode when the text is one, else
+        saying what it found; returns only for a text that is nvidia-smi's failure lines alone."""
+        if self.other_first is not None:
+            line_no, mode = self.other_first
+            raise ParseError(f"this is {mode} output, not {self.own_name}", line_no)
+        if self.gpus:
+            raise ParseError(f"expected {self.expect} under the 'GPU n:' headers, found none "
+                             "(headers alone are `nvidia-smi -L` output)", self.gpus[0].line_no)
+        if self.errors:
+            return
+        if self.first_text is None:
+            raise ParseError(self.no_text, 0)
+        line_no, line = self.first_text
+        raise ParseError(f"expected a 'GPU <n>: <name> (UUID: ...)' header of {self.cmd}, found '{line[:60]}'",
+                         line_no)
+
+    def result(self) -> Walk:
+        if not any(self.has_content(g) for g in self.gpus):
+            self.refuse()
+            return Walk(gpus=[], errors=tuple(self.errors), notes=self.notes)
+        kept = []
+        for g in self.gpus:
+            if g.other and g.content == 0:
+                self.notes.append(note("only_other_mode", line=g.line_no, gpu=g.label))
+                continue
+            kept.append(g)
+        if self.other_first is not None:
+            self.notes.append(note("other_mode_skipped", line=self.other_first[0], mode=self.other_first[1],
+                                   what=self.what.rstrip(")")))
+        return Walk(gpus=kept, elided=self.elided, elided_gpu_indices=tuple(sorted(set(self.hidden))),
+                    errors=tuple(self.errors), notes=self.notes)
+
+
 def walk(lines: Iterable[str], read: ReadFn, own: str, own_name: str, expect: str) -> Walk:
     """Read GPU blocks of one `nvidia-smi nvlink` mode from cleaned lines (ANSI and line ends gone).
 
@@ -165,136 +349,7 @@ def walk(lines: Iterable[str], read: ReadFn, own: str, own_name: str, expect: st
     lines of the mode, for messages ("'Link <n>: <counter>: <value>' lines"). Raises ParseError when no
     GPU holds a line of the mode: naming the other mode when the text is one, else saying what it found.
     """
-    others = other_modes(own)
-    cmd, _, what = own_name.partition(" (")
-    gpus: list[GpuBlock] = []
-    errors: list[ErrorLine] = []
-    notes: list[str] = []
-    hidden: list[int] = []
-    partials: list[tuple[int, str]] = []
-    elided = leading_elision = False
-    other_first: tuple[int, str] | None = None
-    first_text: tuple[int, str] | None = None
-    last_line, last_kind = "", ""
-    cur: GpuBlock | None = None
-
-    for line_no, raw in enumerate(lines, 1):
-        line = raw.strip().strip("`").strip()
-        if not line:
-            continue
-        if first_text is None:
-            first_text = (line_no, line)
-        last_line = line
-        header = match_header(line)
-        if header is not None:
-            index = header.index
-            if cur is not None and cur.pending_elision:
-                # a marker between two blocks: a jump in the indices hid whole GPUs, else links of the first
-                if cur.index is not None and index > cur.index + 1:
-                    hidden.extend(range(cur.index + 1, index))
-                else:
-                    cur.truncated = True
-            elif cur is None and leading_elision and index > 0:
-                hidden.extend(range(0, index))
-            cur = new_block(index, header.name, header.uuid_raw if header.closed else None, line_no, notes)
-            gpus.append(cur)
-            if not header.closed:
-                cur.truncated = True
-                notes.append(f"line {line_no}: GPU {index} header cut off inside its UUID")
-            elif header.rest and not apply_message(cur, header.rest):
-                notes.append(f"line {line_no}: text after GPU {index} header skipped: '{header.rest[:60]}'")
-            last_kind = "gpu"
-            continue
-        if ELISION_RE.match(line):
-            elided = True
-            notes.append(f"line {line_no}: elision marker '{line[:12]}': output not shown in full")
-            if cur is None:
-                leading_elision = True
-            elif cur.content:
-                cur.pending_elision = True
-            else:
-                cur.truncated = True
-            last_kind = "elision"
-            continue
-        mode = next((name for pattern, name in others if pattern.search(line)), None)
-        if mode is not None:
-            if other_first is None:
-                other_first = (line_no, mode)
-            if cur is not None:
-                cur.other += 1
-            last_kind = "other"
-            continue
-        target = cur if cur is not None else GpuBlock(None, None, None, line_no)
-        kind = read(line, raw, line_no, target)
-        if kind == "content":
-            if cur is None:
-                cur = target
-                gpus.append(cur)
-                notes.append(f"line {line_no}: {expect} with no 'GPU n:' header above them (a paste without "
-                             "its header): GPU index, name and uuid are null")
-            if cur.pending_elision:
-                cur.truncated = True  # lines before and after an elision marker: some were not shown
-                cur.pending_elision = False
-            cur.content += 1
-            last_kind = "content"
-            continue
-        if kind == "partial" and cur is not None:
-            partials.append((line_no, line))
-            last_kind = "partial"
-            continue
-        if ALL_INACTIVE_RE.search(line) or UNSUPPORTED_RE.search(line):
-            if cur is not None and cur.content == 0:
-                apply_message(cur, line)
-            else:
-                notes.append(f"line {line_no}: '{line[:70]}' is not under a GPU header without links: skipped")
-            last_kind = "message"
-            continue
-        if ERROR_RE.match(line):
-            errors.append(_tool_failures.classify(_tool_failures.NVSMI, line_no, line))
-            last_kind = "message"
-            continue
-        last_kind = "junk"  # prompts, prose, other programs' output: not nvlink's, skipped
-
-    cut = partials.pop() if last_kind == "partial" else None
-    notes.extend(f"line {n}: '{text[:60]}' is not a complete line of {cmd}: skipped" for n, text in partials)
-    if cur is not None:
-        if cut is not None:
-            cur.truncated = True
-            notes.append(f"line {cut[0]}: output ends inside {cur.label} ('{cut[1][:60]}' is cut off): "
-                         "that line and any after it are not shown")
-        elif cur.pending_elision:
-            cur.truncated = True  # the output ends with an elision marker inside this GPU
-        elif cur.content == 0 and cur.other == 0 and not cur.truncated:
-            cur.truncated = True
-            notes.append(f"line {cur.line_no}: output ends after {cur.label} header: its links are not shown")
-        elif last_kind == "junk" and cur.content and LINK_FRAGMENT_RE.match(last_line):
-            cur.truncated = True
-            notes.append(f"{cur.label}: output ends in a cut-off line '{last_line}': links after it may be missing")
-
-    if not any(g.content for g in gpus):
-        if other_first is not None:
-            line_no, mode = other_first
-            raise ParseError(f"this is {mode} output, not {own_name}", line_no)
-        if gpus:
-            raise ParseError(f"expected {expect} under the 'GPU n:' headers, found none "
-                             "(headers alone are `nvidia-smi -L` output)", gpus[0].line_no)
-        if errors:
-            return Walk(gpus=[], errors=tuple(errors), notes=notes)
-        if first_text is None:
-            raise ParseError(f"expected {cmd} output ('GPU n: ...' then {expect}), found no text", 0)
-        line_no, line = first_text
-        raise ParseError(f"expected a 'GPU <n>: <name> (UUID: ...)' header of {cmd}, found '{line[:60]}'", line_no)
-
-    kept = []
-    for g in gpus:
-        if g.other and g.content == 0:
-            notes.append(f"line {g.line_no}: {g.label} block holds only other `nvidia-smi nvlink` output: skipped")
-            continue
-        kept.append(g)
-    if other_first is not None:
-        notes.append(f"line {other_first[0]}: {other_first[1]} lines skipped: not {what.rstrip(')')}")
-    return Walk(gpus=kept, elided=elided, elided_gpu_indices=tuple(sorted(set(hidden))), errors=tuple(errors),
-                notes=notes)
+    return Walker(read, own, own_name, expect).run(lines)
 
 
 def snake(name: str) -> str:

@@ -34,9 +34,9 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from . import _tool_failures
+from ._nvidia_smi_records import gpu_from_block, gpu_record, link_record, note, result_from_walk, result_record
 from .base import ParserInfo, clean_lines, iter_clean_lines
-from .nvidia_smi_gpu_blocks import ErrorLine, GpuBlock, Walk, snake, sniff_mode, walk
+from .nvidia_smi_gpu_blocks import GpuBlock, Walk, snake, sniff_mode, walk
 
 INFO = ParserInfo(
     source="nvidia_smi_nvlink_c",
@@ -73,35 +73,9 @@ class Capability:
     line_no: int
 
 
-@dataclass(frozen=True)
-class Link:
-    link: int
-    capabilities: dict[str, Capability]
-    line_no: int
-
-
-@dataclass(frozen=True)
-class Gpu:
-    index: int | None
-    name: str | None
-    uuid: str | None
-    line_no: int
-    links: tuple[Link, ...]
-    all_links_inactive: bool
-    nvlink_unsupported: bool
-    message: str | None
-    truncated: bool
-
-
-@dataclass(frozen=True)
-class NvlinkCapabilities:
-    source: str = SOURCE
-    gpus: tuple[Gpu, ...] = ()
-    elided: bool = False
-    elided_gpu_indices: tuple[int, ...] = ()
-    errors: tuple[ErrorLine, ...] = ()
-    unrecognised: tuple[ErrorLine, ...] = ()  # error lines no catalogue entry explains (SYS004)
-    notes: tuple[str, ...] = ()
+Link = link_record(__name__, ("capabilities", dict))
+Gpu = gpu_record(__name__, ("links", tuple))
+NvlinkCapabilities = result_record("NvlinkCapabilities", __name__, SOURCE)
 
 
 def capability_name(raw_name: str) -> str:
@@ -126,25 +100,24 @@ def _read(line: str, raw: str, line_no: int, gpu: GpuBlock) -> str | None:
     entry = links.setdefault(link, {"line_no": line_no, "capabilities": {}})
     notes: list[str] = gpu.data.setdefault("notes", [])
     if value is None:
-        notes.append(f"line {line_no}: {gpu.label} link {link} '{raw_name}' is '{text[:20]}', not true/false: null")
+        notes.append(note("capability_not_bool", line=line_no, gpu=gpu.label, link=link, name=raw_name,
+                          value=text[:20]))
     if name in entry["capabilities"]:
-        notes.append(f"line {line_no}: {gpu.label} link {link} '{raw_name}' printed twice: the later value kept")
+        notes.append(note("named_value_twice", line=line_no, gpu=gpu.label, link=link, name=raw_name))
     entry["capabilities"][name] = Capability(raw_name, value, line_no)
     return "content"
 
 
 def _freeze(g: GpuBlock) -> Gpu:
     links = tuple(Link(k, dict(v["capabilities"]), v["line_no"]) for k, v in g.data.get("links", {}).items())
-    return Gpu(g.index, g.name, g.uuid, g.line_no, links, g.all_inactive, g.unsupported, g.message, g.truncated)
+    return gpu_from_block(Gpu, g, links)
 
 
 def _result(w: Walk) -> NvlinkCapabilities:
     notes = list(w.notes)
     for g in w.gpus:
         notes.extend(g.data.get("notes", ()))
-    return NvlinkCapabilities(gpus=tuple(_freeze(g) for g in w.gpus), elided=w.elided,
-                              elided_gpu_indices=w.elided_gpu_indices, errors=w.errors,
-                unrecognised=_tool_failures.unrecognised(w.errors), notes=tuple(notes))
+    return result_from_walk(NvlinkCapabilities, w, tuple(_freeze(g) for g in w.gpus), notes)
 
 
 def parse(text: str) -> NvlinkCapabilities:

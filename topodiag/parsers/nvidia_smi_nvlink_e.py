@@ -41,9 +41,9 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from . import _tool_failures
+from ._nvidia_smi_records import gpu_from_block, gpu_record, link_record, note, result_from_walk, result_record
 from .base import ParserInfo, clean_lines, iter_clean_lines
-from .nvidia_smi_gpu_blocks import ErrorLine, GpuBlock, Walk, snake, sniff_mode, walk
+from .nvidia_smi_gpu_blocks import GpuBlock, Walk, snake, sniff_mode, walk
 
 INFO = ParserInfo(
     source="nvidia_smi_nvlink_e",
@@ -74,11 +74,7 @@ class Counter:
     line_no: int
 
 
-@dataclass(frozen=True)
-class Link:
-    link: int
-    counters: dict[str, Counter]  # by snake_case name: "replay_errors", "fec_errors_0"
-    line_no: int
+Link = link_record(__name__, ("counters", dict))  # counters by snake_case name: "replay_errors", "fec_errors_0"
 
 
 @dataclass(frozen=True)
@@ -89,29 +85,8 @@ class NonZero:
     line_no: int
 
 
-@dataclass(frozen=True)
-class Gpu:
-    index: int | None
-    name: str | None
-    uuid: str | None
-    line_no: int
-    links: tuple[Link, ...]
-    nonzero: tuple[NonZero, ...]
-    all_links_inactive: bool
-    nvlink_unsupported: bool
-    message: str | None
-    truncated: bool
-
-
-@dataclass(frozen=True)
-class NvlinkErrors:
-    source: str = SOURCE
-    gpus: tuple[Gpu, ...] = ()
-    elided: bool = False
-    elided_gpu_indices: tuple[int, ...] = ()
-    errors: tuple[ErrorLine, ...] = ()
-    unrecognised: tuple[ErrorLine, ...] = ()  # error lines no catalogue entry explains (SYS004)
-    notes: tuple[str, ...] = ()
+Gpu = gpu_record(__name__, ("links", tuple), ("nonzero", tuple))
+NvlinkErrors = result_record("NvlinkErrors", __name__, SOURCE)
 
 
 def counter_kind(name: str) -> str:
@@ -154,9 +129,9 @@ def _read(line: str, raw: str, line_no: int, gpu: GpuBlock) -> str | None:
     entry = links.setdefault(link, {"line_no": line_no, "counters": {}})
     notes: list[str] = gpu.data.setdefault("notes", [])
     if value is None:
-        notes.append(f"line {line_no}: {gpu.label} link {link} '{raw_name}' value '{text[:30]}' is not a number: null")
+        notes.append(note("counter_not_number", line=line_no, gpu=gpu.label, link=link, name=raw_name, value=text[:30]))
     if name in entry["counters"]:
-        notes.append(f"line {line_no}: {gpu.label} link {link} '{raw_name}' printed twice: the later value kept")
+        notes.append(note("named_value_twice", line=line_no, gpu=gpu.label, link=link, name=raw_name))
     entry["counters"][name] = Counter(raw_name, value, counter_kind(name), line_no)
     return "content"
 
@@ -166,17 +141,14 @@ def _freeze(g: GpuBlock) -> Gpu:
     nonzero = tuple(NonZero(link.link, name, c.value, c.line_no)
                     for link in links for name, c in link.counters.items()
                     if c.kind == "error" and c.value is not None and c.value > 0)
-    return Gpu(g.index, g.name, g.uuid, g.line_no, links, nonzero, g.all_inactive, g.unsupported, g.message,
-               g.truncated)
+    return gpu_from_block(Gpu, g, links, nonzero)
 
 
 def _result(w: Walk) -> NvlinkErrors:
     notes = list(w.notes)
     for g in w.gpus:
         notes.extend(g.data.get("notes", ()))
-    return NvlinkErrors(gpus=tuple(_freeze(g) for g in w.gpus), elided=w.elided,
-                        elided_gpu_indices=w.elided_gpu_indices, errors=w.errors,
-                unrecognised=_tool_failures.unrecognised(w.errors), notes=tuple(notes))
+    return result_from_walk(NvlinkErrors, w, tuple(_freeze(g) for g in w.gpus), notes)
 
 
 def parse(text: str) -> NvlinkErrors:

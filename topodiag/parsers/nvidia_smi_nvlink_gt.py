@@ -32,12 +32,12 @@ JSON: {source: "nvidia_smi_nvlink_gt",
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Iterable
+from dataclasses import field
+from typing import Iterable, Optional
 
-from . import _tool_failures
+from ._nvidia_smi_records import gpu_from_block, gpu_record, link_record, note, result_from_walk, result_record
 from .base import ParserInfo, clean_lines, iter_clean_lines
-from .nvidia_smi_gpu_blocks import ErrorLine, GpuBlock, Walk, sniff_mode, walk
+from .nvidia_smi_gpu_blocks import GpuBlock, Walk, sniff_mode, walk
 
 INFO = ParserInfo(
     source="nvidia_smi_nvlink_gt",
@@ -57,41 +57,11 @@ PARTIAL_RE = re.compile(r"^Link\s+[0-9]{1,4}\s*(?::\s*(?:(?:Data|Raw)(?:\s+(?:[T
 _SNIFF_COUNTER = re.compile(r"^[ \t]*Link [0-9]{1,4}: (?:Data|Raw) [TR]x: [0-9]", re.M)
 
 
-@dataclass(frozen=True)
-class Link:
-    link: int
-    tx_kib: int | None
-    rx_kib: int | None
-    line_no: int
-
-
-@dataclass(frozen=True)
-class Gpu:
-    index: int | None
-    name: str | None
-    uuid: str | None
-    line_no: int
-    counter: str | None
-    links: tuple[Link, ...]
-    tx_kib_total: int | None
-    rx_kib_total: int | None
-    idle_links: tuple[int, ...]
-    all_links_inactive: bool
-    nvlink_unsupported: bool
-    message: str | None
-    truncated: bool
-
-
-@dataclass(frozen=True)
-class NvlinkThroughput:
-    source: str = SOURCE
-    gpus: tuple[Gpu, ...] = ()
-    counter: str | None = None
-    elided: bool = False
-    elided_gpu_indices: tuple[int, ...] = ()
-    errors: tuple[ErrorLine, ...] = ()
-    unrecognised: tuple[ErrorLine, ...] = ()  # error lines no catalogue entry explains (SYS004)
-    notes: tuple[str, ...] = ()
+Link = link_record(__name__, ("tx_kib", Optional[int]), ("rx_kib", Optional[int]))
+Gpu = gpu_record(__name__, ("counter", Optional[str]), ("links", tuple), ("tx_kib_total", Optional[int]),
+                 ("rx_kib_total", Optional[int]), ("idle_links", tuple))
+NvlinkThroughput = result_record("NvlinkThroughput", __name__, SOURCE,
+                                 after_gpus=(("counter", Optional[str], field(default=None)),))
 
 
 def _kib(text: str) -> tuple[int | None, str | None]:
@@ -120,16 +90,16 @@ def _read(line: str, raw: str, line_no: int, gpu: GpuBlock) -> str | None:
     d = gpu.data
     notes: list[str] = d.setdefault("notes", [])
     if value is None:
-        notes.append(f"line {line_no}: {gpu.label} link {link} {m.group(2)} {m.group(3)} value '{text[:30]}' "
-                     "is not a count: null")
+        notes.append(note("throughput_not_count", line=line_no, gpu=gpu.label, link=link, kind=m.group(2),
+                          way=m.group(3), value=text[:30]))
     elif unit is not None:
-        notes.append(f"line {line_no}: {gpu.label} link {link} {m.group(2)} {m.group(3)} printed in {unit}: "
-                     "converted to KiB")
+        notes.append(note("throughput_unit", line=line_no, gpu=gpu.label, link=link, kind=m.group(2), way=m.group(3),
+                          unit=unit))
     d.setdefault("kinds", set()).add(kind)
     entry = d.setdefault("links", {}).setdefault(link, {"line_no": line_no})
     key = "tx" if way == "tx" else "rx"
     if key in entry:
-        notes.append(f"line {line_no}: {gpu.label} link {link} {m.group(3)} printed twice: the later value kept")
+        notes.append(note("throughput_twice", line=line_no, gpu=gpu.label, link=link, way=m.group(3)))
     entry[key] = value
     return "content"
 
@@ -142,9 +112,9 @@ def _freeze(g: GpuBlock) -> Gpu:
     links = tuple(Link(k, v.get("tx"), v.get("rx"), v["line_no"]) for k, v in sorted(g.data.get("links", {}).items()))
     both = [lk for lk in links if lk.tx_kib is not None and lk.rx_kib is not None]
     idle = tuple(lk.link for lk in both if lk.tx_kib == 0 and lk.rx_kib == 0)
-    return Gpu(g.index, g.name, g.uuid, g.line_no, _counter(set(g.data.get("kinds", ()))), links,
-               sum(lk.tx_kib for lk in both) if both else None, sum(lk.rx_kib for lk in both) if both else None,
-               idle, g.all_inactive, g.unsupported, g.message, g.truncated)
+    return gpu_from_block(Gpu, g, _counter(set(g.data.get("kinds", ()))), links,
+                          sum(lk.tx_kib for lk in both) if both else None,
+                          sum(lk.rx_kib for lk in both) if both else None, idle)
 
 
 def _result(w: Walk) -> NvlinkThroughput:
@@ -158,10 +128,8 @@ def _result(w: Walk) -> NvlinkThroughput:
         half = [lk.link for lk in g.links if (lk.tx_kib is None) != (lk.rx_kib is None)]
         if half and not g.truncated:
             label = f"GPU {g.index}" if g.index is not None else "the GPU without header"
-            notes.append(f"{label}: link(s) {', '.join(map(str, half))} print only one of Tx/Rx")
-    return NvlinkThroughput(gpus=gpus, counter=_counter(kinds), elided=w.elided,
-                            elided_gpu_indices=w.elided_gpu_indices, errors=w.errors,
-                unrecognised=_tool_failures.unrecognised(w.errors), notes=tuple(notes))
+            notes.append(note("throughput_one_way", gpu=label, links=", ".join(map(str, half))))
+    return result_from_walk(NvlinkThroughput, w, gpus, notes, counter=_counter(kinds))
 
 
 def parse(text: str) -> NvlinkThroughput:

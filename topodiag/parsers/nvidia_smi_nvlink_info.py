@@ -30,12 +30,11 @@ JSON: {source: "nvidia_smi_nvlink_info",
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Optional
 
-from . import _tool_failures
+from ._nvidia_smi_records import gpu_from_block, gpu_record, note, result_from_walk, result_record
 from .base import ParserInfo, clean_lines, iter_clean_lines
-from .nvidia_smi_gpu_blocks import ERROR_RE, ErrorLine, GpuBlock, Walk, snake, sniff_mode, walk
+from .nvidia_smi_gpu_blocks import ERROR_RE, GpuBlock, Walk, snake, sniff_mode, walk
 
 INFO = ParserInfo(
     source="nvidia_smi_nvlink_info",
@@ -59,32 +58,9 @@ _SNIFF_INFO = re.compile(
     re.M)
 
 
-@dataclass(frozen=True)
-class Gpu:
-    index: int | None
-    name: str | None
-    uuid: str | None
-    line_no: int
-    nvle: str | None
-    nvle_enabled: bool | None
-    nvlink_version: str | None
-    firmware: dict[str, str]
-    fields: dict[str, str]
-    all_links_inactive: bool
-    nvlink_unsupported: bool
-    message: str | None
-    truncated: bool
-
-
-@dataclass(frozen=True)
-class NvlinkInfo:
-    source: str = SOURCE
-    gpus: tuple[Gpu, ...] = ()
-    elided: bool = False
-    elided_gpu_indices: tuple[int, ...] = ()
-    errors: tuple[ErrorLine, ...] = ()
-    unrecognised: tuple[ErrorLine, ...] = ()  # error lines no catalogue entry explains (SYS004)
-    notes: tuple[str, ...] = ()
+Gpu = gpu_record(__name__, ("nvle", Optional[str]), ("nvle_enabled", Optional[bool]), ("nvlink_version", Optional[str]),
+                 ("firmware", dict), ("fields", dict))
+NvlinkInfo = result_record("NvlinkInfo", __name__, SOURCE)
 
 
 def _indent(raw: str) -> int:
@@ -125,19 +101,16 @@ def _read(line: str, raw: str, line_no: int, gpu: GpuBlock) -> str | None:
 def _freeze(g: GpuBlock) -> Gpu:
     d = g.data
     nvle = d.get("nvle")
-    return Gpu(g.index, g.name, g.uuid, g.line_no, nvle, ENABLED.get(nvle.lower()) if nvle else None,
-               d.get("nvlink_version"), dict(d.get("firmware", {})), dict(d.get("fields", {})), g.all_inactive,
-               g.unsupported, g.message, g.truncated)
+    return gpu_from_block(Gpu, g, nvle, ENABLED.get(nvle.lower()) if nvle else None, d.get("nvlink_version"),
+                          dict(d.get("firmware", {})), dict(d.get("fields", {})))
 
 
 def _result(w: Walk) -> NvlinkInfo:
     notes = list(w.notes)
     for g in w.gpus:
         if g.data.get("nvle") and ENABLED.get(g.data["nvle"].lower()) is None:
-            notes.append(f"{g.label}: NVLink encryption state '{g.data['nvle'][:30]}' not understood: nvle_enabled is null")
-    return NvlinkInfo(gpus=tuple(_freeze(g) for g in w.gpus), elided=w.elided,
-                      elided_gpu_indices=w.elided_gpu_indices, errors=w.errors,
-                unrecognised=_tool_failures.unrecognised(w.errors), notes=tuple(notes))
+            notes.append(note("nvle_not_understood", gpu=g.label, state=g.data["nvle"][:30]))
+    return result_from_walk(NvlinkInfo, w, tuple(_freeze(g) for g in w.gpus), notes)
 
 
 def parse(text: str) -> NvlinkInfo:

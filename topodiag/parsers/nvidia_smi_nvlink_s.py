@@ -33,13 +33,14 @@ JSON: {source: "nvidia_smi_nvlink_s",
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Iterable
+from dataclasses import field
+from typing import Iterable, Optional
 
 from . import _tool_failures
 from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
-from .nvidia_smi_gpu_blocks import (ALL_INACTIVE_RE, ELISION_RE, ERROR_RE, match_header,
-                                    LINK_FRAGMENT_RE, UNSUPPORTED_RE, UUID_OK_RE, ErrorLine, other_modes)
+from ._nvidia_smi_records import gpu_from_block, gpu_record, link_record, note, result_from_walk, result_record
+from .nvidia_smi_gpu_blocks import (ALL_INACTIVE_RE, LINK_FRAGMENT_RE, UNSUPPORTED_RE, GpuBlock, Walker,
+                                    other_modes)
 from .nvidia_smi_gpu_blocks import SNIFF_HEADER as _SNIFF_HEADER
 
 INFO = ParserInfo(
@@ -50,6 +51,8 @@ INFO = ParserInfo(
     timeout_s=30.0,
 )
 SOURCE = INFO.source
+MODE_NAME = "`nvidia-smi nvlink -s` (link status)"
+EXPECT = "'Link <n>: <speed> GB/s' or '<inactive>' lines"
 
 PARTIAL_SPEED_RE = re.compile(r"^[0-9]{1,6}(?:\.[0-9]{0,6})?\s*(?:G|GB|GB/)?$", re.I)  # "26.5", "26.562 GB/" cut off
 LINK_RE = re.compile(r"^Link\s+([0-9]{1,4})\s*:\s*(.*)$")
@@ -66,71 +69,13 @@ _SNIFF_OTHER = re.compile(
     r"NVLE: |Firmware Version:)", re.M)
 
 
-@dataclass(frozen=True)
-class Link:
-    link: int
-    active: bool
-    speed_gbps: float | None  # one-way per-link figure as printed
-    state: str  # "active", "inactive", or the printed text lowercased ("disabled", "n/a")
-    line_no: int
-
-
-@dataclass(frozen=True)
-class Gpu:
-    index: int
-    name: str
-    uuid: str | None
-    line_no: int
-    links: tuple[Link, ...]
-    all_links_inactive: bool
-    nvlink_unsupported: bool
-    message: str | None
-    truncated: bool
-
-
-@dataclass(frozen=True)
-class NvlinkStatus:
-    source: str = SOURCE
-    gpus: tuple[Gpu, ...] = ()
-    elided: bool = False
-    elided_gpu_indices: tuple[int, ...] = ()
-    truncated: bool = False
-    errors: tuple[ErrorLine, ...] = ()
-    unrecognised: tuple[ErrorLine, ...] = ()  # error lines no catalogue entry explains (SYS004)
-    notes: tuple[str, ...] = ()
-
-
-def _other_mode(line: str) -> str | None:
-    for pattern, name in OTHER_MODES:
-        if pattern.search(line):
-            return name
-    return None
-
-
-def _new_gpu(index: int, name: str, uuid_raw: str | None, line_no: int, notes: list[str]) -> dict[str, Any]:
-    uuid: str | None = None
-    if uuid_raw is not None:
-        uuid_raw = uuid_raw.strip()
-        if UUID_OK_RE.match(uuid_raw):
-            uuid = uuid_raw
-        else:
-            notes.append(f"line {line_no}: GPU {index} UUID redacted or unreadable ('{uuid_raw[:40]}'): uuid is null")
-    return {"index": index, "name": name.strip(), "uuid": uuid, "line_no": line_no, "links": [],
-            "all_inactive": False, "unsupported": False, "message": None, "truncated": False,
-            "content": 0, "other": 0, "pending_elision": False}
-
-
-def _apply_message(gpu: dict[str, Any], text: str) -> bool:
-    """Record an NVML / driver line that replaces a GPU's links; False when it is not one."""
-    if ALL_INACTIVE_RE.search(text):
-        gpu["all_inactive"] = True
-    elif UNSUPPORTED_RE.search(text):
-        gpu["unsupported"] = True
-    else:
-        return False
-    gpu["message"] = text.strip()
-    gpu["content"] += 1
-    return True
+# speed_gbps: the one-way per-link figure as printed; state: "active", "inactive", or the printed text
+# lowercased ("disabled", "n/a")
+Link = link_record(__name__, ("active", bool), ("speed_gbps", Optional[float]), ("state", str))
+Gpu = gpu_record(__name__, ("links", tuple))
+# truncated: the output ends inside its last GPU's block
+NvlinkStatus = result_record("NvlinkStatus", __name__, SOURCE,
+                             after_elided=(("truncated", bool, field(default=False)),))
 
 
 def _link(m: re.Match[str], line_no: int) -> Link:
@@ -144,155 +89,75 @@ def _link(m: re.Match[str], line_no: int) -> Link:
     return Link(number, False, None, state, line_no)
 
 
-def _freeze(gpu: dict[str, Any]) -> Gpu:
-    links = tuple(gpu["links"])
-    all_inactive = gpu["all_inactive"] or (bool(links) and not gpu["truncated"] and not any(l.active for l in links))
-    return Gpu(gpu["index"], gpu["name"], gpu["uuid"], gpu["line_no"], links, all_inactive,
-               gpu["unsupported"], gpu["message"], gpu["truncated"])
+def _links(gpu: GpuBlock) -> list[Link]:
+    return gpu.data.setdefault("links", [])
 
 
-def _ends_inside(cur: dict[str, Any], last_kind: str, last_line: str, notes: list[str]) -> bool:
-    """Whether the output ends inside the last GPU's block (marking that GPU truncated): inside a link's
-    speed, at an elision marker, after the header alone, or in a cut-off line. Then GPUs after it may
-    exist that the output does not show."""
-    if last_kind == "partial":
-        cut = cur["links"].pop()  # the output ends inside this link's speed: "Link 5: 26.5"
-        notes.append(f"line {cut.line_no}: output ends inside GPU {cur['index']} link {cut.link}: "
-                     "that link and any after it are not shown")
-    elif cur["pending_elision"] or (last_kind == "elision" and cur["truncated"]):
-        pass  # the output ends with an elision marker inside this GPU
-    elif cur["content"] == 0 and cur["other"] == 0:
-        if not cur["truncated"]:
-            notes.append(f"line {cur['line_no']}: output ends after GPU {cur['index']} header: its links are not shown")
-    elif last_kind == "junk" and cur["links"] and LINK_FRAGMENT_RE.match(last_line):
-        notes.append(f"GPU {cur['index']}: output ends in a cut-off line '{last_line}': links after it may be missing")
-    else:
-        return False
-    cur["truncated"] = True
-    return True
+class _StatusWalker(Walker):
+    """The shared block walker where link status differs: a 'Link' line before any header is skipped
+    (not a header-less GPU), a link whose speed is cut off is read (and dropped when the output ends
+    in it), and the result says whether the output ends inside its last GPU."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda *_: None, "s", MODE_NAME, EXPECT)
+        self.no_text = "expected `nvidia-smi nvlink -s` output ('GPU n: ...' then 'Link k: ...'), found no text"
+        self.cut_short = False
+
+    def has_lines(self, gpu: GpuBlock) -> bool:
+        return bool(_links(gpu))
+
+    def has_content(self, gpu: GpuBlock) -> bool:
+        return bool(_links(gpu)) or bool(gpu.message)
+
+    def content(self, line: str, raw: str, line_no: int) -> str | None:
+        lm = LINK_RE.match(line)
+        if lm is None:
+            return None
+        if self.cur is None:
+            self.notes.append(note("link_before_header", line=line_no))
+            return "junk"
+        self.took(self.cur)
+        _links(self.cur).append(_link(lm, line_no))
+        return "partial" if PARTIAL_SPEED_RE.match(lm.group(2).strip()) else "link"
+
+    def end(self) -> None:
+        self.cut_short = self.cur is not None and self._ends_inside(self.cur)
+        for g in self.gpus:
+            for link in _links(g):
+                if link.state not in ("active", "inactive"):
+                    self.notes.append(note("link_state_not_speed", line=link.line_no, index=g.index, link=link.link,
+                                           state=link.state))
+
+    def _ends_inside(self, cur: GpuBlock) -> bool:
+        """Whether the output ends inside the last GPU's block (marking that GPU truncated): inside a
+        link's speed, at an elision marker, after the header alone, or in a cut-off line. Then GPUs after
+        it may exist that the output does not show."""
+        if self.last_kind == "partial":
+            cut = _links(cur).pop()  # the output ends inside this link's speed: "Link 5: 26.5"
+            self.notes.append(note("ends_inside_link", line=cut.line_no, index=cur.index, link=cut.link))
+        elif cur.pending_elision or (self.last_kind == "elision" and cur.truncated):
+            pass  # the output ends with an elision marker inside this GPU
+        elif cur.content == 0 and cur.other == 0:
+            if not cur.truncated:
+                self.notes.append(note("ends_after_header", line=cur.line_no, gpu=cur.label))
+        elif self.last_kind == "junk" and _links(cur) and LINK_FRAGMENT_RE.match(self.last_line):
+            self.notes.append(note("ends_in_fragment", gpu=cur.label, text=self.last_line))
+        else:
+            return False
+        cur.truncated = True
+        return True
+
+
+def _freeze(gpu: GpuBlock) -> Gpu:
+    links = tuple(_links(gpu))
+    all_inactive = gpu.all_inactive or (bool(links) and not gpu.truncated and not any(l.active for l in links))
+    return gpu_from_block(Gpu, gpu, links, all_inactive=all_inactive)
 
 
 def _parse(lines: Iterable[str]) -> NvlinkStatus:
-    gpus: list[dict[str, Any]] = []
-    errors: list[ErrorLine] = []
-    notes: list[str] = []
-    hidden: list[int] = []
-    elided = False
-    leading_elision = False  # an elision marker before the first GPU header
-    status_lines = 0
-    other_first: tuple[int, str] | None = None
-    first_text: tuple[int, str] | None = None
-    last_line, last_kind = "", ""  # the last non-blank line and what it was
-    cur: dict[str, Any] | None = None
-
-    for line_no, raw in enumerate(lines, 1):
-        line = raw.strip().strip("`").strip()
-        if not line:
-            continue
-        if first_text is None:
-            first_text = (line_no, line)
-        last_line = line
-        header = match_header(line)
-        if header is not None:
-            index = header.index
-            if cur is not None and cur["pending_elision"]:
-                # an elision marker between two GPU blocks: a jump in the indices means it hid whole GPUs;
-                # consecutive indices mean it hid links of the previous GPU
-                if index > cur["index"] + 1:
-                    hidden.extend(range(cur["index"] + 1, index))
-                else:
-                    cur["truncated"] = True
-            elif cur is None and leading_elision and index > 0:
-                hidden.extend(range(0, index))
-            cur = _new_gpu(index, header.name, header.uuid_raw if header.closed else None, line_no, notes)
-            gpus.append(cur)
-            if not header.closed:
-                cur["truncated"] = True
-                notes.append(f"line {line_no}: GPU {index} header cut off inside its UUID")
-            elif header.rest and not _apply_message(cur, header.rest):
-                notes.append(f"line {line_no}: text after GPU {index} header skipped: '{header.rest[:60]}'")
-            last_kind = "gpu"
-            continue
-        if ELISION_RE.match(line):
-            elided = True
-            notes.append(f"line {line_no}: elision marker '{line[:12]}': output not shown in full")
-            if cur is None:
-                leading_elision = True
-            elif cur["links"]:
-                cur["pending_elision"] = True
-            else:
-                cur["truncated"] = True
-            last_kind = "elision"
-            continue
-        mode = _other_mode(line)
-        if mode is not None:
-            if other_first is None:
-                other_first = (line_no, mode)
-            if cur is not None:
-                cur["other"] += 1
-            last_kind = "other"
-            continue
-        lm = LINK_RE.match(line)
-        if lm and cur is not None:
-            if cur["pending_elision"]:
-                cur["truncated"] = True  # links before and after an elision marker: some were not shown
-                cur["pending_elision"] = False
-            last_kind = "partial" if PARTIAL_SPEED_RE.match(lm.group(2).strip()) else "link"
-            cur["links"].append(_link(lm, line_no))
-            cur["content"] += 1
-            status_lines += 1
-            continue
-        if lm:
-            notes.append(f"line {line_no}: 'Link' line before any 'GPU n:' header skipped")
-            last_kind = "junk"
-            continue
-        if ALL_INACTIVE_RE.search(line) or UNSUPPORTED_RE.search(line):
-            if cur is not None and cur["message"] is None and not cur["links"]:
-                _apply_message(cur, line)
-            else:
-                notes.append(f"line {line_no}: '{line[:70]}' is not under a GPU header without links: skipped")
-            last_kind = "message"
-            continue
-        if ERROR_RE.match(line):
-            errors.append(_tool_failures.classify(_tool_failures.NVSMI, line_no, line))
-            last_kind = "message"
-            continue
-        last_kind = "junk"  # prompts, prose, other programs' output: not nvlink's, skipped
-
-    cut_short = cur is not None and _ends_inside(cur, last_kind, last_line, notes)
-    for g in gpus:
-        for link in g["links"]:
-            if link.state not in ("active", "inactive"):
-                notes.append(f"line {link.line_no}: GPU {g['index']} link {link.link} state '{link.state}' "
-                             "is not a speed: not counted as active")
-
-    if not any(g["links"] or g["message"] for g in gpus):
-        if other_first is not None:
-            line_no, mode = other_first
-            raise ParseError(f"this is {mode} output, not `nvidia-smi nvlink -s` (link status)", line_no)
-        if gpus:
-            raise ParseError(
-                "expected 'Link <n>: <speed> GB/s' or '<inactive>' lines under the 'GPU n:' headers, found none "
-                "(headers alone are `nvidia-smi -L` output)", gpus[0]["line_no"])
-        if errors:
-            return NvlinkStatus(errors=tuple(errors), unrecognised=_tool_failures.unrecognised(errors), notes=tuple(notes))
-        if first_text is None:
-            raise ParseError("expected `nvidia-smi nvlink -s` output ('GPU n: ...' then 'Link k: ...'), found no text", 0)
-        line_no, line = first_text
-        raise ParseError(
-            f"expected a 'GPU <n>: <name> (UUID: ...)' header of `nvidia-smi nvlink -s`, found '{line[:60]}'", line_no)
-
-    kept = []
-    for g in gpus:
-        if g["other"] and g["content"] == 0:
-            notes.append(f"line {g['line_no']}: GPU {g['index']} block holds only other `nvidia-smi nvlink` output: skipped")
-            continue
-        kept.append(_freeze(g))
-    if other_first is not None:
-        notes.append(f"line {other_first[0]}: {other_first[1]} lines skipped: not link status")
-    return NvlinkStatus(gpus=tuple(kept), elided=elided, elided_gpu_indices=tuple(sorted(set(hidden))),
-                        truncated=cut_short, errors=tuple(errors),
-                        unrecognised=_tool_failures.unrecognised(errors), notes=tuple(notes))
+    walker = _StatusWalker()
+    w = walker.run(lines)
+    return result_from_walk(NvlinkStatus, w, tuple(_freeze(g) for g in w.gpus), w.notes, truncated=walker.cut_short)
 
 
 def parse(text: str) -> NvlinkStatus:

@@ -45,6 +45,7 @@ from typing import Optional
 from . import _tool_failures
 from .ib_records import ToolError
 from .base import is_digits, ParseError, ParserInfo, clean_lines
+from ._nvidia_smi_records import Fabric, PcieLink, SmiGpu
 
 INFO = ParserInfo(
     source="nvidia_smi_q",
@@ -64,37 +65,6 @@ _MAX_GPUS = 256
 # [ \t], never \s, in a re.M pattern: `^\s*` runs over the newlines after every line start (quadratic).
 _SNIFF_FABRIC = re.compile(r"^[ \t]*Fabric[ \t]*\r?$", re.M)
 _SNIFF_FABRIC_KEY = re.compile(r"^[ \t]*(?:State|CliqueId|ClusterUUID)[ \t]+:", re.M)
-
-
-@dataclass(frozen=True)
-class PcieLink:
-    max_gen: Optional[int]
-    current_gen: Optional[int]
-    max_width: Optional[int]
-    current_width: Optional[int]
-    line_no: Optional[int]
-
-
-@dataclass(frozen=True)
-class Fabric:
-    state: Optional[str]
-    status: Optional[str]
-    clique_id: Optional[str]
-    cluster_uuid: Optional[str]
-    health: dict
-    line_no: int
-
-
-@dataclass(frozen=True)
-class SmiGpu:
-    index: int
-    bus_id: Optional[str]
-    product_name: Optional[str]
-    uuid: Optional[str]
-    serial: Optional[str]
-    line_no: Optional[int]
-    pcie: PcieLink
-    fabric: Optional[Fabric]
 
 
 @dataclass(frozen=True)
@@ -193,54 +163,79 @@ def parse(text: str) -> NvidiaSmiQ:
     return _tool_failures.read(clean_lines(text), SOURCE, _parse, lambda: NvidiaSmiQ(SOURCE, None, None, None, ()))
 
 
-def _parse(lines: list[str]) -> NvidiaSmiQ:
-    top: dict[str, str] = {}
-    gpus: list[_Gpu] = []
-    cur: Optional[_Gpu] = None
-    stack: list[tuple[int, str]] = []
-    for n, raw in enumerate(lines, 1):
+class _Reader:
+    """Reads the report line by line: the top-level keys, and per GPU its fields by section path."""
+
+    def __init__(self) -> None:
+        self.top: dict[str, str] = {}
+        self.gpus: list[_Gpu] = []
+        self.cur: Optional[_Gpu] = None
+        self.stack: list[tuple[int, str]] = []  # (indent, section name); "" for a GPU line
+
+    def line(self, n: int, raw: str) -> bool:
+        """Read one line; False when the report holds more GPUs than are read."""
         body = raw.strip()
         if not body or body.startswith(_NOISE):
-            continue
+            return True
         indent = len(raw) - len(raw.lstrip())
         m_gpu = _GPU_RE.match(body)
         if m_gpu:
-            if len(gpus) >= _MAX_GPUS:
-                break
-            cur = _Gpu(m_gpu[1], n)
-            gpus.append(cur)
-            stack = [(indent, "")]
-            continue
+            if len(self.gpus) >= _MAX_GPUS:
+                return False
+            self.cur = _Gpu(m_gpu[1], n)
+            self.gpus.append(self.cur)
+            self.stack = [(indent, "")]
+            return True
+        path = self._path(indent)
+        if ":" not in body:
+            self._section(body.lower(), path, indent, n)
+        else:
+            self._field(raw, path, n)
+        return True
+
+    def _path(self, indent: int) -> tuple[str, ...]:
+        """Leave the sections this line is not inside; the names of those it is."""
+        stack = self.stack
         while stack and stack[-1][0] >= indent and stack[-1][1]:
             stack.pop()
         if stack and not stack[-1][1] and stack[-1][0] >= indent:
-            stack = []  # back at the GPU line's level
-        path = tuple(name for _, name in stack if name)
-        if ":" not in body:  # a section
-            name = body.lower()
-            stack.append((indent, name))
-            cur = _anonymous(cur, gpus, path + (name,), name in _GPU_SECTIONS)
-            if cur is not None:
-                cur.sections.setdefault(path + (name,), n)
-            continue
+            self.stack = stack = []  # back at the GPU line's level
+        return tuple(name for _, name in stack if name)
+
+    def _section(self, name: str, path: tuple[str, ...], indent: int, n: int) -> None:
+        self.stack.append((indent, name))
+        self.cur = _anonymous(self.cur, self.gpus, path + (name,), name in _GPU_SECTIONS)
+        if self.cur is not None:
+            self.cur.sections.setdefault(path + (name,), n)
+
+    def _field(self, raw: str, path: tuple[str, ...], n: int) -> None:
         m = _KV_RE.match(raw)
         if m is None:
-            continue
+            return
         key, value = m[2].strip().lower(), m[3].strip()
-        if not path and key in _TOP_KEYS and (cur is None or cur.line_no is None or not stack):
-            top.setdefault(key, value)
-            continue
-        cur = _anonymous(cur, gpus, path + (key,), key in _GPU_KEYS or bool(path))
+        cur = self.cur
+        if not path and key in _TOP_KEYS and (cur is None or cur.line_no is None or not self.stack):
+            self.top.setdefault(key, value)
+            return
+        cur = self.cur = _anonymous(cur, self.gpus, path + (key,), key in _GPU_KEYS or bool(path))
         if cur is None or path + (key,) in cur.fields:
-            continue
+            return
         cur.fields[path + (key,)] = value
         cur.lines[path + (key,)] = n
-    built = [g.build(i) for i, g in enumerate(gpus)]
+
+
+def _parse(lines: list[str]) -> NvidiaSmiQ:
+    reader = _Reader()
+    for n, raw in enumerate(lines, 1):
+        if not reader.line(n, raw):
+            break
+    built = [g.build(i) for i, g in enumerate(reader.gpus)]
     useful = [g for g in built if g.fabric or g.bus_id or g.product_name or g.uuid
               or g.pcie.max_width is not None or g.pcie.current_gen is not None]
     if not useful:
         raise ParseError("no GPU section, PCIe link info or Fabric block of nvidia-smi -q in the text",
                          _first_text_line(lines))
+    top = reader.top
     return NvidiaSmiQ(source=SOURCE, driver_version=top.get("driver version"), cuda_version=top.get("cuda version"),
                       attached_gpus=_int(top.get("attached gpus")), gpus=tuple(useful[:_MAX_GPUS]))
 

@@ -50,6 +50,8 @@ from itertools import combinations
 
 from . import _tool_failures
 from .ib_records import ToolError
+from ._matrix import find_header
+from ._nvidia_smi_records import TopoDevice as Device, TopoLink as Link, note
 from .base import is_digits, ANSI_RE, ParseError, ParserInfo, clean_lines, listing
 
 INFO = ParserInfo(
@@ -83,26 +85,6 @@ _SNIFF_ROW = re.compile(r"^[ \t]*GPU[0-9]+[ \t]+(?:X[ \t]+(?:SYS|SOC|NODE|PHB|PX
                         r"(?:SYS|SOC|NODE|PHB|PXB|PIX|NV[0-9]+)[ \t]+X)\b", re.M)
 _SNIFF_TOPO_HEAD = re.compile(r"^[ \t]*GPU0[ \t]+(?:GPU1|NIC0|mlx[0-9]_[0-9]+)\b", re.M)
 _SNIFF_LEGEND = re.compile(r"NV#\s+= Connection traversing a bonded set of # NVLinks")
-
-
-@dataclass(frozen=True)
-class Device:
-    name: str
-    kind: str  # "gpu" | "nic"
-    device: str | None
-    cpu_affinity: str | None
-    numa_affinity: str | None
-    numa_node: int | None
-    gpu_numa_id: str | None
-    line_no: int | None
-
-
-@dataclass(frozen=True)
-class Link:
-    a: str
-    b: str
-    type: str
-    line_no: int
 
 
 @dataclass(frozen=True)
@@ -166,36 +148,19 @@ def _looks_like_row(line: str) -> bool:
     return len(toks) >= 2 and bool(NAME_RE.match(toks[0])) and _is_cell(toks[1])
 
 
+def _is_header(line: str, toks: list[str]) -> bool:
+    if not GPU_RE.match(toks[0]) or (len(toks) > 1 and _is_cell(toks[1])):
+        return False
+    return all(NAME_RE.match(t) or t in AFFINITY_COLUMNS for t in (m.group() for m in HEADER_TOKEN_RE.finditer(line)))
+
+
 def _find_header(lines: list[str]) -> int:
     """Index of the 'GPU0 GPU1 ... CPU Affinity' header row (one followed by a matrix row);
     ParseError when there is none."""
-    first: tuple[int, str] | None = None
-    lonely: int | None = None  # a header with no rows after it
-    for i, line in enumerate(lines):
-        toks = line.split()
-        if not toks:
-            continue
-        if first is None:
-            first = (i + 1, line.strip())
-        if not GPU_RE.match(toks[0]) or (len(toks) > 1 and _is_cell(toks[1])):
-            continue
-        heads = [m.group() for m in HEADER_TOKEN_RE.finditer(line)]
-        if not all(NAME_RE.match(t) or t in AFFINITY_COLUMNS for t in heads):
-            continue
-        k = i + 1
-        while k < len(lines) and (not lines[k].strip() or ELISION_RE.match(lines[k].strip())):
-            k += 1
-        if k < len(lines) and _looks_like_row(lines[k]):
-            return i
-        if lonely is None:
-            lonely = i
-    if lonely is not None:
-        raise ParseError("found the matrix header row but no 'GPU0  X  ...' rows after it", lonely + 1)
-    if first is None:
-        raise ParseError("expected a 'GPU0 GPU1 ... CPU Affinity' matrix header row (nvidia-smi topo -m), "
-                         "found no text", 0)
-    raise ParseError("expected a 'GPU0 GPU1 ... CPU Affinity' matrix header row (nvidia-smi topo -m), "
-                     f"found '{first[1][:60]}'", first[0])
+    return find_header(lines, _is_header, _looks_like_row,
+                       lambda line: not line.strip() or bool(ELISION_RE.match(line.strip())),
+                       "a 'GPU0 GPU1 ... CPU Affinity' matrix header row (nvidia-smi topo -m)",
+                       "found the matrix header row but no 'GPU0  X  ...' rows after it")
 
 
 def _read_header(line: str, line_no: int, notes: list[str]) -> tuple[list[str], list[tuple[str, int]]]:
@@ -209,8 +174,7 @@ def _read_header(line: str, line_no: int, notes: list[str]) -> tuple[list[str], 
                 raise ParseError(f"header names the column '{tok}' twice", line_no)
             affinity.append((tok, m.start()))
         elif affinity or not NAME_RE.match(tok):
-            notes.append(f"header column '{tok[:30]}' (line {line_no}) is not a device or affinity column: "
-                         "ignored")
+            notes.append(note("topo_header_column_ignored", column=tok[:30], line=line_no))
         elif tok in devices:
             raise ParseError(f"header names the device '{tok}' twice: cells cannot be assigned", line_no)
         else:
@@ -254,64 +218,69 @@ def _assign_affinity(row: _Row, columns: list[tuple[str, int]], seen: dict[str, 
     return out
 
 
-def _read_rows(lines: list[str], start: int, n_cols: int, header: list[str],
-               columns: list[tuple[str, int]], notes: list[str]) -> tuple[list[_Row], int]:
+def _row(toks: list[tuple[int, str]], line_no: int, header: list[str], columns: list[tuple[str, int]],
+         seen: set[str], notes: list[str]) -> _Row:
+    """One matrix row, its path cells checked against the header (ParseError when they cannot be placed)."""
+    label, n_cols = toks[0][1], len(header)
+    k = 1
+    while k < len(toks) and _is_cell(toks[k][1]):
+        k += 1
+    cells, values = [t for _, t in toks[1:k]], toks[k:]
+    p2p = next((v for _, v in values if v in P2P_WORDS), None)
+    if p2p:
+        raise ParseError(f"'{p2p}' in row {label} is an `nvidia-smi topo -p2p` status, not a topo -m path type",
+                         line_no)
+    if label in seen:
+        raise ParseError(f"a second row for {label}: which one holds its cells is unclear", line_no)
+    if len(cells) > n_cols:
+        raise ParseError(f"row {label} has {len(cells)} path cells but the header names {n_cols} devices",
+                         line_no)
+    if values and len(cells) < n_cols:
+        raise ParseError(f"row {label} has {len(cells)} path cells for {n_cols} device columns and then "
+                         f"values ('{values[0][1][:20]}'): the cells cannot be assigned to columns", line_no)
+    own = header.index(label) if label in header else None
+    _check_diagonal(label, cells, header, own, line_no)
+    if own is not None and len(cells) < n_cols:
+        notes.append(note("topo_row_cut", label=label, line=line_no, n=len(cells), total=n_cols,
+                          rest=" and no affinity values" if columns else ""))
+    return _Row(label, tuple(cells), tuple(values), line_no)
+
+
+def _check_diagonal(label: str, cells: list[str], header: list[str], own: int | None, line_no: int) -> None:
+    """ParseError unless the row's 'X' (self) stands under its own column and nowhere else."""
+    for j, cell in enumerate(cells):
+        if (cell == "X") != (j == own):
+            where = header[j]
+            if cell == "X":
+                raise ParseError(f"row {label} has its 'X' (self) under {where}: rows and columns disagree",
+                                 line_no)
+            raise ParseError(f"row {label} has '{cell}' under its own column {where}, expected 'X'", line_no)
+
+
+def _read_rows(lines: list[str], start: int, header: list[str], columns: list[tuple[str, int]],
+               notes: list[str]) -> tuple[list[_Row], int]:
     """Matrix rows after the header; returns them and the index of the first line after the matrix."""
     rows: list[_Row] = []
     seen: set[str] = set()
     i = start
     elided = []
     while i < len(lines):
-        line = lines[i]
-        line_no = i + 1
-        toks = _tokens(line)
-        if not toks:
-            if rows:
-                break
+        toks = _tokens(lines[i])
+        if not toks and not rows:
             i += 1
             continue
         if len(toks) == 1 and ELISION_RE.match(toks[0][1]):
-            elided.append(line_no)
+            elided.append(i + 1)
             i += 1
             continue
-        label = toks[0][1]
-        if len(toks) < 2 or not _is_cell(toks[1][1]) or not NAME_RE.match(label):
+        if len(toks) < 2 or not _is_cell(toks[1][1]) or not NAME_RE.match(toks[0][1]):
             break
-        cells = []
-        k = 1
-        while k < len(toks) and _is_cell(toks[k][1]):
-            cells.append(toks[k][1])
-            k += 1
-        values = toks[k:]
-        p2p = next((v for _, v in values if v in P2P_WORDS), None)
-        if p2p:
-            raise ParseError(f"'{p2p}' in row {label} is an `nvidia-smi topo -p2p` status, not a topo -m path type",
-                             line_no)
-        if label in seen:
-            raise ParseError(f"a second row for {label}: which one holds its cells is unclear", line_no)
-        if len(cells) > n_cols:
-            raise ParseError(f"row {label} has {len(cells)} path cells but the header names {n_cols} devices",
-                             line_no)
-        if values and len(cells) < n_cols:
-            raise ParseError(f"row {label} has {len(cells)} path cells for {n_cols} device columns and then "
-                             f"values ('{values[0][1][:20]}'): the cells cannot be assigned to columns", line_no)
-        own = header.index(label) if label in header else None
-        for j, cell in enumerate(cells):
-            if (cell == "X") != (j == own):
-                where = header[j]
-                if cell == "X":
-                    raise ParseError(f"row {label} has its 'X' (self) under {where}: rows and columns disagree",
-                                     line_no)
-                raise ParseError(f"row {label} has '{cell}' under its own column {where}, expected 'X'", line_no)
-        if own is not None and len(cells) < n_cols:
-            rest = " and no affinity values" if columns else ""
-            notes.append(f"row {label} (line {line_no}) has {len(cells)} of {n_cols} path cells{rest}: "
-                         "the rest is missing (cut?)")
-        seen.add(label)
-        rows.append(_Row(label, tuple(cells), tuple(values), line_no))
+        row = _row(toks, i + 1, header, columns, seen, notes)
+        seen.add(row.name)
+        rows.append(row)
         i += 1
     if elided:
-        notes.append(f"elision line(s) in the matrix ({listing(map(str, elided))}): rows may be missing")
+        notes.append(note("topo_elided_rows", lines=listing(map(str, elided))))
     return rows, i
 
 
@@ -352,10 +321,21 @@ def _affinities(rows: list[_Row], columns: list[tuple[str, int]], truncated: boo
     assigned = {r.name: _assign_affinity(r, columns, seen) for r in rows}
     out: dict[str, dict] = {n: {c: (None if a[c] in (None, "N/A") else a[c]) for c in names}
                             for n, a in assigned.items()}
+    found: dict = {}  # (note kind, detail...) -> device names, so one note covers alike rows
+    _repair_gaps(rows, names, assigned, out, found)
+    _drop_unreadable(rows, out, found)
+    if truncated:
+        _drop_cut_tails(rows, out, found)
+    notes.extend(_affinity_note(key, listing(who)) for key, who in found.items())
+    return out
+
+
+def _repair_gaps(rows: list[_Row], names: list[str], assigned: dict[str, dict], out: dict[str, dict],
+                 found: dict) -> None:
+    """Rows with a column left empty: a CPU list glued to its NUMA id is split; other gaps are noted."""
     counts = {_count(r) for v in out.values() if v.get("CPU Affinity") and v.get("NUMA Affinity")
               for r in [_ranges(v["CPU Affinity"])] if r}
     numas = {v["NUMA Affinity"] for v in out.values() if v.get("NUMA Affinity")}
-    found: dict = {}  # (note kind, detail...) -> device names, so one note covers alike rows
     for row in rows:
         v, raw = out[row.name], assigned[row.name]
         printed = [c for c in names if raw.get(c) is not None]
@@ -376,6 +356,9 @@ def _affinities(rows: list[_Row], columns: list[tuple[str, int]], truncated: boo
         cut = [c for c in names[last + 1:]]
         if cut:
             _group(found, ("cut", ", ".join(cut)), row.name)
+
+
+def _drop_unreadable(rows: list[_Row], out: dict[str, dict], found: dict) -> None:
     for row in rows:
         v = out[row.name]
         for col, what in (("CPU Affinity", "a CPU list"), ("NUMA Affinity", "a NUMA node list")):
@@ -387,32 +370,32 @@ def _affinities(rows: list[_Row], columns: list[tuple[str, int]], truncated: boo
         if val is not None and not re.match(r"^[0-9]{1,9}$", val):
             _group(found, ("bad", "GPU NUMA ID", val[:40], "a number"), row.name)
             v["GPU NUMA ID"] = None
-    if truncated:
-        # a value cut at its left can still look like a CPU list: '2-63,96-127' for '32-63,96-127'
-        for row in rows:
-            v = out[row.name]
-            cpu = v.get("CPU Affinity")
-            longer = [o["CPU Affinity"] for o in out.values() if cpu and o.get("CPU Affinity")
-                      and o["CPU Affinity"] != cpu and o["CPU Affinity"].endswith(cpu)
-                      and o.get("NUMA Affinity") == v.get("NUMA Affinity")]
-            if longer:
-                _group(found, ("tail", cpu, longer[0]), row.name)
-                v["CPU Affinity"] = None
-    for key, who in found.items():
-        names_ = listing(who)
-        if key[0] == "glued":
-            notes.append(f"{names_}: CPU and NUMA affinity printed without a separator ('{key[1]}'); "
-                         f"read as CPU '{key[2]}', NUMA '{key[3]}'")
-        elif key[0] == "absent":
-            notes.append(f"{names_}: no value under '{key[1]}'")
-        elif key[0] == "cut":
-            notes.append(f"{names_}: row ends before {key[1]} (cut?)")
-        elif key[0] == "bad":
-            notes.append(f"{names_}: {key[1]} '{key[2]}' is not {key[3]} (cut by the terminal?): left out")
-        else:
-            notes.append(f"{names_}: CPU Affinity '{key[1]}' is the tail of '{key[2]}' (same NUMA affinity) "
-                         "and looks cut: left out")
-    return out
+
+
+def _drop_cut_tails(rows: list[_Row], out: dict[str, dict], found: dict) -> None:
+    """A value cut at its left can still look like a CPU list: '2-63,96-127' for '32-63,96-127'."""
+    for row in rows:
+        v = out[row.name]
+        cpu = v.get("CPU Affinity")
+        longer = [o["CPU Affinity"] for o in out.values() if cpu and o.get("CPU Affinity")
+                  and o["CPU Affinity"] != cpu and o["CPU Affinity"].endswith(cpu)
+                  and o.get("NUMA Affinity") == v.get("NUMA Affinity")]
+        if longer:
+            _group(found, ("tail", cpu, longer[0]), row.name)
+            v["CPU Affinity"] = None
+
+
+def _affinity_note(key: tuple, names: str) -> str:
+    kind = key[0]
+    if kind == "glued":
+        return note("topo_affinity_glued", names=names, raw=key[1], cpu=key[2], numa=key[3])
+    if kind == "absent":
+        return note("topo_affinity_absent", names=names, column=key[1])
+    if kind == "cut":
+        return note("topo_affinity_cut", names=names, columns=key[1])
+    if kind == "bad":
+        return note("topo_affinity_bad", names=names, column=key[1], value=key[2], what=key[3])
+    return note("topo_affinity_tail", names=names, cpu=key[1], longer=key[2])
 
 
 # -- the whole output ---------------------------------------------------------------------------
@@ -430,8 +413,7 @@ def _nic_legend(lines: list[str], start: int, notes: list[str]) -> tuple[dict[st
         if m:
             nic, dev = m.group(1), m.group(2)
             if nic in legend and legend[nic] != dev:
-                notes.append(f"NIC Legend names {nic} twice ('{legend[nic]}', then '{dev}' at line {i + 1}): "
-                             "kept the first")
+                notes.append(note("topo_nic_legend_twice", nic=nic, first=legend[nic], then=dev, line=i + 1))
                 continue
             legend.setdefault(nic, dev)
     return legend, seen_block
@@ -454,69 +436,52 @@ def _legend_types(lines: list[str], start: int) -> set[str] | None:
     return keys
 
 
-def _parse(lines: list[str]) -> TopoMatrix:
-    notes: list[str] = []
-    h = _find_header(lines)
-    header_no = h + 1
-    header, columns = _read_header(lines[h], header_no, notes)
-    rows, end = _read_rows(lines, h + 1, len(header), header, columns, notes)
-    if not rows:
-        raise ParseError("found the matrix header row but no 'GPU0  X  ...' rows after it", header_no)
-    by_name = {r.name: r for r in rows}
-    extra = [r.name for r in rows if r.name not in header]
-    names = header + extra
-    truncated = bool(extra)
-    if not any(GPU_RE.match(n) for n in names):
-        raise ParseError("the matrix has no GPU", header_no)
-    if truncated:
-        notes.append(f"the header (line {header_no}) names {len(header)} devices but rows also list "
-                     f"{listing(extra)}: its right-hand columns were cut (terminal width?); links of those "
-                     "devices come from their own rows only, and CPU affinity may be incomplete")
-    missing_rows = [n for n in header if n not in by_name]
-    if missing_rows:
-        notes.append(f"no matrix row for {listing(missing_rows)}: links of "
-                     f"{'these devices' if len(missing_rows) > 1 else missing_rows[0]} come from the other rows only")
+def _after_matrix(lines: list[str], end: int, header: list[str], by_name: dict[str, _Row], header_no: int,
+                  notes: list[str]) -> None:
+    """A note when a second matrix, or a row of this one, follows the matrix (neither is read)."""
     for k in range(end, len(lines)):
         toks = lines[k].split()
         if toks and GPU_RE.match(toks[0]) and len(toks) > 1 and (toks[1] in header or toks[1] in AFFINITY_COLUMNS
                                                                    or toks[1] == "CPU"):
-            notes.append(f"another matrix header at line {k + 1}: only the first matrix (line {header_no}) is read")
+            notes.append(note("topo_second_matrix", line=k + 1, header_line=header_no))
             break
         if toks and toks[0] in by_name and len(toks) > 1 and _is_cell(toks[1]):
-            notes.append(f"line {k + 1} looks like a matrix row after the matrix ended: ignored")
+            notes.append(note("topo_row_after_matrix", line=k + 1))
             break
 
-    affinity = _affinities(rows, columns, truncated, notes)
-    legend, legend_block = _nic_legend(lines, end, notes)
+
+def _legend_notes(names: list[str], legend: dict[str, str], legend_block: bool, notes: list[str]) -> None:
     nic_cols = [n for n in names if NIC_RE.match(n)]
     if nic_cols and not legend:
-        notes.append(f"no 'NIC Legend:' entries: the RDMA device names of {listing(nic_cols)} are unknown"
-                     + (" (output cut?)" if not legend_block else ""))
+        notes.append(note("topo_no_nic_legend", nics=listing(nic_cols),
+                          cut=" (output cut?)" if not legend_block else ""))
     elif nic_cols:
         unnamed = [n for n in nic_cols if n not in legend]
         if unnamed:
-            notes.append(f"the NIC Legend does not name {listing(unnamed)}")
+            notes.append(note("topo_nic_unnamed", nics=listing(unnamed)))
         stray = [n for n in legend if n not in nic_cols]
         if stray:
-            notes.append(f"the NIC Legend names {listing(stray)}, which the matrix does not show")
+            notes.append(note("topo_nic_stray", nics=listing(stray)))
 
-    devices = []
-    for name in names:
-        row = by_name.get(name)
-        v = affinity.get(name, {})
-        numa = v.get("NUMA Affinity")
-        kind = _kind(name)
-        devices.append(Device(
-            name=name,
-            kind=kind,
-            device=None if kind == "gpu" else (legend.get(name) if NIC_RE.match(name) else name),
-            cpu_affinity=v.get("CPU Affinity"),
-            numa_affinity=numa,
-            numa_node=int(numa) if numa is not None and is_digits(numa) else None,
-            gpu_numa_id=v.get("GPU NUMA ID"),
-            line_no=row.line_no if row else None,
-        ))
 
+def _device(name: str, row: _Row | None, v: dict, legend: dict[str, str]) -> Device:
+    numa = v.get("NUMA Affinity")
+    kind = _kind(name)
+    return Device(
+        name=name,
+        kind=kind,
+        device=None if kind == "gpu" else (legend.get(name) if NIC_RE.match(name) else name),
+        cpu_affinity=v.get("CPU Affinity"),
+        numa_affinity=numa,
+        numa_node=int(numa) if numa is not None and is_digits(numa) else None,
+        gpu_numa_id=v.get("GPU NUMA ID"),
+        line_no=row.line_no if row else None,
+    )
+
+
+def _links(names: list[str], header: list[str], by_name: dict[str, _Row],
+           notes: list[str]) -> tuple[list[Link], set[str]]:
+    """One link per pair of devices from its cell (or its mirror's), and the path types used."""
     col = {n: i for i, n in enumerate(header)}
 
     def cell(row_name: str, col_name: str) -> tuple[str, int] | None:
@@ -533,8 +498,8 @@ def _parse(lines: list[str]) -> TopoMatrix:
         for b in names[i + 1:]:
             mine, mirror = cell(a, b), cell(b, a)
             if mine and mirror and mine[0] != mirror[0]:
-                notes.append(f"{a}-{b}: row {a} says {mine[0]} (line {mine[1]}), row {b} says {mirror[0]} "
-                             f"(line {mirror[1]}): kept {mine[0]}")
+                notes.append(note("topo_mirror_disagrees", a=a, b=b, mine=mine[0], mine_line=mine[1],
+                                  mirror=mirror[0], mirror_line=mirror[1]))
             got = mine or mirror
             if got is None:
                 unknown_pairs.append(f"{a}-{b}")
@@ -542,16 +507,48 @@ def _parse(lines: list[str]) -> TopoMatrix:
             links.append(Link(a, b, got[0], got[1]))
             used.add(got[0])
     if unknown_pairs:
-        notes.append(f"no cell for {len(unknown_pairs)} pair(s): {listing(unknown_pairs)}")
+        notes.append(note("topo_no_cell", n=len(unknown_pairs), pairs=listing(unknown_pairs)))
+    return links, used
+
+
+def _type_notes(used: set[str], legend_keys: set[str] | None, notes: list[str]) -> None:
+    """Notes on path types that nvidia-smi's legend, or the Legend block printed, does not name."""
     odd = sorted(t for t in used if t not in KNOWN_TYPES and not re.match(r"^NV[0-9]+$", t))
     if odd:
-        notes.append(f"path type(s) {listing(odd)} are not in nvidia-smi's legend (X, SYS/SOC, NODE, PHB, "
-                     "PXB, PIX, NV#)")
-    legend_keys = _legend_types(lines, end)
+        notes.append(note("topo_unknown_types", types=listing(odd)))
     if legend_keys and "NV#" in legend_keys:  # a legend that reached its last line
         unexplained = sorted(t for t in used if t not in legend_keys and not re.match(r"^NV[0-9]+$", t))
         if unexplained:
-            notes.append(f"path type(s) {listing(unexplained)} used in the matrix but not in its Legend block")
+            notes.append(note("topo_types_not_in_legend", types=listing(unexplained)))
+
+
+def _parse(lines: list[str]) -> TopoMatrix:
+    notes: list[str] = []
+    h = _find_header(lines)
+    header_no = h + 1
+    header, columns = _read_header(lines[h], header_no, notes)
+    rows, end = _read_rows(lines, h + 1, header, columns, notes)
+    if not rows:
+        raise ParseError("found the matrix header row but no 'GPU0  X  ...' rows after it", header_no)
+    by_name = {r.name: r for r in rows}
+    extra = [r.name for r in rows if r.name not in header]
+    names = header + extra
+    if not any(GPU_RE.match(n) for n in names):
+        raise ParseError("the matrix has no GPU", header_no)
+    if extra:
+        notes.append(note("topo_header_cut", line=header_no, n=len(header), extra=listing(extra)))
+    missing_rows = [n for n in header if n not in by_name]
+    if missing_rows:
+        notes.append(note("topo_no_row", devices=listing(missing_rows),
+                          which="these devices" if len(missing_rows) > 1 else missing_rows[0]))
+    _after_matrix(lines, end, header, by_name, header_no, notes)
+
+    affinity = _affinities(rows, columns, bool(extra), notes)
+    legend, legend_block = _nic_legend(lines, end, notes)
+    _legend_notes(names, legend, legend_block, notes)
+    devices = [_device(name, by_name.get(name), affinity.get(name, {}), legend) for name in names]
+    links, used = _links(names, header, by_name, notes)
+    _type_notes(used, _legend_types(lines, end), notes)
     return TopoMatrix(devices=tuple(devices), links=tuple(links),
                       affinity_columns=tuple(c for c, _ in columns), notes=tuple(notes))
 

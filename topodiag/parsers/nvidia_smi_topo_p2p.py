@@ -35,6 +35,8 @@ from dataclasses import dataclass
 
 from . import _tool_failures
 from .ib_records import ToolError
+from ._matrix import find_header
+from ._nvidia_smi_records import LegendEntry, P2PCell as Cell, note
 from .base import ANSI_RE, ParseError, ParserInfo, clean_lines, listing
 
 INFO = ParserInfo(
@@ -61,21 +63,6 @@ _SNIFF_HEAD = re.compile(r"^[ \t]*GPU0(?:[ \t]+GPU[0-9]+)*[ \t]*$", re.M)
 
 
 @dataclass(frozen=True)
-class Cell:
-    src: str
-    dst: str
-    status: str
-    ok: bool
-    line_no: int
-
-
-@dataclass(frozen=True)
-class LegendEntry:
-    code: str
-    meaning: str
-
-
-@dataclass(frozen=True)
 class P2PMatrix:
     source: str = SOURCE
     mode: str | None = None
@@ -93,110 +80,93 @@ def _is_row(toks: list[str]) -> bool:
                                                                 or bool(TOPO_TYPES_RE.match(toks[1])))
 
 
+def _row_after_header(line: str) -> bool | None:
+    """Whether the line under a 'GPU0 GPU1 ...' header is a P2P row; None under a topo -m matrix printed
+    without affinity columns (that header is not this matrix's)."""
+    nxt = line.split()
+    if len(nxt) >= 2 and GPU_RE.match(nxt[0]) and any(TOPO_TYPES_RE.match(t) for t in nxt[1:]):
+        return None
+    return _is_row(nxt)
+
+
 def _find_header(lines: list[str]) -> int:
-    first: tuple[int, str] | None = None
-    lonely: int | None = None
-    for i, line in enumerate(lines):
-        toks = line.split()
-        if not toks:
-            continue
-        if first is None:
-            first = (i + 1, line.strip())
-        if not all(GPU_RE.match(t) for t in toks):
-            continue
-        k = i + 1
-        while k < len(lines) and not lines[k].strip():
-            k += 1
-        nxt = lines[k].split() if k < len(lines) else []
-        if len(nxt) >= 2 and GPU_RE.match(nxt[0]) and any(TOPO_TYPES_RE.match(t) for t in nxt[1:]):
-            continue  # a topo -m matrix without affinity columns
-        if _is_row(nxt):
-            return i
-        if lonely is None:
-            lonely = i
-    if lonely is not None:
-        raise ParseError("found a 'GPU0 GPU1 ...' header but no 'GPU0  X  OK ...' rows after it", lonely + 1)
-    if first is None:
-        raise ParseError("expected a 'GPU0 GPU1 ...' P2P matrix header row (nvidia-smi topo -p2p), found no text", 0)
-    raise ParseError("expected a 'GPU0 GPU1 ...' P2P matrix header row (nvidia-smi topo -p2p), "
-                     f"found '{first[1][:60]}'", first[0])
+    return find_header(lines, lambda _, toks: all(GPU_RE.match(t) for t in toks), _row_after_header,
+                       lambda line: not line.strip(),
+                       "a 'GPU0 GPU1 ...' P2P matrix header row (nvidia-smi topo -p2p)",
+                       "found a 'GPU0 GPU1 ...' header but no 'GPU0  X  OK ...' rows after it")
 
 
-def _parse(lines: list[str]) -> P2PMatrix:
-    notes: list[str] = []
-    h = _find_header(lines)
-    gpus = lines[h].split()
-    if len(set(gpus)) != len(gpus):
-        raise ParseError("header names a GPU twice: cells cannot be assigned", h + 1)
-    mode = None
-    for line in lines[:h]:
-        m = PROMPT_RE.search(line)
-        if m:
-            mode = m.group(1)
+def _check_row(label: str, cells: list[str], gpus: list[str], rows: dict, line_no: int) -> None:
+    """ParseError for a row whose cells cannot be placed under the header."""
+    bad = next((c for c in cells if not CODE_RE.match(c) or TOPO_TYPES_RE.match(c)), None)
+    if bad is not None:
+        hint = " (a topo -m path type)" if TOPO_TYPES_RE.match(bad) else ""
+        raise ParseError(f"row {label} has '{bad[:20]}'{hint}, expected a P2P status (OK, NS, CNS, GNS, TNS, DR, "
+                         "U) or X", line_no)
+    if label in rows:
+        raise ParseError(f"a second row for {label}: which one holds its cells is unclear", line_no)
+    if len(cells) > len(gpus):
+        raise ParseError(f"row {label} has {len(cells)} cells but the header names {len(gpus)} GPUs", line_no)
+    own = gpus.index(label) if label in gpus else None
+    for j, c in enumerate(cells):
+        if (c == "X") != (j == own):
+            raise ParseError(f"row {label} has '{c}' under {gpus[j]}: the 'X' (self) must be under its own "
+                             "column", line_no)
+
+
+def _read_rows(lines: list[str], h: int, gpus: list[str],
+               notes: list[str]) -> tuple[dict[str, tuple[list[str], int]], int]:
+    """The matrix rows under the header at index h: {label: (cells, line_no)} and the index after them."""
     rows: dict[str, tuple[list[str], int]] = {}
     i = h + 1
     while i < len(lines):
         toks = lines[i].split()
         line_no = i + 1
-        if not toks:
-            if rows:
-                break
+        if not toks and not rows:
             i += 1
             continue
-        if not _is_row(toks):
+        if not toks or not _is_row(toks):
             break
         label, cells = toks[0], toks[1:]
-        bad = next((c for c in cells if not CODE_RE.match(c) or TOPO_TYPES_RE.match(c)), None)
-        if bad is not None:
-            hint = " (a topo -m path type)" if TOPO_TYPES_RE.match(bad) else ""
-            raise ParseError(f"row {label} has '{bad[:20]}'{hint}, expected a P2P status (OK, NS, CNS, GNS, TNS, DR, "
-                             "U) or X", line_no)
-        if label in rows:
-            raise ParseError(f"a second row for {label}: which one holds its cells is unclear", line_no)
-        if len(cells) > len(gpus):
-            raise ParseError(f"row {label} has {len(cells)} cells but the header names {len(gpus)} GPUs", line_no)
-        own = gpus.index(label) if label in gpus else None
-        for j, c in enumerate(cells):
-            if (c == "X") != (j == own):
-                raise ParseError(f"row {label} has '{c}' under {gpus[j]}: the 'X' (self) must be under its own "
-                                 "column", line_no)
+        _check_row(label, cells, gpus, rows, line_no)
         if len(cells) < len(gpus):
-            notes.append(f"row {label} (line {line_no}) has {len(cells)} of {len(gpus)} cells (cut?)")
+            notes.append(note("p2p_row_cut", label=label, line=line_no, n=len(cells), total=len(gpus)))
         rows[label] = (cells, line_no)
         i += 1
-    extra = [r for r in rows if r not in gpus]
-    if extra:
-        notes.append(f"rows for {listing(extra)} have no header column (header cut?): their cells are read "
-                     "by position")
-    names = gpus + extra
-    missing = [g for g in gpus if g not in rows]
-    if missing:
-        notes.append(f"no row for {listing(missing)}: cells from those GPUs are unknown")
+    return rows, i
+
+
+def _cells(names: list[str], gpus: list[str], rows: dict[str, tuple[list[str], int]]) -> list[Cell]:
+    """Every ordered pair with a readable cell, by (src, dst) header index."""
     out: list[Cell] = []
-    unknown_codes: set[str] = set()
     for src in names:
         if src not in rows:
             continue
         cells, line_no = rows[src]
-        for j, status in enumerate(cells):
-            dst = gpus[j]
-            if dst == src:
-                continue
-            out.append(Cell(src, dst, status, status == "OK", line_no))
-            if status not in STATUSES:
-                unknown_codes.add(status)
+        out.extend(Cell(src, gpus[j], status, status == "OK", line_no)
+                   for j, status in enumerate(cells) if gpus[j] != src)
     index = {n: k for k, n in enumerate(names)}
     out.sort(key=lambda c: (index[c.src], index[c.dst]))
-    status = {(c.src, c.dst): c.status for c in out}
+    return out
+
+
+def _validate(names: list[str], cells: list[Cell], notes: list[str]) -> None:
+    """Notes on pairs whose two directions disagree and on codes the legend does not know."""
+    index = {n: k for k, n in enumerate(names)}
+    status = {(c.src, c.dst): c.status for c in cells}
     odd = [f"{a}->{b} {status[(a, b)]} / {b}->{a} {status[(b, a)]}" for (a, b) in status
            if (b, a) in status and index[a] < index[b] and status[(a, b)] != status[(b, a)]]
     if odd:
-        notes.append(f"asymmetric P2P status: {listing(odd)}")
+        notes.append(note("p2p_asymmetric", pairs=listing(odd)))
+    unknown_codes = {c.status for c in cells if c.status not in STATUSES}
     if unknown_codes:
-        notes.append(f"status code(s) {listing(sorted(unknown_codes))} are not in nvidia-smi's P2P legend")
+        notes.append(note("p2p_unknown_codes", codes=listing(sorted(unknown_codes))))
+
+
+def _legend(lines: list[str]) -> list[LegendEntry]:
     legend: list[LegendEntry] = []
     in_legend = False
-    for line in lines[i:]:
+    for line in lines:
         text = line.strip()
         if text == "Legend:":
             in_legend = True
@@ -206,7 +176,37 @@ def _parse(lines: list[str]) -> P2PMatrix:
             legend.append(LegendEntry(m.group(1), m.group(2)))
         elif in_legend and text and legend:
             break
-    return P2PMatrix(mode=mode, gpus=tuple(names), cells=tuple(out), legend=tuple(legend), notes=tuple(notes))
+    return legend
+
+
+def _mode(lines: list[str]) -> str | None:
+    """The mode letters of the last `nvidia-smi topo -p2p <mode>` prompt line before the matrix."""
+    mode = None
+    for line in lines:
+        m = PROMPT_RE.search(line)
+        if m:
+            mode = m.group(1)
+    return mode
+
+
+def _parse(lines: list[str]) -> P2PMatrix:
+    notes: list[str] = []
+    h = _find_header(lines)
+    gpus = lines[h].split()
+    if len(set(gpus)) != len(gpus):
+        raise ParseError("header names a GPU twice: cells cannot be assigned", h + 1)
+    rows, end = _read_rows(lines, h, gpus, notes)
+    extra = [r for r in rows if r not in gpus]
+    if extra:
+        notes.append(note("p2p_rows_without_column", rows=listing(extra)))
+    names = gpus + extra
+    missing = [g for g in gpus if g not in rows]
+    if missing:
+        notes.append(note("p2p_no_row", gpus=listing(missing)))
+    cells = _cells(names, gpus, rows)
+    _validate(names, cells, notes)
+    return P2PMatrix(mode=_mode(lines[:h]), gpus=tuple(names), cells=tuple(cells), legend=tuple(_legend(lines[end:])),
+                     notes=tuple(notes))
 
 
 def parse(text: str) -> P2PMatrix:
