@@ -9,6 +9,11 @@ A parser module exposes:
 and optionally
   parse_lines(lines: Iterable[str]) -> dataclass   streaming form for large inputs
 
+A fixture's `#@` provenance header is this module's business alone: the loader (load/files.py
+parse_opened) and detection (parsers.detect_all) blank it (blank_provenance_header: empty lines, so
+line numbers stay the file's) before a parser's sniff or parse sees the text; no parser skips it.
+first_body_line gives the line number of the first non-blank line, for an error about the whole text.
+
 Regexes on input stay linear on any text (tests/parsers/test_adversarial_time.py holds every parser to
 it): in a re.M pattern a line's blanks are [ \t], never \s (`^\s*` runs over the newlines after every
 line start); no two runs that can match the same character stand side by side (`(.*?)\s*:`,
@@ -84,13 +89,19 @@ def blank_provenance_header_lines(lines: Iterable[str]) -> Iterator[str]:
     in_header = True
     for line in lines:
         if in_header:
-            if line.startswith("#@"):
+            if line.startswith(HEADER_PREFIX):
                 yield "\n"
-                if line.strip() == "#@ ---":
+                if line.strip() == HEADER_END:
                     in_header = False
                 continue
             in_header = False
         yield line
+
+
+def first_body_line(lines: Iterable[str]) -> int:
+    """The 1-based number of the first non-blank line (1 when there is none): where an error about a
+    text as a whole points (a blanked provenance header is blank)."""
+    return next((i for i, line in enumerate(lines, 1) if line.strip()), 1)
 
 
 def is_digits(text: str) -> bool:
