@@ -31,6 +31,7 @@ import re
 import threading
 import time
 from contextlib import contextmanager
+from functools import lru_cache
 from dataclasses import dataclass, fields, is_dataclass
 from enum import Enum
 from typing import Any, Iterable, Iterator, Optional
@@ -96,6 +97,27 @@ def blank_provenance_header_lines(lines: Iterable[str]) -> Iterator[str]:
                 continue
             in_header = False
         yield line
+
+
+NOTES_FILE = "notes.toml"  # beside this module: each source's note ids and their sentences
+
+
+@lru_cache(maxsize=1)
+def note_table() -> dict[str, dict[str, str]]:
+    """{source: {note id: template}} from parsers/notes.toml (read at the first note)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    from pathlib import Path
+
+    with open(Path(__file__).with_name(NOTES_FILE), "rb") as fh:
+        return tomllib.load(fh)
+
+
+def note(source: str, note_id: str, **values: Any) -> str:
+    """The sentence of one parser note: its template in notes.toml filled with `values`."""
+    return note_table()[source][note_id].format(**values)
 
 
 def first_body_line(lines: Iterable[str]) -> int:
