@@ -149,13 +149,32 @@ def test_the_header_says_how_much_of_the_checklist_ran():
     second = header[header.index(" 6 of ") + 1:]
     total = _checklist_size()
     assert total >= 30
-    # the IB rules an ibstat file runs: IB001-IB005 and IB011 (software RDMA)
-    assert second.startswith(f"6 of {total} checks ran: no NVLink fabric (nvidia-smi -q, fabric manager), peer-memory modules, kernel log, NCCL log, NVLink, PCIe (lspci, IOMMU), nccl-tests or topology input")
+    # the IB rules an ibstat file runs: IB001-IB005 and IB011 (software RDMA). Each family none of
+    # whose rules ran is named by the input that would run most of its rules (checked by hand against
+    # the rules' `requires` and who gives each capability; of equals the first rule's first input):
+    #   FAB  FAB001 gpu.fabric_state (nvidia_smi_q, nvml), FAB002 fabricmanager.state: 1 each -> nvidia_smi_q
+    #   GDR  gdr.peermem -> peermem;  GPU  kernel.messages for GPU001/2/4, nvidia_smi.failures once -> kernel_log
+    #   NCCL nccl_debug gives 11 of 12;  NVL  gpu.nvlinks x3 (nvlink_s, nvml), nvlink_errors -> nvidia_smi_nvlink_s
+    #   PCI  lspci_vvv (PCI001, 002) = kernel_log (002, 003) -> lspci_vvv;  PERF  nccl_tests 3 = nvbandwidth 3
+    #   TOPO nvml gives TOPO001-006 (6), nvidia_smi_topo_m 5 -> nvml
+    missing = ["nvidia_smi_q", "peermem", "kernel_log", "nccl_debug", "nvidia_smi_nvlink_s", "lspci_vvv", "nccl_tests",
+               "nvml"]
+    assert second.startswith(f"6 of {total} checks ran: no {', '.join(missing[:-1])} or nvml input")
     data = json.loads(invoke("check", "--from", str(IBSTAT_DISABLED), "--format", "json").stdout)
     cov = data["summary"]["coverage"]
     assert (cov["checks_run"], cov["checks_selected"]) == (6, total)
-    assert cov["inputs_missing"] == ["NVLink fabric (nvidia-smi -q, fabric manager)", "peer-memory modules", "kernel log",
-                                     "NCCL log", "NVLink", "PCIe (lspci, IOMMU)", "nccl-tests", "topology"]
+    assert cov["inputs_missing"] == missing
+
+
+def test_a_family_skipped_without_a_missing_input_is_named_by_its_letters():
+    from topodiag.engine.runner import Skipped
+    from topodiag.engine.verdict import family_input
+
+    assert family_input("NCCL", [Skipped("NCCL001", "x", "disabled in the config")]) == "NCCL"
+    # a capability given by a combined view (ib_links) is named by the view's first part
+    assert family_input("IB", [Skipped("IB007", "x", "", ("fabric.links",))]) == "iblinkinfo"
+    # a capability no input gives stands for itself
+    assert family_input("XX", [Skipped("XX001", "x", "", ("gpu.no_such_fact",))]) == "gpu.no_such_fact"
 
 
 # -- the prolog's drain reason -----------------------------------------------------------------------

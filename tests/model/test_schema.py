@@ -55,9 +55,22 @@ def _keys(topo):
         for obs in attrs.get("observations") or ():
             for k in obs:
                 yield ("observation", obs.get("source")), k
+            yield from _item_keys(obs)
     for _a, _b, kind, data in topo._iter_edges():
         for k in data:
             yield ("edge", kind), k
+
+
+def _item_keys(obs):
+    """(("observation_item", key), fact) for the records an observation holds under a key: a list of
+    dicts, or one dict of facts (not a dict of names such as `env` or `transports`)."""
+    for k, value in obs.items():
+        if isinstance(value, dict) and k in schema.OBSERVATION_ITEM_FACTS:
+            value = [value]
+        if isinstance(value, list):
+            for item in value:
+                for fact in (item if isinstance(item, dict) else ()):
+                    yield ("observation_item", k), fact
 
 
 def _declared(where, key):
@@ -70,6 +83,8 @@ def _declared(where, key):
         return table[kind].facts.get(key) if kind in table else None
     if level == "observation":
         return True if key in schema.OBSERVATION_FACTS.get(kind, ()) else None
+    if level == "observation_item":
+        return True if key in schema.OBSERVATION_ITEM_FACTS.get(kind, ()) else None
     return {"port": schema.PORT_FACTS, "nvlink": schema.NVLINK_FACTS,
             "nvlink_link": schema.NVLINK_LINK_FACTS}[level].get(key)
 

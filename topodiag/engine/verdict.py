@@ -5,8 +5,12 @@ something to see (a node with no GPU, HCA or NCCL run in its inputs is "NOTHING 
 findings do not fail it (`--fail-on never`, or warnings under `--fail-on error`) says what it
 found instead ("WARNINGS", "ERRORS"). The coverage counts the rules that ran against those
 selected (the SYS rules, which judge the tool itself, are not checklist items) and names the
-families of which none could run, by the input they lacked: "7 of 27 checks ran: no IB, NVLink
-or topology input". Every renderer (text, JSON, the prolog's one line) says the same.
+families of which none could run, each by the input that would have run most of its rules: "7 of 27
+checks ran: no nvidia_smi_nvlink_s, nccl_debug or nvml input". That input is derived, never listed
+by hand: a skipped rule records the capabilities it lacked (its `requires`), and
+topodiag.model.merge.capability_sources says which inputs give each one (merge modules' PROVIDES
+and FILLS, schema.INPUT_FACTS); a new rule family or source needs no edit here. Every renderer
+(text, JSON, the prolog's one line) says the same.
 """
 
 from __future__ import annotations
@@ -17,10 +21,6 @@ from typing import Any
 from ..exit_codes import ExitCode
 from .findings import Severity
 
-# A rule family (the letters of its codes) -> the input it reads, as the coverage line names it.
-FAMILY_INPUT = {"FAB": "NVLink fabric (nvidia-smi -q, fabric manager)", "GDR": "peer-memory modules", "GPU": "kernel log",
-                "IB": "IB/RoCE", "NCCL": "NCCL log", "NVL": "NVLink", "PCI": "PCIe (lspci, IOMMU)", "PERF": "nccl-tests",
-                "TOPO": "topology"}
 TOOL_FAMILY = "SYS"
 UNRECOGNISED = "SYS004"  # failure text no catalogue entry explains: a warning, never incomplete (engine/runner.py)
 GPUS_NOT_CHECKED = "SYS005"  # GPUs the PCI bus shows that nothing checked: incomplete too (checks/gpu_set.py)
@@ -65,14 +65,39 @@ class Verdict:
 
 def coverage(outcome) -> Coverage:
     ran = [c for c in outcome.ran if family(c) != TOOL_FAMILY]
-    skipped = [s.code for s in outcome.skipped if family(s.code) != TOOL_FAMILY]
+    skipped = [s for s in outcome.skipped if family(s.code) != TOOL_FAMILY]
     ran_families = {family(c) for c in ran}
-    missing = []
-    for code in skipped:
-        label = FAMILY_INPUT.get(family(code), family(code))
-        if family(code) not in ran_families and label not in missing:
-            missing.append(label)
+    by_family: dict[str, list] = {}
+    for skip in skipped:
+        if family(skip.code) not in ran_families:
+            by_family.setdefault(family(skip.code), []).append(skip)
+    missing = dict.fromkeys(family_input(name, skips) for name, skips in by_family.items())
     return Coverage(len(ran), len(ran) + len(skipped), tuple(missing))
+
+
+def family_input(name: str, skips) -> str:
+    """The input that would have run most of a family's skipped rules (of equals, the first to get a
+    vote: the rules in code order, each capability's inputs in capability_sources' order); the
+    family's letters when its rules were skipped for another reason than a missing input (the config,
+    the deadline)."""
+    votes: dict[str, int] = {}
+    for skip in skips:
+        for source in dict.fromkeys(s for group in skip.needs for s in requires_inputs(group)):
+            votes[source] = votes.get(source, 0) + 1
+    return max(votes, key=lambda s: votes[s]) if votes else name  # max() keeps the first of equals
+
+
+def requires_inputs(group: str) -> tuple[str, ...]:
+    """The inputs a person can give that meet one `requires` entry ("nic.port_state|nccl.transport"):
+    a capability stands for every input that gives it, a combined view for the inputs it is made
+    from, an input name for itself."""
+    from ..model.combiners import COMBINED
+    from ..model.merge import capability_sources
+    from ..model.schema import is_capability
+
+    table = capability_sources()
+    names = [s for n in group.split("|") for s in (table.get(n, (n,)) if is_capability(n) else (n,))]
+    return tuple(dict.fromkeys(part for n in names for part in COMBINED.get(n, (n,))))
 
 
 def _either(items) -> str:

@@ -248,9 +248,9 @@ def parse_opened(parser, opened: OpenedText):
     """Run one parser module over an opened input, by the cheapest path it offers: the bytes engine
     for a plain file (a file with a `#@` header, i.e. a fixture, takes the line path, which blanks
     the header), else the streaming line parser, else the whole text. Raises what the parser raises."""
-    from ..parsers.base import blank_provenance_header, blank_provenance_header_lines
+    from ..parsers.base import HEADER_PREFIX, blank_provenance_header, blank_provenance_header_lines
 
-    use_binary = hasattr(parser, "parse_binary") and not opened.head.startswith("#@")
+    use_binary = hasattr(parser, "parse_binary") and not opened.head.startswith(HEADER_PREFIX)
     binary = opened.binary() if use_binary else None
     if binary is not None:
         from . import parallel

@@ -5,7 +5,7 @@ may be in them. Each node kind and edge kind has its facts, each a `Fact` (name,
 the merge modules that write it: `topodiag/model/merge/<module>.py`, or `paths` for a fact the
 model derives after the merge). Nested facts have their own lists: a NIC's `ports` (PORT_FACTS),
 a GPU's `nvlink` (NVLINK_FACTS, its `links` NVLINK_LINK_FACTS), the host's `observations`
-(OBSERVATION_FACTS, per source).
+(OBSERVATION_FACTS, per source; the records some of them hold, OBSERVATION_ITEM_FACTS).
 Every node and edge also carries `kind`, `sources` and `provenance` (COMMON).
 
 **Capabilities** are what a rule requires (`requires = ["nic.port_state"]` in its TOML) instead of
@@ -344,6 +344,21 @@ INPUT_FACTS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "peermem": ("gdr.peermem",),
 })
 
+# The records inside an observation (a list of them, or one: nccl_tests' `largest` is one of its `rows`),
+# by the observation key that holds them; the keys are those of every source's records under that key.
+_ROW = ("size_bytes", "oop_busbw_gbps", "ip_busbw_gbps", "oop_wrong", "ip_wrong", "run", "line_no")
+OBSERVATION_ITEM_FACTS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    # an input's error lines: the IB tools' and sysfs's failures, nvlink -s's, NCCL's WARN lines
+    "errors": ("line_no", "text", "class", "entry", "severity", "kind", "consequence"),
+    "gdr_lines": ("line_no", "text"),  # NCCL's GPUDirect RDMA lines
+    "net_devices": ("index", "name", "kind", "address", "port", "link_layer", "sharp"),  # NCCL's NET devices
+    "rows": _ROW,  # nccl-tests' result rows
+    "largest": _ROW,  # the row of the largest size
+    "graphs": ("id", "pattern", "crossnic", "nchannels", "speedintra", "speedinter", "typeintra", "typeinter",
+               "samechannels", "channels"),  # NCCL's topology XML graphs
+    "summaries": ("passed", "tested"),  # NCCL's diagnostics summary lines
+})
+
 
 def is_capability(name: str) -> bool:
     """A capability is written <subject>.<fact>; an input name (a source) has no dot."""
@@ -355,6 +370,6 @@ def vocabulary() -> frozenset[str]:
     names = set(COMMON) | set(PORT_FACTS) | set(NVLINK_FACTS) | set(NVLINK_LINK_FACTS)
     for kind in (*NODE_KINDS.values(), *EDGE_KINDS.values()):
         names |= set(kind.facts)
-    for keys in OBSERVATION_FACTS.values():
+    for keys in (*OBSERVATION_FACTS.values(), *OBSERVATION_ITEM_FACTS.values()):
         names |= set(keys)
     return frozenset(names)

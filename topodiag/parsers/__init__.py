@@ -73,8 +73,9 @@ def infos() -> list[ParserInfo]:
 
 
 def detect_all(text: str) -> list[tuple[str, float]]:
-    """Every source whose sniffer scores the text at or above the threshold, best first."""
-    head = text[:SNIFF_CHARS]
+    """Every source whose sniffer scores the text at or above the threshold, best first. A leading
+    `#@` provenance header is blanked first: no sniffer sees it."""
+    head = blank_provenance_header(text[:SNIFF_CHARS])
     scores: list[tuple[str, float]] = []
     for source in SOURCES:
         mod = get(source)

@@ -50,7 +50,7 @@ def scan(lines: Iterable[str], source: str, marker: "re.Pattern[str]" = NVSMI_FA
     out: list[ErrorLine] = []
     for n, raw in enumerate(lines, 1):
         line = raw.strip().strip("`").strip()
-        if not line or line.startswith("#@"):
+        if not line:
             continue
         hit = catalogues.classify_for(source, line) if _maybe(line) else None
         if hit is not None:
@@ -72,14 +72,14 @@ def _maybe(line: str) -> bool:
 
 
 def only_failure(lines: list[str], errors: list[ErrorLine]) -> bool:
-    """Whether the text holds failure lines and nothing else but blanks, `#@` headers, shell prompts
+    """Whether the text holds failure lines and nothing else but blanks (a blanked provenance header), shell prompts
     and the tool's command line."""
     if not errors:
         return False
     taken = {e.line_no for e in errors}
     for n, raw in enumerate(lines, 1):
         line = raw.strip().strip("`").strip()
-        if not line or n in taken or line.startswith("#@") or _PROMPT.match(line):
+        if not line or n in taken or _PROMPT.match(line):
             continue
         return False
     return True

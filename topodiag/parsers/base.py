@@ -9,6 +9,11 @@ A parser module exposes:
 and optionally
   parse_lines(lines: Iterable[str]) -> dataclass   streaming form for large inputs
 
+A fixture's `#@` provenance header is this module's business alone: the loader (load/files.py
+parse_opened) and detection (parsers.detect_all) blank it (blank_provenance_header: empty lines, so
+line numbers stay the file's) before a parser's sniff or parse sees the text; no parser skips it.
+first_body_line gives the line number of the first non-blank line, for an error about the whole text.
+
 Regexes on input stay linear on any text (tests/parsers/test_adversarial_time.py holds every parser to
 it): in a re.M pattern a line's blanks are [ \t], never \s (`^\s*` runs over the newlines after every
 line start); no two runs that can match the same character stand side by side (`(.*?)\s*:`,
@@ -26,6 +31,7 @@ import re
 import threading
 import time
 from contextlib import contextmanager
+from functools import lru_cache
 from dataclasses import dataclass, fields, is_dataclass
 from enum import Enum
 from typing import Any, Iterable, Iterator, Optional
@@ -84,13 +90,40 @@ def blank_provenance_header_lines(lines: Iterable[str]) -> Iterator[str]:
     in_header = True
     for line in lines:
         if in_header:
-            if line.startswith("#@"):
+            if line.startswith(HEADER_PREFIX):
                 yield "\n"
-                if line.strip() == "#@ ---":
+                if line.strip() == HEADER_END:
                     in_header = False
                 continue
             in_header = False
         yield line
+
+
+NOTES_FILE = "notes.toml"  # beside this module: each source's note ids and their sentences
+
+
+@lru_cache(maxsize=1)
+def note_table() -> dict[str, dict[str, str]]:
+    """{source: {note id: template}} from parsers/notes.toml (read at the first note)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    from pathlib import Path
+
+    with open(Path(__file__).with_name(NOTES_FILE), "rb") as fh:
+        return tomllib.load(fh)
+
+
+def note(source: str, note_id: str, **values: Any) -> str:
+    """The sentence of one parser note: its template in notes.toml filled with `values`."""
+    return note_table()[source][note_id].format(**values)
+
+
+def first_body_line(lines: Iterable[str]) -> int:
+    """The 1-based number of the first non-blank line (1 when there is none): where an error about a
+    text as a whole points (a blanked provenance header is blank)."""
+    return next((i for i, line in enumerate(lines, 1) if line.strip()), 1)
 
 
 def is_digits(text: str) -> bool:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .. import catalogues
-from .base import ParseError, ParserInfo, clean_lines
+from .base import ParseError, ParserInfo, clean_lines, first_body_line
 from .ib_records import ToolError
 
 INFO = ParserInfo(
@@ -92,7 +92,7 @@ def sniff(text: str) -> float:
         head = text[:20000]
         if "NV_WARN_NOTHING_TO_DO" in head or "nv-fabricmanager" in head or "nvidia-fabricmanager" in head:
             return 0.9
-        body = [ln.strip() for ln in head.splitlines() if ln.strip() and not ln.startswith("#@")]
+        body = [ln.strip() for ln in head.splitlines() if ln.strip()]
         if len(body) == 1 and _WORD_RE.match(body[0]):
             return 0.5  # the one word of systemctl is-active
     except Exception:
@@ -121,7 +121,7 @@ def parse(text: str) -> FabricManager:
     unknown: list[ToolError] = []
     for n, raw in enumerate(lines, 1):
         body = raw.strip()
-        if not body or body.startswith("#@"):
+        if not body:
             continue
         s = _state(body)
         if s is not None and state is None:
@@ -144,7 +144,7 @@ def parse(text: str) -> FabricManager:
     _route(known, nothing, failures)
     if not about:
         raise ParseError("nothing about nvidia-fabricmanager in the text (no is-active word, no fabric manager journal line)",
-                         next((i for i, x in enumerate(lines, 1) if x.strip() and not x.startswith("#@")), 1))
+                         first_body_line(lines))
     return FabricManager(source=SOURCE, state=state, state_line=state_line, unit_missing=missing,
                          nothing_to_do=tuple(nothing), version_mismatch=mismatch, failures=tuple(failures),
                          started=started, lines=len(lines), tool_errors=tuple(known), unrecognised=tuple(unknown))

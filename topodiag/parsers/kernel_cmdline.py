@@ -63,7 +63,7 @@ class KernelCmdline:
 def sniff(text: str) -> float:
     """0.8 for a text whose first lines hold BOOT_IMAGE= / root= / an IOMMU option."""
     try:
-        lines = [ln.strip() for ln in text[:8192].splitlines() if ln.strip() and not ln.startswith("#@")][:4]
+        lines = [ln.strip() for ln in text[:8192].splitlines() if ln.strip()][:4]
         if any(ln.startswith("[") or "kernel:" in ln or "ommand line:" in ln for ln in lines):
             return 0.0  # a kernel log that prints the command line: kernel_log's
         if any("BOOT_IMAGE=" in ln or (" root=" in f" {ln}" and " ro" in f" {ln} ") for ln in lines):

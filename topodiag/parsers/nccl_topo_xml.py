@@ -46,7 +46,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any
 
-from .base import ParseError, ParserInfo
+from .base import ParseError, ParserInfo, note
 
 INFO = ParserInfo(
     source="nccl_topo_xml",
@@ -205,7 +205,7 @@ class _Reader:
         return None if raw is None else raw.strip()
 
     def _bad(self, el: ET.Element, name: str, raw: str, what: str) -> None:
-        self.notes.append(f"<{el.tag}> attribute {name}='{raw[:30]}' is not {what}: null")
+        self.notes.append(note(SOURCE, "attribute-invalid", tag=el.tag, name=name, raw=raw[:30], what=what))
 
 
 def decode_affinity(mask: str) -> str | None:
@@ -281,7 +281,8 @@ def _load(text: str, notes: list[str]) -> ET.Element:
     start = first.start()
     offset = text.count("\n", 0, start)  # lines before the XML (blanked header lines, say)
     if text[:start].strip():
-        notes.append(f"line{'s 1-' if offset > 1 else ' '}{offset}: text before the XML skipped")
+        notes.append(note(SOURCE, "text-before-lines", last=offset) if offset > 1
+                     else note(SOURCE, "text-before-line", line=offset))
     body = text[start:]
     close = max(body.rfind("</system>"), body.rfind("</graphs>"))
     if close >= 0:
@@ -289,7 +290,7 @@ def _load(text: str, notes: list[str]) -> ET.Element:
         rest = body[end:]
         if rest.strip():
             junk = end + len(rest) - len(rest.lstrip())
-            notes.append(f"line {offset + _line_of(body, junk)}: text after the root element's end tag skipped")
+            notes.append(note(SOURCE, "text-after-root", line=offset + _line_of(body, junk)))
             body = body[:end]
     try:
         root = ET.fromstring(body)
@@ -369,8 +370,7 @@ def _system(root: ET.Element, rd: _Reader) -> NcclTopology:
             affinity = rd.str_attr(top, "affinity")
             decoded = decode_affinity(affinity) if affinity is not None else None
             if affinity is not None and decoded is None:
-                rd.notes.append(f"<cpu numaid={numaid}> affinity '{affinity[:40]}' is not a CPU mask of comma-separated "
-                                "32-bit hex words (at most 65536 CPUs): cpus null")
+                rd.notes.append(note(SOURCE, "affinity-invalid", numaid=numaid, affinity=affinity[:40]))
             cpus.append(Cpu(numaid, affinity, decoded, rd.str_attr(top, "arch"), rd.str_attr(top, "vendor"),
                             rd.int_attr(top, "familyid"), rd.int_attr(top, "modelid"), rd.str_attr(top, "host_hash")))
             stack.extend((child, None, numaid) for child in reversed(list(top)))
@@ -380,7 +380,7 @@ def _system(root: ET.Element, rd: _Reader) -> NcclTopology:
             el, parent, numaid = stack.pop()
             _walk(el, parent, numaid, stack, pcis, gpu, nic, rd, skipped)
     notes = list(rd.notes)
-    notes.extend(f"{what} skipped (not part of the model)" for what in sorted(skipped))
+    notes.extend(note(SOURCE, "not-modelled", what=what) for what in sorted(skipped))
     return NcclTopology(kind="system", version=rd.int_attr(root, "version"), cpus=tuple(cpus), pci=tuple(pcis),
                         gpus=tuple(gpus), nets=tuple(nets), notes=tuple(notes))
 
@@ -429,7 +429,7 @@ def _graphs(root: ET.Element, rd: _Reader) -> NcclTopology:
                             rd.str_attr(g, "typeintra"), rd.str_attr(g, "typeinter"), rd.int_attr(g, "samechannels"),
                             tuple(channels)))
     notes = list(rd.notes)
-    notes.extend(f"{what} skipped (not part of the model)" for what in sorted(skipped))
+    notes.extend(note(SOURCE, "not-modelled", what=what) for what in sorted(skipped))
     return NcclTopology(kind="graphs", version=rd.int_attr(root, "version"), graphs=tuple(graphs), notes=tuple(notes))
 
 

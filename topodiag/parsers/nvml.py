@@ -44,7 +44,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .base import ParseError, ParserInfo, blank_provenance_header, listing
+from .base import ParseError, ParserInfo, blank_provenance_header, listing, note
 
 INFO = ParserInfo(
     source="nvml",
@@ -267,7 +267,7 @@ def _gpu(r: _Reader, raw: Any, pos: int, notes: list[str]) -> Gpu:
     gpu_numa = r.int_(d.get("gpu_numa_id"), f"{path}.gpu_numa_id")
     kinds = {ln.remote_device_type for ln in links} - set(REMOTE_TYPES) - {None}
     if kinds:
-        notes.append(f"GPU {index}: NVLink remote device type(s) {listing(sorted(kinds))} not known to topodiag")
+        notes.append(note(SOURCE, "remote-type-unknown", index=index, kinds=listing(sorted(kinds))))
     return Gpu(
         index=pos if index is None else index,
         name=r.str_(d.get("name"), f"{path}.name"),
@@ -331,14 +331,14 @@ def _pair(r: _Reader, raw: Any, pos: int, notes: list[str]) -> Pair:
     level = r.int_(d.get("topology_level"), f"{path}.topology_level")
     name = r.str_(d.get("topology"), f"{path}.topology")
     if level is not None and name is not None and TOPOLOGY_LEVELS.get(level, name) != name:
-        notes.append(f"pair {a}-{b}: topology {name} does not match level {level} "
-                     f"({TOPOLOGY_LEVELS[level]}); the level is used")
+        notes.append(note(SOURCE, "level-name-mismatch", a=a, b=b, name=name, level=level,
+                          level_name=TOPOLOGY_LEVELS[level]))
         name = TOPOLOGY_LEVELS[level]
     p2p = r.obj(d.get("p2p"), f"{path}.p2p")
     codes = {k: r.str_(p2p.get(k), f"{path}.p2p.{k}") for k in ("read", "write", "nvlink", "atomics")}
     odd = sorted({c for c in codes.values() if c is not None and c not in P2P_CODES})
     if odd:
-        notes.append(f"pair {a}-{b}: P2P code(s) {listing(odd)} are not in nvidia-smi's P2P legend")
+        notes.append(note(SOURCE, "p2p-code-unknown", a=a, b=b, codes=listing(odd)))
     return Pair(a=a, b=b, topology=name, topology_level=level,
                 path_class=PATH_CLASSES.get(level) if level is not None else None, p2p=P2P(**codes))
 
@@ -409,12 +409,12 @@ def parse(text: str) -> NvmlProbe:
     indices = [g.index for g in gpus]
     twice = sorted({i for i in indices if indices.count(i) > 1})
     if twice:
-        notes.append(f"GPU index(es) {listing(str(i) for i in twice)} listed twice")
+        notes.append(note(SOURCE, "index-twice", indices=listing(str(i) for i in twice)))
     strays = sorted({f"{p.a}-{p.b}" for p in pairs if p.a not in indices or p.b not in indices})
     if strays:
-        notes.append(f"pair(s) {listing(strays)} name a GPU the probe does not list")
+        notes.append(note(SOURCE, "pair-stray", pairs=listing(strays)))
     if not ok and not data.get("error"):
-        notes.append("the probe says ok false but gives no error")
+        notes.append(note(SOURCE, "not-ok-no-error"))
     return NvmlProbe(
         ok=ok,
         error=r.str_(data.get("error"), "error"),

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from .base import ParseError, ParserInfo, clean_lines, probe_object
+from .base import ParseError, ParserInfo, clean_lines, first_body_line, probe_object
 
 INFO = ParserInfo(
     source="peermem",
@@ -103,7 +103,7 @@ def sniff(text: str) -> float:
             return 0.6
         if re.search(r"^Module[ \t]+Size[ \t]+Used by", head, re.M):
             return 0.6
-        lines = [ln for ln in head.splitlines()[:50] if ln.strip() and not ln.startswith("#@")]
+        lines = [ln for ln in head.splitlines()[:50] if ln.strip()]
         if len(lines) >= 3 and all(_PROC_RE.match(ln) for ln in lines):
             return 0.6
     except Exception:
@@ -276,7 +276,7 @@ def _scan(lines: list[str]) -> _State:
     st = _State()
     for n, raw in enumerate(lines, 1):
         body = raw.strip()
-        if body and not body.startswith(("#@", "```")):
+        if body and not body.startswith("```"):
             _line(st, body, n)
     return st
 
@@ -286,11 +286,11 @@ def _parse_text(text: str) -> PeerMem:
     lines = clean_lines(text)
     for n, raw in enumerate(lines, 1):
         body = raw.strip()
-        if body and not body.startswith(("#@", "```")):
+        if body and not body.startswith("```"):
             _line(st, body, n)
     if not st.seen:
         raise ParseError("no kernel module line (/proc/modules, lsmod), module grep or memory_peers line in the text",
-                         next((i for i, x in enumerate(lines, 1) if x.strip() and not x.startswith("#@")), 1))
+                         first_body_line(lines))
     listed_peers = any(p.startswith("nv_mem") for p in st.peers)
     if st.peer is not None or listed_peers:
         absent: Optional[bool] = False

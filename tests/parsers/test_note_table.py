@@ -1,0 +1,96 @@
+"""Parser notes as data: each note a parser gives has a stable id and its sentence in
+topodiag/parsers/notes.toml, filled by parsers.base.note(source, id, **values).
+
+The calls and the table are kept in step (every id a call names is there, with the fields the call
+fills, and every entry is used); the rendered sentences are those the parsers wrote inline before
+(written out here by hand). INLINE lists the parser modules that still write notes as inline
+sentences: it may only shrink."""
+
+from __future__ import annotations
+
+import ast
+import re
+import string
+from pathlib import Path
+
+import pytest
+
+from topodiag.parsers.base import note, note_table
+
+PARSERS = Path(__file__).resolve().parents[2] / "topodiag" / "parsers"
+
+INLINE = {"ib_records.py", "iblinkinfo.py", "ibnetdiscover.py", "nccl_tests.py", "nvidia_smi_gpu_blocks.py",
+          "nvidia_smi_nvlink_c.py", "nvidia_smi_nvlink_e.py", "nvidia_smi_nvlink_gt.py", "nvidia_smi_nvlink_info.py",
+          "nvidia_smi_nvlink_s.py", "nvidia_smi_topo_m.py", "nvidia_smi_topo_p2p.py", "rdma_link.py"}
+
+
+def _calls() -> list[tuple[str, str, set[str], str]]:
+    """(source, note id, keyword names, where) for every note(...) call in the parsers."""
+    out = []
+    for path in sorted(PARSERS.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "note":
+                first, second = node.args[:2]
+                source = path.stem if isinstance(first, ast.Name) and first.id == "SOURCE" else first.value
+                out.append((source, second.value, {k.arg for k in node.keywords}, f"{path.name}:{node.lineno}"))
+    return out
+
+
+def _fields(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def test_every_call_names_an_entry_and_fills_its_fields():
+    calls = _calls()
+    assert len(calls) >= 12
+    table = note_table()
+    for source, note_id, keywords, where in calls:
+        assert note_id in table.get(source, {}), f"{where}: no note {source}/{note_id} in notes.toml"
+        assert _fields(table[source][note_id]) == keywords, f"{where}: {source}/{note_id} fills {sorted(keywords)}"
+
+
+def test_every_entry_is_used():
+    used = {(source, note_id) for source, note_id, _, _ in _calls()}
+    listed = {(source, note_id) for source, notes in note_table().items() for note_id in notes}
+    assert listed - used == set()
+
+
+def test_ids_are_stable_names():
+    for source, notes in note_table().items():
+        for note_id in notes:
+            assert re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", note_id), f"{source}/{note_id}"
+
+
+# The sentences as the parsers wrote them inline before the table, by hand.
+SENTENCES = [
+    (("nvml", "remote-type-unknown", {"index": 2, "kinds": "bridge9"}),
+     "GPU 2: NVLink remote device type(s) bridge9 not known to topodiag"),
+    (("nvml", "level-name-mismatch", {"a": 0, "b": 5, "name": "SINGLE", "level": 50, "level_name": "SYSTEM"}),
+     "pair 0-5: topology SINGLE does not match level 50 (SYSTEM); the level is used"),
+    (("nvml", "p2p-code-unknown", {"a": 0, "b": 1, "codes": "ZZ"}),
+     "pair 0-1: P2P code(s) ZZ are not in nvidia-smi's P2P legend"),
+    (("nvml", "index-twice", {"indices": "0, 3"}), "GPU index(es) 0, 3 listed twice"),
+    (("nvml", "pair-stray", {"pairs": "0-9"}), "pair(s) 0-9 name a GPU the probe does not list"),
+    (("nvml", "not-ok-no-error", {}), "the probe says ok false but gives no error"),
+    (("nccl_topo_xml", "attribute-invalid", {"tag": "gpu", "name": "dev", "raw": "x1", "what": "an integer"}),
+     "<gpu> attribute dev='x1' is not an integer: null"),
+    (("nccl_topo_xml", "text-before-line", {"line": 1}), "line 1: text before the XML skipped"),
+    (("nccl_topo_xml", "text-before-lines", {"last": 4}), "lines 1-4: text before the XML skipped"),
+    (("nccl_topo_xml", "text-after-root", {"line": 12}), "line 12: text after the root element's end tag skipped"),
+    (("nccl_topo_xml", "affinity-invalid", {"numaid": 0, "affinity": "zz"}),
+     "<cpu numaid=0> affinity 'zz' is not a CPU mask of comma-separated 32-bit hex words (at most 65536 CPUs): cpus null"),
+    (("nccl_topo_xml", "not-modelled", {"what": "<nvs>"}), "<nvs> skipped (not part of the model)"),
+]
+
+
+@pytest.mark.parametrize("call,sentence", SENTENCES, ids=lambda x: x[1] if isinstance(x, tuple) else None)
+def test_each_note_renders_the_sentence_it_had(call, sentence):
+    source, note_id, values = call
+    assert note(source, note_id, **values) == sentence
+
+
+def test_the_inline_sentences_only_go():
+    inline = {p.name for p in PARSERS.glob("*.py") if re.search(r"notes\.(?:append|extend)\(f[\"']", p.read_text())}
+    assert inline <= INLINE, f"write these modules' notes in notes.toml: {sorted(inline - INLINE)}"
+    assert INLINE <= inline, f"no inline note sentences left: remove {sorted(INLINE - inline)} from INLINE"
