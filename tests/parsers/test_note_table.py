@@ -19,9 +19,7 @@ from topodiag.parsers.base import note, note_table
 
 PARSERS = Path(__file__).resolve().parents[2] / "topodiag" / "parsers"
 
-INLINE = {"ib_records.py", "iblinkinfo.py", "ibnetdiscover.py", "nccl_tests.py", "nvidia_smi_gpu_blocks.py",
-          "nvidia_smi_nvlink_c.py", "nvidia_smi_nvlink_e.py", "nvidia_smi_nvlink_gt.py", "nvidia_smi_nvlink_info.py",
-          "nvidia_smi_nvlink_s.py", "nvidia_smi_topo_m.py", "nvidia_smi_topo_p2p.py", "rdma_link.py"}
+INLINE = {"ib_records.py", "iblinkinfo.py", "ibnetdiscover.py", "nccl_tests.py", "rdma_link.py"}
 
 
 def _calls() -> list[tuple[str, str, set[str], str]]:
@@ -30,8 +28,12 @@ def _calls() -> list[tuple[str, str, set[str], str]]:
     for path in sorted(PARSERS.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "note":
-                first, second = node.args[:2]
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+                continue
+            if node.func.id == "smi_note":  # the nvidia-smi family's one table: note("nvidia_smi", id, ...)
+                out.append(("nvidia_smi", node.args[0].value, {k.arg for k in node.keywords}, f"{path.name}:{node.lineno}"))
+            elif node.func.id == "note" and len(node.args) == 2 and isinstance(node.args[1], ast.Constant):
+                first, second = node.args
                 source = path.stem if isinstance(first, ast.Name) and first.id == "SOURCE" else first.value
                 out.append((source, second.value, {k.arg for k in node.keywords}, f"{path.name}:{node.lineno}"))
     return out

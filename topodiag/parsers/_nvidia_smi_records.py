@@ -13,7 +13,7 @@ the -q GPU with its PCIe link and fabric block (SmiGpu, PcieLink, Fabric). Every
 tool's failure lines as ToolError records (topodiag/catalogues: nvidia-smi).
 
 Notes: a note is a sentence a parser appends to its result's `notes` for a reader (a cut line, a
-redacted UUID, a repaired cell). The sentences live here, one template per id, so the same event reads
+redacted UUID, a repaired cell). The sentences live in parsers/notes.toml ([nvidia_smi]), one template per id, so the same event reads
 the same in every parser and a test or a tool can tell which note it is by its id (`note_id`).
 """
 
@@ -24,82 +24,17 @@ from dataclasses import dataclass, field, make_dataclass
 from typing import Any, Optional
 
 from . import _tool_failures
+from .base import note, note_table
 from .ib_records import ToolError
 
-# id -> template (str.format fields). Shared ones first, then by parser.
-NOTES: dict[str, str] = {
-    # the `nvidia-smi nvlink` block walker (nvidia_smi_gpu_blocks), every mode
-    "uuid_unreadable": "line {line}: GPU {index} UUID redacted or unreadable ('{uuid}'): uuid is null",
-    "header_cut_in_uuid": "line {line}: GPU {index} header cut off inside its UUID",
-    "text_after_header": "line {line}: text after GPU {index} header skipped: '{text}'",
-    "elision_marker": "line {line}: elision marker '{marker}': output not shown in full",
-    "no_header": ("line {line}: {expect} with no 'GPU n:' header above them (a paste without its header): GPU "
-                  "index, name and uuid are null"),
-    "message_not_alone": "line {line}: '{text}' is not under a GPU header without links: skipped",
-    "incomplete_line": "line {line}: '{text}' is not a complete line of {cmd}: skipped",
-    "ends_inside_line": ("line {line}: output ends inside {gpu} ('{text}' is cut off): that line and any after "
-                         "it are not shown"),
-    "ends_after_header": "line {line}: output ends after {gpu} header: its links are not shown",
-    "ends_in_fragment": "{gpu}: output ends in a cut-off line '{text}': links after it may be missing",
-    "only_other_mode": "line {line}: {gpu} block holds only other `nvidia-smi nvlink` output: skipped",
-    "other_mode_skipped": "line {line}: {mode} lines skipped: not {what}",
-    # nvidia_smi_nvlink_s
-    "link_before_header": "line {line}: 'Link' line before any 'GPU n:' header skipped",
-    "link_state_not_speed": ("line {line}: GPU {index} link {link} state '{state}' is not a speed: not counted as "
-                             "active"),
-    "ends_inside_link": ("line {line}: output ends inside GPU {index} link {link}: that link and any after it are "
-                         "not shown"),
-    # a named value under a link (nvidia_smi_nvlink_e counters, nvidia_smi_nvlink_c capabilities)
-    "named_value_twice": "line {line}: {gpu} link {link} '{name}' printed twice: the later value kept",
-    "counter_not_number": "line {line}: {gpu} link {link} '{name}' value '{value}' is not a number: null",
-    "capability_not_bool": "line {line}: {gpu} link {link} '{name}' is '{value}', not true/false: null",
-    # nvidia_smi_nvlink_gt
-    "throughput_not_count": "line {line}: {gpu} link {link} {kind} {way} value '{value}' is not a count: null",
-    "throughput_unit": "line {line}: {gpu} link {link} {kind} {way} printed in {unit}: converted to KiB",
-    "throughput_twice": "line {line}: {gpu} link {link} {way} printed twice: the later value kept",
-    "throughput_one_way": "{gpu}: link(s) {links} print only one of Tx/Rx",
-    # nvidia_smi_nvlink_info
-    "nvle_not_understood": "{gpu}: NVLink encryption state '{state}' not understood: nvle_enabled is null",
-    # nvidia_smi_topo_p2p
-    "p2p_row_cut": "row {label} (line {line}) has {n} of {total} cells (cut?)",
-    "p2p_rows_without_column": ("rows for {rows} have no header column (header cut?): their cells are read by "
-                                "position"),
-    "p2p_no_row": "no row for {gpus}: cells from those GPUs are unknown",
-    "p2p_asymmetric": "asymmetric P2P status: {pairs}",
-    "p2p_unknown_codes": "status code(s) {codes} are not in nvidia-smi's P2P legend",
-    # nvidia_smi_topo_m
-    "topo_header_column_ignored": "header column '{column}' (line {line}) is not a device or affinity column: ignored",
-    "topo_row_cut": "row {label} (line {line}) has {n} of {total} path cells{rest}: the rest is missing (cut?)",
-    "topo_elided_rows": "elision line(s) in the matrix ({lines}): rows may be missing",
-    "topo_affinity_glued": ("{names}: CPU and NUMA affinity printed without a separator ('{raw}'); read as CPU "
-                            "'{cpu}', NUMA '{numa}'"),
-    "topo_affinity_absent": "{names}: no value under '{column}'",
-    "topo_affinity_cut": "{names}: row ends before {columns} (cut?)",
-    "topo_affinity_bad": "{names}: {column} '{value}' is not {what} (cut by the terminal?): left out",
-    "topo_affinity_tail": ("{names}: CPU Affinity '{cpu}' is the tail of '{longer}' (same NUMA affinity) and looks "
-                           "cut: left out"),
-    "topo_nic_legend_twice": "NIC Legend names {nic} twice ('{first}', then '{then}' at line {line}): kept the first",
-    "topo_header_cut": ("the header (line {line}) names {n} devices but rows also list {extra}: its right-hand "
-                        "columns were cut (terminal width?); links of those devices come from their own rows only, "
-                        "and CPU affinity may be incomplete"),
-    "topo_no_row": "no matrix row for {devices}: links of {which} come from the other rows only",
-    "topo_second_matrix": "another matrix header at line {line}: only the first matrix (line {header_line}) is read",
-    "topo_row_after_matrix": "line {line} looks like a matrix row after the matrix ended: ignored",
-    "topo_no_nic_legend": "no 'NIC Legend:' entries: the RDMA device names of {nics} are unknown{cut}",
-    "topo_nic_unnamed": "the NIC Legend does not name {nics}",
-    "topo_nic_stray": "the NIC Legend names {nics}, which the matrix does not show",
-    "topo_mirror_disagrees": ("{a}-{b}: row {a} says {mine} (line {mine_line}), row {b} says {mirror} "
-                              "(line {mirror_line}): kept {mine}"),
-    "topo_no_cell": "no cell for {n} pair(s): {pairs}",
-    "topo_unknown_types": ("path type(s) {types} are not in nvidia-smi's legend (X, SYS/SOC, NODE, PHB, PXB, PIX, "
-                           "NV#)"),
-    "topo_types_not_in_legend": "path type(s) {types} used in the matrix but not in its Legend block",
-}
+# id -> template (str.format fields): the [nvidia_smi] table of parsers/notes.toml, where every parser's
+# notes live.
+NOTES: dict[str, str] = note_table()["nvidia_smi"]
 
 
-def note(note_id: str, **fields: object) -> str:
-    """The sentence of note `note_id` with its fields filled in."""
-    return NOTES[note_id].format(**fields)
+def smi_note(note_id: str, **fields: object) -> str:
+    """The sentence of the family's note `note_id` with its fields filled in."""
+    return note("nvidia_smi", note_id, **fields)
 
 
 def _literals(template: str) -> list[str]:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable
 from .base import ParseError
 from . import _tool_failures
 from .ib_records import ToolError
-from ._nvidia_smi_records import note
+from ._nvidia_smi_records import smi_note
 
 # "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-...)" possibly followed by an NVML message on the same line.
 # The header is split with str.find, not one regex: `:\s*(.*?)\s*\(UUID:\s*([^)]*?)\s*\)` let three runs
@@ -144,7 +144,7 @@ def new_block(index: int | None, name: str | None, uuid_raw: str | None, line_no
         if UUID_OK_RE.match(uuid_raw):
             uuid = uuid_raw
         else:
-            notes.append(note("uuid_unreadable", line=line_no, index=index, uuid=uuid_raw[:40]))
+            notes.append(smi_note("uuid-unreadable", line=line_no, index=index, uuid=uuid_raw[:40]))
     return GpuBlock(index, name.strip() if name is not None else None, uuid, line_no)
 
 
@@ -221,9 +221,9 @@ class Walker:
         self.gpus.append(cur)
         if not header.closed:
             cur.truncated = True
-            self.notes.append(note("header_cut_in_uuid", line=line_no, index=index))
+            self.notes.append(smi_note("header-cut-in-uuid", line=line_no, index=index))
         elif header.rest and not apply_message(cur, header.rest):
-            self.notes.append(note("text_after_header", line=line_no, index=index, text=header.rest[:60]))
+            self.notes.append(smi_note("text-after-header", line=line_no, index=index, text=header.rest[:60]))
         return "gpu"
 
     def has_lines(self, gpu: GpuBlock) -> bool:
@@ -232,7 +232,7 @@ class Walker:
 
     def elision(self, line: str, line_no: int) -> str:
         self.elided = True
-        self.notes.append(note("elision_marker", line=line_no, marker=line[:12]))
+        self.notes.append(smi_note("elision-marker", line=line_no, marker=line[:12]))
         if self.cur is None:
             self.leading_elision = True
         elif self.has_lines(self.cur):
@@ -258,7 +258,7 @@ class Walker:
             if self.cur is None:
                 self.cur = target
                 self.gpus.append(target)
-                self.notes.append(note("no_header", line=line_no, expect=self.expect))
+                self.notes.append(smi_note("no-header", line=line_no, expect=self.expect))
             self.took(self.cur)
             return "content"
         if kind == "partial" and self.cur is not None:
@@ -279,7 +279,7 @@ class Walker:
             if self.cur is not None and self.cur.content == 0:
                 apply_message(self.cur, line)
             else:
-                self.notes.append(note("message_not_alone", line=line_no, text=line[:70]))
+                self.notes.append(smi_note("message-not-alone", line=line_no, text=line[:70]))
             return "message"
         if ERROR_RE.match(line):
             self.errors.append(_tool_failures.classify(_tool_failures.NVSMI, line_no, line))
@@ -289,21 +289,21 @@ class Walker:
     def end(self) -> None:
         """Settle the last block: the output may end inside it."""
         cut = self.partials.pop() if self.last_kind == "partial" else None
-        self.notes.extend(note("incomplete_line", line=n, text=text[:60], cmd=self.cmd) for n, text in self.partials)
+        self.notes.extend(smi_note("incomplete-line", line=n, text=text[:60], cmd=self.cmd) for n, text in self.partials)
         cur = self.cur
         if cur is None:
             return
         if cut is not None:
             cur.truncated = True
-            self.notes.append(note("ends_inside_line", line=cut[0], gpu=cur.label, text=cut[1][:60]))
+            self.notes.append(smi_note("ends-inside-line", line=cut[0], gpu=cur.label, text=cut[1][:60]))
         elif cur.pending_elision:
             cur.truncated = True  # the output ends with an elision marker inside this GPU
         elif cur.content == 0 and cur.other == 0 and not cur.truncated:
             cur.truncated = True
-            self.notes.append(note("ends_after_header", line=cur.line_no, gpu=cur.label))
+            self.notes.append(smi_note("ends-after-header", line=cur.line_no, gpu=cur.label))
         elif self.last_kind == "junk" and cur.content and LINK_FRAGMENT_RE.match(self.last_line):
             cur.truncated = True
-            self.notes.append(note("ends_in_fragment", gpu=cur.label, text=self.last_line))
+            self.notes.append(smi_note("ends-in-fragment", gpu=cur.label, text=self.last_line))
 
     def has_content(self, gpu: GpuBlock) -> bool:
         return bool(gpu.content)
@@ -332,11 +332,11 @@ class Walker:
         kept = []
         for g in self.gpus:
             if g.other and g.content == 0:
-                self.notes.append(note("only_other_mode", line=g.line_no, gpu=g.label))
+                self.notes.append(smi_note("only-other-mode", line=g.line_no, gpu=g.label))
                 continue
             kept.append(g)
         if self.other_first is not None:
-            self.notes.append(note("other_mode_skipped", line=self.other_first[0], mode=self.other_first[1],
+            self.notes.append(smi_note("other-mode-skipped", line=self.other_first[0], mode=self.other_first[1],
                                    what=self.what.rstrip(")")))
         return Walk(gpus=kept, elided=self.elided, elided_gpu_indices=tuple(sorted(set(self.hidden))),
                     errors=tuple(self.errors), notes=self.notes)

@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from ._nvidia_smi_records import gpu_from_block, gpu_record, link_record, note, result_from_walk, result_record
+from ._nvidia_smi_records import gpu_from_block, gpu_record, link_record, smi_note, result_from_walk, result_record
 from .base import ParserInfo, clean_lines, iter_clean_lines
 from .nvidia_smi_gpu_blocks import GpuBlock, Walk, snake, sniff_mode, walk
 
@@ -100,10 +100,10 @@ def _read(line: str, raw: str, line_no: int, gpu: GpuBlock) -> str | None:
     entry = links.setdefault(link, {"line_no": line_no, "capabilities": {}})
     notes: list[str] = gpu.data.setdefault("notes", [])
     if value is None:
-        notes.append(note("capability_not_bool", line=line_no, gpu=gpu.label, link=link, name=raw_name,
+        notes.append(smi_note("capability-not-bool", line=line_no, gpu=gpu.label, link=link, name=raw_name,
                           value=text[:20]))
     if name in entry["capabilities"]:
-        notes.append(note("named_value_twice", line=line_no, gpu=gpu.label, link=link, name=raw_name))
+        notes.append(smi_note("named-value-twice", line=line_no, gpu=gpu.label, link=link, name=raw_name))
     entry["capabilities"][name] = Capability(raw_name, value, line_no)
     return "content"
 

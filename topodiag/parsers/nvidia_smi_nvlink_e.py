@@ -41,7 +41,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from ._nvidia_smi_records import gpu_from_block, gpu_record, link_record, note, result_from_walk, result_record
+from ._nvidia_smi_records import gpu_from_block, gpu_record, link_record, smi_note, result_from_walk, result_record
 from .base import ParserInfo, clean_lines, iter_clean_lines
 from .nvidia_smi_gpu_blocks import GpuBlock, Walk, snake, sniff_mode, walk
 
@@ -129,9 +129,9 @@ def _read(line: str, raw: str, line_no: int, gpu: GpuBlock) -> str | None:
     entry = links.setdefault(link, {"line_no": line_no, "counters": {}})
     notes: list[str] = gpu.data.setdefault("notes", [])
     if value is None:
-        notes.append(note("counter_not_number", line=line_no, gpu=gpu.label, link=link, name=raw_name, value=text[:30]))
+        notes.append(smi_note("counter-not-number", line=line_no, gpu=gpu.label, link=link, name=raw_name, value=text[:30]))
     if name in entry["counters"]:
-        notes.append(note("named_value_twice", line=line_no, gpu=gpu.label, link=link, name=raw_name))
+        notes.append(smi_note("named-value-twice", line=line_no, gpu=gpu.label, link=link, name=raw_name))
     entry["counters"][name] = Counter(raw_name, value, counter_kind(name), line_no)
     return "content"
 

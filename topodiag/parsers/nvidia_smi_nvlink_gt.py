@@ -35,7 +35,7 @@ import re
 from dataclasses import field
 from typing import Iterable, Optional
 
-from ._nvidia_smi_records import gpu_from_block, gpu_record, link_record, note, result_from_walk, result_record
+from ._nvidia_smi_records import gpu_from_block, gpu_record, link_record, smi_note, result_from_walk, result_record
 from .base import ParserInfo, clean_lines, iter_clean_lines
 from .nvidia_smi_gpu_blocks import GpuBlock, Walk, sniff_mode, walk
 
@@ -90,16 +90,16 @@ def _read(line: str, raw: str, line_no: int, gpu: GpuBlock) -> str | None:
     d = gpu.data
     notes: list[str] = d.setdefault("notes", [])
     if value is None:
-        notes.append(note("throughput_not_count", line=line_no, gpu=gpu.label, link=link, kind=m.group(2),
+        notes.append(smi_note("throughput-not-count", line=line_no, gpu=gpu.label, link=link, kind=m.group(2),
                           way=m.group(3), value=text[:30]))
     elif unit is not None:
-        notes.append(note("throughput_unit", line=line_no, gpu=gpu.label, link=link, kind=m.group(2), way=m.group(3),
+        notes.append(smi_note("throughput-unit", line=line_no, gpu=gpu.label, link=link, kind=m.group(2), way=m.group(3),
                           unit=unit))
     d.setdefault("kinds", set()).add(kind)
     entry = d.setdefault("links", {}).setdefault(link, {"line_no": line_no})
     key = "tx" if way == "tx" else "rx"
     if key in entry:
-        notes.append(note("throughput_twice", line=line_no, gpu=gpu.label, link=link, way=m.group(3)))
+        notes.append(smi_note("throughput-twice", line=line_no, gpu=gpu.label, link=link, way=m.group(3)))
     entry[key] = value
     return "content"
 
@@ -128,7 +128,7 @@ def _result(w: Walk) -> NvlinkThroughput:
         half = [lk.link for lk in g.links if (lk.tx_kib is None) != (lk.rx_kib is None)]
         if half and not g.truncated:
             label = f"GPU {g.index}" if g.index is not None else "the GPU without header"
-            notes.append(note("throughput_one_way", gpu=label, links=", ".join(map(str, half))))
+            notes.append(smi_note("throughput-one-way", gpu=label, links=", ".join(map(str, half))))
     return result_from_walk(NvlinkThroughput, w, gpus, notes, counter=_counter(kinds))
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Optional
 
-from ._nvidia_smi_records import gpu_from_block, gpu_record, note, result_from_walk, result_record
+from ._nvidia_smi_records import gpu_from_block, gpu_record, smi_note, result_from_walk, result_record
 from .base import ParserInfo, clean_lines, iter_clean_lines
 from .nvidia_smi_gpu_blocks import ERROR_RE, GpuBlock, Walk, snake, sniff_mode, walk
 
@@ -109,7 +109,7 @@ def _result(w: Walk) -> NvlinkInfo:
     notes = list(w.notes)
     for g in w.gpus:
         if g.data.get("nvle") and ENABLED.get(g.data["nvle"].lower()) is None:
-            notes.append(note("nvle_not_understood", gpu=g.label, state=g.data["nvle"][:30]))
+            notes.append(smi_note("nvle-not-understood", gpu=g.label, state=g.data["nvle"][:30]))
     return result_from_walk(NvlinkInfo, w, tuple(_freeze(g) for g in w.gpus), notes)
 
 

@@ -38,7 +38,7 @@ from typing import Iterable, Optional
 
 from . import _tool_failures
 from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
-from ._nvidia_smi_records import gpu_from_block, gpu_record, link_record, note, result_from_walk, result_record
+from ._nvidia_smi_records import gpu_from_block, gpu_record, link_record, smi_note, result_from_walk, result_record
 from .nvidia_smi_gpu_blocks import (ALL_INACTIVE_RE, LINK_FRAGMENT_RE, UNSUPPORTED_RE, GpuBlock, Walker,
                                     other_modes)
 from .nvidia_smi_gpu_blocks import SNIFF_HEADER as _SNIFF_HEADER
@@ -114,7 +114,7 @@ class _StatusWalker(Walker):
         if lm is None:
             return None
         if self.cur is None:
-            self.notes.append(note("link_before_header", line=line_no))
+            self.notes.append(smi_note("link-before-header", line=line_no))
             return "junk"
         self.took(self.cur)
         _links(self.cur).append(_link(lm, line_no))
@@ -125,7 +125,7 @@ class _StatusWalker(Walker):
         for g in self.gpus:
             for link in _links(g):
                 if link.state not in ("active", "inactive"):
-                    self.notes.append(note("link_state_not_speed", line=link.line_no, index=g.index, link=link.link,
+                    self.notes.append(smi_note("link-state-not-speed", line=link.line_no, index=g.index, link=link.link,
                                            state=link.state))
 
     def _ends_inside(self, cur: GpuBlock) -> bool:
@@ -134,14 +134,14 @@ class _StatusWalker(Walker):
         it may exist that the output does not show."""
         if self.last_kind == "partial":
             cut = _links(cur).pop()  # the output ends inside this link's speed: "Link 5: 26.5"
-            self.notes.append(note("ends_inside_link", line=cut.line_no, index=cur.index, link=cut.link))
+            self.notes.append(smi_note("ends-inside-link", line=cut.line_no, index=cur.index, link=cut.link))
         elif cur.pending_elision or (self.last_kind == "elision" and cur.truncated):
             pass  # the output ends with an elision marker inside this GPU
         elif cur.content == 0 and cur.other == 0:
             if not cur.truncated:
-                self.notes.append(note("ends_after_header", line=cur.line_no, gpu=cur.label))
+                self.notes.append(smi_note("ends-after-header", line=cur.line_no, gpu=cur.label))
         elif self.last_kind == "junk" and _links(cur) and LINK_FRAGMENT_RE.match(self.last_line):
-            self.notes.append(note("ends_in_fragment", gpu=cur.label, text=self.last_line))
+            self.notes.append(smi_note("ends-in-fragment", gpu=cur.label, text=self.last_line))
         else:
             return False
         cur.truncated = True

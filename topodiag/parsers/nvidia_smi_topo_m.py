@@ -51,7 +51,7 @@ from itertools import combinations
 from . import _tool_failures
 from .ib_records import ToolError
 from ._matrix import find_header
-from ._nvidia_smi_records import TopoDevice as Device, TopoLink as Link, note
+from ._nvidia_smi_records import TopoDevice as Device, TopoLink as Link, smi_note
 from .base import is_digits, ANSI_RE, ParseError, ParserInfo, clean_lines, listing
 
 INFO = ParserInfo(
@@ -174,7 +174,7 @@ def _read_header(line: str, line_no: int, notes: list[str]) -> tuple[list[str], 
                 raise ParseError(f"header names the column '{tok}' twice", line_no)
             affinity.append((tok, m.start()))
         elif affinity or not NAME_RE.match(tok):
-            notes.append(note("topo_header_column_ignored", column=tok[:30], line=line_no))
+            notes.append(smi_note("topo-header-column-ignored", column=tok[:30], line=line_no))
         elif tok in devices:
             raise ParseError(f"header names the device '{tok}' twice: cells cannot be assigned", line_no)
         else:
@@ -241,7 +241,7 @@ def _row(toks: list[tuple[int, str]], line_no: int, header: list[str], columns: 
     own = header.index(label) if label in header else None
     _check_diagonal(label, cells, header, own, line_no)
     if own is not None and len(cells) < n_cols:
-        notes.append(note("topo_row_cut", label=label, line=line_no, n=len(cells), total=n_cols,
+        notes.append(smi_note("topo-row-cut", label=label, line=line_no, n=len(cells), total=n_cols,
                           rest=" and no affinity values" if columns else ""))
     return _Row(label, tuple(cells), tuple(values), line_no)
 
@@ -280,7 +280,7 @@ def _read_rows(lines: list[str], start: int, header: list[str], columns: list[tu
         rows.append(row)
         i += 1
     if elided:
-        notes.append(note("topo_elided_rows", lines=listing(map(str, elided))))
+        notes.append(smi_note("topo-elided-rows", lines=listing(map(str, elided))))
     return rows, i
 
 
@@ -388,14 +388,14 @@ def _drop_cut_tails(rows: list[_Row], out: dict[str, dict], found: dict) -> None
 def _affinity_note(key: tuple, names: str) -> str:
     kind = key[0]
     if kind == "glued":
-        return note("topo_affinity_glued", names=names, raw=key[1], cpu=key[2], numa=key[3])
+        return smi_note("topo-affinity-glued", names=names, raw=key[1], cpu=key[2], numa=key[3])
     if kind == "absent":
-        return note("topo_affinity_absent", names=names, column=key[1])
+        return smi_note("topo-affinity-absent", names=names, column=key[1])
     if kind == "cut":
-        return note("topo_affinity_cut", names=names, columns=key[1])
+        return smi_note("topo-affinity-cut", names=names, columns=key[1])
     if kind == "bad":
-        return note("topo_affinity_bad", names=names, column=key[1], value=key[2], what=key[3])
-    return note("topo_affinity_tail", names=names, cpu=key[1], longer=key[2])
+        return smi_note("topo-affinity-bad", names=names, column=key[1], value=key[2], what=key[3])
+    return smi_note("topo-affinity-tail", names=names, cpu=key[1], longer=key[2])
 
 
 # -- the whole output ---------------------------------------------------------------------------
@@ -413,7 +413,7 @@ def _nic_legend(lines: list[str], start: int, notes: list[str]) -> tuple[dict[st
         if m:
             nic, dev = m.group(1), m.group(2)
             if nic in legend and legend[nic] != dev:
-                notes.append(note("topo_nic_legend_twice", nic=nic, first=legend[nic], then=dev, line=i + 1))
+                notes.append(smi_note("topo-nic-legend-twice", nic=nic, first=legend[nic], then=dev, line=i + 1))
                 continue
             legend.setdefault(nic, dev)
     return legend, seen_block
@@ -443,25 +443,25 @@ def _after_matrix(lines: list[str], end: int, header: list[str], by_name: dict[s
         toks = lines[k].split()
         if toks and GPU_RE.match(toks[0]) and len(toks) > 1 and (toks[1] in header or toks[1] in AFFINITY_COLUMNS
                                                                    or toks[1] == "CPU"):
-            notes.append(note("topo_second_matrix", line=k + 1, header_line=header_no))
+            notes.append(smi_note("topo-second-matrix", line=k + 1, header_line=header_no))
             break
         if toks and toks[0] in by_name and len(toks) > 1 and _is_cell(toks[1]):
-            notes.append(note("topo_row_after_matrix", line=k + 1))
+            notes.append(smi_note("topo-row-after-matrix", line=k + 1))
             break
 
 
 def _legend_notes(names: list[str], legend: dict[str, str], legend_block: bool, notes: list[str]) -> None:
     nic_cols = [n for n in names if NIC_RE.match(n)]
     if nic_cols and not legend:
-        notes.append(note("topo_no_nic_legend", nics=listing(nic_cols),
+        notes.append(smi_note("topo-no-nic-legend", nics=listing(nic_cols),
                           cut=" (output cut?)" if not legend_block else ""))
     elif nic_cols:
         unnamed = [n for n in nic_cols if n not in legend]
         if unnamed:
-            notes.append(note("topo_nic_unnamed", nics=listing(unnamed)))
+            notes.append(smi_note("topo-nic-unnamed", nics=listing(unnamed)))
         stray = [n for n in legend if n not in nic_cols]
         if stray:
-            notes.append(note("topo_nic_stray", nics=listing(stray)))
+            notes.append(smi_note("topo-nic-stray", nics=listing(stray)))
 
 
 def _device(name: str, row: _Row | None, v: dict, legend: dict[str, str]) -> Device:
@@ -498,7 +498,7 @@ def _links(names: list[str], header: list[str], by_name: dict[str, _Row],
         for b in names[i + 1:]:
             mine, mirror = cell(a, b), cell(b, a)
             if mine and mirror and mine[0] != mirror[0]:
-                notes.append(note("topo_mirror_disagrees", a=a, b=b, mine=mine[0], mine_line=mine[1],
+                notes.append(smi_note("topo-mirror-disagrees", a=a, b=b, mine=mine[0], mine_line=mine[1],
                                   mirror=mirror[0], mirror_line=mirror[1]))
             got = mine or mirror
             if got is None:
@@ -507,7 +507,7 @@ def _links(names: list[str], header: list[str], by_name: dict[str, _Row],
             links.append(Link(a, b, got[0], got[1]))
             used.add(got[0])
     if unknown_pairs:
-        notes.append(note("topo_no_cell", n=len(unknown_pairs), pairs=listing(unknown_pairs)))
+        notes.append(smi_note("topo-no-cell", n=len(unknown_pairs), pairs=listing(unknown_pairs)))
     return links, used
 
 
@@ -515,11 +515,11 @@ def _type_notes(used: set[str], legend_keys: set[str] | None, notes: list[str]) 
     """Notes on path types that nvidia-smi's legend, or the Legend block printed, does not name."""
     odd = sorted(t for t in used if t not in KNOWN_TYPES and not re.match(r"^NV[0-9]+$", t))
     if odd:
-        notes.append(note("topo_unknown_types", types=listing(odd)))
+        notes.append(smi_note("topo-unknown-types", types=listing(odd)))
     if legend_keys and "NV#" in legend_keys:  # a legend that reached its last line
         unexplained = sorted(t for t in used if t not in legend_keys and not re.match(r"^NV[0-9]+$", t))
         if unexplained:
-            notes.append(note("topo_types_not_in_legend", types=listing(unexplained)))
+            notes.append(smi_note("topo-types-not-in-legend", types=listing(unexplained)))
 
 
 def _parse(lines: list[str]) -> TopoMatrix:
@@ -536,10 +536,10 @@ def _parse(lines: list[str]) -> TopoMatrix:
     if not any(GPU_RE.match(n) for n in names):
         raise ParseError("the matrix has no GPU", header_no)
     if extra:
-        notes.append(note("topo_header_cut", line=header_no, n=len(header), extra=listing(extra)))
+        notes.append(smi_note("topo-header-cut", line=header_no, n=len(header), extra=listing(extra)))
     missing_rows = [n for n in header if n not in by_name]
     if missing_rows:
-        notes.append(note("topo_no_row", devices=listing(missing_rows),
+        notes.append(smi_note("topo-no-row", devices=listing(missing_rows),
                           which="these devices" if len(missing_rows) > 1 else missing_rows[0]))
     _after_matrix(lines, end, header, by_name, header_no, notes)
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from . import _tool_failures
 from .ib_records import ToolError
 from ._matrix import find_header
-from ._nvidia_smi_records import LegendEntry, P2PCell as Cell, note
+from ._nvidia_smi_records import LegendEntry, P2PCell as Cell, smi_note
 from .base import ANSI_RE, ParseError, ParserInfo, clean_lines, listing
 
 INFO = ParserInfo(
@@ -130,7 +130,7 @@ def _read_rows(lines: list[str], h: int, gpus: list[str],
         label, cells = toks[0], toks[1:]
         _check_row(label, cells, gpus, rows, line_no)
         if len(cells) < len(gpus):
-            notes.append(note("p2p_row_cut", label=label, line=line_no, n=len(cells), total=len(gpus)))
+            notes.append(smi_note("p2p-row-cut", label=label, line=line_no, n=len(cells), total=len(gpus)))
         rows[label] = (cells, line_no)
         i += 1
     return rows, i
@@ -157,10 +157,10 @@ def _validate(names: list[str], cells: list[Cell], notes: list[str]) -> None:
     odd = [f"{a}->{b} {status[(a, b)]} / {b}->{a} {status[(b, a)]}" for (a, b) in status
            if (b, a) in status and index[a] < index[b] and status[(a, b)] != status[(b, a)]]
     if odd:
-        notes.append(note("p2p_asymmetric", pairs=listing(odd)))
+        notes.append(smi_note("p2p-asymmetric", pairs=listing(odd)))
     unknown_codes = {c.status for c in cells if c.status not in STATUSES}
     if unknown_codes:
-        notes.append(note("p2p_unknown_codes", codes=listing(sorted(unknown_codes))))
+        notes.append(smi_note("p2p-unknown-codes", codes=listing(sorted(unknown_codes))))
 
 
 def _legend(lines: list[str]) -> list[LegendEntry]:
@@ -198,11 +198,11 @@ def _parse(lines: list[str]) -> P2PMatrix:
     rows, end = _read_rows(lines, h, gpus, notes)
     extra = [r for r in rows if r not in gpus]
     if extra:
-        notes.append(note("p2p_rows_without_column", rows=listing(extra)))
+        notes.append(smi_note("p2p-rows-without-column", rows=listing(extra)))
     names = gpus + extra
     missing = [g for g in gpus if g not in rows]
     if missing:
-        notes.append(note("p2p_no_row", gpus=listing(missing)))
+        notes.append(smi_note("p2p-no-row", gpus=listing(missing)))
     cells = _cells(names, gpus, rows)
     _validate(names, cells, notes)
     return P2PMatrix(mode=_mode(lines[:h]), gpus=tuple(names), cells=tuple(cells), legend=tuple(_legend(lines[end:])),
