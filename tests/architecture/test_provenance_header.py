@@ -15,7 +15,6 @@ MARK = "#@"
 
 OWNERS = {"parsers/base.py", "load/onepass.py"}
 KNOWN = {
-    "parsers/nvidia_smi_q.py",  # first non-blank line: use parsers.base.first_body_line
     "load/bug_report.py",  # its own header loop: use parsers.base.blank_provenance_header_lines
 }
 

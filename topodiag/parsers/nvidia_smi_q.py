@@ -44,7 +44,7 @@ from typing import Optional
 
 from . import _tool_failures
 from .ib_records import ToolError
-from .base import is_digits, ParseError, ParserInfo, clean_lines
+from .base import is_digits, ParseError, ParserInfo, clean_lines, first_body_line
 from ._nvidia_smi_records import Fabric, PcieLink, SmiGpu
 
 INFO = ParserInfo(
@@ -261,4 +261,4 @@ def _anonymous(cur: Optional[_Gpu], gpus: list[_Gpu], path: tuple[str, ...], sta
 
 
 def _first_text_line(lines: list[str]) -> int:
-    return next((i for i, line in enumerate(lines, 1) if line.strip() and not line.startswith("#@")), 1)
+    return first_body_line(lines)  # the loader blanked any provenance header
