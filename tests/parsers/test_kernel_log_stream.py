@@ -43,7 +43,7 @@ def test_parse_lines_reads_what_parse_reads():
         if fx.source != "kernel_log" or "parse_error" in fx.expected():
             continue
         text = blank_provenance_header(fx.text())
-        assert to_jsonable(KERNEL.parse_lines(iter(text.splitlines(keepends=True)))) == to_jsonable(KERNEL.parse(text)), fx.name
+        assert to_jsonable(KERNEL.parse_lines(iter(text.splitlines(keepends=True)))) == to_jsonable(KERNEL.parse(text)), fx.id
 
 
 def test_the_last_driver_load_window_is_found_from_the_stamps_kept():

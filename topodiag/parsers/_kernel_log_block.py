@@ -381,10 +381,11 @@ def read_file(handle, new_state, finish, parse_lines, line):
         text.detach()
 
 
-def text_blocks(read, size: int = BLOCK_CHARS) -> Iterator[list]:
+def text_blocks(read, size: int = 0) -> Iterator[list]:
     """Blocks of lines from a text stream's `read` (opened with newline=""): lines end at "\\n", "\\r"
     or "\\r\\n" as the line path's readline ends them. Raises _LongLine at a line over LINE_LIMIT
     characters (the caller reads such a file by the line path, which cuts it)."""
+    size = size or BLOCK_CHARS
     carry, step = "", FIRST_BLOCK_CHARS
     while True:
         piece = read(step)
