@@ -33,7 +33,12 @@ def _peak(blocks: int) -> int:
         tracemalloc.stop()
 
 
-def test_memory_does_not_grow_with_the_log():
+def test_memory_does_not_grow_with_the_log(monkeypatch):
+    from topodiag.parsers import _kernel_log_block
+
+    # lines are read a block at a time (up to 65,536 lines, 4 MiB): blocks of 1,024 lines here, so
+    # that both logs span many blocks
+    monkeypatch.setattr(_kernel_log_block, "BLOCK_LINES", 1024)
     small, big = _peak(2000), _peak(16000)  # 10,000 and 80,000 lines
     assert big < 1.5 * small + 256 * 1024, (small, big)
 
