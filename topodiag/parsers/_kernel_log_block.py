@@ -23,7 +23,7 @@ import re
 from collections import Counter
 from heapq import heappop, heappush
 from itertools import compress
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Optional
 
 from . import _kernel_log_re as K
 from ._chunks import bounded_put
@@ -429,3 +429,91 @@ def _checked(lines: list, limit: int) -> list:
     if lines and max(map(len, lines)) > limit:
         raise LongLine()
     return lines
+
+
+class Reader:
+    """A kernel log pushed to the parser a line at a time (the dmesg section of an nvidia-bug-report,
+    topodiag/load/bug_report.py), read in blocks as it comes: `add` each line (without its "\\n"),
+    then `result()`. The same result as `parse_lines` over the lines of the text those lines joined by
+    "\\n" make (the loader's lines of a text held whole: "\\r" and "\\r\\n" end a line too, a final empty
+    line is none, a leading `#@` header is blanked); a log whose first character is "{" (the probe's
+    JSON) is kept and read whole at the end."""
+
+    def __init__(self, state, line, finish, parse_lines):
+        self._st, self._line, self._finish, self._parse_lines = state, line, finish, parse_lines
+        self._last: Optional[str] = None
+        self._buf: list = []
+        self._size = 0
+        self._most = FIRST_BLOCK_LINES
+        self._header = True
+        self._probe: Optional[list] = None  # the lines, once the first non-blank one opens a JSON object
+        self._seen = False  # a non-blank line was read
+
+    def add(self, line: str) -> None:
+        if self._last is not None:
+            self._put(self._last, False)
+        self._last = line
+
+    def add_lines(self, lines: list) -> None:
+        """`add` for each of `lines`; once the first non-blank line is read, a run of lines without
+        "\r" goes to the blocks as it is (no per-line work)."""
+        if not lines:
+            return
+        if self._last is not None:
+            self._put(self._last, False)
+            self._last = None
+        body = lines[:-1]
+        if self._seen and self._probe is None and not self._header and "\r" not in "\n".join(body):
+            self._bulk(body)
+        else:
+            for line in body:
+                self._put(line, False)
+        self._last = lines[-1]
+
+    def _bulk(self, lines: list) -> None:
+        i = 0
+        while i < len(lines):
+            take = lines[i:i + self._most - len(self._buf)]
+            self._buf += take
+            self._size += sum(map(len, take))
+            i += len(take)
+            if self._size >= BLOCK_CHARS or len(self._buf) >= self._most:
+                feed(self._st, self._buf, self._line)
+                self._buf, self._size, self._most = [], 0, min(self._most * 2, BLOCK_LINES)
+
+    def result(self):
+        """The parser's result (raises its ParseError)."""
+        if self._last is not None and self._last != "":
+            self._put(self._last, True)
+        self._last = None
+        if self._probe is not None:
+            return self._parse_lines(iter(self._probe))
+        if self._buf:
+            feed(self._st, self._buf, self._line)
+            self._buf = []
+        return self._finish(self._st)
+
+    def _put(self, line: str, final: bool) -> None:
+        pieces = line.split("\r") if "\r" in line else [line]
+        if len(pieces) > 1 and pieces[-1] == "":
+            pieces.pop()  # "a\r" then "\n": one line end
+        for piece in pieces:
+            if self._header:
+                if piece.startswith("#@"):
+                    self._header = piece.strip() != "#@ ---"
+                    piece = ""
+                else:
+                    self._header = False
+            if not self._seen and piece.strip():
+                self._seen = True
+                if piece.lstrip()[:1] == "{":  # the lines before it are blank: only their count matters
+                    self._probe = ["\n"] * self._st.block_base + [p + "\n" for p in self._buf]
+                    self._buf = []
+            if self._probe is not None:
+                self._probe.append(piece + "\n")
+                continue
+            self._buf.append(piece)
+            self._size += len(piece)
+            if self._size >= BLOCK_CHARS or len(self._buf) >= self._most:
+                feed(self._st, self._buf, self._line)
+                self._buf, self._size, self._most = [], 0, min(self._most * 2, BLOCK_LINES)

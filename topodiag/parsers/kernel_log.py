@@ -298,6 +298,12 @@ def parse_binary(handle) -> KernelLog:
     return _block.read_file(handle, _Log, _finish, parse_lines, _line)
 
 
+def reader() -> "_block.Reader":
+    """A pass that takes the log a line at a time (`add(line)`, then `result()`): `parse_lines`
+    for a log pushed by its reader (the dmesg section of an nvidia-bug-report), in flat memory."""
+    return _block.Reader(_Log(), _line, _finish, parse_lines)
+
+
 def _chain_stripped(head: list[str], it) -> Iterable[str]:
     for raw in head:
         yield raw.rstrip("\r\n")
