@@ -1,20 +1,26 @@
-"""The kernel_log parser's pass over its lines, a block at a time (a few MiB of lines), at the cost of
-finding the lines that matter.
+"""The kernel_log parser's pass over its lines, a block at a time (up to 65,536 lines / 4 MiB; the first
+blocks smaller), at the cost of finding the lines that matter.
 
 A block is read by distinct texts (`_fast`; line by line, `_slow`, only when its keys do not line up
-with its lines): each line's key is its text with the leading time stamp taken off (a
-  dmesg "[ 12.345678]", a syslog "Mon DD HH:MM:SS" before "<host> kernel:"), found for the whole
-  block by one regex; a Counter of the keys gives each distinct text once with its count. What a line
-  does is described once per key (`describe`: memoised across blocks); a line whose effect is only
-  counters (a kind of line whose list is full, a line that names no driver) is counted by its key's
-  count, and the few lines whose effect depends on their place (a driver load, an Xid while the Xid
-  list fills, an AER report and the lines that may continue it, a GPU's "fallen off the bus" notice,
-  /dev/kmsg records and their " KEY=value" lines, rsyslog "#012" lines...) are read in line order by
-  the line-by-line code. Two lines of one key differ only in the digits of
-  their stamp, which only a recorded event reads (its time_s): never counted by key.
+with its lines). Each line's key is its text with the leading time stamp taken off (a dmesg
+"[ 12.345678]", a syslog "Mon DD HH:MM:SS" before "<host> kernel:", a /dev/kmsg record's
+"prio,seq,usec,flags;"), found for the whole block by one regex; a Counter of the keys gives each
+distinct text once with its count. What a line does is described once per key (`describe`, which
+mirrors kernel_log._one without doing anything; memoised across blocks, MEMO_CAP keys at most):
 
-The stamps of the LOOKBACK_LINES lines before a block are kept (hist), so a driver load takes the
-stamps of the lines before it (`stamps_before`) without a per-line deque. A helper module, no parser.
+- a line whose effect is only counters (one of a kind whose list is already full, a line that names
+  no driver, a catalogue event once MAX_EVENTS are kept) is counted by its key's count;
+- the lines whose effect depends on their place (a driver load, a GPU's UUID, an Xid or an event while
+  its list fills, a GPU's "fallen off the bus" notice, the first /dev/kmsg record, rsyslog "#012"
+  lines...) are read in line order by the line-by-line code (kernel_log._line);
+- an AER report's line opens a window of continuation lines (AER_TAIL): its place is kept, and the
+  window's lines that name no driver but hold a "]" are read in order too.
+
+Two lines of one key differ only in the digits of their stamp, which only a recorded entry reads
+(its time_s), and recorded entries are always read in order. The stamps of the LOOKBACK_LINES lines
+before a block are kept (hist), so a driver load finds the stamps of the lines before it
+(`lines_before`) without a per-line deque. `Reader` takes a log pushed a line at a time (the dmesg
+section of an nvidia-bug-report). A helper module, no parser.
 """
 
 from __future__ import annotations
