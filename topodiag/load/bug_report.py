@@ -43,6 +43,7 @@ import os
 import re
 import zlib
 from dataclasses import dataclass
+from itertools import islice
 from typing import Iterable, Iterator, Optional
 
 from ..errors import InputError
@@ -80,8 +81,11 @@ class Section:
     title: str
     source: str
     start_line: int  # the file's line number of the section's first line given to the parser
-    text: Optional[str]  # the content from start_line on; None when the section is not read
+    text: Optional[str]  # the content from start_line on; None when the section is not read (or streamed)
     problem: Optional[str] = None  # why it is not read
+    # a section streamed to its parser as it was read (`sections(..., stream=...)`): the parser's
+    # result, or the ParseError it raised; the text is then never held
+    parsed: object = None
 
     @property
     def offset(self) -> int:
@@ -107,15 +111,22 @@ class Report:
         self.head = ""
 
     def lines(self) -> Iterator[str]:
+        for block in self.blocks():
+            yield from block
+
+    def blocks(self) -> Iterator[list]:
+        """The lines, a list of them for each CHUNK read (a fixture's `#@` header blanked)."""
         header = True
-        for raw in _byte_lines(self._stream, self.name, self._compressed):
-            line = raw.decode("utf-8", "replace")
-            if header and line.startswith("#@"):  # a fixture's provenance header: blank lines
-                header = line.strip() != "#@ ---"
-                yield ""
-                continue
-            header = False
-            yield line
+        for block in _byte_blocks(self._stream, self.name, self._compressed):
+            k = 0
+            while header and k < len(block):
+                if not block[k].startswith("#@"):  # a fixture's provenance header: blank lines
+                    header = False
+                    break
+                header = block[k].strip() != "#@ ---"
+                block[k] = ""
+                k += 1
+            yield block
 
     def close(self) -> None:
         if self._closer is not None:
@@ -157,6 +168,38 @@ def _byte_lines(stream, where: str, compressed: Optional[int]) -> Iterator[bytes
             buf += parts[-1][: MAX_LINE - len(buf)]
     if buf:
         yield buf
+
+
+def _byte_blocks(stream, where: str, compressed: Optional[int]) -> Iterator[list]:
+    """_byte_lines decoded, a list of lines for each CHUNK read: the same lines (each cut at MAX_LINE
+    bytes, then decoded as UTF-8 with bad bytes replaced), the bytes between two line ends decoded
+    at once."""
+    total, buf = 0, b""
+    while True:
+        try:
+            block = stream.read(CHUNK)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(where, f"a gzip-compressed nvidia-bug-report that cannot be read whole ({exc})") from None
+        if not block:
+            break
+        total += len(block)
+        why = _too_big(where, total, compressed)
+        if why:
+            raise InputError(where, why)
+        data = buf + block if buf else block
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            buf = data[:MAX_LINE]
+            continue
+        buf = data[cut + 1: cut + 1 + MAX_LINE]
+        first = data.find(b"\n")
+        if first > MAX_LINE:  # only the first line can be longer (CHUNK < MAX_LINE): cut there
+            head = [data[:MAX_LINE].decode("utf-8", "replace")]
+            yield head + (data[first + 1:cut].decode("utf-8", "replace").split("\n") if first < cut else [])
+        else:
+            yield data[:cut].decode("utf-8", "replace").split("\n")
+    if buf:
+        yield [buf.decode("utf-8", "replace")]
 
 
 def read_gzip(path: str) -> Optional[Report]:
@@ -247,19 +290,26 @@ def source_of(title: str, commands: list[tuple[str, str]]) -> Optional[str]:
 
 
 class _Splitter:
-    """State of the section splitter: the section being read and its lines."""
+    """State of the section splitter: the section being read and its lines (or, for a source in
+    `stream`, the reader its lines are pushed to: see _Streamed)."""
 
-    def __init__(self, commands: list[tuple[str, str]]):
+    def __init__(self, commands: list[tuple[str, str]], stream=frozenset()):
         self.commands = commands
+        self.stream = stream
         self.phase = "before"  # before, title, ls, lead, body, big, skip
         self.title, self.source, self.start, self.size = "", None, 0, 0
         self.body: list[str] = []
+        self.reader: Optional[_Streamed] = None
 
     def begin(self) -> None:
         self.phase, self.title, self.source, self.body, self.size = "title", "", None, [], 0
+        self.reader = None
 
     def end(self) -> Optional[Section]:
         """The section just ended, if a source reads it."""
+        if self.phase == "body" and self.reader is not None:
+            parsed, self.reader = self.reader.result(), None
+            return Section(self.title[:120], self.source, self.start, None, parsed=parsed)
         if self.phase == "body":
             text, self.body = "\n".join(self.body), []  # the lines let go before the section is parsed
             return Section(self.title[:120], self.source, self.start, text)
@@ -267,6 +317,23 @@ class _Splitter:
             return Section(self.title[:120], self.source, self.start, None,
                            f"a section of more than {MAX_SECTION_BYTES >> 20} MiB: not read")
         return None
+
+    def feed_lines(self, no: int, lines: list) -> None:
+        """`feed` for each of `lines` (the first is line `no`): the lines of a section's body at once."""
+        k = 0
+        while k < len(lines) and self.phase in ("title", "ls", "lead"):
+            self.feed(no + k, lines[k])
+            k += 1
+        if k == len(lines) or self.phase in ("before", "skip", "big"):
+            return
+        rest = lines[k:] if k else lines
+        if self.reader is not None:
+            self.reader.add_lines(rest)
+            return
+        self.body += rest
+        self.size += sum(map(len, rest)) + len(rest)
+        if self.size > MAX_SECTION_BYTES:
+            self.phase, self.body = "big", []
 
     def feed(self, no: int, line: str) -> None:
         if self.phase in ("before", "skip", "big"):
@@ -285,30 +352,99 @@ class _Splitter:
             if not line.strip():
                 return
             self.phase, self.start = "body", no
+            if self.source in self.stream:
+                self.reader = _Streamed(self.source)
+        if self.reader is not None:
+            self.reader.add(line)
+            return
         self.body.append(line)
         self.size += len(line) + 1
         if self.size > MAX_SECTION_BYTES:
             self.phase, self.body = "big", []
 
 
-def sections(lines: Iterable[str], where: str = "") -> Iterator[Section]:
+class _Streamed:
+    """A section pushed to its parser's line reader as it is read (the kernel log: kernel_log.reader),
+    never held whole; what the loader checks of a text held whole (NUL bytes in its first
+    BINARY_PROBE_BYTES characters: not a text) is checked on the way."""
+
+    def __init__(self, source: str):
+        from ..parsers import get
+        from .files import BINARY_PROBE_BYTES
+
+        self.parser = get(source).reader()
+        self.left = BINARY_PROBE_BYTES  # characters of the text still to look at for NUL bytes
+        self.binary = False
+
+    def add(self, line: str) -> None:
+        self.add_lines([line])
+
+    def add_lines(self, lines: list) -> None:
+        for line in lines:
+            if self.left <= 0:
+                break
+            self.binary = self.binary or "\x00" in line[:self.left]
+            self.left -= len(line) + 1
+        self.parser.add_lines(lines)
+
+    def result(self):
+        from ..parsers import ParseError
+
+        if self.binary:
+            return ParseError("binary data (NUL bytes), expected the text output of a tool")
+        try:
+            return self.parser.result()
+        except (ParseError, RecursionError) as exc:
+            return exc
+
+
+STREAMED = frozenset({"kernel_log"})  # sources whose sections `sections(stream=STREAMED)` streams
+
+
+def sections(lines: Iterable[str], where: str = "", stream=frozenset()) -> Iterator[Section]:
     """The sections of a bug report that a source reads, in order, one at a time: each one's text
-    starts at its first non-blank line after the title (start_line). Raises InputError past
-    MAX_SECTIONS sections (or what the lines raise)."""
-    split = _Splitter(_command_sources())
-    count = 0
-    for no, line in enumerate(lines, 1):
-        if SEPARATOR_RE.match(line):
-            done = split.end()
-            if done is not None:
-                yield done
-            count += 1
-            if count > MAX_SECTIONS:
-                raise InputError(where, f"an nvidia-bug-report of more than {MAX_SECTIONS} sections "
-                                 "(a real one has a few hundred): refused")
-            split.begin()
-            continue
-        split.feed(no, line)
+    starts at its first non-blank line after the title (start_line). A section of a source in
+    `stream` (STREAMED) is pushed to its parser as it is read, whatever its size: its Section holds
+    the parser's result (`parsed`), not its text. Raises InputError past MAX_SECTIONS sections (or
+    what the lines raise)."""
+    if isinstance(lines, list):
+        return sections_of_blocks(iter((lines,)), where, stream)
+    it = iter(lines)
+    return sections_of_blocks(iter(lambda: list(islice(it, 4096)), []), where, stream)
+
+
+_UNDERSCORES = "_" * 20
+
+
+def sections_of_blocks(blocks: Iterable[list], where: str = "", stream=frozenset()) -> Iterator[Section]:
+    """`sections` over the report's lines a list at a time (Report.blocks): the separator lines are
+    found by a substring search over each list's text, the lines between them handed on at once."""
+    split = _Splitter(_command_sources(), stream)
+    count = base = 0
+    for block in blocks:
+        text = "\n".join(block)
+        i = line_of = at = 0  # the next line to feed; the line of text position `at`
+        k = text.find(_UNDERSCORES)
+        while k >= 0:
+            start = text.rfind("\n", 0, k) + 1
+            end = text.find("\n", k)
+            end = len(text) if end < 0 else end
+            line_of += text.count("\n", at, start)
+            at = start
+            if SEPARATOR_RE.match(block[line_of]):
+                split.feed_lines(base + i + 1, block[i:line_of])
+                done = split.end()
+                if done is not None:
+                    yield done
+                count += 1
+                if count > MAX_SECTIONS:
+                    raise InputError(where, f"an nvidia-bug-report of more than {MAX_SECTIONS} sections "
+                                     "(a real one has a few hundred): refused")
+                split.begin()
+                i = line_of + 1
+            k = text.find(_UNDERSCORES, end)
+        split.feed_lines(base + i + 1, block[i:])
+        base += len(block)
     done = split.end()
     if done is not None:
         yield done
@@ -321,7 +457,7 @@ def shift_lines(obj, offset: int):
     """`obj` (a parser's result: dataclasses, lists, tuples, dicts) with every line-number field
     (`line_no`, `first_line`, `..._line` holding an int) moved by `offset`; objects that hold none
     are returned as they are. A ParseError's line is moved too."""
-    if offset == 0:
+    if offset == 0 or type(obj) in _LEAVES:
         return obj
     if isinstance(obj, InputError):
         if getattr(obj, "line_no", 0):
@@ -329,13 +465,13 @@ def shift_lines(obj, offset: int):
         return obj
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         changes = {}
-        for f in dataclasses.fields(obj):
-            if not f.init:
+        for name in _init_fields(type(obj)):
+            value = getattr(obj, name)
+            if type(value) in _LEAVES and not (type(value) is int and _LINE_FIELD.match(name)):
                 continue
-            value = getattr(obj, f.name)
-            moved = _moved(f.name, value, offset)
+            moved = _moved(name, value, offset)
             if moved is not value:
-                changes[f.name] = moved
+                changes[name] = moved
         return dataclasses.replace(obj, **changes) if changes else obj
     if isinstance(obj, dict):
         moved = {k: _moved(k, v, offset) for k, v in obj.items()}
@@ -348,6 +484,19 @@ def shift_lines(obj, offset: int):
             return items
         return type(obj)(*items) if hasattr(obj, "_fields") else type(obj)(items)
     return obj
+
+
+_LEAVES = frozenset({str, int, float, bool, type(None)})  # values that hold no line number field
+_FIELDS: dict = {}
+
+
+def _init_fields(cls) -> tuple:
+    """The names of a dataclass's init fields (looked up once a class: a section's result holds
+    thousands of events)."""
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls) if f.init)
+    return names
 
 
 def _moved(name, value, offset: int):

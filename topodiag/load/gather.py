@@ -447,17 +447,20 @@ def _gather_bug_report(name: str, report, out: Gathered) -> None:
 
     host = bug_report.host_of(report.head)
     staged = Gathered()
-    for sec in bug_report.sections(report.lines(), name):
+    for sec in bug_report.sections_of_blocks(report.blocks(), name, bug_report.STREAMED):
         label = f"{name} [{sec.title}]"
-        if sec.text is None:
+        if sec.parsed is not None:  # the kernel log, read as it streamed by
+            result = sec.parsed
+        elif sec.text is None:
             _unparseable(staged, sec.source, label, sec.problem, sec.start_line)
             continue
-        try:
-            result = parse_opened(get(sec.source), open_str(label, sec.text))  # the text itself, no copy
-        except (ParseError, RecursionError) as exc:
-            result = exc
-        except InputError as exc:  # a section of NUL bytes
-            result = ParseError(exc.message)
+        else:
+            try:
+                result = parse_opened(get(sec.source), open_str(label, sec.text))  # the text itself, no copy
+            except (ParseError, RecursionError) as exc:
+                result = exc
+            except InputError as exc:  # a section of NUL bytes
+                result = ParseError(exc.message)
         error = _record(sec.source, bug_report.shift_lines(result, sec.offset), label, staged)
         if error is not None:
             _unparseable(staged, sec.source, label, *error)

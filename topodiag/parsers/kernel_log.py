@@ -52,11 +52,17 @@ ParseError when nothing in the text looks like a kernel log line.
 from __future__ import annotations
 
 import re
-from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Optional
 
 from ._kernel_log_events import Events, KernelEvent, Unrecognised, gate
+from ._kernel_log_re import (  # noqa: F401 (the matchers are this module's names too)
+    MAX_EVENTS, MAX_LINK_EVENTS, MAX_TEXT, PROBE_S, PROBE_LINES, LOOKBACK_LINES, STAMP_CHARS, _STAMP_RE,
+    _XID_RE, _CAUSE_RE, _SXID_RE, _FALLEN_AT_RE, _FALLEN_WORDS_RE, _GPU_NOTICE_RE, _DRIVER_HEAD_RE,
+    _DRIVER_RE, _LIMIT_RE, _MLX_LINK_RE, _DMESG_T_RE, _SYSLOG_T_RE, _CTIME_T_RE, _ISO_T_RE, _MONTHS, _KMSG_RE,
+    _KMSG_DICT_RE, _MLX_HEALTH_RE, _UUID_AT_RE, _RESET_RE, _ACTION_RE, _IOMMU_DOMAIN_RE, _IOMMU_ON_RE,
+    _CMDLINE_RE, _FAULT_RE, _FAULT_DEV_RE, _KERNELISH_RE,
+)
 from .base import ParseError, ParserInfo, probe_object, search_after
 
 INFO = ParserInfo(
@@ -74,77 +80,6 @@ INFO = ParserInfo(
     timeout_s=5.0,
 )
 SOURCE = INFO.source
-
-MAX_EVENTS = 200
-MAX_LINK_EVENTS = 2000  # a flapping link logs many: enough to count the worst window
-MAX_TEXT = 300
-PROBE_S = 30.0
-PROBE_LINES = 10
-LOOKBACK_LINES = 5000  # how far before the last driver load its own lines are looked for (_probe_start)
-STAMP_CHARS = 64  # a line's stamp is in its first characters: what the look-backs keep of a line
-
-# [ \t] where a line's blanks are meant and no two runs that can match the same blank side by side:
-# `^\s*(?:<\d+>)?\s*` is quadratic on a line of blanks. dmesg -x/--decode prefixes each line with
-# "facility:level : " ("kern  :err   : "); dmesg --time-format iso stamps it
-# "2025-01-25T10:34:54,859532+00:00 " (no host, no "kernel:"). A bracketed stamp holds seconds with a
-# fraction ("[   12.345678]"): "[1]" starts lines of ibnetdiscover or ethtool output, not of a kernel log.
-_STAMP_RE = re.compile(r"^[ \t]*[a-z]{2,8} {0,3}:[a-z]{2,7} {0,4}: |^[ \t]*[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9][,.][0-9]{1,9}[+-][0-9][0-9]:?[0-9][0-9] |"
-                       r"^[ \t]*(?:<[0-9]{1,3}>[ \t]*)?\[[ \t]*[0-9]{1,12}\.[0-9]{1,9}\]|^[ \t]*\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] [0-9]{4}\]"
-                       r"|^[A-Z][a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] \S+ kernel:|^[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\S* \S+ kernel:")
-_XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-9])?)\): ([0-9]+),\s*(.*)")
-_CAUSE_RE = re.compile(r"caused by previous Xid ([0-9]+)")
-_SXID_RE = re.compile(r"nvidia-nvswitch[0-9]*: SXid \((?:PCI:)?([0-9a-fA-F:.]+)\): ([0-9]+),\s*(.*)")
-# "NVRM: GPU at PCI:BUS: ... fallen off the bus": the head then the words after it (base.search_after;
-# `.*` between them in one regex scanned to the line's end from every repeat of the head)
-_FALLEN_AT_RE = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-9])?)[: ]")
-_FALLEN_WORDS_RE = re.compile(r"fallen off the bus")
-_GPU_NOTICE_RE = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-9])?)")
-# "NVRM: loading NVIDIA UNIX [Open] Kernel Module [for ARCH]  VERSION", read as its head then the
-# version after it (base.search_after: one regex with a lazy run between was quadratic on a line
-# repeating the head)
-_DRIVER_HEAD_RE = re.compile(r"NVRM: loading NVIDIA UNIX ")
-_DRIVER_RE = re.compile(r"Kernel Module(?: for \S+)?\s+([0-9]+\.[0-9]+(?:\.[0-9]+)?)")
-# The PCI core's (and drivers') downtraining report, any driver: "<driver> <bdf>[ <name>]: A Gb/s available
-# PCIe bandwidth, limited by S GT/s PCIe xW link at <bdf> (capable of C Gb/s with S' GT/s PCIe xW' link)"
-# (kernels before 5.3 print "8 GT/s x8 link", without "PCIe")
-_LIMIT_RE = re.compile(r"([\w.-]{1,40}) ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?: [\w.-]{1,40})?: "
-                       r"([0-9.]{1,12}) Gb/s available PCIe bandwidth, limited by ([0-9.]{1,6}) GT/s (?:PCIe )?x([0-9]{1,2}) link "
-                       r"at ([0-9a-fA-F:.]{7,16})(?: \(capable of ([0-9.]{1,12}) Gb/s with ([0-9.]{1,6}) GT/s (?:PCIe )?x([0-9]{1,2}) link\))?")
-# "mlx5_core 0000:01:00.1 eth1: Link up" (the netdev's carrier, Ethernet/RoCE and IPoIB alike)
-# and the IB port's "mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link ACTIVE" / "Link DOWN" (INIT and ARM,
-# the steps on the way up, are not changes of their own)
-_MLX_LINK_RE = re.compile(r"mlx5_core ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9])(?: (\S+?))?:?"
-                          r"(?: Port: [0-9]+)? Link (up|down|active)\b", re.I)
-# The time of a line, in seconds: dmesg's "[ 1843.308145]", or a syslog/journal stamp
-_DMESG_T_RE = re.compile(r"^[ \t]*(?:<[0-9]{1,3}>[ \t]*)?\[[ \t]*([0-9]{1,12}(?:\.[0-9]{1,9})?)\]")
-_SYSLOG_T_RE = re.compile(r"^([A-Z][a-z]{2}) +([0-9]{1,2}) ([0-9][0-9]):([0-9][0-9]):([0-9][0-9])\b")
-_CTIME_T_RE = re.compile(r"^\[[A-Z][a-z]{2} ([A-Z][a-z]{2}) +([0-9]{1,2}) ([0-9][0-9]):([0-9][0-9]):([0-9][0-9]) [0-9]{4}\]")
-_ISO_T_RE = re.compile(r"^([0-9]{4})-([0-9][0-9])-([0-9][0-9])[T ]([0-9][0-9]):([0-9][0-9]):([0-9][0-9])")
-_MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
-                                       "Nov", "Dec"))}
-# /dev/kmsg records: "<prio>,<seq>,<usec since boot>,<flags>[,...];<message>" (Documentation/ABI/
-# testing/dev-kmsg), then " KEY=value" dictionary lines; a newline inside a message is written "\x0a".
-_KMSG_RE = re.compile(r"^([0-9]{1,3}),([0-9]{1,20}),([0-9]{1,20}),[^;\n]{0,40};(.*)$")
-_KMSG_DICT_RE = re.compile(r"^ [A-Z][A-Z0-9_]{0,40}=")
-# mlx5_core's health reporter (drivers/net/ethernet/mellanox/mlx5/core/health.c), with or without the
-# "func:line:(pid N): " prefix of mlx5_core_err
-_MLX_HEALTH_RE = re.compile(r"mlx5_core ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?: [\w.-]{1,40})?: "
-                            r"(?:\w{1,40}:[0-9]{1,6}:\(pid [0-9]{1,9}\): )?"
-                            r"(?:(device's health compromised - reached miss count)"
-                            r"|Health issue observed, ([^,]{1,80}), severity\(([0-9]{1,2})\) ([A-Z]{1,12})"
-                            r"|synd (0x[0-9a-fA-F]{1,8}): ([^\n]{1,80})"
-                            r"|Fatal error ([0-9]{1,6}) detected"
-                            r"|health recovery (succeeded|failed))")
-_UUID_AT_RE = re.compile(r"NVRM: GPU at PCI:([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-9])?: (GPU-[0-9a-fA-F-]{8,40})")
-_RESET_RE = re.compile(r"GPU reset executed: (GPU-[0-9a-fA-F-]{8,40}), success: (true|false)")
-_ACTION_RE = re.compile(r"recovery action changed from \S{1,12} \(([^)]{0,40})\) to \S{1,12} \(([^)]{0,40})\)")
-_IOMMU_DOMAIN_RE = re.compile(r"iommu: Default domain type: (\w+)")
-_IOMMU_ON_RE = re.compile(r"DMAR: IOMMU enabled|Intel-IOMMU force enabled|AMD-Vi: Found IOMMU|AMD-Vi: AMD IOMMUv2|"
-                          r"AMD-Vi: Interrupt remapping enabled|DMAR: Intel\(R\) Virtualization Technology for Directed I/O")
-_CMDLINE_RE = re.compile(r"Kernel command line: (.*)$")
-_FAULT_RE = re.compile(r"IO_PAGE_FAULT|DMAR: \[DMA (?:Read|Write)[^\]]*\] Request device|DMAR: DRHD: handling fault")
-_FAULT_DEV_RE = re.compile(r"([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9]): AMD-Vi|device=([0-9a-fA-F:]+\.[0-9])"
-                           r"|Request device \[(?:0x)?([0-9a-fA-F]{2}):(?:0x)?([0-9a-fA-F]{2})\.([0-9])\]")
 
 
 @dataclass(frozen=True)
@@ -300,11 +235,6 @@ def _limit(m: "re.Match[str]", n: int, line: str) -> PcieLimit:
                      _num(m[7]), _num(m[8]), int(m[9]) if m[9] else None)
 
 
-# A line of a short paste that reads as the kernel's: a driver's prefix at its start ("NVRM:", a
-# "<driver> 0000:01:00.0: " device), a journal's "kernel:", an rsyslog "#012" newline; and the elision
-# lines people leave in pastes ("...", "[...]", "[    ....    ]"), which count for nothing.
-_KERNELISH_RE = re.compile(r"^[ \t]*NVRM[: ]|\bkernel: |^[ \t]*(?:pcieport|nvidia|mlx5_core|nvidia-peermem|nvidia_peermem) "
-                           r"|^[ \t]*[\w.-]{1,40} [0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: (?:AER|DMAR|AMD-Vi|PCIe Bus Error)")
 def _elision(line: str) -> bool:
     """An elision line people leave in pastes: "...", "[...]", "[    ....    ]", "\u2026" (blanks and
     dots around them). Decided with str methods: a regex's overlapping dot runs were quadratic on a long
@@ -361,6 +291,17 @@ def parse_lines(lines: Iterable[str]) -> KernelLog:
     if head and head[-1].lstrip()[:1] == "{":
         return _parse_probe("".join(head) + "".join(it))
     return _parse_lines(_chain_stripped(head, it))
+
+
+def parse_binary(handle) -> KernelLog:
+    """`parse_lines` over a file opened "rb", read a block of text at a time (_kernel_log_block)."""
+    return _block.read_file(handle, _Log, _finish, parse_lines, _line)
+
+
+def reader() -> "_block.Reader":
+    """A pass that takes the log a line at a time (`add(line)`, then `result()`): `parse_lines`
+    for a log pushed by its reader (the dmesg section of an nvidia-bug-report), in flat memory."""
+    return _block.Reader(_Log(), _line, _finish, parse_lines)
 
 
 def _chain_stripped(head: list[str], it) -> Iterable[str]:
@@ -425,11 +366,15 @@ class _Log:
         self.health_total = 0
         self.ev = Events()
         self.lines = 0
-        # The stamps (first STAMP_CHARS characters) of the lines since the last driver load, and of the
-        # lines before it when it came: the window of the last load is found in those (_probe_start).
-        self.recent: deque = deque(maxlen=LOOKBACK_LINES + 1)
-        self.before_load: deque = deque()
-        self.tail: deque = deque(maxlen=200)  # the last lines' stamps: the log's "now" (_last_time)
+        self.kmsg = False
+        # The lines are read a block at a time (_kernel_log_block): the block's lines and the stamps
+        # (first STAMP_CHARS characters) of the LOOKBACK_LINES + 1 lines before it; at a driver load the
+        # stamps of the lines since the load before are taken from those (before_load: _probe_start).
+        self.block: list = []
+        self.block_base = 0  # the line number before the block's first line
+        self.hist: list = []
+        self.hist_base = 1  # the line number of hist[0]
+        self.before_load = None  # (first, n, hist, hist_base, block, block_base): _block.stamps_before
 
 
 def _split_012(raw: str) -> list[str]:
@@ -442,29 +387,36 @@ def _split_012(raw: str) -> list[str]:
 
 
 def _parse_lines(lines: Iterable[str]) -> KernelLog:
+    """One pass over the lines (without their terminators), a block at a time (_kernel_log_block)."""
     st = _Log()
-    kmsg = False
-    n = 0
-    for n, raw in enumerate(lines, 1):
-        stamp = raw[:STAMP_CHARS]
-        st.recent.append((n, stamp))
-        st.tail.append(stamp)
-        if raw[:1].isdigit() and "," in raw[:8]:
-            m = _KMSG_RE.match(raw)
-            if m:
-                kmsg = True
-                raw = f"[{int(m[3]) / 1e6:.6f}] " + m[4].replace("\\x0a", " ")
-        elif kmsg and raw[:1] == " " and _KMSG_DICT_RE.match(raw):
-            continue  # a record's SUBSYSTEM=/DEVICE= line
-        if "#012" in raw:
-            for part in _split_012(raw):
-                if part.strip():
-                    _one(st, n, part, part.strip())
-            continue
-        line = raw.strip()
-        if line:
-            _one(st, n, raw, line)
-    st.lines = n
+    for block in _block.blocks(lines):
+        _block.feed(st, block, _line)
+    return _finish(st)
+
+
+def _line(st: _Log, n: int, raw: str) -> None:
+    """One line, in order: a /dev/kmsg record read as its dmesg line, an rsyslog "#012" line as its lines."""
+    if raw[:1].isdigit() and "," in raw[:8]:
+        m = _KMSG_RE.match(raw)
+        if m:
+            st.kmsg = True
+            raw = f"[{int(m[3]) / 1e6:.6f}] " + m[4].replace("\\x0a", " ")
+    elif st.kmsg and raw[:1] == " " and _KMSG_DICT_RE.match(raw):
+        return  # a record's SUBSYSTEM=/DEVICE= line
+    if "#012" in raw:
+        for part in _split_012(raw):
+            if part.strip():
+                _one(st, n, part, part.strip())
+        return
+    line = raw.strip()
+    if line:
+        _one(st, n, raw, line)
+
+
+def _finish(st: _Log) -> KernelLog:
+    """The result of a pass (_Log) once every block is read; ParseError when no line was the kernel's."""
+    n = st.lines
+    kmsg = st.kmsg
     if st.kernel == 0:
         raise ParseError("no kernel log line (dmesg / journalctl -k: a time stamp, 'kernel:' or an NVRM line)", n)
     iommu = st.iommu
@@ -477,7 +429,7 @@ def _parse_lines(lines: Iterable[str]) -> KernelLog:
                      tuple(iommu["faults"]), iommu["total"], st.loads,
                      st.loaded[0] if st.loaded else None, st.loaded[1] if st.loaded else None, window,
                      tuple(GpuUuid(u, b, n) for u, (b, n) in st.uuids.items()), resets, tuple(st.health),
-                     st.health_total, _last_time(st.tail, kmsg), events=tuple(st.ev.events),
+                     st.health_total, _last_time(st.hist[-200:], kmsg), events=tuple(st.ev.events),
                      events_total=st.ev.total, event_counts=dict(sorted(st.ev.counts.items())),
                      unrecognised=tuple(st.ev.unrecognised), unrecognised_total=st.ev.unrecognised_total)
 
@@ -495,7 +447,7 @@ def _probe_start(st: _Log, kmsg: bool) -> int:
     start = banner
     if t is None:
         return max(banner - PROBE_LINES, floor)
-    for n, stamp in reversed(st.before_load):
+    for n, stamp in reversed(_block.stamps_before(st.before_load)):
         if n >= banner:
             continue
         if n < floor:
@@ -637,7 +589,7 @@ def _nvrm(st: _Log, n: int, raw: str, line: str) -> bool:
             st.loads += 1
             st.previous_load = st.loaded[0] if st.loaded else None
             st.loaded = (n, _time_s(raw))
-            st.before_load, st.recent = st.recent, deque(maxlen=LOOKBACK_LINES + 1)  # (no copy: O(1) a load)
+            st.before_load = _block.lines_before(st, n)
         return True
     if "GPU at PCI:" in line:
         m = _UUID_AT_RE.search(line)
@@ -695,3 +647,6 @@ def _fallen(out: list[Event], seen: set[str], bus: str, n: int, line: str, t: Op
     if bus not in seen and len(out) < MAX_EVENTS:
         seen.add(bus)
         out.append(Event(bus, n, line[:MAX_TEXT], t))
+
+
+from . import _kernel_log_block as _block  # noqa: E402 (it reads this module's matchers)

@@ -1,0 +1,134 @@
+"""The kernel log read a block at a time by distinct texts (topodiag/parsers/_kernel_log_block.py) gives
+what the line-by-line pass gives: on every fixture, on the fixtures appended (small blocks, so that AER
+windows, notices and driver loads straddle blocks and the lists fill inside a block), from a file
+(`parse_binary`: CRLF lines, a line past LINE_LIMIT), and its memory does not grow with the file."""
+
+from __future__ import annotations
+
+import io
+import tracemalloc
+
+import pytest
+
+from tests.fixtures_index import parser_fixtures
+from topodiag.load import files
+from topodiag.parsers import _kernel_log_block as block
+from topodiag.parsers import blank_provenance_header, kernel_log, to_jsonable
+from topodiag.parsers.base import ParseError
+
+
+def _texts() -> list[tuple[str, str]]:
+    out = []
+    for fx in parser_fixtures():
+        if fx.source == "kernel_log" and "parse_error" not in fx.expected():
+            out.append((fx.id, blank_provenance_header(fx.text())))
+    return out
+
+
+def _result(fn, *args):
+    try:
+        return to_jsonable(fn(*args))
+    except ParseError as e:
+        return ("ParseError", str(e), e.line_no)
+
+
+def _line_by_line(text: str, monkeypatch) -> object:
+    with monkeypatch.context() as m:
+        m.setattr(block, "_fast", lambda *a: False)  # every block read line by line: the old pass
+        return _result(kernel_log.parse, text)
+
+
+def test_the_fixtures_read_by_key_as_line_by_line(monkeypatch):
+    texts = _texts()
+    assert len(texts) >= 20
+    for name, text in texts:
+        assert _result(kernel_log.parse, text) == _line_by_line(text, monkeypatch), name
+
+
+@pytest.mark.parametrize("first,most", [(1, 1), (3, 7), (64, 256)])
+def test_the_fixtures_appended_in_small_blocks(monkeypatch, first, most):
+    """Every kernel-log fixture appended 40 times (AER reports, kmsg records, driver loads, notices;
+    more than MAX_EVENTS Xids, events, NIC health reports and IOMMU faults: the lists fill inside a
+    block), read in blocks of `first` lines doubling to `most`."""
+    text = "\n".join(t for _, t in _texts()) * 40
+    want = _line_by_line(text, monkeypatch)
+    assert isinstance(want, dict) and want["xids_total"] > kernel_log.MAX_EVENTS < want["events_total"]
+    assert want["nic_health_total"] > kernel_log.MAX_EVENTS < want["iommu_faults_total"]
+    monkeypatch.setattr(block, "FIRST_BLOCK_LINES", first)
+    monkeypatch.setattr(block, "BLOCK_LINES", most)
+    block._memo.clear()
+    assert _result(kernel_log.parse, text) == want
+    lines = iter(text.splitlines(keepends=True))
+    assert _result(kernel_log.parse_lines, lines) == want
+
+
+def _lines_of(data: bytes):
+    return kernel_log.parse_lines(files.bounded_lines(io.TextIOWrapper(io.BytesIO(data), encoding="utf-8",
+                                                                        errors="replace", newline="")))
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_parse_binary_reads_what_the_line_path_reads(monkeypatch, newline):
+    text = "\n".join(t for _, t in _texts()).replace("\n", newline)
+    data = text.encode("utf-8")
+    monkeypatch.setattr(block, "FIRST_BLOCK_CHARS", 4096)  # many blocks, a line end cut between them
+    assert _result(kernel_log.parse_binary, io.BytesIO(data)) == _result(_lines_of, data)
+
+
+def test_a_line_past_the_limit_is_cut_as_the_line_path_cuts_it(monkeypatch):
+    assert block.LINE_LIMIT == files.LINE_LIMIT
+    monkeypatch.setattr(block, "LINE_LIMIT", 300)
+    monkeypatch.setattr(files, "LINE_LIMIT", 300)
+    text = "[    1.000000] NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus. " + "x" * 5000 + "\n"
+    data = (text * 3).encode()
+    got = _result(kernel_log.parse_binary, io.BytesIO(data))
+    assert got == _result(lambda d: kernel_log.parse_lines(files.bounded_lines(
+        io.TextIOWrapper(io.BytesIO(d), encoding="utf-8", errors="replace", newline=""), 300)), data)
+    assert got["xids_total"] == 3 and len(got["xids"][0]["text"]) == kernel_log.MAX_TEXT
+
+
+def test_the_probe_json_from_a_file_reads_as_the_probe():
+    data = b'\n  {"probe": "kernel_log", "ok": true, "via": "/dev/kmsg", "records": ["6,1,5000000,-;NVRM: Xid (PCI:0000:18:00): 79, pid=1, x"]}\n'
+    got = kernel_log.parse_binary(io.BytesIO(data))
+    assert got.via == "/dev/kmsg" and got.xids_total == 1 and got.xids[0].time_s == 5.0
+
+
+def _write(path, rounds: int) -> None:
+    lines = [
+        "[{t:>5}.000001] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023",
+        "[{t:>5}.500000] NVRM: Xid (PCI:0000:3b:00): 13, pid=1234, Graphics Exception",
+        "[{t:>5}.600000] pcieport 0000:00:01.1: AER: Corrected error received: 0000:00:01.1",
+        "[{t:>5}.700000] mlx5_core 0000:b3:00.0: mlx5_port_module_event:1153:(pid 0): Port module event: module 0, Cable plugged",
+        "[{t:>5}.800000] systemd[1]: Started session 4 of user root, a line no driver writes.",
+    ]
+    with open(path, "w", encoding="utf-8") as out:
+        for t in range(rounds):
+            out.write("\n".join(x.format(t=t) for x in lines) + "\n")
+
+
+def _peak(path) -> tuple[int, object]:
+    with open(path, "rb") as fh:
+        tracemalloc.start()
+        try:
+            got = kernel_log.parse_binary(fh)
+            return tracemalloc.get_traced_memory()[1], got
+        finally:
+            tracemalloc.stop()
+
+
+def test_parse_binary_memory_does_not_grow_with_the_file(tmp_path, monkeypatch):
+    """1x and 8x the lines (blocks of at most 64 KiB here, so that both sizes span many blocks)."""
+    monkeypatch.setattr(block, "BLOCK_CHARS", 1 << 16)
+    _write(tmp_path / "small.log", 2000)
+    _write(tmp_path / "big.log", 16000)
+    (small, a), (big, b) = _peak(tmp_path / "small.log"), _peak(tmp_path / "big.log")
+    assert a.lines == 10000 and b.lines == 80000 and b.xids_total == 16000 and b.driver_loads == 16000
+    assert big < 1.5 * small + 256 * 1024, (small, big)
+
+
+def test_the_memo_of_keys_is_bounded(monkeypatch):
+    """A log whose lines never repeat (each its own key) leaves at most MEMO_CAP keys remembered."""
+    monkeypatch.setattr(block, "MEMO_CAP", 100)
+    block._memo.clear()
+    text = "".join(f"[{k:>5}.000000] usb 1-{k}: new high-speed USB device number {k}\n" for k in range(1000))
+    assert kernel_log.parse(text).kernel_lines == 1000 and 0 < len(block._memo) <= 100

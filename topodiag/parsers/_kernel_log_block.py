@@ -1,0 +1,525 @@
+"""The kernel_log parser's pass over its lines, a block at a time (up to 65,536 lines / 4 MiB; the first
+blocks smaller), at the cost of finding the lines that matter.
+
+A block is read by distinct texts (`_fast`; line by line, `_slow`, only when its keys do not line up
+with its lines). Each line's key is its text with the leading time stamp taken off (a dmesg
+"[ 12.345678]", a syslog "Mon DD HH:MM:SS" before "<host> kernel:", a /dev/kmsg record's
+"prio,seq,usec,flags;"), found for the whole block by one regex; a Counter of the keys gives each
+distinct text once with its count. What a line does is described once per key (`describe`, which
+mirrors kernel_log._one without doing anything; memoised across blocks, MEMO_CAP keys at most):
+
+- a line whose effect is only counters (one of a kind whose list is already full, a line that names
+  no driver, a catalogue event once MAX_EVENTS are kept) is counted by its key's count;
+- the lines whose effect depends on their place (a driver load, a GPU's UUID, an Xid or an event while
+  its list fills, a GPU's "fallen off the bus" notice, the first /dev/kmsg record, rsyslog "#012"
+  lines...) are read in line order by the line-by-line code (kernel_log._line);
+- an AER report's line opens a window of continuation lines (AER_TAIL): its place is kept, and the
+  window's lines that name no driver but hold a "]" are read in order too.
+
+Two lines of one key differ only in the digits of their stamp, which only a recorded entry reads
+(its time_s), and recorded entries are always read in order. The stamps of the LOOKBACK_LINES lines
+before a block are kept (hist), so a driver load finds the stamps of the lines before it
+(`lines_before`) without a per-line deque. `Reader` takes a log pushed a line at a time (the dmesg
+section of an nvidia-bug-report). A helper module, no parser.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from heapq import heappop, heappush
+from itertools import compress
+from typing import Iterable, Iterator, Optional
+
+from . import _kernel_log_re as K
+from ._chunks import bounded_put
+from ._kernel_log_events import AER_TAIL, SOURCE, _refine, gate, split
+from .base import search_after
+
+BLOCK_CHARS = 1 << 22  # characters of lines per block
+BLOCK_LINES = 1 << 16
+# The first blocks are small, then each twice the last: a block's lines are counted by key only for
+# the lists already full when it begins, and the lists fill within the first few hundred driver lines.
+FIRST_BLOCK_LINES = 1 << 10
+FIRST_BLOCK_CHARS = 1 << 16
+MEMO_CAP = 8192  # distinct keys remembered across blocks
+MEMO_KEY_CHARS = 512  # longer texts are described again in each block, not remembered
+LINE_LIMIT = 1 << 20  # the loader's (topodiag/load/files.py): a longer line is cut there
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+# A line's key: (the syslog month's first letter, "<host> kernel: ", "[" of a dmesg stamp, ";" of a
+# /dev/kmsg record's "<prio>,<seq>,<usec>,<flags>;" (usec of at most 17 digits: its dmesg form stays a
+# dmesg stamp), the rest). Every line gives one match (all parts optional): the block's lines in order.
+_KEY_RE = re.compile(r"(?m)^(?:([A-Z])[a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] (\S{1,64} kernel: ?))?"
+                     r"(?:(\[)[ \t]*[0-9]{1,12}\.[0-9]{1,9}\]|[0-9]{1,3},[0-9]{1,20},[0-9]{1,17},[^;\n]{0,40}(;))?(.*)$")
+
+ORDERED = ("ordered",)  # read in line order by the line-by-line code
+NOTHING = ("nothing",)
+BLANK = ("blank",)
+_memo: dict = {}
+
+
+def blocks(lines: Iterable[str]) -> Iterator[list]:
+    """Lists of lines (no terminators) of at most BLOCK_LINES lines / about BLOCK_CHARS characters."""
+    most = FIRST_BLOCK_LINES
+    if isinstance(lines, list):
+        i = 0
+        while i < len(lines):
+            yield lines[i:i + most]
+            i, most = i + most, min(most * 2, BLOCK_LINES)
+        return
+    it = iter(lines)
+    while True:
+        block, size = [], 0
+        for raw in it:
+            block.append(raw)
+            size += len(raw)
+            if size >= BLOCK_CHARS or len(block) >= most:
+                break
+        if not block:
+            return
+        yield block
+        most = min(most * 2, BLOCK_LINES)
+
+
+def feed(st, block: list, line) -> None:
+    """Read one block of lines into the pass's state `st` (kernel_log._Log); `line(st, n, raw)` reads
+    one line in order (kernel_log._line)."""
+    st.block = block
+    if not _fast(st, block, "\n".join(block), line):
+        _slow(st, block, st.block_base, line)
+    base = st.block_base
+    st.block_base = base + len(block)
+    st.lines = st.block_base
+    keep = K.LOOKBACK_LINES + 1
+    st.hist = (st.hist + [raw[:K.STAMP_CHARS] for raw in block[-keep:]])[-keep:]
+    st.hist_base = st.block_base - len(st.hist) + 1
+    st.block = []
+
+
+def lines_before(st, n: int) -> tuple:
+    """Where the stamps of the lines up to line `n` of the block being read are, since the previous
+    driver load (st.previous_load), at most LOOKBACK_LINES + 1 of them (what a per-line deque held):
+    references to the lists that hold them (no copy: a log may load the driver thousands of times)."""
+    lo = max((st.previous_load or 0) + 1, n - K.LOOKBACK_LINES, 1)
+    return lo, n, st.hist, st.hist_base, st.block, st.block_base
+
+
+def stamps_before(where) -> list:
+    """(line number, stamp) of the lines `lines_before` names."""
+    if where is None:
+        return []
+    lo, n, hist, hist_base, block, base = where
+    out = []
+    if lo <= base:
+        first = max(lo, hist_base)
+        out = [(first + k, s) for k, s in enumerate(hist[first - hist_base:])]
+    start = max(lo, base + 1)
+    out += [(j, block[j - base - 1][:K.STAMP_CHARS]) for j in range(start, n + 1)]
+    return out
+
+
+def _slow(st, block: list, base: int, line) -> None:
+    """The block line by line."""
+    for i, raw in enumerate(block):
+        line(st, base + i + 1, raw)
+
+
+def _fast(st, block: list, text: str, line) -> bool:
+    """The block by distinct keys (see the module's docstring); False when the keys do not line up
+    with the lines (the caller then reads it line by line)."""
+    keys = _KEY_RE.findall(text)
+    if len(keys) != len(block):
+        return False
+    counts = Counter(keys)
+    where = dict(zip(keys, range(len(keys))))  # a line of each key (its last)
+    full = _full(st)
+    ordered, windowed, aer = set(), set(), set()
+    for key, c in counts.items():
+        kflag, desc = _key_desc(st, key, block[where[key]])
+        if desc[0] == "plain" and desc[1]:
+            windowed.add(key)
+        if not _count(st, desc, c, full):
+            ordered.add(key)
+        else:
+            st.kernel += kflag * c
+            if desc[0] == "aer":
+                aer.add(key)
+    if ordered or aer or st.ev.aer_until > st.block_base:
+        _in_order(st, block, keys, ordered, windowed, aer, line)
+    return True
+
+
+def _full(st) -> dict:
+    """Which of the parser's lists hold all they keep (their lines then only count)."""
+    return {"xid": len(st.xids) >= K.MAX_EVENTS, "sxid": len(st.sxids) >= K.MAX_EVENTS,
+            "health": len(st.health) >= K.MAX_EVENTS, "link": len(st.links) >= K.MAX_LINK_EVENTS,
+            "fault": len(st.iommu["faults"]) >= K.MAX_EVENTS, "event": len(st.ev.events) >= K.MAX_EVENTS,
+            "unrec": len(st.ev.unrecognised) >= K.MAX_EVENTS, "limits": len(st.limits) >= K.MAX_EVENTS,
+            "cmdline": st.iommu["cmdline"] is not None}
+
+
+def _count(st, desc: tuple, c: int, full: dict) -> bool:
+    """Apply `c` lines of a description whose effect is only counters; False when it is not."""
+    kind = desc[0]
+    if kind in ("nothing", "blank", "plain"):
+        return True
+    if kind == "ordered":
+        return False
+    if kind == "xid":
+        if not full["xid"] or desc[1] == 79:
+            return False
+        st.xids_total += c
+        st.counts[desc[1]] = st.counts.get(desc[1], 0) + c
+        return True
+    if kind in ("event", "aer"):  # an AER line's place (its window) is kept by _in_order
+        if kind == "aer" and desc[2]:
+            return True
+        if not full["event"]:
+            return False
+        st.ev.total += c
+        st.ev.counts[desc[1]] = st.ev.counts.get(desc[1], 0) + c
+        return True
+    return _count_other(st, kind, desc, c, full)
+
+
+def _count_other(st, kind: str, desc: tuple, c: int, full: dict) -> bool:
+    if kind == "enabled":
+        st.iommu["enabled"] = True
+        return True
+    if kind == "limit":
+        return full["limits"] or any(x.device == desc[1] for x in st.limits)
+    if kind == "cmdline":
+        return full["cmdline"]
+    if kind == "fault":
+        if not (full["fault"] or desc[1]):
+            return False
+        st.iommu["total"] += c
+        return True
+    if not full.get(kind, False):
+        return False
+    if kind == "sxid":
+        st.sxids_total += c
+    elif kind == "health":
+        st.health_total += c
+    elif kind == "link":
+        st.links_total += c
+    elif kind == "unrec":
+        st.ev.unrecognised_total += c
+    return True
+
+
+def _in_order(st, block: list, keys: list, ordered: set, windowed: set, aer: set, line) -> None:
+    """The lines of the `ordered` keys, in line order, by the line-by-line code; the AER report lines
+    counted by key (`aer`), for the window of continuation lines each opens; and the lines that such a
+    window makes the catalogues read (a `windowed` key: no driver named, a "]")."""
+    base, size = st.block_base, len(block)
+    places = ordered | aer
+    heap = list(compress(range(size), map(places.__contains__, keys))) if places else []
+    scanned = -1  # the window is pushed up to this index
+
+    def push_window(after: int) -> int:
+        last = min(st.ev.aer_until - base - 1, size - 1)
+        for j in range(max(scanned + 1, after + 1), last + 1):
+            if keys[j] in windowed:
+                heappush(heap, j)
+        return max(scanned, last)
+
+    if windowed:
+        scanned = push_window(-1)
+    while heap:
+        i = heappop(heap)
+        n = base + i + 1
+        until = st.ev.aer_until
+        if keys[i] in ordered:
+            line(st, n, block[i])
+        elif keys[i] in aer:
+            st.ev.aer_until = n + AER_TAIL
+        elif n <= st.ev.aer_until:
+            st.ev.line(n, block[i])
+        if windowed and st.ev.aer_until > until:
+            scanned = push_window(i)
+
+
+def _key_desc(st, key: tuple, raw: str) -> tuple:
+    """(counts as a kernel line, what the line does) for a key of the block (`raw`: a line of it)."""
+    if key[3]:  # a kmsg record: read as its dmesg form once a record was seen (which turns kmsg on)
+        if key[1] or not st.kmsg:
+            return 0, ORDERED
+        m = K._KMSG_RE.match(raw)
+        return _described(key, f"[{int(m[3]) / 1e6:.6f}] " + m[4].replace("\\x0a", " ")) if m else (0, ORDERED)
+    if st.kmsg and key[4][:1] == " " and not (key[1] or key[2]) and K._KMSG_DICT_RE.match(raw):
+        return 0, BLANK  # a record's KEY=value line, skipped
+    return _described(key, raw)
+
+
+def _described(key: tuple, raw: str) -> tuple:
+    """(counts as a kernel line, what the line does): memoised by key."""
+    got = _memo.get(key)
+    if got is None:
+        got = describe(raw)
+        if len(key[4]) <= MEMO_KEY_CHARS:
+            bounded_put(_memo, key, got, MEMO_CAP)
+    return got
+
+
+def describe(raw: str) -> tuple:
+    """What kernel_log._one does with a line, without doing it: (1 when it counts as a kernel line, a
+    description) where the description is ORDERED (read in order), NOTHING, BLANK, ("plain", has "]")
+    (no driver named: read only inside an AER report's window), or a counter's kind (xid, sxid,
+    health, link, limit, cmdline, fault, enabled, event, unrec) with its value."""
+    if "#012" in raw or (raw[:1].isdigit() and "," in raw[:8] and K._KMSG_RE.match(raw)) \
+            or (raw[:1] == " " and K._KMSG_DICT_RE.match(raw)):
+        return 0, ORDERED  # a kmsg record or its KEY=value line, an rsyslog line of lines: _line reads them
+    line = raw.strip()
+    if not line:
+        return 0, BLANK
+    kflag = 1 if (K._STAMP_RE.match(raw) or "NVRM:" in line or "kernel:" in line or "mlx5_core" in line
+                  or "nvidia-nvswitch" in line or K._KERNELISH_RE.search(line)) else 0
+    known = _known(line)
+    if known is not None:
+        return kflag, known
+    if gate(line):
+        return kflag, _event(raw)
+    return kflag, ("plain", "]" in line)
+
+
+def _known(line: str):
+    """kernel_log._known's decision for a line, or None when it does not record the line."""
+    if "NVRM" in line:
+        return _nvrm(line)
+    if "SXid" in line:
+        return ("sxid",) if K._SXID_RE.search(line) else None
+    if "mlx5_core" in line:
+        if ("health" in line or "synd 0x" in line or "Fatal error" in line) and K._MLX_HEALTH_RE.search(line):
+            return ("health",)
+        if "Link " in line and K._MLX_LINK_RE.search(line):
+            return ("link",)
+    if "limited by" in line or "GPU reset executed:" in line:
+        if "limited by" in line and "available PCIe bandwidth" in line:
+            m = K._LIMIT_RE.search(line)
+            return ("limit", m[2].lower()) if m else None
+        if "GPU reset executed:" in line:
+            return ORDERED if K._RESET_RE.search(line) else None
+        return None
+    if "DMAR" in line or "AMD-Vi" in line or "iommu" in line or "command line" in line:
+        return _iommu(line)
+    return None
+
+
+def _iommu(line: str):
+    if K._IOMMU_DOMAIN_RE.search(line):
+        return ORDERED
+    if K._CMDLINE_RE.search(line):
+        return ("cmdline",)
+    if K._FAULT_RE.search(line):
+        return ("fault", "handling fault" in line)
+    if K._IOMMU_ON_RE.search(line):
+        return ("enabled",)
+    return None
+
+
+def _nvrm(line: str):
+    m = K._XID_RE.search(line)
+    if m:
+        xid = int(m[2])
+        return ORDERED if xid == 79 else ("xid", xid)
+    if search_after(line, K._FALLEN_AT_RE, K._FALLEN_WORDS_RE) or K._GPU_NOTICE_RE.search(line):
+        return ORDERED
+    if "fallen off the bus" in line or "loading NVIDIA" in line:
+        return ORDERED
+    if "GPU at PCI:" in line and K._UUID_AT_RE.search(line):
+        return ORDERED
+    return None
+
+
+def _event(raw: str) -> tuple:
+    """What _kernel_log_events.Events.line does with a gated line."""
+    _device, message = split(raw)
+    if message is None:
+        return NOTHING
+    from .. import catalogues  # noqa: PLC0415
+
+    hit = catalogues.classify_for(SOURCE, message)
+    if hit is None:
+        return ("unrec",) if catalogues.looks_like_failure(message) else NOTHING
+    e = hit.entry
+    cls, _severity = _refine(e, message)
+    if e.id.startswith("aer."):  # an AER report's line: it opens the window of its continuation lines
+        return ("aer", cls, bool(e.consequence))
+    if e.consequence:
+        return NOTHING
+    return ("event", cls)
+
+
+def read_file(handle, new_state, finish, parse_lines, line):
+    """kernel_log.parse_binary: the file's text (UTF-8, bad bytes replaced, as the line path decodes
+    it) a block at a time, each block fed to one pass; the same result as `parse_lines` over the file's
+    lines. A probe's JSON (a first non-blank character "{"), or a line longer than the line path's
+    LINE_LIMIT (which it cuts), is read by the line path itself."""
+    import io
+
+    start = handle.tell()
+    text = io.TextIOWrapper(handle, encoding="utf-8", errors="replace", newline="")
+    try:
+        first = text.read(FIRST_BLOCK_CHARS)
+        while first and not first.strip():  # the first character that is not a blank decides
+            more = text.read(FIRST_BLOCK_CHARS)
+            first += more
+            if not more:
+                break
+        if first.lstrip()[:1] != "{":
+            pending = [first]
+            st = new_state()
+            try:
+                for block in text_blocks(lambda n: pending.pop() if pending else text.read(n)):
+                    feed(st, block, line)
+                return finish(st)
+            except LongLine:
+                pass
+    finally:
+        text.detach()
+    handle.seek(start)
+    text = io.TextIOWrapper(handle, encoding="utf-8", errors="replace", newline="")
+    try:
+        return parse_lines(_bounded_lines(text))
+    finally:
+        text.detach()
+
+
+def text_blocks(read, size: int = 0) -> Iterator[list]:
+    """Blocks of lines from a text stream's `read` (opened with newline=""): lines end at "\\n", "\\r"
+    or "\\r\\n" as the line path's readline ends them. Raises _LongLine at a line over LINE_LIMIT
+    characters (the caller reads such a file by the line path, which cuts it)."""
+    size = size or BLOCK_CHARS
+    carry, step = "", FIRST_BLOCK_CHARS
+    while True:
+        piece = read(step)
+        step = min(step * 2, size)
+        text = carry + piece if carry else piece
+        if not piece:
+            if text:
+                yield _checked([text], LINE_LIMIT)
+            return
+        cut = text.rfind("\n") + 1
+        if cut == 0:
+            cut = text.rfind("\r", 0, len(text) - 1) + 1
+        if cut == 0:
+            if len(text) > LINE_LIMIT:
+                raise LongLine()
+            carry = text
+            continue
+        body, carry = text[:cut], text[cut:]
+        lines = _LINE_END.split(body) if "\r" in body else body.split("\n")
+        lines.pop()  # the empty string after the last line end
+        yield _checked(lines, LINE_LIMIT)
+
+
+def _bounded_lines(handle):
+    """The line path's lines (topodiag/load/files.py bounded_lines: a line over LINE_LIMIT is cut)."""
+    readline = handle.readline
+    while True:
+        line = readline(LINE_LIMIT)
+        if not line:
+            return
+        yield line
+        while len(line) == LINE_LIMIT and not line.endswith(("\n", "\r")):
+            line = readline(LINE_LIMIT)
+
+
+class LongLine(Exception):
+    """A line longer than the line path's LINE_LIMIT."""
+
+
+def _checked(lines: list, limit: int) -> list:
+    if lines and max(map(len, lines)) > limit:
+        raise LongLine()
+    return lines
+
+
+class Reader:
+    """A kernel log pushed to the parser a line at a time (the dmesg section of an nvidia-bug-report,
+    topodiag/load/bug_report.py), read in blocks as it comes: `add` each line (without its "\\n"),
+    then `result()`. The same result as `parse_lines` over the lines of the text those lines joined by
+    "\\n" make (the loader's lines of a text held whole: "\\r" and "\\r\\n" end a line too, a final empty
+    line is none, a leading `#@` header is blanked); a log whose first character is "{" (the probe's
+    JSON) is kept and read whole at the end."""
+
+    def __init__(self, state, line, finish, parse_lines):
+        self._st, self._line, self._finish, self._parse_lines = state, line, finish, parse_lines
+        self._last: Optional[str] = None
+        self._buf: list = []
+        self._size = 0
+        self._most = FIRST_BLOCK_LINES
+        self._header = True
+        self._probe: Optional[list] = None  # the lines, once the first non-blank one opens a JSON object
+        self._seen = False  # a non-blank line was read
+
+    def add(self, line: str) -> None:
+        if self._last is not None:
+            self._put(self._last, False)
+        self._last = line
+
+    def add_lines(self, lines: list) -> None:
+        """`add` for each of `lines`; once the first non-blank line is read, a run of lines without
+        "\r" goes to the blocks as it is (no per-line work)."""
+        if not lines:
+            return
+        if self._last is not None:
+            self._put(self._last, False)
+            self._last = None
+        body = lines[:-1]
+        if self._seen and self._probe is None and not self._header and "\r" not in "\n".join(body):
+            self._bulk(body)
+        else:
+            for line in body:
+                self._put(line, False)
+        self._last = lines[-1]
+
+    def _bulk(self, lines: list) -> None:
+        i = 0
+        while i < len(lines):
+            take = lines[i:i + self._most - len(self._buf)]
+            self._buf += take
+            self._size += sum(map(len, take))
+            i += len(take)
+            if self._size >= BLOCK_CHARS or len(self._buf) >= self._most:
+                feed(self._st, self._buf, self._line)
+                self._buf, self._size, self._most = [], 0, min(self._most * 2, BLOCK_LINES)
+
+    def result(self):
+        """The parser's result (raises its ParseError)."""
+        if self._last is not None and self._last != "":
+            self._put(self._last, True)
+        self._last = None
+        if self._probe is not None:
+            return self._parse_lines(iter(self._probe))
+        if self._buf:
+            feed(self._st, self._buf, self._line)
+            self._buf = []
+        return self._finish(self._st)
+
+    def _put(self, line: str, final: bool) -> None:
+        pieces = line.split("\r") if "\r" in line else [line]
+        if len(pieces) > 1 and pieces[-1] == "":
+            pieces.pop()  # "a\r" then "\n": one line end
+        for piece in pieces:
+            if self._header:
+                if piece.startswith("#@"):
+                    self._header = piece.strip() != "#@ ---"
+                    piece = ""
+                else:
+                    self._header = False
+            if not self._seen and piece.strip():
+                self._seen = True
+                if piece.lstrip()[:1] == "{":  # the lines before it are blank: only their count matters
+                    self._probe = ["\n"] * self._st.block_base + [p + "\n" for p in self._buf]
+                    self._buf = []
+            if self._probe is not None:
+                self._probe.append(piece + "\n")
+                continue
+            self._buf.append(piece)
+            self._size += len(piece)
+            if self._size >= BLOCK_CHARS or len(self._buf) >= self._most:
+                feed(self._st, self._buf, self._line)
+                self._buf, self._size, self._most = [], 0, min(self._most * 2, BLOCK_LINES)
