@@ -47,6 +47,7 @@ from itertools import islice
 from typing import Iterable, Iterator, Optional
 
 from ..errors import InputError
+from ..parsers.base import HEADER_END, HEADER_PREFIX
 
 MARKS = ("Start of NVIDIA bug report log file", "nvidia-bug-report.sh Version")
 SEPARATOR_RE = re.compile(r"^_{20,}\s*$")
@@ -115,15 +116,15 @@ class Report:
             yield from block
 
     def blocks(self) -> Iterator[list]:
-        """The lines, a list of them for each CHUNK read (a fixture's `#@` header blanked)."""
+        """The lines, a list of them for each CHUNK read (a fixture's provenance header blanked)."""
         header = True
         for block in _byte_blocks(self._stream, self.name, self._compressed):
             k = 0
             while header and k < len(block):
-                if not block[k].startswith("#@"):  # a fixture's provenance header: blank lines
+                if not block[k].startswith(HEADER_PREFIX):  # a fixture's provenance header: blank lines
                     header = False
                     break
-                header = block[k].strip() != "#@ ---"
+                header = block[k].strip() != HEADER_END
                 block[k] = ""
                 k += 1
             yield block

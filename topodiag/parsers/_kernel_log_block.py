@@ -34,7 +34,7 @@ from typing import Iterable, Iterator, Optional
 from . import _kernel_log_re as K
 from ._chunks import bounded_put
 from ._kernel_log_events import AER_TAIL, SOURCE, _refine, gate, split
-from .base import search_after
+from .base import HEADER_END, HEADER_PREFIX, search_after
 
 BLOCK_CHARS = 1 << 22  # characters of lines per block
 BLOCK_LINES = 1 << 16
@@ -505,8 +505,8 @@ class Reader:
             pieces.pop()  # "a\r" then "\n": one line end
         for piece in pieces:
             if self._header:
-                if piece.startswith("#@"):
-                    self._header = piece.strip() != "#@ ---"
+                if piece.startswith(HEADER_PREFIX):
+                    self._header = piece.strip() != HEADER_END
                     piece = ""
                 else:
                     self._header = False
