@@ -9,7 +9,7 @@ Two kinds (--logs): "issue", the recipe of issue 11 (the NCCL_DEBUG logs of fixt
 hold nccl-tests runs too), and "mixed", those and every nccl-tests output of fixtures/nccl_tests/ (half
 of its lines nccl-tests output, a zoo of formats: harder on the nccl-tests reader). Either is both an
 NCCL_DEBUG log and thousands of nccl-tests runs, so `check` reads it with both parsers (each whole in
-one of two processes: topodiag/load/onepass.py) and runs every rule on it.
+one of two processes: topodiag/scan/onepass.py) and runs every rule on it.
 
 For each size, in fresh processes (the CLI as a user runs it, `python -m topodiag`, output to a file),
 alternating so that all see the same machine: `grep -cE 'NCCL (INFO|WARN)' LOG` (the page cache is

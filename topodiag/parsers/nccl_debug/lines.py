@@ -1,38 +1,19 @@
-"""Two whole-chunk line scans of the NCCL log readers, compiled where the build could compile them.
-
-`tagged(chunk)` serves the NCCL_DEBUG reader (nccl_debug/reader.py), `untagged(chunk)` the nccl-tests
-reader (nccl_tests.py). Each is one pass of memchr/memmem in topodiag/_cscan.c, which the wheel
-build compiles when a C compiler is there (hatch_build.py); without it the pure-Python twins below
-give the same values (tests/parsers/test_linescan.py compares the two on every fixture and on generated
-text), only slower. `COMPILED` says which one runs; `TOPODIAG_PURE=1` in the environment forces the
-Python twins (how the tests compare them, and a way out should the compiled one ever misbehave).
-
-A chunk is bytes of whole lines as the readers cut them (topodiag/parsers/_chunks.py), already
-normalised (CR and ANSI codes out).
+"""The per-chunk line scan of the NCCL_DEBUG reader (reader.py `digest`): `tagged(chunk)`, in C where
+the install compiled topodiag/scan/_cscan.c (topodiag/scan/lines.py loads it), else `tagged_py`
+below, which gives the same values (tests/parsers/test_linescan.py compares the two). A chunk is
+bytes of whole lines as topodiag/scan/chunks.py cuts them, already normalised (CR and ANSI codes out).
 """
 
 from __future__ import annotations
 
-import bisect
 import collections
 import itertools
 import operator
-import os
 import re
 
-from .nccl_debug.facts import PREFIX_RE
-from .nccl_debug.prefix import first_prefix
-
-try:  # the compiled twin: absent where the build had no C compiler
-    from .. import _cscan as _compiled
-except ImportError:  # pragma: no cover - depends on the build
-    _compiled = None
-
-INFO_TAG = b" NCCL INFO "  # the tags of the lines the nccl-tests reader leaves out (nccl_tests.py too)
-TRACE_TAG = b" NCCL TRACE "
-# a tagged line that the nccl-tests reader still reads: nothing printable after its last tag
-_INFO_END_RE = re.compile(rb" NCCL (?:INFO|TRACE) [^!-~\n]*$", re.M)
-_TAG_SPLIT_RE = re.compile(rb"NCCL (?:INFO|TRACE) ")
+from ...scan.lines import LATER_TEXT_MAX, TAGS_PER_LINE, compiled
+from .facts import PREFIX_RE
+from .prefix import first_prefix
 
 
 def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, list]:
@@ -171,11 +152,8 @@ def _marks_warns(c: bytes) -> tuple[list, list]:
     return marks, warns
 
 
-# the INFO/TRACE tags of a line whose text is read (each text runs to the end of the line: a line of
-# repeated tags would cost its length squared; the output of a few processes run together is read)
-TAGS_PER_LINE = 4
-LATER_TEXT_MAX = 4096  # the text of a line's second to fourth tag is cut here: a giant line costs itself once
 _TAG_RE = re.compile(rb"NCCL (?:INFO|TRACE) ")
+_TAG_SPLIT_RE = _TAG_RE
 _NET_IB_RE = re.compile(rb"(?:\[Rank [0-9]{1,9}\] )?NET/IB: ")
 _NET_IB_TEXT_RE = re.compile(rb"NCCL (?:INFO|TRACE) (?:\[Rank [0-9]{1,9}\] )?NET/IB: ")
 _TEXT_RE = re.compile(rb"NCCL INFO [^\n]*")
@@ -222,48 +200,4 @@ def _find_prefix_b(pre: bytes):
     return first_prefix(pre, _PREFIX_TAIL_B, _NOT_HOST_B.__contains__)
 
 
-def untagged_py(c: bytes) -> tuple[int, list[int], list[bytes]]:
-    """(n, keep, picked): the chunk's lines as `c.split(b"\\n")` cuts them (no line after a final
-    newline): their count; the indices of the non-empty lines without " NCCL INFO " or " NCCL TRACE "
-    and of the lines whose last such tag is followed by nothing but bytes outside "!".."~"; those
-    lines."""
-    lines = c.split(b"\n")
-    if c.endswith(b"\n"):
-        lines.pop()
-    n = len(lines)
-    info = map(operator.contains, lines, itertools.repeat(INFO_TAG))
-    if TRACE_TAG in c:
-        info = map(operator.or_, info, map(operator.contains, lines, itertools.repeat(TRACE_TAG)))
-    keep = list(itertools.compress(range(n), map(operator.not_, info)))
-    picked = _pick(lines, keep)
-    if not all(picked):  # an empty line is never one
-        ok = list(map(bool, picked))
-        keep, picked = list(itertools.compress(keep, ok)), list(itertools.compress(picked, ok))
-    if len(keep) < n:  # tagged lines with nothing printable after the tag
-        extra = set()
-        ends = None
-        for m in _INFO_END_RE.finditer(c):
-            if ends is None:
-                ends = list(itertools.accumulate(map(len, lines)))
-                ends = list(map(operator.add, ends, range(n)))
-            extra.add(bisect.bisect_right(ends, m.start()))
-        if extra:
-            keep = sorted(set(keep) | extra)
-            picked = _pick(lines, keep)
-    return n, keep, list(picked)
-
-
-def _pick(lines: list[bytes], at: list[int]) -> list[bytes]:
-    """The lines at these indices (one C-level call)."""
-    if len(at) > 1:
-        return list(operator.itemgetter(*at)(lines))
-    return [lines[at[0]]] if at else []
-
-
-# the compiled module is used when it shares the twins' limits (a module built from an older source,
-# left beside a newer checkout, is not) and TOPODIAG_PURE does not ask for the twins
-COMPILED = (_compiled is not None and os.environ.get("TOPODIAG_PURE", "") in ("", "0")
-            and getattr(_compiled, "TAGS_PER_LINE", None) == TAGS_PER_LINE
-            and getattr(_compiled, "LATER_TEXT_MAX", None) == LATER_TEXT_MAX)
-tagged = _compiled.tagged if COMPILED else tagged_py
-untagged = _compiled.untagged if COMPILED else untagged_py
+tagged = compiled.tagged if compiled is not None else tagged_py
