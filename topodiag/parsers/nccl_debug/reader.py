@@ -88,9 +88,13 @@ def normalise(raw: bytes) -> bytes:
     decoded first ("replace") and encoded back, so its bytes are those of the decoded text (valid
     UTF-8 with nothing to change is returned as it is: the same bytes)."""
     if not raw.isascii():
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        else:  # valid UTF-8: what changes (CR, ANSI codes, tabs) is ASCII, never inside a character
+            return _normalise_ascii(raw)
         text = raw.decode("utf-8", "replace")
-        if "\ufffd" not in text and "\r" not in text and "\x1b" not in text and "\t" not in text:
-            return raw  # valid UTF-8 with nothing to change: these are the bytes of the decoded text
         if "\r" in text:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         if "\x1b" in text:
@@ -98,6 +102,11 @@ def normalise(raw: bytes) -> bytes:
         if "\t" in text:
             text = text.replace("\t", " ")
         return text.encode("utf-8")
+    return _normalise_ascii(raw)
+
+
+def _normalise_ascii(raw: bytes) -> bytes:
+    """`normalise` of ASCII or valid UTF-8 bytes: the same edits on the bytes (ANSI_RE matches ASCII only)."""
     if b"\r" in raw:
         raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     if b"\x1b" in raw:
