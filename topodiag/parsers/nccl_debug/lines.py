@@ -28,11 +28,13 @@ def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, lis
     "NCCL failure", "NCCL error" and "NCCL version" with no "NCCL INFO", "NCCL WARN" or "NCCL TRACE"
     before them on their line (`marks`); (position, line start, line end, line index in the chunk) of
     the first "NCCL WARN" of each line (`warns`)."""
-    pieces = c.split(b"NCCL INFO ") if b"NCCL TRACE " not in c else None
-    messages, per_line, one_per_line = _messages(c, pieces)
+    trace = b"NCCL TRACE " in c
+    pieces = _TAG_SPLIT_RE.split(c) if trace else c.split(b"NCCL INFO ")
+    messages, per_line, one_per_line = _messages(c, pieces, trace)
     marks, warns = _marks_warns(c)
     return (c.count(b"\n"), c.count(b"NCCL INFO"), c.count(b"NCCL WARN"), c.count(b"NCCL TRACE"),
-            _prefix_keys(c, pieces, len(pieces) - 1 if one_per_line else None), messages, per_line, marks, warns)
+            _prefix_keys(c, pieces, len(pieces) - 1 if one_per_line and not trace else None), messages, per_line,
+            marks, warns)
 
 
 def _prefix_keys(c: bytes, pieces, n_tags) -> dict:
@@ -68,17 +70,21 @@ def _prefix_keys(c: bytes, pieces, n_tags) -> dict:
     return dict.fromkeys(k for k in keys if k is not None)
 
 
-def _messages(c: bytes, pieces) -> tuple[dict, list, bool]:
-    """`messages` and `per_line` of `tagged_py`. A chunk without "NCCL TRACE " whose lines hold one
-    "NCCL INFO " each at most (the rule: `findall` of the tag's text to the end of the line then finds
-    every tag) takes C-level passes: the texts in order, each tag's place from the lengths of the
-    pieces between tags; any other chunk, a loop over its tags. The third value says which."""
+def _messages(c: bytes, pieces: list, trace: bool) -> tuple[dict, list, bool]:
+    """`messages` and `per_line` of `tagged_py`, the chunk cut at its tags (`pieces`; at "NCCL INFO "
+    only unless `trace`). A chunk whose lines hold one tag each at most (the rule: `findall` of the
+    tag's text to the end of the line then finds every tag) takes C-level passes: the texts in order,
+    each tag's place from the lengths of the pieces and tags before it; any other chunk, a loop over
+    its tags. The third value says which."""
     messages: dict = {}
     if pieces is not None:
-        texts = _TEXT_RE.findall(c)
+        texts = (_TAGGED_TEXT_RE if trace else _TEXT_RE).findall(c)
         if len(texts) == len(pieces) - 1:
+            # each tag's length: "NCCL INFO " 10, "NCCL TRACE " 11 (its sixth byte a "T", 84)
+            tags = (map(operator.add, map((84).__eq__, map(operator.itemgetter(5), texts)), itertools.repeat(10))
+                    if trace else itertools.repeat(10, len(texts)))
             places = list(map(operator.add, itertools.accumulate(map(len, pieces[:-1])),
-                              range(0, 10 * len(texts), 10)))
+                              itertools.accumulate(tags, initial=0)))
             counts = collections.Counter(texts)
             nets = {t for t in counts if _NET_IB_TEXT_RE.match(t)}  # read line by line: by place
             per_line: list = []
@@ -120,13 +126,8 @@ def _marks_warns(c: bytes) -> tuple[list, list]:
     the previous mark on, when that is on the same line: linear), each WARN line once."""
     marks: list = []
     prev, tagged = -1, False
-    places = []
-    for word in (b"NCCL failure", b"NCCL error", b"NCCL version"):
-        at = c.find(word)
-        while at >= 0:
-            places.append(at)
-            at = c.find(word, at + 1)
-    for at in sorted(places):
+    places = [m.start() for m in _MARK_RE.finditer(c)] if b"NCCL " in c else []  # (no two overlap)
+    for at in places:
         if prev >= 0 and c.find(b"\n", prev, at) < 0:  # the same line as the previous mark
             seg = c[prev:at + 1]
         else:
@@ -153,10 +154,12 @@ def _marks_warns(c: bytes) -> tuple[list, list]:
 
 
 _TAG_RE = re.compile(rb"NCCL (?:INFO|TRACE) ")
+_MARK_RE = re.compile(rb"NCCL (?:failure|error|version)")
 _TAG_SPLIT_RE = _TAG_RE
 _NET_IB_RE = re.compile(rb"(?:\[Rank [0-9]{1,9}\] )?NET/IB: ")
 _NET_IB_TEXT_RE = re.compile(rb"NCCL (?:INFO|TRACE) (?:\[Rank [0-9]{1,9}\] )?NET/IB: ")
 _TEXT_RE = re.compile(rb"NCCL INFO [^\n]*")
+_TAGGED_TEXT_RE = re.compile(rb"NCCL (?:INFO|TRACE) [^\n]*")
 # a line that starts with a plain "host:pid:tid [dev] " before its tag: ASCII, PREFIX_RE's host class
 # without controls, blanks between tid and device; the device in 1-9 digits (as the compiled scanner
 # reads it); at a line's start after a newline, and at the chunk's start
