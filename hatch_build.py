@@ -1,11 +1,11 @@
-"""Build hook: compile the optional line scanner (topodiag/_cscan.c) into the wheel.
+"""Build hook: compile the optional line scanner (topodiag/scan/_cscan.c) into the wheel.
 
 The package is pure Python; this one C file makes the two NCCL log readers read a big log about twice
-as fast (topodiag/parsers/_linescan.py, benchmarks/check_log.py). It is compiled with the C compiler
+as fast (topodiag/scan/lines.py, benchmarks/check_log.py). It is compiled with the C compiler
 the Python build used (sysconfig), with nothing but the Python headers. Where that fails (no compiler,
 no headers) the build goes on without it and the readers use their pure-Python twins, which give the
 same results; TOPODIAG_NO_COMPILE=1 skips the compiler on purpose. An editable install
-(`pip install -e .`) puts the module beside its source, in topodiag/ (git ignores it).
+(`pip install -e .`) puts the module beside its source, in topodiag/scan/ (git ignores it).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-SOURCE = "topodiag/_cscan.c"
+SOURCE = "topodiag/scan/_cscan.c"
 
 
 def compile_scanner(src: Path, out: Path) -> str | None:
@@ -46,7 +46,7 @@ class CustomBuildHook(BuildHookInterface):
         name = "_cscan" + (sysconfig.get_config_var("EXT_SUFFIX") or ".so")
         src = Path(self.root) / SOURCE
         if version == "editable":
-            out = Path(self.root) / "topodiag" / name
+            out = Path(self.root) / "topodiag" / "scan" / name
         else:
             out = Path(tempfile.mkdtemp(prefix="topodiag-build-")) / name
         why = compile_scanner(src, out)
@@ -54,6 +54,6 @@ class CustomBuildHook(BuildHookInterface):
             print(f"topodiag: line scanner not compiled ({why}); the pure-Python readers are used", file=sys.stderr)
             return
         if version != "editable":
-            build_data["force_include"][str(out)] = f"topodiag/{name}"
+            build_data["force_include"][str(out)] = f"topodiag/scan/{name}"
         build_data["pure_python"] = False
         build_data["infer_tag"] = True

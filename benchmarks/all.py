@@ -12,7 +12,8 @@ workers), the wall ratio to grep, peak RSS (os.wait4: the largest of the process
 the exit code (1: findings; 3: not any tool's output, e.g. the one-line log), and, with two sizes,
 each class's time growth for the size ratio. The fabric class (ibnetdiscover) is sized in nodes,
 not MB: 10,000 nodes at the largest size asked, 1/8 of that at a smaller one (--nodes overrides).
---workers N... runs each check with TOPODIAG_WORKERS=N as well (the default follows the CPUs).
+--workers N... runs each check with TOPODIAG_WORKERS=N as well (the default follows the CPUs);
+--pure runs each of those again with the pure-Python line scans (TOPODIAG_PURE=1).
 Budgets (issue 29): peak RSS <= 150 MB, 10x input <= 11x time, NCCL log and kernel log / bug report
 check <= 10x grep; `ok`/`NOT MET` is printed for each.
 """
@@ -49,24 +50,29 @@ def timed(argv: list[str], out: Path, env: dict) -> tuple[float, float, float, i
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode
 
 
-def _env(workers: int | None) -> dict:
+def _env(workers: int | None, pure: bool = False) -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("TOPODIAG_WORKERS", None)
+    env.pop("TOPODIAG_PURE", None)
     if workers is not None:
         env["TOPODIAG_WORKERS"] = str(workers)
+    if pure:
+        env["TOPODIAG_PURE"] = "1"
     return env
 
 
-def measure(path: Path, runs: int, workers: list, tmp: Path) -> dict:
-    """grep and check (once per worker setting) on one file, best wall of `runs` each."""
-    cmds = {"grep": (GREP + [str(path)], None)}
-    for w in workers:
-        cmds[f"check w={w or 'cpus'}"] = ([sys.executable, "-m", "topodiag", "check", "--from", str(path),
-                                           "--format", "json"], w)
+def measure(path: Path, runs: int, workers: list, tmp: Path, pure: bool = False) -> dict:
+    """grep and check (once per worker setting, and pure too with `pure`) on one file, best wall of
+    `runs` each."""
+    cmds = {"grep": (GREP + [str(path)], None, False)}
+    for p in (False, True) if pure else (False,):
+        for w in workers:
+            cmds[f"check{' pure' if p else ''} w={w or 'cpus'}"] = (
+                [sys.executable, "-m", "topodiag", "check", "--from", str(path), "--format", "json"], w, p)
     best: dict = {}
     for _ in range(runs):
-        for name, (argv, w) in cmds.items():
-            got = timed(argv, tmp / "out.txt", _env(w))
+        for name, (argv, w, p) in cmds.items():
+            got = timed(argv, tmp / "out.txt", _env(w, p))
             if name not in best or got[0] < best[name][0]:
                 best[name] = got
     return best
@@ -82,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="+", choices=sorted(inputs.WRITERS), default=list(inputs.WRITERS))
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--workers", type=int, nargs="*", default=[], help="also run with TOPODIAG_WORKERS=N")
+    ap.add_argument("--pure", action="store_true", help="also each check with TOPODIAG_PURE=1")
     ap.add_argument("--nodes", type=int, nargs="*", default=None, help="fabric sizes (default 10k, and 1/8 of it)")
     ap.add_argument("--dir", default=None, help="where to build the inputs (default: a temp dir)")
     ap.add_argument("--keep", action="store_true")
@@ -98,8 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}, {os.cpu_count()} CPUs "
           f"({len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else '?'} usable), "
           f"load {os.getloadavg()[0]:.2f}, python {sys.version.split()[0]}")
-    print("| class | size | grep | check | CPU | ratio | peak RSS | rc |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| class | size | grep (CPU) | check | CPU | ratio | CPU ratio | peak RSS | rc |")
+    print("|---|---|---|---|---|---|---|---|---|")
     results: dict = {}
     verdicts = []
     try:
@@ -109,16 +116,16 @@ def main(argv: list[str] | None = None) -> int:
                 path = tmp / (f"{cls}-{size:g}" + (".log" if cls != "bug_report" else "-nvidia-bug-report.log"))
                 if not path.exists():
                     inputs.WRITERS[cls](path, n if cls == "ibnetdiscover" else int(size * 1024 * 1024))
-                best = measure(path, args.runs, workers, tmp)
-                g = best["grep"][0]
+                best = measure(path, args.runs, workers, tmp, args.pure)
+                g, g_cpu = best["grep"][0], max(best["grep"][1], 1e-3)
                 label = f"{n:,} nodes ({path.stat().st_size / 1e6:.1f} MB)" if n else f"{path.stat().st_size / 1e6:.1f} MB"
                 for name, (wall, cpu, rss, rc) in best.items():
                     if name == "grep":
                         continue
                     ratio = wall / g if g > 0 else float("inf")
                     results[(cls, name, size)] = (wall, rss, ratio)
-                    print(f"| {cls} | {label} | {g:.3f} s | {name}: {wall:.2f} s | {cpu:.2f} s | {ratio:.1f}x | "
-                          f"{rss:.0f} MB | {rc} |", flush=True)
+                    print(f"| {cls} | {label} | {g:.3f} s ({g_cpu:.2f} s) | {name}: {wall:.2f} s | {cpu:.2f} s | "
+                          f"{ratio:.1f}x | {cpu / g_cpu:.1f}x | {rss:.0f} MB | {rc} |", flush=True)
                 if cls != "ibnetdiscover" and not args.keep:
                     path.unlink()
         print()

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
-from topodiag.load import parallel
+from topodiag.scan import parallel
 from topodiag.load.files import open_text, parse_opened
 from topodiag.parsers import get
 from topodiag.parsers.nccl_debug import parse_lines
@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="measure parse_lines(open(file, text mode)) instead of the loader's binary path")
     ap.add_argument("--runs", type=int, default=3, help="best of this many runs, parser and grep alternating")
     ap.add_argument("--one-process", action="store_true",
-                    help="the loader without its worker process (topodiag.load.parallel.PARALLEL_MIN_BYTES = None)")
+                    help="the loader without its worker process (topodiag.scan.parallel.PARALLEL_MIN_BYTES = None)")
     args = ap.parse_args(argv)
     tmp = None
     if args.out:

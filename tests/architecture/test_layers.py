@@ -1,7 +1,8 @@
 """The import direction of the package: each layer imports only layers below it, and no module
 imports itself back through another (no cycle). The layers, bottom up:
 
-    base      exit_codes, errors, records, knowledge, xid, workers, catalogues  (leaves: the standard library only)
+    base      exit_codes, errors, records, knowledge, xid, catalogues  (leaves: the standard library only)
+              scan/ (chunks, line cuts, worker processes; imports errors only)
     parsers   parsers/                                  text -> frozen dataclasses
     sources   live/, bundle/, load/                     collecting, the bundle format, loading inputs
     model     model/                                    the Topology (networkx) and combiners
@@ -27,7 +28,7 @@ import pytest
 PKG = Path(__file__).resolve().parents[2] / "topodiag"
 
 LAYERS = [
-    ("base", ("exit_codes", "errors", "records", "knowledge", "xid", "workers", "catalogues")),
+    ("base", ("exit_codes", "errors", "records", "knowledge", "xid", "scan", "catalogues")),
     ("parsers", ("parsers",)),
     ("sources", ("live", "bundle", "load")),
     ("model", ("model",)),
@@ -43,7 +44,8 @@ RANK = {top: i for i, (_, tops) in enumerate(LAYERS) for top in tops}
 # Within a layer, what may import what: loading reads bundles and live collection reads user
 # files with the loader's opener; profiles find their folder beside the rules; __main__ runs the CLI.
 SIDEWAYS = {("load", "bundle"), ("live", "load"), ("profiles", "engine"), ("__main__", "cli"), ("fleet", "actions"),
-            ("xid", "knowledge")}  # xid.py re-exports knowledge/xid.py (the one home of hardware facts)
+            ("xid", "knowledge"),  # xid.py re-exports knowledge/xid.py (the one home of hardware facts)
+            ("scan", "errors")}  # scan raises ParseError for a file it cannot read
 
 
 def _module_name(path: Path) -> str:

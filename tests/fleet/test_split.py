@@ -15,7 +15,7 @@ import pytest
 from topodiag.fleet import run_fleet, split
 from topodiag.fleet.reports import BUNDLE, NodeReport
 from topodiag.fleet.tally import Tally
-from topodiag.workers import fork_ok
+from topodiag.scan.workers import fork_ok
 
 from .conftest import BASE_SCENARIO, node
 
@@ -116,7 +116,7 @@ def test_no_worker_pool_reads_both_halves_here(tmp_path, base_report, monkeypatc
     d = str(_fleet_dir(tmp_path, base_report))
     one, _ = _run([d], monkeypatch, 10**9)
     monkeypatch.setattr(split, "halves", lambda path: _halves_anyway(path))
-    monkeypatch.setattr("topodiag.workers.one_worker_pool", lambda: None)
+    monkeypatch.setattr("topodiag.scan.workers.one_worker_pool", lambda: None)
     two, merged = _run([d], monkeypatch, 50)
     assert merged == [] and two == one
 
@@ -132,9 +132,9 @@ def _halves_anyway(path):
 def test_small_directories_and_no_fork_stay_in_one_process(tmp_path, base_report, monkeypatch):
     d = str(_fleet_dir(tmp_path, base_report))
     monkeypatch.setattr(split, "MIN_FILES", 50)
-    monkeypatch.setattr("topodiag.workers.fork_ok", lambda: False)
+    monkeypatch.setattr("topodiag.scan.workers.fork_ok", lambda: False)
     assert split.halves(d) is None
-    monkeypatch.setattr("topodiag.workers.fork_ok", lambda: True)
+    monkeypatch.setattr("topodiag.scan.workers.fork_ok", lambda: True)
     head, tail = split.halves(d)
     assert len(head[0]) + len(tail[0]) == N + 2 and BUNDLE not in tail[1] and head[1][0] == BUNDLE
     monkeypatch.setattr(split, "MIN_FILES", N + 3)
@@ -153,7 +153,7 @@ def test_the_workers_half_starts_after_the_last_bundle(tmp_path, monkeypatch):
         (d / f"n{i:03d}.json").write_text("{}")
     (d / "n070.tar.gz").write_bytes(b"")  # a bundle archive, judged in this process
     monkeypatch.setattr(split, "MIN_FILES", 40)
-    monkeypatch.setattr("topodiag.workers.fork_ok", lambda: True)
+    monkeypatch.setattr("topodiag.scan.workers.fork_ok", lambda: True)
     head, tail = split.halves(str(d))
     assert head[0][-1].endswith("n070.tar.gz") and head[1][-1] == BUNDLE and len(tail[0]) == 29
     monkeypatch.setattr(split, "MIN_FILES", 60)  # 29 left for the worker: not worth it

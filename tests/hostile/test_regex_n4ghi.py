@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from tests.parsers.test_adversarial_time import _timed
 from topodiag import parsers
-from topodiag.parsers import _linescan
+from topodiag.parsers.nccl_debug import lines as _linescan
 from topodiag.parsers.nccl_debug.facts import DRIVER_RE, PREFIX_RE, find_prefix
 
 KB = 1024

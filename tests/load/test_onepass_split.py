@@ -1,5 +1,5 @@
 """A big file that both chunk parsers read (nccl_debug and nccl_tests) is read in two processes, one
-parser whole in each (topodiag/load/onepass.py `_split`): the results equal the one-process read's,
+parser whole in each (topodiag/scan/onepass.py `_split`): the results equal the one-process read's,
 a ParseError keeps its line number across the pipe, and a worker that dies costs time only (this
 process reads its parsers itself)."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from topodiag.load import onepass, parallel
+from topodiag.scan import onepass, parallel
 from topodiag.parsers import ParseError, blank_provenance_header, nccl_debug, nccl_tests
 from topodiag.parsers.base import to_jsonable
 

@@ -1,6 +1,6 @@
-"""The worker count follows the CPUs this process may use (topodiag/workers.py), TOPODIAG_WORKERS
+"""The worker count follows the CPUs this process may use (topodiag/scan/workers.py), TOPODIAG_WORKERS
 overrides it, and a big log's chunks digested by several workers merge in order into the result of
-one process (topodiag/load/parallel.py)."""
+one process (topodiag/scan/parallel.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from topodiag import workers
-from topodiag.load import parallel
+from topodiag.scan import workers
+from topodiag.scan import parallel
 from topodiag.parsers import blank_provenance_header, nccl_tests
 from topodiag.parsers.base import to_jsonable
 

@@ -1,5 +1,5 @@
-"""The compiled line scanner (topodiag/_cscan.c) against its pure-Python twins
-(topodiag/parsers/_linescan.py): the same values on every chunk of the NCCL fixtures, on cut and
+"""The compiled line scanner (topodiag/scan/_cscan.c) against its pure-Python twins
+(topodiag/scan/lines.py `untagged_py`, topodiag/parsers/nccl_debug/lines.py `tagged_py`): the same values on every chunk of the NCCL fixtures, on cut and
 edited chunks, and on generated text made of the tags' pieces. Where the build had no C compiler the
 comparisons are skipped and the readers' own tests cover the pure-Python twins, which then run."""
 
@@ -12,8 +12,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from topodiag.parsers import _linescan
+from topodiag.parsers.nccl_debug import lines as nccl_lines
 from topodiag.parsers.nccl_debug.reader import iter_chunks, normalise
+from topodiag.scan import lines as scan_lines
+
+
+class _linescan:  # noqa: N801  (the two twins and the compiled module, by the names the tests use)
+    _compiled = scan_lines._compiled
+    tagged_py = staticmethod(nccl_lines.tagged_py)
+    untagged_py = staticmethod(scan_lines.untagged_py)
+    prefix_key = staticmethod(nccl_lines.prefix_key)
+    TAGS_PER_LINE, LATER_TEXT_MAX = scan_lines.TAGS_PER_LINE, scan_lines.LATER_TEXT_MAX
+
 
 ROOT = Path(__file__).resolve().parents[2]
 compiled = pytest.mark.skipif(_linescan._compiled is None, reason="the line scanner was not compiled")
@@ -184,6 +194,6 @@ def test_readers_same_with_either(source: str, monkeypatch) -> None:
         return out
 
     fast = results()
-    monkeypatch.setattr(_linescan, "tagged", _linescan.tagged_py)
-    monkeypatch.setattr(_linescan, "untagged", _linescan.untagged_py)
+    monkeypatch.setattr(nccl_lines, "tagged", nccl_lines.tagged_py)
+    monkeypatch.setattr(scan_lines, "untagged", scan_lines.untagged_py)
     assert results() == fast

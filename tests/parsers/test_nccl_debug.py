@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from topodiag.parsers import ParseError, _chunks, blank_provenance_header, detect
+from topodiag.parsers import ParseError, blank_provenance_header, detect
+from topodiag.scan import chunks as _chunks
 from topodiag.parsers import nccl_debug
 from topodiag.parsers.nccl_debug import MAX_LIST, parse, parse_lines, sniff
 
@@ -425,7 +426,7 @@ def _in_two(path, monkeypatch) -> tuple:
     """The loader's two-process read of `path`; returns (outcome, how many chunks came with a digest)."""
     import threading
 
-    from topodiag.load import parallel
+    from topodiag.scan import parallel
 
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
     # idle threads left by earlier tests (live collection's abandoned probes) would make the loader
@@ -466,7 +467,7 @@ def _dying_digest(source, path, off, n):
 @pytest.mark.parametrize("broken", [_nonsense_digest, _dying_digest])
 def test_loader_survives_a_broken_worker(tmp_path, monkeypatch, broken) -> None:
     """A worker that dies or sends digests of other bytes costs time, not correctness."""
-    from topodiag.load import parallel
+    from topodiag.scan import parallel
 
     monkeypatch.setattr(reader, "CHUNK", 2048)
     monkeypatch.setattr(parallel, "_digest_range", broken)
@@ -477,7 +478,7 @@ def test_loader_survives_a_broken_worker(tmp_path, monkeypatch, broken) -> None:
 
 
 def test_loader_reads_small_files_in_one_process(tmp_path) -> None:
-    from topodiag.load import parallel
+    from topodiag.scan import parallel
 
     _, path = _big_log(tmp_path, 1)
     with open(path, "rb") as f:

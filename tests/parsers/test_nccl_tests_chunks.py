@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hst
 
-from topodiag.parsers import ParseError, _chunks, blank_provenance_header, nccl_tests
+from topodiag.parsers import ParseError, blank_provenance_header, nccl_tests
+from topodiag.scan import chunks as _chunks
 from topodiag.parsers.base import to_jsonable
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -52,7 +53,7 @@ def test_chunks_equal_parse_of_the_text(path: Path) -> None:
 
 
 def test_the_raw_file_with_its_header_through_the_loader() -> None:
-    """The loader blanks a fixture's `#@` header in bytes (topodiag/load/onepass.py) and reads both
+    """The loader blanks a fixture's `#@` header in bytes (topodiag/scan/onepass.py) and reads both
     parsers in one pass: each equals its parser's parse of the blanked text."""
     from topodiag.load.files import open_text, parse_opened_all
     from topodiag.parsers import nccl_debug

@@ -42,7 +42,7 @@ from operator import itemgetter
 from typing import Callable, Optional
 
 from ..errors import RedactionError
-from ..workers import fork_ok, one_worker_pool, release
+from ..scan.workers import fork_ok, one_worker_pool, release
 from .shown import PATH_SHOWN, shown
 
 LARGE_MEMBER_BYTES = 1 << 20  # members from this size are streamed (smaller ones are read whole)

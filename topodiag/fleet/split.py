@@ -1,4 +1,4 @@
-"""A big directory of report files read in two processes: one forked worker (topodiag/workers.py)
+"""A big directory of report files read in two processes: one forked worker (topodiag/scan/workers.py)
 reads, parses and tallies the second half of the files while this process does the first half,
 then the worker's partial Tally is merged in (`Tally.merge`, tally.py). The result is the one the
 one-process reader gives: the same nodes in the same order (so the same outliers, splits and
@@ -34,7 +34,7 @@ MIN_FILES = 2000
 def halves(path: str) -> Optional[tuple[tuple[list[str], bytes], tuple[list[str], bytes]]]:
     """((paths, kinds) for this process, (paths, kinds) for the worker) for a directory worth
     splitting, else None (read it as `read_reports` does)."""
-    from ..workers import fork_ok
+    from ..scan.workers import fork_ok
 
     if path == "-" or not fork_ok():  # `-` is standard input, whatever the directory holds
         return None
@@ -60,7 +60,7 @@ def read_halves(head: tuple[list[str], bytes], tail: tuple[list[str], bytes], ta
     """The reports of `head`, read here (the caller adds each to `tally` before asking for the next),
     then the worker's `tail` merged into `tally`, its failures yielded after. Falls back to reading
     `tail` here when the worker cannot run or its half cannot be merged."""
-    from ..workers import one_worker_pool, release
+    from ..scan.workers import one_worker_pool, release
 
     pool = one_worker_pool()
     if pool is None:

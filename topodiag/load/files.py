@@ -224,12 +224,12 @@ def _refuse_binary_or_empty(name: str, first: bytes) -> None:
 def parse_opened_all(parsers, opened: OpenedText) -> list:
     """Each parser's result over an opened input, or the exception it raised (ParseError,
     RecursionError), in order. A plain file that every parser reads in chunks is read once for all of
-    them (topodiag/load/onepass.py); otherwise each parser reads it by `parse_opened`."""
+    them (topodiag/scan/onepass.py); otherwise each parser reads it by `parse_opened`."""
     from ..parsers.base import ParseError
 
     binary = opened.binary() if parsers else None
     if binary is not None:
-        from . import onepass
+        from ..scan import onepass
 
         if onepass.can_share(parsers):
             out = onepass.parse_together(parsers, binary)
@@ -253,7 +253,7 @@ def parse_opened(parser, opened: OpenedText):
     use_binary = hasattr(parser, "parse_binary") and not opened.head.startswith(HEADER_PREFIX)
     binary = opened.binary() if use_binary else None
     if binary is not None:
-        from . import parallel
+        from ..scan import parallel
 
         if parallel.worth_it(parser, binary):
             return parallel.parse_in_two(parser, binary)

@@ -54,9 +54,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterable, Iterator, Optional
 
-from . import _chunks, _foreign, _linescan
-from . import nccl_tests_failures as _failures
-from ._chunks import CHUNK
+from ..scan import chunks as _chunks, lines as _linescan
+from . import _foreign, nccl_tests_failures as _failures
+from ..scan.chunks import CHUNK
 from .base import ANSI_RE, ParseError, ParserInfo, clean_lines, iter_clean_lines
 
 INFO = ParserInfo(

@@ -15,7 +15,7 @@ chunks of about 4 MiB). A multi-GB log parses in constant memory: every list is 
 bounded. `parse(text)`, `parse_lines(lines)` and `parse_binary(file)` all read through the same
 engine (text is encoded as UTF-8), so they agree; `parse_chunks` merges chunks given with their
 `digest` (the state-free half of the work), which is how the loader spreads a big file's digests over
-a worker process (topodiag/load/parallel.py) without the parser managing processes.
+a worker process (topodiag/scan/parallel.py) without the parser managing processes.
 
 PyTorch c10d watchdog logs (`ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective
 operation timeout: WorkNCCL(...)`) are parsed, not refused: their timeout lines go to `errors`

@@ -13,6 +13,7 @@ from typing import Optional
 
 from ..base import is_digits
 from . import classify
+from .connections import _bracket, _ends, normalise_transport  # noqa: F401  (normalise_transport: the package's API)
 from .records import (IB_MTU_BYTES, MAX_CACHE, MAX_DEVS_PER_HOST, MAX_ENV, MAX_HOSTS, MAX_LIST, MAX_NET_DEVICES,
                       MAX_NETWORKS, MAX_QP_MTUS, MAX_RANKS, MAX_SAMPLE, MAX_TEXT, MAX_TRANSPORTS, ErrorLine, LogLine,
                       NetDevice, QpMtu, Result, add_name as _add_name)
@@ -46,65 +47,9 @@ def _driver_version(n: int) -> str:
     return f"{n // 1000}.{(n % 1000) // 10}"
 
 
-def normalise_transport(path: str) -> str:
-    """'NET/IB/0/GDRDMA' -> 'NET/IB/GDRDMA', 'P2P/IPC/read' -> 'P2P/IPC', 'SHM/direct/direct' -> 'SHM'."""
-    parts = path.strip().split("/")
-    top = parts[0]
-    if top == "NET" and len(parts) > 1:
-        key = "NET/" + parts[1]
-        return key + "/GDRDMA" if "GDRDMA" in parts[2:] else key
-    if top == "P2P" and len(parts) > 1:
-        return "P2P/" + parts[1]
-    if top == "SHM":
-        return "SHM"
-    if top.upper() == "COLLNET":
-        return "CollNet"
-    if top == "NVLS":
-        return "NVLS"
-    return top[:40]
-
-
-def _end_point(tok: str) -> tuple[Optional[int], Optional[str]]:
-    """'8[20000]' -> (8, '20000'); '35' -> (35, None)."""
-    b = tok.find("[")
-    if b < 0:
-        return (int(tok), None) if is_digits(tok) else (None, None)
-    num = tok[:b]
-    inner = tok[b + 1 : -1] if tok.endswith("]") else tok[b + 1 :]
-    return (int(num) if is_digits(num) else None), (inner or None)
-
-
 def _address(spec: str) -> str:
     """'10.149.0.32<0>' -> '10.149.0.32': a NET/Socket or Bootstrap device's address without its index."""
     return spec[:-3] if spec.endswith("<0>") else re.sub(r"<[0-9]+>$", "", spec)
-
-
-def _ends(collnet: bool, toks: list[str]) -> list[tuple]:
-    """The ranks of a connection line's text before " via ": [(rank, bracket, is the local rank)].
-    "a[x] -> b[y]" (the local rank is b on a "[receive]" line), or the first rank of a CollNet line."""
-    ends: list[tuple] = []
-    if collnet:
-        r = _end_point(toks[0])[0] if toks else None
-        if r is not None:
-            ends.append((r, None, True))
-    elif len(toks) >= 3 and toks[1] == "->":
-        a, ab = _end_point(toks[0])
-        b, bb = _end_point(toks[2])
-        local_is_b = len(toks) > 3 and toks[3] == "[receive]"
-        if a is not None:
-            ends.append((a, ab, not local_is_b))
-        if b is not None:
-            ends.append((b, bb, local_is_b))
-    return ends
-
-
-def _bracket(br: Optional[str]) -> tuple[Optional[int], Optional[str]]:
-    """A rank's bracket: two digits or fewer is a cudaDev (NCCL >= 2.19), longer a busId."""
-    if br is None:
-        return None, None
-    if len(br) <= 2 and is_digits(br):
-        return int(br), None
-    return None, br
 
 
 class Facts:
@@ -290,26 +235,18 @@ class Facts:
 
         The line's prefix (host, device) is looked up only while the sample is filling or the local
         rank has no host yet, so a huge log pays this once per rank, not once per line."""
-        collnet = word == "CollNet"
         vi = tail.find(" via ")
         if vi < 0:  # ring order line ("Channel 00/02 :    0   1"): every rank of the communicator, once
             toks = tail.split()
             if toks and len(toks) > self.ring_nranks and all(is_digits(t) for t in toks):
                 self.ring_nranks = len(toks)
             return ""
-        path = tail[vi + 5 :].strip().rstrip("`'\"")  # a line pasted in backquotes keeps no quote
-        key = self.transport_cache.get(path)
-        if key is None:
-            key = normalise_transport(path)
-            if len(self.transport_cache) < MAX_CACHE:
-                self.transport_cache[path] = key
-        ends = _ends(collnet, tail[:vi].split())
+        key = self.transport_key(tail[vi + 5 :].strip().rstrip("`'\""))  # a pasted line keeps no quote
+        ends = _ends(word == "CollNet", tail[:vi].split())
         host = dev = None
         want_sample = len(self.sample) < MAX_SAMPLE
         local = next((e[0] for e in ends if e[2]), None)
-        want_host = (local is not None and local not in self.host_tried and len(self.host_tried) < MAX_RANKS
-                     and (local not in self.ranks or self.ranks[local][0] is None))
-        if want_sample or want_host:
+        if want_sample or self.host_wanted(local):
             host, dev = self.locate(chunk, base, tail_b, want_sample)
             if local is not None:
                 self.host_tried.add(local)
@@ -325,9 +262,22 @@ class Facts:
                 keys = self.net_keys_by_rank[local] = set()
             if keys is not None and len(keys) < MAX_TRANSPORTS:
                 keys.add(key)
-        if "GDRDMA" in key:
-            self.gdr_on = True
+        self.gdr_on = self.gdr_on or "GDRDMA" in key
         return key
+
+    def transport_key(self, path: str) -> str:
+        """The transport key of a connection's path (normalise_transport), cached."""
+        key = self.transport_cache.get(path)
+        if key is None:
+            key = normalise_transport(path)
+            if len(self.transport_cache) < MAX_CACHE:
+                self.transport_cache[path] = key
+        return key
+
+    def host_wanted(self, local) -> bool:
+        """Whether the host of the local rank of a connection line is still to be looked up."""
+        return (local is not None and local not in self.host_tried and len(self.host_tried) < MAX_RANKS
+                and (local not in self.ranks or self.ranks[local][0] is None))
 
     def locate(self, chunk: bytes, base: int, tail_b: bytes, sample: bool) -> tuple:
         """Find the first line of the chunk that ends in this connection text: its prefix's (host,

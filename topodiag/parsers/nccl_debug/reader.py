@@ -1,8 +1,8 @@
 """The scanner of an NCCL_DEBUG log: one engine over bytes, a chunk of whole lines at a time.
 
 A chunk (about CHUNK bytes, cut after a newline) gets one line scan and Python sees only what
-carries facts: `digest(chunk)` is the state-free bulk of the work. The scan (topodiag/parsers/
-_linescan.py `tagged`: compiled C where the install could build it, a pure-Python twin otherwise,
+carries facts: `digest(chunk)` is the state-free bulk of the work. The scan (lines.py
+`tagged`: compiled C where the install could build it, a pure-Python twin otherwise,
 the same values) gives the line and tag counts, the (host, device) of the line prefixes, each
 distinct INFO/TRACE tag text with its count and first place -- the bulk of a big log is a few hundred
 texts repeated by every rank, so each "8[0] -> 15[7] via P2P/IPC" connection text or fact message is
@@ -18,7 +18,7 @@ not ASCII is decoded ("replace"), normalised and encoded again before it is read
 always that of the decoded text (`parse_binary(f) == parse(f.read().decode("utf-8", "replace"))`).
 
 `digest` depends on nothing but its chunk, so a caller may compute it elsewhere -- the loader maps
-it over the chunks of a big file in a worker process (topodiag/load/parallel.py) -- and pass each
+it over the chunks of a big file in a worker process (topodiag/scan/parallel.py) -- and pass each
 chunk with its digest to `parse_chunks`, which merges them in order. The parser itself starts no
 process and no thread.
 """
@@ -29,8 +29,9 @@ import re
 from collections import Counter
 from typing import BinaryIO, Iterable, Iterator, Optional
 
-from .. import _chunks, _linescan
-from .._chunks import CHUNK
+from ...scan import chunks as _chunks
+from . import lines as _linescan
+from ...scan.chunks import CHUNK
 from ..base import ANSI_RE
 from . import classify
 from .facts import Facts
@@ -87,9 +88,13 @@ def normalise(raw: bytes) -> bytes:
     decoded first ("replace") and encoded back, so its bytes are those of the decoded text (valid
     UTF-8 with nothing to change is returned as it is: the same bytes)."""
     if not raw.isascii():
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        else:  # valid UTF-8: what changes (CR, ANSI codes, tabs) is ASCII, never inside a character
+            return _normalise_ascii(raw)
         text = raw.decode("utf-8", "replace")
-        if "\ufffd" not in text and "\r" not in text and "\x1b" not in text and "\t" not in text:
-            return raw  # valid UTF-8 with nothing to change: these are the bytes of the decoded text
         if "\r" in text:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         if "\x1b" in text:
@@ -97,6 +102,11 @@ def normalise(raw: bytes) -> bytes:
         if "\t" in text:
             text = text.replace("\t", " ")
         return text.encode("utf-8")
+    return _normalise_ascii(raw)
+
+
+def _normalise_ascii(raw: bytes) -> bytes:
+    """`normalise` of ASCII or valid UTF-8 bytes: the same edits on the bytes (ANSI_RE matches ASCII only)."""
     if b"\r" in raw:
         raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     if b"\x1b" in raw:
@@ -114,7 +124,7 @@ def digest(raw: bytes) -> Digest:
     INFO/TRACE lines name (the text before the line's first tag: (host, device) pairs, or the raw text
     where it is not ASCII), distinct, in order, then the line scan's tag texts, per-QP places, untagged
     marks and WARN lines: see Digest). All but the connection counts and the mark bits come from one
-    pass (topodiag/parsers/_linescan.py `tagged`). A chunk without "NCCL" has no counts, unless it
+    pass (lines.py `tagged`). A chunk without "NCCL" has no counts, unless it
     holds bare connection lines (BARE_CONN_RE): those are its connections and its INFO count."""
     c = normalise(raw)
     same = 16 if c is raw else 0
@@ -392,13 +402,13 @@ def _last_error(st: Facts, c: bytes, ls: int, le: int, line_no: int, done: int) 
 # ---- cutting input into chunks, and the entry points ------------------------------------------------
 
 def iter_chunks(handle: BinaryIO) -> Iterator[bytes]:
-    """Chunks of whole lines of about CHUNK bytes from a file opened "rb" (topodiag/parsers/_chunks.py)."""
+    """Chunks of whole lines of about CHUNK bytes from a file opened "rb" (topodiag/scan/chunks.py)."""
     return _chunks.iter_chunks(handle, CHUNK)
 
 
 class ChunkReader:
     """The in-order merge as an object: `feed(chunk, digest=None)` chunk after chunk, then `result()`.
-    How the loader reads one file once for every parser that reads it (topodiag/load/onepass.py)."""
+    How the loader reads one file once for every parser that reads it (topodiag/scan/onepass.py)."""
 
     def __init__(self) -> None:
         self.st = Facts()

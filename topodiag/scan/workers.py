@@ -1,6 +1,6 @@
 """Forked worker processes beside this one, for work split over the machine's CPUs (a big log's
-chunks digested ahead, topodiag/load/parallel.py; one of two parsers of a big log read whole,
-topodiag/load/onepass.py; a big member's second half scanned, topodiag/bundle/redact_stream.py; the
+chunks digested ahead, topodiag/scan/parallel.py; one of two parsers of a big log read whole,
+topodiag/scan/onepass.py; a big member's second half scanned, topodiag/bundle/redact_stream.py; the
 second half of a big directory of fleet reports tallied, topodiag/fleet/split.py).
 
 How many processes work at once follows the machine: `worker_count()` is the number of CPUs this

@@ -1,12 +1,12 @@
 """Cutting a big input into chunks of whole lines, for the parsers that read bytes a chunk at a time
 (nccl_debug, nccl_tests). One way of cutting, so that the loader can read a file once and hand the
-same chunks to every parser that reads it (topodiag/load/onepass.py)."""
+same chunks to every parser that reads it (topodiag/scan/onepass.py)."""
 
 from __future__ import annotations
 
 from typing import BinaryIO, Iterable, Iterator
 
-from .base import ParseError
+from ..errors import ParseError
 
 CHUNK = 1 << 22  # bytes (or characters of text) read at a time; lines are never cut below this
 

@@ -1,11 +1,11 @@
 """Spreading a big log over two processes: a map over its chunks plus an in-order merge.
 
-A parser that can (nccl_debug, nccl_tests: `iter_chunks`, `digest`, `parse_chunks`) splits its work
-in two: a state-free `digest` of each chunk and an in-order merge that needs the state of the chunks
-before. `digested` gives each chunk with its digests for a list of such parsers (topodiag/load/onepass.py
-uses it for a big file that one of them reads; a file that several read is split by parser there).
+A reader that can (a module or object with `iter_chunks`, `digest`, `parse_chunks`: the nccl_debug
+and nccl_tests parsers) splits its work in two: a state-free `digest` of each chunk and an in-order
+merge that needs the state of the chunks before. `digested` gives each chunk with its digests for a
+list of such readers (topodiag/scan/onepass.py uses it for a big file that one of them reads; a file that several read is split by parser there).
 For a regular file of PARALLEL_MIN_BYTES or more, with a worker count of two or more
-(topodiag/workers.py `worker_count`: the usable CPUs, or TOPODIAG_WORKERS), the digests are computed
+(topodiag/scan/workers.py `worker_count`: the usable CPUs, or TOPODIAG_WORKERS), the digests are computed
 in worker processes (the count less one: this process merges) while this process merges, in order:
 the digests of the next chunks are computed while chunk k is merged. The worker reads its chunk from the file itself (by offset), so only the small
 digests cross the pipe; it sends back the chunk's length and last bytes with each, and any digest
@@ -23,7 +23,7 @@ import stat
 from collections import deque
 from typing import BinaryIO, Iterator, Optional
 
-from ..workers import fork_ok, release, worker_count, worker_pool
+from .workers import fork_ok, release, worker_count, worker_pool
 
 PARALLEL_MIN_BYTES: Optional[int] = 64 << 20  # files from this size get a worker (None: never)
 AHEAD = 2  # digests requested ahead of the merge, per worker
@@ -33,11 +33,10 @@ _TAIL = 16
 _fds: dict[str, int] = {}  # the worker's open files
 
 
-def _digest_range(source, path: str, off: int, n: int) -> tuple[int, bytes, object]:
-    """In the worker: read bytes [off, off+n) of `path` and digest them with `source`'s parser (a
-    tuple of sources: a tuple of digests, one per parser, for a file read once by several)."""
-    from ..parsers import get
-
+def _digest_range(digest, path: str, off: int, n: int) -> tuple[int, bytes, object]:
+    """In the worker: read bytes [off, off+n) of `path` and digest them with `digest` (a module-level
+    function, sent by reference; a tuple of them: a tuple of digests, one per reader, for a file read
+    once by several)."""
     fd = _fds.get(path)
     if fd is None:
         fd = _fds[path] = os.open(path, os.O_RDONLY)
@@ -49,9 +48,9 @@ def _digest_range(source, path: str, off: int, n: int) -> tuple[int, bytes, obje
         parts.append(b)
         got += len(b)
     data = b"".join(parts)
-    if isinstance(source, tuple):
-        return len(data), data[-_TAIL:], tuple(get(s).digest(data) for s in source)
-    return len(data), data[-_TAIL:], get(source).digest(data)
+    if isinstance(digest, tuple):
+        return len(data), data[-_TAIL:], tuple(d(data) for d in digest)
+    return len(data), data[-_TAIL:], digest(data)
 
 
 def worth_it(parser, handle: BinaryIO) -> bool:
@@ -88,7 +87,7 @@ def parse_in_two(parser, handle: BinaryIO):
         return parser.parse_chunks(parser.iter_chunks(handle))
     done = False
     try:
-        out = parser.parse_chunks(_paired(parser, handle, pool, file_path(handle), parser.INFO.source,
+        out = parser.parse_chunks(_paired(parser, handle, pool, file_path(handle), parser.digest,
                                           min(MAX_AHEAD, AHEAD * workers)))
         done = True
         return out
@@ -107,7 +106,7 @@ def digested(parsers, handle: BinaryIO) -> Iterator[tuple[bytes, Optional[tuple]
         return
     done = False
     try:
-        yield from _paired(parsers[0], handle, pool, file_path(handle), tuple(p.INFO.source for p in parsers),
+        yield from _paired(parsers[0], handle, pool, file_path(handle), tuple(p.digest for p in parsers),
                            min(MAX_AHEAD, AHEAD * workers))
         done = True
     finally:
@@ -119,7 +118,7 @@ def digest_workers() -> int:
     return max(1, worker_count() - 1)
 
 
-def _paired(parser, handle: BinaryIO, pool, path: str, source, ahead: int = AHEAD
+def _paired(parser, handle: BinaryIO, pool, path: str, digest, ahead: int = AHEAD
             ) -> Iterator[tuple[bytes, Optional[tuple]]]:
     off = handle.tell()
     pending: deque = deque()
@@ -128,7 +127,7 @@ def _paired(parser, handle: BinaryIO, pool, path: str, source, ahead: int = AHEA
         fut = None
         if not broken:
             try:
-                fut = pool.submit(_digest_range, source, path, off, len(chunk))
+                fut = pool.submit(_digest_range, digest, path, off, len(chunk))
             except Exception:  # a broken pool: no more requests
                 broken = True
         off += len(chunk)

@@ -1,38 +1,19 @@
-"""Two whole-chunk line scans of the NCCL log readers, compiled where the build could compile them.
-
-`tagged(chunk)` serves the NCCL_DEBUG reader (nccl_debug/reader.py), `untagged(chunk)` the nccl-tests
-reader (nccl_tests.py). Each is one pass of memchr/memmem in topodiag/_cscan.c, which the wheel
-build compiles when a C compiler is there (hatch_build.py); without it the pure-Python twins below
-give the same values (tests/parsers/test_linescan.py compares the two on every fixture and on generated
-text), only slower. `COMPILED` says which one runs; `TOPODIAG_PURE=1` in the environment forces the
-Python twins (how the tests compare them, and a way out should the compiled one ever misbehave).
-
-A chunk is bytes of whole lines as the readers cut them (topodiag/parsers/_chunks.py), already
-normalised (CR and ANSI codes out).
+"""The per-chunk line scan of the NCCL_DEBUG reader (reader.py `digest`): `tagged(chunk)`, in C where
+the install compiled topodiag/scan/_cscan.c (topodiag/scan/lines.py loads it), else `tagged_py`
+below, which gives the same values (tests/parsers/test_linescan.py compares the two). A chunk is
+bytes of whole lines as topodiag/scan/chunks.py cuts them, already normalised (CR and ANSI codes out).
 """
 
 from __future__ import annotations
 
-import bisect
 import collections
 import itertools
 import operator
-import os
 import re
 
-from .nccl_debug.facts import PREFIX_RE
-from .nccl_debug.prefix import first_prefix
-
-try:  # the compiled twin: absent where the build had no C compiler
-    from .. import _cscan as _compiled
-except ImportError:  # pragma: no cover - depends on the build
-    _compiled = None
-
-INFO_TAG = b" NCCL INFO "  # the tags of the lines the nccl-tests reader leaves out (nccl_tests.py too)
-TRACE_TAG = b" NCCL TRACE "
-# a tagged line that the nccl-tests reader still reads: nothing printable after its last tag
-_INFO_END_RE = re.compile(rb" NCCL (?:INFO|TRACE) [^!-~\n]*$", re.M)
-_TAG_SPLIT_RE = re.compile(rb"NCCL (?:INFO|TRACE) ")
+from ...scan.lines import LATER_TEXT_MAX, TAGS_PER_LINE, compiled
+from .facts import PREFIX_RE
+from .prefix import first_prefix
 
 
 def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, list]:
@@ -47,26 +28,22 @@ def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, lis
     "NCCL failure", "NCCL error" and "NCCL version" with no "NCCL INFO", "NCCL WARN" or "NCCL TRACE"
     before them on their line (`marks`); (position, line start, line end, line index in the chunk) of
     the first "NCCL WARN" of each line (`warns`)."""
-    pieces = c.split(b"NCCL INFO ") if b"NCCL TRACE " not in c else None
-    messages, per_line, one_per_line = _messages(c, pieces)
+    trace = b"NCCL TRACE " in c
+    pieces = _TAG_SPLIT_RE.split(c) if trace else c.split(b"NCCL INFO ")
+    messages, per_line, _ = _messages(c, pieces, trace)
     marks, warns = _marks_warns(c)
     return (c.count(b"\n"), c.count(b"NCCL INFO"), c.count(b"NCCL WARN"), c.count(b"NCCL TRACE"),
-            _prefix_keys(c, pieces, len(pieces) - 1 if one_per_line else None), messages, per_line, marks, warns)
+            _prefix_keys(c, pieces), messages, per_line, marks, warns)
 
 
-def _prefix_keys(c: bytes, pieces, n_tags) -> dict:
+def _prefix_keys(c: bytes, pieces: list) -> dict:
     """The prefixes of `tagged_py`, with C-level passes: the chunk cut at its tags (`pieces`: at each
-    "NCCL INFO ", or None when it holds "NCCL TRACE "), the text after each piece's last newline; an
-    ASCII prefix's pid and tid set to 0 before it is read (PREFIX_RE finds the same host and device in
-    it: they are never the host, see _PID_TID_B), so that thousands of pid/tid prefixes are read as the
-    few they stand for. When each tagged line holds one "NCCL INFO " (n_tags of them) and every one of
-    them starts with a plain `host:pid:tid [dev] ` (_PLAIN_PREFIX_B: what PREFIX_RE reads as that host
-    and device), the pairs are read off those lines in one `findall`."""
-    if n_tags is not None and c.count(b"] NCCL INFO ") == n_tags:  # (a cheap test first: each tag after "] ")
-        first = _PLAIN_FIRST_B.match(c)
-        found = ([first.groups()] if first else []) + _PLAIN_PREFIX_B.findall(c)
-        if len(found) == n_tags:
-            return dict.fromkeys((host, int(dev)) for host, dev in dict.fromkeys(found))
+    "NCCL INFO ", or at each INFO/TRACE tag when it holds "NCCL TRACE "), the text after each piece's
+    last newline; an ASCII prefix's pid and tid set to 0 before it is read (PREFIX_RE finds the same
+    host and device in it: they are never the host, see _PID_TID_B), so that thousands of pid/tid
+    prefixes are read as the few they stand for. (A `findall` of plain `host:pid:tid [dev] ` line
+    starts was tried first until it was measured: 32 ms a 4 MiB chunk where it held, 64 where a few
+    launcher-prefixed lines made it fail, against 22-35 ms for this path alone.)"""
     if pieces is None:
         pieces = _TAG_SPLIT_RE.split(c)
     if len(pieces) < 2:
@@ -87,17 +64,21 @@ def _prefix_keys(c: bytes, pieces, n_tags) -> dict:
     return dict.fromkeys(k for k in keys if k is not None)
 
 
-def _messages(c: bytes, pieces) -> tuple[dict, list, bool]:
-    """`messages` and `per_line` of `tagged_py`. A chunk without "NCCL TRACE " whose lines hold one
-    "NCCL INFO " each at most (the rule: `findall` of the tag's text to the end of the line then finds
-    every tag) takes C-level passes: the texts in order, each tag's place from the lengths of the
-    pieces between tags; any other chunk, a loop over its tags. The third value says which."""
+def _messages(c: bytes, pieces: list, trace: bool) -> tuple[dict, list, bool]:
+    """`messages` and `per_line` of `tagged_py`, the chunk cut at its tags (`pieces`; at "NCCL INFO "
+    only unless `trace`). A chunk whose lines hold one tag each at most (the rule: `findall` of the
+    tag's text to the end of the line then finds every tag) takes C-level passes: the texts in order,
+    each tag's place from the lengths of the pieces and tags before it; any other chunk, a loop over
+    its tags. The third value says which."""
     messages: dict = {}
     if pieces is not None:
-        texts = _TEXT_RE.findall(c)
+        texts = (_TAGGED_TEXT_RE if trace else _TEXT_RE).findall(c)
         if len(texts) == len(pieces) - 1:
+            # each tag's length: "NCCL INFO " 10, "NCCL TRACE " 11 (its sixth byte a "T", 84)
+            tags = (map(operator.add, map((84).__eq__, map(operator.itemgetter(5), texts)), itertools.repeat(10))
+                    if trace else itertools.repeat(10, len(texts)))
             places = list(map(operator.add, itertools.accumulate(map(len, pieces[:-1])),
-                              range(0, 10 * len(texts), 10)))
+                              itertools.accumulate(tags, initial=0)))
             counts = collections.Counter(texts)
             nets = {t for t in counts if _NET_IB_TEXT_RE.match(t)}  # read line by line: by place
             per_line: list = []
@@ -139,13 +120,8 @@ def _marks_warns(c: bytes) -> tuple[list, list]:
     the previous mark on, when that is on the same line: linear), each WARN line once."""
     marks: list = []
     prev, tagged = -1, False
-    places = []
-    for word in (b"NCCL failure", b"NCCL error", b"NCCL version"):
-        at = c.find(word)
-        while at >= 0:
-            places.append(at)
-            at = c.find(word, at + 1)
-    for at in sorted(places):
+    places = [m.start() for m in _MARK_RE.finditer(c)] if b"NCCL " in c else []  # (no two overlap)
+    for at in places:
         if prev >= 0 and c.find(b"\n", prev, at) < 0:  # the same line as the previous mark
             seg = c[prev:at + 1]
         else:
@@ -171,21 +147,13 @@ def _marks_warns(c: bytes) -> tuple[list, list]:
     return marks, warns
 
 
-# the INFO/TRACE tags of a line whose text is read (each text runs to the end of the line: a line of
-# repeated tags would cost its length squared; the output of a few processes run together is read)
-TAGS_PER_LINE = 4
-LATER_TEXT_MAX = 4096  # the text of a line's second to fourth tag is cut here: a giant line costs itself once
 _TAG_RE = re.compile(rb"NCCL (?:INFO|TRACE) ")
+_MARK_RE = re.compile(rb"NCCL (?:failure|error|version)")
+_TAG_SPLIT_RE = _TAG_RE
 _NET_IB_RE = re.compile(rb"(?:\[Rank [0-9]{1,9}\] )?NET/IB: ")
 _NET_IB_TEXT_RE = re.compile(rb"NCCL (?:INFO|TRACE) (?:\[Rank [0-9]{1,9}\] )?NET/IB: ")
 _TEXT_RE = re.compile(rb"NCCL INFO [^\n]*")
-# a line that starts with a plain "host:pid:tid [dev] " before its tag: ASCII, PREFIX_RE's host class
-# without controls, blanks between tid and device; the device in 1-9 digits (as the compiled scanner
-# reads it); at a line's start after a newline, and at the chunk's start
-_PLAIN = (rb"([\x21\x23-\x26\x28-\x39\x3b-\x5a\x5c\x5e\x5f\x61-\x7f]+):[0-9]+:[0-9]+[ \t]+\[([0-9]{1,9})\] "
-          rb"NCCL INFO ")
-_PLAIN_PREFIX_B = re.compile(rb"\n" + _PLAIN)
-_PLAIN_FIRST_B = re.compile(_PLAIN)
+_TAGGED_TEXT_RE = re.compile(rb"NCCL (?:INFO|TRACE) [^\n]*")
 # an ASCII prefix's ":pid:tid" before a blank (PREFIX_RE's \s over text). Neither run can be the host
 # PREFIX_RE finds (a host is followed by ":digits:digits" and a blank) nor hold one, so with both set to
 # 0 it finds the same host and device
@@ -222,48 +190,4 @@ def _find_prefix_b(pre: bytes):
     return first_prefix(pre, _PREFIX_TAIL_B, _NOT_HOST_B.__contains__)
 
 
-def untagged_py(c: bytes) -> tuple[int, list[int], list[bytes]]:
-    """(n, keep, picked): the chunk's lines as `c.split(b"\\n")` cuts them (no line after a final
-    newline): their count; the indices of the non-empty lines without " NCCL INFO " or " NCCL TRACE "
-    and of the lines whose last such tag is followed by nothing but bytes outside "!".."~"; those
-    lines."""
-    lines = c.split(b"\n")
-    if c.endswith(b"\n"):
-        lines.pop()
-    n = len(lines)
-    info = map(operator.contains, lines, itertools.repeat(INFO_TAG))
-    if TRACE_TAG in c:
-        info = map(operator.or_, info, map(operator.contains, lines, itertools.repeat(TRACE_TAG)))
-    keep = list(itertools.compress(range(n), map(operator.not_, info)))
-    picked = _pick(lines, keep)
-    if not all(picked):  # an empty line is never one
-        ok = list(map(bool, picked))
-        keep, picked = list(itertools.compress(keep, ok)), list(itertools.compress(picked, ok))
-    if len(keep) < n:  # tagged lines with nothing printable after the tag
-        extra = set()
-        ends = None
-        for m in _INFO_END_RE.finditer(c):
-            if ends is None:
-                ends = list(itertools.accumulate(map(len, lines)))
-                ends = list(map(operator.add, ends, range(n)))
-            extra.add(bisect.bisect_right(ends, m.start()))
-        if extra:
-            keep = sorted(set(keep) | extra)
-            picked = _pick(lines, keep)
-    return n, keep, list(picked)
-
-
-def _pick(lines: list[bytes], at: list[int]) -> list[bytes]:
-    """The lines at these indices (one C-level call)."""
-    if len(at) > 1:
-        return list(operator.itemgetter(*at)(lines))
-    return [lines[at[0]]] if at else []
-
-
-# the compiled module is used when it shares the twins' limits (a module built from an older source,
-# left beside a newer checkout, is not) and TOPODIAG_PURE does not ask for the twins
-COMPILED = (_compiled is not None and os.environ.get("TOPODIAG_PURE", "") in ("", "0")
-            and getattr(_compiled, "TAGS_PER_LINE", None) == TAGS_PER_LINE
-            and getattr(_compiled, "LATER_TEXT_MAX", None) == LATER_TEXT_MAX)
-tagged = _compiled.tagged if COMPILED else tagged_py
-untagged = _compiled.untagged if COMPILED else untagged_py
+tagged = compiled.tagged if compiled is not None else tagged_py

@@ -4,7 +4,7 @@ An nccl-tests run with NCCL_DEBUG=INFO is both an nccl-tests output and an NCCL 
 names both sources; a log of a cluster's jobs appended together is the same, at gigabytes. The
 parsers that read bytes a chunk at a time (`ChunkReader`, `digest`, `iter_chunks`: nccl_debug and
 nccl_tests) get the same chunks from one read of the file: each chunk is handed to every reader in
-turn. A big file (topodiag/load/parallel.py `worth_it`) read by several of them is read once in each
+turn. A big file (topodiag/scan/parallel.py `worth_it`) read by several of them is read once in each
 of two processes instead, each parser whole in one of them (`_split`, below); a big file read by one
 of them gets the digests of its chunks from a worker (parallel.py `digested`). Memory is a few chunks
 and each parser's bounded state, whatever the size of the file.
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import BinaryIO, Iterator, Optional
 
-from ..parsers.base import ParseError
+from ..errors import ParseError
 
 HEADER = b"#@"
 HEADER_END = b"#@ ---"
@@ -70,7 +70,11 @@ def parse_together(parsers, handle: BinaryIO) -> Optional[list]:
 
 
 def _read(parsers, chunks) -> Optional[list]:
-    readers = [p.ChunkReader() for p in parsers]
+    return _read_with([p.ChunkReader for p in parsers], chunks)
+
+
+def _read_with(makers, chunks) -> Optional[list]:
+    readers = [make() for make in makers]
     out: list = [None] * len(readers)
     try:
         first = True
@@ -104,7 +108,7 @@ def _read(parsers, chunks) -> Optional[list]:
 
 # A big file that several parsers read (an nccl-tests run with NCCL_DEBUG=INFO, a cluster's logs
 # appended together: nccl_debug and nccl_tests) is read in two processes at once, each parser whole in
-# one of them: this process reads the first half of the list, a forked worker (topodiag/workers.py)
+# one of them: this process reads the first half of the list, a forked worker (topodiag/scan/workers.py)
 # the rest, each from the page cache by itself, and only the worker's results (bounded: each parser
 # caps what it keeps) cross the pipe at the end. Each parser keeps its state across its chunks in its
 # own process, so nothing but the results is ever sent -- the per-chunk digests that `_chunks` gets
@@ -114,7 +118,7 @@ _NOT_SPLIT = object()
 
 
 def _split(parsers, handle: BinaryIO):
-    from ..workers import one_worker_pool, release
+    from .workers import one_worker_pool, release
     from . import parallel
 
     if not parallel.worth_it(list(parsers), handle):
@@ -127,7 +131,8 @@ def _split(parsers, handle: BinaryIO):
     try:
         start = handle.tell()
         try:
-            fut = pool.submit(_read_file, tuple(p.INFO.source for p in theirs), parallel.file_path(handle), start)
+            fut = pool.submit(_read_file, tuple(p.ChunkReader for p in theirs), theirs[0].iter_chunks,
+                              parallel.file_path(handle), start)
         except Exception:  # a pool that cannot start
             return _NOT_SPLIT
         got = _read(mine, ((chunk, None) for chunk in mine[0].iter_chunks(handle)))
@@ -150,15 +155,13 @@ def _split(parsers, handle: BinaryIO):
         release(pool, settled)
 
 
-def _read_file(sources: tuple, path: str, start: int) -> Optional[list]:
-    """In the worker: `_read` of these parsers over the file from `start`, each exception as a tuple
-    (an exception's own pickle drops ParseError's line number)."""
-    from ..parsers import get
-
-    parsers = [get(s) for s in sources]
+def _read_file(makers: tuple, iter_chunks, path: str, start: int) -> Optional[list]:
+    """In the worker: `_read` of these readers (their ChunkReader classes, sent by reference) over the
+    file from `start`, cut by `iter_chunks`, each exception as a tuple (an exception's own pickle
+    drops ParseError's line number)."""
     with open(path, "rb") as handle:
         handle.seek(start)
-        out = _read(parsers, ((chunk, None) for chunk in parsers[0].iter_chunks(handle)))
+        out = _read_with(list(makers), ((chunk, None) for chunk in iter_chunks(handle)))
     if out is None:
         return None
     return [("ParseError", r.message, r.line_no) if isinstance(r, ParseError)
