@@ -13,7 +13,7 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[2] / "topodiag"
 MARK = "#@"
 
-OWNERS = {"parsers/base.py", "load/onepass.py"}
+OWNERS = {"parsers/base.py", "scan/onepass.py"}
 KNOWN: set[str] = set()
 
 

@@ -32,7 +32,7 @@ from itertools import compress
 from typing import Iterable, Iterator, Optional
 
 from . import _kernel_log_re as K
-from ._chunks import bounded_put
+from ..scan.chunks import bounded_put
 from ._kernel_log_events import AER_TAIL, SOURCE, _refine, gate, split
 from .base import HEADER_END, HEADER_PREFIX, search_after
 
