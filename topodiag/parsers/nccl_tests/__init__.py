@@ -36,7 +36,7 @@ A row's `run` is the run whose banner or header last preceded it (approximate wh
 several processes interleaves). NCCL INFO lines are otherwise left to the nccl_debug parser.
 
 Big inputs (a cluster's logs appended together: gigabytes, thousands of runs): `parse_binary` and
-`parse_chunks` read bytes a chunk at a time (`digest` + `ChunkReader`, below; the loader reads a file
+`parse_chunks` read bytes a chunk at a time (`digest` + `ChunkReader`: stream.py; the loader reads a file
 once for this parser and nccl_debug, topodiag/load/onepass.py), with the result of `parse(text)`.
 The result is bounded: past ROW_CAP rows only sizes not kept yet are kept (up to ROW_HARD_CAP); runs
 are kept whole while fewer than RUN_ROWS_CAP rows and DEVICE_CAP rank lines are kept, and the runs
@@ -45,8 +45,9 @@ every kept run is judged as a run; failure, WARN and note lines keep the first L
 
 The package reads -> assembles -> validates: read.py (one line: prefixes, patterns, cells, layouts),
 assemble.py (the state over the lines: runs, rank lines, rows, failures), validate.py (the report and
-its notes, or ParseError), stream.py (the chunk engine over bytes), records.py (what the report holds), detect.py (`sniff`).
-The limits below are read when a reader is made (`limits()`), so a caller may lower them.
+its notes, or ParseError); stream.py is the chunk engine over bytes, records.py what the report holds,
+detect.py `sniff`. The limits below are read when a reader is made (`limits()`): a caller (a test)
+may lower them.
 """
 
 from __future__ import annotations
