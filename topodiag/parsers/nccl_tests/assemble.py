@@ -22,6 +22,10 @@ from .records import Device, Failure, Layout, Limits, NcclTestsReport, Row, Warn
 NOTHING = ("nothing",)
 _VERSION_OP, _STARTING_OP, _NTHREAD_OP = ("count", "version"), ("count", "starting"), ("count", "nthread")
 _BANNER_OP, _RANK_OP = ("banner",), ("rank",)
+# The first character after "#" and blanks of a banner line ("nccl-tests version", "rccl-tests version",
+# "nThread", "Collective test starting", "Using devices"), of a results header ("size", or "#" again:
+# the header's tokens are read after every leading "#"), of a summary ("Out of bounds", "Avg bus").
+_BANNER_FIRST, _HEADER_FIRST, _SUMMARY_FIRST = frozenset("nrCU"), frozenset("s#"), frozenset("OA")
 
 
 class Parser:
@@ -105,8 +109,9 @@ class Parser:
         m = _NCCL_LOG_RE.search(s)
         if m:
             if m.group(1) == "WARN":
-                self.keep(self.warnings, WarningLine(line_no, s))
-            self.info_line(s)
+                self.warning(WarningLine(line_no, s))
+            if self.nccl_line_version is None or self.info_nranks is None:
+                self.info_line(s)
             return True
         if not s.startswith("NCCL version "):
             return False
@@ -146,9 +151,14 @@ class Parser:
 
     # -- comment lines ----------------------------------------------------------------------
     def comment(self, line_no: int, s: str) -> None:
-        if s[1:].lstrip().startswith("Rank") and self.device(s):  # the most frequent: no other pattern fits
+        """A line that starts with "#". Its patterns exclude each other by the word after the "#" (the
+        regexes' blanks after "#" are what str.lstrip skips), so each is tried only where that word fits."""
+        head = s[1:].lstrip()
+        if head.startswith("Rank") and self.device(s):  # the most frequent
             return
-        if self.banner_line(s) or self.device(s) or self.header_line(s) or self.summary(line_no, s):
+        first = head[:1]
+        if ((first in _BANNER_FIRST and self.banner_line(s)) or (first in _HEADER_FIRST and self.header_line(s))
+                or (first in _SUMMARY_FIRST and self.summary(line_no, s))):
             return
         m = _REDUCED_RE.match(s)
         if m:
@@ -252,9 +262,12 @@ class Parser:
         """A results row (or a row cut short by a failure); False when the line is something else.
         `failed` False: _FAIL_RE is known not to match the line."""
         if not failed and self.layout is not None and "[" not in s:
-            plain = _plain_row(self.layout, s)
+            plain = _plain_row(self.layout, s)  # read.py: the usual row, read by one regex
+            if plain is not None and not self.keeps(self.run):  # counted: only its #wrong cells are read
+                return self.cut_row(line_no, any(plain[i] not in ("0", "N/A") and _wrong(plain[i])
+                                                 for i in _plain_shape(self.layout)[4]))
             if plain is not None:
-                return self.plain_row(line_no, plain)
+                return self.add_row(line_no, *_plain_halves(self.layout, plain))
         first = s.split(None, 1)[0] if s else ""
         if "[" not in first and not _is_int(first) and not _cell_ok(first):
             return False  # its first token (no tag in it to take out) can start neither a row nor cells
@@ -269,13 +282,6 @@ class Parser:
         if fail:
             return self.failed_row(line_no, s, fail.start())
         return self.table_row(line_no, tokens)
-
-    def plain_row(self, line_no: int, plain: tuple) -> bool:
-        """A plain row of the layout in force (read.py `_plain_row`): kept, or counted."""
-        if not self.keeps(self.run):  # counted: only its #wrong cells are read
-            return self.cut_row(line_no, any(plain[i] not in ("0", "N/A") and _wrong(plain[i])
-                                             for i in _plain_shape(self.layout)[4]))
-        return self.add_row(line_no, *_plain_halves(self.layout, plain))
 
     def failed_row(self, line_no: int, s: str, at: int) -> bool:
         """A row cut short by a failure mark at `at`:
@@ -345,18 +351,26 @@ class Parser:
                 self.cut_run = run
         return self.cut_run is None or run < self.cut_run
 
-    def keep(self, items: list, item) -> None:
-        """A failure, WARN or note line, up to list_cap of each (the rest are counted)."""
-        if len(items) < self.lim.list_cap:
-            items.append(item)
+    def failure(self, f: Failure) -> None:
+        """A failure line, up to list_cap of them (the rest are counted)."""
+        if len(self.failures) < self.lim.list_cap:
+            self.failures.append(f)
         else:
             self.lists_dropped += 1
 
-    def failure(self, f: Failure) -> None:
-        self.keep(self.failures, f)
+    def warning(self, w: WarningLine) -> None:
+        """An NCCL WARN line, up to list_cap of them (the rest are counted)."""
+        if len(self.warnings) < self.lim.list_cap:
+            self.warnings.append(w)
+        else:
+            self.lists_dropped += 1
 
     def note(self, text: str) -> None:
-        self.keep(self.notes, text)
+        """A per-line note, up to list_cap of them (the rest are counted)."""
+        if len(self.notes) < self.lim.list_cap:
+            self.notes.append(text)
+        else:
+            self.lists_dropped += 1
 
     def repeated_row(self, s: str) -> bool:
         """Past row_cap: a plain results row (no tags, no failure text) whose size was already kept is
