@@ -83,7 +83,7 @@ def test_the_measure_sees_the_package():
     pytest.importorskip("radon.complexity")
     measured = measured_complexity()
     assert measured["topodiag/engine/site_config.py::load"] > 1
-    assert any(k.startswith("topodiag/parsers/nccl_tests.py::_Parser.") for k in measured)
+    assert any(k.startswith("topodiag/parsers/nccl_tests/assemble.py::Parser.") for k in measured)
     assert all(k.startswith("topodiag/") and "::" in k for k in measured)
     assert len(measured) > 500
 

@@ -7,6 +7,7 @@ stays bounded: whole runs are kept up to the caps, the rest counted and said in 
 from __future__ import annotations
 
 import io
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -165,3 +166,27 @@ def test_thousands_of_runs_stay_bounded_and_whole() -> None:
     assert f"{runs - len(kept)} runs (from run {len(kept) + 1} of {runs})" in note
     assert any("wrong results" in n and "in runs not kept" in n for n in r.notes)
     assert to_jsonable(_by_chunks(text.encode(), 1 << 16)) == to_jsonable(r)
+
+
+def _peak_of_runs(n: int) -> tuple[int, object]:
+    """Peak traced memory of reading `n` appended runs a chunk at a time (the input itself untraced)."""
+    handle = io.BytesIO("".join(_run(i, f"node{i % 7}", wrong=1 if i % 97 == 5 else 0) for i in range(n)).encode())
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        r = nccl_tests.parse_binary(handle)
+        return tracemalloc.get_traced_memory()[1], r
+    finally:
+        tracemalloc.stop()
+
+
+def test_runs_past_the_cut_are_read_in_bounded_memory(monkeypatch) -> None:
+    """A file of appended runs, past the cut (caps lowered so that it comes after 10 runs), read by
+    chunks: 8x the runs costs no more memory (tracemalloc at 1x and 8x: ~0.5 and ~4 MB of input)."""
+    monkeypatch.setattr(nccl_tests, "RUN_ROWS_CAP", 240)
+    monkeypatch.setattr(nccl_tests, "DEVICE_CAP", 20)
+    monkeypatch.setattr(nccl_tests, "CHUNK", 64 << 10)  # both sizes many chunks long: the steady state
+    (small, r1), (big, r8) = _peak_of_runs(150), _peak_of_runs(1200)
+    assert (r1.runs, r8.runs) == (150, 1200) and len(r1.rows) == len(r8.rows) == 240  # 10 runs kept in each
+    assert any("1190 runs (from run 11 of 1200) not kept" in n for n in r8.notes)
+    assert big <= 1.25 * small + (256 << 10), (small, big)

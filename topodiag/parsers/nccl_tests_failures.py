@@ -1,6 +1,6 @@
 """nccl-tests' failure lines, read through the catalogues (topodiag/catalogues/data/nccl-tests.json).
 
-The nccl-tests reader (nccl_tests.py) finds two kinds of failure line:
+The nccl-tests reader (the nccl_tests package: assemble.py) finds two kinds of failure line:
 
 - a line with a failure mark (FAIL_RE: "Test CUDA failure", "Test NCCL failure", "Test failure",
   "Test timeout", FAILED, aborts and signals): a failure whatever it says;

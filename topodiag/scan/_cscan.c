@@ -1,8 +1,8 @@
-/* The optional compiled line scanner of the NCCL log readers (topodiag/parsers/_linescan.py).
+/* The optional compiled line scanner of the NCCL log readers (topodiag/scan/lines.py).
  *
  * Two functions over one chunk of whole lines, each a single pass of memchr/memmem where the pure
  * Python version makes several passes and a C-level call per line. They return exactly what their
- * Python twins in topodiag/parsers/_linescan.py return (tests/parsers/test_linescan.py compares them on
+ * Python twins in topodiag/scan/lines.py return (tests/parsers/test_linescan.py compares them on
  * the fixtures and on generated text); the package works without this module, only slower.
  *
  *   tagged(chunk) -> (lines, info, warn, trace, prefixes, messages, per_line, marks, warns)
@@ -403,7 +403,7 @@ PyMODINIT_FUNC
 PyInit__cscan(void)
 {
     PyObject *m = PyModule_Create(&module);
-    /* the limits the pure-Python twins must share (topodiag/parsers/_linescan.py checks them) */
+    /* the limits the pure-Python twins must share (topodiag/scan/lines.py checks them) */
     if (m != NULL && (PyModule_AddIntConstant(m, "TAGS_PER_LINE", TAGS_PER_LINE) < 0 ||
                       PyModule_AddIntConstant(m, "LATER_TEXT_MAX", LATER_TEXT_MAX) < 0)) {
         Py_DECREF(m);

@@ -1,0 +1,352 @@
+"""The chunk engine: the same Parser (assemble.py), fed only the lines that can change its result.
+
+A big NCCL_DEBUG log is mostly "NCCL INFO" lines, of which this parser reads two facts (the NCCL
+version, nranks) and only until it has them. `digest(chunk)` is the state-free half, done with C-level
+passes over the chunk's bytes: it splits the chunk into lines and keeps (index, bytes) of each line
+that `Parser.feed` could act on: every non-empty line that is not an INFO/TRACE line. While the
+parser lacks its first text, the NCCL version or nranks, `ChunkReader` adds the chunk's first
+INFO/TRACE line and its first INFO/TRACE line whose text holds an NCCL version, and one that holds
+an nranks (a later one cannot change what the first set).
+`ChunkReader.feed` decodes those lines and feeds them, with their line numbers, to the same Parser
+the line path uses, so the result is `parse(text)`'s. An INFO/TRACE line is left out only when a
+printable ASCII character follows its last tag (_linescan.untagged keeps the others), so the line `feed`
+would see, stripped of trailing blanks, still holds the tag and is routed the same way.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import operator
+import re
+from typing import Optional
+
+from ...scan import chunks as _chunks, lines as _linescan
+from .. import nccl_tests_failures as _failures
+from ..base import ANSI_RE
+from .assemble import NOTHING, Parser, replay
+from .read import (_DEVICE_RE, _FAIL_WORDS, _NCCL_VERSION_RE, _NRANKS_RE, _SRUN_RE, _USING_RE, _WS_S, _plain_shape,
+                   _wrong)
+from .records import Limits, NcclTestsReport
+
+_INFO_B, _TRACE_B = _linescan.INFO_TAG, _linescan.TRACE_TAG
+_B_ANSI_RE = re.compile(ANSI_RE.pattern.encode())
+
+Digest = tuple  # (lines in the chunk, [indices of the lines picked], [their bytes], {indices of those with a failure word})
+
+
+def _normal(raw: bytes) -> bytes:
+    """CRLF and lone CR to LF, ANSI codes out: what clean_lines does, on bytes (the patterns are ASCII,
+    so the bytes of the cleaned text are the cleaned bytes)."""
+    if b"\r" in raw:
+        raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if b"\x1b" in raw:
+        raw = _B_ANSI_RE.sub(b"", raw)
+    return raw
+
+
+def _has_tag(line: bytes) -> bool:
+    return _INFO_B in line or _TRACE_B in line
+
+
+def _line_ends(lines: list[bytes]) -> list[int]:
+    """Where each line of a chunk ends (the offset of its newline): bisect_right(ends, pos) is the
+    index of the line holding the byte at pos."""
+    return list(map(operator.add, itertools.accumulate(map(len, lines)), range(len(lines))))
+
+
+def _first_info_fact(c: bytes, lines: list[bytes], mark: bytes, regex: re.Pattern) -> Optional[int]:
+    """Index of the chunk's first INFO/TRACE line whose text `regex` finds something in."""
+    pos = c.find(mark)
+    while pos >= 0:
+        i = c.count(b"\n", 0, pos)
+        line = lines[i]
+        if _has_tag(line) and regex.search(line.decode("utf-8", "replace").rstrip()):
+            return i
+        nl = c.find(b"\n", pos)
+        if nl < 0:
+            return None
+        pos = c.find(mark, nl + 1)
+    return None
+
+
+def _fail_lines(keep: list[int], picked) -> set[int]:
+    """Indices (in the chunk) of the picked lines that hold one of _FAIL_WORDS (found in bytes: the
+    words are ASCII), searched in the picked lines only."""
+    blob = b"\n".join(picked)
+    present = [w for w in _FAIL_WORDS if w in blob]
+    if not present:
+        return set()
+    ends = _line_ends(list(picked))
+    found = set()
+    for w in present:
+        pos = blob.find(w)
+        while pos >= 0:
+            found.add(keep[bisect.bisect_right(ends, pos)])
+            pos = blob.find(w, pos + 1)
+    return found
+
+
+def _lines_of(raw: bytes) -> tuple[bytes, list[bytes]]:
+    c = _normal(raw)
+    lines = c.split(b"\n")
+    if c.endswith(b"\n"):
+        lines.pop()
+    return c, lines
+
+
+def digest(raw: bytes) -> Digest:
+    """The state-free half of reading one chunk of whole lines (see above): (its line count, the
+    indices of the lines the parser could act on, their bytes, the indices of those that may hold a
+    failure mark). The lines are picked in one pass (topodiag/scan/lines.py `untagged`: compiled,
+    or C-level map/compress passes), not a Python loop; the INFO/TRACE lines that hold facts are added
+    by `ChunkReader` while the parser lacks them."""
+    n, keep, picked = _linescan.untagged(_normal(raw))
+    return n, keep, picked, _fail_lines(keep, picked)
+
+
+def _fact_lines(raw: bytes) -> tuple[list[int], list[bytes]]:
+    """The chunk's first INFO/TRACE line (it may be the file's first text), its first INFO/TRACE line
+    whose text holds an NCCL version and its first that holds an nranks: the parser reads them while it
+    lacks those (a later one cannot change what the first set)."""
+    c, lines = _lines_of(raw)
+    found = sorted({i for i in (_first_info(lines), _first_info_fact(c, lines, b"NCCL version", _NCCL_VERSION_RE),
+                                _first_info_fact(c, lines, b"nranks ", _NRANKS_RE)) if i is not None})
+    return found, [lines[i] for i in found]
+
+
+def _first_info(lines: list[bytes]) -> Optional[int]:
+    for i, line in enumerate(lines):
+        if _has_tag(line):
+            return i
+    return None
+
+
+# Past the cut (runs not kept: every run from then on is only counted), the lines of a big log are
+# mostly results rows and rank lines whose only effect is a count. `_counted` settles those in bytes,
+# for a line with no failure word and no "NCCL": a plain results row of the current layout (the
+# layout's row pattern over printable ASCII with tab/space separators) is counted as `row` counts it;
+# an ASCII rank line (_DEVICE_RE over bytes; none of the separators \x1c-\x1f that text patterns take
+# for blanks) is counted and "# Using devices" sets `banner`, as `comment` does; a bare "#", the lines
+# around a results header, and a line whose first character can start neither a row, a launcher
+# prefix nor a cell (and holds no "_perf") do nothing in `feed` either. Any other line goes to `feed`.
+_SEP_B = re.compile(rb"[\x1c-\x1f]")  # blanks to str.split and re's \s over text, not over bytes
+_HINT_B = re.compile(_failures.HINT_RE.pattern.encode())  # a word of a catalogued failure line
+_SRUN_B = re.compile(_SRUN_RE.pattern.encode())
+_DEVICE_B = re.compile(_DEVICE_RE.pattern.encode())
+_USING_B = re.compile(_USING_RE.pattern.encode())
+# the lines around a results header that say nothing to the parser: "#   out-of-place   in-place" above
+# it, "#  (B)  (elements) ... (us)  (GB/s)" under it
+_UNITS_B = re.compile(rb"#\s*(?:\(B\)|out-of-place)\s")
+
+
+# The same decisions over whole lines, for a chunk's lines at once (`_sieve`: one C-level map of a
+# regex's fullmatch over a list of lines): each pattern takes only lines `_counted` settles the same way
+# with the same effect, and leaves the rest to it. In one pass: a bare "#" and the lines around a
+# results header (no effect), rank lines (banner, devices_dropped), "# Using devices" (banner). Rows of
+# the layout in force: _plain_shape's row pattern for it (`_right_row_b`), region by region between
+# the lines that may change the layout (a results header holds "count"). (Lines of text whose first
+# character can start neither a row, a launcher prefix nor a cell are left to `_counted` and the memo:
+# a pattern for them, with its look-aheads for "NCCL" and "_perf", cost more than it saved.)
+_ASCII_S = r"(?!.*NCCL)(?=[\x00-\x1b\x20-\x7f]*\Z)"  # no "NCCL", ASCII, none of \x1c-\x1f (as `_counted` asks)
+_QUIET_B = re.compile((_WS_S + r"#(?:" + _WS_S + r"|\s*(?:\(B\)|out-of-place)\s+\S.*)").encode())
+# (the checks that read the whole line come after a literal start that few lines have, and that holds
+# no "NCCL" and nothing but ASCII blanks and letters: a line that fails early costs little)
+assert _DEVICE_RE.pattern.startswith(r"^#\s*Rank")
+_RANK_B = re.compile((_WS_S + r"#\s*Rank" + _ASCII_S + _DEVICE_RE.pattern[len(r"^#\s*Rank"):]).encode())
+_USING_LINE_B = re.compile((_WS_S + r"#\s*Using devices\b" + _ASCII_S + r".*").encode())
+_SETTLED_B = re.compile(b"|".join(b"(?:" + r.pattern + b")" for r in (_QUIET_B, _RANK_B, _USING_LINE_B)))
+
+
+def _sieve(regex: re.Pattern, at: list[int], lines: list[bytes]) -> tuple[list[int], list[bytes], list[bytes]]:
+    """(indices, lines) of the lines `regex` does not fullmatch, and the lines it does."""
+    hit = list(map(regex.fullmatch, lines))
+    if not any(hit):
+        return at, lines, []
+    miss = list(map(operator.not_, hit))
+    return list(itertools.compress(at, miss)), list(itertools.compress(lines, miss)), list(itertools.compress(lines, hit))
+
+
+_SETTLED, _NO_EFFECT = 1, 2
+
+
+def _counted(p: Parser, line: bytes, line_no: int) -> int:
+    """Whether `line` (of a run not kept) was a rank line or a plain results row, now counted (_SETTLED),
+    or a line that does nothing whatever the parser's state (_NO_EFFECT); 0 (False): `feed` reads it."""
+    st = line.strip()
+    if st[:1].isdigit():  # an srun prefix ("0: "), taken as _strip_prefix takes it, at most twice
+        for _ in range(2):
+            m = _SRUN_B.match(st)
+            if m is None:
+                break
+            st = st[m.end():].strip()
+    first = st[:1]
+    if first == b"#":
+        return _counted_comment(p, st)
+    if first.isdigit():
+        return _counted_row(p, st, line_no)
+    return _no_effect(st, first)
+
+
+def _counted_comment(p: Parser, st: bytes) -> int:
+    """A comment line past the cut: no effect, a rank line or "# Using devices" (settled), or 0."""
+    if st == b"#" or _UNITS_B.match(st):
+        return _NO_EFFECT
+    if b"NCCL" in st or not st.isascii() or _SEP_B.search(st):  # bytes and text patterns differ there
+        return False
+    if _DEVICE_B.match(st):
+        p.banner = True
+        p.devices_dropped += 1
+        return True
+    if _USING_B.match(st):
+        p.banner = True
+        return True
+    return False
+
+
+def _counted_row(p: Parser, st: bytes, line_no: int) -> int:
+    """A plain results row of the layout in force past the cut: counted (and its wrong results), or 0."""
+    shape = _plain_shape(p.layout) if p.layout is not None else None
+    regex = shape[5] if shape is not None else None
+    m = regex.fullmatch(st) if regex is not None else None
+    if m is None or b"[" in st or b"NCCL" in st or m.group(3).lower() in (b"nan", b"inf"):
+        return False
+    p.cut_row(line_no, any(m.group(i + 1) not in (b"0", b"N/A") and _wrong(m.group(i + 1)) for i in shape[4]))
+    return True
+
+
+def _no_effect(st: bytes, first: bytes) -> int:
+    """_NO_EFFECT for a line whose first token can be neither a row's size, a launcher prefix nor a
+    cell (and that no failure word or catalogue hint, "_perf" or "NCCL" is in); 0 for the others."""
+    if not first or not 32 < first[0] < 127 or first in b"0123456789+." or b"_perf" in st or b"NCCL" in st:
+        return False
+    if _HINT_B.search(st):  # may be a failure line the catalogue knows: `feed` looks
+        return False
+    second = st[1:2]
+    if first == b"[" or first == b"-":
+        return 0 if second.isdigit() or second == b"." or st[:4].lower() in (b"-nan", b"-inf") else _NO_EFFECT
+    return 0 if st[:3].lower() in (b"nan", b"inf", b"n/a") else _NO_EFFECT
+
+
+class ChunkReader:
+    """Chunks of whole lines in order (`feed(chunk, digest=None)`), then `result()`. A chunk may end
+    mid-line (a giant line cut by the chunker): the rest of it waits for the next chunk."""
+
+    def __init__(self, lim: Limits) -> None:
+        self.lim = lim
+        self.p = Parser(lim)
+        self.n = 0
+        self.carry = b""
+        self.memo: dict[bytes, tuple] = {}  # past the cut: a line -> its effect (see `_each`)
+
+    def feed(self, chunk: bytes, dg: Optional[Digest] = None) -> None:
+        if self.carry or not chunk.endswith(b"\n"):
+            chunk, dg = self.carry + chunk, None
+            end = len(chunk) - 1 if chunk.endswith(b"\r") else len(chunk)  # a CR may pair with the next LF
+            cut = max(chunk.rfind(b"\n", 0, end), chunk.rfind(b"\r", 0, end)) + 1
+            chunk, self.carry = chunk[:cut], chunk[cut:]
+            if not chunk:
+                return
+        self._lines(chunk, digest(chunk) if dg is None else dg)
+
+    def _lines(self, chunk: bytes, dg: Digest) -> None:
+        p = self.p
+        n, keep, picked, fails = dg
+        if p.first_text is None or p.nccl_line_version is None or p.info_nranks is None:
+            more, lines = _fact_lines(chunk)  # INFO/TRACE lines the parser may still read
+            new = set(more) - set(keep)
+            if new:
+                merged = dict(zip(more, lines))
+                merged.update(zip(keep, picked))
+                keep = sorted(merged)
+                picked = [merged[i] for i in keep]
+                fails = fails | new  # feed looks for failure marks itself in these
+        base = self.n + 1
+        if p.cut_run is not None and len(keep) > self.lim.bulk_min:
+            self._past_the_cut(base, keep, picked, fails)
+        else:
+            self._each(base, keep, picked, fails)
+        self.n += n
+
+    def _each(self, base: int, keep, picked, fails) -> None:
+        """Lines one by one; past the cut, a line fed before whose effect was recorded (`Parser.op`:
+        the banner, header and summary lines a cluster's runs repeat) is replayed without being read
+        again (`replay`), and `_counted` settles most of the others."""
+        p = self.p
+        feed = p.feed
+        memo = self.memo
+        for i, line in zip(keep, picked):
+            if p.cut_run is None or i in fails:
+                feed(base + i, line.decode("utf-8", "replace").rstrip(), i in fails)
+                continue
+            op = memo.get(line)
+            if op is not None:
+                replay(p, op)
+                continue
+            settled = _counted(p, line, base + i)  # the bulk past the cut
+            if settled:
+                if settled == _NO_EFFECT:
+                    _chunks.bounded_put(memo, line, NOTHING, self.lim.memo_cap)
+                continue
+            p.op = None
+            feed(base + i, line.decode("utf-8", "replace").rstrip(), False)
+            if p.op is not None:
+                _chunks.bounded_put(memo, line, p.op, self.lim.memo_cap)
+
+    def _past_the_cut(self, base: int, keep: list[int], picked, fails: set[int]) -> None:
+        """A chunk's lines past the cut: what `_each` does, with the lines of no effect, the rank lines
+        and the plain rows of the layout in force settled in bulk (`_sieve`); the rest, in order, by
+        `_each`. Lines that may hold a failure mark go to `_each` (they are never sieved)."""
+        p = self.p
+        at, lines = list(keep), list(picked)
+        held: list[tuple[int, bytes]] = []
+        if fails:
+            quiet = list(map(fails.__contains__, at))
+            held = list(zip(itertools.compress(at, quiet), itertools.compress(lines, quiet)))
+            loud = list(map(operator.not_, quiet))
+            at, lines = list(itertools.compress(at, loud)), list(itertools.compress(lines, loud))
+        at, lines, settled = _sieve(_SETTLED_B, at, lines)  # one pass; then which, over those only
+        if settled:  # the three kinds exclude each other: the rank lines are the others (their pattern costs most)
+            n_using = sum(map(bool, map(_USING_LINE_B.fullmatch, settled)))
+            n_rank = len(settled) - n_using - sum(map(bool, map(_QUIET_B.fullmatch, settled)))
+            p.devices_dropped += n_rank
+            if n_rank or n_using:
+                p.banner = True
+        if held:  # back in order, never sieved
+            merged = sorted(list(zip(at, lines)) + held)
+            at, lines = [i for i, _ in merged], [b for _, b in merged]
+        breaks = list(itertools.compress(range(len(lines)), map(operator.contains, lines, itertools.repeat(b"count"))))
+        if fails:
+            breaks = sorted(set(breaks) | {k for k, i in enumerate(at) if i in fails})
+        # Regions of lines under one layout: a break ends one unless it is a line fed before (not one
+        # that may hold a failure mark) whose recorded effect leaves the layout in force as it is.
+        memo = self.memo
+        start = 0
+        for b in breaks:
+            op = memo.get(lines[b]) if at[b] not in fails else None
+            if op is not None and (op[0] != "header" or op[1] is None or not (op[2] or p.layout is None)
+                                   or op[1] == p.layout):
+                continue
+            self._region(base, at[start:b], lines[start:b], fails)
+            self._each(base, at[b:b + 1], lines[b:b + 1], fails)
+            start = b + 1
+        self._region(base, at[start:], lines[start:], fails)
+
+    def _region(self, base: int, at: list[int], lines: list[bytes], fails: set[int]) -> None:
+        """Lines under one layout: its plain rows counted at once, the others one by one in order."""
+        if not lines:
+            return
+        p = self.p
+        right = _plain_shape(p.layout)[6] if p.layout is not None else None
+        if right is not None:
+            at, lines, rows = _sieve(right, at, lines)
+            p.rows_cut += len(rows)
+        self._each(base, at, lines, fails)
+
+    def result(self) -> NcclTestsReport:
+        """The report (ParseError as `parse` raises it); call once."""
+        if self.carry:
+            self._lines(self.carry, digest(self.carry))
+            self.carry = b""
+        return self.p.finish()
+
