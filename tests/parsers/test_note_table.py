@@ -19,8 +19,7 @@ from topodiag.parsers.base import note, note_table
 
 PARSERS = Path(__file__).resolve().parents[2] / "topodiag" / "parsers"
 
-INLINE = {"ib_records.py", "iblinkinfo.py", "ibnetdiscover.py", "nccl_tests/assemble.py", "nccl_tests/validate.py",
-          "rdma_link.py"}
+INLINE = {"iblinkinfo.py", "ibnetdiscover.py", "rdma_link.py"}
 
 
 def _calls() -> list[tuple[str, str, set[str], str]]:
@@ -84,6 +83,42 @@ SENTENCES = [
     (("nccl_topo_xml", "affinity-invalid", {"numaid": 0, "affinity": "zz"}),
      "<cpu numaid=0> affinity 'zz' is not a CPU mask of comma-separated 32-bit hex words (at most 65536 CPUs): cpus null"),
     (("nccl_topo_xml", "not-modelled", {"what": "<nvs>"}), "<nvs> skipped (not part of the model)"),
+    (("nccl_tests", "max-bytes-reduced", {"line": 7, "max_bytes": "4294967296"}),
+     "line 7: maxBytes reduced to 4294967296 due to GPU memory limitation"),
+    (("nccl_tests", "partial-row", {"line": 40}), "line 40: partial results row skipped (no size/count/type columns)"),
+    (("nccl_tests", "row-cut-after-oop", {"line": 41}), "line 41: results row cut after the out-of-place columns"),
+    (("nccl_tests", "rows-not-kept", {"total": 5000, "dropped": 1000, "cap": 4000}),
+     "5000 results rows: 1000 that repeat a size already kept are not kept past the first 4000 "
+     "(peak_busbw_gbps and the checks read the rows kept)"),
+    (("nccl_tests", "lists-not-kept", {"dropped": 12, "cap": 1000}),
+     "12 further per-line notes, NCCL WARN and failure lines past the first 1000 not kept"),
+    (("nccl_tests", "several-tests", {"collectives": "all_reduce, all_gather"}),
+     "the file holds runs of several tests: all_reduce, all_gather"),
+    (("nccl_tests", "avg-summaries", {"count": 60, "avgs": "12.5, ? and 58 more"}),
+     "60 result summaries: Avg bus bandwidth 12.5, ? and 58 more (avg_busbw_gbps is the first)"),
+    (("nccl_tests", "several-libraries", {"versions": "2.18.3, 2.19.3"}),
+     "runs used different NCCL libraries: 2.18.3, 2.19.3 (nccl_version is the first)"),
+    (("nccl_tests", "runs-not-kept", {"not_kept": 3, "first": 8, "runs": 10, "rows": 75, "kept": 7}),
+     "3 runs (from run 8 of 10) not kept, to keep memory bounded: their 75 results rows and the rank lines are "
+     "counted, not judged; the first 7 runs are kept and judged run by run"),
+    (("nccl_tests", "wrong-rows-not-kept", {"rows": 2, "line": 901}),
+     "2 results rows with wrong results (#wrong > 0) in runs not kept, the first at line 901"),
+    (("nccl_tests", "rank-lines-not-kept", {"dropped": 64}),
+     '64 rank lines ("# Rank N ... on HOST device ...") not kept'),
+    (("nccl_tests", "independent-rank0-runs", {"runs": 8}),
+     "8 independent 1-rank runs: nccl-tests not built with MPI=1 (each process lists itself as Rank 0)"),
+    (("nccl_tests", "busbw-zero-nranks-1", {"rows": 25, "algbw": 21.456}),
+     "busbw is 0 in all 25 rows while algbw reaches 21.46 GB/s: NCCL reports nranks 1, so each process ran "
+     "its own test (nccl-tests not built with MPI=1?)"),
+    (("nccl_tests", "busbw-zero-1-rank", {"rows": 3, "algbw": 1.0}),
+     "busbw is 0 in all 3 rows while algbw reaches 1.00 GB/s: 1-rank communicators, so each process ran "
+     "its own test (nccl-tests not built with MPI=1?)"),
+    (("nccl_tests", "rows-interleaved", {"distinct": 23, "rows": 46}),
+     "results rows repeat message sizes out of order (23 distinct in 46 rows): output of several independent "
+     "processes interleaved"),
+    (("ib_records", "link-layer-inferred", {"line": 12, "ca": "mlx5_0", "port": 1, "ident": "0x5aa2e1fffedae626"}),
+     "line 12: mlx5_0 port 1: no link layer printed; Ethernet inferred from base lid 0, SM lid 0 and the "
+     "MAC-derived 0x5aa2e1fffedae626"),
 ]
 
 

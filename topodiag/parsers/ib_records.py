@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
-from .base import ParseError
+from .base import ParseError, note
 
 # -- records ---------------------------------------------------------------------------------
 
@@ -342,8 +342,8 @@ def infer_link_layers(cas: list[dict[str, Any]], notes: list[str]) -> tuple[Infe
             port["link_layer"] = "Ethernet"
             out.append(InferredLinkLayer(ca.get("name"), port.get("port"), "Ethernet",
                                          f"base lid 0, SM lid 0, MAC-derived GID/GUID {ident}", port["line_no"]))
-            notes.append(f"line {port['line_no']}: {ca.get('name') or 'a CA'} port {port.get('port')}: no link layer "
-                         f"printed; Ethernet inferred from base lid 0, SM lid 0 and the MAC-derived {ident}")
+            notes.append(note("ib_records", "link-layer-inferred", line=port["line_no"], ca=ca.get("name") or "a CA",
+                              port=port.get("port"), ident=ident))
     return tuple(out)
 
 

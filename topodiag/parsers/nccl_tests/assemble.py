@@ -10,6 +10,7 @@ from typing import Any
 
 from .. import _foreign
 from .. import nccl_tests_failures as _failures
+from ..base import note
 from . import validate as _validate
 from .read import (_AVG_RE, _DEVICE_RE, _ERROR_RE, _FAIL_RE, _HEADERS_RE, _HOST_TAIL_RE, _INT_RE, _LIBRARY_RE,
                    _NCCL_LOG_RE, _NCCL_VERSION_RE, _NRANKS_RE, _NTHREAD_RE, _OOB_RE, _PERF_RE, _REDUCED_RE,
@@ -163,7 +164,7 @@ class Parser:
         m = _REDUCED_RE.match(s)
         if m:
             self.parameters = {**self.parameters, "max_bytes_reduced_to": int(m.group(1))}
-            self.notes.append(f"line {line_no}: maxBytes reduced to {m.group(1)} due to GPU memory limitation")
+            self.notes.append(note("nccl_tests", "max-bytes-reduced", line=line_no, max_bytes=m.group(1)))
             return
         if _ERROR_RE.match(s):
             self.failure(Failure(line_no, s, None, self.run_index()))
@@ -274,7 +275,7 @@ class Parser:
         tokens = (_TAG_RE.sub(" ", s) if "[" in s else s).split()
         if len(tokens) >= 4 and all(_cell_ok(t) for t in tokens):
             # numbers only: the tail of a row whose start was cut (a real row has a type word)
-            self.note(f"line {line_no}: partial results row skipped (no size/count/type columns)")
+            self.note(note("nccl_tests", "partial-row", line=line_no))
             return True
         if not tokens or not _is_int(tokens[0]):
             return False
@@ -312,7 +313,7 @@ class Parser:
             return False
         ip = _half(layout.ip, cells[len(layout.oop):])
         if ip is None:
-            self.note(f"line {line_no}: results row cut after the out-of-place columns")
+            self.note(note("nccl_tests", "row-cut-after-oop", line=line_no))
             ip = {}
         return self.add_row(line_no, lead, oop, ip)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .. import _foreign
 from .. import nccl_tests_failures as _failures
-from ..base import ParseError
+from ..base import ParseError, note
 from .read import version_from_code
 from .records import NcclTestsReport, Row
 
@@ -59,39 +59,34 @@ def notes(p, runs: int, nranks: int | None, busbws: list[float]) -> list[str]:
     """The per-line notes, then the notes on the whole input."""
     out = list(p.notes)
     if p.rows_dropped:
-        out.append(f"{len(p.rows) + p.rows_dropped} results rows: {p.rows_dropped} that repeat a size already "
-                   f"kept are not kept past the first {p.lim.row_cap} (peak_busbw_gbps and the checks read the "
-                   "rows kept)")
+        out.append(note("nccl_tests", "rows-not-kept", total=len(p.rows) + p.rows_dropped, dropped=p.rows_dropped,
+                        cap=p.lim.row_cap))
     independent_run_notes(p, out, runs, nranks, busbws)
     bound_notes(p, out, runs)
     out.extend(_foreign.notes(p))
     if p.lists_dropped:
-        out.append(f"{p.lists_dropped} further per-line notes, NCCL WARN and failure lines past the first "
-                   f"{p.lim.list_cap} not kept")
+        out.append(note("nccl_tests", "lists-not-kept", dropped=p.lists_dropped, cap=p.lim.list_cap))
     if len(p.collectives) > 1:
-        out.append("the file holds runs of several tests: " + ", ".join(p.collectives))
+        out.append(note("nccl_tests", "several-tests", collectives=", ".join(p.collectives)))
     if p.avg_count > 1 and (p.avgs_differ or len(set(p.avgs)) > 1):
         more = p.avg_count - len(p.avgs)
-        out.append(f"{p.avg_count} result summaries: Avg bus bandwidth "
-                   + ", ".join("?" if a is None else f"{a:g}" for a in p.avgs)
-                   + (f" and {more} more" if more else "") + " (avg_busbw_gbps is the first)")
+        avgs = ", ".join("?" if a is None else f"{a:g}" for a in p.avgs) + (f" and {more} more" if more else "")
+        out.append(note("nccl_tests", "avg-summaries", count=p.avg_count, avgs=avgs))
     if len(p.libraries) > 1:
-        out.append("runs used different NCCL libraries: " + ", ".join(version_from_code(c) for c in p.libraries)
-                   + " (nccl_version is the first)")
+        versions = ", ".join(version_from_code(c) for c in p.libraries)
+        out.append(note("nccl_tests", "several-libraries", versions=versions))
     return out
 
 
 def bound_notes(p, notes: list[str], runs: int) -> None:
     """What was counted and not kept to keep the result bounded (thousands of runs in one file)."""
     if p.cut_run is not None:
-        notes.append(f"{runs - p.cut_run} runs (from run {p.cut_run + 1} of {runs}) not kept, to keep memory "
-                     f"bounded: their {p.rows_cut} results rows and the rank lines are counted, not judged; the "
-                     f"first {p.cut_run} runs are kept and judged run by run")
+        notes.append(note("nccl_tests", "runs-not-kept", not_kept=runs - p.cut_run, first=p.cut_run + 1, runs=runs,
+                          rows=p.rows_cut, kept=p.cut_run))
     if p.wrong_cut:
-        notes.append(f"{p.wrong_cut[0]} results rows with wrong results (#wrong > 0) in runs not kept, the "
-                     f"first at line {p.wrong_cut[1]}")
+        notes.append(note("nccl_tests", "wrong-rows-not-kept", rows=p.wrong_cut[0], line=p.wrong_cut[1]))
     if p.devices_dropped:
-        notes.append(f"{p.devices_dropped} rank lines (\"# Rank N ... on HOST device ...\") not kept")
+        notes.append(note("nccl_tests", "rank-lines-not-kept", dropped=p.devices_dropped))
 
 
 def independent_run_notes(p, notes: list[str], runs: int, nranks: int | None, busbws: list[float]) -> None:
@@ -99,13 +94,12 @@ def independent_run_notes(p, notes: list[str], runs: int, nranks: int | None, bu
     rank0 = [d for d in p.devices if d.rank == 0]
     if p.devices and len(rank0) == len(p.devices) and max(len(rank0), runs) >= 2:
         n = max(len(rank0), runs)
-        notes.append(f"{n} independent 1-rank runs: nccl-tests not built with MPI=1 "
-                     "(each process lists itself as Rank 0)")
+        notes.append(note("nccl_tests", "independent-rank0-runs", runs=n))
     algbws = [v for r in p.rows for v in (r.oop_algbw_gbps, r.ip_algbw_gbps) if v is not None]
     if busbws and all(v == 0 for v in busbws) and algbws and max(algbws) >= 1.0 and nranks in (None, 1):
-        said = "NCCL reports nranks 1" if p.info_nranks == 1 else "1-rank communicators"
-        notes.append(f"busbw is 0 in all {len(p.rows)} rows while algbw reaches {max(algbws):.2f} GB/s: "
-                     f"{said}, so each process ran its own test (nccl-tests not built with MPI=1?)")
+        rows, algbw = len(p.rows), max(algbws)
+        notes.append(note("nccl_tests", "busbw-zero-nranks-1", rows=rows, algbw=algbw) if p.info_nranks == 1
+                     else note("nccl_tests", "busbw-zero-1-rank", rows=rows, algbw=algbw))
     interleaved = interleaving_note(p.rows)
     if interleaved:
         notes.append(interleaved)
@@ -119,6 +113,5 @@ def interleaving_note(rows: list[Row]) -> str | None:
     for run_rows in by_run.values():
         keys = [(r.size_bytes, r.type, r.redop, r.root) for r in run_rows]
         if len(set(keys)) < len(keys):
-            return (f"results rows repeat message sizes out of order ({len(set(keys))} distinct in "
-                    f"{len(keys)} rows): output of several independent processes interleaved")
+            return note("nccl_tests", "rows-interleaved", distinct=len(set(keys)), rows=len(keys))
     return None
