@@ -516,3 +516,41 @@ class FabricPass:
         """One note per masked form of each field (masked_note), after the pass."""
         for field, seen in self.masked.items():
             self.notes.extend(masked_note(field, seen))
+
+
+class CaPass:
+    """What ibstat and ibv_devinfo keep while they read: the CA drafts (a host has a few), the CA and
+    port being read, tool errors, notes and the first text (for the refusal)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.cas: list[dict[str, Any]] = []
+        self.errors: list[ErrorLine] = []
+        self.notes: list[str] = []
+        self.first_text: tuple[int, str] | None = None
+        self.ca: dict[str, Any] | None = None
+        self.port: dict[str, Any] | None = None
+
+    def see(self, line_no: int, raw: str) -> str:
+        """The cleaned line ('' for a blank one); the first text is kept."""
+        line = strip_paste(raw)
+        if line and self.first_text is None:
+            self.first_text = (line_no, line)
+        return line
+
+    def open_ca(self, name: str | None, line_no: int) -> dict[str, Any]:
+        """A new CA draft, now the current one (no current port)."""
+        self.ca = new_ca(name, self.source, line_no)
+        self.cas.append(self.ca)
+        self.port = None
+        return self.ca
+
+    def open_port(self, number: int | None, line_no: int) -> dict[str, Any]:
+        """A new port draft of the current CA (a nameless CA for a fragment that starts inside one)."""
+        ca = self.ca if self.ca is not None else self.open_ca(None, line_no)
+        self.port = new_port(number, line_no)
+        ca["ports"].append(self.port)
+        return self.port
+
+    def frozen_cas(self) -> tuple[CA, ...]:
+        return tuple(freeze_ca(c) for c in self.cas)
