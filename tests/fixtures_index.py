@@ -6,6 +6,7 @@ An expected file holds either the parser's JSON form, or {"parse_error": {"line_
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +34,13 @@ class Fixture:
 
 
 def parser_fixtures() -> list[Fixture]:
-    """Every fixture pair under fixtures/<source>/ (host scenarios in fixtures/hosts are not parser cases)."""
+    """Every fixture pair under fixtures/<source>/ (host scenarios in fixtures/hosts are not parser cases).
+    The folder is listed once per test session (a module collecting per source called this dozens of times)."""
+    return list(_parser_fixtures())
+
+
+@functools.lru_cache(maxsize=1)
+def _parser_fixtures() -> tuple[Fixture, ...]:
     out = []
     for src_dir in sorted(p for p in FIXTURES.iterdir() if p.is_dir() and p.name not in ("hosts", "sysfs")):
         for path in sorted(src_dir.iterdir()):
@@ -42,7 +49,7 @@ def parser_fixtures() -> list[Fixture]:
             exp = path.with_name(path.name.rsplit(".", 1)[0] + ".expected.json")
             if exp.exists():
                 out.append(Fixture(src_dir.name, path, exp))
-    return out
+    return tuple(out)
 
 
 def fixture_texts() -> list[str]:

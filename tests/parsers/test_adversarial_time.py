@@ -229,6 +229,7 @@ def _fixtures_of(source: str) -> str:
     return "\n".join(blank_provenance_header(fx.text()) for fx in parser_fixtures() if fx.source == source) + "\n"
 
 
+@pytest.mark.slow  # 1 MB twice per source, about a minute in all: run by `pytest -m slow` (.ci/run)
 @pytest.mark.parametrize("source", SOURCES)
 def test_own_fixtures_repeated_to_one_megabyte(source: str) -> None:
     """1 MB of the parser's own fixtures, repeated as they are and with every blank run widened

@@ -10,6 +10,11 @@ from topodiag import parsers
 from topodiag.parsers import ParseError, blank_provenance_header
 from tests.fixtures_index import fixture_texts, parser_fixtures
 
+# The fuzz of every parser (about 50 s of a plain run on a loaded 2-core machine) runs under
+# `pytest -m slow` (.ci/run); the fixture pairs, hostile and adversarial tests keep each parser's
+# refusals in the plain run.
+pytestmark = pytest.mark.slow
+
 SOURCES = sorted({parsers.get(n).SOURCE for n in parsers.names()})
 REAL = [blank_provenance_header(t) for t in fixture_texts()] or [""]
 

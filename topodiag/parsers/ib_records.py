@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from .base import ParseError, note
 
@@ -467,3 +467,90 @@ def refusal(tool: str, shape: str, first_text: tuple[int, str] | None, head: lis
         looks = None
     found = f"what looks like {looks} output ('{text[:60]}')" if looks else f"'{text[:60]}'"
     return ParseError(f"expected {tool} output ({shape}), found {found}", line_no)
+
+
+class FabricPass:
+    """What iblinkinfo and ibnetdiscover keep while they read, beside the node they are drafting:
+    the first text and the head (for the refusal), notes, tool errors, elision marks and the lines
+    of redacted identifiers (field -> masked form -> lines). All of it is bounded or part of the result."""
+
+    def __init__(self, source: str, classify: Callable[[str, int, str], ErrorLine], own_error_re: re.Pattern[str],
+                 masked_fields: tuple[str, ...]) -> None:
+        self.source = source
+        self._classify = classify
+        self._own_error_re = own_error_re
+        self.notes: list[str] = []
+        self.errors: list[ErrorLine] = []
+        self.masked: dict[str, dict[str, list[int]]] = {field: {} for field in masked_fields}
+        self.elided = self.own_error = False
+        self.first_text: tuple[int, str] | None = None
+        self.head: list[str] = []
+
+    def see(self, line_no: int, raw: str) -> str:
+        """The cleaned line ('' for a blank one); the first text and the head are kept."""
+        line = strip_paste(raw)
+        if line:
+            if self.first_text is None:
+                self.first_text = (line_no, line)
+            if len(self.head) < 200:
+                self.head.append(line[:MAX_LINE])
+        return line
+
+    def aside(self, line_no: int, line: str) -> bool:
+        """True for an elision mark ('...', '<snip>') or a tool's error line, noted or kept as an error."""
+        if ELISION_RE.match(line):
+            self.elided = True
+            self.notes.append(f"line {line_no}: '{line}' - lines were left out here")
+            return True
+        own = bool(self._own_error_re.match(line))
+        if own or ERROR_RE.match(line):
+            self.errors.append(self._classify(self.source, line_no, line))
+            self.own_error = self.own_error or own
+            return True
+        return False
+
+    def refuse(self, shape: str) -> ParseError:
+        return refusal(self.source, shape, self.first_text, self.head)
+
+    def note_masked(self) -> None:
+        """One note per masked form of each field (masked_note), after the pass."""
+        for field, seen in self.masked.items():
+            self.notes.extend(masked_note(field, seen))
+
+
+class CaPass:
+    """What ibstat and ibv_devinfo keep while they read: the CA drafts (a host has a few), the CA and
+    port being read, tool errors, notes and the first text (for the refusal)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.cas: list[dict[str, Any]] = []
+        self.errors: list[ErrorLine] = []
+        self.notes: list[str] = []
+        self.first_text: tuple[int, str] | None = None
+        self.ca: dict[str, Any] | None = None
+        self.port: dict[str, Any] | None = None
+
+    def see(self, line_no: int, raw: str) -> str:
+        """The cleaned line ('' for a blank one); the first text is kept."""
+        line = strip_paste(raw)
+        if line and self.first_text is None:
+            self.first_text = (line_no, line)
+        return line
+
+    def open_ca(self, name: str | None, line_no: int) -> dict[str, Any]:
+        """A new CA draft, now the current one (no current port)."""
+        self.ca = new_ca(name, self.source, line_no)
+        self.cas.append(self.ca)
+        self.port = None
+        return self.ca
+
+    def open_port(self, number: int | None, line_no: int) -> dict[str, Any]:
+        """A new port draft of the current CA (a nameless CA for a fragment that starts inside one)."""
+        ca = self.ca if self.ca is not None else self.open_ca(None, line_no)
+        self.port = new_port(number, line_no)
+        ca["ports"].append(self.port)
+        return self.port
+
+    def frozen_cas(self) -> tuple[CA, ...]:
+        return tuple(freeze_ca(c) for c in self.cas)

@@ -47,8 +47,8 @@ from typing import Any, Iterable
 from . import _tool_failures
 from .base import is_digits, ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import (
-    ELISION_RE, ERROR_RE, IB_SPEEDS, MASKED_GUID, MASKED_LID, MAX_LINE, ErrorLine, is_redacted, link_rate_gbps, norm_guid, norm_physical_state,
-    masked_note, norm_state, refusal, speed_name_of, strip_paste,
+    IB_SPEEDS, MASKED_GUID, MASKED_LID, MAX_LINE, ErrorLine, FabricPass, is_redacted, link_rate_gbps, norm_guid,
+    norm_physical_state, norm_state, speed_name_of,
 )
 
 INFO = ParserInfo(
@@ -272,74 +272,76 @@ def _close(nodes: list[Node], node: dict[str, Any] | None) -> None:
         nodes.append(_freeze(node))
 
 
-def _parse(lines: Iterable[str]) -> IblinkinfoReport:
-    """One pass; a node is frozen when the next begins (its draft is the only one held)."""
-    nodes: list[Node] = []
-    notes: list[str] = []
-    errors: list[ErrorLine] = []
-    node: dict[str, Any] | None = None
-    masked: dict[str, dict[str, list[int]]] = {"LID": {}, "port GUID": {}, "node GUID": {}}  # form -> lines
-    elided = line_mode = own_error = False
-    first_text: tuple[int, str] | None = None
-    head: list[str] = []
-    for line_no, raw in enumerate(lines, 1):
-        line = strip_paste(raw)
+class _Reader(FabricPass):
+    """One pass over the lines (read); a node is frozen when the next begins (its draft is the only one held)."""
+
+    def __init__(self) -> None:
+        super().__init__(SOURCE, _tool_failures.classify, OWN_ERROR_RE, ("LID", "port GUID", "node GUID"))
+        self.nodes: list[Node] = []
+        self.node: dict[str, Any] | None = None
+        self.line_mode = False
+
+    def feed(self, line_no: int, raw: str) -> None:
+        line = self.see(line_no, raw)
         if not line:
-            continue
-        if first_text is None:
-            first_text = (line_no, line)
-        if len(head) < 200:
-            head.append(line[:MAX_LINE])
+            return
         m = HEADER_RE.match(line) if len(line) <= MAX_LINE else None
         if m:
-            _masked(masked, "node GUID", m.group("guid"), line_no)
-            _close(nodes, node)
-            node = {"kind": m.group("kind") if m.group("kind") != "??" else None, "guid": _guid(m.group("guid")),
-                    "description": m.group("desc").rstrip(), "line_no": line_no, "links": []}
-            continue
-        if "==(" in line:
-            if len(line) > MAX_LINE:
-                notes.append(f"line {line_no}: {len(line)} characters, too long for a port line; skipped")
-                continue
-            m = LINK_RE.match(line)
-            if not m:
-                notes.append(f"line {line_no}: port line cut off or garbled; skipped")
-                continue
-            link = _link_from_match(m, line_no, notes, masked)
-            if link is None:
-                continue
-            if m.group("ldesc") is not None:  # -l: every line names its node
-                line_mode = True
-                desc = m.group("ldesc").strip()
-                if node is None or not node.get("from_line") or node["description"] != desc:
-                    _close(nodes, node)
-                    node = {"kind": None, "guid": link.port_guid, "description": desc, "line_no": line_no,
-                            "links": [], "from_line": True}
-                elif node["guid"] != link.port_guid:
-                    node["guid"] = None  # a CA's ports have GUIDs of their own
-            elif node is None or node.get("from_line"):
-                notes.append(f"line {line_no}: port lines before any node header (a fragment)")
-                _close(nodes, node)
-                node = {"kind": "Switch" if m.group("lguid") is None else None, "guid": None, "description": None,
-                        "line_no": line_no, "links": []}
-            node["links"].append(link)
-            continue
-        if ELISION_RE.match(line):
-            elided = True
-            notes.append(f"line {line_no}: '{line}' - lines were left out here")
-            continue
-        if ERROR_RE.match(line) or OWN_ERROR_RE.match(line):
-            errors.append(_tool_failures.classify(SOURCE, line_no, line))
-            own_error = own_error or bool(OWN_ERROR_RE.match(line))
-            continue
+            _masked(self.masked, "node GUID", m.group("guid"), line_no)
+            self._open({"kind": m.group("kind") if m.group("kind") != "??" else None, "guid": _guid(m.group("guid")),
+                        "description": m.group("desc").rstrip(), "line_no": line_no, "links": []})
+        elif "==(" in line:
+            self._port_line(line_no, line)
+        else:
+            self.aside(line_no, line)
         # anything else (prompts, prose, other tools' output) is skipped
-    _close(nodes, node)
-    if not nodes and not own_error:
-        raise refusal(SOURCE, SHAPE, first_text, head)
-    for field, seen in masked.items():
-        notes.extend(masked_note(field, seen))
-    frozen = tuple(nodes)
-    return IblinkinfoReport(line_mode=line_mode, nodes=frozen, elided=elided, notes=tuple(notes), errors=tuple(errors), unrecognised=_tool_failures.unrecognised(errors))
+
+    def _open(self, node: dict[str, Any] | None) -> None:
+        _close(self.nodes, self.node)
+        self.node = node
+
+    def _port_line(self, line_no: int, line: str) -> None:
+        if len(line) > MAX_LINE:
+            self.notes.append(f"line {line_no}: {len(line)} characters, too long for a port line; skipped")
+            return
+        m = LINK_RE.match(line)
+        if not m:
+            self.notes.append(f"line {line_no}: port line cut off or garbled; skipped")
+            return
+        link = _link_from_match(m, line_no, self.notes, self.masked)
+        if link is None:
+            return
+        node = self.node
+        if m.group("ldesc") is not None:  # -l: every line names its node
+            self.line_mode = True
+            desc = m.group("ldesc").strip()
+            if node is None or not node.get("from_line") or node["description"] != desc:
+                self._open({"kind": None, "guid": link.port_guid, "description": desc, "line_no": line_no,
+                            "links": [], "from_line": True})
+            elif node["guid"] != link.port_guid:
+                node["guid"] = None  # a CA's ports have GUIDs of their own
+        elif node is None or node.get("from_line"):
+            self.notes.append(f"line {line_no}: port lines before any node header (a fragment)")
+            self._open({"kind": "Switch" if m.group("lguid") is None else None, "guid": None, "description": None,
+                        "line_no": line_no, "links": []})
+        self.node["links"].append(link)  # type: ignore[index]
+
+    def finish(self) -> IblinkinfoReport:
+        """Validate what was read (ParseError for text without a node or port line) and assemble the report."""
+        self._open(None)
+        if not self.nodes and not self.own_error:
+            raise self.refuse(SHAPE)
+        self.note_masked()
+        return IblinkinfoReport(line_mode=self.line_mode, nodes=tuple(self.nodes), elided=self.elided,
+                                notes=tuple(self.notes), errors=tuple(self.errors),
+                                unrecognised=_tool_failures.unrecognised(self.errors))
+
+
+def _parse(lines: Iterable[str]) -> IblinkinfoReport:
+    reader = _Reader()
+    for line_no, raw in enumerate(lines, 1):
+        reader.feed(line_no, raw)
+    return reader.finish()
 
 
 def parse(text: str) -> IblinkinfoReport:

@@ -58,8 +58,8 @@ from typing import Any, Iterable
 
 from . import _tool_failures
 from .base import is_digits, ParseError, ParserInfo, clean_lines, iter_clean_lines
-from .ib_records import (ELISION_RE, ERROR_RE, IB_SPEEDS, MASKED_GUID, MASKED_LID, MAX_LINE, ErrorLine, is_redacted,
-                         link_rate_gbps, masked_note, norm_guid, refusal, strip_paste)
+from .ib_records import (IB_SPEEDS, MASKED_GUID, MASKED_LID, MAX_LINE, ErrorLine, FabricPass, is_redacted,
+                         link_rate_gbps, norm_guid)
 
 INFO = ParserInfo(
     source="ibnetdiscover",
@@ -350,113 +350,117 @@ def _freeze(n: dict[str, Any]) -> Node:
     return Node(**{k: v for k, v in n.items() if k != "connections"}, connections=tuple(n["connections"]))
 
 
-def _parse(lines: Iterable[str]) -> IbnetdiscoverReport:
-    """One pass; a node is frozen when the next begins (its draft is the only one held), so what is
-    held beyond the result is one node's draft and bounded lists, whatever the size of the fabric."""
-    nodes: list[Node] = []
-    ports: list[PortRecord] = []
-    notes: list[str] = []
-    errors: list[ErrorLine] = []
-    pending: dict[str, Any] = {}  # vendid=... lines waiting for their node line
-    masked: dict[str, dict[str, list[int]]] = {"node GUID": {}, "LID": {}}  # masked form -> its lines
-    node: dict[str, Any] | None = None
-    meta: dict[str, str | None] = {"generated_on": None, "from_node_guid": None, "from_port_guid": None}
-    elided = own_error = False
-    first_text: tuple[int, str] | None = None
-    first_list: tuple[int, str] | None = None
-    head: list[str] = []
-    for line_no, raw in enumerate(lines, 1):
-        line = strip_paste(raw)
+_NODE_FIELDS = ("kind", "guid", "name", "nports", "description", "lid", "lmc", "port0", "vendid", "devid",
+                "sysimgguid", "port_guid")
+
+
+class _Reader(FabricPass):
+    """One pass over the lines (read); a node is frozen when the next begins, so what is held beyond
+    the result is one node's draft and bounded lists, whatever the size of the fabric."""
+
+    def __init__(self) -> None:
+        super().__init__(SOURCE, _tool_failures.classify, OWN_ERROR_RE, ("node GUID", "LID"))
+        self.nodes: list[Node] = []
+        self.ports: list[PortRecord] = []
+        self.pending: dict[str, Any] = {}  # vendid=... lines waiting for their node line
+        self.node: dict[str, Any] | None = None
+        self.meta: dict[str, str | None] = {"generated_on": None, "from_node_guid": None, "from_port_guid": None}
+        self.first_list: tuple[int, str] | None = None
+
+    def feed(self, line_no: int, raw: str) -> None:
+        line = self.see(line_no, raw)
         if not line:
-            continue
-        if first_text is None:
-            first_text = (line_no, line)
-        if len(head) < 200:
-            head.append(line[:MAX_LINE])
+            return
         if len(line) > MAX_LINE:
-            notes.append(f"line {line_no}: {len(line)} characters, too long for ibnetdiscover; skipped")
-            continue
+            self.notes.append(f"line {line_no}: {len(line)} characters, too long for ibnetdiscover; skipped")
+            return
         if line.startswith("["):
-            m = CONN_RE.match(line)
-            if not m:
-                notes.append(f"line {line_no}: connection line cut off or garbled; skipped")
-                continue
-            if node is None:
-                notes.append(f"line {line_no}: connection lines before any node line (a fragment)")
-                node = dict.fromkeys(("kind", "guid", "name", "nports", "description", "lid", "lmc", "port0", "vendid",
-                                      "devid", "sysimgguid", "port_guid"))
-                node.update(line_no=line_no, connections=[])
-            node["connections"].append(_connection(m, line_no, notes, masked))
-            continue
+            self._connection(line_no, line)
+            return
         m = KV_RE.match(line)
         if m:
-            key = m.group("key")
-            if key == "vendid":
-                pending = {}
-            pending[key] = None if is_redacted(m.group("value")) else m.group("value").lower()
-            if key == "switchguid" and m.group("paren"):
-                pending["switchguid_port"] = m.group("paren")
-            if node is not None:
-                nodes.append(_freeze(node))
-            node = None
-            continue
+            self._key_value(m)
+            return
         m = NODE_RE.match(line)
         if m:
-            if node is not None:
-                nodes.append(_freeze(node))
-            node = _new_node(m, pending, line_no, masked)
-            pending = {}
-            continue
+            self._close()
+            self.node = _new_node(m, self.pending, line_no, self.masked)
+            self.pending = {}
+            return
         m = PORTS_RE.match(line)
         if m:
-            ports.append(_port_record(m, line_no, notes))
-            continue
-        if line.startswith("#"):
-            g = _GENERATED_RE.match(line)
-            if g and meta["generated_on"] is None:
-                meta["generated_on"] = g.group("date").strip()
-            i = _INITIATED_RE.match(line)
-            if i and meta["from_node_guid"] is None:
-                meta["from_node_guid"] = _guid(i.group("node"))
-                meta["from_port_guid"] = _guid(i.group("port"))
-            continue
-        if ELISION_RE.match(line):
-            elided = True
-            notes.append(f"line {line_no}: '{line}' - lines were left out here")
-            continue
-        if ERROR_RE.match(line) or OWN_ERROR_RE.match(line):
-            errors.append(_tool_failures.classify(SOURCE, line_no, line))
-            own_error = own_error or bool(OWN_ERROR_RE.match(line))
-            continue
-        if first_list is None and LIST_RE.match(line):
-            first_list = (line_no, line)
+            self.ports.append(_port_record(m, line_no, self.notes))
+        elif line.startswith("#"):
+            self._comment(line)
+        elif not self.aside(line_no, line) and self.first_list is None and LIST_RE.match(line):
+            self.first_list = (line_no, line)
         # anything else (prompts, "Non-Chassis Nodes", chassis lines, prose) is skipped
-    if node is not None:
-        nodes.append(_freeze(node))
-    if not nodes and not ports and not own_error:
-        if first_list is not None:
-            raise ParseError(
-                "this is a node list (ibnetdiscover -l/-S/-H, or ibhosts/ibswitches/ibnodes): it names nodes but no "
-                f"links; run ibnetdiscover without -l/-S/-H for the topology ('{first_list[1][:60]}')",
-                first_list[0],
-            )
-        raise refusal(SOURCE, SHAPE, first_text, head)
-    for field, seen in masked.items():
-        notes.extend(masked_note(field, seen))
-    if nodes and ports:
-        notes.append("the text holds both a topology and an `ibnetdiscover -p` ports report; both are kept")
-    frozen = tuple(nodes)
-    return IbnetdiscoverReport(
-        format="topology" if nodes or not ports else "ports",
-        generated_on=meta["generated_on"],
-        from_node_guid=meta["from_node_guid"],
-        from_port_guid=meta["from_port_guid"],
-        nodes=frozen,
-        ports=tuple(ports),
-        elided=elided,
-        notes=tuple(notes),
-        errors=tuple(errors), unrecognised=_tool_failures.unrecognised(errors),
-    )
+
+    def _close(self) -> None:
+        if self.node is not None:
+            self.nodes.append(_freeze(self.node))
+        self.node = None
+
+    def _connection(self, line_no: int, line: str) -> None:
+        m = CONN_RE.match(line)
+        if not m:
+            self.notes.append(f"line {line_no}: connection line cut off or garbled; skipped")
+            return
+        if self.node is None:
+            self.notes.append(f"line {line_no}: connection lines before any node line (a fragment)")
+            self.node = dict.fromkeys(_NODE_FIELDS)
+            self.node.update(line_no=line_no, connections=[])
+        self.node["connections"].append(_connection(m, line_no, self.notes, self.masked))
+
+    def _key_value(self, m: re.Match[str]) -> None:
+        key = m.group("key")
+        if key == "vendid":
+            self.pending = {}
+        self.pending[key] = None if is_redacted(m.group("value")) else m.group("value").lower()
+        if key == "switchguid" and m.group("paren"):
+            self.pending["switchguid_port"] = m.group("paren")
+        self._close()
+
+    def _comment(self, line: str) -> None:
+        g = _GENERATED_RE.match(line)
+        if g and self.meta["generated_on"] is None:
+            self.meta["generated_on"] = g.group("date").strip()
+        i = _INITIATED_RE.match(line)
+        if i and self.meta["from_node_guid"] is None:
+            self.meta["from_node_guid"] = _guid(i.group("node"))
+            self.meta["from_port_guid"] = _guid(i.group("port"))
+
+    def finish(self) -> IbnetdiscoverReport:
+        """Validate what was read (ParseError for text without a fabric) and assemble the report."""
+        self._close()
+        nodes, ports = self.nodes, self.ports
+        if not nodes and not ports and not self.own_error:
+            if self.first_list is not None:
+                raise ParseError(
+                    "this is a node list (ibnetdiscover -l/-S/-H, or ibhosts/ibswitches/ibnodes): it names nodes but "
+                    f"no links; run ibnetdiscover without -l/-S/-H for the topology ('{self.first_list[1][:60]}')",
+                    self.first_list[0],
+                )
+            raise self.refuse(SHAPE)
+        self.note_masked()
+        if nodes and ports:
+            self.notes.append("the text holds both a topology and an `ibnetdiscover -p` ports report; both are kept")
+        return IbnetdiscoverReport(
+            format="topology" if nodes or not ports else "ports",
+            **self.meta,
+            nodes=tuple(nodes),
+            ports=tuple(ports),
+            elided=self.elided,
+            notes=tuple(self.notes),
+            errors=tuple(self.errors), unrecognised=_tool_failures.unrecognised(self.errors),
+        )
+
+
+def _parse(lines: Iterable[str]) -> IbnetdiscoverReport:
+    reader = _Reader()
+    for line_no, raw in enumerate(lines, 1):
+        reader.feed(line_no, raw)
+    return reader.finish()
 
 
 def parse(text: str) -> IbnetdiscoverReport:

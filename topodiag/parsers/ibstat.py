@@ -46,9 +46,9 @@ from . import _tool_failures
 from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import (
     CA,
+    CaPass,
     ErrorLine,
     InferredLinkLayer,
-    freeze_ca,
     infer_link_layers,
     is_redacted,
     is_trace,
@@ -56,8 +56,6 @@ from .ib_records import (
     trace_note,
     not_this_tool,
     leading_number,
-    new_ca,
-    new_port,
     norm_guid,
     norm_link_layer,
     norm_mask,
@@ -65,7 +63,6 @@ from .ib_records import (
     norm_state,
     parse_int,
     set_once,
-    strip_paste,
 )
 
 INFO = ParserInfo(
@@ -151,81 +148,96 @@ def _port_field(port: dict[str, Any], key: str, value: str, line_no: int) -> Non
         set_once(port, "link_layer", norm_link_layer(value))
 
 
-def _parse(lines: Iterable[str]) -> IbstatReport:
-    cas: list[dict[str, Any]] = []
-    errors: list[ErrorLine] = []
-    ca: dict[str, Any] | None = None  # current ibstat CA
-    port: dict[str, Any] | None = None  # current ibstat port
-    st_port: dict[str, Any] | None = None  # current ibstatus port, when its blocks are pasted in
-    first_text: tuple[int, str] | None = None
-    own_error = False
-    notes: list[str] = []
-    traces: list[int] = []
-    for line_no, raw in enumerate(lines, 1):
-        line = strip_paste(raw)
+class _Reader(CaPass):
+    """One pass over the lines (read), then finish (validate, assemble)."""
+
+    def __init__(self) -> None:
+        super().__init__(SOURCE)
+        self.st_port: dict[str, Any] | None = None  # current ibstatus port, when its blocks are pasted in
+        self.own_error = False
+        self.traces: list[int] = []
+
+    def feed(self, line_no: int, raw: str) -> None:
+        line = self.see(line_no, raw)
         if not line:
-            continue
-        if first_text is None:
-            first_text = (line_no, line)
+            return
         m = CA_RE.match(line)
         if m:
-            ca = new_ca(m.group(3), SOURCE, line_no)
-            ca["node_type"] = m.group(1) if m.group(1) != "???" else None
-            cas.append(ca)
-            port = st_port = None
-            continue
+            self.open_ca(m.group(3), line_no)["node_type"] = m.group(1) if m.group(1) != "???" else None
+            self.st_port = None
+            return
         m = PORT_RE.match(line)
         if m:
-            if ca is None:  # a fragment that starts inside a CA
-                ca = new_ca(None, SOURCE, line_no)
-                cas.append(ca)
-            port = new_port(int(m.group(1)), line_no)
-            ca["ports"].append(port)
-            st_port = None
-            continue
+            self.open_port(int(m.group(1)), line_no)
+            self.st_port = None
+            return
         if ERROR_RE.match(line):
-            if is_trace(line):
-                traces.append(line_no)
-            else:
-                errors.append(_tool_failures.classify(SOURCE, line_no, line))
-            own_error = own_error or line.startswith(("ibpanic:", "ibwarn:"))
-            continue
+            self._error(line_no, line)
+            return
         m = TYPE_RE.match(line)
         if m:
-            if ca is not None and is_redacted(m.group(2)):
-                notes.append(redaction_note(line_no, f"{m.group(1)} type", m.group(2), "type"))
-            elif ca is not None and m.group(2):
-                set_once(ca, "type", m.group(2))
-            continue
+            self._type(m, line_no)
+            return
         m = FIELD_RE.match(line)
         if m:
-            key, value = m.group(1), m.group(2).strip()
-            if is_redacted(value):
-                notes.append(redaction_note(line_no, key, value, _FIELD_NAMES[key]))
-            elif key in CA_KEYS:
-                if ca is not None:
-                    _ca_field(ca, key, value, line_no)
-            elif port is not None:
-                _port_field(port, key, value, line_no)
-            continue
+            self._field(m.group(1), m.group(2).strip(), line_no)
+        else:
+            self._ibstatus(line_no, line)
+        # anything else (prompts, prose, other tools' output) is skipped
+
+    def _error(self, line_no: int, line: str) -> None:
+        if is_trace(line):
+            self.traces.append(line_no)
+        else:
+            self.errors.append(_tool_failures.classify(SOURCE, line_no, line))
+        self.own_error = self.own_error or line.startswith(("ibpanic:", "ibwarn:"))
+
+    def _type(self, m: re.Match[str], line_no: int) -> None:
+        if self.ca is not None and is_redacted(m.group(2)):
+            self.notes.append(redaction_note(line_no, f"{m.group(1)} type", m.group(2), "type"))
+        elif self.ca is not None and m.group(2):
+            set_once(self.ca, "type", m.group(2))
+
+    def _field(self, key: str, value: str, line_no: int) -> None:
+        if is_redacted(value):
+            self.notes.append(redaction_note(line_no, key, value, _FIELD_NAMES[key]))
+        elif key in CA_KEYS:
+            if self.ca is not None:
+                _ca_field(self.ca, key, value, line_no)
+        elif self.port is not None:
+            _port_field(self.port, key, value, line_no)
+
+    def _ibstatus(self, line_no: int, line: str) -> None:
+        """`ibstatus` blocks pasted in the same text."""
         m = ibstatus.HEADER_RE.match(line)
         if m:
-            st_port = ibstatus.start_block(cas, m, line_no)
-            ca = port = None
-            continue
+            self.st_port = ibstatus.start_block(self.cas, m, line_no)
+            self.ca = self.port = None
+            return
         m = ibstatus.FIELD_RE.match(line)
-        if m and st_port is not None:
-            ibstatus.apply_field(st_port, m.group(1), m.group(2), line_no, notes)
-        # anything else (prompts, prose, other tools' output) is skipped
-    if not own_error and not any(c["name"] is not None or any(p["state_raw"] or p["physical_state_raw"] for p in c["ports"])
-                                 for c in cas):
-        raise not_this_tool(first_text, "ibstat", "\"CA '<name>'\" blocks", "a \"CA '<name>'\" line")
-    inferred = infer_link_layers(cas, notes)
-    if traces:
-        notes.append(trace_note(traces))
-    return IbstatReport(cas=tuple(freeze_ca(c) for c in cas), errors=tuple(errors), unrecognised=_tool_failures.unrecognised(errors),
-                        incomplete=any(e.text.startswith("ibpanic:") for e in errors), inferred=inferred,
-                        notes=tuple(notes))
+        if m and self.st_port is not None:
+            ibstatus.apply_field(self.st_port, m.group(1), m.group(2), line_no, self.notes)
+
+    def finish(self) -> IbstatReport:
+        """Validate (ParseError for text without a CA, a port state or ibstat's own failure) and assemble."""
+        if not self.own_error and not any(
+                c["name"] is not None or any(p["state_raw"] or p["physical_state_raw"] for p in c["ports"])
+                for c in self.cas):
+            raise not_this_tool(self.first_text, "ibstat", "\"CA '<name>'\" blocks", "a \"CA '<name>'\" line")
+        inferred = infer_link_layers(self.cas, self.notes)
+        if self.traces:
+            self.notes.append(trace_note(self.traces))
+        return IbstatReport(cas=self.frozen_cas(), errors=tuple(self.errors),
+                            unrecognised=_tool_failures.unrecognised(self.errors),
+                            incomplete=any(e.text.startswith("ibpanic:") for e in self.errors), inferred=inferred,
+                            notes=tuple(self.notes))
+
+
+def _parse(lines: Iterable[str]) -> IbstatReport:
+    reader = _Reader()
+    for line_no, raw in enumerate(lines, 1):
+        reader.feed(line_no, raw)
+    return reader.finish()
 
 
 def parse(text: str) -> IbstatReport:

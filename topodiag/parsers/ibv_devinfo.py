@@ -51,16 +51,15 @@ from . import _tool_failures
 from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import (
     CA,
+    CaPass,
     ErrorLine,
     Gid,
     InferredLinkLayer,
-    freeze_ca,
     infer_link_layers,
     is_redacted,
     redaction_note,
     not_this_tool,
     new_ca,
-    new_port,
     norm_guid,
     norm_link_layer,
     norm_mask,
@@ -68,7 +67,6 @@ from .ib_records import (
     norm_state,
     parse_int,
     set_once,
-    strip_paste,
 )
 
 INFO = ParserInfo(
@@ -190,93 +188,89 @@ def _finish_ca(ca: dict[str, Any]) -> None:
             port["rate_gbps"] = int(port["active_width"][:-1]) * port["active_speed_gbps"]
 
 
-def _parse(lines: Iterable[str]) -> IbvDevinfoReport:
-    cas: list[dict[str, Any]] = []
-    errors: list[ErrorLine] = []
-    ca: dict[str, Any] | None = None
-    port: dict[str, Any] | None = None
-    listing = False  # inside the name list of `ibv_devinfo -l`
-    strong = False  # saw something only ibv_devinfo prints
-    first_text: tuple[int, str] | None = None
-    notes: list[str] = []
+class _Reader(CaPass):
+    """One pass over the lines (read), then finish (validate, assemble)."""
 
-    def current_port(line_no: int) -> dict[str, Any]:
-        nonlocal ca, port
-        if ca is None:
-            ca = new_ca(None, SOURCE, line_no)
-            cas.append(ca)
-        if port is None:
-            port = new_port(None, line_no)
-            ca["ports"].append(port)
-        return port
+    def __init__(self) -> None:
+        super().__init__(SOURCE)
+        self.listing = False  # inside the name list of `ibv_devinfo -l`
+        self.strong = False  # saw something only ibv_devinfo prints
 
-    for line_no, raw in enumerate(lines, 1):
-        line = strip_paste(raw)
+    def current_port(self, line_no: int) -> dict[str, Any]:
+        return self.port if self.port is not None else self.open_port(None, line_no)
+
+    def feed(self, line_no: int, raw: str) -> None:
+        line = self.see(line_no, raw)
         if not line:
-            listing = False
-            continue
-        if first_text is None:
-            first_text = (line_no, line)
+            self.listing = False
+            return
         if ERROR_RE.match(line):
-            errors.append(_tool_failures.classify(SOURCE, line_no, line))
-            strong = strong or bool(OWN_ERROR_RE.match(line))
-            continue
-        m = LIST_RE.match(line)
-        if m:
-            listing = strong = True
-            ca = port = None
-            continue
-        if listing:
+            self.errors.append(_tool_failures.classify(SOURCE, line_no, line))
+            self.strong = self.strong or bool(OWN_ERROR_RE.match(line))
+            return
+        if LIST_RE.match(line):
+            self.listing = self.strong = True
+            self.ca = self.port = None
+            return
+        if self.listing:
             if NAME_RE.match(line):
-                cas.append(new_ca(line, SOURCE, line_no))
-                continue
-            listing = False
+                self.cas.append(new_ca(line, SOURCE, line_no))
+                return
+            self.listing = False
         m = GID_RE.match(line)
         if m:
-            gid = None if is_redacted(m.group(2)) else m.group(2)
-            if gid is None:
-                notes.append(redaction_note(line_no, f"GID[{m.group(1)}]", m.group(2), "gid"))
-            current_port(line_no)["gids"].append(Gid(int(m.group(1)), gid, m.group(3) or None))
-            strong = True
-            continue
+            self._gid(m, line_no)
+            return
         m = KEY_RE.match(line)
-        if not m:
-            continue  # capability flag lists, "core clock not supported", prose
-        key, value = m.group(1), m.group(2).strip()
+        if m:
+            self._key(m.group(1), m.group(2).strip(), line_no)
+        # else: capability flag lists, "core clock not supported", prose
+
+    def _gid(self, m: re.Match[str], line_no: int) -> None:
+        gid = None if is_redacted(m.group(2)) else m.group(2)
+        if gid is None:
+            self.notes.append(redaction_note(line_no, f"GID[{m.group(1)}]", m.group(2), "gid"))
+        self.current_port(line_no)["gids"].append(Gid(int(m.group(1)), gid, m.group(3) or None))
+        self.strong = True
+
+    def _key(self, key: str, value: str, line_no: int) -> None:
         if key in CA_KEYS | PORT_KEYS and is_redacted(value):
-            notes.append(redaction_note(line_no, key, value, _FIELD_NAMES.get(key, key)))
+            self.notes.append(redaction_note(line_no, key, value, _FIELD_NAMES.get(key, key)))
             value = ""  # the CA / port is still opened below; the field stays null
         if key == "hca_id":
             if value:
-                ca = new_ca(value.split()[0], SOURCE, line_no)
-                cas.append(ca)
-                port = None
-                strong = True
+                self.open_ca(value.split()[0], line_no)
+                self.strong = True
         elif key == "port":
             num = parse_int(value)
             if num is not None:
-                if ca is None:
-                    ca = new_ca(None, SOURCE, line_no)
-                    cas.append(ca)
-                port = new_port(num, line_no)
-                ca["ports"].append(port)
+                self.open_port(num, line_no)
         elif key in CA_KEYS and value:
-            if ca is None:
-                ca = new_ca(None, SOURCE, line_no)
-                cas.append(ca)
-            _ca_field(ca, key, value, line_no)
+            _ca_field(self.ca if self.ca is not None else self.open_ca(None, line_no), key, value, line_no)
         elif key in PORT_KEYS and value:
             if (key == "state" and VERBS_STATE_RE.match(value)) or (key == "phys_state" and VERBS_PHYS_RE.match(value)):
-                strong = True
-            _port_field(current_port(line_no), key, value, line_no)
+                self.strong = True
+            _port_field(self.current_port(line_no), key, value, line_no)
         # other keys: -v device capabilities (max_qp ...), MOFED extras, prompts ("root@host:~# ...")
-    if not strong:
-        raise not_this_tool(first_text, "ibv_devinfo", "'hca_id: <device>' blocks", "an 'hca_id: <device>' line")
-    for c in cas:
-        _finish_ca(c)
-    inferred = infer_link_layers(cas, notes)
-    return IbvDevinfoReport(cas=tuple(freeze_ca(c) for c in cas), errors=tuple(errors), unrecognised=_tool_failures.unrecognised(errors), inferred=inferred,
-                            notes=tuple(notes))
+
+    def finish(self) -> IbvDevinfoReport:
+        """Validate (ParseError when nothing read is ibv_devinfo's) and assemble the report."""
+        if not self.strong:
+            raise not_this_tool(self.first_text, "ibv_devinfo", "'hca_id: <device>' blocks",
+                                "an 'hca_id: <device>' line")
+        for c in self.cas:
+            _finish_ca(c)
+        inferred = infer_link_layers(self.cas, self.notes)
+        return IbvDevinfoReport(cas=self.frozen_cas(), errors=tuple(self.errors),
+                                unrecognised=_tool_failures.unrecognised(self.errors), inferred=inferred,
+                                notes=tuple(self.notes))
+
+
+def _parse(lines: Iterable[str]) -> IbvDevinfoReport:
+    reader = _Reader()
+    for line_no, raw in enumerate(lines, 1):
+        reader.feed(line_no, raw)
+    return reader.finish()
 
 
 def parse(text: str) -> IbvDevinfoReport:

@@ -284,8 +284,9 @@ def _object_lines(text: str, start: int, end: int, first_line: int) -> list[int]
     return out
 
 
-def _json_links(lines: list[str], start_idx: int, notes: list[str]) -> list[RdmaLink] | None:
-    """The links of the JSON array starting at lines[start_idx]; None when it is not JSON at all."""
+def _json_items(lines: list[str], start_idx: int) -> tuple[list[Any], list[int]] | None:
+    """Read: the elements of the JSON array (or the one object) starting at lines[start_idx] and the
+    line of each; None when it is not JSON at all."""
     text = "\n".join(lines[start_idx:])
     offset = len(text) - len(text.lstrip())
     try:
@@ -297,43 +298,52 @@ def _json_links(lines: list[str], start_idx: int, notes: list[str]) -> list[Rdma
         return None
     first_line = start_idx + 1
     if isinstance(value, dict):
-        items = [value]
-        line_nos = [first_line + text[:offset].count("\n")]
-    elif isinstance(value, list):
-        items = value
-        line_nos = _object_lines(text, offset, end, first_line)
-    else:
-        raise ParseError("expected a JSON array of rdma links", first_line)
+        return [value], [first_line + text[:offset].count("\n")]
+    if isinstance(value, list):
+        return value, _object_lines(text, offset, end, first_line)
+    raise ParseError("expected a JSON array of rdma links", first_line)
+
+
+def _json_link(item: Any, line_no: int) -> RdmaLink | None:
+    """Assemble: one element as a link; None when it has no ifname, port or link field."""
+    if not isinstance(item, dict):
+        return None
+    name = item.get("ifname")
+    port = item.get("port")
+    if not isinstance(name, str) or not name:
+        return None
+    dev, _, port_text = name.partition("/")  # before iproute2 5.5: "ifname": "mlx5_0/1"
+    if port is None and is_digits(port_text):
+        port = int(port_text)
+    if isinstance(port, str) and is_digits(port):
+        port = int(port)
+    if not isinstance(port, int) or isinstance(port, bool) or not (
+            {"state", "physical_state", "netdev", "lid", "subnet_prefix"} & item.keys()):
+        return None
+    printed = {k for k in item if item[k] is not None}
+    device = None if _redacted(dev) else dev
+    caps_value = item.get("caps")
+    caps = tuple(str(c) for c in caps_value) if isinstance(caps_value, list) else ()
+    dev_index = item.get("ifindex") if isinstance(item.get("ifindex"), int) else None
+    return _make_link(device, port, item, printed, dev_index, caps, line_no)
+
+
+def _json_links(lines: list[str], start_idx: int, notes: list[str]) -> list[RdmaLink] | None:
+    """The links of the JSON array starting at lines[start_idx]; None when it is not JSON at all."""
+    read = _json_items(lines, start_idx)
+    if read is None:
+        return None
+    items, line_nos = read
+    first_line = start_idx + 1
     links: list[RdmaLink] = []
-    skipped = 0
     for k, item in enumerate(items):
-        line_no = line_nos[k] if k < len(line_nos) else first_line
-        if not isinstance(item, dict):
-            skipped += 1
-            continue
-        name = item.get("ifname")
-        port = item.get("port")
-        if not isinstance(name, str) or not name:
-            skipped += 1
-            continue
-        dev, _, port_text = name.partition("/")  # before iproute2 5.5: "ifname": "mlx5_0/1"
-        if port is None and is_digits(port_text):
-            port = int(port_text)
-        if isinstance(port, str) and is_digits(port):
-            port = int(port)
-        if not isinstance(port, int) or isinstance(port, bool) or not (
-                {"state", "physical_state", "netdev", "lid", "subnet_prefix"} & item.keys()):
-            skipped += 1
-            continue
-        printed = {k for k in item if item[k] is not None}
-        device = None if _redacted(dev) else dev
-        caps_value = item.get("caps")
-        caps = tuple(str(c) for c in caps_value) if isinstance(caps_value, list) else ()
-        dev_index = item.get("ifindex") if isinstance(item.get("ifindex"), int) else None
-        links.append(_make_link(device, port, item, printed, dev_index, caps, line_no))
+        link = _json_link(item, line_nos[k] if k < len(line_nos) else first_line)
+        if link is not None:
+            links.append(link)
+    skipped = len(items) - len(links)
     if skipped:
         notes.append(f"{skipped} JSON element(s) without ifname / port / state skipped")
-    if items and not links:
+    if items and not links:  # validate
         raise ParseError("expected rdma -j link objects (ifname, port, state, physical_state), "
                          "found JSON of another tool", first_line)
     return links
