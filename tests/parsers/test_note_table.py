@@ -19,7 +19,7 @@ from topodiag.parsers.base import note, note_table
 
 PARSERS = Path(__file__).resolve().parents[2] / "topodiag" / "parsers"
 
-INLINE = {"iblinkinfo.py", "ibnetdiscover.py", "rdma_link.py"}
+INLINE = {"ib_records.py", "iblinkinfo.py", "ibnetdiscover.py", "rdma_link.py"}
 
 
 def _calls() -> list[tuple[str, str, set[str], str]]:
