@@ -3,8 +3,8 @@ topodiag/parsers/notes.toml, filled by parsers.base.note(source, id, **values).
 
 The calls and the table are kept in step (every id a call names is there, with the fields the call
 fills, and every entry is used); the rendered sentences are those the parsers wrote inline before
-(written out here by hand). INLINE lists the parser modules that still write notes as inline
-sentences: it may only shrink."""
+(written out here by hand). No parser writes a note as an inline sentence any more: the last test keeps
+it so."""
 
 from __future__ import annotations
 
@@ -18,8 +18,6 @@ import pytest
 from topodiag.parsers.base import note, note_table
 
 PARSERS = Path(__file__).resolve().parents[2] / "topodiag" / "parsers"
-
-INLINE = {"ib_records.py", "iblinkinfo.py", "ibnetdiscover.py", "rdma_link.py"}
 
 
 def _calls() -> list[tuple[str, str, set[str], str]]:
@@ -119,6 +117,45 @@ SENTENCES = [
     (("ib_records", "link-layer-inferred", {"line": 12, "ca": "mlx5_0", "port": 1, "ident": "0x5aa2e1fffedae626"}),
      "line 12: mlx5_0 port 1: no link layer printed; Ethernet inferred from base lid 0, SM lid 0 and the "
      "MAC-derived 0x5aa2e1fffedae626"),
+    (("ib_records", "elided", {"line": 7, "text": "..."}), "line 7: '...' - lines were left out here"),
+    (("ib_records", "masked-line", {"lines": "5", "field": "node GUID", "raw": "0x..."}),
+     "line 5: node GUID redacted ('0x...'): read as null"),
+    (("ib_records", "masked-lines", {"lines": "4, 9", "field": "LID", "raw": "xxx"}),
+     "lines 4, 9: LID redacted ('xxx'): read as null"),
+    (("ib_records", "redacted", {"line": 9, "key": "Node GUID", "raw": "...", "field": "node_guid"}),
+     "line 9: Node GUID redacted ('...'): node_guid is null"),
+    (("ib_records", "trace-line", {"lines": "3"}), "line 3: ibwarn debug trace (e.g. ibstat -d), not a failure"),
+    (("ib_records", "trace-lines", {"lines": "1, 2, 3, 4, 5, 6, 7, 8 and 4 more"}),
+     "lines 1, 2, 3, 4, 5, 6, 7, 8 and 4 more: ibwarn debug trace (e.g. ibstat -d), not a failure"),
+    (("ibnetdiscover", "connection-end-unreadable", {"line": 14, "port": "3"}),
+     "line 14: the end of port 3's line (peer description, lid, width/speed) is cut off or unreadable"),
+    (("ibnetdiscover", "ports-line-end-unreadable", {"line": 6}),
+     "line 6: the end of the ports-report line is cut off or unreadable"),
+    (("ibnetdiscover", "line-too-long", {"line": 2, "length": 3004}),
+     "line 2: 3004 characters, too long for ibnetdiscover; skipped"),
+    (("ibnetdiscover", "connection-garbled", {"line": 20}), "line 20: connection line cut off or garbled; skipped"),
+    (("ibnetdiscover", "connections-before-node", {"line": 1}),
+     "line 1: connection lines before any node line (a fragment)"),
+    (("ibnetdiscover", "topology-and-ports", {}),
+     "the text holds both a topology and an `ibnetdiscover -p` ports report; both are kept"),
+    (("iblinkinfo", "state-unreadable", {"line": 8}),
+     "line 8: port line without a readable state/physical state; skipped"),
+    (("iblinkinfo", "far-end-unreadable", {"line": 11, "port": "17"}),
+     "line 11: the far end of port 17 is cut off or unreadable"),
+    (("iblinkinfo", "line-too-long", {"line": 4, "length": 2100}),
+     "line 4: 2100 characters, too long for a port line; skipped"),
+    (("iblinkinfo", "port-line-garbled", {"line": 5}), "line 5: port line cut off or garbled; skipped"),
+    (("iblinkinfo", "ports-before-node", {"line": 1}), "line 1: port lines before any node header (a fragment)"),
+    (("rdma_link", "field-without-value", {"line": 3, "key": "netdev"}),
+     "line 3: 'netdev' without a value (line cut short?)"),
+    (("rdma_link", "field-twice", {"line": 2, "key": "state"}),
+     "line 2: 'state' printed twice, the first value is kept"),
+    (("rdma_link", "field-unknown", {"line": 2, "key": "foo"}), "line 2: unknown field 'foo' skipped"),
+    (("rdma_link", "device-redacted", {"line": 1}), "line 1: device name redacted"),
+    (("rdma_link", "json-elements-skipped", {"skipped": 2}), "2 JSON element(s) without ifname / port / state skipped"),
+    (("rdma_link", "json-no-link", {}), "rdma -j link printed no link: no RDMA device is registered"),
+    (("rdma_link", "port-printed-again", {"device": "mlx5_0", "port": 1, "times": 2, "lines": "1, 9"}),
+     "mlx5_0/1 printed 2 times (lines 1, 9): several runs in one text; the last is taken as the port's current state"),
 ]
 
 
@@ -128,7 +165,39 @@ def test_each_note_renders_the_sentence_it_had(call, sentence):
     assert note(source, note_id, **values) == sentence
 
 
-def test_the_inline_sentences_only_go():
-    inline = {p.relative_to(PARSERS).as_posix() for p in PARSERS.rglob("*.py") if re.search(r"notes\.(?:append|extend)\(f[\"']", p.read_text())}
-    assert inline <= INLINE, f"write these modules' notes in notes.toml: {sorted(inline - INLINE)}"
-    assert INLINE <= inline, f"no inline note sentences left: remove {sorted(INLINE - inline)} from INLINE"
+def _inline_sentences(path: Path) -> list[int]:
+    """Lines where a module writes a note as a sentence of its own: an append/extend to a list named
+    *notes of a string or f-string, or a *_note function returning or gathering one."""
+    def sentence(node: ast.AST) -> bool:
+        return isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str)) \
+            or (isinstance(node, ast.BinOp) and (sentence(node.left) or sentence(node.right)))
+
+    def added(node: ast.AST, names: tuple[str, ...]) -> bool:  # names.append(sentence) / .extend
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args
+                and node.func.attr in ("append", "extend")):
+            return False
+        target = node.func.value
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        return name.endswith(names) and sentence(node.args[0])
+
+    hits = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if added(node, ("notes",)):
+            hits.add(node.lineno)
+        elif isinstance(node, ast.FunctionDef) and node.name.endswith("_note"):  # its sentences, returned or gathered
+            hits |= {r.lineno for r in ast.walk(node)
+                     if (isinstance(r, ast.Return) and r.value is not None and sentence(r.value)) or added(r, ("",))}
+    return sorted(hits)
+
+
+def test_no_parser_writes_a_note_inline():
+    inline = {f"{p.relative_to(PARSERS).as_posix()}:{n}" for p in PARSERS.rglob("*.py") for n in _inline_sentences(p)}
+    assert inline == set(), f"write these notes in notes.toml and render them with note(): {sorted(inline)}"
+
+
+def test_the_inline_check_sees_an_inline_sentence(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text('def f(notes, n):\n    notes.append(f"line {n}: skipped")\n\n\n'
+                      'def g_note(n):\n    return "line " + str(n)\n\n\n'
+                      'def h_note(lines):\n    out = []\n    out.append(f"lines {lines}")\n    return out\n')
+    assert _inline_sentences(module) == [2, 6, 11]

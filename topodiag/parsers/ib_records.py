@@ -241,11 +241,14 @@ MASKED_LID = r"(?:[xX]{1,9}|\.{2,9}|\u2026|<[A-Za-z _-]{1,20}>|\[[A-Za-z _-]{1,2
 def masked_note(field: str, seen: dict[str, list[int]]) -> list[str]:
     """One note per masked form of a field, naming it and the lines it stands on:
     "lines 4, 9: LID redacted ('xxx'): read as null"."""
-    out = []
-    for raw, lines in seen.items():
-        shown = ", ".join(map(str, lines[:8])) + (f" and {len(lines) - 8} more" if len(lines) > 8 else "")
-        out.append(f"line{'s' if len(lines) > 1 else ''} {shown}: {field} redacted ('{raw[:40]}'): read as null")
-    return out
+    return [note("ib_records", "masked-lines", lines=_shown(lines), field=field, raw=raw[:40]) if len(lines) > 1
+            else note("ib_records", "masked-line", lines=_shown(lines), field=field, raw=raw[:40])
+            for raw, lines in seen.items()]
+
+
+def _shown(lines: list[int]) -> str:
+    """'4, 9, 12' (the first 8 line numbers, then 'and N more')."""
+    return ", ".join(map(str, lines[:8])) + (f" and {len(lines) - 8} more" if len(lines) > 8 else "")
 
 
 def is_redacted(raw: str | None) -> bool:
@@ -264,7 +267,7 @@ def is_redacted(raw: str | None) -> bool:
 
 def redaction_note(line_no: int, key: str, raw: str, field: str) -> str:
     """The note a parser keeps for a redacted field: 'line 9: Node GUID redacted ('...'): node_guid is null'."""
-    return f"line {line_no}: {key} redacted ('{raw.strip()[:40]}'): {field} is null"
+    return note("ib_records", "redacted", line=line_no, key=key, raw=raw.strip()[:40], field=field)
 
 
 # -- debug traces ------------------------------------------------------------------------------
@@ -279,8 +282,9 @@ def is_trace(line: str) -> bool:
 
 def trace_note(lines: list[int]) -> str:
     """One note for the trace lines a parser skipped."""
-    shown = ", ".join(map(str, lines[:8])) + (f" and {len(lines) - 8} more" if len(lines) > 8 else "")
-    return f"line{'s' if len(lines) > 1 else ''} {shown}: ibwarn debug trace (e.g. ibstat -d), not a failure"
+    if len(lines) > 1:
+        return note("ib_records", "trace-lines", lines=_shown(lines))
+    return note("ib_records", "trace-line", lines=_shown(lines))
 
 
 # -- link layer not printed -------------------------------------------------------------------
@@ -500,7 +504,7 @@ class FabricPass:
         """True for an elision mark ('...', '<snip>') or a tool's error line, noted or kept as an error."""
         if ELISION_RE.match(line):
             self.elided = True
-            self.notes.append(f"line {line_no}: '{line}' - lines were left out here")
+            self.notes.append(note("ib_records", "elided", line=line_no, text=line))
             return True
         own = bool(self._own_error_re.match(line))
         if own or ERROR_RE.match(line):

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from . import _tool_failures
-from .base import is_digits, ParserInfo, clean_lines, iter_clean_lines
+from .base import is_digits, ParserInfo, clean_lines, iter_clean_lines, note
 from .ib_records import (
     IB_SPEEDS, MASKED_GUID, MASKED_LID, MAX_LINE, ErrorLine, FabricPass, is_redacted, link_rate_gbps, norm_guid,
     norm_physical_state, norm_state, speed_name_of,
@@ -184,7 +184,7 @@ def _link_from_match(m: re.Match[str], line_no: int, notes: list[str],
         body = body[: h.start()]
     s = _STATE_RE.search(body)
     if not s:
-        notes.append(f"line {line_no}: port line without a readable state/physical state; skipped")
+        notes.append(note("iblinkinfo", "state-unreadable", line=line_no))
         return None
     width = lanes = speed_raw = speed_name = None
     speed_gbps = None
@@ -228,7 +228,7 @@ def _link_from_match(m: re.Match[str], line_no: int, notes: list[str],
             could_speed = float(cs.group(1)) if cs else None
             could_speed_name = "FDR10" if "Could be FDR10" in could else speed_name_of(could_speed)
     elif not (_REMOTE_DOWN_RE.match(remote) or _REMOTE_NA_RE.match(remote)):
-        notes.append(f"line {line_no}: the far end of port {m.group('port')} is cut off or unreadable")
+        notes.append(note("iblinkinfo", "far-end-unreadable", line=line_no, port=m.group("port")))
     return Link(
         port=int(m.group("port")),
         port_guid=_guid(m.group("lguid")),
@@ -302,11 +302,11 @@ class _Reader(FabricPass):
 
     def _port_line(self, line_no: int, line: str) -> None:
         if len(line) > MAX_LINE:
-            self.notes.append(f"line {line_no}: {len(line)} characters, too long for a port line; skipped")
+            self.notes.append(note("iblinkinfo", "line-too-long", line=line_no, length=len(line)))
             return
         m = LINK_RE.match(line)
         if not m:
-            self.notes.append(f"line {line_no}: port line cut off or garbled; skipped")
+            self.notes.append(note("iblinkinfo", "port-line-garbled", line=line_no))
             return
         link = _link_from_match(m, line_no, self.notes, self.masked)
         if link is None:
@@ -321,7 +321,7 @@ class _Reader(FabricPass):
             elif node["guid"] != link.port_guid:
                 node["guid"] = None  # a CA's ports have GUIDs of their own
         elif node is None or node.get("from_line"):
-            self.notes.append(f"line {line_no}: port lines before any node header (a fragment)")
+            self.notes.append(note("iblinkinfo", "ports-before-node", line=line_no))
             self._open({"kind": "Switch" if m.group("lguid") is None else None, "guid": None, "description": None,
                         "line_no": line_no, "links": []})
         self.node["links"].append(link)  # type: ignore[index]

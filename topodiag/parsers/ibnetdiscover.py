@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from . import _tool_failures
-from .base import is_digits, ParseError, ParserInfo, clean_lines, iter_clean_lines
+from .base import is_digits, ParseError, ParserInfo, clean_lines, iter_clean_lines, note
 from .ib_records import (IB_SPEEDS, MASKED_GUID, MASKED_LID, MAX_LINE, ErrorLine, FabricPass, is_redacted,
                          link_rate_gbps, norm_guid)
 
@@ -262,8 +262,7 @@ def _width_speed(ws: str | None) -> tuple[str | None, int | None, str | None]:
 def _connection(m: re.Match[str], line_no: int, notes: list[str], masked: dict[str, dict[str, list[int]]]) -> Connection:
     c = _CONN_COMMENT_RE.match(m.group("comment") or "")
     if not c:
-        notes.append(f"line {line_no}: the end of port {m.group('port')}'s line (peer description, lid, width/speed) "
-                     "is cut off or unreadable")
+        notes.append(note("ibnetdiscover", "connection-end-unreadable", line=line_no, port=m.group("port")))
     width, lanes, speed = _width_speed(c.group("ws") if c else None)
     local = c or _CONN_LOCAL_RE.match(m.group("comment") or "")  # a cut-off line may still hold the local lid
     peer_kind, peer_guid, peer_name = _name_parts(m, "peer", masked, line_no)
@@ -302,7 +301,7 @@ def _port_record(m: re.Match[str], line_no: int, notes: list[str]) -> PortRecord
         desc = (alone.group("quoted") if alone.group("quoted") is not None else alone.group("bare")).strip()
     else:
         desc = None
-        notes.append(f"line {line_no}: the end of the ports-report line is cut off or unreadable")
+        notes.append(note("ibnetdiscover", "ports-line-end-unreadable", line=line_no))
     return PortRecord(
         kind=_KIND_BY_ABBREV.get(m.group("kind")),
         lid=int(m.group("lid")),
@@ -372,7 +371,7 @@ class _Reader(FabricPass):
         if not line:
             return
         if len(line) > MAX_LINE:
-            self.notes.append(f"line {line_no}: {len(line)} characters, too long for ibnetdiscover; skipped")
+            self.notes.append(note("ibnetdiscover", "line-too-long", line=line_no, length=len(line)))
             return
         if line.startswith("["):
             self._connection(line_no, line)
@@ -404,10 +403,10 @@ class _Reader(FabricPass):
     def _connection(self, line_no: int, line: str) -> None:
         m = CONN_RE.match(line)
         if not m:
-            self.notes.append(f"line {line_no}: connection line cut off or garbled; skipped")
+            self.notes.append(note("ibnetdiscover", "connection-garbled", line=line_no))
             return
         if self.node is None:
-            self.notes.append(f"line {line_no}: connection lines before any node line (a fragment)")
+            self.notes.append(note("ibnetdiscover", "connections-before-node", line=line_no))
             self.node = dict.fromkeys(_NODE_FIELDS)
             self.node.update(line_no=line_no, connections=[])
         self.node["connections"].append(_connection(m, line_no, self.notes, self.masked))
@@ -444,7 +443,7 @@ class _Reader(FabricPass):
             raise self.refuse(SHAPE)
         self.note_masked()
         if nodes and ports:
-            self.notes.append("the text holds both a topology and an `ibnetdiscover -p` ports report; both are kept")
+            self.notes.append(note("ibnetdiscover", "topology-and-ports"))
         return IbnetdiscoverReport(
             format="topology" if nodes or not ports else "ports",
             **self.meta,

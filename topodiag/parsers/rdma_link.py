@@ -53,7 +53,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
-from .base import is_digits, ParseError, ParserInfo, clean_lines, iter_clean_lines
+from .base import is_digits, ParseError, ParserInfo, clean_lines, iter_clean_lines, note
 from .ib_records import ErrorLine, norm_physical_state, norm_state, not_this_tool, strip_paste
 
 INFO = ParserInfo(
@@ -221,13 +221,13 @@ def _split_fields(rest: str, line_no: int, notes: list[str]) -> tuple[dict[str, 
             key = KEY_ALIASES.get(key, key)
             printed.add(key)
             if value is None:
-                notes.append(f"line {line_no}: '{key}' without a value (line cut short?)")
+                notes.append(note("rdma_link", "field-without-value", line=line_no, key=key))
             elif key in fields:
-                notes.append(f"line {line_no}: '{key}' printed twice, the first value is kept")
+                notes.append(note("rdma_link", "field-twice", line=line_no, key=key))
                 continue
             fields[key] = value
         else:
-            notes.append(f"line {line_no}: unknown field '{key[:40]}' skipped")
+            notes.append(note("rdma_link", "field-unknown", line=line_no, key=key[:40]))
     return fields, printed
 
 
@@ -249,7 +249,7 @@ def _text_line(line: str, line_no: int, notes: list[str]) -> RdmaLink | None:
     dev = m.group("dev")
     device = None if _redacted(dev) else dev
     if device is None:
-        notes.append(f"line {line_no}: device name redacted")
+        notes.append(note("rdma_link", "device-redacted", line=line_no))
     idx = int(m.group("idx")) if "idx" in m.groupdict() and m.group("idx") else None
     return _make_link(device, int(m.group("port")), fields, printed, idx, caps, line_no)
 
@@ -342,7 +342,7 @@ def _json_links(lines: list[str], start_idx: int, notes: list[str]) -> list[Rdma
             links.append(link)
     skipped = len(items) - len(links)
     if skipped:
-        notes.append(f"{skipped} JSON element(s) without ifname / port / state skipped")
+        notes.append(note("rdma_link", "json-elements-skipped", skipped=skipped))
     if items and not links:  # validate
         raise ParseError("expected rdma -j link objects (ifname, port, state, physical_state), "
                          "found JSON of another tool", first_line)
@@ -357,9 +357,8 @@ def _duplicates(links: list[RdmaLink], notes: list[str]) -> None:
         seen.setdefault((link.device, link.port), []).append(link.line_no)
     for (dev, port), line_nos in seen.items():
         if len(line_nos) > 1 and dev is not None:
-            notes.append(f"{dev}/{port} printed {len(line_nos)} times (lines "
-                         f"{', '.join(map(str, line_nos))}): several runs in one text; "
-                         "the last is taken as the port's current state")
+            notes.append(note("rdma_link", "port-printed-again", device=dev, port=port, times=len(line_nos),
+                              lines=", ".join(map(str, line_nos))))
 
 
 def _parse(lines_in: Iterable[str]) -> RdmaLinks:
@@ -399,7 +398,7 @@ def _parse(lines_in: Iterable[str]) -> RdmaLinks:
     if found is not None:
         form, links = "json", found
         if not links:
-            notes.append("rdma -j link printed no link: no RDMA device is registered")
+            notes.append(note("rdma_link", "json-no-link"))
     elif not links and not own_error:
         raise not_this_tool(first_text, "rdma link show", "'link <dev>/<port> state ...' lines",
                             "a 'link <dev>/<port> state ...' line")
