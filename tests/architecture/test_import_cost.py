@@ -32,6 +32,8 @@ NEVER_ON_THE_PROLOG_PATH = (
     "topodiag.parsers.ibstat", "topodiag.parsers.ibv_devinfo", "tarfile",
     "networkx",  # the model keeps its own store; networkx only when a graph is asked for (topology.graph)
     "hashlib", "concurrent.futures", "multiprocessing",  # no workers on the prolog path
+    # no bundle is read: only bundle.shown (one-line errors) loads, not the archive, manifest or writer
+    "topodiag.bundle.archive", "topodiag.bundle.manifest", "topodiag.bundle.writer",
 )
 
 
