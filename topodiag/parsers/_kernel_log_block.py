@@ -33,7 +33,7 @@ from typing import Iterable, Iterator, Optional
 
 from . import _kernel_log_re as K
 from ._chunks import bounded_put
-from ._kernel_log_events import AER_TAIL, SOURCE, _refine, gate, split
+from ._kernel_log_events import AER_TAIL, classified, gate, split
 from .base import HEADER_END, HEADER_PREFIX, search_after
 
 BLOCK_CHARS = 1 << 22  # characters of lines per block
@@ -363,13 +363,9 @@ def _event(raw: str) -> tuple:
     _device, message = split(raw)
     if message is None:
         return NOTHING
-    from .. import catalogues  # noqa: PLC0415
-
-    hit = catalogues.classify_for(SOURCE, message)
-    if hit is None:
-        return ("unrec",) if catalogues.looks_like_failure(message) else NOTHING
-    e = hit.entry
-    cls, _severity = _refine(e, message)
+    e, cls, _severity, _rule = classified(message)
+    if e is None:
+        return ("unrec",) if cls else NOTHING
     if e.id.startswith("aer."):  # an AER report's line: it opens the window of its continuation lines
         return ("aer", cls, bool(e.consequence))
     if e.consequence:
