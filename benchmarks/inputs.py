@@ -10,6 +10,10 @@ whatever the size asked for.
                     ~2 MB: the lines a reader must not hold whole)
     one_line        one line of tqdm redraws joined by carriage returns, no newline at all
     kernel_log      the kernel-log fixtures (dmesg, journalctl -k) appended, timestamps moved on
+                    (the dense worst case: a third of the lines are the drivers' the parser reads)
+    kernel_log_node a node's dmesg as it mostly is: the fixtures' lines that no catalogued producer
+                    writes (other drivers, systemd, the PCI core...) round after round, with the
+                    producers' lines (NVRM, Xid, mlx5_core, AER, IOMMU...) interleaved at ~2%
     bug_report      an nvidia-bug-report.log: the prologue, then rounds of sections (a file copied, a
                     ~2 MB dmesg section of the kernel-log fixtures, a base64 dump): 1 GB in ~1,500
                     sections, under the reader's cap of 4,096
@@ -129,6 +133,42 @@ def kernel_log(path: Path, size: int) -> None:
             written += len(chunk) + 1
 
 
+def _node_lines() -> tuple[list[str], list[str]]:
+    """(background, producer) lines of the kernel-log fixtures, each without its stamp (dmesg, syslog
+    or kmsg): a producer's line is one the parser records or reads in order (its description is
+    neither "nothing", "blank" nor "plain"); a shell prompt pasted with a log is left out."""
+    from topodiag.parsers._kernel_log_block import _KEY_RE, describe
+
+    background, producer = [], []
+    for text in _texts("kernel_log"):
+        for line in text.splitlines():
+            body = _KEY_RE.match(line)[5].strip()
+            if not body or re.match(r"\S*[#$] ", body):
+                continue
+            kind = describe(line)[1][0]
+            (background if kind in ("nothing", "blank", "plain") else producer).append(body)
+    return background, producer
+
+
+def kernel_log_node(path: Path, size: int) -> None:
+    background, producer = _node_lines()
+    every = 49  # one producer line after every 49 others: 2%
+    written, n, k, p = 0, 0, 0, 0
+    with open(path, "w", encoding="utf-8") as out:
+        while written < size:
+            rows = []
+            for _ in range(4096):
+                n += 1
+                if n % (every + 1) == 0:
+                    body, p = producer[p % len(producer)], p + 1
+                else:
+                    body, k = background[k % len(background)], k + 1
+                rows.append(f"[{n // 400:5d}.{(n * 2477) % 1000000:06d}] {body}\n")
+            text = "".join(rows)
+            out.write(text)
+            written += len(text)
+
+
 _BAR = "_" * 44
 
 
@@ -195,4 +235,4 @@ def ibnetdiscover(path: Path, nodes: int) -> None:
 
 
 WRITERS = {"nccl_progress": nccl_progress, "nccl_long": nccl_long, "one_line": one_line,
-           "kernel_log": kernel_log, "bug_report": bug_report, "ibnetdiscover": ibnetdiscover}
+           "kernel_log": kernel_log, "kernel_log_node": kernel_log_node, "bug_report": bug_report, "ibnetdiscover": ibnetdiscover}

@@ -32,6 +32,8 @@ NEVER_ON_THE_PROLOG_PATH = (
     "topodiag.parsers.ibstat", "topodiag.parsers.ibv_devinfo", "tarfile",
     "networkx",  # the model keeps its own store; networkx only when a graph is asked for (topology.graph)
     "hashlib", "concurrent.futures", "multiprocessing",  # no workers on the prolog path
+    # no bundle is read: only bundle.shown (one-line errors) loads, not the archive, manifest or writer
+    "topodiag.bundle.archive", "topodiag.bundle.manifest", "topodiag.bundle.writer",
 )
 
 
@@ -60,3 +62,14 @@ def test_asking_for_the_graph_imports_networkx() -> None:
 def test_commands_that_build_no_topology_do_not_import_networkx() -> None:
     assert "networkx" not in _modules("rules")
     assert "networkx" not in _modules("explain", "NVL001")
+
+
+def test_the_bundle_package_loads_its_members_when_a_name_is_asked_for() -> None:
+    code = ("import sys\nimport topodiag.bundle as b\nfrom topodiag.bundle.shown import shown\n"
+            "assert 'tarfile' not in sys.modules and 'topodiag.bundle.archive' not in sys.modules\n"
+            "print(b.pack.__module__, b.read_manifest.__module__, b.write_bundle_dir.__module__, "
+            "b.archive.place_dir.__name__, sorted(b.__all__) == sorted(set(b.__all__)))")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+    assert res.stdout.split() == ["topodiag.bundle.archive", "topodiag.bundle.manifest", "topodiag.bundle.writer",
+                                  "place_dir", "True"], res.stderr

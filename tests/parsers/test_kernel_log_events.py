@@ -15,6 +15,7 @@ from topodiag import catalogues
 from topodiag.catalogues import fmt
 from topodiag.cli import app
 from topodiag.parsers import ParseError, detect, kernel_log
+from topodiag.parsers import _kernel_log_block as kernel_log_block
 from topodiag.parsers import _kernel_log_events as kev
 
 # what the kernel prints before each producer's message (a dmesg stamp, then the driver's prefix)
@@ -125,10 +126,30 @@ def test_only_gated_lines_are_classified(monkeypatch):
     seen = []
     real = catalogues.classify_for
     monkeypatch.setattr(catalogues, "classify_for", lambda source, text: seen.append(text) or real(source, text))
+    monkeypatch.setattr(kev, "_classified", {})  # nothing remembered from other tests
+    monkeypatch.setattr(kernel_log_block, "_memo", {})
     lines = [f"[ {i}.0] usb 1-{i}: new high-speed USB device number {i} using xhci_hcd" for i in range(1, 500)]
     lines.append("[ 600.0] NVRM: GPU 0000:a1:00.0: RmInitAdapter failed! (0x62:0x40:2168)")
     kernel_log.parse("\n".join(lines))
     assert len(seen) == 1
+
+
+def test_a_message_is_classified_once_and_read_the_same_each_time(monkeypatch):
+    """An AER report repeated (each line read in order, inside its window): the catalogues are asked once
+    per distinct message, and every report is counted as the first."""
+    seen = []
+    real = catalogues.classify_for
+    monkeypatch.setattr(catalogues, "classify_for", lambda source, text: seen.append(text) or real(source, text))
+    monkeypatch.setattr(kev, "_classified", {})
+    report = ["pcieport 0000:00:03.1: AER: Corrected error received: 0000:00:03.1",
+              "pcieport 0000:00:03.1: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)"]
+    ev = kev.Events()
+    for k in range(50):
+        for j, text in enumerate(report):
+            ev.line(2 * k + j + 1, f"[ {k}.{j}] {text}")
+    assert len(seen) == len(set(seen)) == 2
+    assert ev.total == 100 and ev.counts == {"pcie-aer-corrected": 100} and len(ev.events) == 100
+    assert {e.severity for e in ev.events} == {"warning"} and ev.aer_until == 100 + kev.AER_TAIL
 
 
 def test_syslog_012_newlines_are_lines_of_their_own():

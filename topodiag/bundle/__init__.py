@@ -6,11 +6,25 @@ replaces identifiers consistently across every member. See `manifest` for the la
 """
 
 from ..errors import BundleError
-from .archive import ARCHIVE_SUFFIXES, MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, MAX_MEMBERS, pack, unpack
-from .manifest import (MANIFEST, SCHEMA_VERSION, STATUSES, Manifest, SourceEntry, is_bundle_dir, member_path,
-                       read_manifest, sha256_of)
-from .writer import write_bundle_dir
 
-__all__ = ["BundleError", "ARCHIVE_SUFFIXES", "MAX_ARCHIVE_BYTES", "MAX_MEMBER_BYTES", "MAX_MEMBERS", "pack",
-           "unpack", "MANIFEST", "SCHEMA_VERSION", "STATUSES", "Manifest", "SourceEntry", "is_bundle_dir",
-           "member_path", "read_manifest", "sha256_of", "write_bundle_dir"]
+# The members load when a name is asked for (PEP 562): `bundle.shown` (one-line errors) is imported on
+# paths that never read a bundle, the prolog's among them, and must not bring tarfile and hashlib along.
+_WHERE = {"ARCHIVE_SUFFIXES": "archive", "MAX_ARCHIVE_BYTES": "archive", "MAX_MEMBER_BYTES": "archive",
+          "MAX_MEMBERS": "archive", "pack": "archive", "unpack": "archive", "MANIFEST": "manifest",
+          "SCHEMA_VERSION": "manifest", "STATUSES": "manifest", "Manifest": "manifest", "SourceEntry": "manifest",
+          "is_bundle_dir": "manifest", "member_path": "manifest", "read_manifest": "manifest",
+          "sha256_of": "manifest", "write_bundle_dir": "writer"}
+
+__all__ = ["BundleError", *_WHERE]
+
+
+def __getattr__(name: str):
+    import importlib
+
+    if name in ("archive", "manifest", "writer"):  # `bundle.archive.place_dir` as before
+        return importlib.import_module(f".{name}", __name__)
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    globals()[name] = value
+    return value

@@ -21,9 +21,7 @@ from typing import Callable, Iterable, Iterator, Optional
 
 from ..records import Each, InputProblem
 from ..records import InputStatus, ParsedInput
-from ..bundle.archive import ARCHIVE_SUFFIXES, unpack
-from ..bundle.shown import PATH_SHOWN, shown
-from ..bundle.manifest import is_bundle_dir, member_path, read_manifest, sha256_of
+from ..bundle.shown import PATH_SHOWN, shown  # the archive and manifest readers load when a path asks for them
 from ..errors import BundleError
 from ..errors import InputError
 from .files import OpenedText, open_bytes, open_str, open_text, parse_opened, parse_opened_all
@@ -61,6 +59,8 @@ class Gathered:
 
 
 def is_archive(path: str) -> bool:
+    from ..bundle.archive import ARCHIVE_SUFFIXES
+
     return path.lower().endswith(ARCHIVE_SUFFIXES)
 
 
@@ -114,6 +114,9 @@ def gather(paths: Iterable[str], source: Optional[str] = None) -> Gathered:
     `source` (a parser's name, `check --source`) reads every loose file as that tool's output instead
     of detecting it (a short paste detection cannot place); bundle members keep their manifest's."""
     import tempfile
+
+    from ..bundle.archive import unpack
+    from ..bundle.manifest import is_bundle_dir
 
     out = Gathered()
     for path in paths:
@@ -203,6 +206,8 @@ def _gather_bundle(root: str, out: Gathered, label_root: Optional[str] = None) -
     """Every source entry of a bundle directory: parsed with the parser it names, or recorded as
     failed / not available on the host. Inputs are named under `label_root` (the archive a
     temporary folder came from) when given."""
+    from ..bundle.manifest import member_path, read_manifest, sha256_of
+
     try:
         manifest = read_manifest(root)
     except BundleError as exc:  # name the archive the user gave, not the temporary folder

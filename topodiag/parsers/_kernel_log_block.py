@@ -33,7 +33,7 @@ from typing import Iterable, Iterator, Optional
 
 from . import _kernel_log_re as K
 from ..scan.chunks import bounded_put
-from ._kernel_log_events import AER_TAIL, SOURCE, _refine, gate, split
+from ._kernel_log_events import AER_TAIL, classified, gate, split
 from .base import HEADER_END, HEADER_PREFIX, search_after
 
 BLOCK_CHARS = 1 << 22  # characters of lines per block
@@ -82,11 +82,14 @@ def blocks(lines: Iterable[str]) -> Iterator[list]:
         most = min(most * 2, BLOCK_LINES)
 
 
-def feed(st, block: list, line) -> None:
+def feed(st, block: list, line, dg: Optional[tuple] = None) -> None:
     """Read one block of lines into the pass's state `st` (kernel_log._Log); `line(st, n, raw)` reads
-    one line in order (kernel_log._line)."""
+    one line in order (kernel_log._line). `dg`: the block's keys as `digest` gives them (computed in a
+    worker, _kernel_log_par.py), or None to find them here."""
     st.block = block
-    if not _fast(st, block, "\n".join(block), line):
+    if dg is not None and dg[0] == len(block):
+        _by_keys(st, block, dg[1], dg[2], line)
+    elif not _fast(st, block, "\n".join(block), line):
         _slow(st, block, st.block_base, line)
     base = st.block_base
     st.block_base = base + len(block)
@@ -133,21 +136,43 @@ def _fast(st, block: list, text: str, line) -> bool:
         return False
     counts = Counter(keys)
     where = dict(zip(keys, range(len(keys))))  # a line of each key (its last)
+    _by_keys(st, block, [(key, key, c, where[key]) for key, c in counts.items()], keys, line)
+    return True
+
+
+def digest(text: str) -> Optional[tuple]:
+    """The state-free half of `_fast` for a block's lines joined by "\n" (run in a worker): (line count,
+    [(key, its id, its count, the index of its last line)] of each distinct key, the key id of each
+    line), or None when the keys do not line up with the lines."""
+    from array import array
+
+    keys = _KEY_RE.findall(text)
+    n = text.count("\n") + 1
+    if len(keys) != n:
+        return None
+    counts = Counter(keys)
+    ids = {key: i for i, key in enumerate(counts)}
+    where = dict(zip(keys, range(n)))
+    return n, [(key, ids[key], c, where[key]) for key, c in counts.items()], array("I", map(ids.__getitem__, keys))
+
+
+def _by_keys(st, block: list, distinct: list, tags, line) -> None:
+    """The block by distinct keys: `distinct` (key, tag, count, index of a line of it), `tags` each
+    line's tag (its key, or the key's id)."""
     full = _full(st)
     ordered, windowed, aer = set(), set(), set()
-    for key, c in counts.items():
-        kflag, desc = _key_desc(st, key, block[where[key]])
+    for key, tag, c, at in distinct:
+        kflag, desc = _key_desc(st, key, block[at])
         if desc[0] == "plain" and desc[1]:
-            windowed.add(key)
+            windowed.add(tag)
         if not _count(st, desc, c, full):
-            ordered.add(key)
+            ordered.add(tag)
         else:
             st.kernel += kflag * c
             if desc[0] == "aer":
-                aer.add(key)
+                aer.add(tag)
     if ordered or aer or st.ev.aer_until > st.block_base:
-        _in_order(st, block, keys, ordered, windowed, aer, line)
-    return True
+        _in_order(st, block, tags, ordered, windowed, aer, line)
 
 
 def _full(st) -> dict:
@@ -338,13 +363,9 @@ def _event(raw: str) -> tuple:
     _device, message = split(raw)
     if message is None:
         return NOTHING
-    from .. import catalogues  # noqa: PLC0415
-
-    hit = catalogues.classify_for(SOURCE, message)
-    if hit is None:
-        return ("unrec",) if catalogues.looks_like_failure(message) else NOTHING
-    e = hit.entry
-    cls, _severity = _refine(e, message)
+    e, cls, _severity, _rule = classified(message)
+    if e is None:
+        return ("unrec",) if cls else NOTHING
     if e.id.startswith("aer."):  # an AER report's line: it opens the window of its continuation lines
         return ("aer", cls, bool(e.consequence))
     if e.consequence:
@@ -352,11 +373,12 @@ def _event(raw: str) -> tuple:
     return ("event", cls)
 
 
-def read_file(handle, new_state, finish, parse_lines, line):
+def read_file(handle, new_state, finish, parse_lines, line, workers=None):
     """kernel_log.parse_binary: the file's text (UTF-8, bad bytes replaced, as the line path decodes
     it) a block at a time, each block fed to one pass; the same result as `parse_lines` over the file's
     lines. A probe's JSON (a first non-blank character "{"), or a line longer than the line path's
-    LINE_LIMIT (which it cuts), is read by the line path itself."""
+    LINE_LIMIT (which it cuts), is read by the line path itself. `workers` (_kernel_log_par) reads a
+    big regular file with the blocks' keys found in forked workers, with the same result."""
     import io
 
     start = handle.tell()
@@ -368,7 +390,8 @@ def read_file(handle, new_state, finish, parse_lines, line):
             first += more
             if not more:
                 break
-        if first.lstrip()[:1] != "{":
+        parallel = first.lstrip()[:1] != "{" and workers is not None and workers.worth_it(handle, start)
+        if first.lstrip()[:1] != "{" and not parallel:
             pending = [first]
             st = new_state()
             try:
@@ -380,6 +403,11 @@ def read_file(handle, new_state, finish, parse_lines, line):
     finally:
         text.detach()
     handle.seek(start)
+    if parallel:  # a big regular file: the blocks' keys found in workers (_kernel_log_par.py)
+        got = workers.read(handle, new_state, finish, line)
+        if got is not None:
+            return got
+        handle.seek(start)
     text = io.TextIOWrapper(handle, encoding="utf-8", errors="replace", newline="")
     try:
         return parse_lines(_bounded_lines(text))

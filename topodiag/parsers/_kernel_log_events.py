@@ -100,17 +100,13 @@ class Events:
         device, message = split(raw)
         if message is None:
             return
-        from .. import catalogues  # noqa: PLC0415 (loaded on the first gated line only)
-
-        hit = catalogues.classify_for(SOURCE, message)
-        if hit is None:
-            if catalogues.looks_like_failure(message):
+        e, cls, severity, rule = classified(message)
+        if e is None:
+            if cls:  # catalogues.looks_like_failure
                 self.unrecognised_total += 1
                 if len(self.unrecognised) < MAX_EVENTS:
                     self.unrecognised.append(Unrecognised(n, raw.strip()[:MAX_TEXT]))
             return
-        e = hit.entry
-        cls, severity = _refine(e, message)
         if e.id.startswith("aer."):
             self.aer_until = n + AER_TAIL
         if e.consequence:
@@ -118,12 +114,42 @@ class Events:
         self.total += 1
         self.counts[cls] = self.counts.get(cls, 0) + 1
         if len(self.events) < MAX_EVENTS:
-            rule = catalogues.classes().get(cls, {}).get("rule") if cls != e.cls else e.rule
             self.events.append(KernelEvent(n, cls, e.id, severity, device, raw.strip()[:MAX_TEXT], rule))
 
     def gated(self, n: int, line: str) -> bool:
         """Whether a line is one the catalogues may explain (a cheap substring test)."""
         return gate(line) or (n <= self.aer_until and "]" in line)
+
+
+CLASSIFIED_CAP = 4096  # messages whose classification is remembered
+_classified: dict = {}
+_classified_by: list = [None]  # the catalogues the memo is of (for_reader's tuple)
+
+
+def classified(message: str) -> tuple:
+    """(the catalogue entry, its class, severity, rule) of a message, or (None, whether it looks like a
+    failure, None, None): catalogues.classify_for and _refine, remembered by message (a log repeats its
+    messages: an AER report's lines thousands of times) while the catalogues are the same."""
+    from .. import catalogues  # noqa: PLC0415 (loaded on the first gated line only)
+
+    cats = catalogues.for_reader(SOURCE)
+    if _classified_by[0] is not cats:
+        _classified.clear()
+        _classified_by[0] = cats
+    got = _classified.get(message)
+    if got is None:
+        hit = catalogues.classify_for(SOURCE, message)
+        if hit is None:
+            got = (None, catalogues.looks_like_failure(message), None, None)
+        else:
+            e = hit.entry
+            cls, severity = _refine(e, message)
+            got = (e, cls, severity, catalogues.classes().get(cls, {}).get("rule") if cls != e.cls else e.rule)
+        if len(message) <= 512:
+            if len(_classified) >= CLASSIFIED_CAP:
+                _classified.clear()
+            _classified[message] = got
+    return got
 
 
 def split(raw: str) -> tuple[Optional[str], Optional[str]]:

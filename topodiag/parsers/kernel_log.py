@@ -294,8 +294,11 @@ def parse_lines(lines: Iterable[str]) -> KernelLog:
 
 
 def parse_binary(handle) -> KernelLog:
-    """`parse_lines` over a file opened "rb", read a block of text at a time (_kernel_log_block)."""
-    return _block.read_file(handle, _Log, _finish, parse_lines, _line)
+    """`parse_lines` over a file opened "rb", read a block of text at a time (_kernel_log_block); a big
+    regular file with the blocks' keys found in forked workers over the cores (_kernel_log_par)."""
+    from . import _kernel_log_par
+
+    return _block.read_file(handle, _Log, _finish, parse_lines, _line, _kernel_log_par)
 
 
 def reader() -> "_block.Reader":

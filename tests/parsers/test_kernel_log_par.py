@@ -1,0 +1,90 @@
+"""The kernel log of a big file read with forked workers (topodiag/parsers/_kernel_log_par.py: the keys
+and their Counter of each block computed in a worker, the blocks read in order here) gives what the line
+path gives: LF, CRLF and CR line ends, blocks small enough that the lists fill and AER windows and
+driver loads straddle them, a line past LINE_LIMIT, no worker at all."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from tests.parsers.test_kernel_log_block import _lines_of, _result, _texts
+from topodiag.scan import workers
+from topodiag.parsers import _kernel_log_block as block
+from topodiag.parsers import _kernel_log_par as par
+from topodiag.parsers import kernel_log
+from topodiag.load import files
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Every file goes to the workers (two processes), in blocks of 4 KiB doubling to 64 KiB; counts
+    the blocks read with a worker's digest."""
+    monkeypatch.setenv(workers.ENV, "2")
+    monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(block, "FIRST_BLOCK_CHARS", 4096)
+    monkeypatch.setattr(block, "BLOCK_CHARS", 1 << 16)
+    used = []
+    feed = block.feed
+
+    def counted(st, lines, line, dg=None):
+        used.append(dg is not None)
+        return feed(st, lines, line, dg)
+
+    monkeypatch.setattr(block, "feed", counted)
+    block._memo.clear()
+    return used
+
+
+def _file(tmp_path, data: bytes):
+    path = tmp_path / "kern.log"
+    path.write_bytes(data)
+    with open(path, "rb") as fh:
+        return _result(kernel_log.parse_binary, fh)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_read_with_workers_as_the_line_path_reads(tmp_path, small_blocks, newline):
+    text = ("\n".join(t for _, t in _texts()) + "\n") * 30
+    data = text.replace("\n", newline).encode("utf-8")
+    want = _result(_lines_of, data)
+    assert isinstance(want, dict) and want["xids_total"] > kernel_log.MAX_EVENTS < want["events_total"]
+    small_blocks.clear()  # the line path's blocks
+    assert _file(tmp_path, data) == want
+    if newline != "\r":  # a file without "\n" is one chunk, read here
+        assert len(small_blocks) > 10 and sum(small_blocks) >= len(small_blocks) - 1  # all but the last
+    assert _file(tmp_path, data[:-7]) == _result(_lines_of, data[:-7])  # the last line without its end
+
+
+def test_bad_bytes_and_a_last_line_without_its_end(tmp_path, small_blocks):
+    text = "\n".join(t for _, t in _texts()) * 6
+    data = text.encode("utf-8").replace(b"NVRM: Xid", b"NVRM: \xff\xfeXid", 50) + b"\n[ 1.0] tail \xe2\x82"
+    assert _file(tmp_path, data) == _result(_lines_of, data)
+
+
+def test_without_a_worker_the_same(tmp_path, small_blocks, monkeypatch):
+    monkeypatch.setattr(workers, "worker_pool", lambda n: None)
+    data = (("\n".join(t for _, t in _texts()) + "\n") * 4).encode()
+    want = _result(_lines_of, data)
+    small_blocks.clear()
+    assert _file(tmp_path, data) == want
+    assert small_blocks and not any(small_blocks)
+
+
+def test_a_line_past_the_limit_is_read_by_the_line_path(tmp_path, small_blocks, monkeypatch):
+    monkeypatch.setattr(block, "LINE_LIMIT", 300)
+    monkeypatch.setattr(files, "LINE_LIMIT", 300)
+    text = "[    1.000000] NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus. " + "x" * 5000 + "\n"
+    data = ("\n".join(t for _, t in _texts()) + "\n" + text * 3).encode()
+    got = _file(tmp_path, data)
+    assert got == _result(lambda d: kernel_log.parse_lines(files.bounded_lines(
+        io.TextIOWrapper(io.BytesIO(d), encoding="utf-8", errors="replace", newline=""), 300)), data)
+    assert got["xids_total"] > 3
+
+
+def test_digest_is_the_blocks_keys():
+    lines = ["[    1.000000] usb 1-1: new device", "[    2.500000] usb 1-1: new device", "Jan  1 00:00:00 h kernel: x"]
+    n, distinct, ids = block.digest("\n".join(lines))
+    assert n == 3 and list(ids) == [0, 0, 1]
+    assert [(k[4], tag, c, at) for k, tag, c, at in distinct] == [(" usb 1-1: new device", 0, 2, 1), ("x", 1, 1, 2)]

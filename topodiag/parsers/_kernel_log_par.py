@@ -1,0 +1,157 @@
+"""The kernel log of a big regular file read over the machine's cores: the state-free half of a block
+(the key of each line, the Counter of the distinct keys: _kernel_log_block.digest) is computed in
+forked workers (topodiag/workers.py; the count follows the usable CPUs or TOPODIAG_WORKERS, this
+process included) while this process reads the blocks in order with the digests (`feed`): what
+depends on a line's place (a driver load, a list being filled, an AER window) stays in line order.
+
+The file is cut into chunks of whole lines (each ends at a "\\n"; the first chunks small, then each
+twice the last, up to BLOCK_CHARS, as the text path's blocks), each chunk one block. A worker reads its
+chunk from the file by offset, so only the digest crosses the pipe; it sends back the chunk's length
+and last bytes, and a digest that does not match, a worker that dies or a pool that cannot start
+costs time, not correctness: the block's keys are then found here. The result is the text path's
+(`read_file`) to the bit. A helper module, no parser.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections import deque
+from typing import Iterator, Optional
+
+from . import _kernel_log_block as B
+
+PARALLEL_MIN_BYTES: Optional[int] = 32 << 20  # files from this size are read with workers (None: never)
+AHEAD = 2  # digests asked for ahead of the in-order reading, per worker
+MAX_AHEAD = 16
+_TAIL = 16
+_fds: dict = {}  # the worker's open files
+
+
+def worth_it(handle, start: int) -> bool:
+    """A big regular file (PARALLEL_MIN_BYTES from `start`), pread, and a worker can be forked."""
+    from ..scan.workers import fork_ok
+
+    if PARALLEL_MIN_BYTES is None or not hasattr(os, "pread"):
+        return False
+    try:
+        info = os.fstat(handle.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size - start >= PARALLEL_MIN_BYTES and fork_ok()
+
+
+def read(handle, new_state, finish, line):
+    """`read_file`'s result for the file from its current offset, or None at a line longer than
+    LINE_LIMIT (the caller reads the file by the line path, which cuts it)."""
+    from ..scan.workers import release, worker_count, worker_pool
+
+    workers = max(1, worker_count() - 1)
+    pool = worker_pool(workers)
+    st = new_state()
+    done = False
+    try:
+        for block, dg in _blocks(handle, pool, min(MAX_AHEAD, AHEAD * workers)):
+            B.feed(st, block, line, dg)
+        done = True
+        return finish(st)
+    except B.LongLine:
+        return None
+    finally:
+        if pool is not None:
+            release(pool, done)
+
+
+def _path(handle) -> str:
+    if os.path.isdir("/proc/self/fd"):
+        return os.path.realpath(f"/proc/self/fd/{handle.fileno()}")
+    return str(getattr(handle, "name", ""))
+
+
+def _blocks(handle, pool, ahead: int) -> Iterator[tuple[list, Optional[tuple]]]:
+    """The blocks of lines in order, each with its digest from a worker (None: found here)."""
+    path = _path(handle)
+    pending: deque = deque()
+    broken = pool is None
+    for off, data in byte_chunks(handle):
+        fut = None
+        if not broken and data.endswith(b"\n"):
+            try:
+                fut = pool.submit(digest_range, path, off, len(data))
+            except Exception:  # a broken pool: no more requests
+                broken = True
+        pending.append((data, fut))
+        if len(pending) > ahead:
+            yield from _settled(pending.popleft())
+    while pending:
+        yield from _settled(pending.popleft())
+
+
+def _settled(entry) -> Iterator[tuple[list, Optional[tuple]]]:
+    data, fut = entry
+    dg = None
+    if fut is not None:
+        try:
+            n, tail, got = fut.result()
+            if n == len(data) and tail == data[-_TAIL:]:
+                dg = got
+        except Exception:  # a worker that died: the keys are found here
+            dg = None
+    text = data.decode("utf-8", "replace")
+    if not text.endswith("\n"):  # the file's last line, without its end: as the text path cuts it
+        pending = [text]
+        yield from ((b, None) for b in B.text_blocks(lambda n: pending.pop() if pending else ""))
+        return
+    yield B._checked(_lines(text), B.LINE_LIMIT), dg
+
+
+def _lines(text: str) -> list:
+    """The lines of a text that ends at "\\n", as text_blocks cuts them."""
+    lines = B._LINE_END.split(text) if "\r" in text else text.split("\n")
+    lines.pop()
+    return lines
+
+
+def byte_chunks(handle) -> Iterator[tuple[int, bytes]]:
+    """(offset, bytes) chunks of whole lines, each ending at b"\\n" but the file's last: the first of
+    FIRST_BLOCK_CHARS bytes or so, then each twice the last up to BLOCK_CHARS. Raises LongLine where
+    no "\\n" comes within 4 x LINE_LIMIT bytes."""
+    off = handle.tell()
+    step, carry = B.FIRST_BLOCK_CHARS, b""
+    while True:
+        piece = handle.read(step)
+        step = min(step * 2, B.BLOCK_CHARS)
+        if not piece:
+            if carry:
+                yield off, carry
+            return
+        data = carry + piece if carry else piece
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            if len(data) > 4 * B.LINE_LIMIT:
+                raise B.LongLine()
+            carry = data
+            continue
+        yield off, data[:cut]
+        off += cut
+        carry = data[cut:]
+
+
+def digest_range(path: str, off: int, n: int) -> tuple[int, bytes, Optional[tuple]]:
+    """In the worker: bytes [off, off+n) of `path`, their block's digest (_kernel_log_block.digest)."""
+    fd = _fds.get(path)
+    if fd is None:
+        fd = _fds[path] = os.open(path, os.O_RDONLY)
+    parts, got = [], 0
+    while got < n:
+        b = os.pread(fd, n - got, off + got)
+        if not b:
+            break
+        parts.append(b)
+        got += len(b)
+    data = b"".join(parts)
+    text = data.decode("utf-8", "replace")
+    if not text.endswith("\n"):
+        return len(data), data[-_TAIL:], None
+    joined = "\n".join(_lines(text)) if "\r" in text else text[:-1]
+    return len(data), data[-_TAIL:], B.digest(joined)
