@@ -10,7 +10,7 @@ import io
 import pytest
 
 from tests.parsers.test_kernel_log_block import _lines_of, _result, _texts
-from topodiag.scan import workers
+from topodiag.scan import parallel, workers
 from topodiag.parsers import _kernel_log_block as block
 from topodiag.parsers import _kernel_log_par as par
 from topodiag.parsers import kernel_log
@@ -64,7 +64,7 @@ def test_bad_bytes_and_a_last_line_without_its_end(tmp_path, small_blocks):
 
 
 def test_without_a_worker_the_same(tmp_path, small_blocks, monkeypatch):
-    monkeypatch.setattr(workers, "worker_pool", lambda n: None)
+    monkeypatch.setattr(parallel, "worker_pool", lambda n: None)  # where scan/parallel.py makes its pool
     data = (("\n".join(t for _, t in _texts()) + "\n") * 4).encode()
     want = _result(_lines_of, data)
     small_blocks.clear()

@@ -1,6 +1,6 @@
 """The kernel log of a big regular file read over the machine's cores: the state-free half of a block
 (the key of each line, the Counter of the distinct keys: _kernel_log_block.digest) is computed in
-forked workers (topodiag/workers.py; the count follows the usable CPUs or TOPODIAG_WORKERS, this
+forked workers (topodiag/scan/parallel.py and workers.py; the count follows the usable CPUs or TOPODIAG_WORKERS, this
 process included) while this process reads the blocks in order with the digests (`feed`): what
 depends on a line's place (a driver load, a list being filled, an AER window) stays in line order.
 
@@ -16,16 +16,11 @@ from __future__ import annotations
 
 import os
 import stat
-from collections import deque
 from typing import Iterator, Optional
 
 from . import _kernel_log_block as B
 
 PARALLEL_MIN_BYTES: Optional[int] = 32 << 20  # files from this size are read with workers (None: never)
-AHEAD = 2  # digests asked for ahead of the in-order reading, per worker
-MAX_AHEAD = 16
-_TAIL = 16
-_fds: dict = {}  # the worker's open files
 
 
 def worth_it(handle, start: int) -> bool:
@@ -43,60 +38,35 @@ def worth_it(handle, start: int) -> bool:
 
 def read(handle, new_state, finish, line):
     """`read_file`'s result for the file from its current offset, or None at a line longer than
-    LINE_LIMIT (the caller reads the file by the line path, which cuts it)."""
-    from ..scan.workers import release, worker_count, worker_pool
+    LINE_LIMIT (the caller reads the file by the line path, which cuts it). The chunks and their
+    digests come from topodiag/scan/parallel.py (`digested`: the worker pool, the read by offset in the
+    worker, the check that a digest matches its chunk)."""
+    from ..scan import parallel
 
-    workers = max(1, worker_count() - 1)
-    pool = worker_pool(workers)
     st = new_state()
-    done = False
+    chunks = parallel.digested([_Reader], handle)
     try:
-        for block, dg in _blocks(handle, pool, min(MAX_AHEAD, AHEAD * workers)):
-            B.feed(st, block, line, dg)
-        done = True
+        for data, dg in chunks:
+            for block, digest in _blocks_of(data, dg[0] if dg else None):
+                B.feed(st, block, line, digest)
         return finish(st)
     except B.LongLine:
         return None
     finally:
-        if pool is not None:
-            release(pool, done)
+        chunks.close()
 
 
-def _path(handle) -> str:
-    if os.path.isdir("/proc/self/fd"):
-        return os.path.realpath(f"/proc/self/fd/{handle.fileno()}")
-    return str(getattr(handle, "name", ""))
+def digest_bytes(data: bytes) -> Optional[tuple]:
+    """In the worker: the block digest (_kernel_log_block.digest) of a chunk of whole lines; None for the
+    file's last line without its end (read here, as the text path cuts it)."""
+    text = data.decode("utf-8", "replace")
+    if not text.endswith("\n"):
+        return None
+    return B.digest("\n".join(_lines(text)) if "\r" in text else text[:-1])
 
 
-def _blocks(handle, pool, ahead: int) -> Iterator[tuple[list, Optional[tuple]]]:
-    """The blocks of lines in order, each with its digest from a worker (None: found here)."""
-    path = _path(handle)
-    pending: deque = deque()
-    broken = pool is None
-    for off, data in byte_chunks(handle):
-        fut = None
-        if not broken and data.endswith(b"\n"):
-            try:
-                fut = pool.submit(digest_range, path, off, len(data))
-            except Exception:  # a broken pool: no more requests
-                broken = True
-        pending.append((data, fut))
-        if len(pending) > ahead:
-            yield from _settled(pending.popleft())
-    while pending:
-        yield from _settled(pending.popleft())
-
-
-def _settled(entry) -> Iterator[tuple[list, Optional[tuple]]]:
-    data, fut = entry
-    dg = None
-    if fut is not None:
-        try:
-            n, tail, got = fut.result()
-            if n == len(data) and tail == data[-_TAIL:]:
-                dg = got
-        except Exception:  # a worker that died: the keys are found here
-            dg = None
+def _blocks_of(data: bytes, dg: Optional[tuple]) -> Iterator[tuple[list, Optional[tuple]]]:
+    """The blocks of lines of one chunk, with the worker's digest (None: found here)."""
     text = data.decode("utf-8", "replace")
     if not text.endswith("\n"):  # the file's last line, without its end: as the text path cuts it
         pending = [text]
@@ -137,21 +107,12 @@ def byte_chunks(handle) -> Iterator[tuple[int, bytes]]:
         carry = data[cut:]
 
 
-def digest_range(path: str, off: int, n: int) -> tuple[int, bytes, Optional[tuple]]:
-    """In the worker: bytes [off, off+n) of `path`, their block's digest (_kernel_log_block.digest)."""
-    fd = _fds.get(path)
-    if fd is None:
-        fd = _fds[path] = os.open(path, os.O_RDONLY)
-    parts, got = [], 0
-    while got < n:
-        b = os.pread(fd, n - got, off + got)
-        if not b:
-            break
-        parts.append(b)
-        got += len(b)
-    data = b"".join(parts)
-    text = data.decode("utf-8", "replace")
-    if not text.endswith("\n"):
-        return len(data), data[-_TAIL:], None
-    joined = "\n".join(_lines(text)) if "\r" in text else text[:-1]
-    return len(data), data[-_TAIL:], B.digest(joined)
+class _Reader:
+    """What topodiag/scan/parallel.py `digested` asks of a reader: its chunks of whole lines and the
+    state-free digest of one (sent to the workers by reference)."""
+
+    digest = staticmethod(digest_bytes)
+
+    @staticmethod
+    def iter_chunks(handle) -> Iterator[bytes]:
+        return (data for _, data in byte_chunks(handle))
