@@ -146,35 +146,10 @@ def _too_big(where: str, total: int, compressed: Optional[int]) -> Optional[str]
     return None
 
 
-def _byte_lines(stream, where: str, compressed: Optional[int]) -> Iterator[bytes]:
-    """The lines of a binary stream, read CHUNK bytes at a time, each cut at MAX_LINE; the count
-    of bytes read is checked after each chunk (_too_big)."""
-    total, buf = 0, b""
-    while True:
-        try:
-            block = stream.read(CHUNK)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(where, f"a gzip-compressed nvidia-bug-report that cannot be read whole ({exc})") from None
-        if not block:
-            break
-        total += len(block)
-        why = _too_big(where, total, compressed)
-        if why:
-            raise InputError(where, why)
-        parts = block.split(b"\n")
-        for part in parts[:-1]:
-            yield buf + part[: MAX_LINE - len(buf)] if buf else part[:MAX_LINE]
-            buf = b""
-        if len(buf) < MAX_LINE:
-            buf += parts[-1][: MAX_LINE - len(buf)]
-    if buf:
-        yield buf
-
-
 def _byte_blocks(stream, where: str, compressed: Optional[int]) -> Iterator[list]:
-    """_byte_lines decoded, a list of lines for each CHUNK read: the same lines (each cut at MAX_LINE
-    bytes, then decoded as UTF-8 with bad bytes replaced), the bytes between two line ends decoded
-    at once."""
+    """The lines of a binary stream, a list of them for each CHUNK read: each line cut at MAX_LINE
+    bytes, then decoded as UTF-8 with bad bytes replaced (the bytes between two line ends decoded at
+    once); the count of bytes read is checked after each chunk (_too_big)."""
     total, buf = 0, b""
     while True:
         try:
