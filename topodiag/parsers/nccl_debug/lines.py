@@ -51,9 +51,10 @@ def _prefix_keys(c: bytes, pieces: list) -> dict:
         return {}
     # piece i ends with the text before tag i on its line; tag i is its line's first when piece i
     # holds a newline (or i is 0)
-    parts = list(map(bytes.rpartition, pieces[:-1], itertools.repeat(b"\n")))
-    raw = {parts[0][2]: None}
-    raw.update(dict.fromkeys(itertools.compress(map(operator.itemgetter(2), parts), map(operator.itemgetter(1), parts))))
+    raw = {pieces[0].rpartition(b"\n")[2]: None}
+    # (one lazy pass: the (head, "\n", tail) of each piece that holds a newline, its tail kept)
+    parts = map(bytes.rpartition, itertools.islice(pieces, 1, len(pieces) - 1), itertools.repeat(b"\n"))
+    raw.update(dict.fromkeys(map(operator.itemgetter(2), filter(operator.itemgetter(1), parts))))
     joined = b"\n".join(raw)
     if joined.isascii():
         canon = dict.fromkeys(_PID_TID_B.sub(b":0:0", joined).split(b"\n"))
