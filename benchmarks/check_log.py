@@ -126,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
                     choices=["parse", "parse_nccl_debug", "check"], help="the commands to time (grep always)")
     ap.add_argument("--variants", nargs="*", default=[], help="also `check` with wN (TOPODIAG_WORKERS=N), pure, pure-wN")
     ap.add_argument("--dir", type=Path, default=None, help="where to write the logs (default: a temp dir)")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the generated logs in --dir (e.g. to profile one: python -m cProfile -s cumtime -m topodiag ...)")
     ap.add_argument("--logs", nargs="+", default=["issue", "mixed"], choices=sorted(LOGS),
                     help="which logs: issue (fixtures/nccl_debug/), mixed (and fixtures/nccl_tests/)")
     args = ap.parse_args(argv)
@@ -143,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
                       file=sys.stderr)
                 res = measure(log, args.runs, args.only, args.variants)
                 res["log"] = kind
-                log.unlink()
+                if not args.keep:
+                    log.unlink()
                 results.append(res)
                 names = args.only + [f"check {v}" for v in args.variants]
                 cells = "  ".join(f"{n} {res[n]['wall_s']} s = {res[n]['x_grep']}x grep (CPU {res[n]['cpu_s']} s = "
@@ -152,9 +155,12 @@ def main(argv: list[str] | None = None) -> int:
                       f"(load {res['load_1m']:.1f})")
                 print(json.dumps(res))
     finally:
-        for p in tmp.iterdir():
-            p.unlink()
-        tmp.rmdir()
+        if args.keep:
+            print(f"logs kept in {tmp}", file=sys.stderr)
+        else:
+            for p in tmp.iterdir():
+                p.unlink()
+            tmp.rmdir()
     for kind, results in by_log.items():
         _growth(kind, results, args.only + [f"check {v}" for v in args.variants])
     return 0

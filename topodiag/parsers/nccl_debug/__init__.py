@@ -8,9 +8,10 @@
     H100-2:19989:20082 [1] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer ... with error 4, ...
     n013:101855:101885 [0] NCCL INFO comm 0x72a6b00 rank 0 nranks 2 cudaDev 0 busId 81000 commId 0xb2 - Init COMPLETE
 
-A package of three small modules: records.py (the Result and its caps), facts.py (what the lines
-say, accumulated first-seen) and reader.py (one engine over bytes that picks those lines out of
-chunks of about 4 MiB). A multi-GB log parses in constant memory: every list is capped
+A package of small modules, chiefly records.py (the Result and its caps), kinds.py (the fact messages
+by their start: one table, from which the scan's choice of lines and the fact reader's dispatch are
+both built), facts.py (what the lines say, accumulated first-seen) and reader.py (one engine over
+bytes that picks those lines out of chunks of about 4 MiB). A multi-GB log parses in constant memory: every list is capped
 (warnings/errors keep the first 200, with `warnings_total`/`errors_total`), every dict and cache is
 bounded. `parse(text)`, `parse_lines(lines)` and `parse_binary(file)` all read through the same
 engine (text is encoded as UTF-8), so they agree; `parse_chunks` merges chunks given with their

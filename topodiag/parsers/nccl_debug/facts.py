@@ -13,6 +13,7 @@ from typing import Optional
 
 from ..base import is_digits
 from . import classify
+from .kinds import dispatch
 from .connections import _bracket, _ends, normalise_transport  # noqa: F401  (normalise_transport: the package's API)
 from .records import (IB_MTU_BYTES, MAX_CACHE, MAX_DEVS_PER_HOST, MAX_ENV, MAX_HOSTS, MAX_LIST, MAX_NET_DEVICES,
                       MAX_NETWORKS, MAX_QP_MTUS, MAX_RANKS, MAX_SAMPLE, MAX_TEXT, MAX_TRANSPORTS, ErrorLine, LogLine,
@@ -619,27 +620,6 @@ class Facts:
         return result(self)
 
 
-# The fact messages Facts reads by their start (the scanner's SCAN_RE picks out the same starts).
-STARTS = (
-    ("Connected NVLS", Facts.nvls),
-    ("NCCL_", Facts.env_line),
-    ("NCCL version", Facts.banner_line),
-    ("NET/IB : Using", Facts.ib_using), ("NET/IB: Using", Facts.ib_using),
-    ("NET/Socket : Using", Facts.socket_using), ("NET/Socket: Using", Facts.socket_using),
-    ("NET/IB : No device found", Facts.ib_none), ("NET/IB: No device found", Facts.ib_none),
-    ("NET/OFI", Facts.ofi),
-    ("NET/Plugin", Facts.net_plugin),
-    ("Using network ", Facts.using_network),
-    ("Using internal Network ", Facts.internal_network),
-    ("Initialized NET plugin ", Facts.plugin_initialized),
-    ("Failed to initialize NET plugin ", Facts.plugin_failed),
-    ("Assigned NET plugin ", Facts.plugin_assigned_line),
-    ("comm ", Facts.comm),
-    ("cudaDriverVersion", Facts.driver),
-    ("ncclComm", Facts.init_rank),
-    ("P2P plugin ", Facts.p2p_plugin),
-    ("Plugin Path : ", Facts.plugin_dir),
-    ("rank ", Facts.rank_line),
-    ("Bootstrap", Facts.bootstrap_line),
-    ("net.cc:", Facts.refusal), ("plugin/net.cc:", Facts.refusal),
-)
+# The fact messages Facts reads by their start: kinds.py's table, which the scanner's SCAN_RE is built
+# from too (reader.py).
+STARTS = tuple((start, getattr(Facts, reader)) for start, reader in dispatch())

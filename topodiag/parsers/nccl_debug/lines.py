@@ -28,11 +28,12 @@ def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, lis
     "NCCL failure", "NCCL error" and "NCCL version" with no "NCCL INFO", "NCCL WARN" or "NCCL TRACE"
     before them on their line (`marks`); (position, line start, line end, line index in the chunk) of
     the first "NCCL WARN" of each line (`warns`)."""
-    trace = b"NCCL TRACE " in c
+    n_trace = c.count(b"NCCL TRACE")
+    trace = n_trace > 0 and b"NCCL TRACE " in c  # (a pass over the chunk fewer where there is none)
     pieces = _TAG_SPLIT_RE.split(c) if trace else c.split(b"NCCL INFO ")
     messages, per_line, _ = _messages(c, pieces, trace)
-    marks, warns = _marks_warns(c)
-    return (c.count(b"\n"), c.count(b"NCCL INFO"), c.count(b"NCCL WARN"), c.count(b"NCCL TRACE"),
+    marks, warns, n_warn = _marks_warns(c)
+    return (c.count(b"\n"), c.count(b"NCCL INFO"), n_warn, n_trace,
             _prefix_keys(c, pieces), messages, per_line, marks, warns)
 
 
@@ -50,9 +51,10 @@ def _prefix_keys(c: bytes, pieces: list) -> dict:
         return {}
     # piece i ends with the text before tag i on its line; tag i is its line's first when piece i
     # holds a newline (or i is 0)
-    parts = list(map(bytes.rpartition, pieces[:-1], itertools.repeat(b"\n")))
-    raw = {parts[0][2]: None}
-    raw.update(dict.fromkeys(itertools.compress(map(operator.itemgetter(2), parts), map(operator.itemgetter(1), parts))))
+    raw = {pieces[0].rpartition(b"\n")[2]: None}
+    # (one lazy pass: the (head, "\n", tail) of each piece that holds a newline, its tail kept)
+    parts = map(bytes.rpartition, itertools.islice(pieces, 1, len(pieces) - 1), itertools.repeat(b"\n"))
+    raw.update(dict.fromkeys(map(operator.itemgetter(2), filter(operator.itemgetter(1), parts))))
     joined = b"\n".join(raw)
     if joined.isascii():
         canon = dict.fromkeys(_PID_TID_B.sub(b":0:0", joined).split(b"\n"))
@@ -77,20 +79,23 @@ def _messages(c: bytes, pieces: list, trace: bool) -> tuple[dict, list, bool]:
             # each tag's length: "NCCL INFO " 10, "NCCL TRACE " 11 (its sixth byte a "T", 84)
             tags = (map(operator.add, map((84).__eq__, map(operator.itemgetter(5), texts)), itertools.repeat(10))
                     if trace else itertools.repeat(10, len(texts)))
-            places = list(map(operator.add, itertools.accumulate(map(len, pieces[:-1])),
-                              itertools.accumulate(tags, initial=0)))
+            # tag i is at the length of the pieces and tags before it: placed only where needed (the
+            # first tag of each text, and the NET/IB tags)
+            ends = list(itertools.accumulate(map(len, pieces[:-1])))
             counts = collections.Counter(texts)
+            first = dict(zip(reversed(texts), range(len(texts) - 1, -1, -1)))  # the first index of each text wins
             nets = {t for t in counts if _NET_IB_TEXT_RE.match(t)}  # read line by line: by place
+            if trace:
+                tag_lens = list(itertools.accumulate(tags, initial=0))
+                place = lambda i: ends[i] + tag_lens[i]  # noqa: E731
+            else:
+                place = lambda i: ends[i] + 10 * i  # noqa: E731
             per_line: list = []
             if nets:
-                net = list(map(nets.__contains__, texts))
-                per_line = list(itertools.compress(places, net))
-                keep = list(map(operator.not_, net))
-                texts, places = list(itertools.compress(texts, keep)), list(itertools.compress(places, keep))
-            first = dict(zip(reversed(texts), reversed(places)))  # the first place of each text wins
+                per_line = list(map(place, itertools.compress(range(len(texts)), map(nets.__contains__, texts))))
             for text, count in counts.items():
                 if text not in nets:
-                    messages[text] = [count, first[text]]
+                    messages[text] = [count, place(first[text])]
             return messages, per_line, True
     per_line = []
     prev, on_line = 0, 0
@@ -115,9 +120,11 @@ def _messages(c: bytes, pieces: list, trace: bool) -> tuple[dict, list, bool]:
     return messages, per_line, False
 
 
-def _marks_warns(c: bytes) -> tuple[list, list]:
+def _marks_warns(c: bytes) -> tuple[list, list, int]:
     """`marks` and `warns` of `tagged_py`: each mark checked against the text before it on its line (from
-    the previous mark on, when that is on the same line: linear), each WARN line once."""
+    the previous mark on, when that is on the same line: linear), each WARN line once; and the count of
+    "NCCL WARN" (c.count's: the sum over the WARN lines, from each line's first, of the line's count --
+    a tag holds no newline, so none spans two lines; a pass over the chunk fewer)."""
     marks: list = []
     prev, tagged = -1, False
     places = [m.start() for m in _MARK_RE.finditer(c)] if b"NCCL " in c else []  # (no two overlap)
@@ -133,18 +140,19 @@ def _marks_warns(c: bytes) -> tuple[list, list]:
             marks.append(at)
         prev = at
     warns: list = []
-    line_no, counted = 0, 0
+    line_no, counted, n_warn = 0, 0, 0
     pos = c.find(b"NCCL WARN")
     while pos >= 0:
         ls = c.rfind(b"\n", 0, pos) + 1
         line_no += c.count(b"\n", counted, ls)
         counted = ls
         eol = c.find(b"\n", pos)
-        warns.append((pos, ls, len(c) if eol < 0 else eol, line_no))
         if eol < 0:
-            break
+            eol = len(c)
+        n_warn += c.count(b"NCCL WARN", pos, eol)
+        warns.append((pos, ls, eol, line_no))
         pos = c.find(b"NCCL WARN", eol)
-    return marks, warns
+    return marks, warns, n_warn
 
 
 _TAG_RE = re.compile(rb"NCCL (?:INFO|TRACE) ")

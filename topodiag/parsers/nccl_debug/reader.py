@@ -35,6 +35,7 @@ from ...scan.chunks import CHUNK
 from ..base import ANSI_RE
 from . import classify
 from .facts import Facts
+from .kinds import scan_starts
 from .records import MAX_CACHE, MAX_GDR_LINES, MAX_LIST, MAX_TEXT, LogLine, Result
 
 # connection lines, keyed with their channel number: one group, so no tuple per line
@@ -46,15 +47,11 @@ BARE_CONN_RE = re.compile(rb"(?m)^[ \t>`*-]{0,8}(\d{1,7}\[[0-9a-fA-Fx]{0,16}\] -
                           rb"(?: \[(?:send|receive)\])? via [^\n]*)")
 # Which INFO/TRACE tag texts are fact lines: matched at each distinct tag text the line scan gives
 # (and at each per-QP line), group 1 is the message Facts reads -- proxy, topology-dump and tuning
-# chatter is never looked at; the starts are nested by first letter, which the regex engine tries
-# faster. The other alternatives (WARN, a bare TRACE, the untagged marks failure/error/version) leave
-# group 1 empty: the scan finds those by place. The per-QP lines of NET/IB ("NET/IB: NCCL Dev 0 IbDev
-# 0 Port 1 qpn 576 mtu 3 GID 3 (...)") are fact lines: `_facts` reads them by QP_RE.
-_STARTS = (rb"N(?:ET/|CCL)|Using (?:network|internal Network)|"
-           rb"c(?:omm 0x(?![0-9a-fA-F]+ rank [0-9]+ nRanks [0-9]+(?![0-9]| nNodes))|udaDriverVersion)|"
-           rb"ncclComm[A-Za-z]{0,40} comm |C(?:UDA Driver|onnected NVLS)|P(?:2P plugin|lugin Path)|Bootstrap|Trees|"
-           rb"(?:Initialized|Assigned|Failed to initialize) NET plugin|[0-9]+ coll channels|"
-           rb"rank [0-9]+ nranks [0-9]|(?:plugin/)?net\.cc:[0-9]+ -> [0-9]")
+# chatter is never looked at. The starts come from kinds.py, the table Facts dispatches on too. The
+# other alternatives (WARN, a bare TRACE, the untagged marks failure/error/version) leave group 1
+# empty: the scan finds those by place. The per-QP lines of NET/IB ("NET/IB: NCCL Dev 0 IbDev 0 Port
+# 1 qpn 576 mtu 3 GID 3 (...)") are fact lines: `_facts` reads them by QP_RE.
+_STARTS = scan_starts()
 # NCCL 2.28+ puts "[Rank N] " before some INIT messages ("NCCL INFO [Rank 0] ncclCommInitRankConfig comm
 # 0x.. rank 0 nranks 16 ..."): the message read starts after it.
 SCAN_RE = re.compile(rb"NCCL (?:(?:INFO |TRACE )(?:\[Rank [0-9]{1,9}\] )?((?:" + _STARTS + rb")[^\n]*)"
