@@ -258,11 +258,23 @@ def classify(producer: str, text: str) -> Optional[Match]:
     return load(producer).classify(text)
 
 
+_READERS_RE = re.compile(r'^\{\s*(?:"(?:producer|title)"\s*:\s*"[^"\\]*"\s*,\s*)*"readers"\s*:\s*(\[[^\]]*\])')
+
+
+@lru_cache(maxsize=None)
+def readers_of(producer: str) -> tuple:
+    """The "readers" of a producer's catalogue, read from the file's head (the generators write
+    producer, title, readers first) without building its entries; a file laid out otherwise is loaded."""
+    with open(DATA / f"{producer}.json", encoding="utf-8") as fh:
+        m = _READERS_RE.match(fh.read(4096))
+    return tuple(json.loads(m.group(1))) if m else load(producer).readers
+
+
 @lru_cache(maxsize=None)
 def for_reader(source: str) -> tuple:
     """The catalogues whose messages appear in `source`'s text (their JSON's "readers" names it):
-    an NCCL_DEBUG log carries NCCL's and its net plugins' messages."""
-    return tuple(c for c in (load(p) for p in producers()) if source in c.readers)
+    an NCCL_DEBUG log carries NCCL's and its net plugins' messages. Only those are loaded."""
+    return tuple(load(p) for p in producers() if source in readers_of(p))
 
 
 def classify_for(source: str, text: str) -> Optional[Match]:
