@@ -75,7 +75,17 @@ class Entry:
     where: tuple
     consequence: bool
     fixed_in: Optional[str]
-    specificity: int  # fixed characters: the most specific of several matches wins
+    fixed_size: Optional[int] = field(default=None, compare=False, repr=False)  # `specificity`, once asked
+
+    @property
+    def specificity(self) -> int:
+        """Fixed characters of the entry (its format's, else its own regex's): the most specific of
+        several matches wins. Counted when first asked (a catalogue of thousands loads without it)."""
+        if self.fixed_size is None:
+            size = (_fmt.literal_size(self.format) if self.format
+                    else len(re.sub(r"\\.|[^A-Za-z0-9 ]", "", self.raw_pattern or "")))
+            object.__setattr__(self, "fixed_size", size)
+        return self.fixed_size  # type: ignore[return-value]
 
     @property
     def pattern(self) -> str:
@@ -231,12 +241,11 @@ def _entry(raw: dict, vocab: dict, producer: str) -> Entry:
     severity = raw.get("severity") or c["severity"]
     if severity not in SEVERITIES:
         raise ValueError(f"catalogue {producer}: entry {raw.get('id')!r} has severity {severity!r}")
-    size = _fmt.literal_size(fmt_text) if fmt_text else len(re.sub(r"\\.|[^A-Za-z0-9 ]", "", pattern or ""))
     return Entry(id=raw["id"], cls=cls, severity=severity, meaning=raw.get("meaning") or c["meaning"],
                  fix=raw.get("fix") or c["fix"], rule=raw.get("rule", c.get("rule")), format=fmt_text,
                  raw_pattern=pattern, level=raw.get("level"), versions=raw.get("versions") or {},
                  where=tuple(raw.get("where") or ()), consequence=bool(raw.get("consequence", False)),
-                 fixed_in=raw.get("fixed_in"), specificity=size)
+                 fixed_in=raw.get("fixed_in"))
 
 
 @lru_cache(maxsize=None)
