@@ -96,16 +96,51 @@ for name, x in t[1:]:
 print(f"  {'total':22s} {1000 * (t[-1][1] - t[0][1]):6.1f} ms")
 """
 
+# --startup: where check-1k's CPU goes, its stages imported one by one before main() runs the rest.
+STARTUP = r"""
+import sys, time
+T = time.process_time
+t = [("start", T())]
+def mark(n): t.append((n, T()))
+import typer; mark("import typer")
+import topodiag.cli; mark("import topodiag.cli (app only)")
+import topodiag.cli.check; mark("import cli.check")
+from topodiag import parsers, catalogues
+f = sys.argv[1]; text = open(f).read()
+for s in parsers.SOURCES: parsers.get(s)
+mark("import every parser (detection)")
+parsers.detect_all(text); mark("sniff (nvidia-smi catalogue)")
+catalogues.for_reader("kernel_log"); mark("kernel_log catalogues (5)")
+from topodiag.engine import load_catalog, load_checks; mark("import engine")
+cat = load_catalog(examples=False); mark("rule catalogue (63 TOML)")
+load_checks(); mark("import check modules")
+from topodiag import pipeline; mark("import pipeline")
+sys.argv = ["topodiag", "check", "--from", f, "--format", "json"]
+import io, contextlib
+with contextlib.redirect_stdout(io.StringIO()):
+    try: topodiag.cli.main()
+    except SystemExit: pass
+mark("the run itself (rest)")
+prev = t[0][1]
+for n, x in t[1:]:
+    print(f"  {n:34s} {1000*(x-prev):6.1f} ms"); prev = x
+print(f"  {'total (CPU, this process)':34s} {1000*(t[-1][1]):6.1f} ms")
+"""
+
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=21)
     ap.add_argument("--breakdown", action="store_true")
+    ap.add_argument("--startup", action="store_true", help="only the stages of check-1k in one process, CPU ms")
     ap.add_argument("--baseline", metavar="TREE", help="a source tree (with topodiag/) to run each topodiag "
                     "command from as well, as NAME@base, alternating with this one")
     args = ap.parse_args()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = str(ROOT)
+    if args.startup:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "topodiag")], check=True)
+        return subprocess.run([sys.executable, "-c", STARTUP, str(SMALL_LOG)], env=env, cwd=ROOT).returncode
     envs: dict[str, dict] = {}
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "topodiag")], check=True)
     cmds = commands()
