@@ -47,7 +47,8 @@ def _modules(*args: str) -> set[str]:
 def test_prolog_imports_only_what_it_uses() -> None:
     mods = _modules("prolog", "--sysfs-root", str(SYSFS))
     assert "topodiag.pipeline" in mods and "topodiag.parsers.sysfs_infiniband" in mods  # it did run
-    loaded = sorted(m for m in NEVER_ON_THE_PROLOG_PATH if m in mods or any(x.startswith(m + ".") for x in mods))
+    never = (*NEVER_ON_THE_PROLOG_PATH, *(m for m in OTHER_COMMANDS if m != "topodiag.cli.prolog"))
+    loaded = sorted(m for m in never if m in mods or any(x.startswith(m + ".") for x in mods))
     assert loaded == [], f"the prolog path imports {loaded}"
 
 
@@ -73,3 +74,25 @@ def test_the_bundle_package_loads_its_members_when_a_name_is_asked_for() -> None
                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
     assert res.stdout.split() == ["topodiag.bundle.archive", "topodiag.bundle.manifest", "topodiag.bundle.writer",
                                   "place_dir", "True"], res.stderr
+
+
+KERNEL_LOG = ROOT / "fixtures" / "kernel_log" / "kernel-log-aer-correctable-syslog-dmesg-amd-01.txt"
+OTHER_COMMANDS = tuple(f"topodiag.cli.{name}" for name in
+                       ("parse", "rules", "explain", "show", "collect", "prolog", "fleet", "plan", "compare"))
+
+
+def test_check_json_imports_no_text_renderer_no_graph_and_no_other_command() -> None:
+    """`check --from FILE --format json` runs in a log pipeline on every file: no rich (the text
+    report), no networkx (no graph is asked for), and only its own command module (cli/app.py's
+    group loads a command's module when that command runs)."""
+    mods = _modules("check", "--from", str(KERNEL_LOG), "--format", "json")
+    assert "topodiag.cli.check" in mods and "topodiag.parsers.kernel_log" in mods  # it did run
+    never = ("rich", "networkx", "topodiag.render.text", "topodiag.render.prometheus", "topodiag.fleet",
+             *OTHER_COMMANDS)
+    loaded = sorted(m for m in never if m in mods or any(x.startswith(m + ".") for x in mods))
+    assert loaded == [], f"check --format json imports {loaded}"
+
+
+def test_help_still_lists_every_command() -> None:
+    mods = _modules("--help")
+    assert {"topodiag.cli.check", *OTHER_COMMANDS} <= mods

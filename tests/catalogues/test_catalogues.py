@@ -118,3 +118,27 @@ def test_adjacent_text_conversions_stay_linear():
 ])
 def test_looks_like_failure(text, failing):
     assert catalogues.looks_like_failure(text) is failing
+
+
+@pytest.mark.parametrize("producer", PRODUCERS)
+def test_readers_read_from_the_head_are_the_catalogues_own(producer):
+    """for_reader picks catalogues by the "readers" in each file's head, without building entries:
+    that head must say what the full load says (and be found there, not by the fallback load)."""
+    with open(catalogues.DATA / f"{producer}.json", encoding="utf-8") as fh:
+        head = catalogues._READERS_RE.match(fh.read(4096))
+    assert head is not None, f"{producer}.json: producer, title, readers are not the file's first keys"
+    assert catalogues.readers_of(producer) == catalogues.load(producer).readers != ()
+
+
+def test_for_reader_loads_only_the_catalogues_of_its_reader():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("from topodiag import catalogues as c\nseen = []\nload = c.load\n"
+            "c.load = lambda p: (seen.append(p), load(p))[1]\n"
+            "names = sorted(x.producer for x in c.for_reader('kernel_log'))\nprint(names == sorted(seen), *names)")
+    root = Path(__file__).resolve().parents[2]
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=120,
+                         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)})
+    assert res.stdout.split() == ["True", "aer", "iommu", "mlx5", "nvrm", "peermem"], res.stderr

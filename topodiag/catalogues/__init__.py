@@ -75,7 +75,17 @@ class Entry:
     where: tuple
     consequence: bool
     fixed_in: Optional[str]
-    specificity: int  # fixed characters: the most specific of several matches wins
+    fixed_size: Optional[int] = field(default=None, compare=False, repr=False)  # `specificity`, once asked
+
+    @property
+    def specificity(self) -> int:
+        """Fixed characters of the entry (its format's, else its own regex's): the most specific of
+        several matches wins. Counted when first asked (a catalogue of thousands loads without it)."""
+        if self.fixed_size is None:
+            size = (_fmt.literal_size(self.format) if self.format
+                    else len(re.sub(r"\\.|[^A-Za-z0-9 ]", "", self.raw_pattern or "")))
+            object.__setattr__(self, "fixed_size", size)
+        return self.fixed_size  # type: ignore[return-value]
 
     @property
     def pattern(self) -> str:
@@ -231,12 +241,11 @@ def _entry(raw: dict, vocab: dict, producer: str) -> Entry:
     severity = raw.get("severity") or c["severity"]
     if severity not in SEVERITIES:
         raise ValueError(f"catalogue {producer}: entry {raw.get('id')!r} has severity {severity!r}")
-    size = _fmt.literal_size(fmt_text) if fmt_text else len(re.sub(r"\\.|[^A-Za-z0-9 ]", "", pattern or ""))
     return Entry(id=raw["id"], cls=cls, severity=severity, meaning=raw.get("meaning") or c["meaning"],
                  fix=raw.get("fix") or c["fix"], rule=raw.get("rule", c.get("rule")), format=fmt_text,
                  raw_pattern=pattern, level=raw.get("level"), versions=raw.get("versions") or {},
                  where=tuple(raw.get("where") or ()), consequence=bool(raw.get("consequence", False)),
-                 fixed_in=raw.get("fixed_in"), specificity=size)
+                 fixed_in=raw.get("fixed_in"))
 
 
 @lru_cache(maxsize=None)
@@ -258,11 +267,23 @@ def classify(producer: str, text: str) -> Optional[Match]:
     return load(producer).classify(text)
 
 
+_READERS_RE = re.compile(r'^\{\s*(?:"(?:producer|title)"\s*:\s*"[^"\\]*"\s*,\s*)*"readers"\s*:\s*(\[[^\]]*\])')
+
+
+@lru_cache(maxsize=None)
+def readers_of(producer: str) -> tuple:
+    """The "readers" of a producer's catalogue, read from the file's head (the generators write
+    producer, title, readers first) without building its entries; a file laid out otherwise is loaded."""
+    with open(DATA / f"{producer}.json", encoding="utf-8") as fh:
+        m = _READERS_RE.match(fh.read(4096))
+    return tuple(json.loads(m.group(1))) if m else load(producer).readers
+
+
 @lru_cache(maxsize=None)
 def for_reader(source: str) -> tuple:
     """The catalogues whose messages appear in `source`'s text (their JSON's "readers" names it):
-    an NCCL_DEBUG log carries NCCL's and its net plugins' messages."""
-    return tuple(c for c in (load(p) for p in producers()) if source in c.readers)
+    an NCCL_DEBUG log carries NCCL's and its net plugins' messages. Only those are loaded."""
+    return tuple(load(p) for p in producers() if source in readers_of(p))
 
 
 def classify_for(source: str, text: str) -> Optional[Match]:

@@ -9,16 +9,8 @@ from ..errors import TopodiagError
 from ..exit_codes import Outcome, exit_code, signalled
 from .app import _state, app  # noqa: F401  (`topodiag.cli:app` for tests and typer)
 
-from . import parse as _parse  # noqa: E402,F401  (registers the command)
-from . import check as _check  # noqa: E402,F401
-from . import rules as _rules  # noqa: E402,F401
-from . import explain as _explain  # noqa: E402,F401
-from . import show as _show  # noqa: E402,F401
-from . import collect as _collect  # noqa: E402,F401
-from . import prolog as _prolog  # noqa: E402,F401
-from . import fleet as _fleet  # noqa: E402,F401
-from . import plan as _plan  # noqa: E402,F401
-from . import compare as _compare  # noqa: E402,F401
+# The commands' modules load when their command runs (app.COMMANDS, app._LazyGroup): `topodiag check`
+# imports cli/check.py and what it uses, not the nine other commands' modules.
 
 
 class _PipeGuard:

@@ -2,11 +2,51 @@
 
 from __future__ import annotations
 
+import importlib
+
 import typer
+from typer.core import TyperGroup
 
 from ..exit_codes import Outcome, exit_code
 
+# Each command's module, in the order `topodiag -h` lists them. A module registers its command on
+# `app` when imported; the group imports it only when its command is asked for (or listed), so a run of
+# one command pays for one module, not ten.
+COMMANDS = ("parse", "check", "rules", "explain", "show", "collect", "prolog", "fleet", "plan", "compare")
+
+
+class _LazyGroup(TyperGroup):
+    """The click group typer builds for `app`, loading a command's module on first use."""
+
+    def _load(self, names) -> None:
+        from typer.main import get_command_from_info
+
+        for name in names:
+            if name not in self.commands:
+                importlib.import_module(f"{__package__}.{name}")
+        for info in app.registered_commands:
+            if info.name not in self.commands:
+                self.commands[info.name] = get_command_from_info(
+                    info, pretty_exceptions_short=app.pretty_exceptions_short, rich_markup_mode=app.rich_markup_mode)
+
+    def get_command(self, ctx, cmd_name: str):
+        if cmd_name in COMMANDS:
+            self._load((cmd_name,))
+        return self.commands.get(cmd_name)
+
+    def list_commands(self, ctx) -> list:
+        self._load(COMMANDS)
+        return [n for n in COMMANDS if n in self.commands] + [n for n in self.commands if n not in COMMANDS]
+
+
+def load_all_commands() -> None:
+    """Import every command's module (each registers its command on `app`)."""
+    for name in COMMANDS:
+        importlib.import_module(f"{__package__}.{name}")
+
+
 app = typer.Typer(
+    cls=_LazyGroup,
     name="topodiag",
     help="Diagnose the interconnect of GPU nodes: NVLink, PCIe, InfiniBand/RoCE and NCCL.",
     no_args_is_help=True,
