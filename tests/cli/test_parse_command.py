@@ -205,6 +205,21 @@ def test_version() -> None:
     proc = run("--version")
     assert proc.returncode == ExitCode.OK
     assert proc.stdout.decode().startswith("topodiag ")
+    from topodiag.scan import lines
+
+    want = "line scanner: compiled" if lines.COMPILED else "line scanner: pure Python"
+    assert want in proc.stdout.decode()
+
+
+def test_version_says_the_pure_scanner_when_asked() -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, TOPODIAG_PURE="1")
+    proc = subprocess.run([sys.executable, "-m", "topodiag", "--version"], capture_output=True, env=env, cwd=ROOT)
+    assert proc.returncode == ExitCode.OK
+    assert "line scanner: pure Python" in proc.stdout.decode()
 
 
 def test_exit_code_table_is_in_readme() -> None:
