@@ -88,15 +88,7 @@ def _version(value: bool) -> None:
         from ..scan import lines
 
         typer.echo(f"topodiag {__version__}")
-        # which line scanner the NCCL log readers use: an install without a C compiler or the Python
-        # headers builds the pure-Python one (same results, slower on big logs), and says so only here
-        if lines.COMPILED:
-            scanner = "compiled (topodiag/scan/_cscan.c)"
-        elif lines._compiled is not None:
-            scanner = "pure Python (TOPODIAG_PURE is set, or the compiled one is stale)"
-        else:
-            scanner = "pure Python (not compiled at install: no C compiler or Python headers)"
-        typer.echo(f"line scanner: {scanner}")
+        typer.echo(f"line scanner: {lines.which()}")  # the NCCL log readers'
         raise typer.Exit(exit_code(Outcome.OK))
 
 

@@ -82,3 +82,13 @@ COMPILED = (_compiled is not None and os.environ.get("TOPODIAG_PURE", "") in (""
             and getattr(_compiled, "LATER_TEXT_MAX", None) == LATER_TEXT_MAX)
 compiled = _compiled if COMPILED else None
 untagged = _compiled.untagged if COMPILED else untagged_py
+
+
+def which() -> str:
+    """Which scanner runs, in words (`topodiag --version`): an install without a C compiler or the
+    Python headers builds the pure-Python one, and this is where it says so."""
+    if COMPILED:
+        return "compiled (topodiag/scan/_cscan.c)"
+    if _compiled is not None:
+        return "pure Python (TOPODIAG_PURE is set, or the compiled module is stale)"
+    return "pure Python (not compiled at install: no C compiler or Python headers)"
