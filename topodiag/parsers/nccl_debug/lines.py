@@ -96,7 +96,6 @@ def _messages(c: bytes, pieces: list, trace: bool) -> tuple[dict, list, bool]:
             # first tag of each text, and the NET/IB tags)
             ends = list(itertools.accumulate(map(len, pieces[:-1])))
             counts = collections.Counter(texts)
-            first = dict(zip(reversed(texts), range(len(texts) - 1, -1, -1)))  # the first index of each text wins
             nets = {t for t in counts if _NET_IB_TEXT_RE.match(t)}  # read line by line: by place
             if trace:
                 tag_lens = list(itertools.accumulate(tags, initial=0))
@@ -106,9 +105,11 @@ def _messages(c: bytes, pieces: list, trace: bool) -> tuple[dict, list, bool]:
             per_line: list = []
             if nets:
                 per_line = list(map(place, itertools.compress(range(len(texts)), map(nets.__contains__, texts))))
-            for text, count in counts.items():
+            at = -1
+            for text, count in counts.items():  # (in order of first appearance: each `index` walks on from the last)
                 if text not in nets:
-                    messages[text] = [count, place(first[text])]
+                    at = texts.index(text, at + 1)
+                    messages[text] = [count, place(at)]
             return messages, per_line, True
     per_line = []
     prev, on_line = 0, 0
