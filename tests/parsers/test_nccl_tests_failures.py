@@ -207,3 +207,16 @@ def test_catalogued_lines_past_the_cut_are_read_by_both_engines(monkeypatch):
     assert nccl_tests.parse_binary(io.BytesIO(text.encode())).failures == whole.failures
     chunked = nccl_tests.parse_chunks(run.encode() for run in runs)
     assert chunked.failures == whole.failures
+
+
+def test_recognise_keeps_its_answer_per_text_until_the_catalogues_are_loaded_again():
+    """A log repeats its launcher lines: `recognise` answers a text it was asked before from `_seen`
+    (the same frozen Match or None), and starts over when the catalogues are loaded again."""
+    line = ENTRIES[0][1]  # a catalogued message as nccl-tests prints it
+    other = "Unable to do nothing in particular"  # a hint word, no entry (invented for this test)
+    first = failures.recognise(line)
+    assert first is not None and first.entry.cls
+    assert first == failures._recognise(line) and failures.recognise(line) is first
+    assert failures.recognise(other) is None and failures._seen[other] is None
+    catalogues.for_reader.cache_clear()
+    assert failures.recognise(line) == first and list(failures._seen) == [line]

@@ -58,12 +58,25 @@ def _prefix_keys(c: bytes, pieces: list) -> dict:
     joined = b"\n".join(raw)
     if joined.isascii():
         canon = dict.fromkeys(_PID_TID_B.sub(b":0:0", joined).split(b"\n"))
+        keys = _plain_keys(list(canon))
     else:
         canon = dict.fromkeys(_PID_TID_B.sub(b":0:0", r) if r.isascii() else r for r in raw)
-    keys = list(map(prefix_key, canon))
+        keys = list(map(prefix_key, canon))
     if any(k.__class__ is bytes and k.isascii() for k in keys):  # handed back as they are: each raw text
         keys = list(map(prefix_key, raw))
     return dict.fromkeys(k for k in keys if k is not None)
+
+
+def _plain_keys(canon: list) -> list:
+    """`prefix_key` of each of these ASCII texts (none holds a newline): the plain ones (a host run
+    from the start, then `:pid:tid`, blanks and `[dev]` of 9 digits at most) read by one `findall`
+    over them joined, the others one by one. For a plain text the first tail that `prefix_key` finds
+    is the one after the host (a tail starts with ":", which the host run holds none of), so both
+    give (host, device)."""
+    found = _PLAIN_PREFIX_B.findall(b"\n".join(canon))
+    if len(found) != len(canon):  # (one finding a text: never otherwise; the values stay prefix_key's)
+        return list(map(prefix_key, canon))
+    return [(host, int(dev)) if host else prefix_key(pre) for (host, dev), pre in zip(found, canon)]
 
 
 def _messages(c: bytes, pieces: list, trace: bool) -> tuple[dict, list, bool]:
@@ -83,7 +96,6 @@ def _messages(c: bytes, pieces: list, trace: bool) -> tuple[dict, list, bool]:
             # first tag of each text, and the NET/IB tags)
             ends = list(itertools.accumulate(map(len, pieces[:-1])))
             counts = collections.Counter(texts)
-            first = dict(zip(reversed(texts), range(len(texts) - 1, -1, -1)))  # the first index of each text wins
             nets = {t for t in counts if _NET_IB_TEXT_RE.match(t)}  # read line by line: by place
             if trace:
                 tag_lens = list(itertools.accumulate(tags, initial=0))
@@ -93,9 +105,11 @@ def _messages(c: bytes, pieces: list, trace: bool) -> tuple[dict, list, bool]:
             per_line: list = []
             if nets:
                 per_line = list(map(place, itertools.compress(range(len(texts)), map(nets.__contains__, texts))))
-            for text, count in counts.items():
+            at = -1
+            for text, count in counts.items():  # (in order of first appearance: each `index` walks on from the last)
                 if text not in nets:
-                    messages[text] = [count, place(first[text])]
+                    at = texts.index(text, at + 1)
+                    messages[text] = [count, place(at)]
             return messages, per_line, True
     per_line = []
     prev, on_line = 0, 0
@@ -173,6 +187,11 @@ _PID_TID_B = re.compile(rb":[0-9]+:[0-9]+(?=[\t\n\x0b\x0c\r\x1c-\x1f ])")
 _SPACE = r"\t\n\x0b\x0c\r\x1c-\x1f "
 PREFIX_B = re.compile(PREFIX_RE.pattern.replace(r"[^\s", "[^" + _SPACE).replace(r"\s+", "[" + _SPACE + "]+").encode())
 assert "\\s" not in PREFIX_B.pattern.decode(), "PREFIX_RE holds a \\s this translation does not know"
+
+
+# a plain prefix at the start of a line (re.M), or nothing there: one finding a line, whatever it holds
+_PLAIN_PREFIX_B = re.compile(rb"^(?:([^" + _SPACE.encode() + rb":\[\]`'\"]+):[0-9]+:[0-9]+[\t\x0b\x0c\r\x1c-\x1f ]+"
+                             rb"\[([0-9]{1,9})\])?[^\n]*", re.M)
 
 
 def prefix_key(pre: bytes):
