@@ -440,15 +440,7 @@ def shift_lines(obj, offset: int):
             obj.line_no += offset
         return obj
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        changes = {}
-        for name in _init_fields(type(obj)):
-            value = getattr(obj, name)
-            if type(value) in _LEAVES and not (type(value) is int and _LINE_FIELD.match(name)):
-                continue
-            moved = _moved(name, value, offset)
-            if moved is not value:
-                changes[name] = moved
-        return dataclasses.replace(obj, **changes) if changes else obj
+        return _shift_dataclass(obj, offset)
     if isinstance(obj, dict):
         moved = {k: _moved(k, v, offset) for k, v in obj.items()}
         return moved if any(moved[k] is not v for k, v in obj.items()) else obj
@@ -463,16 +455,53 @@ def shift_lines(obj, offset: int):
 
 
 _LEAVES = frozenset({str, int, float, bool, type(None)})  # values that hold no line number field
-_FIELDS: dict = {}
+_PLANS: dict = {}
 
 
-def _init_fields(cls) -> tuple:
-    """The names of a dataclass's init fields (looked up once a class: a section's result holds
-    thousands of events)."""
-    names = _FIELDS.get(cls)
-    if names is None:
-        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls) if f.init)
-    return names
+def _plan(cls) -> tuple:
+    """(init field names, those named as line numbers, whether an instance can be copied by its
+    __dict__) of a dataclass, looked up once a class: a section's result holds thousands of events."""
+    plan = _PLANS.get(cls)
+    if plan is None:
+        fields = dataclasses.fields(cls)
+        names = tuple(f.name for f in fields if f.init)
+        lines = frozenset(n for n in names if _LINE_FIELD.match(n))
+        # a copy of the instance's __dict__ is what dataclasses.replace builds when __init__ only
+        # stores its arguments: every field an init field, no __post_init__, no __slots__
+        plain = (len(names) == len(fields) and not hasattr(cls, "__post_init__")
+                 and "__slots__" not in vars(cls))
+        plan = _PLANS[cls] = (names, lines, plain)
+    return plan
+
+
+def _shift_dataclass(obj, offset: int):
+    """shift_lines of a dataclass instance: its line-number fields moved, the others shifted."""
+    names, lines, plain = _plan(type(obj))
+    changes = None
+    for name in names:
+        value = getattr(obj, name)
+        kind = type(value)
+        if kind is int:
+            if name not in lines or value <= 0:
+                continue
+            moved = value + offset
+        elif kind in _LEAVES:
+            continue
+        else:
+            moved = shift_lines(value, offset)
+            if moved is value:
+                continue
+        if changes is None:
+            changes = {}
+        changes[name] = moved
+    if changes is None:
+        return obj
+    if plain and hasattr(obj, "__dict__"):
+        new = object.__new__(type(obj))
+        new.__dict__.update(obj.__dict__)
+        new.__dict__.update(changes)
+        return new
+    return dataclasses.replace(obj, **changes)
 
 
 def _moved(name, value, offset: int):
