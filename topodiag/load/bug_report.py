@@ -538,17 +538,17 @@ _PLANS: dict = {}
 
 
 def _plan(cls) -> tuple:
-    """(init field names, those named as line numbers, whether an instance can be copied by its
-    __dict__) of a dataclass, looked up once a class: a section's result holds thousands of events."""
+    """(init field names, those named as line numbers, whether the class can be called with its
+    fields in order) of a dataclass, looked up once a class: a section's result holds thousands of
+    events."""
     plan = _PLANS.get(cls)
     if plan is None:
         fields = dataclasses.fields(cls)
         names = tuple(f.name for f in fields if f.init)
         lines = frozenset(n for n in names if _LINE_FIELD.match(n))
-        # a copy of the instance's __dict__ is what dataclasses.replace builds when __init__ only
-        # stores its arguments: every field an init field, no __post_init__, no __slots__
-        plain = (len(names) == len(fields) and not hasattr(cls, "__post_init__")
-                 and "__slots__" not in vars(cls))
+        # cls(*values) is what dataclasses.replace calls when every field is an init field, none
+        # keyword-only
+        plain = len(names) == len(fields) and not any(f.kw_only for f in fields)
         plan = _PLANS[cls] = (names, lines, plain)
     return plan
 
@@ -575,11 +575,8 @@ def _shift_dataclass(obj, offset: int):
         changes[name] = moved
     if changes is None:
         return obj
-    if plain and hasattr(obj, "__dict__"):
-        new = object.__new__(type(obj))
-        new.__dict__.update(obj.__dict__)
-        new.__dict__.update(changes)
-        return new
+    if plain:
+        return type(obj)(*[changes[n] if n in changes else getattr(obj, n) for n in names])
     return dataclasses.replace(obj, **changes)
 
 
