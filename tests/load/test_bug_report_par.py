@@ -66,8 +66,10 @@ def report(tmp_path, monkeypatch, request):
     return path, serial
 
 
-def test_workers_read_the_dmesg_sections_as_one_process_does(report, monkeypatch):
+@pytest.mark.parametrize("held", [P.HELD_CHARS, 0])
+def test_workers_read_the_dmesg_sections_as_one_process_does(report, monkeypatch, held):
     path, serial = report
+    monkeypatch.setattr(P, "HELD_CHARS", held)  # 0: each section waits for the worker's before it
     sent = []
     start = P.Remote.start
 

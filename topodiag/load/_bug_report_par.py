@@ -23,6 +23,7 @@ from typing import Iterator, Optional
 
 PARALLEL_MIN_BYTES: Optional[int] = 32 << 20  # reports from this size get workers (None: never)
 MAX_HELD = 64  # sections held to keep the order while a worker reads one before them
+HELD_CHARS = 32 << 20  # and the text they hold (memory stays that of a section or so)
 
 
 def pool_for(report) -> Optional[tuple]:
@@ -112,11 +113,13 @@ def resolved(sections: Iterator, pool) -> Iterator:
     from ..scan.workers import release
 
     pending: deque = deque()
-    done = False
+    done, held = False, 0
     try:
         for sec in sections:
             pending.append(sec)
-            while pending and (_ready(pending[0]) or len(pending) > MAX_HELD):
+            held += len(sec.text or "")
+            while pending and (_ready(pending[0]) or len(pending) > MAX_HELD or held > HELD_CHARS):
+                held -= len(pending[0].text or "")
                 yield _settled(pending.popleft())
         while pending:
             yield _settled(pending.popleft())
