@@ -99,3 +99,49 @@ def test_other_gzip_files_are_still_refused(tmp_path):
 @pytest.mark.parametrize("mark", bug_report.MARKS)
 def test_looks_like(mark):
     assert bug_report.looks_like(f"{SEP}\n\n{mark} ...\n") and not bug_report.looks_like("GPU0 GPU1\n")
+
+
+def test_shift_lines_moves_line_fields_of_dataclasses_of_every_kind():
+    """shift_lines calls a dataclass with its fields in order, or goes through dataclasses.replace
+    for one with a field not in __init__ or keyword-only: the same fields move either way."""
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Plain:
+        line_no: int
+        text: str
+        first_line: int = 0
+        items: tuple = ()
+
+    @dataclasses.dataclass(frozen=True)
+    class Posted:
+        line_no: int
+        doubled: int = dataclasses.field(init=False, default=0)
+
+        def __post_init__(self):
+            object.__setattr__(self, "doubled", 2 * self.line_no)
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Slotted:
+        line_no: int
+        count: int
+
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Keyed:
+        text: str
+        line_no: int
+
+    inner = Plain(7, "b", 0)
+    outer = Plain(3, "a", 2, (inner, Posted(4), Slotted(5, 9), {"line_no": 6, "n": 1}, True, Keyed(text="k", line_no=8)))
+    moved = bug_report.shift_lines(outer, 100)
+    assert (moved.line_no, moved.text, moved.first_line) == (103, "a", 102)
+    assert moved.items[0] == Plain(107, "b", 0)  # first_line 0: no line, not moved
+    assert (moved.items[1].line_no, moved.items[1].doubled) == (104, 208)  # __post_init__ ran again
+    assert moved.items[2] == Slotted(105, 9)
+    assert moved.items[3] == {"line_no": 106, "n": 1} and moved.items[4] is True
+    assert moved.items[5] == Keyed(text="k", line_no=108)
+    assert outer.line_no == 3 and inner.line_no == 7  # the originals are left as they were
+    unmoved = Plain(0, "c")
+    assert bug_report.shift_lines(unmoved, 100) is unmoved
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        moved.line_no = 1

@@ -110,6 +110,8 @@ class Report:
         self._compressed = compressed
         self._closer = closer
         self.head = ""
+        self.path: Optional[str] = None  # a regular uncompressed file's path (its sections may go to workers)
+        self.at: list = []  # the current block: [where its first line starts, where `data` starts, data, cut]
 
     def lines(self) -> Iterator[str]:
         for block in self.blocks():
@@ -118,7 +120,7 @@ class Report:
     def blocks(self) -> Iterator[list]:
         """The lines, a list of them for each CHUNK read (a fixture's provenance header blanked)."""
         header = True
-        for block in _byte_blocks(self._stream, self.name, self._compressed):
+        for block in _byte_blocks(self._stream, self.name, self._compressed, self.at):
             k = 0
             while header and k < len(block):
                 if not block[k].startswith(HEADER_PREFIX):  # a fixture's provenance header: blank lines
@@ -146,11 +148,13 @@ def _too_big(where: str, total: int, compressed: Optional[int]) -> Optional[str]
     return None
 
 
-def _byte_blocks(stream, where: str, compressed: Optional[int]) -> Iterator[list]:
+def _byte_blocks(stream, where: str, compressed: Optional[int], at: Optional[list] = None) -> Iterator[list]:
     """The lines of a binary stream, a list of them for each CHUNK read: each line cut at MAX_LINE
     bytes, then decoded as UTF-8 with bad bytes replaced (the bytes between two line ends decoded at
-    once); the count of bytes read is checked after each chunk (_too_big)."""
-    total, buf = 0, b""
+    once); the count of bytes read is checked after each chunk (_too_big). `at`, when given, is set
+    before each list is given to [the stream offset where its first line starts, the offset of
+    `data`'s first byte, data, cut]: the line ends of data[:cut + 1] are the list's."""
+    total, buf, line_at = 0, b"", 0
     while True:
         try:
             block = stream.read(CHUNK)
@@ -167,6 +171,9 @@ def _byte_blocks(stream, where: str, compressed: Optional[int]) -> Iterator[list
         if cut < 0:
             buf = data[:MAX_LINE]
             continue
+        if at is not None:
+            at[:] = [line_at, total - len(data), data, cut]
+        line_at = total - len(data) + cut + 1
         buf = data[cut + 1: cut + 1 + MAX_LINE]
         first = data.find(b"\n")
         if first > MAX_LINE:  # only the first line can be longer (CHUNK < MAX_LINE): cut there
@@ -175,6 +182,8 @@ def _byte_blocks(stream, where: str, compressed: Optional[int]) -> Iterator[list
         else:
             yield data[:cut].decode("utf-8", "replace").split("\n")
     if buf:
+        if at is not None:
+            at[:] = [line_at, total, b"", 0]
         yield [buf.decode("utf-8", "replace")]
 
 
@@ -226,7 +235,33 @@ def from_opened(opened) -> Report:
         stream = binary
     report = Report(opened.name, stream, None)
     report.head = opened.head[:HEAD_BYTES]
+    if binary is not None and _regular(binary):
+        from ..scan.parallel import file_path
+
+        report.path = file_path(binary)
     return report
+
+
+def _regular(handle) -> bool:
+    import stat
+
+    try:
+        return stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def read_sections(report: Report, where: str) -> Iterator[Section]:
+    """`sections_of_blocks` of a report, the kernel log's sections streamed (STREAMED); those of a big
+    regular file read by workers (topodiag/load/_bug_report_par.py), given on in order."""
+    from . import _bug_report_par as P
+
+    got = P.pool_for(report)
+    if got is None:
+        return sections_of_blocks(report.blocks(), where, STREAMED)
+    pool, n = got
+    remote = P.Remote(report.path, report.at, pool, n, parse_range)
+    return P.resolved(sections_of_blocks(report.blocks(), where, STREAMED, remote), pool)
 
 
 def host_of(text: str) -> Optional[str]:
@@ -276,6 +311,7 @@ class _Splitter:
         self.title, self.source, self.start, self.size = "", None, 0, 0
         self.body: list[str] = []
         self.reader: Optional[_Streamed] = None
+        self.remote = None  # a _bug_report_par.Remote: the streamed sections it takes go to a worker
 
     def begin(self) -> None:
         self.phase, self.title, self.source, self.body, self.size = "title", "", None, [], 0
@@ -329,7 +365,8 @@ class _Splitter:
                 return
             self.phase, self.start = "body", no
             if self.source in self.stream:
-                self.reader = _Streamed(self.source)
+                far = self.remote.start(no, self.source) if self.remote is not None else None
+                self.reader = far or _Streamed(self.source)
         if self.reader is not None:
             self.reader.add(line)
             return
@@ -392,12 +429,34 @@ def sections(lines: Iterable[str], where: str = "", stream=frozenset()) -> Itera
 _UNDERSCORES = "_" * 20
 
 
-def sections_of_blocks(blocks: Iterable[list], where: str = "", stream=frozenset()) -> Iterator[Section]:
+def separator_index(block: list) -> Optional[int]:
+    """The index of the first separator line of a list of lines, or None."""
+    text = "\n".join(block)
+    k = text.find(_UNDERSCORES)
+    while k >= 0:
+        start = text.rfind("\n", 0, k) + 1
+        j = text.count("\n", 0, start)
+        if SEPARATOR_RE.match(block[j]):
+            return j
+        end = text.find("\n", k)
+        if end < 0:
+            return None
+        k = text.find(_UNDERSCORES, end)
+    return None
+
+
+def sections_of_blocks(blocks: Iterable[list], where: str = "", stream=frozenset(),
+                       remote=None) -> Iterator[Section]:
     """`sections` over the report's lines a list at a time (Report.blocks): the separator lines are
-    found by a substring search over each list's text, the lines between them handed on at once."""
+    found by a substring search over each list's text, the lines between them handed on at once.
+    `remote` (a _bug_report_par.Remote): the streamed sections it takes are read by a worker, their
+    `parsed` a _bug_report_par.Far until `_bug_report_par.resolved` settles it."""
     split = _Splitter(_command_sources(), stream)
+    split.remote = remote
     count = base = 0
     for block in blocks:
+        if remote is not None:
+            remote.base = base
         text = "\n".join(block)
         i = line_of = at = 0  # the next line to feed; the line of text position `at`
         k = text.find(_UNDERSCORES)
@@ -426,6 +485,26 @@ def sections_of_blocks(blocks: Iterable[list], where: str = "", stream=frozenset
         yield done
 
 
+def parse_range(path: str, off: int, source: str):
+    """The result of `source`'s streamed reader (bug_report._Streamed) for the lines of the report at
+    `path` from byte `off` up to its next separator line (or its end): the parser's result or the
+    ParseError it gave. Raises InputError for a file that can no longer be read."""
+    reader = _Streamed(source)
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise InputError(path, f"the nvidia-bug-report can no longer be read ({exc.strerror})") from None
+    with fh:
+        fh.seek(off)
+        for block in _byte_blocks(fh, path, None):
+            k = separator_index(block)
+            if k is not None:
+                reader.add_lines(block[:k])
+                break
+            reader.add_lines(block)
+    return reader.result()
+
+
 _LINE_FIELD = re.compile(r"^(?:line_no|first_line|[a-z]\w*_line)$")
 
 
@@ -440,15 +519,7 @@ def shift_lines(obj, offset: int):
             obj.line_no += offset
         return obj
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        changes = {}
-        for name in _init_fields(type(obj)):
-            value = getattr(obj, name)
-            if type(value) in _LEAVES and not (type(value) is int and _LINE_FIELD.match(name)):
-                continue
-            moved = _moved(name, value, offset)
-            if moved is not value:
-                changes[name] = moved
-        return dataclasses.replace(obj, **changes) if changes else obj
+        return _shift_dataclass(obj, offset)
     if isinstance(obj, dict):
         moved = {k: _moved(k, v, offset) for k, v in obj.items()}
         return moved if any(moved[k] is not v for k, v in obj.items()) else obj
@@ -463,16 +534,50 @@ def shift_lines(obj, offset: int):
 
 
 _LEAVES = frozenset({str, int, float, bool, type(None)})  # values that hold no line number field
-_FIELDS: dict = {}
+_PLANS: dict = {}
 
 
-def _init_fields(cls) -> tuple:
-    """The names of a dataclass's init fields (looked up once a class: a section's result holds
-    thousands of events)."""
-    names = _FIELDS.get(cls)
-    if names is None:
-        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls) if f.init)
-    return names
+def _plan(cls) -> tuple:
+    """(init field names, those named as line numbers, whether the class can be called with its
+    fields in order) of a dataclass, looked up once a class: a section's result holds thousands of
+    events."""
+    plan = _PLANS.get(cls)
+    if plan is None:
+        fields = dataclasses.fields(cls)
+        names = tuple(f.name for f in fields if f.init)
+        lines = frozenset(n for n in names if _LINE_FIELD.match(n))
+        # cls(*values) is what dataclasses.replace calls when every field is an init field, none
+        # keyword-only
+        plain = len(names) == len(fields) and not any(f.kw_only for f in fields)
+        plan = _PLANS[cls] = (names, lines, plain)
+    return plan
+
+
+def _shift_dataclass(obj, offset: int):
+    """shift_lines of a dataclass instance: its line-number fields moved, the others shifted."""
+    names, lines, plain = _plan(type(obj))
+    changes = None
+    for name in names:
+        value = getattr(obj, name)
+        kind = type(value)
+        if kind is int:
+            if name not in lines or value <= 0:
+                continue
+            moved = value + offset
+        elif kind in _LEAVES:
+            continue
+        else:
+            moved = shift_lines(value, offset)
+            if moved is value:
+                continue
+        if changes is None:
+            changes = {}
+        changes[name] = moved
+    if changes is None:
+        return obj
+    if plain:
+        return type(obj)(*[changes[n] if n in changes else getattr(obj, n) for n in names])
+    return dataclasses.replace(obj, **changes)
 
 
 def _moved(name, value, offset: int):

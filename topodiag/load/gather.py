@@ -447,30 +447,33 @@ def _gather_bug_report(name: str, report, out: Gathered) -> None:
     reads, each as its own input with the file's line numbers (topodiag/load/bug_report.py); the
     report's uname line names the host. Raises InputError for a report refused as it is read; then
     nothing of it is kept."""
+    from contextlib import closing
+
     from . import bug_report
     from ..parsers import ParseError, get
 
     host = bug_report.host_of(report.head)
     staged = Gathered()
-    for sec in bug_report.sections_of_blocks(report.blocks(), name, bug_report.STREAMED):
-        label = f"{name} [{sec.title}]"
-        if sec.parsed is not None:  # the kernel log, read as it streamed by
-            result = sec.parsed
-        elif sec.text is None:
-            _unparseable(staged, sec.source, label, sec.problem, sec.start_line)
-            continue
-        else:
-            try:
-                result = parse_opened(get(sec.source), open_str(label, sec.text))  # the text itself, no copy
-            except (ParseError, RecursionError) as exc:
-                result = exc
-            except InputError as exc:  # a section of NUL bytes
-                result = ParseError(exc.message)
-        error = _record(sec.source, bug_report.shift_lines(result, sec.offset), label, staged)
-        if error is not None:
-            _unparseable(staged, sec.source, label, *error)
-        elif host:
-            staged.hosts.append((host, label))
+    with closing(bug_report.read_sections(report, name)) as found:  # workers shut down on a refusal
+        for sec in found:
+            label = f"{name} [{sec.title}]"
+            if sec.parsed is not None:  # the kernel log, read as it streamed by
+                result = sec.parsed
+            elif sec.text is None:
+                _unparseable(staged, sec.source, label, sec.problem, sec.start_line)
+                continue
+            else:
+                try:
+                    result = parse_opened(get(sec.source), open_str(label, sec.text))  # the text itself, no copy
+                except (ParseError, RecursionError) as exc:
+                    result = exc
+                except InputError as exc:  # a section of NUL bytes
+                    result = ParseError(exc.message)
+            error = _record(sec.source, bug_report.shift_lines(result, sec.offset), label, staged)
+            if error is not None:
+                _unparseable(staged, sec.source, label, *error)
+            elif host:
+                staged.hosts.append((host, label))
     if host and out.host is None:
         out.host = host
     if not staged.statuses:
