@@ -180,6 +180,55 @@ def test_the_nvidia_smi_failure_needles_cover_the_catalogue():
         assert any(n in anchor.lower() for n in _needles.NVSMI_FAILURE_NEEDLES), anchor
 
 
+# One short text per route by which a sniff claims (invented for a test: the shapes its regexes
+# name), so that a needle missing for a route no fixture takes still fails the comparison.
+ROUTES = [
+    ("fabricmanager", "active\n"),
+    ("peermem", "Module                  Size  Used by\nnvidia                 16384  0\n"),
+    ("peermem", "ib_core 1 2 - Live 0x0\nmlx5_core 1 2 - Live 0x0\nfoo 3 0 - Live 0x0\n"),
+    ("kernel_cmdline", "root=/dev/sda1 ro quiet\n"),
+    ("kernel_cmdline", "intel_iommu=on\n"),
+    ("nvidia_smi_topo_m", "\tGPU0\tGPU1\nGPU0\t X \tNV18\nGPU1\tNV18\t X \n"),
+    ("nvidia_smi_topo_m", "  NV#  = Connection traversing a bonded set of # NVLinks\n"),
+    ("nvidia_smi_topo_m", "\x1b[1mGP\x1b[0mU0\tGPU1\tCPU Aff\x1b[0minity\n"),
+    ("nvidia_smi_topo_p2p", "\tGPU0\tGPU1\nGPU0\tX\tOK\nGPU1\tOK\tX\n"),
+    ("nvidia_smi_topo_p2p", "  OK   = Status Ok\n"),
+    ("nvidia_smi_q", "Failed to initialize NVML: Unknown Error\n"),
+    ("nvidia_smi_q", "    Fabric\n        State   : Completed\n"),
+    ("sysfs_iommu", "dmar0\ndmar1\n"),
+    ("sysfs_iommu", "ivhd0\n"),
+    ("ibv_devinfo", "2 HCAs found:\n\tmlx5_0\n\tmlx5_1\n"),
+    ("ibv_devinfo", "\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n"),
+    ("ibv_devinfo", "\t\t\tphys_state:\t\tLINK_UP (5)\n"),
+    ("rdma_link", "link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ib0\n"),
+    ("show_gids", "mlx5_0  1  0  fe80:0000:0000:0000:ba3f:d2ff:fe00:0001  v1  ib0\n"),
+    ("nccl_tests", "  8  2  float  sum  -1  18.60  0.00  0.00  0  18.46  0.00  0.00  0\n"
+                   "  16  4  float  sum  -1  18.60  0.00  0.00  0  18.46  0.00  0.00  0\n"),
+    ("ethtool_stats", "NIC statistics:\n     rx_packets: 1\n"),
+    ("lspci_tree", "-[0000:00]-+-00.0\n"),
+    ("nvbandwidth", "nvbandwidth Version: v0.5\n"),
+    ("p2p_bandwidth_latency", "Device=0 CAN Access Peer Device=1\n"),
+    ("ibstat", "\tPhysical state: LinkUp\n\tRate: 400\n"),
+    ("iblinkinfo", "          1    1[  ] ==( 4X 25.78125 Gbps Active/  LinkUp)==>       2    1[  ] sw\n"),
+    ("ibnetdiscover", "switchguid=0x0002c90200405798(2c90200405798)\n"),
+    ("ibnetdiscover", "Switch\t: 0x0002c90200405798 ports 36 sw\n"),
+    ("nvidia_smi_nvlink_e", "\t Link 0: Replay Errors: 0\n"),
+    ("nvidia_smi_nvlink_gt", "\t Link 0: Data Tx: 123 KiB\n"),
+    ("nvidia_smi_nvlink_c", "\t Link 0, P2P is supported: true\n"),
+    ("nvidia_smi_nvlink_info", "\tNVLE: Disabled\n"),
+    ("nvidia_smi_nvlink_s", "\t Link 0: 26.562 GB/s\n"),
+    ("nvidia_smi_nvlink_s", "Unable to retrieve NVLink information as all links are inActive\n"),
+    ("mlnx_qos", "Priority trust state: pcp\nPFC configuration:\n"),
+    ("nccl_env", "NCCL_DEBUG=INFO\nNCCL_IB_HCA=mlx5\n"),
+    ("nccl_debug", "9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA\n"),
+    ("nccl_topo_xml", "<system version=\"1\">\n  <cpu numaid=\"0\">\n"),
+    ("ib_counters", "# Port counters: Lid 1 port 1\n"),
+    ("ib_counters", "/sys/class/net/eth0/ecn/roce_np/enable/3\n"),
+    ("ibstatus", "Infiniband device 'mlx5_0' port 1 status:\n"),
+    ("sysfs_infiniband", '{"infiniband": [\n'),
+]
+
+
 # the probes' JSON heads (no fixture under fixtures/ holds gpu_scope's)
 PROBES = ("gpu_scope", "nvml", "nccl_env", "ib_counters", "sysfs", "pyverbs", "peermem")
 
@@ -198,6 +247,7 @@ def test_the_needle_pass_detects_what_asking_every_parser_detects():
     differ, seen = [], set()
     texts = [(str(p.relative_to(ROOT)), p.read_bytes()[:1 << 20].decode("utf-8", "replace")) for p in files]
     texts += [(f"probe {n}", f'{{"probe": "{n}", "schema_version": 1}}\n') for n in PROBES]
+    texts += [(f"route {name} {i}", text) for i, (name, text) in enumerate(ROUTES)]
     for name, text in texts:
         for cut, variant in _variants(text).items():
             every = parsers.detect_all(variant, ask_all=True)
@@ -207,6 +257,12 @@ def test_the_needle_pass_detects_what_asking_every_parser_detects():
     assert differ == []
     # not vacuous: every parser with needles claimed something, so its needles were put to the test
     assert {s for s, n in _needles.NEEDLES.items() if n is not None} - seen == set()
+
+
+@pytest.mark.parametrize("name,text", ROUTES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(ROUTES)])
+def test_each_route_text_is_claimed_by_its_parser(name, text):
+    """The route texts stand for their routes: asking every parser, theirs claims each."""
+    assert name in {s for s, _ in parsers.detect_all(text, ask_all=True)}
 
 
 def test_the_needle_pass_skips_what_cannot_claim():
