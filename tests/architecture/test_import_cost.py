@@ -96,3 +96,19 @@ def test_check_json_imports_no_text_renderer_no_graph_and_no_other_command() -> 
 def test_help_still_lists_every_command() -> None:
     mods = _modules("--help")
     assert {"topodiag.cli.check", *OTHER_COMMANDS} <= mods
+
+
+def test_check_from_a_kernel_log_imports_only_the_parsers_whose_needles_appear() -> None:
+    """Detection imports a parser only when one of its needles (parsers/_needles.py) is in the text
+    (issue 29): a kernel log loads kernel_log and the few whose needles it holds, never the
+    nvidia-smi or InfiniBand parsers."""
+    from topodiag import parsers
+    from topodiag.parsers import _needles
+
+    mods = _modules("check", "--from", str(KERNEL_LOG), "--format", "json")
+    loaded = {m.split(".")[2] for m in mods if m.startswith("topodiag.parsers.")} & set(parsers.SOURCES)
+    head = parsers.blank_provenance_header(KERNEL_LOG.read_text())
+    assert "kernel_log" in loaded
+    assert loaded <= set(_needles.candidates(head, parsers.SOURCES)), loaded
+    assert not [s for s in loaded if s.startswith(("nvidia_smi_", "ib", "nccl_", "nvml", "lspci_"))], loaded
+    assert len(loaded) <= 5, loaded

@@ -8,7 +8,8 @@ Names are found with pkgutil.iter_modules, which lists the package's directory a
 reading an input whose source is known (a bundle member, a live command, `--source`) imports that
 one parser and not all of them, since each costs 5-15 ms to import (regexes, dataclasses) and
 `prolog` runs inside a Slurm prolog's budget. `get(name)` imports one parser; `info(name)` its
-ParserInfo; `infos()` and `detect(text)` import every parser.
+ParserInfo; `infos()` imports every parser; `detect(text)` only those whose needles (_needles.py: substrings
+one of which its sniff needs to see) appear in the text.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import importlib
 import pkgutil
 from types import ModuleType
 
+from . import _needles
 from .base import ParseError, ParserInfo, blank_provenance_header, to_jsonable
 
 __all__ = ["ParseError", "ParserInfo", "blank_provenance_header", "to_jsonable", "get", "names", "info", "infos",
@@ -72,12 +74,16 @@ def infos() -> list[ParserInfo]:
     return [info(source) for source in SOURCES]
 
 
-def detect_all(text: str) -> list[tuple[str, float]]:
-    """Every source whose sniffer scores the text at or above the threshold, best first. A leading
-    `#@` provenance header is blanked first: no sniffer sees it."""
+def detect_all(text: str, *, ask_all: bool = False) -> list[tuple[str, float]]:
+    """Every source whose sniffer scores the text at or above the threshold, best first (ties in
+    source order). A leading `#@` provenance header is blanked first: no sniffer sees it.
+
+    Only the parsers whose needles (_needles.py) appear in the text are imported and asked: the
+    others' sniffs cannot reach the threshold. `ask_all` asks every parser (what the tests compare
+    the needle pass with)."""
     head = blank_provenance_header(text[:SNIFF_CHARS])
     scores: list[tuple[str, float]] = []
-    for source in SOURCES:
+    for source in (SOURCES if ask_all else _needles.candidates(head, SOURCES)):
         mod = get(source)
         try:
             score = float(mod.sniff(head))
