@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import pkgutil
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from .catalog import CODE_RE
 
@@ -104,15 +106,53 @@ def scoped() -> Iterator[None]:
         _checks.update(saved)
 
 
-def load_checks(package: str = "topodiag.checks") -> dict[str, CheckSpec]:
-    """Import every module of the checks package (registering its checks); returns the registry."""
+def load_checks(package: str = "topodiag.checks", codes: Iterable[str] | None = None) -> dict[str, CheckSpec]:
+    """Import the modules of the checks package (registering their checks); returns the registry.
+
+    With `codes` (the rules a run selected: the prolog's ~20 of ~60), only the modules whose source
+    says `@check("CODE")` for one of them are imported; when a code is found in no module's text
+    (a check registered some other way), or a module's source cannot be read, every module is."""
     try:
         pkg = importlib.import_module(package)
     except ModuleNotFoundError as exc:
         if exc.name != package:
             raise
         return registered()  # no checks package yet: only builtin rules can run
-    for info in sorted(pkgutil.iter_modules(getattr(pkg, "__path__", [])), key=lambda i: i.name):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"{package}.{info.name}")
+    names = sorted(i.name for i in pkgutil.iter_modules(getattr(pkg, "__path__", [])) if not i.name.startswith("_"))
+    if codes is not None:
+        some = _modules_for(pkg, names, set(codes) - set(_checks))
+        names = names if some is None else some
+    for name in names:
+        importlib.import_module(f"{package}.{name}")
     return registered()
+
+
+_CHECK_DECORATOR = re.compile(r"""@check\(\s*["']([A-Z]+[0-9]{3})["']\s*\)""")
+
+
+def _modules_for(pkg, names: list[str], wanted: set[str]) -> list[str] | None:
+    """The modules among `names` whose source registers one of `wanted` ([] for none wanted); None
+    when that cannot be told from the source text (then every module is imported)."""
+    if not wanted:
+        return []
+    found: set[str] = set()
+    out = []
+    for name in names:
+        text = _source(pkg, name)
+        if text is None:
+            return None
+        registers = set(_CHECK_DECORATOR.findall(text))
+        if registers & wanted:
+            out.append(name)
+            found |= registers
+    return out if wanted <= found else None
+
+
+def _source(pkg, name: str) -> str | None:
+    for folder in getattr(pkg, "__path__", []):
+        try:
+            with open(os.path.join(folder, name + ".py"), encoding="utf-8") as f:
+                return f.read()
+        except OSError:
+            continue
+    return None

@@ -58,12 +58,23 @@ def diagnose(paths: Optional[Iterable[PathLike]] = None, *, live: Optional[LiveO
     platform = describe_platform(topology, prof, [value for value, _ in tests])
     inputs = engine_inputs(gathered, topology, prof)
     catalog = load_catalog(examples=False)
-    load_checks()
+    load_checks(codes=_checked_codes(catalog, select, ignore, tags))
     outcome = run(catalog, inputs, select=select, ignore=ignore, tags=tags, config=rules_config,
                   fail_on=fail_level, problems=gathered.problems)
     return Diagnosis(outcome, topology, list(gathered.statuses), prof, profile_how, config_info, catalog,
                      time.monotonic() - started, list(getattr(gathered, "records", None) or ()), platform,
                      getattr(gathered, "collected_at", None), dict(getattr(gathered, "host_facts", None) or {}))
+
+
+def _checked_codes(catalog, select: Any, ignore: Any, tags: Any) -> Optional[set[str]]:
+    """The codes of the selected rules that have a check (the modules to import: the prolog's few);
+    None (every check module) when the selection is a usage error, which run() then reports."""
+    from ..engine.runner import SelectionError, select_rules
+
+    try:
+        return {r.code for r in select_rules(catalog, select, ignore, tags) if not r.builtin}
+    except SelectionError:
+        return None
 
 
 def engine_inputs(gathered, topology, profile) -> dict[str, Any]:
