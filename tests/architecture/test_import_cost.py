@@ -112,3 +112,12 @@ def test_check_from_a_kernel_log_imports_only_the_parsers_whose_needles_appear()
     assert loaded <= set(_needles.candidates(head, parsers.SOURCES)), loaded
     assert not [s for s in loaded if s.startswith(("nvidia_smi_", "ib", "nccl_", "nvml", "lspci_"))], loaded
     assert len(loaded) <= 5, loaded
+
+
+def test_prolog_imports_only_the_check_modules_of_its_rules() -> None:
+    """The prolog runs the rules tagged prolog: it imports the check modules that register them
+    (engine/registry.load_checks(codes=)), not the NCCL, perf or RoCE ones (issue 29)."""
+    mods = _modules("prolog", "--sysfs-root", str(SYSFS))
+    checks = {m.split(".")[2] for m in mods if m.startswith("topodiag.checks.") and not m.split(".")[2].startswith("_")}
+    assert {"topo", "ib", "nvlink"} <= checks, checks  # it ran its rules
+    assert not checks & {"perf", "perf_pairs", "p2p_bench", "roce", "nccl_env", "nccl_job", "pci"}, checks
