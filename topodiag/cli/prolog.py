@@ -24,7 +24,6 @@ import typer
 
 from ..exit_codes import exit_code
 from .app import app
-from .check import show_crashes
 from . import complete
 from .errors import guarded
 
@@ -90,8 +89,14 @@ def prolog_command(
 
 
 def _say(diagnosis, line: str) -> None:
-    """The verdict's line on stdout (with --debug, a crashed check's traceback on stderr first)."""
-    show_crashes(diagnosis)
+    """The verdict's line on stdout (with --debug, a crashed check's traceback on stderr first, as
+    cli/check.py's show_crashes: not imported from there, which would register `check`'s options
+    and load its renderer helpers on every job start, ~5 ms)."""
+    from .app import _state
+
+    if _state.get("debug"):
+        for crash in diagnosis.outcome.crashes:
+            sys.stderr.write(crash.traceback)
     print(line)
 
 
