@@ -95,9 +95,9 @@ class Events:
     unrecognised_total: int = 0
     aer_until: int = 0  # the last line that may continue an AER report
 
-    def line(self, n: int, raw: str) -> None:
-        """One line of the log (the gate is the caller's: see `gated`)."""
-        device, message = split(raw)
+    def line(self, n: int, raw: str, parts: Optional[tuple] = None) -> None:
+        """One line of the log (the gate is the caller's: see `gated`); `parts`: its `split`, when known."""
+        device, message = parts if parts is not None else split(raw)
         if message is None:
             return
         e, cls, severity, rule = classified(message)
