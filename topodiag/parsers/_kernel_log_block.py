@@ -252,7 +252,11 @@ def _in_order(st, block: list, keys: list, ordered: set, windowed: dict, aer: se
 
     if windowed:
         scanned = push_window(-1)
-    while heap:
+    pend = -1  # the line whose widening of the window is not pushed yet (pushed once the heap passes `scanned`)
+    while heap or pend >= 0:
+        if pend >= 0 and (not heap or heap[0] > scanned):
+            scanned, pend = push_window(pend), -1
+            continue
         i = heappop(heap)
         n = base + i + 1
         until = st.ev.aer_until
@@ -262,8 +266,8 @@ def _in_order(st, block: list, keys: list, ordered: set, windowed: dict, aer: se
             st.ev.aer_until = n + AER_TAIL
         elif n <= st.ev.aer_until:
             _window_line(st, n, block[i], windowed[keys[i]])
-        if windowed and st.ev.aer_until > until:
-            scanned = push_window(i)
+        if windowed and pend < 0 and st.ev.aer_until > until:
+            pend = i
 
 
 def _window_line(st, n: int, raw: str, key: tuple) -> None:
