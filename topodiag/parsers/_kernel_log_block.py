@@ -150,10 +150,13 @@ def digest(text: str) -> Optional[tuple]:
     n = text.count("\n") + 1
     if len(keys) != n:
         return None
-    counts = Counter(keys)
-    ids = {key: i for i, key in enumerate(counts)}
-    where = dict(zip(keys, range(n)))
-    return n, [(key, ids[key], c, where[key]) for key, c in counts.items()], array("I", map(ids.__getitem__, keys))
+    ids = dict.fromkeys(keys)  # each distinct key, in the order of its first line; each key hashed twice,
+    for i, key in enumerate(ids):  # the counts and last lines found over the ids
+        ids[key] = i
+    tags = array("I", map(ids.__getitem__, keys))
+    counts = Counter(tags)
+    where = dict(zip(tags, range(n)))
+    return n, [(key, i, counts[i], where[i]) for key, i in ids.items()], tags
 
 
 def _by_keys(st, block: list, distinct: list, tags, line) -> None:
