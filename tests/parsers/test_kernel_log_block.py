@@ -132,3 +132,36 @@ def test_the_memo_of_keys_is_bounded(monkeypatch):
     block._memo.clear()
     text = "".join(f"[{k:>5}.000000] usb 1-{k}: new high-speed USB device number {k}\n" for k in range(1000))
     assert kernel_log.parse(text).kernel_lines == 1000 and 0 < len(block._memo) <= 100
+
+
+_AER_REPORT = [  # fixtures/kernel_log/kernel-log-aer-correctable-syslog-dmesg-amd-01.txt, its stamps made {t}
+    "Sep 19 16:18:02 bubz kernel: [{t}.615790] pcieport 0000:00:03.1: AER: Correctable error message received from 0000:00:00.0",
+    "Sep 19 16:18:02 bubz kernel: [{t}.615810] pcieport 0000:00:03.1: PCIe Bus Error: severity=Correctable, type=Data Link Layer, (Transmitter ID)",
+    "Sep 19 16:18:02 bubz kernel: [{t}.615818] pcieport 0000:00:03.1:   device [1022:1453] error status/mask=00001000/00006000",
+    "Sep 19 16:18:02 bubz kernel: [{t}.615826] pcieport 0000:00:03.1:    [12] Timeout               ",
+]
+
+
+@pytest.mark.parametrize("first,most", [(1, 1), (3, 7), (64, 256)])
+def test_aer_windows_read_by_key_as_line_by_line(monkeypatch, first, most):
+    """AER reports whose windows of continuation lines widen, lapse and straddle blocks, among lines
+    with a "]" that the catalogues read inside a window (one failure-like, counted there only; one that
+    does nothing there, remembered so by key and left out of the next windows): the same result as the
+    line-by-line pass. (The lines invented for this test around a fixture's report.)"""
+    from topodiag.parsers._kernel_log_events import AER_TAIL
+
+    rows = []
+    for t in range(400):
+        rows += [x.format(t=t + 1000) for x in _AER_REPORT[: 1 + t % 4]]
+        rows += [f"[{t + 1000}.9] foo: device timed out, failed to recover",
+                 f"[{t + 1000}.9] systemd[1]: Started session {t % 5} of user root."][:1 + t % 2] * (t % (AER_TAIL + 4))
+    text = "\n".join(rows) + "\n"
+    want = _line_by_line(text, monkeypatch)
+    assert isinstance(want, dict) and want["events_total"] > 400
+    assert 0 < want["unrecognised_total"] < text.count("failed to recover")  # read inside a window only
+    monkeypatch.setattr(block, "FIRST_BLOCK_LINES", first)
+    monkeypatch.setattr(block, "BLOCK_LINES", most)
+    block._memo.clear()
+    assert _result(kernel_log.parse, text) == want
+    assert any(k[0] == "w" and v is block.NOTHING for k, v in block._memo.items())
+    assert _result(kernel_log.parse, text) == want  # again, with the keys remembered

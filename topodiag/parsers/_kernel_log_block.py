@@ -150,21 +150,24 @@ def digest(text: str) -> Optional[tuple]:
     n = text.count("\n") + 1
     if len(keys) != n:
         return None
-    counts = Counter(keys)
-    ids = {key: i for i, key in enumerate(counts)}
-    where = dict(zip(keys, range(n)))
-    return n, [(key, ids[key], c, where[key]) for key, c in counts.items()], array("I", map(ids.__getitem__, keys))
+    ids = dict.fromkeys(keys)  # each distinct key, in the order of its first line; each key hashed twice,
+    for i, key in enumerate(ids):  # the counts and last lines found over the ids
+        ids[key] = i
+    tags = array("I", map(ids.__getitem__, keys))
+    counts = Counter(tags)
+    where = dict(zip(tags, range(n)))
+    return n, [(key, i, counts[i], where[i]) for key, i in ids.items()], tags
 
 
 def _by_keys(st, block: list, distinct: list, tags, line) -> None:
     """The block by distinct keys: `distinct` (key, tag, count, index of a line of it), `tags` each
     line's tag (its key, or the key's id)."""
     full = _full(st)
-    ordered, windowed, aer = set(), set(), set()
+    ordered, windowed, aer = set(), {}, set()  # windowed: {tag: key}
     for key, tag, c, at in distinct:
         kflag, desc = _key_desc(st, key, block[at])
-        if desc[0] == "plain" and desc[1]:
-            windowed.add(tag)
+        if desc[0] == "plain" and desc[1] and _memo.get(("w", key)) is not NOTHING:
+            windowed[tag] = key
         if not _count(st, desc, c, full):
             ordered.add(tag)
         else:
@@ -234,10 +237,10 @@ def _count_other(st, kind: str, desc: tuple, c: int, full: dict) -> bool:
     return True
 
 
-def _in_order(st, block: list, keys: list, ordered: set, windowed: set, aer: set, line) -> None:
+def _in_order(st, block: list, keys: list, ordered: set, windowed: dict, aer: set, line) -> None:
     """The lines of the `ordered` keys, in line order, by the line-by-line code; the AER report lines
     counted by key (`aer`), for the window of continuation lines each opens; and the lines that such a
-    window makes the catalogues read (a `windowed` key: no driver named, a "]")."""
+    window makes the catalogues read (a `windowed` tag, mapped to its key: no driver named, a "]")."""
     base, size = st.block_base, len(block)
     places = ordered | aer
     heap = list(compress(range(size), map(places.__contains__, keys))) if places else []
@@ -252,7 +255,11 @@ def _in_order(st, block: list, keys: list, ordered: set, windowed: set, aer: set
 
     if windowed:
         scanned = push_window(-1)
-    while heap:
+    pend = -1  # the line whose widening of the window is not pushed yet (pushed once the heap passes `scanned`)
+    while heap or pend >= 0:
+        if pend >= 0 and (not heap or heap[0] > scanned):
+            scanned, pend = push_window(pend), -1
+            continue
         i = heappop(heap)
         n = base + i + 1
         until = st.ev.aer_until
@@ -261,9 +268,27 @@ def _in_order(st, block: list, keys: list, ordered: set, windowed: set, aer: set
         elif keys[i] in aer:
             st.ev.aer_until = n + AER_TAIL
         elif n <= st.ev.aer_until:
-            st.ev.line(n, block[i])
-        if windowed and st.ev.aer_until > until:
-            scanned = push_window(i)
+            _window_line(st, n, block[i], windowed[keys[i]])
+        if windowed and pend < 0 and st.ev.aer_until > until:
+            pend = i
+
+
+def _window_line(st, n: int, raw: str, key: tuple) -> None:
+    """A line inside an AER report's window, read by the catalogues (_kernel_log_events.Events.line)
+    with its (device, message) remembered by key (memo entry ("w", key); NOTHING: a key whose lines do
+    nothing there, left out of the windows of the next blocks). Two lines of one key differ only in
+    their stamp, which `split` takes off; a /dev/kmsg record's key is not remembered (its prefix has
+    more than digits)."""
+    if key[3]:
+        st.ev.line(n, raw)
+        return
+    got = _memo.get(("w", key))
+    if got is None:
+        got = split(raw) if _event(raw) is not NOTHING else NOTHING
+        if len(key[4]) <= MEMO_KEY_CHARS:
+            bounded_put(_memo, ("w", key), got, MEMO_CAP)
+    if got is not NOTHING:
+        st.ev.line(n, raw, got)
 
 
 def _key_desc(st, key: tuple, raw: str) -> tuple:

@@ -95,9 +95,9 @@ class Events:
     unrecognised_total: int = 0
     aer_until: int = 0  # the last line that may continue an AER report
 
-    def line(self, n: int, raw: str) -> None:
-        """One line of the log (the gate is the caller's: see `gated`)."""
-        device, message = split(raw)
+    def line(self, n: int, raw: str, parts: Optional[tuple] = None) -> None:
+        """One line of the log (the gate is the caller's: see `gated`); `parts`: its `split`, when known."""
+        device, message = parts if parts is not None else split(raw)
         if message is None:
             return
         e, cls, severity, rule = classified(message)
@@ -126,12 +126,21 @@ _classified: dict = {}
 _classified_by: list = [None]  # the catalogues the memo is of (for_reader's tuple)
 
 
+_catalogues: list = [None]  # the catalogues package, imported on the first gated line only
+
+
+def _load_catalogues():
+    from .. import catalogues  # noqa: PLC0415 (loaded on the first gated line only)
+
+    _catalogues[0] = catalogues
+    return catalogues
+
+
 def classified(message: str) -> tuple:
     """(the catalogue entry, its class, severity, rule) of a message, or (None, whether it looks like a
     failure, None, None): catalogues.classify_for and _refine, remembered by message (a log repeats its
     messages: an AER report's lines thousands of times) while the catalogues are the same."""
-    from .. import catalogues  # noqa: PLC0415 (loaded on the first gated line only)
-
+    catalogues = _catalogues[0] or _load_catalogues()
     cats = catalogues.for_reader(SOURCE)
     if _classified_by[0] is not cats:
         _classified.clear()

@@ -474,7 +474,7 @@ def _last_time(tail: Iterable[str], kmsg: bool) -> Optional[float]:
 def _one(st: _Log, n: int, raw: str, line: str) -> None:
     """One non-blank line (kmsg records already in dmesg form): what the parser reads itself (Xids,
     health, links, IOMMU...), else, past a substring gate, what the catalogues explain."""
-    if _STAMP_RE.match(raw) or "NVRM:" in line or "kernel:" in line or "mlx5_core" in line or "nvidia-nvswitch" in line \
+    if "NVRM:" in line or "kernel:" in line or "mlx5_core" in line or "nvidia-nvswitch" in line or _STAMP_RE.match(raw) \
             or _KERNELISH_RE.search(line):
         st.kernel += 1
     gated = gate(line) or (n <= st.ev.aer_until and "]" in line)
@@ -553,8 +553,9 @@ def _health(st: _Log, m: "re.Match[str]", n: int, raw: str, line: str) -> None:
 
 
 def _nvrm(st: _Log, n: int, raw: str, line: str) -> bool:
-    """An NVIDIA driver line: an Xid, a GPU off the bus, the driver's load, a GPU's UUID."""
-    m = _XID_RE.search(line)
+    """An NVIDIA driver line: an Xid, a GPU off the bus, the driver's load, a GPU's UUID (each regex
+    tried only where the words it cannot match without are in the line)."""
+    m = _XID_RE.search(line) if "Xid" in line else None
     if m:
         xid = int(m[2])
         st.xids_total += 1
@@ -569,18 +570,19 @@ def _nvrm(st: _Log, n: int, raw: str, line: str) -> bool:
             if xid == 79:
                 _fallen(st.fallen, st.fallen_seen, _bus(m[1]), n, line, t)
         return True
-    m = search_after(line, _FALLEN_AT_RE, _FALLEN_WORDS_RE)
+    fallen = "fallen off the bus" in line
+    m = search_after(line, _FALLEN_AT_RE, _FALLEN_WORDS_RE) if fallen else None
     if m:
         _fallen(st.fallen, st.fallen_seen, _bus(m[0][1]), n, line, _time_s(raw))
         return True
-    m = _GPU_NOTICE_RE.search(line)
+    m = _GPU_NOTICE_RE.search(line) if "The NVIDIA GPU" in line else None
     if m:
-        if "fallen off the bus" in line:  # a kmsg record holds the whole notice on one line
+        if fallen:  # a kmsg record holds the whole notice on one line
             _fallen(st.fallen, st.fallen_seen, _bus(m[1]), n, line, _time_s(raw))
         else:
             st.notice = (_bus(m[1]), n, raw)
         return True
-    if st.notice is not None and "fallen off the bus" in line and n - st.notice[1] <= 3:
+    if st.notice is not None and fallen and n - st.notice[1] <= 3:
         first = st.notice[2]
         _fallen(st.fallen, st.fallen_seen, st.notice[0], st.notice[1], first.strip(), _time_s(first))
         st.notice = None
