@@ -18,7 +18,11 @@ MAN_TEXT = MAN.replace("\\-", "-").replace("\\fB", "").replace("\\fR", "").repla
 
 
 def _commands():
-    # typer >= 0.2x vendors click (typer._click); duck-type so both work
+    # commands load lazily (cli/app.py): load them all, as help does, so this test does not depend on
+    # which tests ran before it; typer >= 0.2x vendors click (typer._click); duck-type so both work
+    from topodiag.cli.app import load_all_commands
+
+    load_all_commands()
     group = typer.main.get_command(app)
     return dict(group.commands), group
 

@@ -250,7 +250,7 @@ def test_source_help_names_every_source() -> None:
     from topodiag.cli import app
     from topodiag.parsers import names
 
-    parse = typer.main.get_command(app).commands["parse"]
+    parse = typer.main.get_command(app).get_command(None, "parse")  # loads the lazy command
     source_help = next(p.help for p in parse.params if p.name == "source")
     assert f": {', '.join(names())}." in source_help
 
