@@ -79,3 +79,15 @@ def bounded_put(memo: dict, key, value, cap: int) -> None:
     if len(memo) >= cap:
         memo.clear()
     memo[key] = value
+
+
+def feed_all(reader, items: Iterable):
+    """`reader.result()` after feeding it every item in order: a chunk of whole lines (bytes), or a pair
+    (chunk, its digest or None) as scan/parallel.py hands chunks back from the workers. The one merge
+    loop of the chunk readers (nccl_debug, nccl_tests: their ChunkReader's feed(chunk, digest=None))."""
+    for item in items:
+        if isinstance(item, tuple):
+            reader.feed(item[0], item[1])
+        else:
+            reader.feed(item)
+    return reader.result()

@@ -423,13 +423,7 @@ class ChunkReader:
 def parse_chunks(chunks: Iterable) -> Result:
     """Merge chunks of whole lines, in order, into one Result. Each item is a chunk (bytes) or a pair
     (chunk, its digest or None): how the loader passes digests computed in a worker process."""
-    r = ChunkReader()
-    for item in chunks:
-        if isinstance(item, tuple):
-            r.feed(item[0], item[1])
-        else:
-            r.feed(item)
-    return r.result()
+    return _chunks.feed_all(ChunkReader(), chunks)
 
 
 def parse_binary(handle: BinaryIO) -> Result:

@@ -126,13 +126,7 @@ class ChunkReader(_stream.ChunkReader):
 
 def parse_chunks(chunks: Iterable) -> NcclTestsReport:
     """Chunks of whole lines, in order (bytes, or (bytes, digest or None) pairs) -> the report."""
-    r = ChunkReader()
-    for item in chunks:
-        if isinstance(item, tuple):
-            r.feed(item[0], item[1])
-        else:
-            r.feed(item)
-    return r.result()
+    return _chunks.feed_all(ChunkReader(), chunks)
 
 
 def iter_chunks(handle: BinaryIO) -> Iterator[bytes]:
