@@ -165,3 +165,15 @@ def test_aer_windows_read_by_key_as_line_by_line(monkeypatch, first, most):
     assert _result(kernel_log.parse, text) == want
     assert any(k[0] == "w" and v is block.NOTHING for k, v in block._memo.items())
     assert _result(kernel_log.parse, text) == want  # again, with the keys remembered
+
+
+@pytest.mark.parametrize("cut", ["79", "79,", "79, pid=1, GPU has fallen off the bus."])
+def test_an_xid_line_cut_after_its_number_still_reads(cut):
+    # invented for a test: the real line (79, pid=..., GPU has fallen off the bus.) cut where a paste or
+    # a ring buffer cuts it; a person reads Xid 79 on 0000:18:00 whatever follows the number
+    text = f"[    1.000000] NVRM: Xid (PCI:0000:18:00): {cut}\n[    2.000000] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028\n"
+    r = kernel_log.parse(text)
+    assert [(x.xid, x.pci) for x in r.xids] == [(79, "0000:18:00")]
+    assert r.fallen_off_bus and r.fallen_off_bus[0].line_no == 1
+    assert [s.sxid for s in r.sxids] == [12028]
+    assert _result(_lines_of, text.encode()) == _result(kernel_log.parse, text)

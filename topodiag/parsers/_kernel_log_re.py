@@ -21,9 +21,9 @@ STAMP_CHARS = 64  # a line's stamp is in its first characters: what the look-bac
 _STAMP_RE = re.compile(r"^[ \t]*[a-z]{2,8} {0,3}:[a-z]{2,7} {0,4}: |^[ \t]*[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9][,.][0-9]{1,9}[+-][0-9][0-9]:?[0-9][0-9] |"
                        r"^[ \t]*(?:<[0-9]{1,3}>[ \t]*)?\[[ \t]*[0-9]{1,12}\.[0-9]{1,9}\]|^[ \t]*\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] [0-9]{4}\]"
                        r"|^[A-Z][a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] \S+ kernel:|^[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\S* \S+ kernel:")
-_XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-9])?)\): ([0-9]+),\s*(.*)")
+_XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-9])?)\): ([0-9]+)(?:,\s*|\s*$)(.*)")  # a line cut after the number still reads
 _CAUSE_RE = re.compile(r"caused by previous Xid ([0-9]+)")
-_SXID_RE = re.compile(r"nvidia-nvswitch[0-9]*: SXid \((?:PCI:)?([0-9a-fA-F:.]+)\): ([0-9]+),\s*(.*)")
+_SXID_RE = re.compile(r"nvidia-nvswitch[0-9]*: SXid \((?:PCI:)?([0-9a-fA-F:.]+)\): ([0-9]+)(?:,\s*|\s*$)(.*)")
 # "NVRM: GPU at PCI:BUS: ... fallen off the bus": the head then the words after it (base.search_after;
 # `.*` between them in one regex scanned to the line's end from every repeat of the head)
 _FALLEN_AT_RE = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-9])?)[: ]")
