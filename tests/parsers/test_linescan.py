@@ -1,7 +1,10 @@
-"""The compiled line scanner (topodiag/scan/_cscan.c) against its pure-Python twins
-(topodiag/scan/lines.py `untagged_py`, topodiag/parsers/nccl_debug/lines.py `tagged_py`): the same values on every chunk of the NCCL fixtures, on cut and
-edited chunks, and on generated text made of the tags' pieces. Where the build had no C compiler the
-comparisons are skipped and the readers' own tests cover the pure-Python twins, which then run."""
+"""The compiled line scanner (topodiag/scan/_cscan.c: two generic primitives, `lines_without` and
+`distinct_after`) against its pure-Python twins (topodiag/scan/lines.py `lines_without_py`,
+`distinct_after_py`), and the NCCL scans built on it (parsers/nccl_debug/lines.py `tagged_c`,
+scan/lines.py `untagged`) against theirs (`tagged_py`, `untagged_py`): the same values on every chunk
+of the NCCL fixtures, on cut and edited chunks, and on generated text made of the tags' pieces. Where
+the build had no C compiler the comparisons of the compiled module are skipped and the readers' own
+tests cover the pure-Python twins, which then run."""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from topodiag.scan import lines as scan_lines
 
 
 class _linescan:  # noqa: N801  (the two twins and the compiled module, by the names the tests use)
-    _compiled = scan_lines._compiled
+    _compiled = scan_lines._compiled if scan_lines.COMPILED or scan_lines._compiled is None else None
     tagged_py = staticmethod(nccl_lines.tagged_py)
     untagged_py = staticmethod(scan_lines.untagged_py)
     prefix_key = staticmethod(nccl_lines.prefix_key)
@@ -31,12 +34,18 @@ FILES = sorted(p for d in ("nccl_debug", "nccl_tests", "nccl_diag") for p in (RO
 
 
 def same(c: bytes) -> None:
-    a, b = _linescan._compiled.tagged(c), _linescan.tagged_py(c)
+    a, b = nccl_lines.tagged_c(c), _linescan.tagged_py(c)
     assert a[:4] == b[:4]
     assert list(a[4]) == list(b[4])  # the same prefixes, in the same order
     assert list(a[5].items()) == list(b[5].items())  # the same tag texts, counts and first places, in order
     assert a[6:] == b[6:]
-    assert _linescan._compiled.untagged(c) == _linescan.untagged_py(c)
+    assert _linescan._compiled.lines_without(c, scan_lines.TAGS) == _linescan.untagged_py(c) \
+        == scan_lines.lines_without_py(c, scan_lines.TAGS)
+    for needles in ((b"NCCL INFO ",), (b"NCCL INFO ", b"NCCL TRACE "), (b"NCCL",), (b" ",), (b"x", b"xx")):
+        for per_line, later in ((4, 4096), (1, 3), (0, 0)):
+            x = _linescan._compiled.distinct_after(c, needles, per_line, later)
+            y = scan_lines.distinct_after_py(c, needles, per_line, later)
+            assert x[:2] == y[:2] and list(x[2]) == list(y[2]) and list(x[3].items()) == list(y[3].items())
 
 
 @compiled
@@ -82,11 +91,46 @@ def test_generated_lines(lines: list, final_newline: bool) -> None:
 
 
 @compiled
-def test_compiled_limits_are_the_twins() -> None:
-    """The compiled module says its limits; one that differs from the twins' (built from an older
-    source) is not used."""
-    assert (_linescan._compiled.TAGS_PER_LINE, _linescan._compiled.LATER_TEXT_MAX) == (4, 4096)
-    assert (_linescan.TAGS_PER_LINE, _linescan.LATER_TEXT_MAX) == (4, 4096)
+def test_compiled_primitives_refuse_bad_needles() -> None:
+    """The primitives check what they are given: a ValueError (never a crash) for needles that are not
+    a tuple of 1 to 8 non-empty bytes sharing a first byte, or a negative limit; the twins alike."""
+    for bad in ((), (b"",), [b"a"], (b"a", b"b"), ("a",), (b"a",) * 9, (b"a\n",)):
+        with pytest.raises(ValueError):
+            _linescan._compiled.lines_without(b"a\n", bad)
+        with pytest.raises(ValueError):
+            _linescan._compiled.distinct_after(b"a\n", bad, 1, 1)
+    for bad in ((), (b"",), (b"a", b"b"), (b"a\n",)):
+        with pytest.raises(ValueError):
+            scan_lines.distinct_after_py(b"a\n", bad, 1, 1)
+        with pytest.raises(ValueError):
+            scan_lines.lines_without_py(b"a\n", bad)
+    with pytest.raises(ValueError):
+        _linescan._compiled.distinct_after(b"a\n", (b"a",), -1, 1)
+    with pytest.raises(TypeError):
+        _linescan._compiled.lines_without("text, not bytes", (b"a",))
+
+
+def test_known_generic_values() -> None:
+    """Hand-checked: what the generic primitives (and the compiled module, where built) say of a small
+    chunk: the needles left to right, at one place the first of the tuple; a line's later needles'
+    texts cut at later_max; the text before each line's first needle; lines that end in a needle."""
+    c = b"ab:x1 x2\nx3 xx4\n\nplain\nends x \x01\nxx"
+    impls = [(scan_lines.lines_without_py, scan_lines.distinct_after_py)]
+    if _linescan._compiled is not None:
+        impls.append((_linescan._compiled.lines_without, _linescan._compiled.distinct_after))
+    for lines_without, distinct_after in impls:
+        lines, found, before, after = distinct_after(c, (b"x", b"xx"), 2, 2)
+        # "x" (the tuple's first) at 3, 6 (line 1); 9, 12, 13 (line 2: "xx4" is two); 28 (line 5); 32, 33
+        # (line 6); line 2's second text cut at 2 bytes ("xx"), its third not read; line 6's first text
+        # "xx" again (count 2), its second "x"
+        assert (lines, found) == (5, 8)
+        assert list(before) == [b"ab:", b"", b"ends "]
+        assert list(after.items()) == [(b"x1 x2", [1, 3]), (b"x2", [1, 6]), (b"x3 xx4", [1, 9]), (b"xx", [2, 12]),
+                                       (b"x \x01", [1, 28]), (b"x", [1, 33])]
+        # line 0 holds neither needle; line 1 holds "xx" but ends in "4"; "ends x \x01" ends in the needle
+        # "x " (a blank and \x01 are not printable); "xx" ends in "xx"
+        n, keep, picked = lines_without(c, (b"x ", b"xx"))
+        assert n == 6 and keep == [0, 3, 4, 5] and picked == [b"ab:x1 x2", b"plain", b"ends x \x01", b"xx"]
 
 
 def test_known_values() -> None:
@@ -104,7 +148,7 @@ def test_known_values() -> None:
          b"end")
     scans = [(_linescan.tagged_py, _linescan.untagged_py)]
     if _linescan._compiled is not None:
-        scans.append((_linescan._compiled.tagged, _linescan._compiled.untagged))
+        scans.append((nccl_lines.tagged_c, lambda c: _linescan._compiled.lines_without(c, scan_lines.TAGS)))
     for tagged, untagged in scans:
         lines, info, warn, trace, prefixes, messages, per_line, marks, warns = tagged(c)
         assert (lines, info, warn, trace) == (10, 7, 1, 1)
@@ -150,7 +194,7 @@ def test_later_tags_text_is_cut() -> None:
     """A line's first tag text runs to the end of the line; a later tag's is cut at LATER_TEXT_MAX, so a
     giant line of tags costs its length once (hand-counted: prefix 10 bytes, tag 10, 5,000 y, a blank)."""
     c = b"h:1:2 [0] " + b"NCCL INFO " + b"y" * 5000 + b" NCCL INFO " + b"z" * 6000 + b"\n"
-    scans = [_linescan.tagged_py] + ([_linescan._compiled.tagged] if _linescan._compiled is not None else [])
+    scans = [_linescan.tagged_py] + ([nccl_lines.tagged_c] if _linescan._compiled is not None else [])
     for tagged in scans:
         messages = tagged(c)[5]
         assert [(len(k), v) for k, v in messages.items()] == [(11021, [1, 10]), (4096, [1, 5021])]
@@ -170,7 +214,7 @@ def test_prefix_key_is_prefix_re() -> None:
         else:
             assert got == want, pre
         if _linescan._compiled is not None:
-            assert list(_linescan._compiled.tagged(pre + b"NCCL INFO x\n")[4]) == ([] if got is None else [got])
+            assert list(nccl_lines.tagged_c(pre + b"NCCL INFO x\n")[4]) == ([] if got is None else [got])
 
 
 @compiled

@@ -1,7 +1,8 @@
 """The C line scanner (topodiag/scan/_cscan.c) parses untrusted logs: built here under AddressSanitizer
 and UndefinedBehaviorSanitizer, it is fed random chunks made of the tags' pieces and of random bytes,
-in a child process, and must neither trip a sanitizer nor differ from its pure-Python twins. A sweep
-of about a minute (`pytest -m slow`); skipped where there is no C compiler, no Python headers or no
+in a child process (20,000 chunks a seed), with needles of every shape, and must neither trip a sanitizer nor differ from its
+pure-Python twins (nor the NCCL scans built on it from theirs). A sweep
+of seconds (`pytest -m slow`); skipped where there is no C compiler, no Python headers or no
 sanitizer runtime."""
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ CHILD = r"""
 import random, sys
 sys.path.insert(0, sys.argv[1])
 import _cscan
-from topodiag.parsers.nccl_debug.lines import tagged_py
-from topodiag.scan.lines import untagged_py
+from topodiag.parsers.nccl_debug import lines as nl
+from topodiag.scan import lines as sl
+nl.compiled = _cscan  # the NCCL scan built on this (sanitized) build, against the pure twins
 
 PIECES = [b"NCCL INFO ", b" NCCL INFO ", b"NCCL INFO", b" NCCL TRACE ", b"NCCL TRACE", b"NCCL WARN", b"NCCL ",
           b"NCCL", b"\n", b"\n\n", b" ", b"\t", b"\x00", b"\xff", b"\x80", b"x", b"host:1:2 [0] ", b"INFO ",
@@ -32,16 +34,23 @@ PIECES = [b"NCCL INFO ", b" NCCL INFO ", b"NCCL INFO", b" NCCL TRACE ", b"NCCL T
           b"[Rank 3] ", b"[Rank ", b"NET/IB: ", b"NCCL failure", b"NCCL error", b"NCCL version", b"error",
           b"Channel 00 : 0[0] -> 1[1] via P2P", b"CCL WARN", b"WARN", b"h1:12:34 [0] ", b"a:1:2:3 [4] ",
           b"h:1:2 [1234567890] ", b"NET/IB: Dev 0 Port 1 qpn 5 mtu 5 LID 3", b"y" * 5000]
+NEEDLES = [(b"NCCL INFO ",), (b"NCCL INFO ", b"NCCL TRACE "), (b"NCCL",), (b" ",), (b"x", b"xx"), (b"\xff\x00",),
+           (b"y" * 4000, b"y"), (b"N", b"NCCL WARN", b"NCCL", b"NC", b"NCC", b"N\x7f", b"N ", b"NCCL version")]
 rng = random.Random(int(sys.argv[2]))
 for i in range(int(sys.argv[3])):
     if i % 4 == 3:
         c = bytes(rng.getrandbits(8) for _ in range(rng.randrange(64)))
     else:
         c = b"".join(rng.choice(PIECES) for _ in range(rng.randrange(24)))
-    a, b = _cscan.tagged(c), tagged_py(c)
+    a, b = nl.tagged_c(c), nl.tagged_py(c)
     assert a[:4] == b[:4] and list(a[4]) == list(b[4]) and list(a[5].items()) == list(b[5].items()) \
         and a[6:] == b[6:], c
-    assert _cscan.untagged(c) == untagged_py(c), c
+    assert _cscan.lines_without(c, sl.TAGS) == sl.untagged_py(c), c
+    needles = rng.choice(NEEDLES)
+    per_line, later = rng.randrange(6), rng.randrange(6000)
+    assert _cscan.lines_without(c, needles) == sl.lines_without_py(c, needles), (c, needles)
+    x, y = _cscan.distinct_after(c, needles, per_line, later), sl.distinct_after_py(c, needles, per_line, later)
+    assert x[:2] == y[:2] and list(x[2]) == list(y[2]) and list(x[3].items()) == list(y[3].items()), (c, needles)
 print("ok")
 """
 
@@ -76,7 +85,7 @@ def test_the_scanner_under_asan_and_ubsan(tmp_path) -> None:
                ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:exitcode=86",  # CPython's own allocations are not leaks
                UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=87", TOPODIAG_PURE="1")
     for seed in (1, 2):
-        done = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path), str(seed), "6000"], capture_output=True,
+        done = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path), str(seed), "20000"], capture_output=True,
                               text=True, env=env, timeout=600)
         assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]
         assert "AddressSanitizer" not in done.stderr and "runtime error" not in done.stderr, done.stderr[-3000:]

@@ -1,13 +1,18 @@
-# The compiled line scanner (_cscan.c), built where the install had a C compiler; lines.py loads it
-# and falls back to the pure-Python twins (scan/lines.py untagged_py, parsers/nccl_debug/lines.py
-# tagged_py), which give the same values. A chunk is bytes of whole lines.
+# The compiled line scanner (_cscan.c), built where the install had a C compiler; scan/lines.py loads
+# it and falls back to the pure-Python twins (scan/lines.py lines_without_py, distinct_after_py),
+# which give the same values. Two generic primitives: they know bytes, lines and the needles given,
+# nothing of any producer. A chunk is bytes of whole lines; needles: a tuple of 1 to 8 non-empty
+# bytes without a newline, sharing a first byte (ValueError otherwise).
 
-TAGS_PER_LINE: int  # INFO/TRACE tags read per line
-LATER_TEXT_MAX: int  # bytes of a line's second and later tag texts
+def lines_without(chunk: bytes, needles: tuple[bytes, ...], /) -> tuple[int, list[int], list[bytes]]:
+    """(n, keep, picked): the lines as chunk.split(b"\\n") cuts them (none after a final newline): their
+    count; the indices of the non-empty lines holding none of the needles, and of those that end in a
+    needle (the line's last byte in "!".."~" is the needle's last such byte, the needle's later bytes
+    follow); those lines."""
 
-def tagged(chunk: bytes, /) -> tuple[int, int, int, int, dict, dict, list, list, list]:
-    """(lines, INFO, WARN, TRACE counts, prefixes, messages, per_line, marks, warns): see
-    parsers/nccl_debug/lines.py tagged_py."""
-
-def untagged(chunk: bytes, /) -> tuple[int, list[int], list[bytes]]:
-    """(n, keep, picked): the lines without an NCCL INFO/TRACE tag: see scan/lines.py untagged_py."""
+def distinct_after(chunk: bytes, needles: tuple[bytes, ...], per_line: int, later_max: int, /
+                   ) -> tuple[int, int, dict[bytes, None], dict[bytes, list[int]]]:
+    """(lines, found, before, after): the count of "\\n"; the needles found left to right without
+    overlap (at one place the tuple's first that matches); the text before each line's first needle,
+    distinct, in order; the first `per_line` needles of each line with their text to the end of the
+    line (later ones: `later_max` bytes at most), distinct, in order: {text: [count, first position]}."""

@@ -1,12 +1,17 @@
 """Whole-chunk line scans, compiled where the build could compile them (topodiag/scan/_cscan.c,
 hatch_build.py; see _cscan.pyi for its contract).
 
-`untagged(chunk)` serves the nccl-tests reader (nccl_tests.py): the lines without an NCCL INFO/TRACE
-tag, in one pass. `compiled` is the C module (or None) whose `tagged` the NCCL_DEBUG reader uses
-(parsers/nccl_debug/lines.py holds its pure-Python twin). Without a compiler the pure-Python twins
-give the same values (tests/parsers/test_linescan.py compares them on every fixture and on generated
-text), only slower. `COMPILED` says which runs; `TOPODIAG_PURE=1` in the environment forces the
-Python twins (how the tests compare them, and a way out should the compiled one ever misbehave).
+The compiled module holds two generic primitives, `lines_without(chunk, needles)` and
+`distinct_after(chunk, needles, per_line, later_max)`, which know bytes, lines and the needles they
+are given and nothing of NCCL; their pure-Python twins are `lines_without_py` and `distinct_after_py`
+here. `untagged(chunk)` serves the nccl-tests reader (parsers/nccl_tests/stream.py): the lines without
+an NCCL INFO/TRACE tag, in one pass (`lines_without` with the two tags, or its tuned twin
+`untagged_py`). `compiled` is the C module (or None) from whose `distinct_after` the NCCL_DEBUG reader
+builds its scan (parsers/nccl_debug/lines.py, which holds the pure-Python `tagged_py`). Without a
+compiler the pure-Python twins give the same values (tests/parsers/test_linescan.py compares them on
+every fixture and on generated text), only slower. `COMPILED` says which runs; `TOPODIAG_PURE=1` in
+the environment forces the Python twins (how the tests compare them, and a way out should the
+compiled one ever misbehave).
 
 A chunk is bytes of whole lines as topodiag/scan/chunks.py cuts them, already normalised (CR and ANSI
 codes out).
@@ -68,6 +73,82 @@ def untagged_py(c: bytes) -> tuple[int, list[int], list[bytes]]:
     return n, keep, list(picked)
 
 
+_PRINTABLE = frozenset(range(0x21, 0x7F))
+
+
+def _check_needles(needles) -> None:
+    """The compiled primitives' rule for needles (a ValueError otherwise)."""
+    if not isinstance(needles, tuple) or not 1 <= len(needles) <= 8 \
+            or not all(isinstance(n, bytes) and n and b"\n" not in n for n in needles):
+        raise ValueError("needles: a tuple of 1 to 8 non-empty bytes without a newline")
+    if len({n[:1] for n in needles}) != 1:
+        raise ValueError("needles: they must share a first byte")
+
+
+def lines_without_py(c: bytes, needles: tuple) -> tuple[int, list[int], list[bytes]]:
+    """The pure-Python twin of the compiled `lines_without` (see _cscan.c): (n, keep, picked), the lines
+    as `c.split(b"\\n")` cuts them (no line after a final newline); the indices of the non-empty lines
+    holding none of `needles`, and of those that end in a needle (the line's last byte in "!".."~" is
+    the needle's last such byte, the needle's bytes after it follow on the line); those lines."""
+    _check_needles(needles)
+    lines = c.split(b"\n")
+    if c.endswith(b"\n"):
+        lines.pop()
+    keep = []
+    for i, line in enumerate(lines):
+        if line and (not any(n in line for n in needles) or _ends_in(line, needles)):
+            keep.append(i)
+    return len(lines), keep, [lines[i] for i in keep]
+
+
+def _ends_in(line: bytes, needles: tuple) -> bool:
+    q = len(line)
+    while q and line[q - 1] not in _PRINTABLE:
+        q -= 1
+    for n in needles:
+        lp = len(n)
+        while lp and n[lp - 1] not in _PRINTABLE:
+            lp -= 1
+        if lp and q >= lp and len(line) - q >= len(n) - lp and line[q - lp:q - lp + len(n)] == n:
+            return True
+    return False
+
+
+def distinct_after_py(c: bytes, needles: tuple, per_line: int, later_max: int) -> tuple[int, int, dict, dict]:
+    """The pure-Python twin of the compiled `distinct_after` (see _cscan.c): (lines, found, before,
+    after). The needles are found left to right without overlap (at one place, the first of the tuple
+    that matches); `before`: the text before each line's first needle, distinct, in order (values
+    None); `after`: the first `per_line` needles of each line with their text to the end of the line
+    (a line's second needle and on: `later_max` bytes at most), distinct, in order, each
+    [count, position of its first needle]."""
+    _check_needles(needles)
+    if per_line < 0 or later_max < 0:
+        raise ValueError("per_line and later_max: 0 or more")
+    rx = re.compile(b"|".join(map(re.escape, needles)))
+    before: dict = {}
+    after: dict = {}
+    found, line_start, taken = 0, 0, 0
+    for m in rx.finditer(c):
+        t = m.start()
+        ls = c.rfind(b"\n", 0, t) + 1
+        if ls != line_start:
+            line_start, taken = ls, 0
+        found += 1
+        taken += 1
+        if taken > per_line:
+            continue
+        eol = c.find(b"\n", t)
+        eol = len(c) if eol < 0 else eol
+        text = c[t:t + later_max] if taken > 1 and eol - t > later_max else c[t:eol]
+        if text in after:
+            after[text][0] += 1
+        else:
+            after[text] = [1, t]
+        if taken == 1:
+            before.setdefault(c[ls:t], None)
+    return c.count(b"\n"), found, before, after
+
+
 def _pick(lines: list[bytes], at: list[int]) -> list[bytes]:
     """The lines at these indices (one C-level call)."""
     if len(at) > 1:
@@ -75,13 +156,19 @@ def _pick(lines: list[bytes], at: list[int]) -> list[bytes]:
     return [lines[at[0]]] if at else []
 
 
-# the compiled module is used when it shares the twins' limits (a module built from an older source,
-# left beside a newer checkout, is not) and TOPODIAG_PURE does not ask for the twins
+# the compiled module is used when it holds today's primitives (a module built from an older source,
+# left beside a newer checkout, does not) and TOPODIAG_PURE does not ask for the twins
 COMPILED = (_compiled is not None and os.environ.get("TOPODIAG_PURE", "") in ("", "0")
-            and getattr(_compiled, "TAGS_PER_LINE", None) == TAGS_PER_LINE
-            and getattr(_compiled, "LATER_TEXT_MAX", None) == LATER_TEXT_MAX)
+            and hasattr(_compiled, "distinct_after") and hasattr(_compiled, "lines_without"))
 compiled = _compiled if COMPILED else None
-untagged = _compiled.untagged if COMPILED else untagged_py
+TAGS = (INFO_TAG, TRACE_TAG)
+
+
+def _untagged_c(c: bytes) -> tuple[int, list[int], list[bytes]]:
+    return _compiled.lines_without(c, TAGS)
+
+
+untagged = _untagged_c if COMPILED else untagged_py
 
 
 def which() -> str:

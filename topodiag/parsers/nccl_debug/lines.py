@@ -1,7 +1,10 @@
-"""The per-chunk line scan of the NCCL_DEBUG reader (reader.py `digest`): `tagged(chunk)`, in C where
-the install compiled topodiag/scan/_cscan.c (topodiag/scan/lines.py loads it), else `tagged_py`
-below, which gives the same values (tests/parsers/test_linescan.py compares the two). A chunk is
-bytes of whole lines as topodiag/scan/chunks.py cuts them, already normalised (CR and ANSI codes out).
+"""The per-chunk line scan of the NCCL_DEBUG reader (reader.py `digest`): `tagged(chunk)`. Where the
+install compiled topodiag/scan/_cscan.c (topodiag/scan/lines.py loads it), `tagged_c` builds it on
+the compiled generic primitive `distinct_after` (the tags' texts and the line prefixes before them:
+the pass over every line) and does the rest here (the counts, the WARN and mark lines, the per-QP
+places); elsewhere `tagged_py` does it all, with the same values (tests/parsers/test_linescan.py
+compares the two). A chunk is bytes of whole lines as topodiag/scan/chunks.py cuts them, already
+normalised (CR and ANSI codes out). What NCCL's lines mean is decided here and in kinds.py, never in C.
 """
 
 from __future__ import annotations
@@ -37,6 +40,44 @@ def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, lis
             _prefix_keys(c, pieces), messages, per_line, marks, warns)
 
 
+_INFO_ONLY = (b"NCCL INFO ",)
+_INFO_TRACE = (b"NCCL INFO ", b"NCCL TRACE ")
+
+
+def tagged_c(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, list]:
+    """`tagged_py`'s values, the pass over every line made by the compiled `distinct_after` (the texts
+    from each line's first TAGS_PER_LINE tags on, and the text before its first tag)."""
+    n_trace = c.count(b"NCCL TRACE")
+    trace = n_trace > 0 and b"NCCL TRACE " in c
+    n_lines, _, before, messages = compiled.distinct_after(c, _INFO_TRACE if trace else _INFO_ONLY,
+                                                          TAGS_PER_LINE, LATER_TEXT_MAX)
+    per_line: list = []
+    nets = [t for t in messages if _NET_IB_TEXT_RE.match(t)]
+    if nets:  # read line by line (by place): out of the texts, their tags' places found
+        for t in nets:
+            del messages[t]
+        per_line = _net_ib_places(c, trace)
+    marks, warns, n_warn = _marks_warns(c)
+    return n_lines, c.count(b"NCCL INFO"), n_warn, n_trace, _keys(before), messages, per_line, marks, warns
+
+
+def _net_ib_places(c: bytes, trace: bool) -> list:
+    """The places of the tags whose text (past a "[Rank N] ") starts with "NET/IB: ", among the first
+    TAGS_PER_LINE tags of their line."""
+    out = []
+    pos = c.find(b"NET/IB: ")
+    while pos >= 0:  # (each "NET/IB: ", then the tag before it: a few of a chunk's lines hold one)
+        m = _NET_IB_BACK_RE.search(c, max(0, pos - 30), pos)
+        pos = c.find(b"NET/IB: ", pos + 8)
+        if m is None:
+            continue
+        at = m.start()
+        ls = c.rfind(b"\n", 0, at) + 1
+        if c.count(b"NCCL INFO ", ls, at) + (c.count(b"NCCL TRACE ", ls, at) if trace else 0) < TAGS_PER_LINE:
+            out.append(at)
+    return out
+
+
 def _prefix_keys(c: bytes, pieces: list) -> dict:
     """The prefixes of `tagged_py`, with C-level passes: the chunk cut at its tags (`pieces`: at each
     "NCCL INFO ", or at each INFO/TRACE tag when it holds "NCCL TRACE "), the text after each piece's
@@ -55,6 +96,14 @@ def _prefix_keys(c: bytes, pieces: list) -> dict:
     # (one lazy pass: the (head, "\n", tail) of each piece that holds a newline, its tail kept)
     parts = map(bytes.rpartition, itertools.islice(pieces, 1, len(pieces) - 1), itertools.repeat(b"\n"))
     raw.update(dict.fromkeys(map(operator.itemgetter(2), filter(operator.itemgetter(1), parts))))
+    return _keys(raw)
+
+
+def _keys(raw: dict) -> dict:
+    """What stands for each of these distinct line prefixes (dict keys), as `prefix_key` gives it, in
+    order, distinct, the None ones left out; an ASCII prefix's pid and tid set to 0 before it is read."""
+    if not raw:
+        return {}
     joined = b"\n".join(raw)
     if joined.isascii():
         canon = dict.fromkeys(_PID_TID_B.sub(b":0:0", joined).split(b"\n"))
@@ -174,6 +223,8 @@ _MARK_RE = re.compile(rb"NCCL (?:failure|error|version)")
 _TAG_SPLIT_RE = _TAG_RE
 _NET_IB_RE = re.compile(rb"(?:\[Rank [0-9]{1,9}\] )?NET/IB: ")
 _NET_IB_TEXT_RE = re.compile(rb"NCCL (?:INFO|TRACE) (?:\[Rank [0-9]{1,9}\] )?NET/IB: ")
+# a tag, and "[Rank N] " after it where there is one, ending where a "NET/IB: " starts
+_NET_IB_BACK_RE = re.compile(rb"NCCL (?:INFO|TRACE) (?:\[Rank [0-9]{1,9}\] )?\Z")
 _TEXT_RE = re.compile(rb"NCCL INFO [^\n]*")
 _TAGGED_TEXT_RE = re.compile(rb"NCCL (?:INFO|TRACE) [^\n]*")
 # an ASCII prefix's ":pid:tid" before a blank (PREFIX_RE's \s over text). Neither run can be the host
@@ -217,4 +268,4 @@ def _find_prefix_b(pre: bytes):
     return first_prefix(pre, _PREFIX_TAIL_B, _NOT_HOST_B.__contains__)
 
 
-tagged = compiled.tagged if compiled is not None else tagged_py
+tagged = tagged_c if compiled is not None else tagged_py
