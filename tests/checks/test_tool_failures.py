@@ -52,7 +52,7 @@ def test_perf008_unnamed_waived_lines_of_newer_nvbandwidth_are_info(tmp_path):
             "Running host_to_device_memcpy_ce.\nmemcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)\n"
             "           0\n 0     24.10\n\nSUM host_to_device_memcpy_ce 24.10\n\nWaived: \nWaived: \n")
     result = get("nvbandwidth").parse(text)
-    assert [e.entry for e in result.tool_errors] == ["nvbandwidth.waived", "nvbandwidth.waived"]
+    assert [e.entry for e in result.errors] == ["nvbandwidth.waived", "nvbandwidth.waived"]
     perf = [f for f in _diag(tmp_path, **{"nvb.txt": text}).outcome.findings if f.code == "PERF008"]
     assert [(f.severity.name.lower(), f.values["count"]) for f in perf] == [("info", 2)]
 
@@ -70,7 +70,7 @@ def test_fabricmanager_informational_lines_are_not_tool_errors():
             "Jan 05 14:45:28 T nv-fabricmanager[1120]: Successfully configured all the available NVSwitches to "
             "route GPU NVLink traffic.\n")
     r = fabricmanager.parse(text)
-    assert r.tool_errors == () and r.unrecognised == () and r.started
+    assert r.errors == () and r.unrecognised == () and r.started
 
 
 def test_ib005_classified_line_carries_the_entry_meaning(tmp_path):

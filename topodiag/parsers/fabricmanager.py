@@ -83,7 +83,7 @@ class FabricManager:
     failures: tuple[Line, ...]
     started: bool
     lines: int
-    tool_errors: tuple[ToolError, ...] = ()  # lines the fabricmanager catalogue explains (not the informational ones)
+    errors: tuple[ToolError, ...] = ()  # lines the fabricmanager catalogue explains (not the informational ones)
     unrecognised: tuple[ToolError, ...] = ()  # failure-looking Fabric Manager lines no entry explains (SYS004)
 
 
@@ -147,7 +147,7 @@ def parse(text: str) -> FabricManager:
                          first_body_line(lines))
     return FabricManager(source=SOURCE, state=state, state_line=state_line, unit_missing=missing,
                          nothing_to_do=tuple(nothing), version_mismatch=mismatch, failures=tuple(failures),
-                         started=started, lines=len(lines), tool_errors=tuple(known), unrecognised=tuple(unknown))
+                         started=started, lines=len(lines), errors=tuple(known), unrecognised=tuple(unknown))
 
 
 def _route(known: list, nothing: list, failures: list) -> None:

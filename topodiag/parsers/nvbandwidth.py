@@ -98,7 +98,7 @@ class NvBandwidth:
     cuda_runtime_version: Optional[str]
     devices: tuple[Device, ...]
     testcases: tuple[Testcase, ...]
-    tool_errors: tuple[ToolError, ...] = ()  # waive / failure lines (topodiag/catalogues: nvbandwidth)
+    errors: tuple[ToolError, ...] = ()  # waive / failure lines (topodiag/catalogues: nvbandwidth)
     unrecognised: tuple[ToolError, ...] = ()  # failure lines no catalogue entry explains (SYS004)
 
     def testcase(self, name: str) -> Optional[Testcase]:
@@ -225,7 +225,7 @@ def parse(text: str) -> NvBandwidth:
                          "<testcase>.' blocks; found none", len(lines))
     failed = _tool_failures.scan(lines, SOURCE, _FAILURE_RE)
     return NvBandwidth(SOURCE, st.version, st.driver, st.runtime, tuple(st.devices), tuple(st.cases),
-                       tool_errors=tuple(failed), unrecognised=_tool_failures.unrecognised(failed))
+                       errors=tuple(failed), unrecognised=_tool_failures.unrecognised(failed))
 
 
 # what starts an nvbandwidth failure line (kept as unrecognised when no catalogue entry explains it)

@@ -74,7 +74,7 @@ class NvidiaSmiQ:
     cuda_version: Optional[str]
     attached_gpus: Optional[int]
     gpus: tuple[SmiGpu, ...]
-    tool_errors: tuple[ToolError, ...] = ()  # the tool's failure lines (topodiag/catalogues: nvidia-smi)
+    errors: tuple[ToolError, ...] = ()  # the tool's failure lines (topodiag/catalogues: nvidia-smi)
     unrecognised: tuple[ToolError, ...] = ()  # failure lines no catalogue entry explains (SYS004)
 
 
@@ -159,7 +159,7 @@ class _Gpu:
 
 def parse(text: str) -> NvidiaSmiQ:
     """nvidia-smi -q output -> NvidiaSmiQ; a text that is only nvidia-smi's failure gives no GPUs and
-    its `tool_errors`."""
+    its `errors`."""
     return _tool_failures.read(clean_lines(text), SOURCE, _parse, lambda: NvidiaSmiQ(SOURCE, None, None, None, ()))
 
 
