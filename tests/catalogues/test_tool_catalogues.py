@@ -61,7 +61,7 @@ def test_ibstat_panic_of_older_releases_is_kept_with_its_range():
 ])
 def test_a_text_that_is_only_nvidia_smis_failure_parses(source, text, cls):
     result = to_jsonable(get(source).parse(f"$ nvidia-smi\n{text}\n"))
-    errors = result.get("tool_errors", result.get("errors"))
+    errors = result.get("errors")
     assert [e["class"] for e in errors] == [cls]
     assert result["unrecognised"] == []
 

@@ -52,7 +52,7 @@ def test_perf008_unnamed_waived_lines_of_newer_nvbandwidth_are_info(tmp_path):
             "Running host_to_device_memcpy_ce.\nmemcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)\n"
             "           0\n 0     24.10\n\nSUM host_to_device_memcpy_ce 24.10\n\nWaived: \nWaived: \n")
     result = get("nvbandwidth").parse(text)
-    assert [e.entry for e in result.tool_errors] == ["nvbandwidth.waived", "nvbandwidth.waived"]
+    assert [e.entry for e in result.errors] == ["nvbandwidth.waived", "nvbandwidth.waived"]
     perf = [f for f in _diag(tmp_path, **{"nvb.txt": text}).outcome.findings if f.code == "PERF008"]
     assert [(f.severity.name.lower(), f.values["count"]) for f in perf] == [("info", 2)]
 
@@ -70,7 +70,7 @@ def test_fabricmanager_informational_lines_are_not_tool_errors():
             "Jan 05 14:45:28 T nv-fabricmanager[1120]: Successfully configured all the available NVSwitches to "
             "route GPU NVLink traffic.\n")
     r = fabricmanager.parse(text)
-    assert r.tool_errors == () and r.unrecognised == () and r.started
+    assert r.errors == () and r.unrecognised == () and r.started
 
 
 def test_ib005_classified_line_carries_the_entry_meaning(tmp_path):
@@ -78,3 +78,14 @@ def test_ib005_classified_line_carries_the_entry_meaning(tmp_path):
     ib = [f for f in d.outcome.findings if f.code == "IB005"]
     assert len(ib) == 1 and ib[0].severity.name.lower() == "error"
     assert "ib_umad" in ib[0].message
+
+
+def test_fabricmanager_unexplained_failure_is_in_errors_and_unrecognised():
+    """As in every parse record, `errors` holds all the tool's failure lines and `unrecognised` the ones
+    no catalogue entry explains (invented journal lines: one the catalogue knows, one it does not)."""
+    text = ("Nov 05 13:55:26 node1 nv-fabricmanager[104230]: fabric manager NVIDIA GPU driver interface version "
+            "550.127.05 don't match with driver version 550.120. Please update with matching NVIDIA driver package.\n"
+            "Nov 05 13:55:27 node1 nv-fabricmanager[104230]: frobnicating the widget failed with error: Unknown\n")
+    r = fabricmanager.parse(text)
+    assert [e.line_no for e in r.errors] == [1, 2]
+    assert [e.line_no for e in r.unrecognised] == [2] and r.errors[0].entry == "fm.driver_version_mismatch"

@@ -87,7 +87,7 @@ def test_profiles_agree_with_knowledge(profiles):
 def _nvlink_fixture_names() -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for exp in sorted((FIXTURES / "nvidia_smi_nvlink_s").glob("*.expected.json")):
-        names = {g["name"] for g in json.loads(exp.read_text()).get("gpus") or [] if g.get("name")}
+        names = {g["model"] for g in json.loads(exp.read_text()).get("gpus") or [] if g.get("model")}
         if names:
             out[exp.name] = names
     return out

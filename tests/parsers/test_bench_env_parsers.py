@@ -121,7 +121,7 @@ def test_nvbandwidth_waived_and_na():
     r = nvbandwidth.parse("nvbandwidth Version: v0.2\nDevice 0: NVIDIA GeForce RTX 2080 Ti\n"
                           "Device 1: NVIDIA GeForce RTX 2080 Ti\n\nWaiving device_to_device_memcpy_write_ce.\n")
     assert [(t.name, t.waived) for t in r.testcases] == [("device_to_device_memcpy_write_ce", True)]
-    assert [d.name for d in r.devices] == ["NVIDIA GeForce RTX 2080 Ti"] * 2
+    assert [d.model for d in r.devices] == ["NVIDIA GeForce RTX 2080 Ti"] * 2
 
 
 def test_nvbandwidth_is_not_p2p_and_the_reverse():

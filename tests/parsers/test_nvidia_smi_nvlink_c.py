@@ -34,7 +34,7 @@ def test_h800_corpus_three_gpus_eight_links_link_is_supported_false() -> None:
     r = parse(load("nvlink-c-h800-capabilities-01.txt"))
     assert [g.index for g in r.gpus] == [0, 1, 7]
     for g in r.gpus:
-        assert g.name == "NVIDIA H800"
+        assert g.model == "NVIDIA H800"
         assert [link.link for link in g.links] == list(range(8))
         for link in g.links:
             assert list(link.capabilities) == NAMES
@@ -54,7 +54,7 @@ def test_h800_corpus_three_gpus_eight_links_link_is_supported_false() -> None:
 def test_h100_single_gpu_eighteen_links_all_true() -> None:
     r = parse(load("nvlink-c-h100-18links-all-true-single-gpu-01.txt"))
     (g,) = r.gpus
-    assert (g.index, g.name, g.uuid) == (0, "NVIDIA H100 80GB HBM3", "GPU-5a10e6e5-95f7-2785-ed63-6f6147f304f7")
+    assert (g.index, g.model, g.uuid) == (0, "NVIDIA H100 80GB HBM3", "GPU-5a10e6e5-95f7-2785-ed63-6f6147f304f7")
     assert [link.link for link in g.links] == list(range(18))
     assert all(caps(link) == dict.fromkeys(NAMES, True) for link in g.links)
     assert not g.truncated and not r.elided and r.notes == ()

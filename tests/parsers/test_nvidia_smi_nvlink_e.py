@@ -38,7 +38,7 @@ LEGACY = ("replay_errors", "recovery_errors", "crc_errors")
 def test_h100_corpus_three_links_shown_all_zero_the_rest_elided() -> None:
     r = parse(load("nvlink-e-h100-error-counters-elided-01.txt"))
     g = gpu(r, 0)
-    assert g.name == "NVIDIA H100 80GB HBM3" and g.uuid == "GPU-abcdefab-cdef-abdc-abcd-abababababab"
+    assert g.model == "NVIDIA H100 80GB HBM3" and g.uuid == "GPU-abcdefab-cdef-abdc-abcd-abababababab"
     assert [link.link for link in g.links] == [0, 1, 17]
     for link in g.links:
         assert set(link.counters) == set(LEGACY)
@@ -56,7 +56,7 @@ def test_v100_replay_and_crc_errors_on_two_links() -> None:
     r = parse(load("nvlink-e-v100-sxm2-replay-crc-nonzero-01.txt"))
     assert [g.index for g in r.gpus] == [0, 2]  # what was printed; no marker says GPUs 1 and 3 were cut
     g0, g2 = gpu(r, 0), gpu(r, 2)
-    assert g0.name == "Tesla V100-SXM2-32GB-LS"
+    assert g0.model == "Tesla V100-SXM2-32GB-LS"
     for g in (g0, g2):
         assert [link.link for link in g.links] == [0, 1, 2, 3, 4, 5]
         assert not g.truncated and not g.all_links_inactive
@@ -76,7 +76,7 @@ def test_a100_per_gpu_i_loop_eight_gpus_twelve_clean_links() -> None:
     assert [g.index for g in r.gpus] == list(range(8))  # the '=== GPU i ... ===' echo lines are skipped
     assert gpu(r, 7).uuid == "GPU-63a54e17-d900-3b99-c42a-4506beaaa446"
     for g in r.gpus:
-        assert g.name == "NVIDIA A100-SXM4-40GB"
+        assert g.model == "NVIDIA A100-SXM4-40GB"
         assert [link.link for link in g.links] == list(range(12))
         assert all(values(g, c) == dict.fromkeys(range(12), 0) for c in LEGACY)
         assert g.nonzero == () and not g.truncated
@@ -190,7 +190,7 @@ def test_output_ending_after_a_header_or_inside_its_uuid() -> None:
     r = parse(BLOCK + "GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-1234")
     g = gpu(r, 1)
     assert g.truncated and g.uuid is None and g.links == ()
-    assert gpu(r, 1).name == "NVIDIA H100 80GB HBM3"
+    assert gpu(r, 1).model == "NVIDIA H100 80GB HBM3"
     assert parse(BLOCK + f"GPU 1: NVIDIA H100 80GB HBM3 (UUID: {UUID})\n").gpus[1].truncated
 
 
@@ -220,7 +220,7 @@ def test_other_counter_spellings_are_kept() -> None:
 def test_link_lines_without_a_gpu_header() -> None:
     r = parse("Link 0: Replay Errors: 0\nLink 0: Recovery Errors: 0\nLink 0: CRC Errors: 3\n")
     (g,) = r.gpus
-    assert g.index is None and g.name is None and g.uuid is None
+    assert g.index is None and g.model is None and g.uuid is None
     assert nonzero(g) == [(0, "crc_errors", 3)]
     assert any("no 'GPU n:' header" in n for n in r.notes)
 

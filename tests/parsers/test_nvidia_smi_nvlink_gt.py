@@ -22,7 +22,7 @@ def test_h800_raw_counters_eight_gpus_with_three_elided() -> None:
     assert [g.index for g in r.gpus] == [0, 1, 2, 6, 7]
     assert r.elided and r.elided_gpu_indices == (3, 4, 5) and r.counter == "raw"
     g0 = r.gpus[0]
-    assert g0.name == "NVIDIA H800" and g0.uuid == "GPU-34bf77d1-c686-6821-79a8-32d326c5039c"
+    assert g0.model == "NVIDIA H800" and g0.uuid == "GPU-34bf77d1-c686-6821-79a8-32d326c5039c"
     assert [lk.link for lk in g0.links] == list(range(8))
     assert (g0.links[0].tx_kib, g0.links[0].rx_kib) == (25305739, 25554089)
     assert (g0.links[7].tx_kib, g0.links[7].rx_kib) == (8517607, 8730994)

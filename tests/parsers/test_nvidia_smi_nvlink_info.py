@@ -23,7 +23,7 @@ def test_gb200_corpus_nvle_disabled_same_firmware_on_both_gpus() -> None:
     r = parse(load("nvlink-info-gb200-firmware-partial-01.txt"))
     assert [g.index for g in r.gpus] == [0, 1]
     for g in r.gpus:
-        assert g.name == "NVIDIA GB200"
+        assert g.model == "NVIDIA GB200"
         assert g.nvle == "disabled" and g.nvle_enabled is False
         assert g.firmware == GB200_FIRMWARE
         assert g.fields == {} and g.nvlink_version is None

@@ -63,7 +63,7 @@ def test_v100_degraded_four_of_six() -> None:
     r = parse(load("nvlink-s-v100-sxm2-2-inactive-links-01.txt"))
     assert [g.index for g in r.gpus] == [3]
     g = gpu(r, 3)
-    assert g.name == "Tesla V100-SXM2-32GB"
+    assert g.model == "Tesla V100-SXM2-32GB"
     assert g.uuid is None  # '(UUID: ...)' redacted
     assert active(g) == [0, 1, 2, 4] and inactive(g) == [3, 5]
     assert [link.speed_gbps for link in g.links] == [25.781, 25.781, 25.781, None, 25.781, None]
@@ -125,7 +125,7 @@ def test_gb200_eighteen_links_at_nvlink5_speed() -> None:
 def test_b200_all_inactive_with_redacted_uuid() -> None:
     r = parse(load("nvlink-s-b200-all-links-inactive-redacted-01.txt"))
     g = gpu(r, 2)
-    assert g.name == "NVIDIA B200" and g.uuid is None
+    assert g.model == "NVIDIA B200" and g.uuid is None
     assert g.all_links_inactive and g.links == () and not g.nvlink_unsupported
 
 
@@ -197,7 +197,7 @@ def test_output_ending_after_a_header_marks_that_gpu_truncated() -> None:
 def test_header_cut_inside_the_uuid() -> None:
     r = parse(BLOCK + "GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-1234")
     g = gpu(r, 1)
-    assert g.truncated and g.uuid is None and g.name == "NVIDIA H100 80GB HBM3"
+    assert g.truncated and g.uuid is None and g.model == "NVIDIA H100 80GB HBM3"
 
 
 def test_elision_between_consecutive_gpus_is_charged_to_the_first() -> None:

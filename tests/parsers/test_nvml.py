@@ -31,7 +31,7 @@ def test_h100_hgx_matches_topo_m_and_nvlink_s() -> None:
     r = load(H100)
     assert r.ok and r.error is None and r.driver_version == "570.133.20" and r.cuda_driver_version == "12.8"
     assert [g.index for g in r.gpus] == list(range(8))
-    assert {g.name for g in r.gpus} == {"NVIDIA H100 80GB HBM3"}
+    assert {g.model for g in r.gpus} == {"NVIDIA H100 80GB HBM3"}
     assert r.gpus[0].uuid == "GPU-abcdefab-cdef-abdc-abcd-abababababab"  # as nvlink -s shows it
     for g in r.gpus:
         assert g.nvlink_count == g.active_nvlinks == 18  # NV18
@@ -84,7 +84,7 @@ def test_rtxa6000_bridge_on_two_of_three() -> None:
 def test_v100_gpu3_two_inactive_links() -> None:
     r = load(V100)
     g3 = r.gpus[3]
-    assert g3.name == "Tesla V100-SXM2-32GB"
+    assert g3.model == "Tesla V100-SXM2-32GB"
     # nvlink -s: links 0,1,2,4 at 25.781 GB/s, 3 and 5 <inactive>
     assert [(ln.link, ln.active) for ln in g3.nvlinks] == [(0, True), (1, True), (2, True), (3, False), (4, True),
                                                            (5, False)]

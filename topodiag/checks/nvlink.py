@@ -190,7 +190,7 @@ def nvlink_errors(nvidia_smi_nvlink_e, params, rule):
         yield hit([gpu], severity="error" if serious else None,
                   evidence=[Evidence("nvidia_smi_nvlink_e", None, n.line_no) for n in g.nonzero[:3]],
                   expectation="every NVLink error counter at 0", notes=when(truncated=g.truncated),
-                  gpu=gpu, model=g.name or "?", links=len({n.link for n in g.nonzero}),
+                  gpu=gpu, model=g.model or "?", links=len({n.link for n in g.nonzero}),
                   counters=counted((_counter(rule, n) for n in g.nonzero), 8))
 
 

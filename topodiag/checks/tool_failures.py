@@ -29,7 +29,7 @@ def _entry(producer: str, ident: str | None):
 
 
 def _failures(result: Any) -> tuple:
-    return tuple(getattr(result, "tool_errors", ()) or ()) + tuple(getattr(result, "errors", ()) or ())
+    return tuple(getattr(result, "errors", ()) or ())
 
 
 @check("GPU005")
@@ -71,7 +71,7 @@ def _gpu_of(text: str) -> str | None:
 @check("PERF008")
 def perf008(nvbandwidth) -> Iterator:
     """Waived testcases (device-to-device: no P2P between the GPUs) and testcase errors of nvbandwidth."""
-    lines = [e for e in getattr(nvbandwidth, "tool_errors", ()) or () if e.class_]
+    lines = [e for e in getattr(nvbandwidth, "errors", ()) or () if e.class_]
     found = _waived(nvbandwidth, lines)
     if found is not None:
         yield found

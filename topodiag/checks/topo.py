@@ -465,8 +465,8 @@ def _smi_lost(topology, observations) -> list:
     for obs in observations:
         if not obs.get("source", "").startswith("nvidia_smi"):
             continue
-        # the error lines an nvidia-smi observation keeps (nvlink -s's: a text that is only an nvidia-smi
-        # failure is read as nvlink -s too); no merge writes a `tool_errors` observation
+        # the error lines an nvidia-smi observation keeps (only nvlink -s's: a text that is only an
+        # nvidia-smi failure is read as nvlink -s too)
         e = next((e for e in obs.get("errors") or [] if _LOST_RE.search(e.get("text", ""))), None)
         if e is not None:
             found.append(hit([topology.host() or "host:local"], severity="critical", variant="smi_lost",

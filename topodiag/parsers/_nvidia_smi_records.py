@@ -72,7 +72,7 @@ def note_id(sentence: str) -> str | None:
 
 _GPU_HEAD: list[tuple[str, Any]] = [
     ("index", Optional[int]),  # None: link lines pasted without a 'GPU n:' header
-    ("name", Optional[str]),
+    ("model", Optional[str]),  # the product name the header prints (NVIDIA H100 80GB HBM3)
     ("uuid", Optional[str]),  # None when redacted, unreadable or absent
     ("line_no", int),
 ]
@@ -117,7 +117,7 @@ def result_record(name: str, module: str, source: str, after_gpus: tuple = (), a
 
 def gpu_from_block(cls: type, block: Any, *values: Any, all_inactive: Optional[bool] = None) -> Any:
     """A mode's GPU record from a walked block (nvidia_smi_gpu_blocks.GpuBlock) and the mode's values."""
-    return cls(block.index, block.name, block.uuid, block.line_no, *values,
+    return cls(block.index, block.model, block.uuid, block.line_no, *values,
                block.all_inactive if all_inactive is None else all_inactive, block.unsupported, block.message,
                block.truncated)
 
@@ -197,7 +197,7 @@ class SmiGpu:
     """One GPU of an nvidia-smi -q report (index: its order in the report)."""
     index: int
     bus_id: Optional[str]
-    product_name: Optional[str]
+    model: Optional[str]  # "Product Name"
     uuid: Optional[str]
     serial: Optional[str]
     line_no: Optional[int]

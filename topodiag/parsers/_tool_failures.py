@@ -11,7 +11,7 @@ result's `unrecognised` (SYS004 reports them).
 For nvidia-smi, whose failure is the same for every subcommand, `scan(lines, source)` finds the
 failure lines of a whole text (a catalogue match, or a line that starts like an NVML/nvidia-smi
 failure), and `only_failure` says the text holds nothing else, so a parser returns an empty
-result carrying `tool_errors` instead of refusing the text.
+result carrying `errors` instead of refusing the text.
 """
 
 from __future__ import annotations
@@ -103,14 +103,14 @@ NVSMI = "nvidia_smi_q"  # any nvidia-smi reader: they all read the one nvidia-sm
 def read(lines: list[str], source: str, parse_table, empty):
     """Parse `lines` with `parse_table`, carrying the tool's failure lines: a text that is only a
     failure (or whose table does not parse but holds a failure a catalogue explains) becomes
-    `empty()` with them; otherwise the table's result with them added (fields `tool_errors`,
+    `empty()` with them; otherwise the table's result with them added (fields `errors`,
     `unrecognised`). ParseError from the table stands when no failure is found."""
     import dataclasses
 
     from .base import ParseError
 
     failed = scan(lines, source)
-    found = {"tool_errors": tuple(failed), "unrecognised": unrecognised(failed)}
+    found = {"errors": tuple(failed), "unrecognised": unrecognised(failed)}
     if only_failure(lines, failed):
         return dataclasses.replace(empty(), **found)
     try:

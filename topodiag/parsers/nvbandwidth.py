@@ -14,8 +14,8 @@ A block is the "Running <testcase>." line (a block pasted without it is named by
 "unnamed"), its title line ("memcpy CE GPU(row) -> GPU(column) bandwidth
 (GB/s)"), a header of column numbers, rows "<row> v v ..." (N/A for a pair not measured), and SUM.
 
-JSON: {source: "nvbandwidth", version, driver_version, cuda_runtime_version, devices [{index, name,
-bus_id}], testcases [{name, line_no, title, engine ("CE" | "SM" | null), row_kind / col_kind ("CPU" |
+JSON: {source: "nvbandwidth", version, driver_version, cuda_runtime_version, devices [{index, model
+(the GPU's product name), bus_id}], testcases [{name, line_no, title, engine ("CE" | "SM" | null), row_kind / col_kind ("CPU" |
 "GPU" | null: from "CPU(row)", "GPU(column)"), direction ("->" | "<-" | "<->" | null), columns [int],
 rows [{label, values [float or null], line_no}], sum, waived}]}. ParseError when neither the version
 banner, a Device line nor a testcase block is found.
@@ -61,7 +61,7 @@ _SUM_RE = re.compile(r"^\s*SUM\s+([A-Za-z0-9_]+)\s+(-?\d+(?:\.\d+)?)")
 @dataclass(frozen=True)
 class Device:
     index: int
-    name: str
+    model: str  # the GPU's product name ("Device 0: NVIDIA A100-SXM4-40GB (00000000:07:00)")
     bus_id: Optional[str]
 
 
@@ -98,7 +98,7 @@ class NvBandwidth:
     cuda_runtime_version: Optional[str]
     devices: tuple[Device, ...]
     testcases: tuple[Testcase, ...]
-    tool_errors: tuple[ToolError, ...] = ()  # waive / failure lines (topodiag/catalogues: nvbandwidth)
+    errors: tuple[ToolError, ...] = ()  # waive / failure lines (topodiag/catalogues: nvbandwidth)
     unrecognised: tuple[ToolError, ...] = ()  # failure lines no catalogue entry explains (SYS004)
 
     def testcase(self, name: str) -> Optional[Testcase]:
@@ -225,7 +225,7 @@ def parse(text: str) -> NvBandwidth:
                          "<testcase>.' blocks; found none", len(lines))
     failed = _tool_failures.scan(lines, SOURCE, _FAILURE_RE)
     return NvBandwidth(SOURCE, st.version, st.driver, st.runtime, tuple(st.devices), tuple(st.cases),
-                       tool_errors=tuple(failed), unrecognised=_tool_failures.unrecognised(failed))
+                       errors=tuple(failed), unrecognised=_tool_failures.unrecognised(failed))
 
 
 # what starts an nvbandwidth failure line (kept as unrecognised when no catalogue entry explains it)

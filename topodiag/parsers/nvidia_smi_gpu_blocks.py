@@ -105,7 +105,7 @@ ErrorLine = ToolError  # a failure line, with its nvidia-smi catalogue class (to
 class GpuBlock:
     """One GPU's block while it is being read; each parser freezes it into its own record."""
     index: int | None  # None: link lines with no 'GPU n:' header above them
-    name: str | None
+    model: str | None  # the product name of the header
     uuid: str | None
     line_no: int
     truncated: bool = False
@@ -137,7 +137,7 @@ class Walk:
 ReadFn = Callable[[str, str, int, GpuBlock], "str | None"]
 
 
-def new_block(index: int | None, name: str | None, uuid_raw: str | None, line_no: int, notes: list[str]) -> GpuBlock:
+def new_block(index: int | None, model: str | None, uuid_raw: str | None, line_no: int, notes: list[str]) -> GpuBlock:
     uuid: str | None = None
     if uuid_raw is not None:
         uuid_raw = uuid_raw.strip()
@@ -145,7 +145,7 @@ def new_block(index: int | None, name: str | None, uuid_raw: str | None, line_no
             uuid = uuid_raw
         else:
             notes.append(smi_note("uuid-unreadable", line=line_no, index=index, uuid=uuid_raw[:40]))
-    return GpuBlock(index, name.strip() if name is not None else None, uuid, line_no)
+    return GpuBlock(index, model.strip() if model is not None else None, uuid, line_no)
 
 
 def apply_message(gpu: GpuBlock, text: str) -> bool:

@@ -19,7 +19,7 @@ whose links are elided ('...', '[...]') or cut short is `truncated`; the NVML al
 (-s, -e, -R, -p, -gt, -info ...) is refused with a ParseError naming it.
 
 JSON: {source: "nvidia_smi_nvlink_c",
-       gpus: [{index (null: link lines pasted without a 'GPU n:' header), name, uuid (null when redacted
+       gpus: [{index (null: link lines pasted without a 'GPU n:' header), model, uuid (null when redacted
                or absent), line_no,
                links: [{link, capabilities: {<name>: {raw_name, value (true | false | null when neither
                         is printed), line_no}}, line_no}],

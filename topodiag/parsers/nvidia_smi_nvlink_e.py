@@ -23,7 +23,7 @@ block the output cuts short is `truncated`. `nvidia-smi nvlink -e -i N` prints t
 GPU. Output of the other modes (-s, -c, -R, -p, -gt, -info ...) is refused with a ParseError naming it.
 
 JSON: {source: "nvidia_smi_nvlink_e",
-       gpus: [{index (null: link lines pasted without a 'GPU n:' header), name, uuid (null when redacted
+       gpus: [{index (null: link lines pasted without a 'GPU n:' header), model, uuid (null when redacted
                or absent), line_no,
                links: [{link, counters: {<snake_name>: {raw_name, value (int, float, or null when not a
                         number, e.g. "N/A"), kind, line_no}}, line_no}],

@@ -19,7 +19,7 @@ all-inactive line and "does not have or support Nvlink" are kept as for `nvidia-
 of the other modes (-s, -e, -c, -g ...) is refused with a ParseError naming it.
 
 JSON: {source: "nvidia_smi_nvlink_gt",
-       gpus: [{index (null: link lines pasted without a 'GPU n:' header), name, uuid (null when redacted
+       gpus: [{index (null: link lines pasted without a 'GPU n:' header), model, uuid (null when redacted
                or absent), line_no, counter ("data" | "raw" | "mixed" when a block holds both | null),
                links: [{link, tx_kib, rx_kib (int or null when that line is absent), line_no}],
                tx_kib_total, rx_kib_total (sums over the links that print both; null when none),

@@ -18,7 +18,7 @@ the indentation) go to `firmware` by snake_case name; another 'key: value' line 
 `nvidia-smi nvlink -s`; output of the other modes is refused with a ParseError naming it.
 
 JSON: {source: "nvidia_smi_nvlink_info",
-       gpus: [{index (null: pasted without a 'GPU n:' header), name, uuid (null when redacted or absent),
+       gpus: [{index (null: pasted without a 'GPU n:' header), model, uuid (null when redacted or absent),
                line_no, nvle (the encryption state as printed, e.g. "disabled", or null),
                nvle_enabled (true | false | null when not printed or not understood),
                nvlink_version (as printed, or null), firmware {mse, netir, netir_uphy, netir_cln,

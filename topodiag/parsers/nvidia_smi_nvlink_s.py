@@ -17,7 +17,7 @@ Pasted outputs carry elision lines ('...', '....', '[...]'): the GPU they interr
 with a ParseError that names the mode.
 
 JSON: {source: "nvidia_smi_nvlink_s",
-       gpus: [{index, name, uuid (null when redacted or absent), line_no,
+       gpus: [{index, model, uuid (null when redacted or absent), line_no,
                links: [{link, active, speed_gbps (float or null), state ("active" | "inactive" |
                         the printed text lowercased, e.g. "disabled"), line_no}],
                all_links_inactive (NVML said so, or every shown link is inactive and none elided),

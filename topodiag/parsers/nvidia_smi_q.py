@@ -30,7 +30,7 @@ A paste without any "GPU <bus id>" line (a `grep -A` of one block) is one GPU wi
 are kept as printed ("N/A", "Not Supported" too); numbers where they are numbers.
 
 JSON: {source: "nvidia_smi_q", driver_version, cuda_version, attached_gpus, gpus [{index (order in the
-report), bus_id ("00000000:18:00.0" or null), product_name, uuid, serial, line_no (its GPU line),
+report), bus_id ("00000000:18:00.0" or null), model (its Product Name), uuid, serial, line_no (its GPU line),
 pcie {max_gen, current_gen, max_width, current_width, line_no}, fabric {state, status, clique_id
 (string as printed), cluster_uuid, health {field: value}, line_no} or null when the block is absent}]}.
 ParseError when no GPU field and no Fabric block is in the text.
@@ -74,7 +74,7 @@ class NvidiaSmiQ:
     cuda_version: Optional[str]
     attached_gpus: Optional[int]
     gpus: tuple[SmiGpu, ...]
-    tool_errors: tuple[ToolError, ...] = ()  # the tool's failure lines (topodiag/catalogues: nvidia-smi)
+    errors: tuple[ToolError, ...] = ()  # the tool's failure lines (topodiag/catalogues: nvidia-smi)
     unrecognised: tuple[ToolError, ...] = ()  # failure lines no catalogue entry explains (SYS004)
 
 
@@ -128,7 +128,7 @@ class _Gpu:
     def build(self, index: int) -> SmiGpu:
         bus = self.bus_id or self._first("bus id")
         return SmiGpu(index=index, bus_id=bus if bus and _BUS_RE.match(bus) else None,
-                      product_name=self._first("product name"), uuid=self._first("gpu uuid"),
+                      model=self._first("product name"), uuid=self._first("gpu uuid"),
                       serial=self._first("serial number"), line_no=self.line_no,
                       pcie=self._pcie(), fabric=self._fabric())
 
@@ -159,7 +159,7 @@ class _Gpu:
 
 def parse(text: str) -> NvidiaSmiQ:
     """nvidia-smi -q output -> NvidiaSmiQ; a text that is only nvidia-smi's failure gives no GPUs and
-    its `tool_errors`."""
+    its `errors`."""
     return _tool_failures.read(clean_lines(text), SOURCE, _parse, lambda: NvidiaSmiQ(SOURCE, None, None, None, ()))
 
 
@@ -230,7 +230,7 @@ def _parse(lines: list[str]) -> NvidiaSmiQ:
         if not reader.line(n, raw):
             break
     built = [g.build(i) for i, g in enumerate(reader.gpus)]
-    useful = [g for g in built if g.fabric or g.bus_id or g.product_name or g.uuid
+    useful = [g for g in built if g.fabric or g.bus_id or g.model or g.uuid
               or g.pcie.max_width is not None or g.pcie.current_gen is not None]
     if not useful:
         raise ParseError("no GPU section, PCIe link info or Fabric block of nvidia-smi -q in the text",

@@ -94,7 +94,7 @@ class TopoMatrix:
     links: tuple[Link, ...] = ()
     affinity_columns: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
-    tool_errors: tuple[ToolError, ...] = ()  # the tool's failure lines (topodiag/catalogues: nvidia-smi)
+    errors: tuple[ToolError, ...] = ()  # the tool's failure lines (topodiag/catalogues: nvidia-smi)
     unrecognised: tuple[ToolError, ...] = ()  # failure lines no catalogue entry explains (SYS004)
 
 

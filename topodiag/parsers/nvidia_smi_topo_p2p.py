@@ -70,7 +70,7 @@ class P2PMatrix:
     cells: tuple[Cell, ...] = ()
     legend: tuple[LegendEntry, ...] = ()
     notes: tuple[str, ...] = ()
-    tool_errors: tuple[ToolError, ...] = ()  # the tool's failure lines (topodiag/catalogues: nvidia-smi)
+    errors: tuple[ToolError, ...] = ()  # the tool's failure lines (topodiag/catalogues: nvidia-smi)
     unrecognised: tuple[ToolError, ...] = ()  # failure lines no catalogue entry explains (SYS004)
 
 

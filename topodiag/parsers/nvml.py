@@ -19,7 +19,7 @@ refused with the line of the JSON error or of the offending key.
 
 JSON: {source: "nvml", schema_version, ok, error, error_name (NVML_ERROR_* or null), driver_version,
        cuda_driver_version, nvml_version,
-       gpus: [{index, name, uuid, serial, pci_bus_id ("0000:18:00.0"), pci_bus_id_raw, numa_node (the
+       gpus: [{index, model (the probe's name), uuid, serial, pci_bus_id ("0000:18:00.0"), pci_bus_id_raw, numa_node (the
                CPU NUMA node), numa_affinity [int], cpu_affinity, gpu_numa_id (the GPU's own NUMA
                node, Grace platforms only), lost,
                pcie {current_gen, max_gen, current_width, max_width},
@@ -103,7 +103,7 @@ class GpuFabric:
 @dataclass(frozen=True)
 class Gpu:
     index: int
-    name: str | None
+    model: str | None  # the probe's "name" (nvmlDeviceGetName: NVIDIA H100 80GB HBM3)
     uuid: str | None
     serial: str | None
     pci_bus_id: str | None
@@ -270,7 +270,7 @@ def _gpu(r: _Reader, raw: Any, pos: int, notes: list[str]) -> Gpu:
         notes.append(note(SOURCE, "remote-type-unknown", index=index, kinds=listing(sorted(kinds))))
     return Gpu(
         index=pos if index is None else index,
-        name=r.str_(d.get("name"), f"{path}.name"),
+        model=r.str_(d.get("name"), f"{path}.name"),
         uuid=r.str_(d.get("uuid"), f"{path}.uuid"),
         serial=r.str_(d.get("serial"), f"{path}.serial"),
         pci_bus_id=r.str_(d.get("pci_bus_id"), f"{path}.pci_bus_id"),

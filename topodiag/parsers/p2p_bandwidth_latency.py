@@ -22,7 +22,7 @@ A matrix is a title line, a header row of device numbers (`D\\D`, `GPU` or `CPU`
 device; a latency matrix holds a GPU table and a CPU table. A row cut short by a paste keeps the values
 it has but its last (which may be cut mid-number: null); a matrix whose title is the last line is kept empty.
 
-JSON: {source: "p2p_bandwidth_latency", devices [{index, name, pci_bus, pci_device, pci_domain}],
+JSON: {source: "p2p_bandwidth_latency", devices [{index, model (the GPU's product name), pci_bus, pci_device, pci_domain}],
 access [{src, dst, can}] ("Device=a CAN/CANNOT Access Peer Device=b"), matrices [{kind ("connectivity"
 | "bandwidth" | "latency"), direction ("uni" | "bi" | null), p2p ("enabled" | "disabled" | null), mode
 ("writes" | "reads" | null: the newer samples print both for P2P=Enabled), side ("gpu" | "cpu"), unit
@@ -65,7 +65,7 @@ _ROW_RE = re.compile(r"^\s*(\d+)((?:\s+(?:-?\d+(?:\.\d*)?|nan|inf|N/A))+)\s*$", 
 @dataclass(frozen=True)
 class Device:
     index: int
-    name: str
+    model: str  # the GPU's product name ("Device: 0, NVIDIA A100-SXM4-80GB, pciBusID ...")
     pci_bus: str
     pci_device: str
     pci_domain: str

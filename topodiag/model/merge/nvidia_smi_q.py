@@ -32,7 +32,7 @@ def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:
             node_id = topo.resolve(_short(g.bus_id))
         if node_id in (g.bus_id, _short(g.bus_id)):
             node_id = f"gpu:{g.index}"
-        topo.add_node(node_id, "gpu", r, index=g.index, model=g.product_name, uuid=g.uuid, busid=g.bus_id,
+        topo.add_node(node_id, "gpu", r, index=g.index, model=g.model, uuid=g.uuid, busid=g.bus_id,
                       pcie_link_width=g.pcie.current_width, pcie_max_link_width=g.pcie.max_width,
                       pcie_max_link_gts=f"Gen{g.pcie.max_gen}" if g.pcie.max_gen else None)
         topo.add_alias(g.bus_id, node_id, r)

@@ -26,7 +26,7 @@ def merge(topo: Topology, item: ParsedInput, host_id: str) -> None:
                   "all_links_inactive": g.all_links_inactive,
                   "nvlink_unsupported": g.nvlink_unsupported, "message": g.message,
                   "source": gref}
-        topo.add_node(f"gpu:{g.index}", "gpu", gref, index=g.index, model=g.name, uuid=g.uuid, nvlink=nvlink)
+        topo.add_node(f"gpu:{g.index}", "gpu", gref, index=g.index, model=g.model, uuid=g.uuid, nvlink=nvlink)
     truncated = getattr(r, "truncated", False)
     if r.errors or r.elided_gpu_indices or truncated:
         observe(topo, host_id, item, {

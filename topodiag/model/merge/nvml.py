@@ -48,7 +48,7 @@ def _pcie_gens(pcie: Any) -> dict[str, str]:
 
 def _add_gpu(topo: Topology, g: Any, gref: dict) -> str:
     node_id = f"gpu:{g.index}"
-    topo.add_node(node_id, "gpu", gref, index=g.index, model=g.name, uuid=g.uuid, busid=g.pci_bus_id,
+    topo.add_node(node_id, "gpu", gref, index=g.index, model=g.model, uuid=g.uuid, busid=g.pci_bus_id,
                   numa_node=g.numa_node, cpu_affinity=g.cpu_affinity, lost=g.lost or None,
                   pcie_link_width=g.pcie.current_width, pcie_max_link_width=g.pcie.max_width,
                   **_pcie_gens(g.pcie))
