@@ -212,7 +212,7 @@ def test_invented_bitwise_and_timestamp_columns() -> None:
 
 def test_8xh100_single_node_nvls_476() -> None:
     r = load("nccltests-allreduce-8xh100-nvls-476-single-node-01.txt")
-    assert r.nranks == 8 and {d.name for d in r.devices} == {"NVIDIA H100 80GB HBM3"}
+    assert r.nranks == 8 and {d.model for d in r.devices} == {"NVIDIA H100 80GB HBM3"}
     assert {d.host for d in r.devices} == {"node005"} and len({d.pid for d in r.devices}) == 1  # -g 8
     assert r.parameters["ngpus"] == 8 and r.parameters["iters"] == 2
     assert r.collective is None  # no command line, no "Collective test starting"
@@ -259,7 +259,7 @@ def test_2x8h100_ib400_ring_392_wrapped_command() -> None:
 def test_2x8h100_oci_roce_465() -> None:
     r = load("nccltests-allreduce-2x8h100-oci-roce-465-01.txt")
     assert r.nranks == 16 and len({d.host for d in r.devices}) == 2
-    assert {d.name for d in r.devices} == {"NVIDIA H100 80GB HBM3"}
+    assert {d.model for d in r.devices} == {"NVIDIA H100 80GB HBM3"}
     assert r.collective == "all_reduce"
     assert [row.size_bytes for row in r.rows] == [1073741824 << i for i in range(5)]
     last = r.rows[-1]
@@ -270,7 +270,7 @@ def test_2x8h100_oci_roce_465() -> None:
 
 def test_8xa100_sxm4_80gb_232() -> None:
     r = load("nccltests-allreduce-8xa100-sxm4-80gb-232-01.txt")
-    assert r.nranks == 8 and {d.name for d in r.devices} == {"NVIDIA A100-SXM4-80GB"}
+    assert r.nranks == 8 and {d.model for d in r.devices} == {"NVIDIA A100-SXM4-80GB"}
     assert {d.host for d in r.devices} == {"thanos"} and r.parameters["ngpus"] == 8
     assert r.collective == "all_reduce"
     assert len(r.rows) == 30 and r.rows[0].size_bytes == 8
@@ -284,7 +284,7 @@ def test_8xa100_sxm4_80gb_232() -> None:
 def test_8xa100_mpirun_help_lines_between_rows() -> None:
     r = load("nccltests-allreduce-8xa100-sxm4-80gb-mpirun-help-lines-01.txt")
     assert r.nranks == 8 and len({d.pid for d in r.devices}) == 8  # one process per GPU
-    assert {d.name for d in r.devices} == {"NVIDIA A100-SXM4-80GB"}
+    assert {d.model for d in r.devices} == {"NVIDIA A100-SXM4-80GB"}
     assert len(r.rows) == 30  # the two "help message" lines are not rows and do not cut the table
     assert r.rows[0].line_no == 25 and r.rows[-1].line_no == 55
     last = r.rows[-1]
@@ -297,7 +297,7 @@ def test_8xa100_mpirun_help_lines_between_rows() -> None:
 
 def test_8xa100_sxm4_40gb_oci_single_size() -> None:
     r = load("nccltests-allreduce-8xa100-sxm4-40gb-oci-bm-gpu4-232-01.txt")
-    assert r.nranks == 8 and {d.name for d in r.devices} == {"NVIDIA A100-SXM4-40GB"}
+    assert r.nranks == 8 and {d.model for d in r.devices} == {"NVIDIA A100-SXM4-40GB"}
     assert len(r.rows) == 1
     row = r.rows[0]
     assert row.size_bytes == 10737418240 and row.count == 2684354560
@@ -308,7 +308,7 @@ def test_8xa100_sxm4_40gb_oci_single_size() -> None:
 
 def test_8xh200_single_node_nvls_477() -> None:
     r = load("nccltests-allreduce-8xh200-nvls-477-8gib-01.txt")
-    assert r.nranks == 8 and {d.name for d in r.devices} == {"NVIDIA H200"}
+    assert r.nranks == 8 and {d.model for d in r.devices} == {"NVIDIA H200"}
     assert {d.bus_id for d in r.devices} == {"0x00"}  # the VM reports bus id 0x00 for every GPU
     assert r.nccl_version == "2.19.3" and r.collective == "all_reduce"
     assert len(r.rows) == 1

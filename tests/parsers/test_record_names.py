@@ -30,3 +30,14 @@ def test_no_record_uses_a_retired_name() -> None:
              if f.name in RETIRED]
     assert not found, f"use {RETIRED}: {found}"
 
+
+
+def test_device_records_name_the_product_model() -> None:
+    """A record of a device seen on its bus (nccl-tests' rank lines, nvbandwidth's and p2p's device
+    lists) holds the GPU's product name as `model`, never `name` (which names a device or a testcase)."""
+    devices = [r for r in _records() if {f.name for f in dataclasses.fields(r)} >= {"bus_id"} or r.__name__ == "Device"]
+    assert len(devices) >= 3
+    for r in devices:
+        names = {f.name for f in dataclasses.fields(r)}
+        if "bus_id" in names or "pci" in names or "bus" in names:
+            assert "name" not in names, (r.__module__, r.__qualname__)

@@ -100,8 +100,8 @@ def _layout_of(devices: list) -> tuple[list[str], dict[str, int], list[str]]:
     for d in devices:
         host = d.get("host") or "?"
         per_host[host] = per_host.get(host, 0) + 1
-        if d.get("name"):
-            names.append(d["name"])
+        if d.get("model"):
+            names.append(d["model"])
     return list(per_host), per_host, names
 
 

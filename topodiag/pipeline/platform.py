@@ -38,7 +38,7 @@ def _nccl_tests_layout(results) -> tuple[list[str], Optional[int]]:
         raw = result.get("devices") if isinstance(result, dict) else getattr(result, "devices", ())
         devices = [d for d in (to_jsonable(d) for d in raw or ()) if isinstance(d, dict)]
         first = [d for d in devices if (d.get("run") or 0) == (devices[0].get("run") or 0)] if devices else []
-        names = [d["name"] for d in first if d.get("name")]
+        names = [d["model"] for d in first if d.get("model")]
         if names:
             per_host: dict[str, int] = {}
             for d in first:

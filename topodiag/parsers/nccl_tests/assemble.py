@@ -254,7 +254,7 @@ class Parser:
             return True
         self.devices.append(Device(
             rank=int(m.group(1)), group=int(m.group(2)) if m.group(2) is not None else None, pid=int(m.group(3)),
-            host=m.group(4), device=int(m.group(5)), bus_id=m.group(6).strip(), name=m.group(7).strip(),
+            host=m.group(4), device=int(m.group(5)), bus_id=m.group(6).strip(), model=m.group(7).strip(),
             run=self.run_index()))
         return True
 

@@ -35,7 +35,7 @@ class Device:
     pid: int
     device: int
     bus_id: str
-    name: str
+    model: str
     run: int = 0
 
 
