@@ -38,7 +38,7 @@ def show_crashes(diagnosis) -> None:
 def positive_deadline(deadline: float) -> float:
     """--deadline: a finite number of seconds above 0, at most a day (nan, inf, 0, negatives: a usage
     error, exit 2)."""
-    from ..live.collection import check_deadline
+    from ..live.deadline import check_deadline
 
     return check_deadline(deadline)
 

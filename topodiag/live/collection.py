@@ -26,7 +26,6 @@ the end of `check` or `prolog`: one more Python start (~50-100 ms) on the prolog
 from __future__ import annotations
 
 import json
-import math
 import os
 import platform
 import socket
@@ -39,22 +38,7 @@ from . import commands as _commands
 from .commands import MIN_START_S, NVIDIA_SMI_HARDWARE_CODES, CommandResult, run
 from .netdevs import NETDEV
 
-MAX_DEADLINE_S = 86400.0  # a day: more is a mistake (and overflows the thread and select waits)
-
-
-def check_deadline(deadline_s: Any) -> float:
-    """A deadline is a finite number of seconds, > 0 and at most a day; UsageError (one line) otherwise
-    (nan, inf, 0 and negatives are refused, never taken as "no deadline")."""
-    from ..errors import UsageError
-
-    try:
-        value = float(deadline_s)
-    except (TypeError, ValueError):
-        value = math.nan
-    if isinstance(deadline_s, bool) or not math.isfinite(value) or value <= 0 or value > MAX_DEADLINE_S:
-        raise UsageError(f"--deadline: must be a number of seconds above 0 and at most {MAX_DEADLINE_S:g} "
-                         f"(got {deadline_s!r})")
-    return value
+from .deadline import MAX_DEADLINE_S, check_deadline  # noqa: F401  (where commands found them)
 
 
 @dataclass(frozen=True)

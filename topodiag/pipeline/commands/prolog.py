@@ -144,7 +144,7 @@ def prolog(req: PrologRequest, say: Callable[[Any, str], None], warn: Callable[[
     """Collect, judge, tell `say(diagnosis, line)` the verdict's line (before Slurm is asked
     anything), and with --mark-offline drain or resume the node. Raises UsageError for a bad request
     before anything is collected."""
-    from ...live.collection import check_deadline
+    from ...live.deadline import check_deadline
     from ...live.commands import session
     from ...render.slurm import reason_line
     from .. import LiveOptions, collect_live
