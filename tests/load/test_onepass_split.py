@@ -110,3 +110,31 @@ def test_the_next_big_file_is_split_too(tmp_path, monkeypatch) -> None:
         with open(path, "rb") as f:
             onepass.parse_together(parsers, f)
     assert [u is not onepass._NOT_SPLIT for u in used] == [True, True]
+
+
+@pytest.mark.parametrize("workers", ["3", "5"])
+def test_more_cores_digest_for_both_sides(tmp_path, split_on, monkeypatch, workers) -> None:
+    """With more cores than the two readers (TOPODIAG_WORKERS=3, 5), each side's chunks are digested by
+    workers of its own (this side's in the split pool, the other side's forked by its reader), and the
+    results are still the one-process read's."""
+    monkeypatch.setenv("TOPODIAG_WORKERS", workers)
+    path = tmp_path / "cluster.log"
+    path.write_text("".join(blank_provenance_header(p.read_text(encoding="utf-8", errors="replace")) for p in LOGS * 2),
+                    encoding="utf-8")
+    parsers = [nccl_tests, nccl_debug]
+    want = _plain(_one_process(path, parsers))
+    asked = []
+    real = parallel.digested_with
+
+    def spying(iter_chunks, digests, handle, n, pool=None):
+        asked.append(n)
+        return real(iter_chunks, digests, handle, n, pool)
+
+    monkeypatch.setattr(parallel, "digested_with", spying)
+    fed = []  # this side's reader (nccl_tests): whether each chunk came with its digest
+    real_feed = nccl_tests.ChunkReader.feed
+    monkeypatch.setattr(nccl_tests.ChunkReader, "feed", lambda self, raw, dg=None: fed.append(dg is not None)
+                        or real_feed(self, raw, dg))
+    assert _plain(_split_read(path, parsers, split_on)) == want
+    assert asked == [(int(workers) - 2 + 1) // 2]  # this side's share of the cores beyond two
+    assert fed and all(fed)

@@ -6,7 +6,9 @@ parsers that read bytes a chunk at a time (`ChunkReader`, `digest`, `iter_chunks
 nccl_tests) get the same chunks from one read of the file: each chunk is handed to every reader in
 turn. A big file (topodiag/scan/parallel.py `worth_it`) read by several of them is read once in each
 of two processes instead, each parser whole in one of them (`_split`, below); a big file read by one
-of them gets the digests of its chunks from a worker (parallel.py `digested`). Memory is a few chunks
+of them gets the digests of its chunks from a worker (parallel.py `digested`); on a machine with more
+cores than the two, each of the two processes has digest workers of its own (parallel.py
+`digested_with`), the cores shared between them. Memory is a few chunks
 and each parser's bounded state, whatever the size of the file.
 
 A `#@` provenance header (a fixture's) is blanked in the first chunk, line numbers kept, as the line
@@ -118,12 +120,18 @@ _NOT_SPLIT = object()
 
 
 def _split(parsers, handle: BinaryIO):
-    from .workers import one_worker_pool, release
+    from .workers import release, worker_count, worker_pool
     from . import parallel
 
     if not parallel.worth_it(list(parsers), handle):
         return _NOT_SPLIT
-    pool = one_worker_pool()
+    # the cores beyond the two merging processes digest chunks for them, shared between the sides
+    # (none on a 2-core machine: each side then reads its chunks alone). This side's digest workers
+    # are in the same pool as the worker that reads the other side (one pool: all its processes are
+    # forked at its first submit, before its thread starts); the other side's worker forks its own.
+    extra = max(0, worker_count() - 2)
+    my_workers, their_workers = (extra + 1) // 2, extra // 2
+    pool = worker_pool(1 + my_workers)
     if pool is None:
         return _NOT_SPLIT
     mine, theirs = list(parsers[: (len(parsers) + 1) // 2]), list(parsers[(len(parsers) + 1) // 2:])
@@ -132,10 +140,11 @@ def _split(parsers, handle: BinaryIO):
         start = handle.tell()
         try:
             fut = pool.submit(_read_file, tuple(p.ChunkReader for p in theirs), theirs[0].iter_chunks,
-                              parallel.file_path(handle), start)
+                              tuple(p.digest for p in theirs), their_workers, parallel.file_path(handle), start)
         except Exception:  # a pool that cannot start
             return _NOT_SPLIT
-        got = _read(mine, ((chunk, None) for chunk in mine[0].iter_chunks(handle)))
+        got = _read(mine, parallel.digested_with(mine[0].iter_chunks, tuple(p.digest for p in mine), handle,
+                                                 my_workers, pool))
         if got is None:
             return None
         try:
@@ -155,13 +164,16 @@ def _split(parsers, handle: BinaryIO):
         release(pool, settled)
 
 
-def _read_file(makers: tuple, iter_chunks, path: str, start: int) -> Optional[list]:
+def _read_file(makers: tuple, iter_chunks, digests: tuple, workers: int, path: str, start: int) -> Optional[list]:
     """In the worker: `_read` of these readers (their ChunkReader classes, sent by reference) over the
-    file from `start`, cut by `iter_chunks`, each exception as a tuple (an exception's own pickle
+    file from `start`, cut by `iter_chunks`, the chunks' `digests` computed by `workers` processes of
+    its own (none: it digests them itself), each exception as a tuple (an exception's own pickle
     drops ParseError's line number)."""
+    from . import parallel
+
     with open(path, "rb") as handle:
         handle.seek(start)
-        out = _read_with(list(makers), ((chunk, None) for chunk in iter_chunks(handle)))
+        out = _read_with(list(makers), parallel.digested_with(iter_chunks, digests, handle, workers))
     if out is None:
         return None
     return [("ParseError", r.message, r.line_no) if isinstance(r, ParseError)

@@ -113,6 +113,38 @@ def digested(parsers, handle: BinaryIO) -> Iterator[tuple[bytes, Optional[tuple]
         release(pool, done)
 
 
+def digested_with(iter_chunks, digests: tuple, handle: BinaryIO, workers: int, pool=None
+                  ) -> Iterator[tuple[bytes, Optional[tuple]]]:
+    """The chunks `iter_chunks` cuts from `handle`, each with the tuple of `digests` (module-level
+    functions) computed by `workers` worker processes when they came back right (None otherwise):
+    one side of a file read by several parsers in two processes (topodiag/scan/onepass.py `_split`),
+    each side with its own share of the machine's cores. `pool`: the caller's pool, which has those
+    workers free (it shuts it down itself); else a pool of `workers` is made here (forked now: call
+    it with no other thread running). No worker (`workers` < 1, or a pool that cannot start): the
+    chunks alone."""
+    own = pool is None and workers >= 1
+    if own:
+        pool = worker_pool(workers)
+    if workers < 1 or pool is None:
+        yield from ((chunk, None) for chunk in iter_chunks(handle))
+        return
+    done = False
+    try:
+        yield from _paired(_Cutter(iter_chunks), handle, pool, file_path(handle), tuple(digests),
+                           min(MAX_AHEAD, AHEAD * workers))
+        done = True
+    finally:
+        if own:
+            release(pool, done)
+
+
+class _Cutter:
+    """What `_paired` needs of a parser: its chunk cutter."""
+
+    def __init__(self, iter_chunks) -> None:
+        self.iter_chunks = iter_chunks
+
+
 def digest_workers() -> int:
     """Worker processes for the digests: the worker count less this process (which merges), at least 1."""
     return max(1, worker_count() - 1)
