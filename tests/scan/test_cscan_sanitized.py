@@ -46,7 +46,12 @@ for i in range(int(sys.argv[3])):
     assert a[:4] == b[:4] and list(a[4]) == list(b[4]) and list(a[5].items()) == list(b[5].items()) \
         and a[6:] == b[6:], c
     assert _cscan.lines_without(c, sl.TAGS) == sl.untagged_py(c), c
-    needles = rng.choice(NEEDLES)
+    if i % 2:
+        needles = rng.choice(NEEDLES)
+    else:  # random needles sharing a first byte, none with a newline
+        first = rng.choice(b"N x\xff\x00")
+        needles = tuple(bytes([first]) + bytes(rng.choice(b"NCL IFO\xff\x00 x") for _ in range(rng.randrange(4)))
+                        for _ in range(rng.randrange(1, 9)))
     per_line, later = rng.randrange(6), rng.randrange(6000)
     assert _cscan.lines_without(c, needles) == sl.lines_without_py(c, needles), (c, needles)
     x, y = _cscan.distinct_after(c, needles, per_line, later), sl.distinct_after_py(c, needles, per_line, later)
