@@ -38,7 +38,8 @@ def same(c: bytes) -> None:
     assert a[:4] == b[:4]
     assert list(a[4]) == list(b[4])  # the same prefixes, in the same order
     assert list(a[5].items()) == list(b[5].items())  # the same tag texts, counts and first places, in order
-    assert a[6:] == b[6:]
+    assert a[6:8] == b[6:8]
+    assert list(a[8][0]) == list(b[8][0]) and list(a[8][1].items()) == list(b[8][1].items())  # WARN lines, in order
     assert _linescan._compiled.lines_without(c, scan_lines.TAGS) == _linescan.untagged_py(c) \
         == scan_lines.lines_without_py(c, scan_lines.TAGS)
     for needles in ((b"NCCL INFO ",), (b"NCCL INFO ", b"NCCL TRACE "), (b"NCCL",), (b" ",), (b"x", b"xx")):
@@ -168,7 +169,8 @@ def test_known_values() -> None:
             (b"NCCL INFO not ASCII", [1, 258]),
         ]
         assert per_line == [] and marks == []
-        assert warns == [(120, 109, 131, 5)]  # the WARN line: its tag, start, end and index
+        # the WARN line: the key of its prefix, its text from the tag with its count and first place
+        assert list(warns[0]) == [(b"h2", 1)] and list(warns[1].items()) == [(b"NCCL WARN y", [1, 120])]
         n, keep, picked = untagged(c)
         assert n == 11
         # the row, the WARN line, the INFO line with nothing printable after its tag, the last line
@@ -187,7 +189,8 @@ def test_known_values() -> None:
     e = b"h NCCL INFO NCCL version 2.1\nNCCL error then NCCL WARNCCL WARN x\n"
     for tagged, _ in scans:
         _, info, warn, _, _, _, _, marks, warns = tagged(e)
-        assert (info, warn, marks) == (1, 1, [29]) and warns == [(45, 29, 64, 1)]
+        assert (info, warn, marks) == (1, 1, [29])
+        assert list(warns[0]) == [] and list(warns[1].items()) == [(b"NCCL WARNCCL WARN x", [1, 45])]  # no host there
 
 
 def test_later_tags_text_is_cut() -> None:

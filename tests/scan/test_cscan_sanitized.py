@@ -44,7 +44,7 @@ for i in range(int(sys.argv[3])):
         c = b"".join(rng.choice(PIECES) for _ in range(rng.randrange(24)))
     a, b = nl.tagged_c(c), nl.tagged_py(c)
     assert a[:4] == b[:4] and list(a[4]) == list(b[4]) and list(a[5].items()) == list(b[5].items()) \
-        and a[6:] == b[6:], c
+        and a[6:8] == b[6:8] and list(a[8][0]) == list(b[8][0]) and list(a[8][1].items()) == list(b[8][1].items()), c
     assert _cscan.lines_without(c, sl.TAGS) == sl.untagged_py(c), c
     if i % 2:
         needles = rng.choice(NEEDLES)

@@ -537,6 +537,32 @@ class Facts:
         if len(self.warnings) < MAX_LIST:
             self.warnings.append(LogLine(line_no, line[:MAX_TEXT]))
         self.failure(line_no, line, classify.warn_message(line))
+        self._plugin_warn(line)
+
+    def warns_counted(self, texts: list[tuple[str, int]]) -> bool:
+        """A chunk's WARN lines read by their distinct texts (each from its first "NCCL WARN" on, with
+        its count of lines), when no list they would join has room (`warn` then only counts them and
+        names failed plugins; their hosts are the reader's to record). False, with nothing done, when
+        one may still join a list: the reader reads them line by line (`warn`)."""
+        if len(self.warnings) < MAX_LIST:
+            return False
+        read = []
+        for text, cnt in texts:
+            hit, kind, f = classify.reading(classify.warn_message(text))
+            error = kind is not None and f[0] != "informational"
+            if (hit is None and len(self.unrecognised) < MAX_LIST) or \
+                    (error and len(self.errors) + len(self.pending) < MAX_LIST):
+                return False
+            read.append((text, cnt, hit is None, error))
+        for text, cnt, unrecognised, error in read:  # (in order of first appearance: plugin names too)
+            self.warnings_total += cnt
+            self.unrecognised_total += cnt if unrecognised else 0
+            self.errors_total += cnt if error else 0
+            self._plugin_warn(text)
+        return True
+
+    def _plugin_warn(self, line: str) -> None:
+        """A WARN of an external network plugin names it among the failed ones."""
         at = line.find("NCCL WARN NET/") if "NET/" in line else -1
         if at >= 0:
             # matched from the line's first plugin WARN tag only: a search tried every repeat of the tag

@@ -29,18 +29,20 @@ def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, lis
     of its first tag] (`messages`), except those whose text (past a "[Rank N] ")
     starts with "NET/IB: ", read line by line: the positions of their tags (`per_line`); the positions of
     "NCCL failure", "NCCL error" and "NCCL version" with no "NCCL INFO", "NCCL WARN" or "NCCL TRACE"
-    before them on their line (`marks`); (position, line start, line end, line index in the chunk) of
-    the first "NCCL WARN" of each line (`warns`)."""
+    before them on their line (`marks`); the WARN lines (`warns`): the keys of the texts before the
+    first "NCCL WARN" of each line (as the prefixes), and the texts from it to the end of the line,
+    distinct, in order, each with [count, position of its first tag]."""
     n_trace = c.count(b"NCCL TRACE")
     trace = n_trace > 0 and b"NCCL TRACE " in c  # (a pass over the chunk fewer where there is none)
     pieces = _TAG_SPLIT_RE.split(c) if trace else c.split(b"NCCL INFO ")
     messages, per_line, _ = _messages(c, pieces, trace)
-    marks, warns, n_warn = _marks_warns(c)
+    n_warn, w_before, w_after = _warns_py(c)
     return (c.count(b"\n"), c.count(b"NCCL INFO"), n_warn, n_trace,
-            _prefix_keys(c, pieces), messages, per_line, marks, warns)
+            _prefix_keys(c, pieces), messages, per_line, _marks(c), (_keys(w_before), w_after))
 
 
 _INFO_ONLY = (b"NCCL INFO ",)
+_WARN_ONLY = (b"NCCL WARN",)
 _INFO_TRACE = (b"NCCL INFO ", b"NCCL TRACE ")
 
 
@@ -57,8 +59,9 @@ def tagged_c(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, list
         for t in nets:
             del messages[t]
         per_line = _net_ib_places(c, trace)
-    marks, warns, n_warn = _marks_warns(c)
-    return n_lines, c.count(b"NCCL INFO"), n_warn, n_trace, _keys(before), messages, per_line, marks, warns
+    _, n_warn, w_before, w_after = compiled.distinct_after(c, _WARN_ONLY, 1, 0)
+    return (n_lines, c.count(b"NCCL INFO"), n_warn, n_trace, _keys(before), messages, per_line, _marks(c),
+            (_keys(w_before), w_after))
 
 
 def _net_ib_places(c: bytes, trace: bool) -> list:
@@ -183,11 +186,9 @@ def _messages(c: bytes, pieces: list, trace: bool) -> tuple[dict, list, bool]:
     return messages, per_line, False
 
 
-def _marks_warns(c: bytes) -> tuple[list, list, int]:
-    """`marks` and `warns` of `tagged_py`: each mark checked against the text before it on its line (from
-    the previous mark on, when that is on the same line: linear), each WARN line once; and the count of
-    "NCCL WARN" (c.count's: the sum over the WARN lines, from each line's first, of the line's count --
-    a tag holds no newline, so none spans two lines; a pass over the chunk fewer)."""
+def _marks(c: bytes) -> list:
+    """`marks` of `tagged_py`: each mark checked against the text before it on its line (from the
+    previous mark on, when that is on the same line: linear)."""
     marks: list = []
     prev, tagged = -1, False
     places = [m.start() for m in _MARK_RE.finditer(c)] if b"NCCL " in c else []  # (no two overlap)
@@ -202,8 +203,34 @@ def _marks_warns(c: bytes) -> tuple[list, list, int]:
         if not tagged:
             marks.append(at)
         prev = at
-    warns: list = []
-    line_no, counted, n_warn = 0, 0, 0
+    return marks
+
+
+def _warns_py(c: bytes) -> tuple[int, dict, dict]:
+    """The compiled `distinct_after(c, (b"NCCL WARN",), 1, 0)`'s count, `before` and `after`, in
+    Python: the count of "NCCL WARN" (bytes.count's), the text before each line's first one, and its
+    text from there to the end of the line (one match a line: the match runs to the line's end),
+    distinct, in order, each with [count, position of its first tag]."""
+    before: dict = {}
+    after: dict = {}
+    n = 0
+    for m in _WARN_TEXT_RE.finditer(c):
+        text, at = m.group(), m.start()
+        n += text.count(b"NCCL WARN")
+        before.setdefault(c[c.rfind(b"\n", 0, at) + 1:at], None)
+        got = after.get(text)
+        if got is None:
+            after[text] = [1, at]
+        else:
+            got[0] += 1
+    return n, before, after
+
+
+def warn_lines(c: bytes) -> list:
+    """(position, line start, line end, line index in the chunk) of the first "NCCL WARN" of each line:
+    what the reader reads line by line while the lists WARN lines join are not full."""
+    out: list = []
+    line_no, counted = 0, 0
     pos = c.find(b"NCCL WARN")
     while pos >= 0:
         ls = c.rfind(b"\n", 0, pos) + 1
@@ -212,10 +239,9 @@ def _marks_warns(c: bytes) -> tuple[list, list, int]:
         eol = c.find(b"\n", pos)
         if eol < 0:
             eol = len(c)
-        n_warn += c.count(b"NCCL WARN", pos, eol)
-        warns.append((pos, ls, eol, line_no))
+        out.append((pos, ls, eol, line_no))
         pos = c.find(b"NCCL WARN", eol)
-    return marks, warns, n_warn
+    return out
 
 
 _TAG_RE = re.compile(rb"NCCL (?:INFO|TRACE) ")
@@ -226,6 +252,7 @@ _NET_IB_TEXT_RE = re.compile(rb"NCCL (?:INFO|TRACE) (?:\[Rank [0-9]{1,9}\] )?NET
 # a tag, and "[Rank N] " after it where there is one, ending where a "NET/IB: " starts
 _NET_IB_BACK_RE = re.compile(rb"NCCL (?:INFO|TRACE) (?:\[Rank [0-9]{1,9}\] )?\Z")
 _TEXT_RE = re.compile(rb"NCCL INFO [^\n]*")
+_WARN_TEXT_RE = re.compile(rb"NCCL WARN[^\n]*")
 _TAGGED_TEXT_RE = re.compile(rb"NCCL (?:INFO|TRACE) [^\n]*")
 # an ASCII prefix's ":pid:tid" before a blank (PREFIX_RE's \s over text). Neither run can be the host
 # PREFIX_RE finds (a host is followed by ":digits:digits" and a blank) nor hold one, so with both set to

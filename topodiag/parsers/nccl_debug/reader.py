@@ -128,7 +128,7 @@ def digest(raw: bytes) -> Digest:
     if b"NCCL" not in c:
         bare = list(Counter(BARE_CONN_RE.findall(c)).items()) if b"] -> " in c and b" via " in c else []
         # a chunk of bare connection lines counts them as its NCCL lines (the INFO slot)
-        return c.count(b"\n"), bool(bare), sum(n for _, n in bare), 0, 0, bare, same, {}, {}, [], [], []
+        return c.count(b"\n"), bool(bare), sum(n for _, n in bare), 0, 0, bare, same, {}, {}, [], [], ({}, {})
     marks = same | (8 if b"ProcessGroupNCCL" in c else 0)
     if GDR in c:
         marks |= 1 | (2 if b"GPU Direct RDMA Enabled" in c else 0) | (4 if b"GPU Direct RDMA Disabled" in c else 0)
@@ -180,7 +180,24 @@ def feed(st: Facts, raw: bytes, dg: Optional[Digest] = None) -> None:
     if not has_nccl:
         return
     st.nccl += n_info + n_warn + n_trace
-    # the hosts and devices of the chunk's INFO/TRACE lines: (host, device) pairs, or raw prefixes
+    _hosts(st, prefixes)  # the hosts and devices of the chunk's INFO/TRACE lines
+    for conn, cnt in items:
+        st.count_connections(c, base, conn, cnt)
+    if marks & 1:
+        _gdr(st, c, base, marks)
+    _facts(st, c, base, messages, per_line)
+    _warns(st, c, base, warns)
+    if not n_warn and not n_info and b"WARN " in c:  # NCCL 1.x-2.2's WARN: a log with no tag at all
+        _old_warns(st, c, base)
+    # NCCL lines without a tag: banner, watchdog, failures (the lines of the marks found, tagged ones
+    # left out there)
+    if marked or marks & 8:
+        _untagged(st, c, base, marked, marks & 8)
+    st.flush_errors()
+
+
+def _hosts(st: Facts, prefixes) -> None:
+    """The hosts and devices line prefixes name: (host, device) pairs, or raw prefixes (not ASCII)."""
     pseen_b, hd_seen = st.prefix_seen_b, st.host_devs_b
     for key in prefixes:
         if key.__class__ is tuple:
@@ -191,20 +208,20 @@ def feed(st: Facts, raw: bytes, dg: Optional[Digest] = None) -> None:
                 st.host_dev(key[0].decode("ascii"), key[1])
         elif key not in pseen_b:
             _new_prefix(st, key)
-    for conn, cnt in items:
-        st.count_connections(c, base, conn, cnt)
-    if marks & 1:
-        _gdr(st, c, base, marks)
-    _facts(st, c, base, messages, per_line)
-    for pos, ls, le, i in warns:  # WARN lines: the first tag of each line
+
+
+def _warns(st: Facts, c: bytes, base: int, warns) -> None:
+    """The chunk's WARN lines (the first tag of each line): by their distinct texts once no list they
+    would join has room (Facts.warns_counted: counts, failed plugins; their hosts from the prefixes'
+    keys), else line by line (Facts.warn), as every line was read before the lists filled."""
+    prefixes, texts = warns
+    if not texts:
+        return
+    if st.warns_counted([(_text(t), n) for t, (n, _) in texts.items()]):
+        _hosts(st, prefixes)
+        return
+    for pos, ls, le, i in _linescan.warn_lines(c):
         st.warn(base + i + 1, _text(c[ls:le]).strip(), _text(c[ls:pos]))
-    if not n_warn and not n_info and b"WARN " in c:  # NCCL 1.x-2.2's WARN: a log with no tag at all
-        _old_warns(st, c, base)
-    # NCCL lines without a tag: banner, watchdog, failures (the lines of the marks found, tagged ones
-    # left out there)
-    if marked or marks & 8:
-        _untagged(st, c, base, marked, marks & 8)
-    st.flush_errors()
 
 
 def _old_warns(st: Facts, c: bytes, base: int) -> None:
