@@ -20,7 +20,7 @@ def iter_chunks(handle: BinaryIO, size: int = CHUNK) -> Iterator[bytes]:
         readline = handle.readline
     except AttributeError:
         raise ParseError("not a readable file") from None
-    n = 0
+    done = 0  # bytes read (where a read error happened: counting lines would cost a pass a chunk)
     while True:
         try:
             chunk = read(size)
@@ -35,8 +35,8 @@ def iter_chunks(handle: BinaryIO, size: int = CHUNK) -> Iterator[bytes]:
                 if not chunk.endswith(b"\n"):
                     chunk += bytes(readline(size))
         except (OSError, ValueError, TypeError) as e:
-            raise ParseError(f"cannot read the log: {e}", n) from None
-        n += chunk.count(b"\n")
+            raise ParseError(f"cannot read the log after its first {done} bytes: {e}") from None
+        done += len(chunk)
         yield chunk
 
 
