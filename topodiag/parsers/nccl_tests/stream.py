@@ -24,22 +24,25 @@ from typing import Optional
 from ...scan import chunks as _chunks, lines as _linescan
 from .. import nccl_tests_failures as _failures
 from ..base import ANSI_RE
+from . import quiet as _quiet
 from .assemble import NOTHING, Parser, replay
 from .read import (_DEVICE_RE, _FAIL_WORDS, _NCCL_VERSION_RE, _NRANKS_RE, _SRUN_RE, _USING_RE, _WS_S, _plain_shape,
                    _wrong)
 from .records import Limits, NcclTestsReport
 
 _INFO_B, _TRACE_B = _linescan.INFO_TAG, _linescan.TRACE_TAG
+_WARN_B = b" NCCL WARN "
 _B_ANSI_RE = re.compile(ANSI_RE.pattern.encode())
 
-Digest = tuple  # (lines in the chunk, [indices of the lines picked], [their bytes], {indices of those with a failure word})
+Digest = tuple  # (lines in the chunk, [indices of the lines picked], [their bytes], {indices of those with a failure
+#                   word}, progress-bar lines counted and left out of those picked)
 
 
 def _normal(raw: bytes) -> bytes:
     """CRLF and lone CR to LF, ANSI codes out: what clean_lines does, on bytes (the patterns are ASCII,
     so the bytes of the cleaned text are the cleaned bytes)."""
-    if b"\r" in raw:
-        raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if b"\r" in raw:  # (rfind: a look for CRLF that `in` and `replace` make twice as slow, the newline being frequent)
+        raw = (raw.replace(b"\r\n", b"\n") if raw.rfind(b"\r\n") >= 0 else raw).replace(b"\r", b"\n")
     if b"\x1b" in raw:
         raw = _B_ANSI_RE.sub(b"", raw)
     return raw
@@ -70,11 +73,10 @@ def _first_info_fact(c: bytes, lines: list[bytes], mark: bytes, regex: re.Patter
     return None
 
 
-def _fail_lines(keep: list[int], picked) -> set[int]:
+def _fail_lines(keep: list[int], picked, blob: bytes) -> set[int]:
     """Indices (in the chunk) of the picked lines that hold one of _FAIL_WORDS (found in bytes: the
-    words are ASCII), searched in the picked lines only."""
-    blob = b"\n".join(picked)
-    present = [w for w in _FAIL_WORDS if w in blob]
+    words are ASCII), searched in the picked lines only (`blob`: joined by newlines)."""
+    present = _quiet.fail_words(blob)
     if not present:
         return set()
     ends = _line_ends(list(picked))
@@ -95,14 +97,21 @@ def _lines_of(raw: bytes) -> tuple[bytes, list[bytes]]:
     return c, lines
 
 
-def digest(raw: bytes) -> Digest:
+def digest(raw: bytes, bars: bool = True) -> Digest:
     """The state-free half of reading one chunk of whole lines (see above): (its line count, the
     indices of the lines the parser could act on, their bytes, the indices of those that may hold a
-    failure mark). The lines are picked in one pass (topodiag/scan/lines.py `untagged`: compiled,
-    or C-level map/compress passes), not a Python loop; the INFO/TRACE lines that hold facts are added
-    by `ChunkReader` while the parser lacks them."""
+    failure mark, the count of progress-bar lines left out of them). The lines are picked in one pass
+    (topodiag/scan/lines.py `untagged`: compiled, or C-level map/compress passes), not a Python loop;
+    the bar lines that `feed` would only count are found in one more (quiet.py `split_bars`; `bars`
+    False: kept, as the parser needs them before its first text). The INFO/TRACE lines that hold facts
+    are added by `ChunkReader` while the parser lacks them."""
     n, keep, picked = _linescan.untagged(_normal(raw))
-    return n, keep, picked, _fail_lines(keep, picked)
+    blob = b"\n".join(picked)
+    fails = _fail_lines(keep, picked, blob)
+    if not bars:
+        return n, keep, picked, fails, 0
+    keep, picked, n_bars = _quiet.split_bars(keep, picked, fails, blob)
+    return n, keep, picked, fails, n_bars
 
 
 def _fact_lines(raw: bytes) -> tuple[list[int], list[bytes]]:
@@ -251,7 +260,10 @@ class ChunkReader:
 
     def _lines(self, chunk: bytes, dg: Digest) -> None:
         p = self.p
-        n, keep, picked, fails = dg
+        if dg[4] and p.first_text is None:  # the bars may hold the first text: read them
+            dg = digest(chunk, bars=False)
+        n, keep, picked, fails, n_bars = dg
+        p.foreign += n_bars
         if p.first_text is None or p.nccl_line_version is None or p.info_nranks is None:
             more, lines = _fact_lines(chunk)  # INFO/TRACE lines the parser may still read
             new = set(more) - set(keep)
@@ -262,6 +274,14 @@ class ChunkReader:
                 picked = [merged[i] for i in keep]
                 fails = fails | new  # feed looks for failure marks itself in these
         base = self.n + 1
+        if p.first_text is None and keep:  # the file's first text: fed, then the bars after it counted
+            k = 0
+            while p.first_text is None and k < len(keep):
+                self._each(base, keep[k:k + 1], picked[k:k + 1], fails)
+                k += 1
+            keep, picked = keep[k:], picked[k:]
+            keep, picked, n_bars = _quiet.split_bars(keep, picked, fails, b"\n".join(picked))
+            p.foreign += n_bars
         if p.cut_run is not None and len(keep) > self.lim.bulk_min:
             self._past_the_cut(base, keep, picked, fails)
         else:
@@ -275,7 +295,11 @@ class ChunkReader:
         p = self.p
         feed = p.feed
         memo = self.memo
+        warn_full = self._warn_full()
         for i, line in zip(keep, picked):
+            if _WARN_B in line and (warn_full or (warn_full := self._warn_full())) and _quiet.dropped_warn(line):
+                p.lists_dropped += 1
+                continue
             if p.cut_run is None or i in fails:
                 feed(base + i, line.decode("utf-8", "replace").rstrip(), i in fails)
                 continue
@@ -292,6 +316,12 @@ class ChunkReader:
             feed(base + i, line.decode("utf-8", "replace").rstrip(), False)
             if p.op is not None:
                 _chunks.bounded_put(memo, line, p.op, self.lim.memo_cap)
+
+    def _warn_full(self) -> bool:
+        """The WARN list full and the NCCL facts known: a WARN line is only counted (quiet.py)."""
+        p = self.p
+        return (len(p.warnings) >= self.lim.list_cap and p.first_text is not None
+                and p.nccl_line_version is not None and p.info_nranks is not None)
 
     def _past_the_cut(self, base: int, keep: list[int], picked, fails: set[int]) -> None:
         """A chunk's lines past the cut: what `_each` does, with the lines of no effect, the rank lines

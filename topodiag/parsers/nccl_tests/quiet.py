@@ -1,0 +1,125 @@
+"""Lines of other programs found in bulk (issue 29): a training job's progress bars are counted by a
+C-level pass over a chunk's picked lines, never decoded or fed one by one, with the count
+`Parser.feed` gives them.
+
+What `feed` does with a picked line that holds "%|" (a tqdm bar redraw: each carriage return ends a
+line), once the parser has its first text (`first_text`): when the line holds no " NCCL INFO " or
+" NCCL TRACE " (`feed`'s first test), is no longer than LONG_LINE characters and holds no failure mark
+(parsers/_foreign.py `skip`), it counts it in `foreign` and reads nothing else of it. Here a line is
+counted that way when, in bytes, it holds "%|", neither tag, at most LONG_LINE bytes (so at most as
+many characters once decoded) and none of the failure words (`fails`, found in bytes by stream.py):
+"%|", the tags and those words are ASCII, so the decoded line holds them where the bytes do (an ASCII
+byte is never part of an invalid sequence that decoding replaces; stripping trailing blanks can only
+take a tag away), and neither the strip of blanks nor of a launcher prefix can take a "%" or a "|" off
+it. Every other line goes to `feed` as before.
+
+An NCCL WARN line once the WARN list is full and the facts the parser reads from NCCL lines are known
+is settled in `ChunkReader._each` by `dropped_warn` (a few substring tests on its bytes): all `feed`
+would do is count it in `lists_dropped`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import operator
+
+from ...scan import lines as _linescan
+from .. import nccl_tests_failures as _failures
+from .._foreign import LONG_LINE
+
+BAR = b"%|"
+_INFO, _TRACE = _linescan.INFO_TAG, _linescan.TRACE_TAG
+_TAGS = (_INFO, _TRACE)
+
+# The failure words (nccl_tests_failures.FAIL_WORDS), looked for in a chunk's picked lines joined: each
+# word stands for a part of it that starts with a byte logs hold few of, and the parts that start with
+# the same byte are looked for at once (the compiled `distinct_after`: a memmem pass that only counts,
+# ~0.3-0.5 ms a group over 4 MB where `word in blob` takes 1-2 ms a word). Only the words of a group
+# found are then looked for one by one. (A part found where its word is not only costs that look; a
+# word is never missed: its part is in it.)
+_PART = {b"FAILED": b"AILED", b"Aborted": b"Aborted", b"MPI_ABORT": b"ABORT",
+         b"Segmentation fault": b"mentation fault", b"terminate called": b"minate called", b"core dumped": b"mped",
+         b"Test timeout": b"Test timeout", b"exited on signal": b"xited on signal", b" failure": b" failure"}
+assert set(_PART) == set(_failures.FAIL_WORDS) and all(part in word for word, part in _PART.items())
+_GROUPS = tuple((tuple(_PART[w] for w in words), words) for words in (
+    tuple(w for w in _PART if _PART[w][:1] == first) for first in dict.fromkeys(part[:1] for part in _PART.values())))
+
+
+def fail_words(blob: bytes) -> list[bytes]:
+    """The failure words `blob` holds (in FAIL_WORDS' order within each group)."""
+    c = _linescan.compiled
+    if c is None:
+        return [w for w in _failures.FAIL_WORDS if w in blob]
+    out: list[bytes] = []
+    for parts, words in _GROUPS:
+        if c.distinct_after(blob, parts, 0, 0)[1]:
+            out += words if parts == words else [w for w in words if c.distinct_after(blob, (w,), 0, 0)[1]]
+    return out
+
+
+def _bar_free(picked: list[bytes], blob: bytes) -> tuple[list[int], list[bytes]]:
+    """(positions, lines) of the picked lines that hold no "%|" (and the few that end in it: they go to
+    `feed`, which reads them exactly): the compiled line scan over the joined lines, or C-level maps."""
+    if _linescan.compiled is not None:
+        _, at, loud = _linescan.compiled.lines_without(blob, (BAR,))
+        return at, loud
+    mask = list(map(operator.not_, map(operator.contains, picked, itertools.repeat(BAR))))
+    return list(itertools.compress(range(len(picked)), mask)), list(itertools.compress(picked, mask))
+
+
+def _is_bar(at: list[int], k: int) -> bool:
+    """Whether position `k` of the picked lines is not among the bar-free positions `at` (sorted)."""
+    j = bisect.bisect_left(at, k)
+    return j == len(at) or at[j] != k
+
+
+def _odd(keep: list[int], picked: list[bytes], fails: set[int], blob: bytes, at: list[int]) -> bool:
+    """Whether some bar line must still be fed: one that may hold a failure mark, is longer than
+    LONG_LINE bytes, or holds an INFO/TRACE tag (a picked line holds one only where nothing printable
+    follows it, or where the parser still looks for facts in it: few). Found without a loop over the
+    bars: the failure lines and the tags are few."""
+    if any(_is_bar(at, bisect.bisect_left(keep, i)) for i in fails):
+        return True
+    if max(map(len, picked)) > LONG_LINE:
+        return True
+    c = _linescan.compiled
+    if c is not None and not c.distinct_after(blob, _TAGS, 0, 0)[1]:
+        return False
+    for tag in _TAGS:
+        pos = blob.find(tag)
+        while pos >= 0:
+            start = blob.rfind(b"\n", 0, pos) + 1
+            end = blob.find(b"\n", pos)
+            if blob.find(BAR, start, len(blob) if end < 0 else end) >= 0:
+                return True
+            pos = blob.find(tag, pos + 1)
+    return False
+
+
+def split_bars(keep: list[int], picked: list[bytes], fails: set[int], blob: bytes) -> tuple[list[int], list[bytes], int]:
+    """(keep, picked) without the bar lines `feed` would only count (see above), and how many those are.
+    `blob`: the picked lines joined by newlines; `fails`: the indices (in the chunk) of the lines that may
+    hold a failure mark."""
+    if BAR not in blob:
+        return keep, picked, 0
+    at, loud = _bar_free(picked, blob)
+    if len(at) == len(picked):
+        return keep, picked, 0
+    if _odd(keep, picked, fails, blob, at):
+        at = [k for k, line in enumerate(picked) if not (BAR in line and _INFO not in line and _TRACE not in line
+                                                         and len(line) <= LONG_LINE and keep[k] not in fails)]
+        loud = [picked[k] for k in at]
+    return [keep[k] for k in at], loud, len(picked) - len(at)
+
+
+_WARN = b" NCCL WARN "
+
+
+def dropped_warn(line: bytes) -> bool:
+    """Whether `feed` would only count this line in `lists_dropped` once the WARN list is full and the
+    parser knows the NCCL version, nranks and its first text (the caller's to check): an NCCL WARN line
+    (" NCCL WARN " in it and neither "NCCL INFO" nor "NCCL TRACE": the first match of its pattern is the
+    WARN), no "%|", at most LONG_LINE bytes (else `feed` may count it as another program's line)."""
+    return (_WARN in line and b"NCCL INFO" not in line and b"NCCL TRACE" not in line and BAR not in line
+            and len(line) <= LONG_LINE)
