@@ -71,13 +71,43 @@ def test_each_fixture_with_a_job_past_the_cut(scan, monkeypatch, path) -> None:
         assert _outcome(_by_chunks, text.encode("utf-8"), size) == want, size
 
 
-QUIET_WORDS = hst.sampled_from([
+# Lines that `feed` acts on although they look like a job's chatter: catalogued failure lines with no
+# failure mark (the formats of nccl-tests' src, as the catalogue holds them, filled in), the tail of a row
+# whose start was cut (its first cell "nan", "inf", "N/A", "-nan"), a command line naming the test.
+ACTED_ON = [
+    "Invalid number of GPUs: 8 requested but only 4 were found.",
+    "Unable to open alltoallv traffic matrix file m.txt.",
+    "Please check the number of processes and GPUs per process.",
+    "Device implementation 3 is not supported by this test",
+    "blocking mode (-z 3) is incompatible with CUDA graph mode (-G). Disabling.",
+    "Option -m not supported before NCCL 2.2. Ignoring",
+    " rank=3 elt[7]: want=0x1 got=0x2",
+    "host1:1:1 [0] misc/socket.cc:1 NCCL WARN socket error", "z" * (_foreign.LONG_LINE + 1),
+    "Epoch 1:  1%|#  | 1/9 [00:01<00:09] " + "z" * _foreign.LONG_LINE, "Epoch 1:  1%|#  | xFAILEDx",
+    "nan 1.0 2.0 3.0", "inf 1.0 2.0 3.0", "N/A 1.0 2.0 3.0", "Inf 0 0 0", "-nan 1 2 3", "+1 2 3 4", ".5 1 2 3",
+]
+OTHERS = ["incompatible x", "mpirun -np 8 ./build/sendrecv_perf -b 8 -e 1G", "srun all_gather_perf -g 1"]
+
+
+@pytest.mark.parametrize("line", ACTED_ON + OTHERS)
+def test_a_line_feed_acts_on_is_fed(scan, line: str) -> None:
+    plain = _text(OUTPUT)
+    text = plain + BARS + "\n" + STEP + "\n" + line + "\n" + BARS + "\n"
+    want = _outcome(nccl_tests.parse, text)
+    assert _outcome(_by_chunks, text.encode("utf-8"), _chunks.CHUNK) == want
+    if line in ACTED_ON:  # and it did something: a failure, a note
+        assert want != _outcome(nccl_tests.parse, plain + BARS + "\n" + STEP + "\n" + BARS + "\n"), line
+
+
+QUIET_WORDS = hst.sampled_from(ACTED_ON + OTHERS + [
     BAR, BARS, STEP, STAMP, "%|", "| 3/10 [00:01<00:02]", "\r", BAR + " NCCL INFO ", BAR + " NCCL TRACE \x01",
     BAR + " Test NCCL failure common.cu:1 'x'", BAR + " FAILED", "x" * (_foreign.LONG_LINE + 1) + "%|",
     "node1:1:1 [0] NCCL WARN Cuda failure 'out of memory'", STAMP + "node1:1:1 [0] NCCL WARN NET/IB : Got async",
     "NCCL WARN", " NCCL WARN ", "NCCL WARNING", "node1:1:1 [0] NCCL WARN x NCCL INFO y", "\xe9%|", "0: ",
     "[1,0]<stdout>:", "core dumped", "terminate called", "Segmentation fault", "exited on signal", "Aborted",
-    "MPI_ABORT", "Test timeout", "mped", "xited", "AILED",
+    "MPI_ABORT", "Test timeout", "mped", "xited", "AILED", "Unable to open", "invalid", "Invalid value", "z", "|",
+    "| 2025-05-16T16:39:55.216-07:00 | ip-10-0-0-1:", "> quoted", "```", "Error at line", "want=0x1", "#wrong=3",
+    "requires", "x_perf", "info", "Inf", "I", "N/A", "nan", "KERNEL_LAUNCH_ERROR", "=== run ===", "\x7f", "\x1c",
 ])
 TEXT = hst.lists(hst.lists(hst.one_of(WORDS, QUIET_WORDS), max_size=6).map(" ".join), max_size=30).map("\n".join)
 
@@ -124,9 +154,9 @@ def _feeds(monkeypatch, text: str, **caps) -> tuple[int, object, object]:
     return len(calls), got, want
 
 
-def test_the_bars_are_counted_never_fed(scan, monkeypatch) -> None:
+def test_the_bars_and_a_training_loop_are_never_fed(scan, monkeypatch) -> None:
     plain = _text(OUTPUT)
-    text = "".join(line + BARS + "\n" for line in plain.splitlines(True))
+    text = "".join(line + BARS + "\n" + STEP + "\n" for line in plain.splitlines(True))
     n_bars = 12 * len(plain.splitlines())
     fed, got, want = _feeds(monkeypatch, text)
     assert got == want and f"{n_bars} lines of other programs skipped unread" in " ".join(got["notes"])
@@ -138,6 +168,12 @@ def test_warn_lines_past_the_cap_are_counted_not_fed(scan, monkeypatch) -> None:
     `lists_dropped` (the note of lines not listed)."""
     head = "node1:1:1 [0] NCCL INFO NCCL version 2.19.3+cuda12.3\nnode1:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 8\n"
     warns = "".join(f"node1:1:{k} [0] misc/socket.cc:1 NCCL WARN socket error {k}\n" for k in range(500))
+    # WARN lines `feed` reads otherwise: an INFO/TRACE tag it keeps (nothing printable after it: the line
+    # is picked; read as an INFO line), a bar (with a failure word in it, so not counted as a bar in bulk,
+    # though no failure mark either: another program's line), a giant line
+    warns += ("node1:1:1 [0] NCCL WARN x NCCL INFO \x01\nnode1:1:1 [0] NCCL WARN x NCCL TRACE \x01\n"
+              "node1:1:1 [0] NCCL WARN  1%|#  | xFAILEDx\n"
+              "node1:1:1 [0] NCCL WARN " + "x" * _foreign.LONG_LINE + "\n") * 3
     text = head + _text(OUTPUT) + warns
     fed, got, want = _feeds(monkeypatch, text, LIST_CAP=5)
     assert got == want and len(got["warnings"]) == 5

@@ -1,13 +1,14 @@
 """Lines of other programs found in bulk (issue 29): a training job's progress bars are counted by a
 C-level pass over a chunk's picked lines, never decoded or fed one by one, with the count
-`Parser.feed` gives them.
+`Parser.feed` gives them; its other lines of no effect ("step 12 | train loss ...") are left out by a
+pass over the lines' first bytes and a few substring searches (`split_no_effect`, below).
 
 What `feed` does with a picked line that holds "%|" (a tqdm bar redraw: each carriage return ends a
 line), once the parser has its first text (`first_text`): when the line holds no " NCCL INFO " or
-" NCCL TRACE " (`feed`'s first test), is no longer than LONG_LINE characters and holds no failure mark
+" NCCL TRACE " (`feed`'s first test) and no failure mark in its first LONG_LINE characters
 (parsers/_foreign.py `skip`), it counts it in `foreign` and reads nothing else of it. Here a line is
-counted that way when, in bytes, it holds "%|", neither tag, at most LONG_LINE bytes (so at most as
-many characters once decoded) and none of the failure words (`fails`, found in bytes by stream.py):
+counted that way when, in bytes, it holds "%|", neither tag and none of the failure words (`fails`,
+found in bytes by stream.py; its length does not matter: a line longer than LONG_LINE is counted too):
 "%|", the tags and those words are ASCII, so the decoded line holds them where the bytes do (an ASCII
 byte is never part of an invalid sequence that decoding replaces; stripping trailing blanks can only
 take a tag away), and neither the strip of blanks nor of a launcher prefix can take a "%" or a "|" off
@@ -74,14 +75,12 @@ def _is_bar(at: list[int], k: int) -> bool:
     return j == len(at) or at[j] != k
 
 
-def _odd(keep: list[int], picked: list[bytes], fails: set[int], blob: bytes, at: list[int]) -> bool:
-    """Whether some bar line must still be fed: one that may hold a failure mark, is longer than
-    LONG_LINE bytes, or holds an INFO/TRACE tag (a picked line holds one only where nothing printable
-    follows it, or where the parser still looks for facts in it: few). Found without a loop over the
-    bars: the failure lines and the tags are few."""
+def _odd(keep: list[int], fails: set[int], blob: bytes, at: list[int]) -> bool:
+    """Whether some bar line must still be fed: one that may hold a failure mark or holds an INFO/TRACE
+    tag (a picked line holds one only where nothing printable follows it: few). Found without a loop over
+    the bars: the failure lines and the tags are few. (A bar longer than LONG_LINE is counted all the
+    same: `skip` counts a line that holds "%|" or is that long.)"""
     if any(_is_bar(at, bisect.bisect_left(keep, i)) for i in fails):
-        return True
-    if max(map(len, picked)) > LONG_LINE:
         return True
     c = _linescan.compiled
     if c is not None and not c.distinct_after(blob, _TAGS, 0, 0)[1]:
@@ -106,9 +105,9 @@ def split_bars(keep: list[int], picked: list[bytes], fails: set[int], blob: byte
     at, loud = _bar_free(picked, blob)
     if len(at) == len(picked):
         return keep, picked, 0
-    if _odd(keep, picked, fails, blob, at):
-        at = [k for k, line in enumerate(picked) if not (BAR in line and _INFO not in line and _TRACE not in line
-                                                         and len(line) <= LONG_LINE and keep[k] not in fails)]
+    if _odd(keep, fails, blob, at):
+        at = [k for k, line in enumerate(picked)
+              if not (BAR in line and _INFO not in line and _TRACE not in line and keep[k] not in fails)]
         loud = [picked[k] for k in at]
     return [keep[k] for k in at], loud, len(picked) - len(at)
 
@@ -123,3 +122,68 @@ def dropped_warn(line: bytes) -> bool:
     WARN), no "%|", at most LONG_LINE bytes (else `feed` may count it as another program's line)."""
     return (_WARN in line and b"NCCL INFO" not in line and b"NCCL TRACE" not in line and BAR not in line
             and len(line) <= LONG_LINE)
+
+
+# Lines of no effect (a training loop's "step 12 | train loss 0.5 | lr 3e-4" lines, a launcher's or a
+# framework's chatter): once the parser has its first text, `feed` does nothing with a line that holds no
+# "NCCL", no "_perf", no word of a catalogued failure line (nccl_tests_failures.HINT_RE: its literals,
+# "[Ii]nvalid" as "nvalid"), no "%|", no failure word, is no longer than LONG_LINE, and whose first byte
+# can start neither a row's size or a cell (a digit, "+", "-", ".", and "nan", "inf", "N/A": n, N, i, I),
+# a comment ("#"), a launcher prefix ("0: ", "[0]") nor a blank to strip (see `_no_effect` in stream.py,
+# which settles the same lines one by one past the cut). The first bytes are tested at once (one byte
+# string of them, translated), the words in the joined candidates.
+_HINTS = tuple(part.replace("[Ii]", "").encode() for part in _failures.HINT_RE.pattern.split("|"))
+assert all(h and h.replace(b" ", b"").replace(b"#", b"").replace(b"=", b"").replace(b"_", b"").isalnum()
+           for h in _HINTS), _HINTS  # literals: the pattern holds no other class or operator
+_MARKS = _HINTS + (b"NCCL", b"_perf", BAR)
+_FIRST = bytes(c for c in range(0x21, 0x7F) if chr(c) not in "0123456789+-.#[nNiI")
+_CAN_BE_QUIET = bytes(1 if c in _FIRST else 0 for c in range(256))
+_FLIP = bytes([1, 0]) + bytes(254)
+
+
+def _ends(lines) -> list[int]:
+    """Where each line of `b"\\n".join(lines)` ends (the offset of its newline)."""
+    return list(map(operator.add, itertools.accumulate(map(len, lines)), range(len(lines))))
+
+
+def _loud(keep: list[int], fails: set[int], at: list[int], cands: list[bytes]) -> set[int]:
+    """Which candidates (positions in `cands`) `feed` must still read: a mark in them, too long, or one
+    that may hold a failure mark."""
+    blob = b"\n".join(cands)
+    loud: set[int] = set()
+    ends = None
+    for mark in _MARKS:
+        pos = blob.find(mark)
+        if pos >= 0 and ends is None:
+            ends = _ends(cands)
+        while pos >= 0:
+            j = bisect.bisect_right(ends, pos)
+            loud.add(j)
+            pos = blob.find(mark, ends[j] + 1) if j < len(ends) - 1 else -1
+    if max(map(len, cands)) > LONG_LINE:
+        loud.update(j for j, line in enumerate(cands) if len(line) > LONG_LINE)
+    for i in fails:
+        j = bisect.bisect_left(at, bisect.bisect_left(keep, i))
+        if j < len(at) and keep[at[j]] == i:
+            loud.add(j)
+    return loud
+
+
+def split_no_effect(keep: list[int], picked: list[bytes], fails: set[int]) -> tuple[list[int], list[bytes], int]:
+    """(keep, picked) without the lines of no effect (see above), and how many those are."""
+    if not picked:
+        return keep, picked, 0
+    heads = bytes(map(operator.itemgetter(0), picked)).translate(_CAN_BE_QUIET)
+    if 1 not in heads:
+        return keep, picked, 0
+    at = list(itertools.compress(range(len(picked)), heads))
+    cands = [picked[k] for k in at]
+    loud = _loud(keep, fails, at, cands)
+    if len(loud) == len(at):
+        return keep, picked, 0
+    mask = bytearray(len(picked))
+    for j, k in enumerate(at):
+        if j not in loud:
+            mask[k] = 1
+    kept = bytes(mask).translate(_FLIP)
+    return list(itertools.compress(keep, kept)), list(itertools.compress(picked, kept)), len(at) - len(loud)

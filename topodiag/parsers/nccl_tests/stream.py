@@ -35,7 +35,7 @@ _WARN_B = b" NCCL WARN "
 _B_ANSI_RE = re.compile(ANSI_RE.pattern.encode())
 
 Digest = tuple  # (lines in the chunk, [indices of the lines picked], [their bytes], {indices of those with a failure
-#                   word}, progress-bar lines counted and left out of those picked)
+#                   word}, progress-bar lines counted and left out of those picked, lines of no effect left out)
 
 
 def _normal(raw: bytes) -> bytes:
@@ -97,21 +97,23 @@ def _lines_of(raw: bytes) -> tuple[bytes, list[bytes]]:
     return c, lines
 
 
-def digest(raw: bytes, bars: bool = True) -> Digest:
+def digest(raw: bytes, bulk: bool = True) -> Digest:
     """The state-free half of reading one chunk of whole lines (see above): (its line count, the
     indices of the lines the parser could act on, their bytes, the indices of those that may hold a
-    failure mark, the count of progress-bar lines left out of them). The lines are picked in one pass
-    (topodiag/scan/lines.py `untagged`: compiled, or C-level map/compress passes), not a Python loop;
-    the bar lines that `feed` would only count are found in one more (quiet.py `split_bars`; `bars`
+    failure mark, the count of progress-bar lines left out of them, the count of lines of no effect left
+    out). The lines are picked in one pass (topodiag/scan/lines.py `untagged`: compiled, or C-level
+    map/compress passes), not a Python loop; the bar lines that `feed` would only count and the lines
+    it would do nothing with are found in a few more (quiet.py `split_bars`, `split_no_effect`; `bulk`
     False: kept, as the parser needs them before its first text). The INFO/TRACE lines that hold facts
     are added by `ChunkReader` while the parser lacks them."""
     n, keep, picked = _linescan.untagged(_normal(raw))
     blob = b"\n".join(picked)
     fails = _fail_lines(keep, picked, blob)
-    if not bars:
-        return n, keep, picked, fails, 0
+    if not bulk:
+        return n, keep, picked, fails, 0, 0
     keep, picked, n_bars = _quiet.split_bars(keep, picked, fails, blob)
-    return n, keep, picked, fails, n_bars
+    keep, picked, n_quiet = _quiet.split_no_effect(keep, picked, fails)
+    return n, keep, picked, fails, n_bars, n_quiet
 
 
 def _fact_lines(raw: bytes) -> tuple[list[int], list[bytes]]:
@@ -260,9 +262,9 @@ class ChunkReader:
 
     def _lines(self, chunk: bytes, dg: Digest) -> None:
         p = self.p
-        if dg[4] and p.first_text is None:  # the bars may hold the first text: read them
-            dg = digest(chunk, bars=False)
-        n, keep, picked, fails, n_bars = dg
+        if (dg[4] or dg[5]) and p.first_text is None:  # the lines left out may hold the first text
+            dg = digest(chunk, bulk=False)
+        n, keep, picked, fails, n_bars, _ = dg
         p.foreign += n_bars
         if p.first_text is None or p.nccl_line_version is None or p.info_nranks is None:
             more, lines = _fact_lines(chunk)  # INFO/TRACE lines the parser may still read
@@ -274,19 +276,25 @@ class ChunkReader:
                 picked = [merged[i] for i in keep]
                 fails = fails | new  # feed looks for failure marks itself in these
         base = self.n + 1
-        if p.first_text is None and keep:  # the file's first text: fed, then the bars after it counted
-            k = 0
-            while p.first_text is None and k < len(keep):
-                self._each(base, keep[k:k + 1], picked[k:k + 1], fails)
-                k += 1
-            keep, picked = keep[k:], picked[k:]
-            keep, picked, n_bars = _quiet.split_bars(keep, picked, fails, b"\n".join(picked))
-            p.foreign += n_bars
+        if p.first_text is None and keep:
+            keep, picked = self._first_text(base, keep, picked, fails)
         if p.cut_run is not None and len(keep) > self.lim.bulk_min:
             self._past_the_cut(base, keep, picked, fails)
         else:
             self._each(base, keep, picked, fails)
         self.n += n
+
+    def _first_text(self, base: int, keep: list[int], picked: list[bytes], fails: set[int]) -> tuple[list, list]:
+        """The lines up to the file's first text fed one by one; the rest without the bars (counted) and
+        the lines of no effect after it (quiet.py), as `digest` leaves them out of the later chunks."""
+        k = 0
+        while self.p.first_text is None and k < len(keep):
+            self._each(base, keep[k:k + 1], picked[k:k + 1], fails)
+            k += 1
+        keep, picked, n_bars = _quiet.split_bars(keep[k:], picked[k:], fails, b"\n".join(picked[k:]))
+        self.p.foreign += n_bars
+        keep, picked, _ = _quiet.split_no_effect(keep, picked, fails)
+        return keep, picked
 
     def _each(self, base: int, keep, picked, fails) -> None:
         """Lines one by one; past the cut, a line fed before whose effect was recorded (`Parser.op`:
