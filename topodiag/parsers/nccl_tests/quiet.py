@@ -47,11 +47,19 @@ _GROUPS = tuple((tuple(_PART[w] for w in words), words) for words in (
     tuple(w for w in _PART if _PART[w][:1] == first) for first in dict.fromkeys(part[:1] for part in _PART.values())))
 
 
+# Without the compiled module: the bytes no failure word holds deleted first (one C-level translate; a
+# progress bar is mostly digits and punctuation, so what is left is a tenth of it), the words looked for
+# in what is left, and only a word found there in the lines themselves. (Deleting bytes never splits a
+# word, whose bytes are all kept; it may join two pieces into one, which the second look turns down.)
+_NOT_IN_WORDS = bytes(set(range(256)) - set(b"".join(_failures.FAIL_WORDS)))
+
+
 def fail_words(blob: bytes) -> list[bytes]:
     """The failure words `blob` holds (in FAIL_WORDS' order within each group)."""
     c = _linescan.compiled
     if c is None:
-        return [w for w in _failures.FAIL_WORDS if w in blob]
+        small = blob.translate(None, _NOT_IN_WORDS)
+        return [w for w in _failures.FAIL_WORDS if w in small and w in blob]
     out: list[bytes] = []
     for parts, words in _GROUPS:
         if c.distinct_after(blob, parts, 0, 0)[1]:
