@@ -7,6 +7,9 @@ that `Parser.feed` could act on: every non-empty line that is not an INFO/TRACE 
 parser lacks its first text, the NCCL version or nranks, `ChunkReader` adds the chunk's first
 INFO/TRACE line and its first INFO/TRACE line whose text holds an NCCL version, and one that holds
 an nranks (a later one cannot change what the first set).
+Of the lines picked, those `feed` would only count or do nothing with are left out in bulk (quiet.py:
+a training job's progress bars, counted; its other lines of no effect), and an NCCL WARN line past the
+WARN list's cap is counted from its bytes (`_each`).
 `ChunkReader.feed` decodes those lines and feeds them, with their line numbers, to the same Parser
 the line path uses, so the result is `parse(text)`'s. An INFO/TRACE line is left out only when a
 printable ASCII character follows its last tag (_linescan.untagged keeps the others), so the line `feed`
@@ -26,7 +29,7 @@ from .. import nccl_tests_failures as _failures
 from ..base import ANSI_RE
 from . import quiet as _quiet
 from .assemble import NOTHING, Parser, replay
-from .read import (_DEVICE_RE, _FAIL_WORDS, _NCCL_VERSION_RE, _NRANKS_RE, _SRUN_RE, _USING_RE, _WS_S, _plain_shape,
+from .read import (_DEVICE_RE, _NCCL_VERSION_RE, _NRANKS_RE, _SRUN_RE, _USING_RE, _WS_S, _plain_shape,
                    _wrong)
 from .records import Limits, NcclTestsReport
 
@@ -74,8 +77,9 @@ def _first_info_fact(c: bytes, lines: list[bytes], mark: bytes, regex: re.Patter
 
 
 def _fail_lines(keep: list[int], picked, blob: bytes) -> set[int]:
-    """Indices (in the chunk) of the picked lines that hold one of _FAIL_WORDS (found in bytes: the
-    words are ASCII), searched in the picked lines only (`blob`: joined by newlines)."""
+    """Indices (in the chunk) of the picked lines that hold one of the failure words (FAIL_WORDS, found in
+    bytes: the words are ASCII; quiet.py `fail_words`), searched in the picked lines only (`blob`: joined
+    by newlines)."""
     present = _quiet.fail_words(blob)
     if not present:
         return set()
