@@ -7,6 +7,9 @@ that `Parser.feed` could act on: every non-empty line that is not an INFO/TRACE 
 parser lacks its first text, the NCCL version or nranks, `ChunkReader` adds the chunk's first
 INFO/TRACE line and its first INFO/TRACE line whose text holds an NCCL version, and one that holds
 an nranks (a later one cannot change what the first set).
+Of the lines picked, those `feed` would only count or do nothing with are left out in bulk (quiet.py:
+a training job's progress bars, counted; its other lines of no effect), and an NCCL WARN line past the
+WARN list's cap is counted from its bytes (`_each`).
 `ChunkReader.feed` decodes those lines and feeds them, with their line numbers, to the same Parser
 the line path uses, so the result is `parse(text)`'s. An INFO/TRACE line is left out only when a
 printable ASCII character follows its last tag (_linescan.untagged keeps the others), so the line `feed`
@@ -24,22 +27,25 @@ from typing import Optional
 from ...scan import chunks as _chunks, lines as _linescan
 from .. import nccl_tests_failures as _failures
 from ..base import ANSI_RE
+from . import quiet as _quiet
 from .assemble import NOTHING, Parser, replay
-from .read import (_DEVICE_RE, _FAIL_WORDS, _NCCL_VERSION_RE, _NRANKS_RE, _SRUN_RE, _USING_RE, _WS_S, _plain_shape,
+from .read import (_DEVICE_RE, _NCCL_VERSION_RE, _NRANKS_RE, _SRUN_RE, _USING_RE, _WS_S, _plain_shape,
                    _wrong)
 from .records import Limits, NcclTestsReport
 
 _INFO_B, _TRACE_B = _linescan.INFO_TAG, _linescan.TRACE_TAG
+_WARN_B = b" NCCL WARN "
 _B_ANSI_RE = re.compile(ANSI_RE.pattern.encode())
 
-Digest = tuple  # (lines in the chunk, [indices of the lines picked], [their bytes], {indices of those with a failure word})
+Digest = tuple  # (lines in the chunk, [indices of the lines picked], [their bytes], {indices of those with a failure
+#                   word}, progress-bar lines counted and left out of those picked, lines of no effect left out)
 
 
 def _normal(raw: bytes) -> bytes:
     """CRLF and lone CR to LF, ANSI codes out: what clean_lines does, on bytes (the patterns are ASCII,
     so the bytes of the cleaned text are the cleaned bytes)."""
-    if b"\r" in raw:
-        raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if b"\r" in raw:  # (rfind: a look for CRLF that `in` and `replace` make twice as slow, the newline being frequent)
+        raw = (raw.replace(b"\r\n", b"\n") if raw.rfind(b"\r\n") >= 0 else raw).replace(b"\r", b"\n")
     if b"\x1b" in raw:
         raw = _B_ANSI_RE.sub(b"", raw)
     return raw
@@ -70,11 +76,11 @@ def _first_info_fact(c: bytes, lines: list[bytes], mark: bytes, regex: re.Patter
     return None
 
 
-def _fail_lines(keep: list[int], picked) -> set[int]:
-    """Indices (in the chunk) of the picked lines that hold one of _FAIL_WORDS (found in bytes: the
-    words are ASCII), searched in the picked lines only."""
-    blob = b"\n".join(picked)
-    present = [w for w in _FAIL_WORDS if w in blob]
+def _fail_lines(keep: list[int], picked, blob: bytes) -> set[int]:
+    """Indices (in the chunk) of the picked lines that hold one of the failure words (FAIL_WORDS, found in
+    bytes: the words are ASCII; quiet.py `fail_words`), searched in the picked lines only (`blob`: joined
+    by newlines)."""
+    present = _quiet.fail_words(blob)
     if not present:
         return set()
     ends = _line_ends(list(picked))
@@ -95,14 +101,23 @@ def _lines_of(raw: bytes) -> tuple[bytes, list[bytes]]:
     return c, lines
 
 
-def digest(raw: bytes) -> Digest:
+def digest(raw: bytes, bulk: bool = True) -> Digest:
     """The state-free half of reading one chunk of whole lines (see above): (its line count, the
     indices of the lines the parser could act on, their bytes, the indices of those that may hold a
-    failure mark). The lines are picked in one pass (topodiag/scan/lines.py `untagged`: compiled,
-    or C-level map/compress passes), not a Python loop; the INFO/TRACE lines that hold facts are added
-    by `ChunkReader` while the parser lacks them."""
+    failure mark, the count of progress-bar lines left out of them, the count of lines of no effect left
+    out). The lines are picked in one pass (topodiag/scan/lines.py `untagged`: compiled, or C-level
+    map/compress passes), not a Python loop; the bar lines that `feed` would only count and the lines
+    it would do nothing with are found in a few more (quiet.py `split_bars`, `split_no_effect`; `bulk`
+    False: kept, as the parser needs them before its first text). The INFO/TRACE lines that hold facts
+    are added by `ChunkReader` while the parser lacks them."""
     n, keep, picked = _linescan.untagged(_normal(raw))
-    return n, keep, picked, _fail_lines(keep, picked)
+    blob = b"\n".join(picked)
+    fails = _fail_lines(keep, picked, blob)
+    if not bulk:
+        return n, keep, picked, fails, 0, 0
+    keep, picked, n_bars = _quiet.split_bars(keep, picked, fails, blob)
+    keep, picked, n_quiet = _quiet.split_no_effect(keep, picked, fails)
+    return n, keep, picked, fails, n_bars, n_quiet
 
 
 def _fact_lines(raw: bytes) -> tuple[list[int], list[bytes]]:
@@ -251,7 +266,10 @@ class ChunkReader:
 
     def _lines(self, chunk: bytes, dg: Digest) -> None:
         p = self.p
-        n, keep, picked, fails = dg
+        if (dg[4] or dg[5]) and p.first_text is None:  # the lines left out may hold the first text
+            dg = digest(chunk, bulk=False)
+        n, keep, picked, fails, n_bars, _ = dg
+        p.foreign += n_bars
         if p.first_text is None or p.nccl_line_version is None or p.info_nranks is None:
             more, lines = _fact_lines(chunk)  # INFO/TRACE lines the parser may still read
             new = set(more) - set(keep)
@@ -262,11 +280,25 @@ class ChunkReader:
                 picked = [merged[i] for i in keep]
                 fails = fails | new  # feed looks for failure marks itself in these
         base = self.n + 1
+        if p.first_text is None and keep:
+            keep, picked = self._first_text(base, keep, picked, fails)
         if p.cut_run is not None and len(keep) > self.lim.bulk_min:
             self._past_the_cut(base, keep, picked, fails)
         else:
             self._each(base, keep, picked, fails)
         self.n += n
+
+    def _first_text(self, base: int, keep: list[int], picked: list[bytes], fails: set[int]) -> tuple[list, list]:
+        """The lines up to the file's first text fed one by one; the rest without the bars (counted) and
+        the lines of no effect after it (quiet.py), as `digest` leaves them out of the later chunks."""
+        k = 0
+        while self.p.first_text is None and k < len(keep):
+            self._each(base, keep[k:k + 1], picked[k:k + 1], fails)
+            k += 1
+        keep, picked, n_bars = _quiet.split_bars(keep[k:], picked[k:], fails, b"\n".join(picked[k:]))
+        self.p.foreign += n_bars
+        keep, picked, _ = _quiet.split_no_effect(keep, picked, fails)
+        return keep, picked
 
     def _each(self, base: int, keep, picked, fails) -> None:
         """Lines one by one; past the cut, a line fed before whose effect was recorded (`Parser.op`:
@@ -275,7 +307,11 @@ class ChunkReader:
         p = self.p
         feed = p.feed
         memo = self.memo
+        warn_full = self._warn_full()
         for i, line in zip(keep, picked):
+            if _WARN_B in line and (warn_full or (warn_full := self._warn_full())) and _quiet.dropped_warn(line):
+                p.lists_dropped += 1
+                continue
             if p.cut_run is None or i in fails:
                 feed(base + i, line.decode("utf-8", "replace").rstrip(), i in fails)
                 continue
@@ -292,6 +328,12 @@ class ChunkReader:
             feed(base + i, line.decode("utf-8", "replace").rstrip(), False)
             if p.op is not None:
                 _chunks.bounded_put(memo, line, p.op, self.lim.memo_cap)
+
+    def _warn_full(self) -> bool:
+        """The WARN list full and the NCCL facts known: a WARN line is only counted (quiet.py)."""
+        p = self.p
+        return (len(p.warnings) >= self.lim.list_cap and p.first_text is not None
+                and p.nccl_line_version is not None and p.info_nranks is not None)
 
     def _past_the_cut(self, base: int, keep: list[int], picked, fails: set[int]) -> None:
         """A chunk's lines past the cut: what `_each` does, with the lines of no effect, the rank lines

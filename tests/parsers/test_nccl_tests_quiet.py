@@ -1,0 +1,181 @@
+"""The lines nccl-tests' reader can never act on, settled in bulk by the chunk path (quiet.py): tqdm
+bars counted by one pass over a chunk's lines, never fed; NCCL WARN lines past the WARN list's cap
+counted without being decoded; the failure words found by a few grouped passes. Each gives exactly
+what the line path (`parse(text)`, every line through `Parser.feed`) gives: on the fixtures with a
+training job's output between their lines, on generated text, with the compiled line scan and without
+it; and the bars are never fed (counted by the calls to `feed`, not by time)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hst
+
+from topodiag.parsers import _foreign, nccl_tests
+from topodiag.parsers.nccl_tests import assemble, quiet
+from topodiag.parsers.nccl_tests_failures import FAIL_WORDS
+from topodiag.scan import chunks as _chunks
+from topodiag.scan import lines as _linescan
+from tests.parsers.test_nccl_tests_chunks import FILES, WORDS, _by_chunks, _outcome, _text
+
+# invented for a test: tqdm's default bar (12 redraws joined by carriage returns, as a terminal log
+# holds them), a training loop's line, a launcher's timestamp before the NCCL prefix
+BAR = "Epoch 3:  45%|####5     | 450/1000 [00:12<00:15, 36.10it/s, loss=0.234]"
+BARS = "\r".join(BAR.replace("450/", f"{450 + k}/") for k in range(12))
+STEP = "step 12 | train loss 0.50000 | lr 3.0e-04 | grad norm 0.02 | tokens/s 40002"
+STAMP = "[2025-01-07 10:00:03] "
+OUTPUT = next(p for p in FILES if p.parent.name == "nccl_tests" and p.suffix == ".txt")  # an all_reduce_perf run
+
+
+@pytest.fixture(params=["compiled", "pure"])
+def scan(request, monkeypatch):
+    """Each test twice: with the compiled line scan (where the build has it) and with the C-level maps
+    that stand in for it."""
+    if request.param == "compiled" and _linescan.compiled is None:
+        pytest.skip("no compiled line scan in this build")
+    if request.param == "pure":
+        monkeypatch.setattr(_linescan, "compiled", None)
+    return request.param
+
+
+def _with_a_job(text: str, every: int = 3) -> str:
+    """The text with a training job's output between its lines, a timestamp before a third of them."""
+    out = []
+    for i, line in enumerate(text.splitlines(True)):
+        out.append(STAMP + line if i % 3 == 2 and ":" in line[:40] else line)
+        if i % every == 0:
+            out.append(BARS + "\n" + STEP.replace("12", str(i)) + "\n")
+    return "".join(out)
+
+
+def test_the_fixtures_with_a_job_between_their_lines(scan) -> None:
+    text = _with_a_job("".join(_text(p) for p in FILES))
+    want = _outcome(nccl_tests.parse, text)
+    assert isinstance(want, dict) and any("other programs skipped" in n for n in want["notes"])
+    for size in (_chunks.CHUNK, 65536, 333):
+        assert _outcome(_by_chunks, text.encode("utf-8"), size) == want, size
+
+
+@pytest.mark.parametrize("path", FILES[::4], ids=lambda p: p.name)
+def test_each_fixture_with_a_job_past_the_cut(scan, monkeypatch, path) -> None:
+    """The caps at one row, one rank line and two WARN lines: runs are cut at once and WARN lines are
+    only counted, which the chunk path settles in bytes."""
+    for name in ("RUN_ROWS_CAP", "DEVICE_CAP"):
+        monkeypatch.setattr(nccl_tests, name, 1)
+    monkeypatch.setattr(nccl_tests, "LIST_CAP", 2)
+    text = BARS + "\n" + _with_a_job(_text(path), every=2)  # a bar first: it is the first text
+    want = _outcome(nccl_tests.parse, text)
+    for size in (_chunks.CHUNK, 4096, 97):
+        assert _outcome(_by_chunks, text.encode("utf-8"), size) == want, size
+
+
+# Lines that `feed` acts on although they look like a job's chatter: catalogued failure lines with no
+# failure mark (the formats of nccl-tests' src, as the catalogue holds them, filled in), the tail of a row
+# whose start was cut (its first cell "nan", "inf", "N/A", "-nan"), a command line naming the test.
+ACTED_ON = [
+    "Invalid number of GPUs: 8 requested but only 4 were found.",
+    "Unable to open alltoallv traffic matrix file m.txt.",
+    "Please check the number of processes and GPUs per process.",
+    "Device implementation 3 is not supported by this test",
+    "blocking mode (-z 3) is incompatible with CUDA graph mode (-G). Disabling.",
+    "Option -m not supported before NCCL 2.2. Ignoring",
+    " rank=3 elt[7]: want=0x1 got=0x2",
+    "host1:1:1 [0] misc/socket.cc:1 NCCL WARN socket error", "z" * (_foreign.LONG_LINE + 1),
+    "Epoch 1:  1%|#  | 1/9 [00:01<00:09] " + "z" * _foreign.LONG_LINE, "Epoch 1:  1%|#  | xFAILEDx",
+    "nan 1.0 2.0 3.0", "inf 1.0 2.0 3.0", "N/A 1.0 2.0 3.0", "Inf 0 0 0", "-nan 1 2 3", "+1 2 3 4", ".5 1 2 3",
+]
+OTHERS = ["incompatible x", "mpirun -np 8 ./build/sendrecv_perf -b 8 -e 1G", "srun all_gather_perf -g 1"]
+
+
+@pytest.mark.parametrize("line", ACTED_ON + OTHERS)
+def test_a_line_feed_acts_on_is_fed(scan, line: str) -> None:
+    plain = _text(OUTPUT)
+    text = plain + BARS + "\n" + STEP + "\n" + line + "\n" + BARS + "\n"
+    want = _outcome(nccl_tests.parse, text)
+    assert _outcome(_by_chunks, text.encode("utf-8"), _chunks.CHUNK) == want
+    if line in ACTED_ON:  # and it did something: a failure, a note
+        assert want != _outcome(nccl_tests.parse, plain + BARS + "\n" + STEP + "\n" + BARS + "\n"), line
+
+
+QUIET_WORDS = hst.sampled_from(ACTED_ON + OTHERS + [
+    BAR, BARS, STEP, STAMP, "%|", "| 3/10 [00:01<00:02]", "\r", BAR + " NCCL INFO ", BAR + " NCCL TRACE \x01",
+    BAR + " Test NCCL failure common.cu:1 'x'", BAR + " FAILED", "x" * (_foreign.LONG_LINE + 1) + "%|",
+    "node1:1:1 [0] NCCL WARN Cuda failure 'out of memory'", STAMP + "node1:1:1 [0] NCCL WARN NET/IB : Got async",
+    "NCCL WARN", " NCCL WARN ", "NCCL WARNING", "node1:1:1 [0] NCCL WARN x NCCL INFO y", "\xe9%|", "0: ",
+    "[1,0]<stdout>:", "core dumped", "terminate called", "Segmentation fault", "exited on signal", "Aborted",
+    "MPI_ABORT", "Test timeout", "mped", "xited", "AILED", "Unable to open", "invalid", "Invalid value", "z", "|",
+    "| 2025-05-16T16:39:55.216-07:00 | ip-10-0-0-1:", "> quoted", "```", "Error at line", "want=0x1", "#wrong=3",
+    "requires", "x_perf", "info", "Inf", "I", "N/A", "nan", "KERNEL_LAUNCH_ERROR", "=== run ===", "\x7f", "\x1c",
+])
+TEXT = hst.lists(hst.lists(hst.one_of(WORDS, QUIET_WORDS), max_size=6).map(" ".join), max_size=30).map("\n".join)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(text=TEXT, size=hst.integers(min_value=1, max_value=400), caps=hst.sampled_from([None, 1]),
+       warn_cap=hst.sampled_from([1000, 1, 0]))
+def test_generated_text_reads_as_its_lines(scan, monkeypatch, text: str, size: int, caps, warn_cap: int) -> None:
+    if caps is not None:
+        monkeypatch.setattr(nccl_tests, "RUN_ROWS_CAP", caps)
+        monkeypatch.setattr(nccl_tests, "DEVICE_CAP", caps)
+        monkeypatch.setattr(nccl_tests, "_BULK_MIN", 3)
+    monkeypatch.setattr(nccl_tests, "LIST_CAP", warn_cap)
+    data = text.encode("utf-8")
+    assert _outcome(_by_chunks, data, size) == _outcome(nccl_tests.parse, data.decode("utf-8", "replace"))
+
+
+BLOB_WORDS = hst.sampled_from([w.decode() for w in FAIL_WORDS] + ["fault", "mped", "ABORT", "AILED", "called",
+                                                                     "xited on signal", "Test", "a", " ", "\n",
+                                                                     "Abo-rted", "core 5dumped", "FAI|LED"])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=hst.lists(BLOB_WORDS, max_size=12))
+def test_the_failure_words_found_are_those_the_lines_hold(scan, parts) -> None:
+    blob = "".join(parts).encode()
+    assert sorted(quiet.fail_words(blob)) == sorted(w for w in FAIL_WORDS if w in blob)
+
+
+def _feeds(monkeypatch, text: str, **caps) -> tuple[int, object, object]:
+    """(calls to Parser.feed, the report) of the chunk path over `text`, and the line path's report."""
+    for name, value in caps.items():
+        monkeypatch.setattr(nccl_tests, name, value)
+    want = _outcome(nccl_tests.parse, text)
+    calls = []
+    real = assemble.Parser.feed
+
+    def counted(self, *args, **kwargs):
+        calls.append(args[0])
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(assemble.Parser, "feed", counted)
+    got = _outcome(nccl_tests.parse_binary, io.BytesIO(text.encode("utf-8")))
+    return len(calls), got, want
+
+
+def test_the_bars_and_a_training_loop_are_never_fed(scan, monkeypatch) -> None:
+    plain = _text(OUTPUT)
+    text = "".join(line + BARS + "\n" + STEP + "\n" for line in plain.splitlines(True))
+    n_bars = 12 * len(plain.splitlines())
+    fed, got, want = _feeds(monkeypatch, text)
+    assert got == want and f"{n_bars} lines of other programs skipped unread" in " ".join(got["notes"])
+    assert fed <= len(plain.splitlines()) + 1  # the lines of the output, and at most the first bar
+
+
+def test_warn_lines_past_the_cap_are_counted_not_fed(scan, monkeypatch) -> None:
+    """Past LIST_CAP WARN lines, with the NCCL version and nranks known, a WARN line is only counted in
+    `lists_dropped` (the note of lines not listed)."""
+    head = "node1:1:1 [0] NCCL INFO NCCL version 2.19.3+cuda12.3\nnode1:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 8\n"
+    warns = "".join(f"node1:1:{k} [0] misc/socket.cc:1 NCCL WARN socket error {k}\n" for k in range(500))
+    # WARN lines `feed` reads otherwise: an INFO/TRACE tag it keeps (nothing printable after it: the line
+    # is picked; read as an INFO line), a bar (with a failure word in it, so not counted as a bar in bulk,
+    # though no failure mark either: another program's line), a giant line
+    warns += ("node1:1:1 [0] NCCL WARN x NCCL INFO \x01\nnode1:1:1 [0] NCCL WARN x NCCL TRACE \x01\n"
+              "node1:1:1 [0] NCCL WARN  1%|#  | xFAILEDx\n"
+              "node1:1:1 [0] NCCL WARN " + "x" * _foreign.LONG_LINE + "\n") * 3
+    text = head + _text(OUTPUT) + warns
+    fed, got, want = _feeds(monkeypatch, text, LIST_CAP=5)
+    assert got == want and len(got["warnings"]) == 5
+    assert fed < 500

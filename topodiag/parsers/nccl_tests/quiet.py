@@ -1,0 +1,197 @@
+"""Lines of other programs found in bulk (issue 29): a training job's progress bars are counted by a
+C-level pass over a chunk's picked lines, never decoded or fed one by one, with the count
+`Parser.feed` gives them; its other lines of no effect ("step 12 | train loss ...") are left out by a
+pass over the lines' first bytes and a few substring searches (`split_no_effect`, below).
+
+What `feed` does with a picked line that holds "%|" (a tqdm bar redraw: each carriage return ends a
+line), once the parser has its first text (`first_text`): when the line holds no " NCCL INFO " or
+" NCCL TRACE " (`feed`'s first test) and no failure mark in its first LONG_LINE characters
+(parsers/_foreign.py `skip`), it counts it in `foreign` and reads nothing else of it. Here a line is
+counted that way when, in bytes, it holds "%|", neither tag and none of the failure words (`fails`,
+found in bytes by stream.py; its length does not matter: a line longer than LONG_LINE is counted too):
+"%|", the tags and those words are ASCII, so the decoded line holds them where the bytes do (an ASCII
+byte is never part of an invalid sequence that decoding replaces; stripping trailing blanks can only
+take a tag away), and neither the strip of blanks nor of a launcher prefix can take a "%" or a "|" off
+it. Every other line goes to `feed` as before.
+
+An NCCL WARN line once the WARN list is full and the facts the parser reads from NCCL lines are known
+is settled in `ChunkReader._each` by `dropped_warn` (a few substring tests on its bytes): all `feed`
+would do is count it in `lists_dropped`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import operator
+
+from ...scan import lines as _linescan
+from .. import nccl_tests_failures as _failures
+from .._foreign import LONG_LINE
+
+BAR = b"%|"
+_INFO, _TRACE = _linescan.INFO_TAG, _linescan.TRACE_TAG
+_TAGS = (_INFO, _TRACE)
+
+# The failure words (nccl_tests_failures.FAIL_WORDS), looked for in a chunk's picked lines joined: each
+# word stands for a part of it that starts with a byte logs hold few of, and the parts that start with
+# the same byte are looked for at once (the compiled `distinct_after`: a memmem pass that only counts,
+# ~0.3-0.5 ms a group over 4 MB where `word in blob` takes 1-2 ms a word). Only the words of a group
+# found are then looked for one by one. (A part found where its word is not only costs that look; a
+# word is never missed: its part is in it.)
+_PART = {b"FAILED": b"AILED", b"Aborted": b"Aborted", b"MPI_ABORT": b"ABORT",
+         b"Segmentation fault": b"mentation fault", b"terminate called": b"minate called", b"core dumped": b"mped",
+         b"Test timeout": b"Test timeout", b"exited on signal": b"xited on signal", b" failure": b" failure"}
+assert set(_PART) == set(_failures.FAIL_WORDS) and all(part in word for word, part in _PART.items())
+_GROUPS = tuple((tuple(_PART[w] for w in words), words) for words in (
+    tuple(w for w in _PART if _PART[w][:1] == first) for first in dict.fromkeys(part[:1] for part in _PART.values())))
+
+
+# Without the compiled module: the bytes no failure word holds deleted first (one C-level translate; a
+# progress bar is mostly digits and punctuation, so what is left is a tenth of it), the words looked for
+# in what is left, and only a word found there in the lines themselves. (Deleting bytes never splits a
+# word, whose bytes are all kept; it may join two pieces into one, which the second look turns down.)
+_NOT_IN_WORDS = bytes(set(range(256)) - set(b"".join(_failures.FAIL_WORDS)))
+
+
+def fail_words(blob: bytes) -> list[bytes]:
+    """The failure words `blob` holds (in FAIL_WORDS' order within each group)."""
+    c = _linescan.compiled
+    if c is None:
+        small = blob.translate(None, _NOT_IN_WORDS)
+        return [w for w in _failures.FAIL_WORDS if w in small and w in blob]
+    out: list[bytes] = []
+    for parts, words in _GROUPS:
+        if c.distinct_after(blob, parts, 0, 0)[1]:
+            out += words if parts == words else [w for w in words if c.distinct_after(blob, (w,), 0, 0)[1]]
+    return out
+
+
+def _bar_free(picked: list[bytes], blob: bytes) -> tuple[list[int], list[bytes]]:
+    """(positions, lines) of the picked lines that hold no "%|" (and the few that end in it: they go to
+    `feed`, which reads them exactly): the compiled line scan over the joined lines, or C-level maps."""
+    if _linescan.compiled is not None:
+        _, at, loud = _linescan.compiled.lines_without(blob, (BAR,))
+        return at, loud
+    mask = list(map(operator.not_, map(operator.contains, picked, itertools.repeat(BAR))))
+    return list(itertools.compress(range(len(picked)), mask)), list(itertools.compress(picked, mask))
+
+
+def _is_bar(at: list[int], k: int) -> bool:
+    """Whether position `k` of the picked lines is not among the bar-free positions `at` (sorted)."""
+    j = bisect.bisect_left(at, k)
+    return j == len(at) or at[j] != k
+
+
+def _odd(keep: list[int], fails: set[int], blob: bytes, at: list[int]) -> bool:
+    """Whether some bar line must still be fed: one that may hold a failure mark or holds an INFO/TRACE
+    tag (a picked line holds one only where nothing printable follows it: few). Found without a loop over
+    the bars: the failure lines and the tags are few. (A bar longer than LONG_LINE is counted all the
+    same: `skip` counts a line that holds "%|" or is that long.)"""
+    if any(_is_bar(at, bisect.bisect_left(keep, i)) for i in fails):
+        return True
+    c = _linescan.compiled
+    if c is not None and not c.distinct_after(blob, _TAGS, 0, 0)[1]:
+        return False
+    for tag in _TAGS:
+        pos = blob.find(tag)
+        while pos >= 0:
+            start = blob.rfind(b"\n", 0, pos) + 1
+            end = blob.find(b"\n", pos)
+            if blob.find(BAR, start, len(blob) if end < 0 else end) >= 0:
+                return True
+            pos = blob.find(tag, pos + 1)
+    return False
+
+
+def split_bars(keep: list[int], picked: list[bytes], fails: set[int], blob: bytes) -> tuple[list[int], list[bytes], int]:
+    """(keep, picked) without the bar lines `feed` would only count (see above), and how many those are.
+    `blob`: the picked lines joined by newlines; `fails`: the indices (in the chunk) of the lines that may
+    hold a failure mark."""
+    if BAR not in blob:
+        return keep, picked, 0
+    at, loud = _bar_free(picked, blob)
+    if len(at) == len(picked):
+        return keep, picked, 0
+    if _odd(keep, fails, blob, at):
+        at = [k for k, line in enumerate(picked)
+              if not (BAR in line and _INFO not in line and _TRACE not in line and keep[k] not in fails)]
+        loud = [picked[k] for k in at]
+    return [keep[k] for k in at], loud, len(picked) - len(at)
+
+
+_WARN = b" NCCL WARN "
+
+
+def dropped_warn(line: bytes) -> bool:
+    """Whether `feed` would only count this line in `lists_dropped` once the WARN list is full and the
+    parser knows the NCCL version, nranks and its first text (the caller's to check): an NCCL WARN line
+    (" NCCL WARN " in it and neither "NCCL INFO" nor "NCCL TRACE": the first match of its pattern is the
+    WARN), no "%|", at most LONG_LINE bytes (else `feed` may count it as another program's line)."""
+    return (_WARN in line and b"NCCL INFO" not in line and b"NCCL TRACE" not in line and BAR not in line
+            and len(line) <= LONG_LINE)
+
+
+# Lines of no effect (a training loop's "step 12 | train loss 0.5 | lr 3e-4" lines, a launcher's or a
+# framework's chatter): once the parser has its first text, `feed` does nothing with a line that holds no
+# "NCCL", no "_perf", no word of a catalogued failure line (nccl_tests_failures.HINT_RE: its literals,
+# "[Ii]nvalid" as "nvalid"), no "%|", no failure word, is no longer than LONG_LINE, and whose first byte
+# can start neither a row's size or a cell (a digit, "+", "-", ".", and "nan", "inf", "N/A": n, N, i, I),
+# a comment ("#"), a launcher prefix ("0: ", "[0]") nor a blank to strip (see `_no_effect` in stream.py,
+# which settles the same lines one by one past the cut). The first bytes are tested at once (one byte
+# string of them, translated), the words in the joined candidates.
+_HINTS = tuple(part.replace("[Ii]", "").encode() for part in _failures.HINT_RE.pattern.split("|"))
+assert all(h and h.replace(b" ", b"").replace(b"#", b"").replace(b"=", b"").replace(b"_", b"").isalnum()
+           for h in _HINTS), _HINTS  # literals: the pattern holds no other class or operator
+_MARKS = _HINTS + (b"NCCL", b"_perf", BAR)
+_FIRST = bytes(c for c in range(0x21, 0x7F) if chr(c) not in "0123456789+-.#[nNiI")
+_CAN_BE_QUIET = bytes(1 if c in _FIRST else 0 for c in range(256))
+_FLIP = bytes([1, 0]) + bytes(254)
+
+
+def _ends(lines) -> list[int]:
+    """Where each line of `b"\\n".join(lines)` ends (the offset of its newline)."""
+    return list(map(operator.add, itertools.accumulate(map(len, lines)), range(len(lines))))
+
+
+def _loud(keep: list[int], fails: set[int], at: list[int], cands: list[bytes]) -> set[int]:
+    """Which candidates (positions in `cands`) `feed` must still read: a mark in them, too long, or one
+    that may hold a failure mark."""
+    blob = b"\n".join(cands)
+    loud: set[int] = set()
+    ends = None
+    for mark in _MARKS:
+        pos = blob.find(mark)
+        if pos >= 0 and ends is None:
+            ends = _ends(cands)
+        while pos >= 0:
+            j = bisect.bisect_right(ends, pos)
+            loud.add(j)
+            pos = blob.find(mark, ends[j] + 1) if j < len(ends) - 1 else -1
+    if max(map(len, cands)) > LONG_LINE:
+        loud.update(j for j, line in enumerate(cands) if len(line) > LONG_LINE)
+    for i in fails:
+        j = bisect.bisect_left(at, bisect.bisect_left(keep, i))
+        if j < len(at) and keep[at[j]] == i:
+            loud.add(j)
+    return loud
+
+
+def split_no_effect(keep: list[int], picked: list[bytes], fails: set[int]) -> tuple[list[int], list[bytes], int]:
+    """(keep, picked) without the lines of no effect (see above), and how many those are."""
+    if not picked:
+        return keep, picked, 0
+    heads = bytes(map(operator.itemgetter(0), picked)).translate(_CAN_BE_QUIET)
+    if 1 not in heads:
+        return keep, picked, 0
+    at = list(itertools.compress(range(len(picked)), heads))
+    cands = [picked[k] for k in at]
+    loud = _loud(keep, fails, at, cands)
+    if len(loud) == len(at):
+        return keep, picked, 0
+    mask = bytearray(len(picked))
+    for j, k in enumerate(at):
+        if j not in loud:
+            mask[k] = 1
+    kept = bytes(mask).translate(_FLIP)
+    return list(itertools.compress(keep, kept)), list(itertools.compress(picked, kept)), len(at) - len(loud)
