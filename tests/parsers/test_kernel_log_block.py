@@ -177,3 +177,46 @@ def test_an_xid_line_cut_after_its_number_still_reads(cut):
     assert r.fallen_off_bus and r.fallen_off_bus[0].line_no == 1
     assert [s.sxid for s in r.sxids] == [12028]
     assert _result(_lines_of, text.encode()) == _result(kernel_log.parse, text)
+
+
+def _state_lines(t: int) -> list:
+    """Lines whose effect depends on their place or on what is recorded already (invented for a test,
+    from the shapes of the fixtures' lines): driver loads of two versions (one as a /dev/kmsg record
+    now and then), GPU UUIDs (more than MAX_EVENTS of them in all), GPU resets, Xid 79 and the
+    "fallen off the bus" reports, a notice and its "fallen" line."""
+    g = t % 7
+    rows = [f"[{t}.100000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  {535 + t % 2}.104.05",
+            f"[{t}.200000] NVRM: GPU at PCI:0000:{g:02x}:00: GPU-{g:08x}-2051-db6c-0430-ffc0a1b2c3d4",
+            f"[{t}.300000] nvsentinel-gpu-reset: GPU reset executed: GPU-{g:08x}-2051-db6c-0430-ffc0a1b2c3d4, "
+            f"success: {'true' if t % 3 else 'false'}",
+            f"[{t}.400000] NVRM: Xid (PCI:0000:{g:02x}:00): 79, pid=1, GPU has fallen off the bus.",
+            f"[{t}.500000] NVRM: GPU at PCI:0000:{g + 16:02x}:00.0: GPU has fallen off the bus.",
+            f"[{t}.600000] NVRM: The NVIDIA GPU 0000:{g + 32:02x}:00.0",
+            f"[{t}.600001] NVRM: (PCI ID: 10de:2330) installed in this system has",
+            f"[{t}.600002] NVRM: fallen off the bus and is not responding to commands.",
+            f"[{t}.700000] NVRM: loading NVIDIA UNIX Open Kernel Module"]
+    if t % 11 == 0:
+        rows.append(f"6,{t},{t * 1000000 + 5},-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.14")
+    if 300 < t < 560:  # UUIDs past the map's cap
+        rows.append(f"[{t}.800000] NVRM: GPU at PCI:0000:{t % 256:02x}:00: GPU-{t:08x}-0000-0000-0000-000000000000")
+    return rows
+
+
+@pytest.mark.parametrize("first,most", [(1, 1), (3, 7), (64, 256), (1024, 65536)])
+def test_loads_uuids_resets_and_fallen_gpus_read_by_key_as_line_by_line(monkeypatch, first, most):
+    """Driver loads, UUIDs, resets and fallen GPUs are read by key (their effect at once per block)
+    where it does not depend on their place: the same result as the line-by-line pass, with the lines
+    of a load or a UUID several to a block."""
+    text = "\n".join(row for t in range(1, 700) for row in _state_lines(t)) + "\n"
+    want = _line_by_line(text, monkeypatch)
+    # 699 loads with a version and 63 kmsg ones (t = 11, 22 ... 693); the last: t = 699, version 536
+    assert isinstance(want, dict) and want["driver_loads"] == 699 + 63
+    assert (want["driver_version"], want["driver_loaded_time_s"]) == ("536.104.05", 699.1)
+    # 7 + 259 UUIDs, 466 successful resets, 699 Xid 79: each list at its cap; 3 x 7 buses off the bus
+    assert len(want["gpu_uuids"]) == kernel_log.MAX_EVENTS and len(want["gpu_resets"]) == kernel_log.MAX_EVENTS
+    assert (want["xids_total"], want["xid_counts"], len(want["fallen_off_bus"])) == (699, {"79": 699}, 21)
+    monkeypatch.setattr(block, "FIRST_BLOCK_LINES", first)
+    monkeypatch.setattr(block, "BLOCK_LINES", most)
+    block._memo.clear()
+    assert _result(kernel_log.parse, text) == want
+    assert _result(_lines_of, text.encode()) == want

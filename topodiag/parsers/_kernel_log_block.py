@@ -56,6 +56,7 @@ _KEY_RE = re.compile(r"(?m)^(?:([A-Z])[a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]
 ORDERED = ("ordered",)  # read in line order by the line-by-line code
 NOTHING = ("nothing",)
 BLANK = ("blank",)
+KNOWN = ("known",)  # a line kernel_log._known takes that records nothing (counted, not read by the catalogues)
 _memo: dict = {}
 
 
@@ -164,18 +165,71 @@ def _by_keys(st, block: list, distinct: list, tags, line) -> None:
     line's tag (its key, or the key's id)."""
     full = _full(st)
     ordered, windowed, aer = set(), {}, set()  # windowed: {tag: key}
+    loads, uuids = [], []
     for key, tag, c, at in distinct:
         kflag, desc = _key_desc(st, key, block[at])
         if desc[0] == "plain" and desc[1] and _memo.get(("w", key)) is not NOTHING:
             windowed[tag] = key
-        if not _count(st, desc, c, full):
+        if desc[0] in ("load", "uuid"):
+            (loads if desc[0] == "load" else uuids).append((tag, key, at, desc, kflag, c))
+        elif not _count(st, desc, c, full):
             ordered.add(tag)
         else:
             st.kernel += kflag * c
             if desc[0] == "aer":
                 aer.add(tag)
+    if loads:
+        _loads(st, block, tags, loads, ordered)
+    if uuids:
+        _uuids(st, uuids, ordered)
     if ordered or aer or st.ev.aer_until > st.block_base:
         _in_order(st, block, tags, ordered, windowed, aer, line)
+
+
+def _loads(st, block: list, tags, loads: list, ordered: set) -> None:
+    """The block's driver loads (`loads`: (tag, key, index of its last line, ("load", version), kflag,
+    count) of each key) read by key: kernel_log._nvrm's effect of them all at once (the count, the last
+    one's version, line and time, the line of the one before it, the stamps before the last). Those of
+    /dev/kmsg records are read in order (their time is the record's), and then every load of the block."""
+    if any(x[1][3] for x in loads):
+        ordered.update(x[0] for x in loads)
+        return
+    at, version = max((x[2], x[3][1]) for x in loads)
+    total = sum(x[5] for x in loads)
+    st.kernel += sum(x[4] * x[5] for x in loads)
+    st.loads += total
+    if total > 1:  # the load before the last is in this block: the nearest line of a load's key
+        ids, j = {x[0] for x in loads}, at - 1
+        while tags[j] not in ids:
+            j -= 1
+        st.previous_load = st.block_base + j + 1
+    else:
+        st.previous_load = st.loaded[0] if st.loaded else None
+    n = st.block_base + at + 1
+    st.driver = version
+    st.loaded = (n, K.time_s(block[at]))
+    st.before_load = lines_before(st, n)
+
+
+def _uuids(st, uuids: list, ordered: set) -> None:
+    """The block's "NVRM: GPU at PCI:<bus>: GPU-<uuid>" lines (`uuids`: as `_loads` has them) of a
+    UUID already recorded, read by key: the map keeps each UUID where it was first put and the bus and
+    line of its last line while it holds fewer than MAX_EVENTS (kernel_log._nvrm), so the last line of
+    each UUID in the block is what counts, where no new UUID of the block can fill the map. A new
+    UUID's lines are read in order."""
+    room = len(st.uuids) + len(uuids) < K.MAX_EVENTS  # the block's new UUIDs cannot fill the map
+    full = len(st.uuids) >= K.MAX_EVENTS
+    last: dict = {}
+    for tag, _key, at, desc, kflag, c in uuids:
+        uuid = desc[1]
+        if uuid not in st.uuids or not (room or full):
+            ordered.add(tag)
+            continue
+        st.kernel += kflag * c
+        if room and (uuid not in last or at > last[uuid][0]):
+            last[uuid] = (at, desc[2])
+    for uuid, (at, bus) in last.items():
+        st.uuids[uuid] = (bus, st.block_base + at + 1)
 
 
 def _full(st) -> dict:
@@ -190,12 +244,12 @@ def _full(st) -> dict:
 def _count(st, desc: tuple, c: int, full: dict) -> bool:
     """Apply `c` lines of a description whose effect is only counters; False when it is not."""
     kind = desc[0]
-    if kind in ("nothing", "blank", "plain"):
+    if kind in ("nothing", "blank", "plain", "known"):
         return True
     if kind == "ordered":
         return False
     if kind == "xid":
-        if not full["xid"] or desc[1] == 79:
+        if not full["xid"] or (desc[1] == 79 and not _seen_off(st, desc[2])):
             return False
         st.xids_total += c
         st.counts[desc[1]] = st.counts.get(desc[1], 0) + c
@@ -211,7 +265,17 @@ def _count(st, desc: tuple, c: int, full: dict) -> bool:
     return _count_other(st, kind, desc, c, full)
 
 
+def _seen_off(st, bus: str) -> bool:
+    """Whether a GPU off the bus at `bus` is recorded already (or the list is full): another report
+    of it then does nothing (kernel_log._fallen)."""
+    return bus in st.fallen_seen or len(st.fallen) >= K.MAX_EVENTS
+
+
 def _count_other(st, kind: str, desc: tuple, c: int, full: dict) -> bool:
+    if kind == "fallen":
+        return _seen_off(st, desc[1])
+    if kind == "reset":  # recorded while the list fills, when the reset succeeded
+        return not desc[1] or len(st.resets) >= K.MAX_EVENTS
     if kind == "enabled":
         st.iommu["enabled"] = True
         return True
@@ -350,7 +414,8 @@ def _known(line: str):
             m = K._LIMIT_RE.search(line)
             return ("limit", m[2].lower()) if m else None
         if "GPU reset executed:" in line:
-            return ORDERED if K._RESET_RE.search(line) else None
+            m = K._RESET_RE.search(line)
+            return ("reset", m[2] == "true") if m else None
         return None
     if "DMAR" in line or "AMD-Vi" in line or "iommu" in line or "command line" in line:
         return _iommu(line)
@@ -370,17 +435,35 @@ def _iommu(line: str):
 
 
 def _nvrm(line: str):
+    """kernel_log._nvrm's decision: an Xid ("xid", number, bus); a GPU off the bus named in the line
+    ("fallen", bus: nothing to do once that bus is recorded); a notice waiting for its "fallen off the
+    bus" line, or that line (ORDERED: their pairing depends on their places); a driver load ("load",
+    version: read by key, _loads); a GPU's UUID ("uuid", uuid, bus); "known" for a line read and
+    recorded nowhere."""
     m = K._XID_RE.search(line)
     if m:
-        xid = int(m[2])
-        return ORDERED if xid == 79 else ("xid", xid)
-    if search_after(line, K._FALLEN_AT_RE, K._FALLEN_WORDS_RE) or K._GPU_NOTICE_RE.search(line):
+        return ("xid", int(m[2]), _bus(m[1]))
+    fallen = "fallen off the bus" in line
+    m = search_after(line, K._FALLEN_AT_RE, K._FALLEN_WORDS_RE) if fallen else None
+    if m:
+        return ("fallen", _bus(m[0][1]))
+    m = K._GPU_NOTICE_RE.search(line) if "The NVIDIA GPU" in line else None
+    if m:
+        return ("fallen", _bus(m[1])) if fallen else ORDERED
+    if fallen:
         return ORDERED
-    if "fallen off the bus" in line or "loading NVIDIA" in line:
-        return ORDERED
-    if "GPU at PCI:" in line and K._UUID_AT_RE.search(line):
-        return ORDERED
+    if "loading NVIDIA" in line:
+        m = search_after(line, K._DRIVER_HEAD_RE, K._DRIVER_RE)
+        return ("load", m[1][1]) if m else KNOWN
+    if "GPU at PCI:" in line:
+        m = K._UUID_AT_RE.search(line)
+        return ("uuid", m[2], m[1].lower()) if m else None
     return None
+
+
+def _bus(pci: str) -> str:
+    """kernel_log._bus: '0000:18:00.0' and '0000:18:00' name one GPU."""
+    return pci.lower().split(".")[0]
 
 
 def _event(raw: str) -> tuple:

@@ -56,6 +56,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable, Optional
 
 from ._kernel_log_events import Events, KernelEvent, Unrecognised, gate
+from ._kernel_log_re import time_s as _time_s
 from ._kernel_log_re import (  # noqa: F401 (the matchers are this module's names too)
     MAX_EVENTS, MAX_LINK_EVENTS, MAX_TEXT, PROBE_S, PROBE_LINES, LOOKBACK_LINES, STAMP_CHARS, _STAMP_RE,
     _XID_RE, _CAUSE_RE, _SXID_RE, _FALLEN_AT_RE, _FALLEN_WORDS_RE, _GPU_NOTICE_RE, _DRIVER_HEAD_RE,
@@ -602,23 +603,6 @@ def _nvrm(st: _Log, n: int, raw: str, line: str) -> bool:
             st.uuids[m[2]] = (m[1].lower(), n)
         return m is not None
     return False
-
-
-def _time_s(raw: str) -> Optional[float]:
-    """A kernel line's time in seconds, from its dmesg or syslog/journal stamp; None without one."""
-    m = _DMESG_T_RE.match(raw)
-    if m:
-        return float(m[1])
-    m = _SYSLOG_T_RE.match(raw.strip())
-    if m and m[1] in _MONTHS:
-        return (((_MONTHS[m[1]] * 31 + int(m[2])) * 24 + int(m[3])) * 60 + int(m[4])) * 60 + float(m[5])
-    m = _CTIME_T_RE.match(raw.strip())
-    if m and m[1] in _MONTHS:
-        return (((_MONTHS[m[1]] * 31 + int(m[2])) * 24 + int(m[3])) * 60 + int(m[4])) * 60 + float(m[5])
-    m = _ISO_T_RE.match(raw.strip())
-    if m:
-        return ((((int(m[2]) - 1) * 31 + int(m[3])) * 24 + int(m[4])) * 60 + int(m[5])) * 60 + float(m[6])
-    return None
 
 
 def _iommu_line(iommu: dict, line: str, n: int) -> bool:
