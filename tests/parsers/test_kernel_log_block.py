@@ -215,8 +215,13 @@ def test_loads_uuids_resets_and_fallen_gpus_read_by_key_as_line_by_line(monkeypa
     # 7 + 259 UUIDs, 466 successful resets, 699 Xid 79: each list at its cap; 3 x 7 buses off the bus
     assert len(want["gpu_uuids"]) == kernel_log.MAX_EVENTS and len(want["gpu_resets"]) == kernel_log.MAX_EVENTS
     assert (want["xids_total"], want["xid_counts"], len(want["fallen_off_bus"])) == (699, {"79": 699}, 21)
+    # the last load a /dev/kmsg record: its time is the record's
+    tail = text + "6,9000,700000005,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.14\n"
+    want_tail = _line_by_line(tail, monkeypatch)
+    assert (want_tail["driver_version"], want_tail["driver_loaded_time_s"]) == ("550.54.14", 700.000005)
     monkeypatch.setattr(block, "FIRST_BLOCK_LINES", first)
     monkeypatch.setattr(block, "BLOCK_LINES", most)
     block._memo.clear()
     assert _result(kernel_log.parse, text) == want
     assert _result(_lines_of, text.encode()) == want
+    assert _result(kernel_log.parse, tail) == want_tail

@@ -189,12 +189,9 @@ def _by_keys(st, block: list, distinct: list, tags, line) -> None:
 def _loads(st, block: list, tags, loads: list, ordered: set) -> None:
     """The block's driver loads (`loads`: (tag, key, index of its last line, ("load", version), kflag,
     count) of each key) read by key: kernel_log._nvrm's effect of them all at once (the count, the last
-    one's version, line and time, the line of the one before it, the stamps before the last). Those of
-    /dev/kmsg records are read in order (their time is the record's), and then every load of the block."""
-    if any(x[1][3] for x in loads):
-        ordered.update(x[0] for x in loads)
-        return
-    at, version = max((x[2], x[3][1]) for x in loads)
+    one's version, line and time, the line of the one before it, the stamps before the last). A
+    /dev/kmsg record's time is read from its dmesg form, as kernel_log._line writes it."""
+    at, version, key = max((x[2], x[3][1], x[1]) for x in loads)
     total = sum(x[5] for x in loads)
     st.kernel += sum(x[4] * x[5] for x in loads)
     st.loads += total
@@ -207,7 +204,11 @@ def _loads(st, block: list, tags, loads: list, ordered: set) -> None:
         st.previous_load = st.loaded[0] if st.loaded else None
     n = st.block_base + at + 1
     st.driver = version
-    st.loaded = (n, K.time_s(block[at]))
+    raw = block[at]
+    if key[3]:  # a record, read once a record turned kmsg on (_key_desc): its time in microseconds
+        m = K._KMSG_RE.match(raw)
+        raw = f"[{int(m[3]) / 1e6:.6f}] "
+    st.loaded = (n, K.time_s(raw))
     st.before_load = lines_before(st, n)
 
 
