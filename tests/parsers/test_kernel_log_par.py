@@ -33,6 +33,7 @@ def small_blocks(monkeypatch):
         return feed(st, lines, line, dg)
 
     monkeypatch.setattr(block, "feed", counted)
+    monkeypatch.setattr(parallel, "_behind", lambda pending, ahead: False)  # every chunk to the worker
     block._memo.clear()
     return used
 
@@ -86,5 +87,35 @@ def test_a_line_past_the_limit_is_read_by_the_line_path(tmp_path, small_blocks, 
 def test_digest_is_the_blocks_keys():
     lines = ["[    1.000000] usb 1-1: new device", "[    2.500000] usb 1-1: new device", "Jan  1 00:00:00 h kernel: x"]
     n, distinct, ids = block.digest("\n".join(lines))
-    assert n == 3 and list(ids) == [0, 0, 1]
-    assert [(k[4], tag, c, at) for k, tag, c, at in distinct] == [(" usb 1-1: new device", 0, 2, 1), ("x", 1, 1, 2)]
+    assert n == 3 and list(ids) == [0, 0, 2]  # a key's tag: the index of its first line
+    assert [(k[4], tag, c, at) for k, tag, c, at in distinct] == [(" usb 1-1: new device", 0, 2, 1), ("x", 2, 1, 2)]
+
+
+@pytest.mark.parametrize("last", ["[    3.000000] usb 1-1: new device", "[ 3.0000000000] x", "[3.0]x", "", "[ 4.5]"])
+def test_a_dmesg_block_has_the_keys_of_the_key_regex(last):
+    """A block whose lines all start with a dmesg stamp is keyed by its one-group regex: the keys are
+    _KEY_RE's (a line that only looks like one, "[3.0000000000]" of ten decimals, an empty last line:
+    the block keyed by _KEY_RE)."""
+    lines = ["[    1.000000] usb 1-1: new device", "[  2.5]  usb 1-1: new device", "[\t7.25] usb", last]
+    n, distinct, ids = block.digest("\n".join(lines))
+    keys = block._KEY_RE.findall("\n".join(lines))
+    assert n == len(keys) == 4 and [keys.index(k) for k in keys] == list(ids)
+    assert [(k, tag, c, at) for k, tag, c, at in distinct] == [
+        (k, keys.index(k), keys.count(k), len(keys) - 1 - keys[::-1].index(k)) for k in dict.fromkeys(keys)]
+
+
+def test_a_merge_quicker_than_the_worker_digests_its_share(tmp_path, small_blocks, monkeypatch):
+    """While the worker is behind (`parallel._behind`), a chunk is digested in this process: the same
+    result, with the worker's digests for the others."""
+    calls = []
+
+    def behind(pending, ahead):
+        calls.append(1)
+        return len(calls) % 3 == 0
+
+    monkeypatch.setattr(parallel, "_behind", behind)
+    data = (("\n".join(t for _, t in _texts()) + "\n") * 30).encode()
+    want = _result(_lines_of, data)
+    small_blocks.clear()
+    assert _file(tmp_path, data) == want
+    assert len(small_blocks) > 8 and 0 < sum(small_blocks) <= len(small_blocks) - 3

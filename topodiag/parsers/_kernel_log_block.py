@@ -53,6 +53,9 @@ _LINE_END = re.compile(r"\r\n|\r|\n")
 _KEY_RE = re.compile(r"(?m)^(?:([A-Z])[a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] (\S{1,64} kernel: ?))?"
                      r"(?:(\[)[ \t]*[0-9]{1,12}\.[0-9]{1,9}\]|[0-9]{1,3},[0-9]{1,20},[0-9]{1,17},[^;\n]{0,40}(;))?(.*)$")
 
+# The key of a line that starts with a dmesg stamp, as _KEY_RE finds it: (the rest), one group
+_DMESG_KEY_RE = re.compile(r"(?m)^\[[ \t]*[0-9]{1,12}\.[0-9]{1,9}\](.*)$")
+
 ORDERED = ("ordered",)  # read in line order by the line-by-line code
 NOTHING = ("nothing",)
 BLANK = ("blank",)
@@ -132,31 +135,34 @@ def _slow(st, block: list, base: int, line) -> None:
 def _fast(st, block: list, text: str, line) -> bool:
     """The block by distinct keys (see the module's docstring); False when the keys do not line up
     with the lines (the caller then reads it line by line)."""
-    keys = _KEY_RE.findall(text)
-    if len(keys) != len(block):
+    dg = digest(text)
+    if dg is None:
         return False
-    counts = Counter(keys)
-    where = dict(zip(keys, range(len(keys))))  # a line of each key (its last)
-    _by_keys(st, block, [(key, key, c, where[key]) for key, c in counts.items()], keys, line)
+    _by_keys(st, block, dg[1], dg[2], line)
     return True
 
 
 def digest(text: str) -> Optional[tuple]:
     """The state-free half of `_fast` for a block's lines joined by "\n" (run in a worker): (line count,
-    [(key, its id, its count, the index of its last line)] of each distinct key, the key id of each
-    line), or None when the keys do not line up with the lines."""
+    [(key, its tag, its count, the index of its last line)] of each distinct key, the tag of each
+    line: the index of the key's first line), or None when the keys do not line up with the lines.
+    A block whose every line has a dmesg stamp (a node's dmesg) finds them by _DMESG_KEY_RE: one
+    string a line, not a tuple of five (its key is ("", "", "[", "", the rest), as _KEY_RE gives it)."""
     from array import array
 
-    keys = _KEY_RE.findall(text)
     n = text.count("\n") + 1
-    if len(keys) != n:
-        return None
-    ids = dict.fromkeys(keys)  # each distinct key, in the order of its first line; each key hashed twice,
-    for i, key in enumerate(ids):  # the counts and last lines found over the ids
-        ids[key] = i
-    tags = array("I", map(ids.__getitem__, keys))
+    keys = _DMESG_KEY_RE.findall(text) if text[:1] == "[" and text.count("\n[") == n - 1 else None
+    dmesg = keys is not None and len(keys) == n
+    if not dmesg:
+        keys = _KEY_RE.findall(text)
+        if len(keys) != n:
+            return None
+    ids: dict = {}  # each distinct key hashed once: its tag is the index of its first line
+    tags = array("I", map(ids.setdefault, keys, range(n)))
     counts = Counter(tags)
     where = dict(zip(tags, range(n)))
+    if dmesg:
+        return n, [(("", "", "[", "", key), i, counts[i], where[i]) for key, i in ids.items()], tags
     return n, [(key, i, counts[i], where[i]) for key, i in ids.items()], tags
 
 

@@ -44,7 +44,7 @@ def read(handle, new_state, finish, line):
     from ..scan import parallel
 
     st = new_state()
-    chunks = parallel.digested([_Reader], handle)
+    chunks = parallel.digested([_Reader], handle, share=True)
     try:
         for data, dg in chunks:
             for block, digest in _blocks_of(data, dg[0] if dg else None):
