@@ -225,3 +225,30 @@ def test_loads_uuids_resets_and_fallen_gpus_read_by_key_as_line_by_line(monkeypa
     assert _result(kernel_log.parse, text) == want
     assert _result(_lines_of, text.encode()) == want
     assert _result(kernel_log.parse, tail) == want_tail
+
+
+_SYSLOG_012 = [  # invented for a test, in the shape of the fixture kernel-log-syslog-012-nvrm-api-mismatch-01
+    "Jun 30 11:07:{s:02d} gpu-0 kernel: NVRM: API mismatch: the client has the version 535.54.03, but#012NVRM: this "
+    "kernel module has the version 530.30.02.  Please#012NVRM: components have the same version.",
+    "Jun 30 11:07:{s:02d} gpu-0 kernel: NVRM: Xid (PCI:0000:0{g}:00): 13, pid=1, Graphics Exception#012NVRM: Xid "
+    "(PCI:0000:0{g}:00): 31, pid=2, Ch 00000010#012mlx5_core 0000:01:00.1 eth1: Link up",
+    "Jun 30 11:07:{s:02d} gpu-0 kernel: pcieport 0000:00:03.1: AER: Correctable error message received from "
+    "0000:00:00.0#012pcieport 0000:00:03.1:    [12] Timeout",
+    "Jun 30 11:07:{s:02d} gpu-0 kernel: usb 1-1: new device#012usb 1-1: [ 7] odd#012 #012",
+]
+
+
+@pytest.mark.parametrize("first,most", [(1, 1), (3, 7), (64, 256)])
+def test_rsyslog_lines_of_lines_read_by_key_as_line_by_line(monkeypatch, first, most):
+    """A "#012" line of lines is counted by key once each of its lines only counts (Xids and link
+    changes past their caps, catalogue events past theirs), and read in order while one does not (an
+    AER report, a line with a "]" an AER window reads): the same result as the line-by-line pass."""
+    text = "\n".join(row.format(s=t % 60, g=t % 8) for t in range(700) for row in _SYSLOG_012[: 2 + t % 3]) + "\n"
+    want = _line_by_line(text, monkeypatch)
+    assert isinstance(want, dict) and want["xids_total"] == 2 * 700 and want["link_events_total"] == 700
+    monkeypatch.setattr(block, "FIRST_BLOCK_LINES", first)
+    monkeypatch.setattr(block, "BLOCK_LINES", most)
+    block._memo.clear()
+    assert _result(kernel_log.parse, text) == want
+    multi = [v[1] for v in block._memo.values() if isinstance(v, tuple) and len(v) == 2 and v[1][0] == "multi"]
+    assert len(multi) == 1 + 8 and all(len(d[1]) == 3 for d in multi)  # the first two rows (8 buses)

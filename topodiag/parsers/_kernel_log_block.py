@@ -248,28 +248,38 @@ def _full(st) -> dict:
             "cmdline": st.iommu["cmdline"] is not None}
 
 
-def _count(st, desc: tuple, c: int, full: dict) -> bool:
-    """Apply `c` lines of a description whose effect is only counters; False when it is not."""
+def _count(st, desc: tuple, c: int, full: dict, dry: bool = False) -> bool:
+    """Apply `c` lines of a description whose effect is only counters; False when it is not (then
+    nothing is applied). `dry`: only say whether it is."""
     kind = desc[0]
     if kind in ("nothing", "blank", "plain", "known"):
         return True
     if kind == "ordered":
         return False
+    if kind == "multi":  # an rsyslog line of lines: counted when each of its lines is
+        if not all(_count(st, d, 0, full, True) for d in desc[1]):
+            return False
+        if not dry:
+            for d in desc[1]:
+                _count(st, d, c, full)
+        return True
     if kind == "xid":
         if not full["xid"] or (desc[1] == 79 and not _seen_off(st, desc[2])):
             return False
-        st.xids_total += c
-        st.counts[desc[1]] = st.counts.get(desc[1], 0) + c
+        if not dry:
+            st.xids_total += c
+            st.counts[desc[1]] = st.counts.get(desc[1], 0) + c
         return True
     if kind in ("event", "aer"):  # an AER line's place (its window) is kept by _in_order
         if kind == "aer" and desc[2]:
             return True
         if not full["event"]:
             return False
-        st.ev.total += c
-        st.ev.counts[desc[1]] = st.ev.counts.get(desc[1], 0) + c
+        if not dry:
+            st.ev.total += c
+            st.ev.counts[desc[1]] = st.ev.counts.get(desc[1], 0) + c
         return True
-    return _count_other(st, kind, desc, c, full)
+    return _count_other(st, kind, desc, c, full, dry)
 
 
 def _seen_off(st, bus: str) -> bool:
@@ -278,13 +288,14 @@ def _seen_off(st, bus: str) -> bool:
     return bus in st.fallen_seen or len(st.fallen) >= K.MAX_EVENTS
 
 
-def _count_other(st, kind: str, desc: tuple, c: int, full: dict) -> bool:
+def _count_other(st, kind: str, desc: tuple, c: int, full: dict, dry: bool) -> bool:
     if kind == "fallen":
         return _seen_off(st, desc[1])
     if kind == "reset":  # recorded while the list fills, when the reset succeeded
         return not desc[1] or len(st.resets) >= K.MAX_EVENTS
     if kind == "enabled":
-        st.iommu["enabled"] = True
+        if not dry:
+            st.iommu["enabled"] = True
         return True
     if kind == "limit":
         return full["limits"] or any(x.device == desc[1] for x in st.limits)
@@ -293,10 +304,13 @@ def _count_other(st, kind: str, desc: tuple, c: int, full: dict) -> bool:
     if kind == "fault":
         if not (full["fault"] or desc[1]):
             return False
-        st.iommu["total"] += c
+        if not dry:
+            st.iommu["total"] += c
         return True
     if not full.get(kind, False):
         return False
+    if dry:
+        return True
     if kind == "sxid":
         st.sxids_total += c
     elif kind == "health":
@@ -389,9 +403,10 @@ def describe(raw: str) -> tuple:
     description) where the description is ORDERED (read in order), NOTHING, BLANK, ("plain", has "]")
     (no driver named: read only inside an AER report's window), or a counter's kind (xid, sxid,
     health, link, limit, cmdline, fault, enabled, event, unrec) with its value."""
-    if "#012" in raw or (raw[:1].isdigit() and "," in raw[:8] and K._KMSG_RE.match(raw)) \
-            or (raw[:1] == " " and K._KMSG_DICT_RE.match(raw)):
-        return 0, ORDERED  # a kmsg record or its KEY=value line, an rsyslog line of lines: _line reads them
+    if (raw[:1].isdigit() and "," in raw[:8] and K._KMSG_RE.match(raw)) or (raw[:1] == " " and K._KMSG_DICT_RE.match(raw)):
+        return 0, ORDERED  # a kmsg record or its KEY=value line: _line reads them
+    if "#012" in raw:
+        return _lines_012(raw)
     line = raw.strip()
     if not line:
         return 0, BLANK
@@ -403,6 +418,23 @@ def describe(raw: str) -> tuple:
     if gate(line):
         return kflag, _event(raw)
     return kflag, ("plain", "]" in line)
+
+
+def _lines_012(raw: str) -> tuple:
+    """An rsyslog line of lines ("#012"), which kernel_log._line reads as its lines: ("multi", their
+    descriptions) when each only counts or does nothing (its kernel count their sum), else ORDERED
+    (a line whose effect depends on its place: an AER report, a line with a "]" that an AER window
+    would have read, a driver load, a UUID)."""
+    kflag, descs = 0, []
+    for part in K.split_012(raw):
+        if not part.strip():
+            continue
+        k, desc = describe(part)
+        if desc[0] in ("ordered", "aer", "load", "uuid") or (desc[0] == "plain" and desc[1]):
+            return 0, ORDERED
+        kflag += k
+        descs.append(desc)
+    return kflag, ("multi", tuple(descs))
 
 
 def _known(line: str):

@@ -100,3 +100,12 @@ def time_s(raw: str) -> Optional[float]:
     if m:
         return ((((int(m[2]) - 1) * 31 + int(m[3])) * 24 + int(m[4])) * 60 + int(m[5])) * 60 + float(m[6])
     return None
+
+
+def split_012(raw: str) -> list[str]:
+    """rsyslog writes a message's newlines as "#012": a /var/log/messages line holding several kernel
+    lines is read as those lines, at its line number (each after the first keeps the first's stamp)."""
+    first, *rest = raw.split("#012")
+    m = _STAMP_RE.match(first)
+    head = first[:m.end()] + " " if m else ""
+    return [first] + [head + part for part in rest]

@@ -56,7 +56,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable, Optional
 
 from ._kernel_log_events import Events, KernelEvent, Unrecognised, gate
-from ._kernel_log_re import time_s as _time_s
+from ._kernel_log_re import split_012 as _split_012, time_s as _time_s
 from ._kernel_log_re import (  # noqa: F401 (the matchers are this module's names too)
     MAX_EVENTS, MAX_LINK_EVENTS, MAX_TEXT, PROBE_S, PROBE_LINES, LOOKBACK_LINES, STAMP_CHARS, _STAMP_RE,
     _XID_RE, _CAUSE_RE, _SXID_RE, _FALLEN_AT_RE, _FALLEN_WORDS_RE, _GPU_NOTICE_RE, _DRIVER_HEAD_RE,
@@ -379,15 +379,6 @@ class _Log:
         self.hist: list = []
         self.hist_base = 1  # the line number of hist[0]
         self.before_load = None  # (first, n, hist, hist_base, block, block_base): _block.stamps_before
-
-
-def _split_012(raw: str) -> list[str]:
-    """rsyslog writes a message's newlines as "#012": a /var/log/messages line holding several kernel
-    lines is read as those lines, at its line number (each after the first keeps the first's stamp)."""
-    first, *rest = raw.split("#012")
-    m = _STAMP_RE.match(first)
-    head = first[:m.end()] + " " if m else ""
-    return [first] + [head + part for part in rest]
 
 
 def _parse_lines(lines: Iterable[str]) -> KernelLog:
