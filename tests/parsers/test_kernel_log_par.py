@@ -20,19 +20,19 @@ from topodiag.load import files
 @pytest.fixture
 def small_blocks(monkeypatch):
     """Every file goes to the workers (two processes), in blocks of 4 KiB doubling to 64 KiB; counts
-    the blocks read with a worker's digest."""
+    the chunks that come with a worker's digest."""
     monkeypatch.setenv(workers.ENV, "2")
     monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(block, "FIRST_BLOCK_CHARS", 4096)
     monkeypatch.setattr(block, "BLOCK_CHARS", 1 << 16)
     used = []
-    feed = block.feed
+    blocks_of = par._blocks_of
 
-    def counted(st, lines, line, dg=None):
+    def counted(data, dg):
         used.append(dg is not None)
-        return feed(st, lines, line, dg)
+        return blocks_of(data, dg)
 
-    monkeypatch.setattr(block, "feed", counted)
+    monkeypatch.setattr(par, "_blocks_of", counted)
     monkeypatch.setattr(parallel, "_behind", lambda pending, ahead: False)  # every chunk to the worker
     block._memo.clear()
     return used
