@@ -167,7 +167,7 @@ def _by_keys(st, block: list, distinct: list, tags, line) -> None:
     """The block by distinct keys: `distinct` (key, tag, count, index of a line of it), `tags` each
     line's tag (its key, or the key's id)."""
     full = _full(st)
-    ordered, windowed, aer = set(), {}, set()  # windowed: {tag: key}
+    ordered, windowed, aer = {}, {}, set()  # ordered: {tag: (kflag, desc) or None}; windowed: {tag: key}
     loads, uuids = [], []
     for key, tag, c, at in distinct:
         kflag, desc = _key_desc(st, key, block[at])
@@ -176,20 +176,20 @@ def _by_keys(st, block: list, distinct: list, tags, line) -> None:
         if desc[0] in ("load", "uuid"):
             (loads if desc[0] == "load" else uuids).append((tag, key, at, desc, kflag, c))
         elif not _count(st, desc, c, full):
-            ordered.add(tag)
+            ordered[tag] = (kflag, desc) if desc[0] in _CAPPED else None
         else:
             st.kernel += kflag * c
             if desc[0] == "aer":
                 aer.add(tag)
     if loads:
-        _loads(st, block, tags, loads, ordered)
+        _loads(st, block, tags, loads)
     if uuids:
         _uuids(st, uuids, ordered)
     if ordered or aer or st.ev.aer_until > st.block_base:
         _in_order(st, block, tags, ordered, windowed, aer, line)
 
 
-def _loads(st, block: list, tags, loads: list, ordered: set) -> None:
+def _loads(st, block: list, tags, loads: list) -> None:
     """The block's driver loads (`loads`: (tag, key, index of its last line, ("load", version), kflag,
     count) of each key) read by key: kernel_log._nvrm's effect of them all at once (the count, the last
     one's version, line and time, the line of the one before it, the stamps before the last). A
@@ -215,7 +215,7 @@ def _loads(st, block: list, tags, loads: list, ordered: set) -> None:
     st.before_load = lines_before(st, n)
 
 
-def _uuids(st, uuids: list, ordered: set) -> None:
+def _uuids(st, uuids: list, ordered: dict) -> None:
     """The block's "NVRM: GPU at PCI:<bus>: GPU-<uuid>" lines (`uuids`: as `_loads` has them) of a
     UUID already recorded, read by key: the map keeps each UUID where it was first put and the bus and
     line of its last line while it holds fewer than MAX_EVENTS (kernel_log._nvrm), so the last line of
@@ -227,7 +227,7 @@ def _uuids(st, uuids: list, ordered: set) -> None:
     for tag, _key, at, desc, kflag, c in uuids:
         uuid = desc[1]
         if uuid not in st.uuids or not (room or full):
-            ordered.add(tag)
+            ordered[tag] = None
             continue
         st.kernel += kflag * c
         if room and (uuid not in last or at > last[uuid][0]):
@@ -319,12 +319,13 @@ def _count_other(st, kind: str, desc: tuple, c: int, full: dict, dry: bool) -> b
     return True
 
 
-def _in_order(st, block: list, keys: list, ordered: set, windowed: dict, aer: set, line) -> None:
-    """The lines of the `ordered` keys, in line order, by the line-by-line code; the AER report lines
-    counted by key (`aer`), for the window of continuation lines each opens; and the lines that such a
-    window makes the catalogues read (a `windowed` tag, mapped to its key: no driver named, a "]")."""
+def _in_order(st, block: list, keys: list, ordered: dict, windowed: dict, aer: set, line) -> None:
+    """The lines of the `ordered` keys, in line order, by the line-by-line code (a line of a kind
+    whose list filled since the block began only counted: `_count_now`); the AER report lines counted
+    by key (`aer`), for the window of continuation lines each opens; and the lines that such a window
+    makes the catalogues read (a `windowed` tag, mapped to its key: no driver named, a "]")."""
     base, size = st.block_base, len(block)
-    places = ordered | aer
+    places = ordered.keys() | aer
     heap = list(compress(range(size), map(places.__contains__, keys))) if places else []
     scanned = -1  # the window is pushed up to this index
 
@@ -346,13 +347,30 @@ def _in_order(st, block: list, keys: list, ordered: set, windowed: dict, aer: se
         n = base + i + 1
         until = st.ev.aer_until
         if keys[i] in ordered:
-            line(st, n, block[i])
+            if not _count_now(st, ordered[keys[i]]):
+                line(st, n, block[i])
         elif keys[i] in aer:
             st.ev.aer_until = n + AER_TAIL
         elif n <= st.ev.aer_until:
             _window_line(st, n, block[i], windowed[keys[i]])
         if windowed and pend < 0 and st.ev.aer_until > until:
             pend = i
+
+
+# The kinds of line whose effect only counts once a list is full (or the GPU recorded): such a line
+# read in order is only counted from then on (_count_now)
+_CAPPED = frozenset({"xid", "sxid", "health", "link", "fault", "event", "unrec", "multi", "reset", "fallen",
+                     "limit", "cmdline"})
+
+
+def _count_now(st, kd) -> bool:
+    """Count one line of (kflag, description) `kd` (None: not a _CAPPED kind) when, in the state of
+    now, its effect is only counters (as `_count` judges a key's lines at a block's start); False
+    otherwise (the line is then read by the line-by-line code)."""
+    if kd is None or not _count(st, kd[1], 1, _full(st)):
+        return False
+    st.kernel += kd[0]
+    return True
 
 
 def _window_line(st, n: int, raw: str, key: tuple) -> None:
