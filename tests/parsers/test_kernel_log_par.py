@@ -119,3 +119,22 @@ def test_a_merge_quicker_than_the_worker_digests_its_share(tmp_path, small_block
     small_blocks.clear()
     assert _file(tmp_path, data) == want
     assert len(small_blocks) > 8 and 0 < sum(small_blocks) <= len(small_blocks) - 3
+
+
+def test_the_possessive_key_regexes_match_as_the_plain_ones():
+    """The possessive runs of _KEY_RE / _DMESG_KEY_RE only save the engine its tries: the keys are
+    those of the same patterns without them, on lines made to need a run given back (invented)."""
+    import re
+
+    plain = re.compile(r"(?m)^(?:([A-Z])[a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] (\S{1,64} kernel: ?))?"
+                       r"(?:(\[)[ \t]*[0-9]{1,12}\.[0-9]{1,9}\]|[0-9]{1,3},[0-9]{1,20},[0-9]{1,17},[^;\n]{0,40}(;))?(.*)$")
+    plain_dmesg = re.compile(r"(?m)^\[[ \t]*[0-9]{1,12}\.[0-9]{1,9}\](.*)$")
+    host = "h" * 70
+    lines = ["[ \t 12.5] a", "[1234567890123.5] b", "[1.1234567890] c", "[  1.5 ] d", "[ 1.] e",
+             f"Jan  1 00:00:00 {host} kernel: x", f"Jan  1 00:00:00 {host[:64]} kernel:[1.5] y",
+             "Feb 29 10:00:00 h kernel:  [ 3.25]z", "6,1,2,-;m", "6,1,2,-]x;n", "1234,1,2,-;o",
+             "6,1,123456789012345678,-;p", "6,1,2," + "f" * 41 + ";q", "6,1,2,c;", "", "[", "Jan  1 00:00:00 h kernel"]
+    text = "\n".join(lines)
+    assert block._KEY_RE.findall(text) == plain.findall(text)
+    dm = "\n".join(x for x in lines if x.startswith("["))
+    assert block._DMESG_KEY_RE.findall(dm) == plain_dmesg.findall(dm)

@@ -51,11 +51,13 @@ _LINE_END = re.compile(r"\r\n|\r|\n")
 # A line's key: (the syslog month's first letter, "<host> kernel: ", "[" of a dmesg stamp, ";" of a
 # /dev/kmsg record's "<prio>,<seq>,<usec>,<flags>;" (usec of at most 17 digits: its dmesg form stays a
 # dmesg stamp), the rest). Every line gives one match (all parts optional): the block's lines in order.
-_KEY_RE = re.compile(r"(?m)^(?:([A-Z])[a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] (\S{1,64} kernel: ?))?"
-                     r"(?:(\[)[ \t]*[0-9]{1,12}\.[0-9]{1,9}\]|[0-9]{1,3},[0-9]{1,20},[0-9]{1,17},[^;\n]{0,40}(;))?(.*)$")
+# (Possessive runs, "*+" / "{m,n}+": what follows each cannot start inside it, so giving back a character
+# could never match; they only save the engine the tries.)
+_KEY_RE = re.compile(r"(?m)^(?:([A-Z])[a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] (\S{1,64}+ kernel: ?))?"
+                     r"(?:(\[)[ \t]*+[0-9]{1,12}+\.[0-9]{1,9}+\]|[0-9]{1,3}+,[0-9]{1,20}+,[0-9]{1,17}+,[^;\n]{0,40}+(;))?(.*+)$")
 
 # The key of a line that starts with a dmesg stamp, as _KEY_RE finds it: (the rest), one group
-_DMESG_KEY_RE = re.compile(r"(?m)^\[[ \t]*[0-9]{1,12}\.[0-9]{1,9}\](.*)$")
+_DMESG_KEY_RE = re.compile(r"(?m)^\[[ \t]*+[0-9]{1,12}+\.[0-9]{1,9}+\](.*+)$")
 
 _memo: dict = {}
 
