@@ -238,13 +238,34 @@ def _uuids(st, uuids: list, ordered: dict) -> None:
         st.uuids[uuid] = (bus, st.block_base + at + 1)
 
 
+# Whether each of the parser's lists holds all it keeps (its lines then only count)
+_FULL = {"xid": lambda st: len(st.xids) >= K.MAX_EVENTS, "sxid": lambda st: len(st.sxids) >= K.MAX_EVENTS,
+         "health": lambda st: len(st.health) >= K.MAX_EVENTS, "link": lambda st: len(st.links) >= K.MAX_LINK_EVENTS,
+         "fault": lambda st: len(st.iommu["faults"]) >= K.MAX_EVENTS,
+         "event": lambda st: len(st.ev.events) >= K.MAX_EVENTS,
+         "unrec": lambda st: len(st.ev.unrecognised) >= K.MAX_EVENTS,
+         "limits": lambda st: len(st.limits) >= K.MAX_EVENTS, "cmdline": lambda st: st.iommu["cmdline"] is not None}
+
+
 def _full(st) -> dict:
-    """Which of the parser's lists hold all they keep (their lines then only count)."""
-    return {"xid": len(st.xids) >= K.MAX_EVENTS, "sxid": len(st.sxids) >= K.MAX_EVENTS,
-            "health": len(st.health) >= K.MAX_EVENTS, "link": len(st.links) >= K.MAX_LINK_EVENTS,
-            "fault": len(st.iommu["faults"]) >= K.MAX_EVENTS, "event": len(st.ev.events) >= K.MAX_EVENTS,
-            "unrec": len(st.ev.unrecognised) >= K.MAX_EVENTS, "limits": len(st.limits) >= K.MAX_EVENTS,
-            "cmdline": st.iommu["cmdline"] is not None}
+    """Which of the parser's lists hold all they keep (their lines then only count), at once."""
+    return {kind: full(st) for kind, full in _FULL.items()}
+
+
+class _FullNow:
+    """`_full` read off the state as each flag is asked (one line read in order: `_count_now`)."""
+
+    __slots__ = ("st",)
+
+    def __init__(self, st) -> None:
+        self.st = st
+
+    def __getitem__(self, kind: str) -> bool:
+        return _FULL[kind](self.st)
+
+    def get(self, kind: str, default: bool = False) -> bool:
+        full = _FULL.get(kind)
+        return full(self.st) if full is not None else default
 
 
 def _count(st, desc: tuple, c: int, full: dict, dry: bool = False) -> bool:
@@ -369,7 +390,7 @@ def _count_now(st, kd) -> bool:
     """Count one line of (kflag, description) `kd` (None: not a _CAPPED kind) when, in the state of
     now, its effect is only counters (as `_count` judges a key's lines at a block's start); False
     otherwise (the line is then read by the line-by-line code)."""
-    if kd is None or not _count(st, kd[1], 1, _full(st)):
+    if kd is None or not _count(st, kd[1], 1, _FullNow(st)):
         return False
     st.kernel += kd[0]
     return True
