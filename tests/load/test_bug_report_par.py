@@ -41,7 +41,7 @@ def _read(path) -> list:
         report = bug_report.from_opened(opened)
         out = []
         for sec in bug_report.read_sections(report, "r"):
-            parsed = sec.parsed
+            parsed = bug_report.shift_lines(sec.parsed, sec.offset)  # the file's line numbers (a worker's: moved)
             if isinstance(parsed, ParseError):
                 parsed = ("error", parsed.message, parsed.line_no)
             elif parsed is not None:

@@ -177,3 +177,78 @@ def test_an_xid_line_cut_after_its_number_still_reads(cut):
     assert r.fallen_off_bus and r.fallen_off_bus[0].line_no == 1
     assert [s.sxid for s in r.sxids] == [12028]
     assert _result(_lines_of, text.encode()) == _result(kernel_log.parse, text)
+
+
+def _state_lines(t: int) -> list:
+    """Lines whose effect depends on their place or on what is recorded already (invented for a test,
+    from the shapes of the fixtures' lines): driver loads of two versions (one as a /dev/kmsg record
+    now and then), GPU UUIDs (more than MAX_EVENTS of them in all), GPU resets, Xid 79 and the
+    "fallen off the bus" reports, a notice and its "fallen" line."""
+    g = t % 7
+    rows = [f"[{t}.100000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  {535 + t % 2}.104.05",
+            f"[{t}.200000] NVRM: GPU at PCI:0000:{g:02x}:00: GPU-{g:08x}-2051-db6c-0430-ffc0a1b2c3d4",
+            f"[{t}.300000] nvsentinel-gpu-reset: GPU reset executed: GPU-{g:08x}-2051-db6c-0430-ffc0a1b2c3d4, "
+            f"success: {'true' if t % 3 else 'false'}",
+            f"[{t}.400000] NVRM: Xid (PCI:0000:{g:02x}:00): 79, pid=1, GPU has fallen off the bus.",
+            f"[{t}.500000] NVRM: GPU at PCI:0000:{g + 16:02x}:00.0: GPU has fallen off the bus.",
+            f"[{t}.600000] NVRM: The NVIDIA GPU 0000:{g + 32:02x}:00.0",
+            f"[{t}.600001] NVRM: (PCI ID: 10de:2330) installed in this system has",
+            f"[{t}.600002] NVRM: fallen off the bus and is not responding to commands.",
+            f"[{t}.700000] NVRM: loading NVIDIA UNIX Open Kernel Module"]
+    if t % 11 == 0:
+        rows.append(f"6,{t},{t * 1000000 + 5},-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.14")
+    if 300 < t < 560:  # UUIDs past the map's cap
+        rows.append(f"[{t}.800000] NVRM: GPU at PCI:0000:{t % 256:02x}:00: GPU-{t:08x}-0000-0000-0000-000000000000")
+    return rows
+
+
+@pytest.mark.parametrize("first,most", [(1, 1), (3, 7), (64, 256), (1024, 65536)])
+def test_loads_uuids_resets_and_fallen_gpus_read_by_key_as_line_by_line(monkeypatch, first, most):
+    """Driver loads, UUIDs, resets and fallen GPUs are read by key (their effect at once per block)
+    where it does not depend on their place: the same result as the line-by-line pass, with the lines
+    of a load or a UUID several to a block."""
+    text = "\n".join(row for t in range(1, 700) for row in _state_lines(t)) + "\n"
+    want = _line_by_line(text, monkeypatch)
+    # 699 loads with a version and 63 kmsg ones (t = 11, 22 ... 693); the last: t = 699, version 536
+    assert isinstance(want, dict) and want["driver_loads"] == 699 + 63
+    assert (want["driver_version"], want["driver_loaded_time_s"]) == ("536.104.05", 699.1)
+    # 7 + 259 UUIDs, 466 successful resets, 699 Xid 79: each list at its cap; 3 x 7 buses off the bus
+    assert len(want["gpu_uuids"]) == kernel_log.MAX_EVENTS and len(want["gpu_resets"]) == kernel_log.MAX_EVENTS
+    assert (want["xids_total"], want["xid_counts"], len(want["fallen_off_bus"])) == (699, {"79": 699}, 21)
+    # the last load a /dev/kmsg record: its time is the record's
+    tail = text + "6,9000,700000005,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.14\n"
+    want_tail = _line_by_line(tail, monkeypatch)
+    assert (want_tail["driver_version"], want_tail["driver_loaded_time_s"]) == ("550.54.14", 700.000005)
+    monkeypatch.setattr(block, "FIRST_BLOCK_LINES", first)
+    monkeypatch.setattr(block, "BLOCK_LINES", most)
+    block._memo.clear()
+    assert _result(kernel_log.parse, text) == want
+    assert _result(_lines_of, text.encode()) == want
+    assert _result(kernel_log.parse, tail) == want_tail
+
+
+_SYSLOG_012 = [  # invented for a test, in the shape of the fixture kernel-log-syslog-012-nvrm-api-mismatch-01
+    "Jun 30 11:07:{s:02d} gpu-0 kernel: NVRM: API mismatch: the client has the version 535.54.03, but#012NVRM: this "
+    "kernel module has the version 530.30.02.  Please#012NVRM: components have the same version.",
+    "Jun 30 11:07:{s:02d} gpu-0 kernel: NVRM: Xid (PCI:0000:0{g}:00): 13, pid=1, Graphics Exception#012NVRM: Xid "
+    "(PCI:0000:0{g}:00): 31, pid=2, Ch 00000010#012mlx5_core 0000:01:00.1 eth1: Link up",
+    "Jun 30 11:07:{s:02d} gpu-0 kernel: pcieport 0000:00:03.1: AER: Correctable error message received from "
+    "0000:00:00.0#012pcieport 0000:00:03.1:    [12] Timeout",
+    "Jun 30 11:07:{s:02d} gpu-0 kernel: usb 1-1: new device#012usb 1-1: [ 7] odd#012 #012",
+]
+
+
+@pytest.mark.parametrize("first,most", [(1, 1), (3, 7), (64, 256)])
+def test_rsyslog_lines_of_lines_read_by_key_as_line_by_line(monkeypatch, first, most):
+    """A "#012" line of lines is counted by key once each of its lines only counts (Xids and link
+    changes past their caps, catalogue events past theirs), and read in order while one does not (an
+    AER report, a line with a "]" an AER window reads): the same result as the line-by-line pass."""
+    text = "\n".join(row.format(s=t % 60, g=t % 8) for t in range(700) for row in _SYSLOG_012[: 2 + t % 3]) + "\n"
+    want = _line_by_line(text, monkeypatch)
+    assert isinstance(want, dict) and want["xids_total"] == 2 * 700 and want["link_events_total"] == 700
+    monkeypatch.setattr(block, "FIRST_BLOCK_LINES", first)
+    monkeypatch.setattr(block, "BLOCK_LINES", most)
+    block._memo.clear()
+    assert _result(kernel_log.parse, text) == want
+    multi = [v[1] for v in block._memo.values() if isinstance(v, tuple) and len(v) == 2 and v[1][0] == "multi"]
+    assert len(multi) == 1 + 8 and all(len(d[1]) == 3 for d in multi)  # the first two rows (8 buses)

@@ -20,19 +20,20 @@ from topodiag.load import files
 @pytest.fixture
 def small_blocks(monkeypatch):
     """Every file goes to the workers (two processes), in blocks of 4 KiB doubling to 64 KiB; counts
-    the blocks read with a worker's digest."""
+    the chunks that come with a worker's digest."""
     monkeypatch.setenv(workers.ENV, "2")
     monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(block, "FIRST_BLOCK_CHARS", 4096)
     monkeypatch.setattr(block, "BLOCK_CHARS", 1 << 16)
     used = []
-    feed = block.feed
+    blocks_of = par._blocks_of
 
-    def counted(st, lines, line, dg=None):
+    def counted(data, dg):
         used.append(dg is not None)
-        return feed(st, lines, line, dg)
+        return blocks_of(data, dg)
 
-    monkeypatch.setattr(block, "feed", counted)
+    monkeypatch.setattr(par, "_blocks_of", counted)
+    monkeypatch.setattr(parallel, "_behind", lambda pending, ahead: False)  # every chunk to the worker
     block._memo.clear()
     return used
 
@@ -86,5 +87,54 @@ def test_a_line_past_the_limit_is_read_by_the_line_path(tmp_path, small_blocks, 
 def test_digest_is_the_blocks_keys():
     lines = ["[    1.000000] usb 1-1: new device", "[    2.500000] usb 1-1: new device", "Jan  1 00:00:00 h kernel: x"]
     n, distinct, ids = block.digest("\n".join(lines))
-    assert n == 3 and list(ids) == [0, 0, 1]
-    assert [(k[4], tag, c, at) for k, tag, c, at in distinct] == [(" usb 1-1: new device", 0, 2, 1), ("x", 1, 1, 2)]
+    assert n == 3 and list(ids) == [0, 0, 2]  # a key's tag: the index of its first line
+    assert [(k[4], tag, c, at) for k, tag, c, at in distinct] == [(" usb 1-1: new device", 0, 2, 1), ("x", 2, 1, 2)]
+
+
+@pytest.mark.parametrize("last", ["[    3.000000] usb 1-1: new device", "[ 3.0000000000] x", "[3.0]x", "", "[ 4.5]"])
+def test_a_dmesg_block_has_the_keys_of_the_key_regex(last):
+    """A block whose lines all start with a dmesg stamp is keyed by its one-group regex: the keys are
+    _KEY_RE's (a line that only looks like one, "[3.0000000000]" of ten decimals, an empty last line:
+    the block keyed by _KEY_RE)."""
+    lines = ["[    1.000000] usb 1-1: new device", "[  2.5]  usb 1-1: new device", "[\t7.25] usb", last]
+    n, distinct, ids = block.digest("\n".join(lines))
+    keys = block._KEY_RE.findall("\n".join(lines))
+    assert n == len(keys) == 4 and [keys.index(k) for k in keys] == list(ids)
+    assert [(k, tag, c, at) for k, tag, c, at in distinct] == [
+        (k, keys.index(k), keys.count(k), len(keys) - 1 - keys[::-1].index(k)) for k in dict.fromkeys(keys)]
+
+
+def test_a_merge_quicker_than_the_worker_digests_its_share(tmp_path, small_blocks, monkeypatch):
+    """While the worker is behind (`parallel._behind`), a chunk is digested in this process: the same
+    result, with the worker's digests for the others."""
+    calls = []
+
+    def behind(pending, ahead):
+        calls.append(1)
+        return len(calls) % 3 == 0
+
+    monkeypatch.setattr(parallel, "_behind", behind)
+    data = (("\n".join(t for _, t in _texts()) + "\n") * 30).encode()
+    want = _result(_lines_of, data)
+    small_blocks.clear()
+    assert _file(tmp_path, data) == want
+    assert len(small_blocks) > 8 and 0 < sum(small_blocks) <= len(small_blocks) - 3
+
+
+def test_the_possessive_key_regexes_match_as_the_plain_ones():
+    """The possessive runs of _KEY_RE / _DMESG_KEY_RE only save the engine its tries: the keys are
+    those of the same patterns without them, on lines made to need a run given back (invented)."""
+    import re
+
+    plain = re.compile(r"(?m)^(?:([A-Z])[a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] (\S{1,64} kernel: ?))?"
+                       r"(?:(\[)[ \t]*[0-9]{1,12}\.[0-9]{1,9}\]|[0-9]{1,3},[0-9]{1,20},[0-9]{1,17},[^;\n]{0,40}(;))?(.*)$")
+    plain_dmesg = re.compile(r"(?m)^\[[ \t]*[0-9]{1,12}\.[0-9]{1,9}\](.*)$")
+    host = "h" * 70
+    lines = ["[ \t 12.5] a", "[1234567890123.5] b", "[1.1234567890] c", "[  1.5 ] d", "[ 1.] e",
+             f"Jan  1 00:00:00 {host} kernel: x", f"Jan  1 00:00:00 {host[:64]} kernel:[1.5] y",
+             "Feb 29 10:00:00 h kernel:  [ 3.25]z", "6,1,2,-;m", "6,1,2,-]x;n", "1234,1,2,-;o",
+             "6,1,123456789012345678,-;p", "6,1,2," + "f" * 41 + ";q", "6,1,2,c;", "", "[", "Jan  1 00:00:00 h kernel"]
+    text = "\n".join(lines)
+    assert block._KEY_RE.findall(text) == plain.findall(text)
+    dm = "\n".join(x for x in lines if x.startswith("["))
+    assert block._DMESG_KEY_RE.findall(dm) == plain_dmesg.findall(dm)

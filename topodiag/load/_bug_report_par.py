@@ -48,8 +48,9 @@ class Far:
     """A section read by a worker: what the splitter's reader is while its lines go by (nothing is
     done with them), and the section's `parsed` until `resolved` settles it."""
 
-    def __init__(self, fut, parse, path: str, off: int, source: str):
+    def __init__(self, fut, parse, path: str, off: int, source: str, offset: int = 0):
         self.fut, self.parse, self.path, self.off, self.source = fut, parse, path, off, source
+        self.offset = offset  # the section's line offset: its result comes with the file's line numbers
 
     def add(self, line: str) -> None:
         pass
@@ -64,7 +65,7 @@ class Far:
         try:
             return self.fut.result()
         except Exception:  # a dead worker, a broken pool, a result that does not cross the pipe
-            return self.parse(self.path, self.off, self.source)
+            return self.parse(self.path, self.off, self.source, self.offset)
 
 
 class Remote:
@@ -87,11 +88,11 @@ class Remote:
         if off is None:
             return None
         try:
-            fut = self.pool.submit(self.parse, self.path, off, source)
+            fut = self.pool.submit(self.parse, self.path, off, source, no - 1)
         except Exception:  # a broken pool: the rest is read here
             self.broken = True
             return None
-        return Far(fut, self.parse, self.path, off, source)
+        return Far(fut, self.parse, self.path, off, source, no - 1)
 
     def offset(self, j: int) -> Optional[int]:
         """The file offset of line `j` (0-based) of the current block."""
@@ -134,5 +135,5 @@ def _ready(sec) -> bool:
 
 def _settled(sec):
     if isinstance(sec.parsed, Far):
-        return dataclasses.replace(sec, parsed=sec.parsed.settle())
+        return dataclasses.replace(sec, parsed=sec.parsed.settle(), moved=True)
     return sec

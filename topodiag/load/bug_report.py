@@ -87,11 +87,12 @@ class Section:
     # a section streamed to its parser as it was read (`sections(..., stream=...)`): the parser's
     # result, or the ParseError it raised; the text is then never held
     parsed: object = None
+    moved: bool = False  # `parsed` holds the file's line numbers already (moved by the worker that read it)
 
     @property
     def offset(self) -> int:
-        """What to add to a line number of `text` to make it the file's."""
-        return self.start_line - 1
+        """What to add to a line number of `text` (or of `parsed`) to make it the file's."""
+        return 0 if self.moved else self.start_line - 1
 
 
 def looks_like(head: str) -> bool:
@@ -485,10 +486,11 @@ def sections_of_blocks(blocks: Iterable[list], where: str = "", stream=frozenset
         yield done
 
 
-def parse_range(path: str, off: int, source: str):
+def parse_range(path: str, off: int, source: str, offset: int = 0):
     """The result of `source`'s streamed reader (bug_report._Streamed) for the lines of the report at
     `path` from byte `off` up to its next separator line (or its end): the parser's result or the
-    ParseError it gave. Raises InputError for a file that can no longer be read."""
+    ParseError it gave, its line numbers moved by `offset` (shift_lines: in the worker, which then
+    spares the merging process that walk). Raises InputError for a file that can no longer be read."""
     reader = _Streamed(source)
     try:
         fh = open(path, "rb")
@@ -502,7 +504,7 @@ def parse_range(path: str, off: int, source: str):
                 reader.add_lines(block[:k])
                 break
             reader.add_lines(block)
-    return reader.result()
+    return shift_lines(reader.result(), offset)
 
 
 _LINE_FIELD = re.compile(r"^(?:line_no|first_line|[a-z]\w*_line)$")

@@ -5,7 +5,7 @@ A block is read by distinct texts (`_fast`; line by line, `_slow`, only when its
 with its lines). Each line's key is its text with the leading time stamp taken off (a dmesg
 "[ 12.345678]", a syslog "Mon DD HH:MM:SS" before "<host> kernel:", a /dev/kmsg record's
 "prio,seq,usec,flags;"), found for the whole block by one regex; a Counter of the keys gives each
-distinct text once with its count. What a line does is described once per key (`describe`, which
+distinct text once with its count. What a line does is described once per key (`describe`, _kernel_log_desc.py, which
 mirrors kernel_log._one without doing anything; memoised across blocks, MEMO_CAP keys at most):
 
 - a line whose effect is only counters (one of a kind whose list is already full, a line that names
@@ -33,8 +33,9 @@ from typing import Iterable, Iterator, Optional
 
 from . import _kernel_log_re as K
 from ..scan.chunks import bounded_put
-from ._kernel_log_events import AER_TAIL, classified, gate, split
-from .base import HEADER_END, HEADER_PREFIX, search_after
+from ._kernel_log_desc import BLANK, KNOWN, NOTHING, ORDERED, _event, describe  # noqa: F401 (this module's names too)
+from ._kernel_log_events import AER_TAIL, split
+from .base import HEADER_END, HEADER_PREFIX
 
 BLOCK_CHARS = 1 << 22  # characters of lines per block
 BLOCK_LINES = 1 << 16
@@ -50,12 +51,14 @@ _LINE_END = re.compile(r"\r\n|\r|\n")
 # A line's key: (the syslog month's first letter, "<host> kernel: ", "[" of a dmesg stamp, ";" of a
 # /dev/kmsg record's "<prio>,<seq>,<usec>,<flags>;" (usec of at most 17 digits: its dmesg form stays a
 # dmesg stamp), the rest). Every line gives one match (all parts optional): the block's lines in order.
-_KEY_RE = re.compile(r"(?m)^(?:([A-Z])[a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] (\S{1,64} kernel: ?))?"
-                     r"(?:(\[)[ \t]*[0-9]{1,12}\.[0-9]{1,9}\]|[0-9]{1,3},[0-9]{1,20},[0-9]{1,17},[^;\n]{0,40}(;))?(.*)$")
+# (Possessive runs, "*+" / "{m,n}+": what follows each cannot start inside it, so giving back a character
+# could never match; they only save the engine the tries.)
+_KEY_RE = re.compile(r"(?m)^(?:([A-Z])[a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] (\S{1,64}+ kernel: ?))?"
+                     r"(?:(\[)[ \t]*+[0-9]{1,12}+\.[0-9]{1,9}+\]|[0-9]{1,3}+,[0-9]{1,20}+,[0-9]{1,17}+,[^;\n]{0,40}+(;))?(.*+)$")
 
-ORDERED = ("ordered",)  # read in line order by the line-by-line code
-NOTHING = ("nothing",)
-BLANK = ("blank",)
+# The key of a line that starts with a dmesg stamp, as _KEY_RE finds it: (the rest), one group
+_DMESG_KEY_RE = re.compile(r"(?m)^\[[ \t]*+[0-9]{1,12}+\.[0-9]{1,9}+\](.*+)$")
+
 _memo: dict = {}
 
 
@@ -131,31 +134,34 @@ def _slow(st, block: list, base: int, line) -> None:
 def _fast(st, block: list, text: str, line) -> bool:
     """The block by distinct keys (see the module's docstring); False when the keys do not line up
     with the lines (the caller then reads it line by line)."""
-    keys = _KEY_RE.findall(text)
-    if len(keys) != len(block):
+    dg = digest(text)
+    if dg is None:
         return False
-    counts = Counter(keys)
-    where = dict(zip(keys, range(len(keys))))  # a line of each key (its last)
-    _by_keys(st, block, [(key, key, c, where[key]) for key, c in counts.items()], keys, line)
+    _by_keys(st, block, dg[1], dg[2], line)
     return True
 
 
 def digest(text: str) -> Optional[tuple]:
     """The state-free half of `_fast` for a block's lines joined by "\n" (run in a worker): (line count,
-    [(key, its id, its count, the index of its last line)] of each distinct key, the key id of each
-    line), or None when the keys do not line up with the lines."""
+    [(key, its tag, its count, the index of its last line)] of each distinct key, the tag of each
+    line: the index of the key's first line), or None when the keys do not line up with the lines.
+    A block whose every line has a dmesg stamp (a node's dmesg) finds them by _DMESG_KEY_RE: one
+    string a line, not a tuple of five (its key is ("", "", "[", "", the rest), as _KEY_RE gives it)."""
     from array import array
 
-    keys = _KEY_RE.findall(text)
     n = text.count("\n") + 1
-    if len(keys) != n:
-        return None
-    ids = dict.fromkeys(keys)  # each distinct key, in the order of its first line; each key hashed twice,
-    for i, key in enumerate(ids):  # the counts and last lines found over the ids
-        ids[key] = i
-    tags = array("I", map(ids.__getitem__, keys))
+    keys = _DMESG_KEY_RE.findall(text) if text[:1] == "[" and text.count("\n[") == n - 1 else None
+    dmesg = keys is not None and len(keys) == n
+    if not dmesg:
+        keys = _KEY_RE.findall(text)
+        if len(keys) != n:
+            return None
+    ids: dict = {}  # each distinct key hashed once: its tag is the index of its first line
+    tags = array("I", map(ids.setdefault, keys, range(n)))
     counts = Counter(tags)
     where = dict(zip(tags, range(n)))
+    if dmesg:
+        return n, [(("", "", "[", "", key), i, counts[i], where[i]) for key, i in ids.items()], tags
     return n, [(key, i, counts[i], where[i]) for key, i in ids.items()], tags
 
 
@@ -163,57 +169,153 @@ def _by_keys(st, block: list, distinct: list, tags, line) -> None:
     """The block by distinct keys: `distinct` (key, tag, count, index of a line of it), `tags` each
     line's tag (its key, or the key's id)."""
     full = _full(st)
-    ordered, windowed, aer = set(), {}, set()  # windowed: {tag: key}
+    ordered, windowed, aer = {}, {}, set()  # ordered: {tag: (kflag, desc) or None}; windowed: {tag: key}
+    loads, uuids = [], []
     for key, tag, c, at in distinct:
         kflag, desc = _key_desc(st, key, block[at])
         if desc[0] == "plain" and desc[1] and _memo.get(("w", key)) is not NOTHING:
             windowed[tag] = key
-        if not _count(st, desc, c, full):
-            ordered.add(tag)
+        if desc[0] in ("load", "uuid"):
+            (loads if desc[0] == "load" else uuids).append((tag, key, at, desc, kflag, c))
+        elif not _count(st, desc, c, full):
+            ordered[tag] = (kflag, desc) if desc[0] in _CAPPED else None
         else:
             st.kernel += kflag * c
             if desc[0] == "aer":
                 aer.add(tag)
+    if loads:
+        _loads(st, block, tags, loads)
+    if uuids:
+        _uuids(st, uuids, ordered)
     if ordered or aer or st.ev.aer_until > st.block_base:
         _in_order(st, block, tags, ordered, windowed, aer, line)
 
 
+def _loads(st, block: list, tags, loads: list) -> None:
+    """The block's driver loads (`loads`: (tag, key, index of its last line, ("load", version), kflag,
+    count) of each key) read by key: kernel_log._nvrm's effect of them all at once (the count, the last
+    one's version, line and time, the line of the one before it, the stamps before the last). A
+    /dev/kmsg record's time is read from its dmesg form, as kernel_log._line writes it."""
+    at, version, key = max((x[2], x[3][1], x[1]) for x in loads)
+    total = sum(x[5] for x in loads)
+    st.kernel += sum(x[4] * x[5] for x in loads)
+    st.loads += total
+    if total > 1:  # the load before the last is in this block: the nearest line of a load's key
+        ids, j = {x[0] for x in loads}, at - 1
+        while tags[j] not in ids:
+            j -= 1
+        st.previous_load = st.block_base + j + 1
+    else:
+        st.previous_load = st.loaded[0] if st.loaded else None
+    n = st.block_base + at + 1
+    st.driver = version
+    raw = block[at]
+    if key[3]:  # a record, read once a record turned kmsg on (_key_desc): its time in microseconds
+        m = K._KMSG_RE.match(raw)
+        raw = f"[{int(m[3]) / 1e6:.6f}] "
+    st.loaded = (n, K.time_s(raw))
+    st.before_load = lines_before(st, n)
+
+
+def _uuids(st, uuids: list, ordered: dict) -> None:
+    """The block's "NVRM: GPU at PCI:<bus>: GPU-<uuid>" lines (`uuids`: as `_loads` has them) of a
+    UUID already recorded, read by key: the map keeps each UUID where it was first put and the bus and
+    line of its last line while it holds fewer than MAX_EVENTS (kernel_log._nvrm), so the last line of
+    each UUID in the block is what counts, where no new UUID of the block can fill the map. A new
+    UUID's lines are read in order."""
+    room = len(st.uuids) + len(uuids) < K.MAX_EVENTS  # the block's new UUIDs cannot fill the map
+    full = len(st.uuids) >= K.MAX_EVENTS
+    last: dict = {}
+    for tag, _key, at, desc, kflag, c in uuids:
+        uuid = desc[1]
+        if uuid not in st.uuids or not (room or full):
+            ordered[tag] = None
+            continue
+        st.kernel += kflag * c
+        if room and (uuid not in last or at > last[uuid][0]):
+            last[uuid] = (at, desc[2])
+    for uuid, (at, bus) in last.items():
+        st.uuids[uuid] = (bus, st.block_base + at + 1)
+
+
+# Whether each of the parser's lists holds all it keeps (its lines then only count)
+_FULL = {"xid": lambda st: len(st.xids) >= K.MAX_EVENTS, "sxid": lambda st: len(st.sxids) >= K.MAX_EVENTS,
+         "health": lambda st: len(st.health) >= K.MAX_EVENTS, "link": lambda st: len(st.links) >= K.MAX_LINK_EVENTS,
+         "fault": lambda st: len(st.iommu["faults"]) >= K.MAX_EVENTS,
+         "event": lambda st: len(st.ev.events) >= K.MAX_EVENTS,
+         "unrec": lambda st: len(st.ev.unrecognised) >= K.MAX_EVENTS,
+         "limits": lambda st: len(st.limits) >= K.MAX_EVENTS, "cmdline": lambda st: st.iommu["cmdline"] is not None}
+
+
 def _full(st) -> dict:
-    """Which of the parser's lists hold all they keep (their lines then only count)."""
-    return {"xid": len(st.xids) >= K.MAX_EVENTS, "sxid": len(st.sxids) >= K.MAX_EVENTS,
-            "health": len(st.health) >= K.MAX_EVENTS, "link": len(st.links) >= K.MAX_LINK_EVENTS,
-            "fault": len(st.iommu["faults"]) >= K.MAX_EVENTS, "event": len(st.ev.events) >= K.MAX_EVENTS,
-            "unrec": len(st.ev.unrecognised) >= K.MAX_EVENTS, "limits": len(st.limits) >= K.MAX_EVENTS,
-            "cmdline": st.iommu["cmdline"] is not None}
+    """Which of the parser's lists hold all they keep (their lines then only count), at once."""
+    return {kind: full(st) for kind, full in _FULL.items()}
 
 
-def _count(st, desc: tuple, c: int, full: dict) -> bool:
-    """Apply `c` lines of a description whose effect is only counters; False when it is not."""
+class _FullNow:
+    """`_full` read off the state as each flag is asked (one line read in order: `_count_now`)."""
+
+    __slots__ = ("st",)
+
+    def __init__(self, st) -> None:
+        self.st = st
+
+    def __getitem__(self, kind: str) -> bool:
+        return _FULL[kind](self.st)
+
+    def get(self, kind: str, default: bool = False) -> bool:
+        full = _FULL.get(kind)
+        return full(self.st) if full is not None else default
+
+
+def _count(st, desc: tuple, c: int, full: dict, dry: bool = False) -> bool:
+    """Apply `c` lines of a description whose effect is only counters; False when it is not (then
+    nothing is applied). `dry`: only say whether it is."""
     kind = desc[0]
-    if kind in ("nothing", "blank", "plain"):
+    if kind in ("nothing", "blank", "plain", "known"):
         return True
     if kind == "ordered":
         return False
-    if kind == "xid":
-        if not full["xid"] or desc[1] == 79:
+    if kind == "multi":  # an rsyslog line of lines: counted when each of its lines is
+        if not all(_count(st, d, 0, full, True) for d in desc[1]):
             return False
-        st.xids_total += c
-        st.counts[desc[1]] = st.counts.get(desc[1], 0) + c
+        if not dry:
+            for d in desc[1]:
+                _count(st, d, c, full)
+        return True
+    if kind == "xid":
+        if not full["xid"] or (desc[1] == 79 and not _seen_off(st, desc[2])):
+            return False
+        if not dry:
+            st.xids_total += c
+            st.counts[desc[1]] = st.counts.get(desc[1], 0) + c
         return True
     if kind in ("event", "aer"):  # an AER line's place (its window) is kept by _in_order
         if kind == "aer" and desc[2]:
             return True
         if not full["event"]:
             return False
-        st.ev.total += c
-        st.ev.counts[desc[1]] = st.ev.counts.get(desc[1], 0) + c
+        if not dry:
+            st.ev.total += c
+            st.ev.counts[desc[1]] = st.ev.counts.get(desc[1], 0) + c
         return True
-    return _count_other(st, kind, desc, c, full)
+    return _count_other(st, kind, desc, c, full, dry)
 
 
-def _count_other(st, kind: str, desc: tuple, c: int, full: dict) -> bool:
+def _seen_off(st, bus: str) -> bool:
+    """Whether a GPU off the bus at `bus` is recorded already (or the list is full): another report
+    of it then does nothing (kernel_log._fallen)."""
+    return bus in st.fallen_seen or len(st.fallen) >= K.MAX_EVENTS
+
+
+def _count_other(st, kind: str, desc: tuple, c: int, full: dict, dry: bool) -> bool:
+    if kind == "fallen":
+        return _seen_off(st, desc[1])
+    if kind == "reset":  # recorded while the list fills, when the reset succeeded
+        return not desc[1] or len(st.resets) >= K.MAX_EVENTS
     if kind == "enabled":
-        st.iommu["enabled"] = True
+        if not dry:
+            st.iommu["enabled"] = True
         return True
     if kind == "limit":
         return full["limits"] or any(x.device == desc[1] for x in st.limits)
@@ -222,10 +324,13 @@ def _count_other(st, kind: str, desc: tuple, c: int, full: dict) -> bool:
     if kind == "fault":
         if not (full["fault"] or desc[1]):
             return False
-        st.iommu["total"] += c
+        if not dry:
+            st.iommu["total"] += c
         return True
     if not full.get(kind, False):
         return False
+    if dry:
+        return True
     if kind == "sxid":
         st.sxids_total += c
     elif kind == "health":
@@ -237,12 +342,13 @@ def _count_other(st, kind: str, desc: tuple, c: int, full: dict) -> bool:
     return True
 
 
-def _in_order(st, block: list, keys: list, ordered: set, windowed: dict, aer: set, line) -> None:
-    """The lines of the `ordered` keys, in line order, by the line-by-line code; the AER report lines
-    counted by key (`aer`), for the window of continuation lines each opens; and the lines that such a
-    window makes the catalogues read (a `windowed` tag, mapped to its key: no driver named, a "]")."""
+def _in_order(st, block: list, keys: list, ordered: dict, windowed: dict, aer: set, line) -> None:
+    """The lines of the `ordered` keys, in line order, by the line-by-line code (a line of a kind
+    whose list filled since the block began only counted: `_count_now`); the AER report lines counted
+    by key (`aer`), for the window of continuation lines each opens; and the lines that such a window
+    makes the catalogues read (a `windowed` tag, mapped to its key: no driver named, a "]")."""
     base, size = st.block_base, len(block)
-    places = ordered | aer
+    places = ordered.keys() | aer
     heap = list(compress(range(size), map(places.__contains__, keys))) if places else []
     scanned = -1  # the window is pushed up to this index
 
@@ -264,13 +370,30 @@ def _in_order(st, block: list, keys: list, ordered: set, windowed: dict, aer: se
         n = base + i + 1
         until = st.ev.aer_until
         if keys[i] in ordered:
-            line(st, n, block[i])
+            if not _count_now(st, ordered[keys[i]]):
+                line(st, n, block[i])
         elif keys[i] in aer:
             st.ev.aer_until = n + AER_TAIL
         elif n <= st.ev.aer_until:
             _window_line(st, n, block[i], windowed[keys[i]])
         if windowed and pend < 0 and st.ev.aer_until > until:
             pend = i
+
+
+# The kinds of line whose effect only counts once a list is full (or the GPU recorded): such a line
+# read in order is only counted from then on (_count_now)
+_CAPPED = frozenset({"xid", "sxid", "health", "link", "fault", "event", "unrec", "multi", "reset", "fallen",
+                     "limit", "cmdline"})
+
+
+def _count_now(st, kd) -> bool:
+    """Count one line of (kflag, description) `kd` (None: not a _CAPPED kind) when, in the state of
+    now, its effect is only counters (as `_count` judges a key's lines at a block's start); False
+    otherwise (the line is then read by the line-by-line code)."""
+    if kd is None or not _count(st, kd[1], 1, _FullNow(st)):
+        return False
+    st.kernel += kd[0]
+    return True
 
 
 def _window_line(st, n: int, raw: str, key: tuple) -> None:
@@ -311,91 +434,6 @@ def _described(key: tuple, raw: str) -> tuple:
         if len(key[4]) <= MEMO_KEY_CHARS:
             bounded_put(_memo, key, got, MEMO_CAP)
     return got
-
-
-def describe(raw: str) -> tuple:
-    """What kernel_log._one does with a line, without doing it: (1 when it counts as a kernel line, a
-    description) where the description is ORDERED (read in order), NOTHING, BLANK, ("plain", has "]")
-    (no driver named: read only inside an AER report's window), or a counter's kind (xid, sxid,
-    health, link, limit, cmdline, fault, enabled, event, unrec) with its value."""
-    if "#012" in raw or (raw[:1].isdigit() and "," in raw[:8] and K._KMSG_RE.match(raw)) \
-            or (raw[:1] == " " and K._KMSG_DICT_RE.match(raw)):
-        return 0, ORDERED  # a kmsg record or its KEY=value line, an rsyslog line of lines: _line reads them
-    line = raw.strip()
-    if not line:
-        return 0, BLANK
-    kflag = 1 if (K._STAMP_RE.match(raw) or "NVRM:" in line or "kernel:" in line or "mlx5_core" in line
-                  or "nvidia-nvswitch" in line or K._KERNELISH_RE.search(line)) else 0
-    known = _known(line)
-    if known is not None:
-        return kflag, known
-    if gate(line):
-        return kflag, _event(raw)
-    return kflag, ("plain", "]" in line)
-
-
-def _known(line: str):
-    """kernel_log._known's decision for a line, or None when it does not record the line."""
-    if "NVRM" in line:
-        return _nvrm(line)
-    if "SXid" in line:
-        return ("sxid",) if K._SXID_RE.search(line) else None
-    if "mlx5_core" in line:
-        if ("health" in line or "synd 0x" in line or "Fatal error" in line) and K._MLX_HEALTH_RE.search(line):
-            return ("health",)
-        if "Link " in line and K._MLX_LINK_RE.search(line):
-            return ("link",)
-    if "limited by" in line or "GPU reset executed:" in line:
-        if "limited by" in line and "available PCIe bandwidth" in line:
-            m = K._LIMIT_RE.search(line)
-            return ("limit", m[2].lower()) if m else None
-        if "GPU reset executed:" in line:
-            return ORDERED if K._RESET_RE.search(line) else None
-        return None
-    if "DMAR" in line or "AMD-Vi" in line or "iommu" in line or "command line" in line:
-        return _iommu(line)
-    return None
-
-
-def _iommu(line: str):
-    if K._IOMMU_DOMAIN_RE.search(line):
-        return ORDERED
-    if K._CMDLINE_RE.search(line):
-        return ("cmdline",)
-    if K._FAULT_RE.search(line):
-        return ("fault", "handling fault" in line)
-    if K._IOMMU_ON_RE.search(line):
-        return ("enabled",)
-    return None
-
-
-def _nvrm(line: str):
-    m = K._XID_RE.search(line)
-    if m:
-        xid = int(m[2])
-        return ORDERED if xid == 79 else ("xid", xid)
-    if search_after(line, K._FALLEN_AT_RE, K._FALLEN_WORDS_RE) or K._GPU_NOTICE_RE.search(line):
-        return ORDERED
-    if "fallen off the bus" in line or "loading NVIDIA" in line:
-        return ORDERED
-    if "GPU at PCI:" in line and K._UUID_AT_RE.search(line):
-        return ORDERED
-    return None
-
-
-def _event(raw: str) -> tuple:
-    """What _kernel_log_events.Events.line does with a gated line."""
-    _device, message = split(raw)
-    if message is None:
-        return NOTHING
-    e, cls, _severity, _rule = classified(message)
-    if e is None:
-        return ("unrec",) if cls else NOTHING
-    if e.id.startswith("aer."):  # an AER report's line: it opens the window of its continuation lines
-        return ("aer", cls, bool(e.consequence))
-    if e.consequence:
-        return NOTHING
-    return ("event", cls)
 
 
 def read_file(handle, new_state, finish, parse_lines, line, workers=None):

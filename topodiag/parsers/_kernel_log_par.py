@@ -44,7 +44,7 @@ def read(handle, new_state, finish, line):
     from ..scan import parallel
 
     st = new_state()
-    chunks = parallel.digested([_Reader], handle)
+    chunks = parallel.digested([_Reader], handle, share=True)
     try:
         for data, dg in chunks:
             for block, digest in _blocks_of(data, dg[0] if dg else None):
@@ -72,7 +72,10 @@ def _blocks_of(data: bytes, dg: Optional[tuple]) -> Iterator[tuple[list, Optiona
         pending = [text]
         yield from ((b, None) for b in B.text_blocks(lambda n: pending.pop() if pending else ""))
         return
-    yield B._checked(_lines(text), B.LINE_LIMIT), dg
+    lines = B._checked(_lines(text), B.LINE_LIMIT)
+    if dg is None:  # digested here (not sent to the worker, or its digest did not come back right)
+        dg = B.digest("\n".join(lines) if "\r" in text else text[:-1])
+    yield lines, dg
 
 
 def _lines(text: str) -> list:

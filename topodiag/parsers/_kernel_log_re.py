@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 MAX_EVENTS = 200
 MAX_LINK_EVENTS = 2000  # a flapping link logs many: enough to count the worst window
@@ -82,3 +83,29 @@ _FAULT_DEV_RE = re.compile(r"([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9
 # lines people leave in pastes ("...", "[...]", "[    ....    ]"), which count for nothing.
 _KERNELISH_RE = re.compile(r"^[ \t]*NVRM[: ]|\bkernel: |^[ \t]*(?:pcieport|nvidia|mlx5_core|nvidia-peermem|nvidia_peermem) "
                            r"|^[ \t]*[\w.-]{1,40} [0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: (?:AER|DMAR|AMD-Vi|PCIe Bus Error)")
+
+
+def time_s(raw: str) -> Optional[float]:
+    """A kernel line's time in seconds, from its dmesg or syslog/journal stamp; None without one."""
+    m = _DMESG_T_RE.match(raw)
+    if m:
+        return float(m[1])
+    m = _SYSLOG_T_RE.match(raw.strip())
+    if m and m[1] in _MONTHS:
+        return (((_MONTHS[m[1]] * 31 + int(m[2])) * 24 + int(m[3])) * 60 + int(m[4])) * 60 + float(m[5])
+    m = _CTIME_T_RE.match(raw.strip())
+    if m and m[1] in _MONTHS:
+        return (((_MONTHS[m[1]] * 31 + int(m[2])) * 24 + int(m[3])) * 60 + int(m[4])) * 60 + float(m[5])
+    m = _ISO_T_RE.match(raw.strip())
+    if m:
+        return ((((int(m[2]) - 1) * 31 + int(m[3])) * 24 + int(m[4])) * 60 + int(m[5])) * 60 + float(m[6])
+    return None
+
+
+def split_012(raw: str) -> list[str]:
+    """rsyslog writes a message's newlines as "#012": a /var/log/messages line holding several kernel
+    lines is read as those lines, at its line number (each after the first keeps the first's stamp)."""
+    first, *rest = raw.split("#012")
+    m = _STAMP_RE.match(first)
+    head = first[:m.end()] + " " if m else ""
+    return [first] + [head + part for part in rest]

@@ -56,6 +56,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable, Optional
 
 from ._kernel_log_events import Events, KernelEvent, Unrecognised, gate
+from ._kernel_log_re import split_012 as _split_012, time_s as _time_s
 from ._kernel_log_re import (  # noqa: F401 (the matchers are this module's names too)
     MAX_EVENTS, MAX_LINK_EVENTS, MAX_TEXT, PROBE_S, PROBE_LINES, LOOKBACK_LINES, STAMP_CHARS, _STAMP_RE,
     _XID_RE, _CAUSE_RE, _SXID_RE, _FALLEN_AT_RE, _FALLEN_WORDS_RE, _GPU_NOTICE_RE, _DRIVER_HEAD_RE,
@@ -380,15 +381,6 @@ class _Log:
         self.before_load = None  # (first, n, hist, hist_base, block, block_base): _block.stamps_before
 
 
-def _split_012(raw: str) -> list[str]:
-    """rsyslog writes a message's newlines as "#012": a /var/log/messages line holding several kernel
-    lines is read as those lines, at its line number (each after the first keeps the first's stamp)."""
-    first, *rest = raw.split("#012")
-    m = _STAMP_RE.match(first)
-    head = first[:m.end()] + " " if m else ""
-    return [first] + [head + part for part in rest]
-
-
 def _parse_lines(lines: Iterable[str]) -> KernelLog:
     """One pass over the lines (without their terminators), a block at a time (_kernel_log_block)."""
     st = _Log()
@@ -602,23 +594,6 @@ def _nvrm(st: _Log, n: int, raw: str, line: str) -> bool:
             st.uuids[m[2]] = (m[1].lower(), n)
         return m is not None
     return False
-
-
-def _time_s(raw: str) -> Optional[float]:
-    """A kernel line's time in seconds, from its dmesg or syslog/journal stamp; None without one."""
-    m = _DMESG_T_RE.match(raw)
-    if m:
-        return float(m[1])
-    m = _SYSLOG_T_RE.match(raw.strip())
-    if m and m[1] in _MONTHS:
-        return (((_MONTHS[m[1]] * 31 + int(m[2])) * 24 + int(m[3])) * 60 + int(m[4])) * 60 + float(m[5])
-    m = _CTIME_T_RE.match(raw.strip())
-    if m and m[1] in _MONTHS:
-        return (((_MONTHS[m[1]] * 31 + int(m[2])) * 24 + int(m[3])) * 60 + int(m[4])) * 60 + float(m[5])
-    m = _ISO_T_RE.match(raw.strip())
-    if m:
-        return ((((int(m[2]) - 1) * 31 + int(m[3])) * 24 + int(m[4])) * 60 + int(m[5])) * 60 + float(m[6])
-    return None
 
 
 def _iommu_line(iommu: dict, line: str, n: int) -> bool:

@@ -95,10 +95,14 @@ def parse_in_two(parser, handle: BinaryIO):
         release(pool, done)
 
 
-def digested(parsers, handle: BinaryIO) -> Iterator[tuple[bytes, Optional[tuple]]]:
+def digested(parsers, handle: BinaryIO, share: bool = False) -> Iterator[tuple[bytes, Optional[tuple]]]:
     """The file's chunks (cut by the first parser's `iter_chunks`), each with a tuple of the parsers'
     digests computed in a worker process when they came back right (None otherwise). The caller
-    exhausts or closes the generator (the worker is shut down then)."""
+    exhausts or closes the generator (the worker is shut down then). `share`: a chunk is not sent to
+    the workers while they are behind (as many of their digests as are asked ahead not done yet):
+    it comes with None and this process digests it, so a merge quicker than the digests takes its
+    share of them (the caller must then digest a chunk that comes with None, as it does when a digest
+    does not come back right)."""
     workers = digest_workers()
     pool = worker_pool(workers)
     if pool is None:
@@ -107,7 +111,7 @@ def digested(parsers, handle: BinaryIO) -> Iterator[tuple[bytes, Optional[tuple]
     done = False
     try:
         yield from _paired(parsers[0], handle, pool, file_path(handle), tuple(p.digest for p in parsers),
-                           min(MAX_AHEAD, AHEAD * workers))
+                           min(MAX_AHEAD, AHEAD * workers), share)
         done = True
     finally:
         release(pool, done)
@@ -150,14 +154,16 @@ def digest_workers() -> int:
     return max(1, worker_count() - 1)
 
 
-def _paired(parser, handle: BinaryIO, pool, path: str, digest, ahead: int = AHEAD
+def _paired(parser, handle: BinaryIO, pool, path: str, digest, ahead: int = AHEAD, share: bool = False
             ) -> Iterator[tuple[bytes, Optional[tuple]]]:
     off = handle.tell()
     pending: deque = deque()
     broken = False
     for chunk in parser.iter_chunks(handle):
         fut = None
-        if not broken:
+        if share and _behind(pending, ahead):
+            pass  # digested here, when merged
+        elif not broken:
             try:
                 fut = pool.submit(_digest_range, digest, path, off, len(chunk))
             except Exception:  # a broken pool: no more requests
@@ -170,6 +176,11 @@ def _paired(parser, handle: BinaryIO, pool, path: str, digest, ahead: int = AHEA
     while pending:
         item, broken = _settle(pending.popleft(), broken)
         yield item
+
+
+def _behind(pending: deque, ahead: int) -> bool:
+    """Whether `ahead` digests asked of the workers are not done yet."""
+    return sum(1 for _, fut in pending if fut is not None and not fut.done()) >= ahead
 
 
 def _settle(entry, broken: bool) -> tuple[tuple[bytes, Optional[tuple]], bool]:
