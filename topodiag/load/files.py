@@ -17,6 +17,7 @@ from typing import Iterator, Optional
 
 from ..bundle.shown import PATH_SHOWN, shown
 from ..errors import InputError
+from ..scan import memory
 
 BINARY_PROBE_BYTES = 8192
 LINE_LIMIT = 1 << 20  # characters of a line handed to a line parser; the rest of a longer line is skipped
@@ -132,10 +133,12 @@ def open_binary(path: str, folder_hint: str = "expected a file") -> io.BufferedR
     except OSError as exc:
         raise InputError(where, exc.strerror or str(exc)) from None
     try:
-        _refuse_special(where, os.fstat(fd).st_mode)
+        info = os.fstat(fd)
+        _refuse_special(where, info.st_mode)
     except InputError:
         os.close(fd)
         raise
+    memory.big_input(info.st_size)  # a big file: malloc keeps its chunks' freed blocks for the next
     return os.fdopen(fd, "rb")
 
 

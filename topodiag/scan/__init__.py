@@ -6,6 +6,7 @@
     workers.py   how many processes work at once (the usable CPUs, TOPODIAG_WORKERS) and the pool
     parallel.py  a reader's state-free per-chunk `digest` mapped over the workers, merged in order
     onepass.py   one read of a file for every parser that reads it in chunks
+    memory.py    a big input's freed chunk-sized blocks kept by malloc for the next (glibc)
 
 A reader plugs in by duck typing (`iter_chunks`, `digest`, `parse_chunks`, `ChunkReader`: the
 nccl_debug and nccl_tests parsers); this package never imports a parser, and what a line means

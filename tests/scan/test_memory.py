@@ -1,0 +1,41 @@
+"""scan/memory.py: a big input raises glibc malloc's mmap and trim thresholds once per process (in a
+child process here: the thresholds are the process's); a small one, a second call, or an environment
+that sets a threshold itself changes nothing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHILD = ("from topodiag.scan import memory as m; "
+         "print(m.big_input(m.BIG_INPUT - 1), m.big_input(m.BIG_INPUT), m.big_input(m.BIG_INPUT))")
+
+
+def _glibc() -> bool:
+    try:
+        import ctypes
+
+        return hasattr(ctypes.CDLL("libc.so.6"), "mallopt")
+    except OSError:
+        return False
+
+
+def _run(**env) -> str:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    return subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=60, cwd=ROOT,
+                          env=dict(base, PYTHONPATH=str(ROOT), **env), check=True).stdout.strip()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or not _glibc(), reason="glibc malloc only")
+def test_once_for_a_big_input() -> None:
+    assert _run() == "False True False"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
+def test_the_environment_wins() -> None:
+    assert _run(MALLOC_MMAP_THRESHOLD_="1048576") == "False False False"
