@@ -62,7 +62,7 @@ net_by_rank {rank (a string): those transports} for the ranks whose host no line
 without host prefixes, or a paste of bare connection lines: "9[1a000] -> 2[6b000] [receive] via
 NET/IB/1" is read as a connection line of rank 2 -- the rank a "[receive]" line's process owns, the
 first rank on a "[send]" line),
-lines, nccl_lines (occurrences of "NCCL INFO"/"NCCL WARN"/"NCCL TRACE" plus untagged
+lines, nccl_lines (occurrences of "NCCL INFO " (with its blank)/"NCCL WARN"/"NCCL TRACE" plus untagged
 banner/watchdog/failure lines)}.
 """
 
