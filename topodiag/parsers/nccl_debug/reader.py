@@ -76,7 +76,8 @@ B_ANSI_RE = re.compile(ANSI_RE.pattern.encode())
 
 # (lines, has "NCCL", INFO, WARN, TRACE counts, [(connection text, count)], mark bits, {(host, device)
 #  or raw prefix}, {tag text: [count, first place]}, [places of per-QP tags], [places of untagged
-#  marks], [(WARN tag place, line start, line end, line index) of each line's first WARN tag])
+#  marks], ({the WARN lines' prefixes, as the INFO ones}, {each line's first WARN tag's text to the end
+#  of its line: [count, first place]}))
 Digest = tuple
 
 
@@ -115,13 +116,13 @@ def _normalise_ascii(raw: bytes) -> bytes:
 
 def digest(raw: bytes) -> Digest:
     """The state-free passes over one chunk as read (it is normalised here): (lines, has "NCCL",
-    "NCCL INFO"/"NCCL WARN"/"NCCL TRACE" counts, the connection texts with their counts in order of
+    "NCCL INFO "/"NCCL WARN"/"NCCL TRACE" counts, the connection texts with their counts in order of
     first appearance, bits: GPU Direct RDMA 1 any / 2 Enabled / 4 Disabled, 8 "ProcessGroupNCCL",
     16 the chunk is already normal (normalise would return it unchanged), what the prefixes of its
     INFO/TRACE lines name (the text before the line's first tag: (host, device) pairs, or the raw text
     where it is not ASCII), distinct, in order, then the line scan's tag texts, per-QP places, untagged
-    marks and WARN lines: see Digest). All but the connection counts and the mark bits come from one
-    pass (lines.py `tagged`). A chunk without "NCCL" has no counts, unless it
+    marks and WARN lines: see Digest). All but the connection counts and the mark bits come from the
+    line scan (lines.py `tagged`). A chunk without "NCCL" has no counts, unless it
     holds bare connection lines (BARE_CONN_RE): those are its connections and its INFO count."""
     c = normalise(raw)
     same = 16 if c is raw else 0
