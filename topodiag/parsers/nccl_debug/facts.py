@@ -9,7 +9,7 @@ not depend on where chunks are cut. Every list, dict and cache is bounded (recor
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Iterable, Optional
 
 from ..base import is_digits
 from . import classify
@@ -539,7 +539,7 @@ class Facts:
         self.failure(line_no, line, classify.warn_message(line))
         self._plugin_warn(line)
 
-    def warns_counted(self, texts: list[tuple[str, int]]) -> bool:
+    def warns_counted(self, texts: Iterable[tuple[str, int]]) -> bool:
         """A chunk's WARN lines read by their distinct texts (each from its first "NCCL WARN" on, with
         its count of lines), when no list they would join has room (`warn` then only counts them and
         names failed plugins; their hosts are the reader's to record). False, with nothing done, when

@@ -218,7 +218,7 @@ def _warns(st: Facts, c: bytes, base: int, warns) -> None:
     prefixes, texts = warns
     if not texts:
         return
-    if st.warns_counted([(_text(t), n) for t, (n, _) in texts.items()]):
+    if st.warns_counted((_text(t), n) for t, (n, _) in texts.items()):  # (decoded only when asked)
         _hosts(st, prefixes)
         return
     for pos, ls, le, i in _linescan.warn_lines(c):
