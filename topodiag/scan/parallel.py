@@ -87,7 +87,7 @@ def parse_in_two(parser, handle: BinaryIO):
         return parser.parse_chunks(parser.iter_chunks(handle))
     done = False
     try:
-        out = parser.parse_chunks(_paired(parser, handle, pool, file_path(handle), parser.digest,
+        out = parser.parse_chunks(_paired(parser.iter_chunks, handle, pool, file_path(handle), parser.digest,
                                           min(MAX_AHEAD, AHEAD * workers)))
         done = True
         return out
@@ -103,29 +103,19 @@ def digested(parsers, handle: BinaryIO, share: bool = False) -> Iterator[tuple[b
     it comes with None and this process digests it, so a merge quicker than the digests takes its
     share of them (the caller must then digest a chunk that comes with None, as it does when a digest
     does not come back right)."""
-    workers = digest_workers()
-    pool = worker_pool(workers)
-    if pool is None:
-        yield from ((chunk, None) for chunk in parsers[0].iter_chunks(handle))
-        return
-    done = False
-    try:
-        yield from _paired(parsers[0], handle, pool, file_path(handle), tuple(p.digest for p in parsers),
-                           min(MAX_AHEAD, AHEAD * workers), share)
-        done = True
-    finally:
-        release(pool, done)
+    return digested_with(parsers[0].iter_chunks, tuple(p.digest for p in parsers), handle, digest_workers(),
+                         share=share)
 
 
-def digested_with(iter_chunks, digests: tuple, handle: BinaryIO, workers: int, pool=None
+def digested_with(iter_chunks, digests: tuple, handle: BinaryIO, workers: int, pool=None, share: bool = False
                   ) -> Iterator[tuple[bytes, Optional[tuple]]]:
     """The chunks `iter_chunks` cuts from `handle`, each with the tuple of `digests` (module-level
-    functions) computed by `workers` worker processes when they came back right (None otherwise):
-    one side of a file read by several parsers in two processes (topodiag/scan/onepass.py `_split`),
-    each side with its own share of the machine's cores. `pool`: the caller's pool, which has those
-    workers free (it shuts it down itself); else a pool of `workers` is made here (forked now: call
-    it with no other thread running). No worker (`workers` < 1, or a pool that cannot start): the
-    chunks alone."""
+    functions) computed by `workers` worker processes when they came back right (None otherwise;
+    `share` as in `digested`). `pool`: the caller's pool, which has those workers free (it shuts it
+    down itself: one side of a file read by several parsers in two processes, topodiag/scan/onepass.py
+    `_split`, each side with its own share of the machine's cores); else a pool of `workers` is made
+    here (forked now: call it with no other thread running). No worker (`workers` < 1, or a pool
+    that cannot start): the chunks alone."""
     own = pool is None and workers >= 1
     if own:
         pool = worker_pool(workers)
@@ -134,19 +124,12 @@ def digested_with(iter_chunks, digests: tuple, handle: BinaryIO, workers: int, p
         return
     done = False
     try:
-        yield from _paired(_Cutter(iter_chunks), handle, pool, file_path(handle), tuple(digests),
-                           min(MAX_AHEAD, AHEAD * workers))
+        yield from _paired(iter_chunks, handle, pool, file_path(handle), tuple(digests),
+                           min(MAX_AHEAD, AHEAD * workers), share)
         done = True
     finally:
         if own:
             release(pool, done)
-
-
-class _Cutter:
-    """What `_paired` needs of a parser: its chunk cutter."""
-
-    def __init__(self, iter_chunks) -> None:
-        self.iter_chunks = iter_chunks
 
 
 def digest_workers() -> int:
@@ -154,12 +137,12 @@ def digest_workers() -> int:
     return max(1, worker_count() - 1)
 
 
-def _paired(parser, handle: BinaryIO, pool, path: str, digest, ahead: int = AHEAD, share: bool = False
+def _paired(iter_chunks, handle: BinaryIO, pool, path: str, digest, ahead: int = AHEAD, share: bool = False
             ) -> Iterator[tuple[bytes, Optional[tuple]]]:
     off = handle.tell()
     pending: deque = deque()
     broken = False
-    for chunk in parser.iter_chunks(handle):
+    for chunk in iter_chunks(handle):
         fut = None
         if share and _behind(pending, ahead):
             pass  # digested here, when merged
