@@ -126,9 +126,9 @@ def test_more_cores_digest_for_both_sides(tmp_path, split_on, monkeypatch, worke
     asked = []
     real = parallel.digested_with
 
-    def spying(iter_chunks, digests, handle, n, pool=None):
+    def spying(iter_chunks, digests, handle, n, pool=None, **kw):
         asked.append(n)
-        return real(iter_chunks, digests, handle, n, pool)
+        return real(iter_chunks, digests, handle, n, pool, **kw)
 
     monkeypatch.setattr(parallel, "digested_with", spying)
     fed = []  # this side's reader (nccl_tests): whether each chunk came with its digest
@@ -138,3 +138,32 @@ def test_more_cores_digest_for_both_sides(tmp_path, split_on, monkeypatch, worke
     assert _plain(_split_read(path, parsers, split_on)) == want
     assert asked == [(int(workers) - 2 + 1) // 2]  # this side's share of the cores beyond two
     assert fed and all(fed)
+
+
+def test_the_side_done_first_digests_for_the_other(tmp_path, split_on, monkeypatch) -> None:
+    """On two cores neither side has a digest worker; once the other side's process has read its
+    parser (nccl_tests, in the worker), it digests this side's chunks (nccl_debug, here made slow by
+    a pause in its merge): some chunks come with their digest, and the results are the one-process
+    read's."""
+    import time
+
+    from topodiag.parsers.nccl_debug import reader
+
+    monkeypatch.setenv("TOPODIAG_WORKERS", "2")
+    monkeypatch.setattr(reader, "CHUNK", 1 << 13)  # many chunks from a small file
+    path = tmp_path / "cluster.log"
+    path.write_text("".join(blank_provenance_header(p.read_text(encoding="utf-8", errors="replace")) for p in LOGS),
+                    encoding="utf-8")
+    parsers = [nccl_debug, nccl_tests]
+    want = _plain(_one_process(path, parsers))
+    fed = []  # this side's reader (nccl_debug): whether each chunk came with its digest
+    real_feed = nccl_debug.ChunkReader.feed
+
+    def slow_feed(self, raw, dg=None):
+        fed.append(dg is not None)
+        time.sleep(0.02)  # this side is the slower one, whatever the machine
+        return real_feed(self, raw, dg)
+
+    monkeypatch.setattr(nccl_debug.ChunkReader, "feed", slow_feed)
+    assert _plain(_split_read(path, parsers, split_on)) == want
+    assert len(fed) > 10 and any(fed)

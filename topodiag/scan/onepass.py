@@ -8,7 +8,9 @@ turn. A big file (topodiag/scan/parallel.py `worth_it`) read by several of them 
 of two processes instead, each parser whole in one of them (`_split`, below); a big file read by one
 of them gets the digests of its chunks from a worker (parallel.py `digested`); on a machine with more
 cores than the two, each of the two processes has digest workers of its own (parallel.py
-`digested_with`), the cores shared between them. Memory is a few chunks
+`digested_with`), the cores shared between them; with no core to spare (two), this process is lent
+the other one once that has read its parsers, so the side that ends first digests for the side
+still reading (parallel.py `_paired`'s `lent`). Memory is a few chunks
 and each parser's bounded state, whatever the size of the file.
 
 A `#@` provenance header (a fixture's) is blanked in the first chunk, line numbers kept, as the line
@@ -143,8 +145,10 @@ def _split(parsers, handle: BinaryIO):
                               tuple(p.digest for p in theirs), their_workers, parallel.file_path(handle), start)
         except Exception:  # a pool that cannot start
             return _NOT_SPLIT
+        # (with no digest worker of its own, this side is lent the other side's process once that
+        # one has read its parsers: the side that ends first digests for the other)
         got = _read(mine, parallel.digested_with(mine[0].iter_chunks, tuple(p.digest for p in mine), handle,
-                                                 my_workers, pool))
+                                                 my_workers, pool, lent=fut))
         if got is None:
             return None
         try:

@@ -27,6 +27,7 @@ from .workers import fork_ok, release, worker_count, worker_pool
 
 PARALLEL_MIN_BYTES: Optional[int] = 64 << 20  # files from this size get a worker (None: never)
 AHEAD = 2  # digests requested ahead of the merge, per worker
+LENT_AHEAD = 3  # asked ahead of a process lent by the other side of a split file, once it is free
 MAX_AHEAD = 16  # and in all (each holds its chunk here: 16 x 4 MiB whatever the CPU count)
 _TAIL = 16
 
@@ -107,15 +108,20 @@ def digested(parsers, handle: BinaryIO, share: bool = False) -> Iterator[tuple[b
                          share=share)
 
 
-def digested_with(iter_chunks, digests: tuple, handle: BinaryIO, workers: int, pool=None, share: bool = False
-                  ) -> Iterator[tuple[bytes, Optional[tuple]]]:
+def digested_with(iter_chunks, digests: tuple, handle: BinaryIO, workers: int, pool=None, share: bool = False,
+                  lent=None) -> Iterator[tuple[bytes, Optional[tuple]]]:
     """The chunks `iter_chunks` cuts from `handle`, each with the tuple of `digests` (module-level
     functions) computed by `workers` worker processes when they came back right (None otherwise;
     `share` as in `digested`). `pool`: the caller's pool, which has those workers free (it shuts it
     down itself: one side of a file read by several parsers in two processes, topodiag/scan/onepass.py
     `_split`, each side with its own share of the machine's cores); else a pool of `workers` is made
     here (forked now: call it with no other thread running). No worker (`workers` < 1, or a pool
-    that cannot start): the chunks alone."""
+    that cannot start): the chunks alone. `lent`: the future of the other work the caller's pool
+    runs (the other side of a split file): its process, once that is done, digests for this one
+    (`_paired`'s `lent`), though `workers` is 0."""
+    if lent is not None and pool is not None and workers < 1:
+        yield from _paired(iter_chunks, handle, pool, file_path(handle), tuple(digests), LENT_AHEAD, lent=lent)
+        return
     own = pool is None and workers >= 1
     if own:
         pool = worker_pool(workers)
@@ -137,14 +143,18 @@ def digest_workers() -> int:
     return max(1, worker_count() - 1)
 
 
-def _paired(iter_chunks, handle: BinaryIO, pool, path: str, digest, ahead: int = AHEAD, share: bool = False
-            ) -> Iterator[tuple[bytes, Optional[tuple]]]:
+def _paired(iter_chunks, handle: BinaryIO, pool, path: str, digest, ahead: int = AHEAD, share: bool = False,
+            lent=None) -> Iterator[tuple[bytes, Optional[tuple]]]:
+    """The chunks with their digests from the pool (see `digested_with`). `lent`: a future the pool
+    runs first (the pool's one process is busy with it): no digest is asked before it is done, and
+    a digest asked that is not done when its chunk is merged is taken back (cancelled: digested
+    here) unless the process is already at it, so whichever of the two processes is free digests."""
     off = handle.tell()
     pending: deque = deque()
     broken = False
     for chunk in iter_chunks(handle):
         fut = None
-        if share and _behind(pending, ahead):
+        if (share and _behind(pending, ahead)) or (lent is not None and not lent.done()):
             pass  # digested here, when merged
         elif not broken:
             try:
@@ -154,10 +164,10 @@ def _paired(iter_chunks, handle: BinaryIO, pool, path: str, digest, ahead: int =
         off += len(chunk)
         pending.append((chunk, fut))
         if len(pending) > ahead:
-            item, broken = _settle(pending.popleft(), broken)
+            item, broken = _settle(pending.popleft(), broken, lent is not None)
             yield item
     while pending:
-        item, broken = _settle(pending.popleft(), broken)
+        item, broken = _settle(pending.popleft(), broken, lent is not None)
         yield item
 
 
@@ -166,9 +176,9 @@ def _behind(pending: deque, ahead: int) -> bool:
     return sum(1 for _, fut in pending if fut is not None and not fut.done()) >= ahead
 
 
-def _settle(entry, broken: bool) -> tuple[tuple[bytes, Optional[tuple]], bool]:
+def _settle(entry, broken: bool, take_back: bool = False) -> tuple[tuple[bytes, Optional[tuple]], bool]:
     chunk, fut = entry
-    if fut is None:
+    if fut is None or (take_back and not fut.done() and fut.cancel()):
         return (chunk, None), broken
     try:
         n, tail, dg = fut.result()
