@@ -131,9 +131,9 @@ def test_more_cores_digest_for_both_sides(tmp_path, split_on, monkeypatch, worke
         return real(iter_chunks, digests, handle, n, pool, **kw)
 
     monkeypatch.setattr(parallel, "digested_with", spying)
-    fed = []  # this side's reader (nccl_tests): whether each chunk came with its digest
-    real_feed = nccl_tests.ChunkReader.feed
-    monkeypatch.setattr(nccl_tests.ChunkReader, "feed", lambda self, raw, dg=None: fed.append(dg is not None)
+    fed = []  # this side's reader (nccl_debug, the heavier: READ_WEIGHT): whether each chunk came with its digest
+    real_feed = nccl_debug.ChunkReader.feed
+    monkeypatch.setattr(nccl_debug.ChunkReader, "feed", lambda self, raw, dg=None: fed.append(dg is not None)
                         or real_feed(self, raw, dg))
     assert _plain(_split_read(path, parsers, split_on)) == want
     assert asked == [(int(workers) - 2 + 1) // 2]  # this side's share of the cores beyond two
@@ -154,6 +154,8 @@ def test_the_side_done_first_digests_for_the_other(tmp_path, split_on, monkeypat
     path = tmp_path / "cluster.log"
     path.write_text("".join(blank_provenance_header(p.read_text(encoding="utf-8", errors="replace")) for p in LOGS),
                     encoding="utf-8")
+    # (nccl_debug first: the one-process read cuts the file as it does; the split reads nccl_debug, the
+    # heavier, here whatever the order)
     parsers = [nccl_debug, nccl_tests]
     want = _plain(_one_process(path, parsers))
     fed = []  # this side's reader (nccl_debug): whether each chunk came with its digest

@@ -136,7 +136,11 @@ def _split(parsers, handle: BinaryIO):
     pool = worker_pool(1 + my_workers)
     if pool is None:
         return _NOT_SPLIT
-    mine, theirs = list(parsers[: (len(parsers) + 1) // 2]), list(parsers[(len(parsers) + 1) // 2:])
+    # the heavier readers here (READ_WEIGHT, 1 where a parser does not say): this process is lent the
+    # other one's once that is done, not the other way round; the results go back in `parsers`' order
+    order = sorted(range(len(parsers)), key=lambda k: -getattr(parsers[k], "READ_WEIGHT", 1.0))
+    half = (len(parsers) + 1) // 2
+    mine, theirs = [parsers[k] for k in order[:half]], [parsers[k] for k in order[half:]]
     settled = False
     try:
         start = handle.tell()
@@ -163,7 +167,10 @@ def _split(parsers, handle: BinaryIO):
                 return None
         else:
             rest = [_restored(r) for r in rest]
-        return got + rest
+        out: list = [None] * len(parsers)
+        for k, r in zip(order, got + rest):
+            out[k] = r
+        return out
     finally:
         release(pool, settled)
 

@@ -75,6 +75,13 @@ from .facts import normalise_transport
 from .reader import CHUNK, ChunkReader, digest, iter_chunks, parse, parse_binary, parse_chunks, parse_lines
 from .records import IB_MTU_BYTES, MAX_LIST, MAX_SAMPLE, SOURCE, ErrorLine, LogLine, NetDevice, QpMtu, Rank, Result
 
+# What a byte of a big NCCL log costs this reader beside the nccl-tests reader (1.0), measured at 1 GB
+# (benchmarks/README.md: 10.0 against 7.8 CPU seconds compiled, 15.5 against 13.8 pure, the log;
+# 0.97 against 0.57 s a 100 MB on the progress-bar log): of a file both read in two processes, the
+# heavier reader stays in the loading process, which the other one's process helps once it is done
+# (topodiag/scan/onepass.py).
+READ_WEIGHT = 1.3
+
 INFO = ParserInfo(
     source=SOURCE,
     tool="NCCL_DEBUG=INFO",
