@@ -523,6 +523,24 @@ def test_parse_binary_small_chunks_are_decode_each_chunk(data: bytes, size: int)
         assert _outcome(parse_binary, io.BytesIO(data)) == _outcome(_reference_binary, data)
 
 
+def test_a_cluster_log_reads_the_same_however_it_is_cut() -> None:
+    """The NCCL_DEBUG fixtures appended (jobs of many hosts, whose ranks and bus ids disagree): the
+    result does not depend on where the chunks end. What is kept first (a rank's bus id from its first
+    connection or comm line, the hosts of the capped network list) is what the lines say first: before,
+    a chunk's connection texts were all read before its other texts, and 4 KiB chunks kept other bus
+    ids and hosts than one chunk did."""
+    text = "".join(blank_provenance_header(p.read_text(encoding="utf-8", errors="replace"))
+                   for p in sorted((ROOT / "fixtures" / "nccl_debug").iterdir())
+                   if p.is_file() and not p.name.endswith(".json"))
+    data = text.encode("utf-8")
+    got = {}
+    for size in (1 << 10, 1 << 12, 1 << 16, 1 << 22):
+        with mock.patch.object(reader, "CHUNK", size):
+            got[size] = to_jsonable(parse_binary(io.BytesIO(data)))
+    assert len(got[1 << 22]["ranks"]) > 8 and len(got[1 << 22]["net_by_host"]) > 8
+    assert all(r == got[1 << 22] for r in got.values())
+
+
 def test_a_log_as_pasted_in_a_ticket() -> None:
     """Markdown fences, a shell prompt, backquotes, timestamps, srun and OpenMPI prefixes: the facts a
     person reads from these lines (hosts, nNodes, network, GDR transport)."""

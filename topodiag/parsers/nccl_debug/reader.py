@@ -182,11 +182,12 @@ def feed(st: Facts, raw: bytes, dg: Optional[Digest] = None) -> None:
         return
     st.nccl += n_info + n_warn + n_trace
     _hosts(st, prefixes)  # the hosts and devices of the chunk's INFO/TRACE lines
-    for conn, cnt in items:
-        st.count_connections(c, base, conn, cnt)
+    if not messages:  # (bare connection lines: no tag text)
+        for conn, cnt in items:
+            st.count_connections(c, base, conn, cnt)
     if marks & 1:
         _gdr(st, c, base, marks)
-    _facts(st, c, base, messages, per_line)
+    _facts(st, c, base, messages, per_line, dict(items) if messages else None)
     _warns(st, c, base, warns)
     if not n_warn and not n_info and b"WARN " in c:  # NCCL 1.x-2.2's WARN: a log with no tag at all
         _old_warns(st, c, base)
@@ -253,15 +254,22 @@ def _gdr(st: Facts, c: bytes, base: int, marks: int) -> None:
             pos = c.find(GDR, le)
 
 
-def _facts(st: Facts, c: bytes, base: int, messages: dict, per_line: list[int]) -> None:
+def _facts(st: Facts, c: bytes, base: int, messages: dict, per_line: list[int], conns: Optional[dict] = None) -> None:
     """The fact lines, given to Facts: the distinct tag texts of the chunk (each read once: SCAN_RE
     says whether it is a fact line and where its message starts) and the per-QP lines, one by one.
     Every effect of a fact line is idempotent (a "Connected NVLS" line excepted: `_fact` says so, and
     it is read once per line) and the hosts of the chunk's lines are already recorded (`feed`, from
-    the digest's prefixes), so a tag text read before, or whose message is known, does nothing more."""
+    the digest's prefixes), so a tag text read before, or whose message is known, does nothing more.
+    The connection texts (`conns`: the text after "NCCL INFO " -> its count) are counted at their turn
+    among the texts, in the order their first lines come: what is kept first (a rank's bus id, the hosts
+    of a capped list) is then what the lines say first, however the file is cut into chunks."""
     done = st.tag_texts_b
     lines = _LineNo(c, base)  # line numbers of the per-QP lines that start a qp_mtus entry
     for key, (cnt, pos) in messages.items():
+        if conns:
+            n_conn = conns.get(key[10:])
+            if n_conn is not None:
+                st.count_connections(c, base, key[10:], n_conn)
         if _mem(key) in done:
             continue
         m = SCAN_RE.match(key)
