@@ -218,6 +218,20 @@ def test_completion_error_4_names_status_vendor_code_and_lines():
     assert set(h.subjects) == {"host:H100-1", "host:H100-2", "host:H100-5"}
 
 
+def test_a_count_of_the_listed_lines_says_so_when_the_log_has_more():
+    """Past the errors list's cap (MAX_LIST, the first by line), the count of a kind is of the lines
+    listed: the message says how many the log has, so "x200" is not read as all of them."""
+    from topodiag.parsers.nccl_debug import MAX_LIST
+
+    one = parsers.blank_provenance_header((DEBUG / "nccl-warn-ib-completion-error4-h100-01.log").read_text(
+        encoding="utf-8", errors="replace"))  # three completion errors
+    [h] = hits(nccl.nccl004(parse("", one * 100)))
+    assert (h.values["count"], h.values["listed"], h.values["total"]) == (MAX_LIST, MAX_LIST, 300)
+    assert f"(x{MAX_LIST} of the first {MAX_LIST} error lines, which are listed; the log has 300)" in said("NCCL004", h)
+    [h] = hits(nccl.nccl004(parse("", one)))
+    assert h.values["count"] == 3 and "the log has" not in said("NCCL004", h)
+
+
 def test_completion_status_12_is_retry_exceeded():
     [h] = hits(nccl.nccl004(parse("nccl-warn-ib-completion-error-ipv6gid-01.log")))
     assert "IBV_WC_RETRY_EXC_ERR" in said("NCCL004", h) and "vendor err 129" in said("NCCL004", h)

@@ -541,6 +541,26 @@ def test_a_cluster_log_reads_the_same_however_it_is_cut() -> None:
     assert all(r == got[1 << 22] for r in got.values())
 
 
+def test_the_error_list_is_the_first_lines_however_the_log_is_cut() -> None:
+    """A chunk's error lines come from several scans (WARN lines, untagged "NCCL error in:" lines and
+    their "Last error:" detail): past the list's cap (MAX_LIST) it holds the first by line, whatever
+    the chunks. Before, one chunk's WARN lines filled the list first and the untagged errors before
+    them were left out (4 KiB chunks listed them, one chunk did not)."""
+    text = "".join(blank_provenance_header((ROOT / "fixtures" / "nccl_debug" / name).read_text(encoding="utf-8"))
+                   for name in ("nccl-catalogue-last-error-cuda-invalid-argument-01.log",
+                                "nccl-warn-ib-completion-error4-h100-01.log")) * 60
+    data = text.encode("utf-8")
+    got = []
+    for size in (1 << 12, 1 << 22):
+        with mock.patch.object(reader, "CHUNK", size):
+            got.append(to_jsonable(parse_binary(io.BytesIO(data))))
+    assert got[0]["errors_total"] > MAX_LIST and len(got[1]["errors"]) == MAX_LIST
+    assert {e["kind"] for e in got[1]["errors"][:6]} > {"ib_completion"}  # the untagged ones are there
+    assert got[0]["errors"] == got[1]["errors"]
+    lines = [e["line_no"] for e in got[1]["errors"]]
+    assert lines == sorted(lines)
+
+
 def test_a_log_as_pasted_in_a_ticket() -> None:
     """Markdown fences, a shell prompt, backquotes, timestamps, srun and OpenMPI prefixes: the facts a
     person reads from these lines (hosts, nNodes, network, GDR transport)."""

@@ -470,7 +470,7 @@ def _variant(items: list[dict], cause: Optional[dict], details: bool, cls: str) 
 
 
 def _error_hit(kind: str, items: list[dict], subjects: list[str], cause: Optional[dict], version: Optional[str],
-               cross: Optional[dict] = None):
+               cross: Optional[dict] = None, counted: tuple = (0, 0)):
     """One finding per kind of error: the lines, the first line's text (with the IB codes decoded), and
     what its catalogue entry says (class, meaning, fix); a kind whose lines are all consequences of an
     earlier failure (`cause`) is named as such, not as a second cause."""
@@ -482,8 +482,10 @@ def _error_hit(kind: str, items: list[dict], subjects: list[str], cause: Optiona
     fixed = bool(c["fixed_in"]) and variant != "consequence" and _older(version, c["fixed_in"])
     cross = cross or {}
     fabric, acs, flaps = _nccl_cross.notes(c["cls"], kind, cross) if variant != "consequence" else (False, False, False)
+    listed, total = counted  # the error lines the result lists, and the log's (more where the list is full)
     return hit(subjects, variant=variant, severity=severity,
-               notes=when(fixed_in=fixed, cross_fabric=fabric, cross_acs=acs, cross_flaps=flaps),
+               notes=when(fixed_in=fixed, cross_fabric=fabric, cross_acs=acs, cross_flaps=flaps, sampled=total > listed),
+               listed=listed, total=total,
                fabric_said=cross.get("fabric", ""), acs_said=cross.get("acs", ""), flaps_said=cross.get("flaps", ""),
                fixed_in=c["fixed_in"], version=version or "not printed in the log",
                what=_ERROR_KIND_TEXT.get(kind, kind.replace("_", " ")), count=len(items), lines=_lines(lines),
@@ -506,8 +508,9 @@ def nccl004(nccl_debug, nvidia_smi_q=None, fabricmanager=None, lspci_vvv=None, k
     cause = min(causes, key=lambda e: e["line_no"]) if causes else None
     subjects = _hosts_subject(nccl_debug)
     cross = _nccl_cross.facts(nvidia_smi_q, fabricmanager, lspci_vvv, kernel_log)
+    counted = (len(errors), nccl_debug.get("errors_total") or 0)
     for kind, items in by_kind.items():
-        yield _error_hit(kind, items, subjects, cause, nccl_debug.get("nccl_version"), cross)
+        yield _error_hit(kind, items, subjects, cause, nccl_debug.get("nccl_version"), cross, counted)
     if "unrecognised" not in nccl_debug:  # else every WARN line is an error, harmless, or SYS004's
         yield from _plain_warns(nccl_debug, {e["line_no"] for e in errors}, subjects)
 

@@ -53,6 +53,13 @@ def _address(spec: str) -> str:
     return spec[:-3] if spec.endswith("<0>") else re.sub(r"<[0-9]+>$", "", spec)
 
 
+SLACK = 4  # a chunk's error/unrecognised lines gathered up to this many times MAX_LIST before the first by line are kept
+
+
+def _line_of(e) -> int:
+    return e.line_no
+
+
 class Facts:
     """Mutable accumulator for one log; `result()` freezes it."""
 
@@ -109,8 +116,17 @@ class Facts:
         self.seen_msgs_b: set[bytes] = set()  # the reader: raw messages whose text is in seen_msgs
         self.tag_texts_b: set[bytes] = set()  # the reader: tag texts read whose reading again does nothing
         self.banners_b: set[bytes] = set()  # the reader: bare "NCCL version" lines read (`other`)
+        # A chunk's error and unrecognised lines come from several scans (its tag texts, WARN lines,
+        # untagged marks), not in line order: each list takes them while it had room when the chunk
+        # began, up to SLACK times MAX_LIST (then the first by line are kept), and `flush_errors` keeps
+        # the first by line: what the lists hold does not depend on where the chunks end.
         self.pending: list[ErrorLine] = []
         self.unrecognised: list[tuple[int, str]] = []  # (line, text) of failure lines no entry explains
+        self.unrecognised_room = True  # the list had room when this chunk began
+        # the reader: an "NCCL error in:" line whose "Last error:" detail may be in the next chunk (its line
+        # number and the bytes after it), and where in this chunk a "Last error:" was read for it
+        self.last_error_carry: Optional[tuple[int, bytes]] = None
+        self.last_error_done = -1
         self.unrecognised_total = 0
         self.transport_cache: dict[str, str] = {}
         self.qp_mtus: dict[tuple, list] = {}  # (host, net_dev, ib_dev, port, link_layer, mtu) -> [qps, line_no]
@@ -169,10 +185,15 @@ class Facts:
         """Errors of a chunk come from several scans: gathered here, put in line order by flush_errors.
         `hit`: the catalogue match that explains the line (classify.match), if any."""
         self.errors_total += 1
-        if len(self.errors) + len(self.pending) < MAX_LIST:
+        if len(self.errors) < MAX_LIST:
             f = classify.fields(hit)
-            self.pending.append(ErrorLine(line_no, text[:MAX_TEXT], kind, f["cls"], f["entry"], f["severity"],
-                                          f["consequence"]))
+            self._pend(ErrorLine(line_no, text[:MAX_TEXT], kind, f["cls"], f["entry"], f["severity"], f["consequence"]))
+
+    def _pend(self, e: ErrorLine) -> None:
+        self.pending.append(e)
+        if len(self.pending) > SLACK * MAX_LIST:
+            self.pending.sort(key=_line_of)
+            del self.pending[MAX_LIST - len(self.errors):]
 
     def failure(self, line_no: int, line: str, message: str, kind: Optional[str] = None) -> None:
         """A failure line (WARN, old-form WARN, "Last error" detail): classified by its message through
@@ -181,12 +202,15 @@ class Facts:
         kind = mkind or kind
         if hit is None:
             self.unrecognised_total += 1
-            if len(self.unrecognised) < MAX_LIST:
+            if self.unrecognised_room:
                 self.unrecognised.append((line_no, line[:MAX_TEXT]))
+                if len(self.unrecognised) > SLACK * MAX_LIST:
+                    self.unrecognised.sort()
+                    del self.unrecognised[MAX_LIST:]
         if kind is not None and f[0] != "informational":
             self.errors_total += 1
-            if len(self.errors) + len(self.pending) < MAX_LIST:
-                self.pending.append(ErrorLine(line_no, line[:MAX_TEXT], kind, *f))
+            if len(self.errors) < MAX_LIST:
+                self._pend(ErrorLine(line_no, line[:MAX_TEXT], kind, *f))
 
     def fault_info(self, line_no: int, line: str, message: str) -> None:
         """An INFO line whose wording signals a fault: an error when its catalogue entry says error or
@@ -199,11 +223,13 @@ class Facts:
 
     def flush_errors(self) -> None:
         if self.pending:
-            self.pending.sort(key=lambda e: e.line_no)
+            self.pending.sort(key=_line_of)
             self.errors.extend(self.pending[: MAX_LIST - len(self.errors)])
             self.pending = []
         if len(self.unrecognised) > 1:
             self.unrecognised.sort()
+            del self.unrecognised[MAX_LIST:]
+        self.unrecognised_room = len(self.unrecognised) < MAX_LIST
 
     # ---- line kinds ----------------------------------------------------------------------
     def count_connections(self, chunk: bytes, base: int, conn: bytes, cnt: int) -> None:
@@ -550,8 +576,7 @@ class Facts:
         for text, cnt in texts:
             hit, kind, f = classify.reading(classify.warn_message(text))
             error = kind is not None and f[0] != "informational"
-            if (hit is None and len(self.unrecognised) < MAX_LIST) or \
-                    (error and len(self.errors) + len(self.pending) < MAX_LIST):
+            if (hit is None and self.unrecognised_room) or (error and len(self.errors) < MAX_LIST):
                 return False
             read.append((text, cnt, hit is None, error))
         for text, cnt, unrecognised, error in read:  # (in order of first appearance: plugin names too)

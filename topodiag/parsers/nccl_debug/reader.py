@@ -181,6 +181,8 @@ def feed(st: Facts, raw: bytes, dg: Optional[Digest] = None) -> None:
     if not has_nccl:
         return
     st.nccl += n_info + n_warn + n_trace
+    if st.last_error_carry is not None:  # an "NCCL error in:" line near the end of the chunk before
+        _carried_last_error(st, c)
     _hosts(st, prefixes)  # the hosts and devices of the chunk's INFO/TRACE lines
     if not messages:  # (bare connection lines: no tag text)
         for conn, cnt in items:
@@ -389,7 +391,7 @@ def _untagged(st: Facts, c: bytes, base: int, marked: list[int], watchdog: int) 
             starts.add(ls)
             pos = c.find(OTHER_MARKS[0], le)
     ln = _LineNo(c, base)
-    done = -1  # the last "Last error:" read
+    done, st.last_error_done = st.last_error_done, -1  # the last "Last error:" read (-1: none in this chunk)
     banners = st.banners_b  # a bare banner line read before does nothing more than count again
     for ls in sorted(starts):
         _, le = _line_at(c, ls)
@@ -414,12 +416,33 @@ def _last_error(st: Facts, c: bytes, ls: int, le: int, line_no: int, done: int) 
     """The detail an application prints after "Last error:" (ncclGetLastError: NCCL's last WARN text),
     a few lines below its "NCCL error in: ..." line (at `ls`, line `line_no`); each read once."""
     got = classify.last_error_after(c, le)
+    if got is None and le + classify.LAST_ERROR_WINDOW > len(c):  # its detail may be in the next chunk
+        st.last_error_carry = (line_no, c[le:])
     if got is None or got[0] <= done:
         return done
     pos, at, detail = got
     dls, dle = _line_at(c, at)
     st.failure(line_no + c.count(b"\n", ls, dls), _text(c[dls:dle]).strip(), detail, "last_error")
     return pos
+
+
+def _carried_last_error(st: Facts, c: bytes) -> None:
+    """The "Last error:" detail of an "NCCL error in:" line that ended the chunk before (its line number
+    and the bytes after it: `_last_error`), looked for in those bytes and the start of this chunk; the
+    place of a "Last error:" read here is kept so that this chunk's own error lines do not read it again."""
+    line_no, tail = st.last_error_carry
+    st.last_error_carry = None
+    joined = tail + c[:classify.LAST_ERROR_WINDOW]
+    got = classify.last_error_after(joined, 0)
+    if got is None:
+        return
+    pos, at, detail = got
+    dls = joined.rfind(b"\n", 0, at) + 1
+    dle = joined.find(b"\n", at)
+    st.failure(line_no + joined.count(b"\n", 0, dls), _text(joined[dls:len(joined) if dle < 0 else dle]).strip(),
+               detail, "last_error")
+    if pos >= len(tail):
+        st.last_error_done = pos - len(tail)
 
 
 # ---- cutting input into chunks, and the entry points ------------------------------------------------
