@@ -169,3 +169,47 @@ def test_the_side_done_first_digests_for_the_other(tmp_path, split_on, monkeypat
     monkeypatch.setattr(nccl_debug.ChunkReader, "feed", slow_feed)
     assert _plain(_split_read(path, parsers, split_on)) == want
     assert len(fed) > 10 and any(fed)
+
+
+def test_this_side_done_first_digests_for_the_worker(tmp_path, split_on, monkeypatch) -> None:
+    """The other way round: the worker's side (nccl_tests, made slow by a pause in its merge) ends
+    last, and this process, done with its own, digests the worker's chunks ahead of it and sends them
+    down a pipe (topodiag/scan/lend.py): some are given, and the results are the one-process read's."""
+    import time
+
+    from topodiag.parsers.nccl_debug import reader
+    from topodiag.parsers.nccl_tests import stream
+    from topodiag.scan import lend
+
+    monkeypatch.setenv("TOPODIAG_WORKERS", "2")
+    for module in (reader, nccl_debug, nccl_tests):  # both cut the file the same way: 8 KiB chunks
+        monkeypatch.setattr(module, "CHUNK", 1 << 13)
+    monkeypatch.setattr(nccl_tests, "iter_chunks", small_chunks)  # (module-level: sent to the worker)
+    path = tmp_path / "cluster.log"
+    path.write_text("".join(blank_provenance_header(p.read_text(encoding="utf-8", errors="replace")) for p in LOGS),
+                    encoding="utf-8")
+    parsers = [nccl_debug, nccl_tests]
+    want = _plain(_one_process(path, parsers))
+    real_feed = stream.ChunkReader.feed
+
+    def slow_feed(self, raw, dg=None):  # (in the worker: the fork keeps the patch)
+        time.sleep(0.02)
+        return real_feed(self, raw, dg)
+
+    monkeypatch.setattr(stream.ChunkReader, "feed", slow_feed)
+    given = []
+    real_give = lend.Lend.give
+
+    def counting(self, cuts, digests, p, busy):
+        real_give(self, cuts, digests, p, busy)
+        given.append(self.given)
+
+    monkeypatch.setattr(lend.Lend, "give", counting)
+    assert _plain(_split_read(path, parsers, split_on)) == want
+    assert len(given) == 1 and given[0] > 5
+
+
+def small_chunks(handle):
+    from topodiag.scan import chunks
+
+    return chunks.iter_chunks(handle, 1 << 13)

@@ -22,6 +22,7 @@ cannot be read fails them all with the same error.
 
 from __future__ import annotations
 
+import os
 from typing import BinaryIO, Iterator, Optional
 
 from ..errors import ParseError
@@ -123,7 +124,7 @@ _NOT_SPLIT = object()
 
 def _split(parsers, handle: BinaryIO):
     from .workers import release, worker_count, worker_pool
-    from . import parallel
+    from . import lend as lending, parallel
 
     if not parallel.worth_it(list(parsers), handle):
         return _NOT_SPLIT
@@ -136,55 +137,84 @@ def _split(parsers, handle: BinaryIO):
     pool = worker_pool(1 + my_workers)
     if pool is None:
         return _NOT_SPLIT
-    # the heavier readers here (READ_WEIGHT, 1 where a parser does not say): this process is lent the
-    # other one's once that is done, not the other way round; the results go back in `parsers`' order
-    order = sorted(range(len(parsers)), key=lambda k: -getattr(parsers[k], "READ_WEIGHT", 1.0))
-    half = (len(parsers) + 1) // 2
-    mine, theirs = [parsers[k] for k in order[:half]], [parsers[k] for k in order[half:]]
+    order, mine, theirs = _sides(parsers)
+    # with no core to spare, the side that ends first digests for the other (topodiag/scan/lend.py):
+    # the state it needs is made before the pool forks the worker
+    lend = lending.start(os.fstat(handle.fileno()).st_size, mine[0].CHUNK) \
+        if not extra and _same_cut(mine[0], theirs[0]) else None
     settled = False
     try:
         start = handle.tell()
+        path = parallel.file_path(handle)
         try:
             fut = pool.submit(_read_file, tuple(p.ChunkReader for p in theirs), theirs[0].iter_chunks,
-                              tuple(p.digest for p in theirs), their_workers, parallel.file_path(handle), start)
+                              tuple(p.digest for p in theirs), their_workers, path, start,
+                              lend.token if lend is not None else None)
         except Exception:  # a pool that cannot start
             return _NOT_SPLIT
-        # (with no digest worker of its own, this side is lent the other side's process once that
-        # one has read its parsers: the side that ends first digests for the other)
-        got = _read(mine, parallel.digested_with(mine[0].iter_chunks, tuple(p.digest for p in mine), handle,
-                                                 my_workers, pool, lent=fut))
+        cuts: list = []
+        cut = mine[0].iter_chunks if lend is None else (lambda h: lending.cuts_of(mine[0].iter_chunks(h), start, cuts))
+        got = _read(mine, parallel.digested_with(cut, tuple(p.digest for p in mine), handle, my_workers, pool,
+                                                 lent=fut))
         if got is None:
             return None
-        try:
-            rest = fut.result()
-        except Exception:  # the worker died
-            rest = None
+        if lend is not None:  # this side is done: it digests the other side's chunks until that one is
+            lend.give(cuts, tuple(p.digest for p in theirs), path, lambda: not fut.done())
+        rest = _theirs(fut, theirs, handle, start)
         settled = True
-        if rest is None or len(rest) != len(theirs):
-            handle.seek(start)
-            rest = _read(theirs, ((chunk, None) for chunk in theirs[0].iter_chunks(handle)))
-            if rest is None:
-                return None
-        else:
-            rest = [_restored(r) for r in rest]
+        if rest is None:
+            return None
         out: list = [None] * len(parsers)
         for k, r in zip(order, got + rest):
             out[k] = r
         return out
     finally:
+        lending.end(lend)
         release(pool, settled)
 
 
-def _read_file(makers: tuple, iter_chunks, digests: tuple, workers: int, path: str, start: int) -> Optional[list]:
+def _sides(parsers) -> tuple[list, list, list]:
+    """(order, this side's parsers, the worker's): the heavier readers here (READ_WEIGHT, 1 where a
+    parser does not say), the first half in that order; results go back in `parsers`' order."""
+    order = sorted(range(len(parsers)), key=lambda k: -getattr(parsers[k], "READ_WEIGHT", 1.0))
+    half = (len(parsers) + 1) // 2
+    return order, [parsers[k] for k in order[:half]], [parsers[k] for k in order[half:]]
+
+
+def _same_cut(a, b) -> bool:
+    """Whether two chunk parsers cut a file the same way (one CHUNK size): one side can then digest the
+    other's chunks."""
+    size = getattr(a, "CHUNK", None)
+    return isinstance(size, int) and size > 0 and size == getattr(b, "CHUNK", None)
+
+
+def _theirs(fut, theirs: list, handle: BinaryIO, start: int) -> Optional[list]:
+    """The worker's results, or, when it died or sent something else, its parsers read here."""
+    try:
+        rest = fut.result()
+    except Exception:  # the worker died
+        rest = None
+    if rest is not None and len(rest) == len(theirs):
+        return [_restored(r) for r in rest]
+    handle.seek(start)
+    return _read(theirs, ((chunk, None) for chunk in theirs[0].iter_chunks(handle)))
+
+
+def _read_file(makers: tuple, iter_chunks, digests: tuple, workers: int, path: str, start: int,
+               token: Optional[str] = None) -> Optional[list]:
     """In the worker: `_read` of these readers (their ChunkReader classes, sent by reference) over the
     file from `start`, cut by `iter_chunks`, the chunks' `digests` computed by `workers` processes of
-    its own (none: it digests them itself), each exception as a tuple (an exception's own pickle
-    drops ParseError's line number)."""
-    from . import parallel
+    its own (none: it digests them itself, save those the loading process sends once it is done:
+    `token` names the split's shared state, topodiag/scan/lend.py), each exception as a tuple (an
+    exception's own pickle drops ParseError's line number)."""
+    from . import lend as lending, parallel
 
+    lend = lending.current(token) if not workers else None
     with open(path, "rb") as handle:
         handle.seek(start)
-        out = _read_with(list(makers), parallel.digested_with(iter_chunks, digests, handle, workers))
+        chunks = lend.taking(iter_chunks(handle)) if lend is not None else \
+            parallel.digested_with(iter_chunks, digests, handle, workers)
+        out = _read_with(list(makers), chunks)
     if out is None:
         return None
     return [("ParseError", r.message, r.line_no) if isinstance(r, ParseError)
