@@ -1,6 +1,6 @@
 """The dmesg sections of a big regular nvidia-bug-report read by forked workers
-(topodiag/load/_bug_report_par.py): the sections, their order and their results are those of the
-report read in one process, with every kernel-log fixture as a dmesg section (LF, CRLF, CR, a NUL
+(topodiag/load/_bug_report_par.py: each worker reads a section's byte range): the sections, their
+order and their results are those of the report read in one process, with every kernel-log fixture as a dmesg section (LF, CRLF, CR, a NUL
 byte, non-ASCII text), lines cut at MAX_LINE before them, sections starting at any block boundary;
 a worker that fails or a pool that cannot take work costs time, not the result."""
 
@@ -73,8 +73,8 @@ def test_workers_read_the_dmesg_sections_as_one_process_does(report, monkeypatch
     sent = []
     start = P.Remote.start
 
-    def spy(self, no, source):
-        far = start(self, no, source)
+    def spy(self, offset, no, source):
+        far = start(self, offset, no, source)
         sent.append(far is not None)
         return far
 

@@ -2,15 +2,15 @@
 
 Each dmesg section of a report is a kernel log of its own: its parse needs nothing of the sections
 before it. For a regular, uncompressed report of PARALLEL_MIN_BYTES or more (and a worker count of
-two or more: topodiag/scan/workers.py), the splitter (bug_report.sections_of_blocks) hands the
-sections it streams to a forked worker by the file offset of their first line: the worker reads the
-file from there, a block of lines at a time as the report's reader cuts them (`_byte_blocks`), up to
-the next separator line, and pushes them to the same kernel-log reader (bug_report.parse_range, _Streamed); only
-its result crosses the pipe. One streamed section in `every` (the worker count) stays in this
-process, read as it streams by, so that this process works too while the workers do. The sections
-are given on in the report's order (`resolved`); a worker that fails or a pool that breaks costs
-time, not correctness: that section is then read here, from its offset. A gzip report, stdin, a
-small report: read in this process alone, as before.
+two or more: topodiag/scan/workers.py), the splitter (_bug_report_bytes.Splitter) finds each
+streamed section's byte range in the file (the offset of its body's first line, that of the next
+separator line) without decoding it, and hands the range to a forked worker, which reads those bytes
+from the file itself and gives them to the kernel log's block pass (_bug_report_bytes.parse_range);
+only its result crosses the pipe, with the file's line numbers. One streamed section in `every` (the
+worker count) stays in this process, read as it streams by, so that this process works too while
+the workers do. The sections are given on in the report's order (`resolved`); a worker that fails or
+a pool that breaks costs time, not correctness: that section is then read here, from its range. A
+gzip report, stdin, a small report: read in this process alone, as before.
 """
 
 from __future__ import annotations
@@ -45,68 +45,67 @@ def pool_for(report) -> Optional[tuple]:
 
 
 class Far:
-    """A section read by a worker: what the splitter's reader is while its lines go by (nothing is
-    done with them), and the section's `parsed` until `resolved` settles it."""
+    """A section read by a worker: the sink of its body here (nothing is done with its bytes; at its
+    end the worker is asked for the byte range), and the section's `parsed` until `resolved` settles
+    it."""
 
-    def __init__(self, fut, parse, path: str, off: int, source: str, offset: int = 0):
-        self.fut, self.parse, self.path, self.off, self.source = fut, parse, path, off, source
+    streamed = True
+    big = False
+
+    def __init__(self, remote: "Remote", start: int, source: str, offset: int = 0):
+        self.remote, self.start, self.source = remote, start, source
         self.offset = offset  # the section's line offset: its result comes with the file's line numbers
+        self.end_at = start
+        self.fut = None
 
-    def add(self, line: str) -> None:
+    def add(self, data: bytes) -> None:
         pass
 
-    def add_lines(self, lines: list) -> None:
-        pass
+    def end(self, offset: int) -> None:
+        self.end_at = offset
+        self.fut = self.remote.submit(self)
 
     def result(self):
         return self
 
+    def done(self) -> bool:
+        return self.fut is None or self.fut.done()
+
     def settle(self):
-        try:
-            return self.fut.result()
-        except Exception:  # a dead worker, a broken pool, a result that does not cross the pipe
-            return self.parse(self.path, self.off, self.source, self.offset)
+        r = self.remote
+        if self.fut is not None:
+            try:
+                return self.fut.result()
+            except Exception:  # a dead worker, a broken pool, a result that does not cross the pipe
+                pass
+        return r.parse(r.path, self.start, self.end_at, self.source, self.offset)
 
 
 class Remote:
     """Sends the streamed sections of a report to the pool (`start`), one in `every` left to this
-    process. `at` is the report's record of its current block (Report.at: where its first line
-    starts, and its bytes), `base` the file line number before that block's first line; `parse`
-    reads a section from its offset (bug_report.parse_range: in the worker, or here when it failed)."""
+    process; `parse` reads a section's byte range (_bug_report_bytes.parse_range: in the worker, or
+    here when it failed)."""
 
-    def __init__(self, path: str, at: list, pool, every: int, parse):
-        self.path, self.at, self.pool, self.every, self.parse = path, at, pool, max(1, every), parse
-        self.base, self.count, self.broken = 0, 0, False
+    def __init__(self, path: str, pool, every: int, parse):
+        self.path, self.pool, self.every, self.parse = path, pool, max(1, every), parse
+        self.count, self.broken = 0, False
 
-    def start(self, no: int, source: str) -> Optional[Far]:
-        """A Far for the section whose first line given to its parser is file line `no`, or None
-        when this process reads it."""
+    def start(self, offset: int, no: int, source: str) -> Optional[Far]:
+        """A Far for the section whose body starts at file offset `offset`, line `no`, or None when
+        this process reads it."""
         self.count += 1
         if self.broken or self.count % self.every == 0:
             return None
-        off = self.offset(no - self.base - 1)
-        if off is None:
+        return Far(self, offset, source, no - 1)
+
+    def submit(self, far: Far):
+        if self.broken:
             return None
         try:
-            fut = self.pool.submit(self.parse, self.path, off, source, no - 1)
+            return self.pool.submit(self.parse, self.path, far.start, far.end_at, far.source, far.offset)
         except Exception:  # a broken pool: the rest is read here
             self.broken = True
             return None
-        return Far(fut, self.parse, self.path, off, source, no - 1)
-
-    def offset(self, j: int) -> Optional[int]:
-        """The file offset of line `j` (0-based) of the current block."""
-        if len(self.at) != 4:
-            return None
-        first, data_at, data, _ = self.at
-        if j == 0:
-            return first
-        p = -1
-        for _ in range(j):
-            p = data.find(b"\n", p + 1)
-            if p < 0:
-                return None
-        return data_at + p + 1
 
 
 def resolved(sections: Iterator, pool) -> Iterator:
@@ -130,7 +129,7 @@ def resolved(sections: Iterator, pool) -> Iterator:
 
 
 def _ready(sec) -> bool:
-    return not isinstance(sec.parsed, Far) or sec.parsed.fut.done()
+    return not isinstance(sec.parsed, Far) or sec.parsed.done()
 
 
 def _settled(sec):

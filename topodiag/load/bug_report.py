@@ -41,6 +41,7 @@ import dataclasses
 import gzip
 import os
 import re
+import sys
 import zlib
 from dataclasses import dataclass
 from itertools import islice
@@ -48,9 +49,10 @@ from typing import Iterable, Iterator, Optional
 
 from ..errors import InputError
 from ..parsers.base import HEADER_END, HEADER_PREFIX
+from . import _bug_report_bytes as _bytes
 
 MARKS = ("Start of NVIDIA bug report log file", "nvidia-bug-report.sh Version")
-SEPARATOR_RE = re.compile(r"^_{20,}\s*$")
+SEPARATOR_RE = _bytes.SEPARATOR_RE
 UNAME_RE = re.compile(r"^uname:\s+\S+\s+(\S+)", re.M)
 MAX_BYTES = 256 << 20  # a report larger than this (decompressed) is refused as it is read
 MAX_RATIO = 100  # decompressed / compressed size: text compresses 5-15 times, a bomb 1000 times
@@ -253,16 +255,25 @@ def _regular(handle) -> bool:
 
 
 def read_sections(report: Report, where: str) -> Iterator[Section]:
-    """`sections_of_blocks` of a report, the kernel log's sections streamed (STREAMED); those of a big
-    regular file read by workers (topodiag/load/_bug_report_par.py), given on in order."""
+    """The sections of a report that a source reads, in order, found in its bytes
+    (topodiag/load/_bug_report_bytes.py: the same sections as `sections_of_blocks` over
+    `report.blocks()`, the kernel log's streamed), those of a big regular file's kernel log read by
+    workers (topodiag/load/_bug_report_par.py), given on in order."""
     from . import _bug_report_par as P
 
+    me = sys.modules[__name__]
     got = P.pool_for(report)
     if got is None:
-        return sections_of_blocks(report.blocks(), where, STREAMED)
+        return _bytes.read(me, report._stream, where, report._compressed, STREAMED)
     pool, n = got
-    remote = P.Remote(report.path, report.at, pool, n, parse_range)
-    return P.resolved(sections_of_blocks(report.blocks(), where, STREAMED, remote), pool)
+    remote = P.Remote(report.path, pool, n, parse_bytes)
+    return P.resolved(_bytes.read(me, report._stream, where, report._compressed, STREAMED, remote), pool)
+
+
+def parse_bytes(path: str, start: int, end: int, source: str, offset: int = 0):
+    """The result of a streamed section whose body is the bytes [start, end) of the report at `path`,
+    its line numbers moved by `offset` (_bug_report_bytes.parse_range: what a worker runs)."""
+    return _bytes.parse_range(sys.modules[__name__], path, start, end, source, offset)
 
 
 def host_of(text: str) -> Optional[str]:
