@@ -122,7 +122,7 @@ def test_parse_range_reads_a_sections_bytes_as_the_stream_does(tmp_path):
     seen = []
 
     class Spy:
-        def start(self, offset, no, source):
+        def start(self, offset, no, source, keep=None):
             seen.append((offset, no))
 
     for s in BB.read(bug_report, io.BytesIO(data), "r", None, bug_report.STREAMED, Spy()):

@@ -73,8 +73,8 @@ def test_workers_read_the_dmesg_sections_as_one_process_does(report, monkeypatch
     sent = []
     start = P.Remote.start
 
-    def spy(self, offset, no, source):
-        far = start(self, offset, no, source)
+    def spy(self, offset, no, source, keep=None):
+        far = start(self, offset, no, source, keep)
         sent.append(far is not None)
         return far
 

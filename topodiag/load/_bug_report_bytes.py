@@ -116,6 +116,8 @@ class Splitter:
         self.title, self.source, self.start = "", None, 0
         self.sink = None
         self.count = 0
+        self.kernels = 0  # streamed sections so far (past R.KEEP_WHOLE their results keep less)
+        self.note: Optional[str] = None
 
     def chunk(self, data: bytes, offset: int, line: int) -> list:
         out: list = []
@@ -164,7 +166,7 @@ class Splitter:
         if self.count > self.R.MAX_SECTIONS:
             raise InputError(self.where, f"an nvidia-bug-report of more than {self.R.MAX_SECTIONS} sections "
                              "(a real one has a few hundred): refused")
-        self.phase, self.title, self.source, self.sink = "title", "", None, None
+        self.phase, self.title, self.source, self.sink, self.note = "title", "", None, None, None
 
     def _ended(self, out: list) -> None:
         Section = self.R.Section
@@ -172,7 +174,7 @@ class Splitter:
             sink, self.sink = self.sink, None
             title = self.title[:120]
             if sink.streamed:
-                out.append(Section(title, self.source, self.start, None, parsed=sink.result()))
+                out.append(Section(title, self.source, self.start, None, parsed=sink.result(), note=self.note))
             elif sink.big:
                 out.append(Section(title, self.source, self.start, None,
                                    f"a section of more than {self.R.MAX_SECTION_BYTES >> 20} MiB: not read"))
@@ -197,19 +199,33 @@ class Splitter:
             return False
         self.phase, self.start = "body", no
         if self.source in self.stream:
-            far = self.remote.start(offset, no, self.source) if self.remote is not None else None
-            self.sink = far or KernelSink(self.R, self.source)
+            keep = self._keep()
+            far = self.remote.start(offset, no, self.source, keep) if self.remote is not None else None
+            self.sink = far or KernelSink(self.R, self.source, keep)
         else:
             self.sink = TextSink(self.R.MAX_SECTION_BYTES)
         return True
 
 
-def read(R, stream, where: str, compressed: Optional[int], stream_sources=frozenset(), remote=None) -> Iterator:
+    def _keep(self) -> Optional[int]:
+        """How many entries of each list the streamed section starting now keeps (None: all), its
+        note set (kernel_log.cut_lists: past the first R.KEEP_WHOLE such sections)."""
+        from ..parsers import kernel_log as K
+
+        self.kernels += 1
+        if self.kernels <= self.R.KEEP_WHOLE:
+            return None
+        self.note = K.lists_cut_note(self.kernels, self.R.KEEP_WHOLE, self.R.KEEP_LATER)
+        return self.R.KEEP_LATER
+
+
+def read(R, stream, where: str, compressed: Optional[int], stream_sources=frozenset(), remote=None,
+         capped: bool = True) -> Iterator:
     """The sections of a report's binary stream that a source reads, in order (R.Section; `R`: the
-    bug_report module)."""
+    bug_report module). `capped`: the report is refused past R.MAX_BYTES (chunks)."""
     split = Splitter(R, where, stream_sources, remote)
     line, end = 1, 0
-    for data, offset in chunks(R, stream, where, compressed):
+    for data, offset in chunks(R, stream, where, compressed, capped=capped):
         yield from split.chunk(data, offset, line)
         line += data.count(b"\n")
         end = offset + len(data)
@@ -254,10 +270,10 @@ class KernelSink:
     streamed = True
     big = False
 
-    def __init__(self, R, source: str = "kernel_log"):
+    def __init__(self, R, source: str = "kernel_log", keep: Optional[int] = None):
         from ..parsers import _kernel_log_block as B
 
-        self.R, self.source = R, source
+        self.R, self.source, self.keep = R, source, keep  # keep: kernel_log.cut_lists of the result
         self.parts: list = []
         self.size = 0
         self.step = B.FIRST_BLOCK_CHARS
@@ -281,16 +297,20 @@ class KernelSink:
     def result(self):
         from ..parsers import ParseError
 
+        from ..parsers import kernel_log as K
+
         if self.mode == "binary":
             return ParseError("binary data (NUL bytes), expected the text output of a tool")
         if self.mode == "lines":
-            return self.lines.result()
-        from ..parsers import kernel_log as K
-
-        try:
-            return K._finish(self.state if self.state is not None else K._Log())
-        except (ParseError, RecursionError) as exc:
-            return exc
+            got = self.lines.result()
+        else:
+            try:
+                got = K._finish(self.state if self.state is not None else K._Log())
+            except (ParseError, RecursionError) as exc:
+                return exc
+        if self.keep is not None and isinstance(got, K.KernelLog):
+            got = K.cut_lists(got, self.keep)
+        return got
 
     def _block(self, final: bool) -> None:
         from ..parsers import _kernel_log_block as B
@@ -342,11 +362,11 @@ class KernelSink:
         B.feed(self.state, lines, K._line, B.digest(body))
 
 
-def parse_range(R, path: str, start: int, end: int, source: str, offset: int = 0):
+def parse_range(R, path: str, start: int, end: int, source: str, offset: int = 0, keep: Optional[int] = None):
     """In a worker (or here when it failed): the result of the kernel-log section whose body is the
-    bytes [start, end) of the report at `path` (KernelSink), its line numbers moved by `offset`
-    (R.shift_lines). Raises InputError for a file that can no longer be read."""
-    sink = KernelSink(R, source)
+    bytes [start, end) of the report at `path` (KernelSink, its lists cut to `keep` entries), its line
+    numbers moved by `offset` (R.shift_lines). Raises InputError for a file that can no longer be read."""
+    sink = KernelSink(R, source, keep)
     try:
         fh = open(path, "rb")
     except OSError as exc:

@@ -52,8 +52,8 @@ class Far:
     streamed = True
     big = False
 
-    def __init__(self, remote: "Remote", start: int, source: str, offset: int = 0):
-        self.remote, self.start, self.source = remote, start, source
+    def __init__(self, remote: "Remote", start: int, source: str, offset: int = 0, keep: Optional[int] = None):
+        self.remote, self.start, self.source, self.keep = remote, start, source, keep
         self.offset = offset  # the section's line offset: its result comes with the file's line numbers
         self.end_at = start
         self.fut = None
@@ -78,7 +78,7 @@ class Far:
                 return self.fut.result()
             except Exception:  # a dead worker, a broken pool, a result that does not cross the pipe
                 pass
-        return r.parse(r.path, self.start, self.end_at, self.source, self.offset)
+        return r.parse(r.path, self.start, self.end_at, self.source, self.offset, self.keep)
 
 
 class Remote:
@@ -90,19 +90,19 @@ class Remote:
         self.path, self.pool, self.every, self.parse = path, pool, max(1, every), parse
         self.count, self.broken = 0, False
 
-    def start(self, offset: int, no: int, source: str) -> Optional[Far]:
-        """A Far for the section whose body starts at file offset `offset`, line `no`, or None when
-        this process reads it."""
+    def start(self, offset: int, no: int, source: str, keep: Optional[int] = None) -> Optional[Far]:
+        """A Far for the section whose body starts at file offset `offset`, line `no` (its lists cut
+        to `keep` entries: _bug_report_bytes.KernelSink), or None when this process reads it."""
         self.count += 1
         if self.broken or self.count % self.every == 0:
             return None
-        return Far(self, offset, source, no - 1)
+        return Far(self, offset, source, no - 1, keep)
 
     def submit(self, far: Far):
         if self.broken:
             return None
         try:
-            return self.pool.submit(self.parse, self.path, far.start, far.end_at, far.source, far.offset)
+            return self.pool.submit(self.parse, self.path, far.start, far.end_at, far.source, far.offset, far.keep)
         except Exception:  # a broken pool: the rest is read here
             self.broken = True
             return None

@@ -60,6 +60,12 @@ RATIO_FLOOR = 16 << 20  # the ratio is judged once this much is decompressed
 MAX_SECTIONS = 4096  # separators; a real report has a few hundred (more on a big node)
 MAX_SECTION_BYTES = 32 << 20  # one section's text handed to its parser (a dmesg is 16 MiB at most)
 MAX_LINE = 1 << 20  # a longer line is cut there, the rest skipped
+# The results of the kernel-log sections are kept until the report is read (a ~2 MB dmesg's: ~0.6 MB,
+# its lists of up to MAX_EVENTS events). Past the first KEEP_WHOLE such sections (a real report has one
+# to three), each keeps the first KEEP_LATER entries of its lists, its totals whole, and says so
+# (kernel_log.cut_lists): what is kept then does not grow with the report.
+KEEP_WHOLE = 64
+KEEP_LATER = 16
 CHUNK = 256 * 1024
 HEAD_BYTES = 16384
 
@@ -90,6 +96,7 @@ class Section:
     # result, or the ParseError it raised; the text is then never held
     parsed: object = None
     moved: bool = False  # `parsed` holds the file's line numbers already (moved by the worker that read it)
+    note: Optional[str] = None  # what the loader bounded of the result (KEEP_WHOLE), for the input's status
 
     @property
     def offset(self) -> int:
@@ -114,6 +121,9 @@ class Report:
         self._closer = closer
         self.head = ""
         self.path: Optional[str] = None  # a regular uncompressed file's path (its sections may go to workers)
+        # refused past MAX_BYTES as it is read: a gzip report (a decompression bomb costs time) or one
+        # read from stdin; a regular uncompressed file is read whatever its size (memory stays flat)
+        self.capped = True
         self.at: list = []  # the current block: [where its first line starts, where `data` starts, data, cut]
 
     def lines(self) -> Iterator[str]:
@@ -242,6 +252,7 @@ def from_opened(opened) -> Report:
         from ..scan.parallel import file_path
 
         report.path = file_path(binary)
+        report.capped = not os.path.isfile(report.path)  # stdin's spool is an unnamed file: capped
     return report
 
 
@@ -264,16 +275,18 @@ def read_sections(report: Report, where: str) -> Iterator[Section]:
     me = sys.modules[__name__]
     got = P.pool_for(report)
     if got is None:
-        return _bytes.read(me, report._stream, where, report._compressed, STREAMED)
+        return _bytes.read(me, report._stream, where, report._compressed, STREAMED, capped=report.capped)
     pool, n = got
     remote = P.Remote(report.path, pool, n, parse_bytes)
-    return P.resolved(_bytes.read(me, report._stream, where, report._compressed, STREAMED, remote), pool)
+    return P.resolved(_bytes.read(me, report._stream, where, report._compressed, STREAMED, remote,
+                                  capped=report.capped), pool)
 
 
-def parse_bytes(path: str, start: int, end: int, source: str, offset: int = 0):
+def parse_bytes(path: str, start: int, end: int, source: str, offset: int = 0, keep: Optional[int] = None):
     """The result of a streamed section whose body is the bytes [start, end) of the report at `path`,
-    its line numbers moved by `offset` (_bug_report_bytes.parse_range: what a worker runs)."""
-    return _bytes.parse_range(sys.modules[__name__], path, start, end, source, offset)
+    its line numbers moved by `offset`, its lists cut to `keep` entries (_bug_report_bytes.parse_range:
+    what a worker runs)."""
+    return _bytes.parse_range(sys.modules[__name__], path, start, end, source, offset, keep)
 
 
 def host_of(text: str) -> Optional[str]:

@@ -64,7 +64,7 @@ from ._kernel_log_re import (  # noqa: F401 (the matchers are this module's name
     _KMSG_DICT_RE, _MLX_HEALTH_RE, _UUID_AT_RE, _RESET_RE, _ACTION_RE, _IOMMU_DOMAIN_RE, _IOMMU_ON_RE,
     _CMDLINE_RE, _FAULT_RE, _FAULT_DEV_RE, _KERNELISH_RE,
 )
-from .base import ParseError, ParserInfo, probe_object, search_after
+from .base import ParseError, ParserInfo, note, probe_object, search_after
 
 INFO = ParserInfo(
     source="kernel_log",
@@ -306,6 +306,24 @@ def reader() -> "_block.Reader":
     """A pass that takes the log a line at a time (`add(line)`, then `result()`): `parse_lines`
     for a log pushed by its reader (the dmesg section of an nvidia-bug-report), in flat memory."""
     return _block.Reader(_Log(), _line, _finish, parse_lines)
+
+
+# The lists whose length follows the log's lines (the others hold a device once: a GPU off the bus, a
+# downtrained link, a GPU's UUID)
+_REPEATED = ("xids", "sxids", "link_events", "iommu_faults", "gpu_resets", "nic_health", "events", "unrecognised")
+
+
+def cut_lists(log: KernelLog, keep: int) -> KernelLog:
+    """`log` with each list of repeated events cut to its first `keep` entries (as the parser keeps
+    the first MAX_EVENTS), its totals and counts whole: what an input of many kernel logs keeps of
+    those past its first (`lists_cut_note` says so)."""
+    cut = {name: getattr(log, name)[:keep] for name in _REPEATED if len(getattr(log, name)) > keep}
+    return replace(log, **cut) if cut else log
+
+
+def lists_cut_note(section: int, whole: int, keep: int) -> str:
+    """The note of a kernel log read with `cut_lists`: the `section`th of its input, past `whole`."""
+    return note(SOURCE, "lists-cut", section=section, whole=whole, keep=keep)
 
 
 def _chain_stripped(head: list[str], it) -> Iterable[str]:
