@@ -90,3 +90,31 @@ def test_workers_cut_the_later_sections_as_this_process_does(tmp_path, monkeypat
     assert [to_jsonable(p.result) for p in got.parsed] == [to_jsonable(p.result) for p in one.parsed]
     assert [s.reason for s in got.statuses] == [s.reason for s in one.statuses]
     assert [len(p.result.xids) for p in got.parsed] == [120] * 3 + [bug_report.KEEP_LATER] * 6
+
+
+@pytest.mark.parametrize("small_blocks", [False, True])
+@pytest.mark.parametrize("cap", [1, 5, 16, 150])
+def test_a_log_read_with_a_cap_is_the_whole_log_cut(cap, small_blocks, monkeypatch):
+    """kernel_log._Log(cap): the lists of repeated events fill at `cap` (so fewer lines are read in
+    order): the result is cut_lists of the log read whole, on every kernel-log fixture."""
+    from tests.fixtures_index import parser_fixtures
+    from topodiag.parsers import _kernel_log_block as B
+    from topodiag.parsers import blank_provenance_header, kernel_log as K, to_jsonable
+
+    texts = [blank_provenance_header(fx.text()) for fx in parser_fixtures()
+             if fx.source == "kernel_log" and "parse_error" not in fx.expected()]
+    texts.append("\n".join(_section(k)[len(SEP) + 11:] for k in range(3)))
+    if small_blocks:  # lists that fill inside a block, or at its edge
+        monkeypatch.setattr(B, "FIRST_BLOCK_LINES", 2)
+        monkeypatch.setattr(B, "BLOCK_LINES", 16)
+    cut = 0
+    for text in texts:
+        if text.lstrip()[:1] == "{":
+            continue  # the probe's JSON: read whole by parse_lines, never capped
+        st = K._Log(cap)
+        for block in B.blocks(text.splitlines()):
+            B.feed(st, block, K._line)
+        whole = K.parse(text)
+        assert to_jsonable(K._finish(st)) == to_jsonable(K.cut_lists(whole, cap))
+        cut += K.cut_lists(whole, cap) is not whole
+    assert cut >= (5 if cap == 1 else 1)  # the generated log (120 of each) at least

@@ -340,7 +340,7 @@ class KernelSink:
         if "\r" in first or first.startswith(HEADER_PREFIX) or first.lstrip()[:1] == "{":
             self.mode, self.lines = "lines", self.R._Streamed(self.source)
             return
-        self.mode, self.state = "fast", K._Log()
+        self.mode, self.state = "fast", K._Log(self.keep)  # lists that fill at `keep` entries: fewer lines read in order
 
     def _feed(self, text: str, final: bool) -> None:
         """One block of whole lines to the kernel log's block pass; `final`: the section's last (its

@@ -362,9 +362,12 @@ def _empty() -> KernelLog:
 
 
 class _Log:
-    """What one pass over the lines collects (parse's state)."""
+    """What one pass over the lines collects (parse's state). `cap`: how many entries each list of
+    repeated events keeps (MAX_EVENTS, links MAX_LINK_EVENTS; less: what cut_lists keeps)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cap: Optional[int] = None) -> None:
+        self.cap = cap or MAX_EVENTS
+        self.link_cap = cap or MAX_LINK_EVENTS
         self.kernel = 0
         self.driver: Optional[str] = None
         self.loads = 0
@@ -386,7 +389,7 @@ class _Log:
         self.resets: list[tuple[str, int, Optional[float], str]] = []
         self.health: list[NicHealth] = []
         self.health_total = 0
-        self.ev = Events()
+        self.ev = Events(cap=self.cap)
         self.lines = 0
         self.kmsg = False
         # The lines are read a block at a time (_kernel_log_block): the block's lines and the stamps
@@ -500,7 +503,7 @@ def _known(st: _Log, n: int, raw: str, line: str) -> bool:
         m = _SXID_RE.search(line)
         if m:
             st.sxids_total += 1
-            if len(st.sxids) < MAX_EVENTS:
+            if len(st.sxids) < st.cap:
                 st.sxids.append(SXid(int(m[2]), m[1].lower(), n, line[:MAX_TEXT]))
         return m is not None
     if "mlx5_core" in line and _mlx5(st, n, raw, line):
@@ -508,7 +511,7 @@ def _known(st: _Log, n: int, raw: str, line: str) -> bool:
     if "limited by" in line or "GPU reset executed:" in line:
         return _pcie_or_reset(st, n, raw, line)
     if "DMAR" in line or "AMD-Vi" in line or "iommu" in line or "command line" in line:
-        return _iommu_line(st.iommu, line, n)
+        return _iommu_line(st.iommu, line, n, st.cap)
     return False
 
 
@@ -523,7 +526,7 @@ def _mlx5(st: _Log, n: int, raw: str, line: str) -> bool:
         m = _MLX_LINK_RE.search(line)
         if m:
             st.links_total += 1
-            if len(st.links) < MAX_LINK_EVENTS:
+            if len(st.links) < st.link_cap:
                 state = "down" if m[3].lower() == "down" else "up"
                 st.links.append(LinkEvent(m[1].lower(), m[2], state, n, _time_s(raw)))
             return True
@@ -539,7 +542,7 @@ def _pcie_or_reset(st: _Log, n: int, raw: str, line: str) -> bool:
         return m is not None
     if "GPU reset executed:" in line:
         m = _RESET_RE.search(line)
-        if m and m[2] == "true" and len(st.resets) < MAX_EVENTS:
+        if m and m[2] == "true" and len(st.resets) < st.cap:
             st.resets.append((m[1], n, _time_s(raw), line[:MAX_TEXT]))
         return m is not None
     return False
@@ -547,7 +550,7 @@ def _pcie_or_reset(st: _Log, n: int, raw: str, line: str) -> bool:
 
 def _health(st: _Log, m: "re.Match[str]", n: int, raw: str, line: str) -> None:
     st.health_total += 1
-    if len(st.health) >= MAX_EVENTS:
+    if len(st.health) >= st.cap:
         return
     if m[3]:
         kind, synd, sev = "health_issue", m[3].strip(), m[5]
@@ -570,11 +573,11 @@ def _nvrm(st: _Log, n: int, raw: str, line: str) -> bool:
         xid = int(m[2])
         st.xids_total += 1
         st.counts[xid] = st.counts.get(xid, 0) + 1
-        if len(st.xids) < MAX_EVENTS or xid == 79:
+        if len(st.xids) < st.cap or xid == 79:
             cause = _CAUSE_RE.search(m[3])
             act = _ACTION_RE.search(m[3]) if xid == 154 else None
             t = _time_s(raw)
-            if len(st.xids) < MAX_EVENTS:
+            if len(st.xids) < st.cap:
                 st.xids.append(Xid(xid, _bus(m[1]), n, line[:MAX_TEXT], int(cause[1]) if cause else None, t,
                                    act[2].strip() if act else None))
             if xid == 79:
@@ -614,7 +617,7 @@ def _nvrm(st: _Log, n: int, raw: str, line: str) -> bool:
     return False
 
 
-def _iommu_line(iommu: dict, line: str, n: int) -> bool:
+def _iommu_line(iommu: dict, line: str, n: int, cap: int = MAX_EVENTS) -> bool:
     """The IOMMU's mode, its being on, the command line and translation faults (DMAR / AMD-Vi lines)."""
     m = _IOMMU_DOMAIN_RE.search(line)
     if m:
@@ -632,7 +635,7 @@ def _iommu_line(iommu: dict, line: str, n: int) -> bool:
         if d:
             dev = (d[1] or d[2] or f"{d[3]}:{d[4]}.{d[5]}").lower()
             dev = dev if dev.count(":") == 2 else f"0000:{dev}"
-        if len(iommu["faults"]) < MAX_EVENTS and "handling fault" not in line:
+        if len(iommu["faults"]) < cap and "handling fault" not in line:
             iommu["faults"].append(Event(dev, n, line[:MAX_TEXT]))
         return True
     if _IOMMU_ON_RE.search(line):
