@@ -64,12 +64,13 @@ def _jsonable(parsed):
 
 def _by_lines(data: bytes) -> list:
     report = bug_report.Report("r", io.BytesIO(data), None)
-    return [(s.title, s.source, s.start_line, s.text, s.problem, _jsonable(s.parsed))
+    return [(s.title, s.source, s.start_line, s.text, s.problem, _jsonable(bug_report.shift_lines(s.parsed, s.offset)))
             for s in bug_report.sections_of_blocks(report.blocks(), "r", bug_report.STREAMED)]
 
 
 def _by_bytes(data: bytes) -> list:
-    return [(s.title, s.source, s.start_line, s.text, s.problem, _jsonable(s.parsed))
+    # the file's line numbers: the line path's moved by the section's offset, the byte path's already
+    return [(s.title, s.source, s.start_line, s.text, s.problem, _jsonable(bug_report.shift_lines(s.parsed, s.offset)))
             for s in BB.read(bug_report, io.BytesIO(data), "r", None, bug_report.STREAMED)]
 
 

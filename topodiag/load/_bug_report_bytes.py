@@ -173,8 +173,9 @@ class Splitter:
         if self.phase == "body":
             sink, self.sink = self.sink, None
             title = self.title[:120]
-            if sink.streamed:
-                out.append(Section(title, self.source, self.start, None, parsed=sink.result(), note=self.note))
+            if sink.streamed:  # its result holds the file's line numbers (KernelSink's origin, a worker's)
+                out.append(Section(title, self.source, self.start, None, parsed=sink.result(), moved=True,
+                                   note=self.note))
             elif sink.big:
                 out.append(Section(title, self.source, self.start, None,
                                    f"a section of more than {self.R.MAX_SECTION_BYTES >> 20} MiB: not read"))
@@ -201,7 +202,7 @@ class Splitter:
         if self.source in self.stream:
             keep = self._keep()
             far = self.remote.start(offset, no, self.source, keep) if self.remote is not None else None
-            self.sink = far or KernelSink(self.R, self.source, keep)
+            self.sink = far or KernelSink(self.R, self.source, keep, no - 1)
         else:
             self.sink = TextSink(self.R.MAX_SECTION_BYTES)
         return True
@@ -270,10 +271,11 @@ class KernelSink:
     streamed = True
     big = False
 
-    def __init__(self, R, source: str = "kernel_log", keep: Optional[int] = None):
+    def __init__(self, R, source: str = "kernel_log", keep: Optional[int] = None, origin: int = 0):
         from ..parsers import _kernel_log_block as B
 
         self.R, self.source, self.keep = R, source, keep  # keep: kernel_log.cut_lists of the result
+        self.origin = origin  # the file line number before the body's first: the result's are the file's
         self.parts: list = []
         self.size = 0
         self.step = B.FIRST_BLOCK_CHARS
@@ -302,10 +304,10 @@ class KernelSink:
         if self.mode == "binary":
             return ParseError("binary data (NUL bytes), expected the text output of a tool")
         if self.mode == "lines":
-            got = self.lines.result()
+            got = self.R.shift_lines(self.lines.result(), self.origin)
         else:
             try:
-                got = K._finish(self.state if self.state is not None else K._Log())
+                got = K._finish(self.state if self.state is not None else K._Log(origin=self.origin))
             except (ParseError, RecursionError) as exc:
                 return exc
         if self.keep is not None and isinstance(got, K.KernelLog):
@@ -340,7 +342,8 @@ class KernelSink:
         if "\r" in first or first.startswith(HEADER_PREFIX) or first.lstrip()[:1] == "{":
             self.mode, self.lines = "lines", self.R._Streamed(self.source)
             return
-        self.mode, self.state = "fast", K._Log(self.keep)  # lists that fill at `keep` entries: fewer lines read in order
+        # lists that fill at `keep` entries (fewer lines read in order); the file's line numbers
+        self.mode, self.state = "fast", K._Log(self.keep, self.origin)
 
     def _feed(self, text: str, final: bool) -> None:
         """One block of whole lines to the kernel log's block pass; `final`: the section's last (its
@@ -365,8 +368,8 @@ class KernelSink:
 def parse_range(R, path: str, start: int, end: int, source: str, offset: int = 0, keep: Optional[int] = None):
     """In a worker (or here when it failed): the result of the kernel-log section whose body is the
     bytes [start, end) of the report at `path` (KernelSink, its lists cut to `keep` entries), its line
-    numbers moved by `offset` (R.shift_lines). Raises InputError for a file that can no longer be read."""
-    sink = KernelSink(R, source, keep)
+    numbers moved by `offset` (the file's). Raises InputError for a file that can no longer be read."""
+    sink = KernelSink(R, source, keep, offset)
     try:
         fh = open(path, "rb")
     except OSError as exc:
@@ -376,4 +379,4 @@ def parse_range(R, path: str, start: int, end: int, source: str, offset: int = 0
         for data, _ in chunks(R, fh, path, None, end - start, capped=False):
             sink.add(data)
     sink.end()
-    return R.shift_lines(sink.result(), offset)
+    return sink.result()

@@ -107,7 +107,7 @@ def lines_before(st, n: int) -> tuple:
     """Where the stamps of the lines up to line `n` of the block being read are, since the previous
     driver load (st.previous_load), at most LOOKBACK_LINES + 1 of them (what a per-line deque held):
     references to the lists that hold them (no copy: a log may load the driver thousands of times)."""
-    lo = max((st.previous_load or 0) + 1, n - K.LOOKBACK_LINES, 1)
+    lo = max((st.previous_load or st.origin) + 1, n - K.LOOKBACK_LINES, st.origin + 1)
     return lo, n, st.hist, st.hist_base, st.block, st.block_base
 
 

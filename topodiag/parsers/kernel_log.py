@@ -363,9 +363,12 @@ def _empty() -> KernelLog:
 
 class _Log:
     """What one pass over the lines collects (parse's state). `cap`: how many entries each list of
-    repeated events keeps (MAX_EVENTS, links MAX_LINK_EVENTS; less: what cut_lists keeps)."""
+    repeated events keeps (MAX_EVENTS, links MAX_LINK_EVENTS; less: what cut_lists keeps). `origin`:
+    the line number before the first line (a log inside a larger file: its line numbers are the
+    file's, as shifting the result by `origin` makes them; `lines` still counts the log's own)."""
 
-    def __init__(self, cap: Optional[int] = None) -> None:
+    def __init__(self, cap: Optional[int] = None, origin: int = 0) -> None:
+        self.origin = origin
         self.cap = cap or MAX_EVENTS
         self.link_cap = cap or MAX_LINK_EVENTS
         self.kernel = 0
@@ -390,13 +393,13 @@ class _Log:
         self.health: list[NicHealth] = []
         self.health_total = 0
         self.ev = Events(cap=self.cap)
-        self.lines = 0
+        self.lines = origin
         self.kmsg = False
         # The lines are read a block at a time (_kernel_log_block): the block's lines and the stamps
         # (first STAMP_CHARS characters) of the LOOKBACK_LINES + 1 lines before it; at a driver load the
         # stamps of the lines since the load before are taken from those (before_load: _probe_start).
         self.block: list = []
-        self.block_base = 0  # the line number before the block's first line
+        self.block_base = origin  # the line number before the block's first line
         self.hist: list = []
         self.hist_base = 1  # the line number of hist[0]
         self.before_load = None  # (first, n, hist, hist_base, block, block_base): _block.stamps_before
@@ -439,7 +442,7 @@ def _finish(st: _Log) -> KernelLog:
     bus_of = {u.lower(): b for u, (b, _) in st.uuids.items()}
     resets = tuple(GpuReset(bus_of.get(u.lower()), u, n, t, text) for u, n, t, text in st.resets)
     window = _probe_start(st, kmsg) if st.loaded else None
-    return KernelLog(SOURCE, st.lines, st.kernel, st.driver, tuple(st.xids), dict(sorted(st.counts.items())),
+    return KernelLog(SOURCE, st.lines - st.origin, st.kernel, st.driver, tuple(st.xids), dict(sorted(st.counts.items())),
                      st.xids_total, tuple(st.fallen), tuple(st.sxids), st.sxids_total, tuple(st.limits),
                      tuple(st.links), st.links_total, iommu["domain"], iommu["enabled"], iommu["cmdline"],
                      tuple(iommu["faults"]), iommu["total"], st.loads,
@@ -459,7 +462,7 @@ def _probe_start(st: _Log, kmsg: bool) -> int:
     """The first line of the last driver load's own lines (see KernelLog.driver_window_line), from the
     stamps of the lines before it (st.before_load: since the load before, at most LOOKBACK_LINES)."""
     banner, t = st.loaded  # type: ignore[misc]
-    floor = st.previous_load + 1 if st.previous_load else 1
+    floor = st.previous_load + 1 if st.previous_load else st.origin + 1
     start = banner
     if t is None:
         return max(banner - PROBE_LINES, floor)
