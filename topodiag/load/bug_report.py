@@ -26,12 +26,18 @@ ParseError's line) is moved by the section's offset, so they are the whole file'
 enters the report as "<file> [<title>]"; the other sections (X logs, dmidecode, base64 dumps...)
 are skipped without being kept.
 
-The report is read as a stream: (gzip stream ->) lines -> section splitter -> one section at a
-time to its parser. Memory is that of one section (at most MAX_SECTION_BYTES; a larger one is
-not read, and says so) whatever the size of the file. The decompressed count is checked as it
-grows: more than MAX_BYTES, or (past RATIO_FLOOR) more than MAX_RATIO times the compressed size,
-and the report is refused; so is one of more than MAX_SECTIONS sections (a real report has a few
-hundred). A line longer than MAX_LINE is cut there. The report's "uname:" line names the host, so
+The report is read as a stream of bytes: (gzip stream ->) chunks of whole lines -> the separators
+found in bytes (topodiag/load/_bug_report_bytes.py: a section no source reads costs only the search
+for the next separator) -> one section at a time to its parser: the kernel log a block of bytes at a
+time to its block pass, numbered from its place in the file (a big regular file's by workers:
+_bug_report_par.py), another source's text held (at most MAX_SECTION_BYTES; a larger one is not
+read, and says so). What is kept of the kernel-log sections is bounded past KEEP_WHOLE of them, so
+memory does not grow with the file. `sections` (over lines) is the same splitter on decoded lines,
+the reference the byte path is tested against. A gzip report, or one read from stdin, is refused
+past MAX_BYTES decompressed (a regular file is read whatever its size), and a gzip one past
+RATIO_FLOOR more than MAX_RATIO times its compressed size, as it is read; so is one of more than
+MAX_SECTIONS sections (a real report has a few hundred). A line longer than MAX_LINE is cut there.
+The report's "uname:" line names the host, so
 a report of another host beside it is caught as other inputs are.
 """
 
@@ -54,7 +60,7 @@ from . import _bug_report_bytes as _bytes
 MARKS = ("Start of NVIDIA bug report log file", "nvidia-bug-report.sh Version")
 SEPARATOR_RE = _bytes.SEPARATOR_RE
 UNAME_RE = re.compile(r"^uname:\s+\S+\s+(\S+)", re.M)
-MAX_BYTES = 256 << 20  # a report larger than this (decompressed) is refused as it is read
+MAX_BYTES = 256 << 20  # a gzip or stdin report larger than this (decompressed) is refused as it is read
 MAX_RATIO = 100  # decompressed / compressed size: text compresses 5-15 times, a bomb 1000 times
 RATIO_FLOOR = 16 << 20  # the ratio is judged once this much is decompressed
 MAX_SECTIONS = 4096  # separators; a real report has a few hundred (more on a big node)
@@ -124,7 +130,6 @@ class Report:
         # refused past MAX_BYTES as it is read: a gzip report (a decompression bomb costs time) or one
         # read from stdin; a regular uncompressed file is read whatever its size (memory stays flat)
         self.capped = True
-        self.at: list = []  # the current block: [where its first line starts, where `data` starts, data, cut]
 
     def lines(self) -> Iterator[str]:
         for block in self.blocks():
@@ -133,7 +138,7 @@ class Report:
     def blocks(self) -> Iterator[list]:
         """The lines, a list of them for each CHUNK read (a fixture's provenance header blanked)."""
         header = True
-        for block in _byte_blocks(self._stream, self.name, self._compressed, self.at):
+        for block in _byte_blocks(self._stream, self.name, self._compressed):
             k = 0
             while header and k < len(block):
                 if not block[k].startswith(HEADER_PREFIX):  # a fixture's provenance header: blank lines
@@ -161,13 +166,11 @@ def _too_big(where: str, total: int, compressed: Optional[int]) -> Optional[str]
     return None
 
 
-def _byte_blocks(stream, where: str, compressed: Optional[int], at: Optional[list] = None) -> Iterator[list]:
+def _byte_blocks(stream, where: str, compressed: Optional[int]) -> Iterator[list]:
     """The lines of a binary stream, a list of them for each CHUNK read: each line cut at MAX_LINE
     bytes, then decoded as UTF-8 with bad bytes replaced (the bytes between two line ends decoded at
-    once); the count of bytes read is checked after each chunk (_too_big). `at`, when given, is set
-    before each list is given to [the stream offset where its first line starts, the offset of
-    `data`'s first byte, data, cut]: the line ends of data[:cut + 1] are the list's."""
-    total, buf, line_at = 0, b"", 0
+    once); the count of bytes read is checked after each chunk (_too_big)."""
+    total, buf = 0, b""
     while True:
         try:
             block = stream.read(CHUNK)
@@ -184,9 +187,6 @@ def _byte_blocks(stream, where: str, compressed: Optional[int], at: Optional[lis
         if cut < 0:
             buf = data[:MAX_LINE]
             continue
-        if at is not None:
-            at[:] = [line_at, total - len(data), data, cut]
-        line_at = total - len(data) + cut + 1
         buf = data[cut + 1: cut + 1 + MAX_LINE]
         first = data.find(b"\n")
         if first > MAX_LINE:  # only the first line can be longer (CHUNK < MAX_LINE): cut there
@@ -195,8 +195,6 @@ def _byte_blocks(stream, where: str, compressed: Optional[int], at: Optional[lis
         else:
             yield data[:cut].decode("utf-8", "replace").split("\n")
     if buf:
-        if at is not None:
-            at[:] = [line_at, total, b"", 0]
         yield [buf.decode("utf-8", "replace")]
 
 
@@ -336,7 +334,6 @@ class _Splitter:
         self.title, self.source, self.start, self.size = "", None, 0, 0
         self.body: list[str] = []
         self.reader: Optional[_Streamed] = None
-        self.remote = None  # a _bug_report_par.Remote: the streamed sections it takes go to a worker
 
     def begin(self) -> None:
         self.phase, self.title, self.source, self.body, self.size = "title", "", None, [], 0
@@ -390,8 +387,7 @@ class _Splitter:
                 return
             self.phase, self.start = "body", no
             if self.source in self.stream:
-                far = self.remote.start(no, self.source) if self.remote is not None else None
-                self.reader = far or _Streamed(self.source)
+                self.reader = _Streamed(self.source)
         if self.reader is not None:
             self.reader.add(line)
             return
@@ -454,34 +450,12 @@ def sections(lines: Iterable[str], where: str = "", stream=frozenset()) -> Itera
 _UNDERSCORES = "_" * 20
 
 
-def separator_index(block: list) -> Optional[int]:
-    """The index of the first separator line of a list of lines, or None."""
-    text = "\n".join(block)
-    k = text.find(_UNDERSCORES)
-    while k >= 0:
-        start = text.rfind("\n", 0, k) + 1
-        j = text.count("\n", 0, start)
-        if SEPARATOR_RE.match(block[j]):
-            return j
-        end = text.find("\n", k)
-        if end < 0:
-            return None
-        k = text.find(_UNDERSCORES, end)
-    return None
-
-
-def sections_of_blocks(blocks: Iterable[list], where: str = "", stream=frozenset(),
-                       remote=None) -> Iterator[Section]:
+def sections_of_blocks(blocks: Iterable[list], where: str = "", stream=frozenset()) -> Iterator[Section]:
     """`sections` over the report's lines a list at a time (Report.blocks): the separator lines are
-    found by a substring search over each list's text, the lines between them handed on at once.
-    `remote` (a _bug_report_par.Remote): the streamed sections it takes are read by a worker, their
-    `parsed` a _bug_report_par.Far until `_bug_report_par.resolved` settles it."""
+    found by a substring search over each list's text, the lines between them handed on at once."""
     split = _Splitter(_command_sources(), stream)
-    split.remote = remote
     count = base = 0
     for block in blocks:
-        if remote is not None:
-            remote.base = base
         text = "\n".join(block)
         i = line_of = at = 0  # the next line to feed; the line of text position `at`
         k = text.find(_UNDERSCORES)
@@ -508,27 +482,6 @@ def sections_of_blocks(blocks: Iterable[list], where: str = "", stream=frozenset
     done = split.end()
     if done is not None:
         yield done
-
-
-def parse_range(path: str, off: int, source: str, offset: int = 0):
-    """The result of `source`'s streamed reader (bug_report._Streamed) for the lines of the report at
-    `path` from byte `off` up to its next separator line (or its end): the parser's result or the
-    ParseError it gave, its line numbers moved by `offset` (shift_lines: in the worker, which then
-    spares the merging process that walk). Raises InputError for a file that can no longer be read."""
-    reader = _Streamed(source)
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        raise InputError(path, f"the nvidia-bug-report can no longer be read ({exc.strerror})") from None
-    with fh:
-        fh.seek(off)
-        for block in _byte_blocks(fh, path, None):
-            k = separator_index(block)
-            if k is not None:
-                reader.add_lines(block[:k])
-                break
-            reader.add_lines(block)
-    return shift_lines(reader.result(), offset)
 
 
 _LINE_FIELD = re.compile(r"^(?:line_no|first_line|[a-z]\w*_line)$")
