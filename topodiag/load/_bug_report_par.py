@@ -40,6 +40,10 @@ def pool_for(report) -> Optional[tuple]:
     if not stat.S_ISREG(info.st_mode) or info.st_size < PARALLEL_MIN_BYTES:
         return None
     n = worker_count()
+    if n > 1:
+        from ..parsers import kernel_log
+
+        kernel_log.warm()  # loaded once here, not again in each worker (forked now)
     pool = worker_pool(n - 1)
     return (pool, n) if pool is not None else None
 

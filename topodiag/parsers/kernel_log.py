@@ -321,6 +321,14 @@ def cut_lists(log: KernelLog, keep: int) -> KernelLog:
     return replace(log, **cut) if cut else log
 
 
+def warm() -> None:
+    """Load what a pass reads besides its lines (the catalogues of the drivers' messages), so that
+    worker processes forked afterwards share it instead of each loading it again."""
+    from ._kernel_log_events import classified
+
+    classified("NVRM: GPU at PCI:0000:00:00: GPU-0")
+
+
 def lists_cut_note(section: int, whole: int, keep: int) -> str:
     """The note of a kernel log read with `cut_lists`: the `section`th of its input, past `whole`."""
     return note(SOURCE, "lists-cut", section=section, whole=whole, keep=keep)
