@@ -6,9 +6,9 @@ two or more: topodiag/scan/workers.py), the splitter (_bug_report_bytes.Splitter
 streamed section's byte range in the file (the offset of its body's first line, that of the next
 separator line) without decoding it, and hands the range to a forked worker, which reads those bytes
 from the file itself and gives them to the kernel log's block pass (_bug_report_bytes.parse_range);
-only its result crosses the pipe, with the file's line numbers. One streamed section in `every` (the
-worker count) stays in this process, read as it streams by, so that this process works too while
-the workers do. The sections are given on in the report's order (`resolved`); a worker that fails or
+only its result crosses the pipe, with the file's line numbers. A streamed section is read in this
+process, as it streams by, when the workers are behind (AHEAD sections each not done yet), so that
+this process works too while the workers do and the work follows each side's pace. The sections are given on in the report's order (`resolved`); a worker that fails or
 a pool that breaks costs time, not correctness: that section is then read here, from its range. A
 gzip report, stdin, a small report: read in this process alone, as before.
 """
@@ -22,6 +22,7 @@ from collections import deque
 from typing import Iterator, Optional
 
 PARALLEL_MIN_BYTES: Optional[int] = 32 << 20  # reports from this size get workers (None: never)
+AHEAD = 2  # sections sent to each worker and not done yet, past which this process reads the next
 MAX_HELD = 64  # sections held to keep the order while a worker reads one before them
 HELD_CHARS = 32 << 20  # and the text they hold (memory stays that of a section or so)
 
@@ -40,10 +41,11 @@ def pool_for(report) -> Optional[tuple]:
     if not stat.S_ISREG(info.st_mode) or info.st_size < PARALLEL_MIN_BYTES:
         return None
     n = worker_count()
-    if n > 1:
-        from ..parsers import kernel_log
+    if n < 2:
+        return None
+    from ..parsers import kernel_log
 
-        kernel_log.warm()  # loaded once here, not again in each worker (forked now)
+    kernel_log.warm()  # loaded once here, not again in each worker (forked at the first section sent)
     pool = worker_pool(n - 1)
     return (pool, n) if pool is not None else None
 
@@ -86,21 +88,31 @@ class Far:
 
 
 class Remote:
-    """Sends the streamed sections of a report to the pool (`start`), one in `every` left to this
-    process; `parse` reads a section's byte range (_bug_report_bytes.parse_range: in the worker, or
+    """Sends the streamed sections of a report to the pool of `every` - 1 workers (`start`), those
+    that come while the workers are behind left to this process; `parse` reads a section's byte range (_bug_report_bytes.parse_range: in the worker, or
     here when it failed)."""
 
     def __init__(self, path: str, pool, every: int, parse):
         self.path, self.pool, self.every, self.parse = path, pool, max(1, every), parse
         self.count, self.broken = 0, False
+        self.sent: deque = deque()  # the Fars sent, up to the first not done
 
     def start(self, offset: int, no: int, source: str, keep: Optional[int] = None) -> Optional[Far]:
         """A Far for the section whose body starts at file offset `offset`, line `no` (its lists cut
-        to `keep` entries: _bug_report_bytes.KernelSink), or None when this process reads it."""
+        to `keep` entries: _bug_report_bytes.KernelSink), or None when this process reads it: when
+        the workers are behind (AHEAD sections each not done yet), so that the work follows how fast
+        each side goes (this process also finds the sections and gathers the results)."""
         self.count += 1
-        if self.broken or self.count % self.every == 0:
+        if self.broken or self._behind():
             return None
-        return Far(self, offset, source, no - 1, keep)
+        far = Far(self, offset, source, no - 1, keep)
+        self.sent.append(far)
+        return far
+
+    def _behind(self) -> bool:
+        while self.sent and self.sent[0].fut is not None and self.sent[0].done():
+            self.sent.popleft()
+        return sum(1 for far in self.sent if far.fut is None or not far.fut.done()) >= AHEAD * (self.every - 1)
 
     def submit(self, far: Far):
         if self.broken:
