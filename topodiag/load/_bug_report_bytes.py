@@ -116,6 +116,7 @@ class Splitter:
         self.title, self.source, self.start = "", None, 0
         self.sink = None
         self.count = 0
+        self.line = 1  # the line number of the next chunk's first byte (set by `chunk`)
         self.kernels = 0  # streamed sections so far (past R.KEEP_WHOLE their results keep less)
         self.note: Optional[str] = None
 
@@ -151,6 +152,7 @@ class Splitter:
                 self.sink.end(offset + k)
             self._separator(out)
             pos = stop + 1
+        self.line = no + data.count(b"\n", at, n)  # the line number after the chunk (each byte counted once)
         return out
 
     def finish(self, offset: int) -> list:
@@ -225,10 +227,9 @@ def read(R, stream, where: str, compressed: Optional[int], stream_sources=frozen
     """The sections of a report's binary stream that a source reads, in order (R.Section; `R`: the
     bug_report module). `capped`: the report is refused past R.MAX_BYTES (chunks)."""
     split = Splitter(R, where, stream_sources, remote)
-    line, end = 1, 0
+    end = 0
     for data, offset in chunks(R, stream, where, compressed, capped=capped):
-        yield from split.chunk(data, offset, line)
-        line += data.count(b"\n")
+        yield from split.chunk(data, offset, split.line)  # which sets split.line
         end = offset + len(data)
     yield from split.finish(end)
 
