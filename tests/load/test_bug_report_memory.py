@@ -2,11 +2,12 @@
 past the first KEEP_WHOLE, each section's lists keep their first KEEP_LATER entries (totals whole) and
 its input status says so (topodiag/load/bug_report.py, kernel_log.cut_lists); tracemalloc at 1x and
 8x the sections, the results kept as `gather` keeps them. A regular file is read past MAX_BYTES; a
-gzip one is not."""
+gzip one, or one read from stdin, is not."""
 
 from __future__ import annotations
 
 import gzip
+import sys
 import tracemalloc
 
 import pytest
@@ -71,6 +72,10 @@ def test_a_regular_file_is_read_past_max_bytes_a_gzip_is_not(tmp_path, monkeypat
     assert not got.problems and len(got.parsed) == 8
     (tmp_path / "r.log.gz").write_bytes(gzip.compress((tmp_path / "r.log").read_bytes()))
     got = gather([str(tmp_path / "r.log.gz")])
+    assert not got.parsed and "larger than" in got.problems[0].reason
+    with open(tmp_path / "r.log", encoding="utf-8") as stdin:  # `-`: spooled to an unnamed file, capped
+        monkeypatch.setattr(sys, "stdin", stdin)
+        got = gather(["-"])
     assert not got.parsed and "larger than" in got.problems[0].reason
 
 
