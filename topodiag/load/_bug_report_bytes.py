@@ -12,11 +12,14 @@ A section's body goes to a sink as byte ranges of whole lines:
 - the kernel log (`KernelSink`): a block of bytes at a time (the first FIRST_BLOCK_CHARS, then each
   twice the last up to BLOCK_CHARS, as a plain kernel log's chunks are cut), each block decoded once
   and given to the kernel log's block pass with its digest (_kernel_log_block.feed, as
-  _kernel_log_par reads a file): no line-by-line pass, no join of lines. A section whose first line
-  is the probe's JSON, a `#@` header or holds a carriage return is read by the kernel log's line
-  reader (`bug_report._Streamed`), which handles those;
-- a worker (`_bug_report_par.Remote`): nothing is done with the bytes here; the worker reads the
-  section's byte range from the file itself (`parse_range`);
+  _kernel_log_par reads a file): no line-by-line pass, no join of lines. The pass starts at the
+  section's place in the file (kernel_log._Log origin: its line numbers are the file's, no shift
+  after) and, past the report's first R.KEEP_WHOLE such sections, keeps R.KEEP_LATER entries of each
+  list of repeated events (its cap; the section's note says so). A section whose first line is the
+  probe's JSON, a `#@` header or holds a carriage return is read by the kernel log's line reader
+  (`bug_report._Streamed`), which handles those, its result then cut and shifted;
+- a worker (`_bug_report_par.Far`): nothing is done with the bytes here; at the section's end the
+  worker is given its byte range and reads it from the file itself (`parse_range`);
 - any other source (`TextSink`): the body decoded and held, up to MAX_SECTION_BYTES characters.
 
 The sections and their results are those of the line path (bug_report.sections over
@@ -106,8 +109,9 @@ def find_separator(data: bytes, pos: int, end: int = -1) -> tuple[int, int]:
 
 class Splitter:
     """The section splitter of bug_report._Splitter over chunks of bytes: `chunk(data, offset, line)`
-    for each chunk of whole lines (`line`: the file line number of data[0]), then `finish()`; each
-    returns the sections ended, in order (bug_report.Section)."""
+    for each chunk of whole lines (`line`: the file line number of data[0]; `offset`: its file
+    offset), then `finish(end offset)`; each returns the sections ended, in order (R.Section). `R`:
+    the bug_report module (its caps, Section, source_of, _Streamed)."""
 
     def __init__(self, R, where: str, stream=frozenset(), remote=None):
         self.R, self.where, self.stream, self.remote = R, where, stream, remote
