@@ -17,6 +17,9 @@ whatever the size asked for.
     bug_report      an nvidia-bug-report.log: the prologue, then rounds of sections (a file copied, a
                     ~2 MB dmesg section of the kernel-log fixtures, a base64 dump): 1 GB in ~1,500
                     sections, under the reader's cap of 4,096
+    bug_report_node an nvidia-bug-report as a node's mostly is: ~70% of its bytes in sections no
+                    source reads (an X log, lspci -xxx hex, a base64 dump), ~30% in ~0.5 MB dmesg
+                    sections of kernel_log_node's lines (the producers' at 2%), round after round
     ibnetdiscover   a fat tree of `nodes` nodes (hosts with one HCA each, 32 per leaf switch, leaves
                     with 32 uplinks, 64-port spines), one block per node as ibnetdiscover prints it
 """
@@ -192,6 +195,35 @@ def bug_report(path: Path, size: int) -> None:
             written += len(text)
 
 
+def bug_report_node(path: Path, size: int) -> None:
+    """A report as a node's mostly is: most bytes in sections no source reads, a node's dmesg beside."""
+    prologue = _texts("nvidia_bug_report")[0]
+    background, producer = _node_lines()
+    xorg = "".join(f"[  {25 + k / 1000:9.3f}] (II) NVIDIA(GPU-{k % 8}): Setting mode \"DP-{k % 4}: nvidia-auto-select @1920x1080\"\n"
+                   for k in range(2000))
+    hexdump = "".join(f"{k * 16 % 256:02x}: " + " ".join(f"{(k * 7 + j * 13) % 256:02x}" for j in range(16)) + "\n"
+                      for k in range(1024))
+    b64 = "".join(f"{(k * 2654435761) % (1 << 32):08x}" * 9 + "\n" for k in range(14000))
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(prologue if prologue.endswith("\n") else prologue + "\n")
+        written, rnd, n, p = len(prologue), 0, 0, 0
+        while written < size:
+            rnd += 1
+            rows = []
+            for _ in range(5600):  # ~0.5 MB of a node's dmesg: one producer line in 50
+                n += 1
+                body = producer[p % len(producer)] if n % 50 == 0 else background[n % len(background)]
+                p += n % 50 == 0
+                rows.append(f"[{n // 400:5d}.{(n * 2477) % 1000000:06d}] {body}\n")
+            parts = [f"\n{_BAR}\n\n*** /var/log/Xorg.{rnd}.log\n*** ls: -rw-r--r-- 1 root root 1 2022-10-27 /var/log/Xorg.{rnd}.log\n",
+                     xorg, f"\n{_BAR}\n\n/sbin/lspci -d \"10de:*\" -v -xxx\n\n", hexdump,
+                     f"\n{_BAR}\n\nbase64 \"nvidia-nvswitch-{rnd}.dump\":\n\n", b64,
+                     f"\n{_BAR}\n\ndmesg:\n\n", "".join(rows)]
+            text = "".join(parts)
+            out.write(text)
+            written += len(text)
+
+
 def ibnetdiscover(path: Path, nodes: int) -> None:
     """A fat tree of about `nodes` nodes: hosts (one HCA, 32 to a leaf), leaves (32 uplinks), 64-port spines."""
     leaves = max(1, round(nodes / 33.5))
@@ -235,4 +267,5 @@ def ibnetdiscover(path: Path, nodes: int) -> None:
 
 
 WRITERS = {"nccl_progress": nccl_progress, "nccl_long": nccl_long, "one_line": one_line,
-           "kernel_log": kernel_log, "kernel_log_node": kernel_log_node, "bug_report": bug_report, "ibnetdiscover": ibnetdiscover}
+           "kernel_log": kernel_log, "kernel_log_node": kernel_log_node, "bug_report": bug_report,
+           "bug_report_node": bug_report_node, "ibnetdiscover": ibnetdiscover}

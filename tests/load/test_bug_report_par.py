@@ -1,6 +1,6 @@
 """The dmesg sections of a big regular nvidia-bug-report read by forked workers
-(topodiag/load/_bug_report_par.py): the sections, their order and their results are those of the
-report read in one process, with every kernel-log fixture as a dmesg section (LF, CRLF, CR, a NUL
+(topodiag/load/_bug_report_par.py: each worker reads a section's byte range): the sections, their
+order and their results are those of the report read in one process, with every kernel-log fixture as a dmesg section (LF, CRLF, CR, a NUL
 byte, non-ASCII text), lines cut at MAX_LINE before them, sections starting at any block boundary;
 a worker that fails or a pool that cannot take work costs time, not the result."""
 
@@ -73,8 +73,8 @@ def test_workers_read_the_dmesg_sections_as_one_process_does(report, monkeypatch
     sent = []
     start = P.Remote.start
 
-    def spy(self, no, source):
-        far = start(self, no, source)
+    def spy(self, offset, no, source, keep=None):
+        far = start(self, offset, no, source, keep)
         sent.append(far is not None)
         return far
 
@@ -82,7 +82,7 @@ def test_workers_read_the_dmesg_sections_as_one_process_does(report, monkeypatch
     assert _read(path) == serial
     dmesg = [s for s in serial if s[1] == "kernel_log"]
     assert len(dmesg) == 12 and len(sent) == 12
-    assert sent.count(True) == 8  # 3 processes: two sections in three go to the 2 workers
+    assert 4 <= sent.count(True) <= 12  # at least AHEAD for each of the 2 workers; the rest as they keep up
     errors = [s for s in dmesg if isinstance(s[5], tuple)]
     assert len(errors) == 2 and all("NUL" in s[5][1] for s in errors)  # the NUL byte's sections (k = 3, 8)
     assert all(isinstance(s[5], dict) and s[5]["lines"] > 0 for s in dmesg if s not in errors)
@@ -117,7 +117,39 @@ def test_a_failed_worker_or_pool_costs_time_not_the_result(report, monkeypatch, 
     monkeypatch.setattr(workers, "worker_pool", lambda n: pool)
     monkeypatch.setattr(workers, "fork_ok", lambda: True)
     assert _read(path) == serial
-    assert pool.submitted == (1 if refuse else 8)  # a pool that refuses is not asked again
+    # a worker done at once is never behind: every section is sent; a pool that refuses is not asked again
+    assert pool.submitted == (1 if refuse else 12)
+
+
+class _Slow:
+    def __init__(self):
+        self.finished = False
+
+    def result(self):
+        raise RuntimeError("never came back")  # read here then: the result is the same
+
+    def done(self):
+        return self.finished
+
+
+class _SlowPool(_BrokenPool):
+    def __init__(self):
+        super().__init__(False)
+        self.futures = []
+
+    def submit(self, *args):
+        self.submitted += 1
+        self.futures.append(_Slow())
+        return self.futures[-1]
+
+
+def test_sections_are_read_here_while_the_workers_are_behind(report, monkeypatch):
+    path, serial = report  # 3 processes: 2 workers
+    pool = _SlowPool()
+    monkeypatch.setattr(workers, "worker_pool", lambda n: pool)
+    monkeypatch.setattr(workers, "fork_ok", lambda: True)
+    assert _read(path) == serial
+    assert pool.submitted == P.AHEAD * 2  # none of them done: every later section read here
 
 
 def test_small_gzip_or_held_reports_get_no_workers(tmp_path, monkeypatch):

@@ -26,12 +26,18 @@ ParseError's line) is moved by the section's offset, so they are the whole file'
 enters the report as "<file> [<title>]"; the other sections (X logs, dmidecode, base64 dumps...)
 are skipped without being kept.
 
-The report is read as a stream: (gzip stream ->) lines -> section splitter -> one section at a
-time to its parser. Memory is that of one section (at most MAX_SECTION_BYTES; a larger one is
-not read, and says so) whatever the size of the file. The decompressed count is checked as it
-grows: more than MAX_BYTES, or (past RATIO_FLOOR) more than MAX_RATIO times the compressed size,
-and the report is refused; so is one of more than MAX_SECTIONS sections (a real report has a few
-hundred). A line longer than MAX_LINE is cut there. The report's "uname:" line names the host, so
+The report is read as a stream of bytes: (gzip stream ->) chunks of whole lines -> the separators
+found in bytes (topodiag/load/_bug_report_bytes.py: a section no source reads costs only the search
+for the next separator) -> one section at a time to its parser: the kernel log a block of bytes at a
+time to its block pass, numbered from its place in the file (a big regular file's by workers:
+_bug_report_par.py), another source's text held (at most MAX_SECTION_BYTES; a larger one is not
+read, and says so). What is kept of the kernel-log sections is bounded past KEEP_WHOLE of them, so
+memory does not grow with the file. `sections` (over lines) is the same splitter on decoded lines,
+the reference the byte path is tested against. A gzip report, or one read from stdin, is refused
+past MAX_BYTES decompressed (a regular file is read whatever its size), and a gzip one past
+RATIO_FLOOR more than MAX_RATIO times its compressed size, as it is read; so is one of more than
+MAX_SECTIONS sections (a real report has a few hundred). A line longer than MAX_LINE is cut there.
+The report's "uname:" line names the host, so
 a report of another host beside it is caught as other inputs are.
 """
 
@@ -41,6 +47,7 @@ import dataclasses
 import gzip
 import os
 import re
+import sys
 import zlib
 from dataclasses import dataclass
 from itertools import islice
@@ -48,16 +55,23 @@ from typing import Iterable, Iterator, Optional
 
 from ..errors import InputError
 from ..parsers.base import HEADER_END, HEADER_PREFIX
+from . import _bug_report_bytes as _bytes
 
 MARKS = ("Start of NVIDIA bug report log file", "nvidia-bug-report.sh Version")
-SEPARATOR_RE = re.compile(r"^_{20,}\s*$")
+SEPARATOR_RE = _bytes.SEPARATOR_RE
 UNAME_RE = re.compile(r"^uname:\s+\S+\s+(\S+)", re.M)
-MAX_BYTES = 256 << 20  # a report larger than this (decompressed) is refused as it is read
+MAX_BYTES = 256 << 20  # a gzip or stdin report larger than this (decompressed) is refused as it is read
 MAX_RATIO = 100  # decompressed / compressed size: text compresses 5-15 times, a bomb 1000 times
 RATIO_FLOOR = 16 << 20  # the ratio is judged once this much is decompressed
 MAX_SECTIONS = 4096  # separators; a real report has a few hundred (more on a big node)
 MAX_SECTION_BYTES = 32 << 20  # one section's text handed to its parser (a dmesg is 16 MiB at most)
 MAX_LINE = 1 << 20  # a longer line is cut there, the rest skipped
+# The results of the kernel-log sections are kept until the report is read (a ~2 MB dmesg's: ~0.6 MB,
+# its lists of up to MAX_EVENTS events). Past the first KEEP_WHOLE such sections (a real report has one
+# to three), each keeps the first KEEP_LATER entries of its lists, its totals whole, and says so
+# (kernel_log.cut_lists): what is kept then does not grow with the report.
+KEEP_WHOLE = 64
+KEEP_LATER = 16
 CHUNK = 256 * 1024
 HEAD_BYTES = 16384
 
@@ -88,6 +102,7 @@ class Section:
     # result, or the ParseError it raised; the text is then never held
     parsed: object = None
     moved: bool = False  # `parsed` holds the file's line numbers already (moved by the worker that read it)
+    note: Optional[str] = None  # what the loader bounded of the result (KEEP_WHOLE), for the input's status
 
     @property
     def offset(self) -> int:
@@ -112,7 +127,9 @@ class Report:
         self._closer = closer
         self.head = ""
         self.path: Optional[str] = None  # a regular uncompressed file's path (its sections may go to workers)
-        self.at: list = []  # the current block: [where its first line starts, where `data` starts, data, cut]
+        # refused past MAX_BYTES as it is read: a gzip report (a decompression bomb costs time) or one
+        # read from stdin; a regular uncompressed file is read whatever its size (memory stays flat)
+        self.capped = True
 
     def lines(self) -> Iterator[str]:
         for block in self.blocks():
@@ -121,7 +138,7 @@ class Report:
     def blocks(self) -> Iterator[list]:
         """The lines, a list of them for each CHUNK read (a fixture's provenance header blanked)."""
         header = True
-        for block in _byte_blocks(self._stream, self.name, self._compressed, self.at):
+        for block in _byte_blocks(self._stream, self.name, self._compressed):
             k = 0
             while header and k < len(block):
                 if not block[k].startswith(HEADER_PREFIX):  # a fixture's provenance header: blank lines
@@ -149,13 +166,11 @@ def _too_big(where: str, total: int, compressed: Optional[int]) -> Optional[str]
     return None
 
 
-def _byte_blocks(stream, where: str, compressed: Optional[int], at: Optional[list] = None) -> Iterator[list]:
+def _byte_blocks(stream, where: str, compressed: Optional[int]) -> Iterator[list]:
     """The lines of a binary stream, a list of them for each CHUNK read: each line cut at MAX_LINE
     bytes, then decoded as UTF-8 with bad bytes replaced (the bytes between two line ends decoded at
-    once); the count of bytes read is checked after each chunk (_too_big). `at`, when given, is set
-    before each list is given to [the stream offset where its first line starts, the offset of
-    `data`'s first byte, data, cut]: the line ends of data[:cut + 1] are the list's."""
-    total, buf, line_at = 0, b"", 0
+    once); the count of bytes read is checked after each chunk (_too_big)."""
+    total, buf = 0, b""
     while True:
         try:
             block = stream.read(CHUNK)
@@ -172,9 +187,6 @@ def _byte_blocks(stream, where: str, compressed: Optional[int], at: Optional[lis
         if cut < 0:
             buf = data[:MAX_LINE]
             continue
-        if at is not None:
-            at[:] = [line_at, total - len(data), data, cut]
-        line_at = total - len(data) + cut + 1
         buf = data[cut + 1: cut + 1 + MAX_LINE]
         first = data.find(b"\n")
         if first > MAX_LINE:  # only the first line can be longer (CHUNK < MAX_LINE): cut there
@@ -183,8 +195,6 @@ def _byte_blocks(stream, where: str, compressed: Optional[int], at: Optional[lis
         else:
             yield data[:cut].decode("utf-8", "replace").split("\n")
     if buf:
-        if at is not None:
-            at[:] = [line_at, total, b"", 0]
         yield [buf.decode("utf-8", "replace")]
 
 
@@ -240,6 +250,7 @@ def from_opened(opened) -> Report:
         from ..scan.parallel import file_path
 
         report.path = file_path(binary)
+        report.capped = not os.path.isfile(report.path)  # stdin's spool is an unnamed file: capped
     return report
 
 
@@ -253,16 +264,27 @@ def _regular(handle) -> bool:
 
 
 def read_sections(report: Report, where: str) -> Iterator[Section]:
-    """`sections_of_blocks` of a report, the kernel log's sections streamed (STREAMED); those of a big
-    regular file read by workers (topodiag/load/_bug_report_par.py), given on in order."""
+    """The sections of a report that a source reads, in order, found in its bytes
+    (topodiag/load/_bug_report_bytes.py: the same sections as `sections_of_blocks` over
+    `report.blocks()`, the kernel log's streamed), those of a big regular file's kernel log read by
+    workers (topodiag/load/_bug_report_par.py), given on in order."""
     from . import _bug_report_par as P
 
+    me = sys.modules[__name__]
     got = P.pool_for(report)
     if got is None:
-        return sections_of_blocks(report.blocks(), where, STREAMED)
+        return _bytes.read(me, report._stream, where, report._compressed, STREAMED, capped=report.capped)
     pool, n = got
-    remote = P.Remote(report.path, report.at, pool, n, parse_range)
-    return P.resolved(sections_of_blocks(report.blocks(), where, STREAMED, remote), pool)
+    remote = P.Remote(report.path, pool, n, parse_bytes)
+    return P.resolved(_bytes.read(me, report._stream, where, report._compressed, STREAMED, remote,
+                                  capped=report.capped), pool)
+
+
+def parse_bytes(path: str, start: int, end: int, source: str, offset: int = 0, keep: Optional[int] = None):
+    """The result of a streamed section whose body is the bytes [start, end) of the report at `path`,
+    its line numbers moved by `offset`, its lists cut to `keep` entries (_bug_report_bytes.parse_range:
+    what a worker runs)."""
+    return _bytes.parse_range(sys.modules[__name__], path, start, end, source, offset, keep)
 
 
 def host_of(text: str) -> Optional[str]:
@@ -312,7 +334,6 @@ class _Splitter:
         self.title, self.source, self.start, self.size = "", None, 0, 0
         self.body: list[str] = []
         self.reader: Optional[_Streamed] = None
-        self.remote = None  # a _bug_report_par.Remote: the streamed sections it takes go to a worker
 
     def begin(self) -> None:
         self.phase, self.title, self.source, self.body, self.size = "title", "", None, [], 0
@@ -366,8 +387,7 @@ class _Splitter:
                 return
             self.phase, self.start = "body", no
             if self.source in self.stream:
-                far = self.remote.start(no, self.source) if self.remote is not None else None
-                self.reader = far or _Streamed(self.source)
+                self.reader = _Streamed(self.source)
         if self.reader is not None:
             self.reader.add(line)
             return
@@ -430,34 +450,12 @@ def sections(lines: Iterable[str], where: str = "", stream=frozenset()) -> Itera
 _UNDERSCORES = "_" * 20
 
 
-def separator_index(block: list) -> Optional[int]:
-    """The index of the first separator line of a list of lines, or None."""
-    text = "\n".join(block)
-    k = text.find(_UNDERSCORES)
-    while k >= 0:
-        start = text.rfind("\n", 0, k) + 1
-        j = text.count("\n", 0, start)
-        if SEPARATOR_RE.match(block[j]):
-            return j
-        end = text.find("\n", k)
-        if end < 0:
-            return None
-        k = text.find(_UNDERSCORES, end)
-    return None
-
-
-def sections_of_blocks(blocks: Iterable[list], where: str = "", stream=frozenset(),
-                       remote=None) -> Iterator[Section]:
+def sections_of_blocks(blocks: Iterable[list], where: str = "", stream=frozenset()) -> Iterator[Section]:
     """`sections` over the report's lines a list at a time (Report.blocks): the separator lines are
-    found by a substring search over each list's text, the lines between them handed on at once.
-    `remote` (a _bug_report_par.Remote): the streamed sections it takes are read by a worker, their
-    `parsed` a _bug_report_par.Far until `_bug_report_par.resolved` settles it."""
+    found by a substring search over each list's text, the lines between them handed on at once."""
     split = _Splitter(_command_sources(), stream)
-    split.remote = remote
     count = base = 0
     for block in blocks:
-        if remote is not None:
-            remote.base = base
         text = "\n".join(block)
         i = line_of = at = 0  # the next line to feed; the line of text position `at`
         k = text.find(_UNDERSCORES)
@@ -484,27 +482,6 @@ def sections_of_blocks(blocks: Iterable[list], where: str = "", stream=frozenset
     done = split.end()
     if done is not None:
         yield done
-
-
-def parse_range(path: str, off: int, source: str, offset: int = 0):
-    """The result of `source`'s streamed reader (bug_report._Streamed) for the lines of the report at
-    `path` from byte `off` up to its next separator line (or its end): the parser's result or the
-    ParseError it gave, its line numbers moved by `offset` (shift_lines: in the worker, which then
-    spares the merging process that walk). Raises InputError for a file that can no longer be read."""
-    reader = _Streamed(source)
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        raise InputError(path, f"the nvidia-bug-report can no longer be read ({exc.strerror})") from None
-    with fh:
-        fh.seek(off)
-        for block in _byte_blocks(fh, path, None):
-            k = separator_index(block)
-            if k is not None:
-                reader.add_lines(block[:k])
-                break
-            reader.add_lines(block)
-    return shift_lines(reader.result(), offset)
 
 
 _LINE_FIELD = re.compile(r"^(?:line_no|first_line|[a-z]\w*_line)$")

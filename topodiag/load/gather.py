@@ -472,7 +472,12 @@ def _gather_bug_report(name: str, report, out: Gathered) -> None:
             error = _record(sec.source, bug_report.shift_lines(result, sec.offset), label, staged)
             if error is not None:
                 _unparseable(staged, sec.source, label, *error)
-            elif host:
+                continue
+            if sec.note:  # what the loader bounded of the result (bug_report.KEEP_WHOLE)
+                last = staged.statuses[-1]
+                staged.statuses[-1] = InputStatus(last.path, last.source, last.status,
+                                                  "; ".join(filter(None, (last.reason, sec.note))))
+            if host:
                 staged.hosts.append((host, label))
     if host and out.host is None:
         out.host = host

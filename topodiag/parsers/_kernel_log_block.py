@@ -107,7 +107,7 @@ def lines_before(st, n: int) -> tuple:
     """Where the stamps of the lines up to line `n` of the block being read are, since the previous
     driver load (st.previous_load), at most LOOKBACK_LINES + 1 of them (what a per-line deque held):
     references to the lists that hold them (no copy: a log may load the driver thousands of times)."""
-    lo = max((st.previous_load or 0) + 1, n - K.LOOKBACK_LINES, 1)
+    lo = max((st.previous_load or st.origin) + 1, n - K.LOOKBACK_LINES, st.origin + 1)
     return lo, n, st.hist, st.hist_base, st.block, st.block_base
 
 
@@ -239,11 +239,12 @@ def _uuids(st, uuids: list, ordered: dict) -> None:
 
 
 # Whether each of the parser's lists holds all it keeps (its lines then only count)
-_FULL = {"xid": lambda st: len(st.xids) >= K.MAX_EVENTS, "sxid": lambda st: len(st.sxids) >= K.MAX_EVENTS,
-         "health": lambda st: len(st.health) >= K.MAX_EVENTS, "link": lambda st: len(st.links) >= K.MAX_LINK_EVENTS,
-         "fault": lambda st: len(st.iommu["faults"]) >= K.MAX_EVENTS,
-         "event": lambda st: len(st.ev.events) >= K.MAX_EVENTS,
-         "unrec": lambda st: len(st.ev.unrecognised) >= K.MAX_EVENTS,
+# (the lists of repeated events hold st.cap entries: kernel_log._Log)
+_FULL = {"xid": lambda st: len(st.xids) >= st.cap, "sxid": lambda st: len(st.sxids) >= st.cap,
+         "health": lambda st: len(st.health) >= st.cap, "link": lambda st: len(st.links) >= st.link_cap,
+         "fault": lambda st: len(st.iommu["faults"]) >= st.cap,
+         "event": lambda st: len(st.ev.events) >= st.cap,
+         "unrec": lambda st: len(st.ev.unrecognised) >= st.cap,
          "limits": lambda st: len(st.limits) >= K.MAX_EVENTS, "cmdline": lambda st: st.iommu["cmdline"] is not None}
 
 
@@ -312,7 +313,7 @@ def _count_other(st, kind: str, desc: tuple, c: int, full: dict, dry: bool) -> b
     if kind == "fallen":
         return _seen_off(st, desc[1])
     if kind == "reset":  # recorded while the list fills, when the reset succeeded
-        return not desc[1] or len(st.resets) >= K.MAX_EVENTS
+        return not desc[1] or len(st.resets) >= st.cap
     if kind == "enabled":
         if not dry:
             st.iommu["enabled"] = True

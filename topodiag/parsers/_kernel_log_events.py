@@ -94,6 +94,7 @@ class Events:
     unrecognised: list = field(default_factory=list)
     unrecognised_total: int = 0
     aer_until: int = 0  # the last line that may continue an AER report
+    cap: int = MAX_EVENTS  # the events and unrecognised lines kept (kernel_log._Log.cap)
 
     def line(self, n: int, raw: str, parts: Optional[tuple] = None) -> None:
         """One line of the log (the gate is the caller's: see `gated`); `parts`: its `split`, when known."""
@@ -104,7 +105,7 @@ class Events:
         if e is None:
             if cls:  # catalogues.looks_like_failure
                 self.unrecognised_total += 1
-                if len(self.unrecognised) < MAX_EVENTS:
+                if len(self.unrecognised) < self.cap:
                     self.unrecognised.append(Unrecognised(n, raw.strip()[:MAX_TEXT]))
             return
         if e.id.startswith("aer."):
@@ -113,7 +114,7 @@ class Events:
             return
         self.total += 1
         self.counts[cls] = self.counts.get(cls, 0) + 1
-        if len(self.events) < MAX_EVENTS:
+        if len(self.events) < self.cap:
             self.events.append(KernelEvent(n, cls, e.id, severity, device, raw.strip()[:MAX_TEXT], rule))
 
     def gated(self, n: int, line: str) -> bool:

@@ -64,7 +64,7 @@ from ._kernel_log_re import (  # noqa: F401 (the matchers are this module's name
     _KMSG_DICT_RE, _MLX_HEALTH_RE, _UUID_AT_RE, _RESET_RE, _ACTION_RE, _IOMMU_DOMAIN_RE, _IOMMU_ON_RE,
     _CMDLINE_RE, _FAULT_RE, _FAULT_DEV_RE, _KERNELISH_RE,
 )
-from .base import ParseError, ParserInfo, probe_object, search_after
+from .base import ParseError, ParserInfo, note, probe_object, search_after
 
 INFO = ParserInfo(
     source="kernel_log",
@@ -308,6 +308,32 @@ def reader() -> "_block.Reader":
     return _block.Reader(_Log(), _line, _finish, parse_lines)
 
 
+# The lists whose length follows the log's lines (the others hold a device once: a GPU off the bus, a
+# downtrained link, a GPU's UUID)
+_REPEATED = ("xids", "sxids", "link_events", "iommu_faults", "gpu_resets", "nic_health", "events", "unrecognised")
+
+
+def cut_lists(log: KernelLog, keep: int) -> KernelLog:
+    """`log` with each list of repeated events cut to its first `keep` entries (as the parser keeps
+    the first MAX_EVENTS), its totals and counts whole: what an input of many kernel logs keeps of
+    those past its first (`lists_cut_note` says so)."""
+    cut = {name: getattr(log, name)[:keep] for name in _REPEATED if len(getattr(log, name)) > keep}
+    return replace(log, **cut) if cut else log
+
+
+def warm() -> None:
+    """Load what a pass reads besides its lines (the catalogues of the drivers' messages), so that
+    worker processes forked afterwards share it instead of each loading it again."""
+    from ._kernel_log_events import classified
+
+    classified("NVRM: GPU at PCI:0000:00:00: GPU-0")
+
+
+def lists_cut_note(section: int, whole: int, keep: int) -> str:
+    """The note of a kernel log read with `cut_lists`: the `section`th of its input, past `whole`."""
+    return note(SOURCE, "lists-cut", section=section, whole=whole, keep=keep)
+
+
 def _chain_stripped(head: list[str], it) -> Iterable[str]:
     for raw in head:
         yield raw.rstrip("\r\n")
@@ -344,9 +370,15 @@ def _empty() -> KernelLog:
 
 
 class _Log:
-    """What one pass over the lines collects (parse's state)."""
+    """What one pass over the lines collects (parse's state). `cap`: how many entries each list of
+    repeated events keeps (MAX_EVENTS, links MAX_LINK_EVENTS; less: what cut_lists keeps). `origin`:
+    the line number before the first line (a log inside a larger file: its line numbers are the
+    file's, as shifting the result by `origin` makes them; `lines` still counts the log's own)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cap: Optional[int] = None, origin: int = 0) -> None:
+        self.origin = origin
+        self.cap = cap or MAX_EVENTS
+        self.link_cap = cap or MAX_LINK_EVENTS
         self.kernel = 0
         self.driver: Optional[str] = None
         self.loads = 0
@@ -368,14 +400,14 @@ class _Log:
         self.resets: list[tuple[str, int, Optional[float], str]] = []
         self.health: list[NicHealth] = []
         self.health_total = 0
-        self.ev = Events()
-        self.lines = 0
+        self.ev = Events(cap=self.cap)
+        self.lines = origin
         self.kmsg = False
         # The lines are read a block at a time (_kernel_log_block): the block's lines and the stamps
         # (first STAMP_CHARS characters) of the LOOKBACK_LINES + 1 lines before it; at a driver load the
         # stamps of the lines since the load before are taken from those (before_load: _probe_start).
         self.block: list = []
-        self.block_base = 0  # the line number before the block's first line
+        self.block_base = origin  # the line number before the block's first line
         self.hist: list = []
         self.hist_base = 1  # the line number of hist[0]
         self.before_load = None  # (first, n, hist, hist_base, block, block_base): _block.stamps_before
@@ -418,7 +450,7 @@ def _finish(st: _Log) -> KernelLog:
     bus_of = {u.lower(): b for u, (b, _) in st.uuids.items()}
     resets = tuple(GpuReset(bus_of.get(u.lower()), u, n, t, text) for u, n, t, text in st.resets)
     window = _probe_start(st, kmsg) if st.loaded else None
-    return KernelLog(SOURCE, st.lines, st.kernel, st.driver, tuple(st.xids), dict(sorted(st.counts.items())),
+    return KernelLog(SOURCE, st.lines - st.origin, st.kernel, st.driver, tuple(st.xids), dict(sorted(st.counts.items())),
                      st.xids_total, tuple(st.fallen), tuple(st.sxids), st.sxids_total, tuple(st.limits),
                      tuple(st.links), st.links_total, iommu["domain"], iommu["enabled"], iommu["cmdline"],
                      tuple(iommu["faults"]), iommu["total"], st.loads,
@@ -438,7 +470,7 @@ def _probe_start(st: _Log, kmsg: bool) -> int:
     """The first line of the last driver load's own lines (see KernelLog.driver_window_line), from the
     stamps of the lines before it (st.before_load: since the load before, at most LOOKBACK_LINES)."""
     banner, t = st.loaded  # type: ignore[misc]
-    floor = st.previous_load + 1 if st.previous_load else 1
+    floor = st.previous_load + 1 if st.previous_load else st.origin + 1
     start = banner
     if t is None:
         return max(banner - PROBE_LINES, floor)
@@ -482,7 +514,7 @@ def _known(st: _Log, n: int, raw: str, line: str) -> bool:
         m = _SXID_RE.search(line)
         if m:
             st.sxids_total += 1
-            if len(st.sxids) < MAX_EVENTS:
+            if len(st.sxids) < st.cap:
                 st.sxids.append(SXid(int(m[2]), m[1].lower(), n, line[:MAX_TEXT]))
         return m is not None
     if "mlx5_core" in line and _mlx5(st, n, raw, line):
@@ -490,7 +522,7 @@ def _known(st: _Log, n: int, raw: str, line: str) -> bool:
     if "limited by" in line or "GPU reset executed:" in line:
         return _pcie_or_reset(st, n, raw, line)
     if "DMAR" in line or "AMD-Vi" in line or "iommu" in line or "command line" in line:
-        return _iommu_line(st.iommu, line, n)
+        return _iommu_line(st.iommu, line, n, st.cap)
     return False
 
 
@@ -505,7 +537,7 @@ def _mlx5(st: _Log, n: int, raw: str, line: str) -> bool:
         m = _MLX_LINK_RE.search(line)
         if m:
             st.links_total += 1
-            if len(st.links) < MAX_LINK_EVENTS:
+            if len(st.links) < st.link_cap:
                 state = "down" if m[3].lower() == "down" else "up"
                 st.links.append(LinkEvent(m[1].lower(), m[2], state, n, _time_s(raw)))
             return True
@@ -521,7 +553,7 @@ def _pcie_or_reset(st: _Log, n: int, raw: str, line: str) -> bool:
         return m is not None
     if "GPU reset executed:" in line:
         m = _RESET_RE.search(line)
-        if m and m[2] == "true" and len(st.resets) < MAX_EVENTS:
+        if m and m[2] == "true" and len(st.resets) < st.cap:
             st.resets.append((m[1], n, _time_s(raw), line[:MAX_TEXT]))
         return m is not None
     return False
@@ -529,7 +561,7 @@ def _pcie_or_reset(st: _Log, n: int, raw: str, line: str) -> bool:
 
 def _health(st: _Log, m: "re.Match[str]", n: int, raw: str, line: str) -> None:
     st.health_total += 1
-    if len(st.health) >= MAX_EVENTS:
+    if len(st.health) >= st.cap:
         return
     if m[3]:
         kind, synd, sev = "health_issue", m[3].strip(), m[5]
@@ -552,11 +584,11 @@ def _nvrm(st: _Log, n: int, raw: str, line: str) -> bool:
         xid = int(m[2])
         st.xids_total += 1
         st.counts[xid] = st.counts.get(xid, 0) + 1
-        if len(st.xids) < MAX_EVENTS or xid == 79:
+        if len(st.xids) < st.cap or xid == 79:
             cause = _CAUSE_RE.search(m[3])
             act = _ACTION_RE.search(m[3]) if xid == 154 else None
             t = _time_s(raw)
-            if len(st.xids) < MAX_EVENTS:
+            if len(st.xids) < st.cap:
                 st.xids.append(Xid(xid, _bus(m[1]), n, line[:MAX_TEXT], int(cause[1]) if cause else None, t,
                                    act[2].strip() if act else None))
             if xid == 79:
@@ -596,7 +628,7 @@ def _nvrm(st: _Log, n: int, raw: str, line: str) -> bool:
     return False
 
 
-def _iommu_line(iommu: dict, line: str, n: int) -> bool:
+def _iommu_line(iommu: dict, line: str, n: int, cap: int = MAX_EVENTS) -> bool:
     """The IOMMU's mode, its being on, the command line and translation faults (DMAR / AMD-Vi lines)."""
     m = _IOMMU_DOMAIN_RE.search(line)
     if m:
@@ -614,7 +646,7 @@ def _iommu_line(iommu: dict, line: str, n: int) -> bool:
         if d:
             dev = (d[1] or d[2] or f"{d[3]}:{d[4]}.{d[5]}").lower()
             dev = dev if dev.count(":") == 2 else f"0000:{dev}"
-        if len(iommu["faults"]) < MAX_EVENTS and "handling fault" not in line:
+        if len(iommu["faults"]) < cap and "handling fault" not in line:
             iommu["faults"].append(Event(dev, n, line[:MAX_TEXT]))
         return True
     if _IOMMU_ON_RE.search(line):
