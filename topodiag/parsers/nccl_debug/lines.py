@@ -33,6 +33,13 @@ def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, lis
     before them on their line (`marks`); the WARN lines (`warns`): the keys of the texts before the
     first "NCCL WARN" of each line (as the prefixes), and the texts from it to the end of the line,
     distinct, in order, each with [count, position of its first tag]."""
+    got = _tagged_split(c)
+    return got if got is not None else tagged_loop(c)
+
+
+def tagged_loop(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, list]:
+    """`tagged_py` by its first, simpler way (a pass over the chunk for each output): what it does
+    where `_tagged_split` declines a chunk, and the reference the tests hold that one to."""
     n_trace = c.count(b"NCCL TRACE")
     trace = n_trace > 0 and b"NCCL TRACE " in c  # (a pass over the chunk fewer where there is none)
     pieces = _TAG_SPLIT_RE.split(c) if trace else c.split(b"NCCL INFO ")
@@ -41,6 +48,128 @@ def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, lis
     n_info = c.count(b"NCCL INFO ") if trace else len(pieces) - 1
     return (c.count(b"\n"), n_info, n_warn, n_trace,
             _prefix_keys(c, pieces), messages, per_line, _marks(c), (_keys(w_before), w_after))
+
+
+# Every NCCL element a line scan reads, found in one pass (`_tagged_split`): an INFO tag with its
+# text to the end of its line, a WARN likewise, a bare TRACE (then the chunk is read by `tagged_loop`),
+# an untagged mark. Leftmost-first: a tag or mark inside an INFO/WARN text is in that text.
+_ELEMENT_RE = re.compile(rb"(NCCL (?:INFO [^\n]*|WARN[^\n]*|TRACE|failure|error|version))")
+_I, _W, _T = 73, 87, 84  # an element's sixth byte: "I" (INFO), "W" (WARN), "T" (TRACE); marks: "f", "e", "v"
+
+
+def _tagged_split(c: bytes):
+    """`tagged_py`'s values from one `_ELEMENT_RE.split` of the chunk ([text, element, text, ...,
+    text]), or None where the chunk is not one this way reads as `tagged_loop` does: it reads a chunk
+    whose elements stand alone -- no INFO text holds a second "NCCL INFO ", or "NCCL WARN" or "NCCL
+    TRACE"; no WARN text holds "NCCL INFO " or "NCCL TRACE"; no bare TRACE; no mark with "NCCL INFO"
+    in the text before it or an INFO/WARN element after it on its line. Then (the reasons):
+    "NCCL INFO ", "NCCL WARN" and "NCCL TRACE" never overlap an element's edge (no suffix of one is a
+    prefix of "NCCL "), so every one of them starts an element or lies in an INFO/WARN text: there is
+    no TRACE, the INFO elements are the INFO tags, one a line; each WARN element is its line's first
+    WARN with its text (`_warns_py`'s match) and counts the WARNs in it; each mark element has no tag
+    before it on its line and every untagged mark is one (`_marks`). An INFO/WARN text runs to its
+    line's end, so the text before an INFO/WARN element holds its line's start: its last line is the
+    element's prefix."""
+    parts = _ELEMENT_RE.split(c)
+    el = parts[1::2]
+    counts = collections.Counter(el)
+    special, n_warn = _special(counts)
+    if special is None:
+        return None
+    nets: list = []
+    marks: list = []
+    w_before: dict = {}
+    skip: list = []  # the WARN and mark elements: the text before them is no INFO prefix
+    if special:
+        for k in itertools.compress(range(len(el)), map(special.__contains__, el)):
+            kind = el[k][5]
+            if kind == _I:
+                nets.append(k)
+                continue
+            skip.append(k)
+            if kind == _W:
+                w_before.setdefault(parts[2 * k].rpartition(b"\n")[2], None)
+            elif b"NCCL INFO" in parts[2 * k] or (2 * k + 3 < len(parts) and b"\n" not in parts[2 * k + 2]
+                                                    and el[k + 1][5] in (_I, _W)):
+                return None
+            else:
+                marks.append(k)
+    firsts = _firsts(el, counts)
+    at = dict(zip(*_places(parts, sorted(set(firsts).union(nets, marks)))))
+    messages: dict = {}
+    w_after: dict = {}
+    for k in firsts:
+        t = el[k]
+        if t[5] == _W:
+            w_after[t] = [counts[t], at[k]]
+        elif t not in special:
+            messages[t] = [counts[t], at[k]]
+    return (c.count(b"\n"), len(el) - len(skip), n_warn, 0, _keys(_info_prefixes(parts, skip)), messages,
+            [at[k] for k in nets], [at[k] for k in marks], (_keys(w_before), w_after))
+
+
+def _special(counts: dict):
+    """(the distinct elements read one by one: NET/IB INFO texts, WARN texts, marks; the count of
+    "NCCL WARN"), or (None, 0) where `_tagged_split` does not read the chunk."""
+    special = set()
+    n_warn = 0
+    for t in counts:
+        kind = t[5]
+        if kind == _I:
+            if t.find(b"NCCL INFO ", 10) >= 0 or b"NCCL WARN" in t or b"NCCL TRACE" in t:
+                return None, 0
+            if _NET_IB_TEXT_RE.match(t):
+                special.add(t)
+        elif kind == _W:
+            if b"NCCL INFO " in t or b"NCCL TRACE" in t:
+                return None, 0
+            n_warn += counts[t] * t.count(b"NCCL WARN")
+            special.add(t)
+        elif kind == _T:
+            return None, 0
+        else:
+            special.add(t)
+    return special, n_warn
+
+
+def _firsts(el: list, counts: dict) -> list:
+    """The index of the first of each distinct INFO/WARN element, in order (each `index` walks on from
+    the last: one walk over the list); marks left out."""
+    out = []
+    at = -1
+    for t in counts:
+        at = el.index(t, at + 1)
+        if t[5] in (_I, _W):
+            out.append(at)
+    return out
+
+
+def _places(parts: list, ks: list) -> tuple[list, list]:
+    """(ks, the places in the chunk of these elements): element k starts after the texts and elements
+    before it, parts[:2k + 1] (ks ascending; the lengths summed a stretch at a time, no list of them)."""
+    places = []
+    pos, j = 0, 0
+    for k in ks:
+        e = 2 * k + 1
+        pos += sum(map(len, parts[j:e]))
+        j = e
+        places.append(pos)
+    return ks, places
+
+
+def _info_prefixes(parts: list, skip: list) -> dict:
+    """The last line of the text before each INFO element (those of `skip`, WARN and marks, left
+    out), distinct, in order."""
+    pre = parts[0:-1:2]
+    if skip:
+        kept: list = []
+        j = 0
+        for k in skip:
+            kept += pre[j:k]
+            j = k + 1
+        kept += pre[j:]
+        pre = kept
+    return dict.fromkeys(map(operator.itemgetter(2), map(bytes.rpartition, dict.fromkeys(pre), itertools.repeat(b"\n"))))
 
 
 _INFO_ONLY = (b"NCCL INFO ",)
@@ -113,6 +242,9 @@ def _keys(raw: dict) -> dict:
         return {}
     joined = b"\n".join(raw)
     if joined.isascii():
+        found = _PLAIN_PREFIX_B.findall(joined)
+        if len(found) == len(raw):  # (one finding a text: never otherwise)
+            return _found_keys(found, raw)
         canon = dict.fromkeys(_PID_TID_B.sub(b":0:0", joined).split(b"\n"))
         keys = _plain_keys(list(canon))
     else:
@@ -121,6 +253,34 @@ def _keys(raw: dict) -> dict:
     if any(k.__class__ is bytes and k.isascii() for k in keys):  # handed back as they are: each raw text
         keys = list(map(prefix_key, raw))
     return dict.fromkeys(k for k in keys if k is not None)
+
+
+def _found_keys(found: list, raw) -> dict:
+    """`_keys` of these ASCII texts from `_PLAIN_PREFIX_B`'s finding in each, (host, device digits) or
+    (b"", b"") where the text is not plain: the distinct findings in order, each read once (a plain
+    text's key is its (host, int(device)), see `_plain_keys`), the others each by `prefix_key` in its
+    place."""
+    if _NOT_PLAIN in found:
+        texts = list(raw)
+        i = found.index(_NOT_PLAIN)
+        while True:
+            found[i] = (prefix_key(texts[i]),)  # (a 1-tuple: apart from the findings, in its place)
+            try:
+                i = found.index(_NOT_PLAIN, i + 1)
+            except ValueError:
+                break
+        out: dict = {}
+        for key in dict.fromkeys(found):
+            if len(key) == 2:
+                out[key[0], int(key[1])] = None
+            elif key[0] is not None:
+                out[key[0]] = None
+        return out
+    pairs = dict.fromkeys(found)
+    return dict.fromkeys(zip(map(operator.itemgetter(0), pairs), map(int, map(operator.itemgetter(1), pairs))))
+
+
+_NOT_PLAIN = (b"", b"")
 
 
 def _plain_keys(canon: list) -> list:
