@@ -89,11 +89,11 @@ def _tagged_split(c: bytes):
             skip.append(k)
             if kind == _W:
                 w_before.setdefault(parts[2 * k].rpartition(b"\n")[2], None)
-            elif b"NCCL INFO" in parts[2 * k] or (2 * k + 3 < len(parts) and b"\n" not in parts[2 * k + 2]
-                                                    and el[k + 1][5] in (_I, _W)):
+                continue
+            if b"NCCL INFO" in parts[2 * k] or (b"\n" not in parts[2 * k + 2] and 2 * k + 3 < len(parts)
+                                                and el[k + 1][5] in (_I, _W)):
                 return None
-            else:
-                marks.append(k)
+            marks.append(k)
     firsts = _firsts(el, counts)
     at = dict(zip(*_places(parts, sorted(set(firsts).union(nets, marks)))))
     messages: dict = {}
@@ -104,7 +104,12 @@ def _tagged_split(c: bytes):
             w_after[t] = [counts[t], at[k]]
         elif t not in special:
             messages[t] = [counts[t], at[k]]
-    return (c.count(b"\n"), len(el) - len(skip), n_warn, 0, _keys(_info_prefixes(parts, skip)), messages,
+    n_lines, raw = _info_prefixes(parts, skip)
+    n_info = len(el) - len(skip)
+    # (the split's lists let go before `_keys` makes its tuples: while they live, each collection of
+    # the young generation that those tuples set off walks their hundred thousand items)
+    del parts, el, counts
+    return (n_lines, n_info, n_warn, 0, _keys(raw), messages,
             [at[k] for k in nets], [at[k] for k in marks], (_keys(w_before), w_after))
 
 
@@ -116,9 +121,10 @@ def _special(counts: dict):
     for t in counts:
         kind = t[5]
         if kind == _I:
-            if t.find(b"NCCL INFO ", 10) >= 0 or b"NCCL WARN" in t or b"NCCL TRACE" in t:
+            if t.find(b"NCCL ", 10) >= 0 and (t.find(b"NCCL INFO ", 10) >= 0 or b"NCCL WARN" in t
+                                               or b"NCCL TRACE" in t):
                 return None, 0
-            if _NET_IB_TEXT_RE.match(t):
+            if t.startswith(b"NET/IB: ", 10) or t.startswith(b"[Rank ", 10) and _NET_IB_TEXT_RE.match(t):
                 special.add(t)
         elif kind == _W:
             if b"NCCL INFO " in t or b"NCCL TRACE" in t:
@@ -146,30 +152,36 @@ def _firsts(el: list, counts: dict) -> list:
 
 def _places(parts: list, ks: list) -> tuple[list, list]:
     """(ks, the places in the chunk of these elements): element k starts after the texts and elements
-    before it, parts[:2k + 1] (ks ascending; the lengths summed a stretch at a time, no list of them)."""
+    before it, parts[:2k + 1] (ks ascending; their lengths summed a stretch at a time, no list of them)."""
     places = []
+    lens = map(len, parts)
     pos, j = 0, 0
     for k in ks:
         e = 2 * k + 1
-        pos += sum(map(len, parts[j:e]))
+        pos += sum(itertools.islice(lens, e - j))
         j = e
         places.append(pos)
     return ks, places
 
 
-def _info_prefixes(parts: list, skip: list) -> dict:
-    """The last line of the text before each INFO element (those of `skip`, WARN and marks, left
-    out), distinct, in order."""
+def _info_prefixes(parts: list, skip: list) -> tuple[int, dict]:
+    """(the count of "\\n" in the chunk, the last lines of the texts before the INFO elements (those of
+    `skip`, WARN and marks, left out), distinct, in order). The newlines are all in the texts between
+    the elements: each distinct text's counted once."""
     pre = parts[0:-1:2]
+    n_lines = parts[-1].count(b"\n")
     if skip:
         kept: list = []
         j = 0
         for k in skip:
             kept += pre[j:k]
             j = k + 1
+            n_lines += pre[k].count(b"\n")
         kept += pre[j:]
         pre = kept
-    return dict.fromkeys(map(operator.itemgetter(2), map(bytes.rpartition, dict.fromkeys(pre), itertools.repeat(b"\n"))))
+    counts = collections.Counter(pre)
+    n_lines += sum(map(operator.mul, counts.values(), map(bytes.count, counts, itertools.repeat(b"\n"))))
+    return n_lines, dict.fromkeys(map(operator.itemgetter(2), map(bytes.rpartition, counts, itertools.repeat(b"\n"))))
 
 
 _INFO_ONLY = (b"NCCL INFO ",)
@@ -264,23 +276,28 @@ def _found_keys(found: list, raw) -> dict:
         texts = list(raw)
         i = found.index(_NOT_PLAIN)
         while True:
-            found[i] = (prefix_key(texts[i]),)  # (a 1-tuple: apart from the findings, in its place)
+            key = prefix_key(texts[i])
+            if key.__class__ is bytes:  # (a device number of over 9 digits: the text itself)
+                return _keys_of(texts)
+            # in its place, as a finding: (host, device digits), or (None, b"0") for none (dropped below)
+            found[i] = (key[0], b"%d" % key[1]) if key is not None else _NONE
             try:
                 i = found.index(_NOT_PLAIN, i + 1)
             except ValueError:
                 break
-        out: dict = {}
-        for key in dict.fromkeys(found):
-            if len(key) == 2:
-                out[key[0], int(key[1])] = None
-            elif key[0] is not None:
-                out[key[0]] = None
-        return out
     pairs = dict.fromkeys(found)
-    return dict.fromkeys(zip(map(operator.itemgetter(0), pairs), map(int, map(operator.itemgetter(1), pairs))))
+    keys = dict.fromkeys(zip(map(operator.itemgetter(0), pairs), map(int, map(operator.itemgetter(1), pairs))))
+    keys.pop(_NONE_KEY, None)
+    return keys
+
+
+def _keys_of(texts) -> dict:
+    """`_keys` by its definition: `prefix_key` of each text, distinct, in order, the None ones left out."""
+    return dict.fromkeys(k for k in map(prefix_key, texts) if k is not None)
 
 
 _NOT_PLAIN = (b"", b"")
+_NONE, _NONE_KEY = (None, b"0"), (None, 0)
 
 
 def _plain_keys(canon: list) -> list:
