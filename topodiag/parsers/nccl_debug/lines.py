@@ -96,19 +96,19 @@ def _tagged_split(c: bytes):
             marks.append(k)
     firsts = _firsts(el, counts)
     at = dict(zip(*_places(parts, sorted(set(firsts).union(nets, marks)))))
+    texts = list(map(el.__getitem__, firsts))
+    n_lines, raw = _info_prefixes(parts, skip)
+    n_info = len(el) - len(skip)
+    # (the split's lists let go before the lists and tuples of the values are made: while they live,
+    # each collection of the young generation that those set off walks their hundred thousand items)
+    del parts, el
     messages: dict = {}
     w_after: dict = {}
-    for k in firsts:
-        t = el[k]
+    for k, t in zip(firsts, texts):
         if t[5] == _W:
             w_after[t] = [counts[t], at[k]]
         elif t not in special:
             messages[t] = [counts[t], at[k]]
-    n_lines, raw = _info_prefixes(parts, skip)
-    n_info = len(el) - len(skip)
-    # (the split's lists let go before `_keys` makes its tuples: while they live, each collection of
-    # the young generation that those tuples set off walks their hundred thousand items)
-    del parts, el, counts
     return (n_lines, n_info, n_warn, 0, _keys(raw), messages,
             [at[k] for k in nets], [at[k] for k in marks], (_keys(w_before), w_after))
 
