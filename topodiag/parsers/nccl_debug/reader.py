@@ -102,7 +102,7 @@ def normalise(raw: bytes) -> bytes:
 UTF8_BLOCK = 1 << 14  # (measured: 4-16 KiB blocks check a 4 MiB chunk in 0.8 ms, 256 KiB ones in 6)
 
 
-def valid_utf8(raw: bytes) -> bool:
+def valid_utf8(raw: bytes, block: int = UTF8_BLOCK) -> bool:
     """Whether `raw.decode("utf-8")` succeeds, the chunk decoded only where it is not ASCII: block by
     block, each run of blocks that are not all ASCII decoded alone (a chunk holds a few characters
     that are not ASCII, so this is a copy of it, not a str four times its size). Why it is the same:
@@ -113,12 +113,12 @@ def valid_utf8(raw: bytes) -> bool:
     n = len(raw)
     i = 0
     while i < n:
-        j = i + UTF8_BLOCK
+        j = i + block
         if raw[i:j].isascii():
             i = j
             continue
-        while j < n and not raw[j:j + UTF8_BLOCK].isascii():
-            j += UTF8_BLOCK
+        while j < n and not raw[j:j + block].isascii():
+            j += block
         try:
             raw[i:j].decode("utf-8")
         except UnicodeDecodeError:
