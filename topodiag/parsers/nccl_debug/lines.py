@@ -3,7 +3,9 @@ install compiled topodiag/scan/_cscan.c (topodiag/scan/lines.py loads it), `tagg
 the compiled generic primitive `distinct_after` (the tags' texts and the line prefixes before them:
 the pass over every line) and does the rest here (the counts, the WARN and mark lines, the per-QP
 places); elsewhere `tagged_py` does it all, with the same values (tests/parsers/test_linescan.py
-compares the two). A chunk is bytes of whole lines as topodiag/scan/chunks.py cuts them, already
+compares the two): from one split of the chunk at its NCCL elements (`_tagged_split`: INFO and WARN
+tags with their texts, marks; the counts, places and prefixes taken from the pieces) where each line
+holds one element at most, by a pass over the chunk for each output (`tagged_loop`) otherwise. A chunk is bytes of whole lines as topodiag/scan/chunks.py cuts them, already
 normalised (CR and ANSI codes out). What NCCL's lines mean is decided here and in kinds.py, never in C.
 """
 
@@ -32,7 +34,8 @@ def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, lis
     "NCCL failure", "NCCL error" and "NCCL version" with no "NCCL INFO", "NCCL WARN" or "NCCL TRACE"
     before them on their line (`marks`); the WARN lines (`warns`): the keys of the texts before the
     first "NCCL WARN" of each line (as the prefixes), and the texts from it to the end of the line,
-    distinct, in order, each with [count, position of its first tag]."""
+    distinct, in order, each with [count, position of its first tag]. Read by `_tagged_split` where
+    its conditions hold (nearly every chunk of a real log), by `tagged_loop` otherwise."""
     got = _tagged_split(c)
     return got if got is not None else tagged_loop(c)
 
@@ -229,11 +232,9 @@ def _net_ib_places(c: bytes, trace: bool) -> list:
 def _prefix_keys(c: bytes, pieces: list) -> dict:
     """The prefixes of `tagged_py`, with C-level passes: the chunk cut at its tags (`pieces`: at each
     "NCCL INFO ", or at each INFO/TRACE tag when it holds "NCCL TRACE "), the text after each piece's
-    last newline; an ASCII prefix's pid and tid set to 0 before it is read (PREFIX_RE finds the same
-    host and device in it: they are never the host, see _PID_TID_B), so that thousands of pid/tid
-    prefixes are read as the few they stand for. (A `findall` of plain `host:pid:tid [dev] ` line
-    starts was tried first until it was measured: 32 ms a 4 MiB chunk where it held, 64 where a few
-    launcher-prefixed lines made it fail, against 22-35 ms for this path alone.)"""
+    last newline, each distinct one read by `_keys`. (A `findall` of plain `host:pid:tid [dev] ` line
+    starts over the whole chunk was tried first until it was measured: 32 ms a 4 MiB chunk where it
+    held, 64 where a few launcher-prefixed lines made it fail, against 22-35 ms for this path alone.)"""
     if pieces is None:
         pieces = _TAG_SPLIT_RE.split(c)
     if len(pieces) < 2:
@@ -248,30 +249,31 @@ def _prefix_keys(c: bytes, pieces: list) -> dict:
 
 
 def _keys(raw: dict) -> dict:
-    """What stands for each of these distinct line prefixes (dict keys), as `prefix_key` gives it, in
-    order, distinct, the None ones left out; an ASCII prefix's pid and tid set to 0 before it is read."""
+    """What stands for each of these distinct line prefixes (dict keys, none holding a newline), as
+    `prefix_key` gives it, in order, distinct, the None ones left out: ASCII ones read by one `findall`
+    over them all (`_found_keys`); otherwise each ASCII prefix's pid and tid set to 0 before it is read
+    (so that thousands of pid/tid prefixes are read as the few they stand for)."""
     if not raw:
         return {}
     joined = b"\n".join(raw)
     if joined.isascii():
         found = _PLAIN_PREFIX_B.findall(joined)
-        if len(found) == len(raw):  # (one finding a text: never otherwise)
+        if len(found) == len(raw):  # (one finding a line: always; the check costs nothing)
             return _found_keys(found, raw)
-        canon = dict.fromkeys(_PID_TID_B.sub(b":0:0", joined).split(b"\n"))
-        keys = _plain_keys(list(canon))
-    else:
-        canon = dict.fromkeys(_PID_TID_B.sub(b":0:0", r) if r.isascii() else r for r in raw)
-        keys = list(map(prefix_key, canon))
+        return _keys_of(raw)
+    canon = dict.fromkeys(_PID_TID_B.sub(b":0:0", r) if r.isascii() else r for r in raw)
+    keys = list(map(prefix_key, canon))
     if any(k.__class__ is bytes and k.isascii() for k in keys):  # handed back as they are: each raw text
         keys = list(map(prefix_key, raw))
     return dict.fromkeys(k for k in keys if k is not None)
 
 
 def _found_keys(found: list, raw) -> dict:
-    """`_keys` of these ASCII texts from `_PLAIN_PREFIX_B`'s finding in each, (host, device digits) or
-    (b"", b"") where the text is not plain: the distinct findings in order, each read once (a plain
-    text's key is its (host, int(device)), see `_plain_keys`), the others each by `prefix_key` in its
-    place."""
+    """`_keys` of these ASCII texts from `_PLAIN_PREFIX_B`'s finding in each: (host, device digits)
+    for a plain text (a host run from the start, then `:pid:tid`, blanks and `[dev]` of 9 digits at
+    most), whose key is (host, int(device)) -- the first tail that `prefix_key` finds in it is the one
+    after the host (a tail starts with ":", which the host run holds none of) --, (b"", b"") for any
+    other, read by `prefix_key` in its place. The distinct findings are converted once, in order."""
     if _NOT_PLAIN in found:
         texts = list(raw)
         i = found.index(_NOT_PLAIN)
@@ -298,18 +300,6 @@ def _keys_of(texts) -> dict:
 
 _NOT_PLAIN = (b"", b"")
 _NONE, _NONE_KEY = (None, b"0"), (None, 0)
-
-
-def _plain_keys(canon: list) -> list:
-    """`prefix_key` of each of these ASCII texts (none holds a newline): the plain ones (a host run
-    from the start, then `:pid:tid`, blanks and `[dev]` of 9 digits at most) read by one `findall`
-    over them joined, the others one by one. For a plain text the first tail that `prefix_key` finds
-    is the one after the host (a tail starts with ":", which the host run holds none of), so both
-    give (host, device)."""
-    found = _PLAIN_PREFIX_B.findall(b"\n".join(canon))
-    if len(found) != len(canon):  # (one finding a text: never otherwise; the values stay prefix_key's)
-        return list(map(prefix_key, canon))
-    return [(host, int(dev)) if host else prefix_key(pre) for (host, dev), pre in zip(found, canon)]
 
 
 def _messages(c: bytes, pieces: list, trace: bool) -> tuple[dict, list, bool]:
