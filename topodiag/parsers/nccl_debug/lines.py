@@ -73,9 +73,9 @@ def _tagged_split(c: bytes):
     before it on its line and every untagged mark is one (`_marks`). An INFO/WARN text runs to its
     line's end, so the text before an INFO/WARN element holds its line's start: its last line is the
     element's prefix."""
-    parts = _ELEMENT_RE.split(c)
-    el = parts[1::2]
-    counts = collections.Counter(el)
+    parts = _ELEMENT_RE.split(c)  # (element k is parts[2k + 1], the text before it parts[2k])
+    n = len(parts) // 2
+    counts = collections.Counter(itertools.islice(parts, 1, None, 2))
     special, n_warn = _special(counts)
     if special is None:
         return None
@@ -84,8 +84,8 @@ def _tagged_split(c: bytes):
     w_before: dict = {}
     skip: list = []  # the WARN and mark elements: the text before them is no INFO prefix
     if special:
-        for k in itertools.compress(range(len(el)), map(special.__contains__, el)):
-            kind = el[k][5]
+        for k in itertools.compress(range(n), map(special.__contains__, itertools.islice(parts, 1, None, 2))):
+            kind = parts[2 * k + 1][5]
             if kind == _I:
                 nets.append(k)
                 continue
@@ -94,17 +94,16 @@ def _tagged_split(c: bytes):
                 w_before.setdefault(parts[2 * k].rpartition(b"\n")[2], None)
                 continue
             if b"NCCL INFO" in parts[2 * k] or (b"\n" not in parts[2 * k + 2] and 2 * k + 3 < len(parts)
-                                                and el[k + 1][5] in (_I, _W)):
+                                                and parts[2 * k + 3][5] in (_I, _W)):
                 return None
             marks.append(k)
-    firsts = _firsts(el, counts)
+    firsts = _firsts(parts, counts)
     at = dict(zip(*_places(parts, sorted(set(firsts).union(nets, marks)))))
-    texts = list(map(el.__getitem__, firsts))
+    texts = list(map(parts.__getitem__, map((1).__add__, map((2).__mul__, firsts))))
     n_lines, raw = _info_prefixes(parts, skip)
-    n_info = len(el) - len(skip)
-    # (the split's lists let go before the lists and tuples of the values are made: while they live,
-    # each collection of the young generation that those set off walks their hundred thousand items)
-    del parts, el
+    # (the split's list let go before the lists and tuples of the values are made: while it lives,
+    # each collection of the young generation that those set off walks its hundred thousand items)
+    del parts
     messages: dict = {}
     w_after: dict = {}
     for k, t in zip(firsts, texts):
@@ -112,7 +111,7 @@ def _tagged_split(c: bytes):
             w_after[t] = [counts[t], at[k]]
         elif t not in special:
             messages[t] = [counts[t], at[k]]
-    return (n_lines, n_info, n_warn, 0, _keys(raw), messages,
+    return (n_lines, n - len(skip), n_warn, 0, _keys(raw), messages,
             [at[k] for k in nets], [at[k] for k in marks], (_keys(w_before), w_after))
 
 
@@ -141,15 +140,15 @@ def _special(counts: dict):
     return special, n_warn
 
 
-def _firsts(el: list, counts: dict) -> list:
+def _firsts(parts: list, counts: dict) -> list:
     """The index of the first of each distinct INFO/WARN element, in order (each `index` walks on from
-    the last: one walk over the list); marks left out."""
+    the last: one walk over the list; no text between elements is an element); marks left out."""
     out = []
-    at = -1
+    at = 0
     for t in counts:
-        at = el.index(t, at + 1)
+        at = parts.index(t, at + 1)
         if t[5] in (_I, _W):
-            out.append(at)
+            out.append(at >> 1)
     return out
 
 
@@ -171,17 +170,17 @@ def _info_prefixes(parts: list, skip: list) -> tuple[int, dict]:
     """(the count of "\\n" in the chunk, the last lines of the texts before the INFO elements (those of
     `skip`, WARN and marks, left out), distinct, in order). The newlines are all in the texts between
     the elements: each distinct text's counted once."""
-    pre = parts[0:-1:2]
     n_lines = parts[-1].count(b"\n")
     if skip:
-        kept: list = []
+        pre: list = []
         j = 0
         for k in skip:
-            kept += pre[j:k]
-            j = k + 1
-            n_lines += pre[k].count(b"\n")
-        kept += pre[j:]
-        pre = kept
+            pre += parts[j:2 * k:2]
+            j = 2 * k + 2
+        pre += parts[j:-1:2]
+        n_lines += sum(map(bytes.count, map(parts.__getitem__, map((2).__mul__, skip)), itertools.repeat(b"\n")))
+    else:
+        pre = parts[0:-1:2]
     counts = collections.Counter(pre)
     n_lines += sum(map(operator.mul, counts.values(), map(bytes.count, counts, itertools.repeat(b"\n"))))
     return n_lines, dict.fromkeys(map(operator.itemgetter(2), map(bytes.rpartition, counts, itertools.repeat(b"\n"))))
