@@ -380,3 +380,18 @@ def test_valid_utf8_is_decode(parts: list, block: int) -> None:
     except UnicodeDecodeError:
         want = False
     assert reader.valid_utf8(raw, block) is want and reader.valid_utf8(raw) is want
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from([b"h:1:2 [0] NCCL INFO x", b"\n", b"\r\n", b"\r", b"\x1b[31m", b"\x1b[0m", b"\t", b"\xff",
+                                 b"\xc3\xa9", b"\xc3", b"\xe2\x82", b"\xf0\x9f\x98\x80", b"NCCL WARN y", b" "]), max_size=20))
+def test_normalise_is_that_of_the_decoded_text(parts: list) -> None:
+    """`normalise` (UTF-8 checked only where a block is not ASCII) gives the bytes of the decoded text
+    with CR, ANSI codes and tabs edited, as its docstring says: checked against that, written out."""
+    from topodiag.parsers.base import ANSI_RE
+    from topodiag.parsers.nccl_debug import reader
+
+    raw = b"".join(parts)
+    text = raw.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+    want = ANSI_RE.sub("", text).replace("\t", " ").encode("utf-8")
+    assert reader.normalise(raw) == want
