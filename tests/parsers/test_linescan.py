@@ -335,7 +335,8 @@ def test_split_scan_known_values() -> None:
                                           (b"NCCL INFO q", [1, c.index(b"NCCL INFO q")])]
         assert per_line == [c.index(b"NCCL INFO [Rank 1]")]
         assert marks == [c.index(b"NCCL version"), c.index(b"NCCL error")]
-        assert list(warns[0]) == [(b"h2", 1)] and list(warns[1].items()) == [(b"NCCL WARN y", [1, c.index(b"NCCL WARN")])]
+        assert list(warns[0]) == [(b"h2", 1)]
+        assert list(warns[1].items()) == [(b"NCCL WARN y", [1, c.index(b"NCCL WARN")])]
 
 
 @pytest.mark.parametrize("c", [
@@ -383,8 +384,9 @@ def test_valid_utf8_is_decode(parts: list, block: int) -> None:
 
 
 @settings(max_examples=2000, deadline=None)
-@given(st.lists(st.sampled_from([b"h:1:2 [0] NCCL INFO x", b"\n", b"\r\n", b"\r", b"\x1b[31m", b"\x1b[0m", b"\t", b"\xff",
-                                 b"\xc3\xa9", b"\xc3", b"\xe2\x82", b"\xf0\x9f\x98\x80", b"NCCL WARN y", b" "]), max_size=20))
+@given(st.lists(st.sampled_from([b"h:1:2 [0] NCCL INFO x", b"\n", b"\r\n", b"\r", b"\x1b[31m", b"\x1b[0m", b"\t",
+                                 b"\xff", b"\xc3\xa9", b"\xc3", b"\xe2\x82", b"\xf0\x9f\x98\x80", b"NCCL WARN y", b" "]),
+                max_size=20))
 def test_normalise_is_that_of_the_decoded_text(parts: list) -> None:
     """`normalise` (UTF-8 checked only where a block is not ASCII) gives the bytes of the decoded text
     with CR, ANSI codes and tabs edited, as its docstring says: checked against that, written out."""

@@ -5,8 +5,9 @@ the pass over every line) and does the rest here (the counts, the WARN and mark 
 places); elsewhere `tagged_py` does it all, with the same values (tests/parsers/test_linescan.py
 compares the two): from one split of the chunk at its NCCL elements (`_tagged_split`: INFO and WARN
 tags with their texts, marks; the counts, places and prefixes taken from the pieces) where each line
-holds one element at most, by a pass over the chunk for each output (`tagged_loop`) otherwise. A chunk is bytes of whole lines as topodiag/scan/chunks.py cuts them, already
-normalised (CR and ANSI codes out). What NCCL's lines mean is decided here and in kinds.py, never in C.
+holds one element at most, by a pass over the chunk for each output (`tagged_loop`) otherwise. A
+chunk is bytes of whole lines as topodiag/scan/chunks.py cuts them, already normalised (CR and ANSI
+codes out). What NCCL's lines mean is decided here and in kinds.py, never in C.
 """
 
 from __future__ import annotations
