@@ -339,9 +339,23 @@ def test_split_scan_known_values() -> None:
         assert list(warns[1].items()) == [(b"NCCL WARN y", [1, c.index(b"NCCL WARN")])]
 
 
+def test_split_scan_reads_trace_tags() -> None:
+    """Hand-checked: TRACE tags are read as the INFO ones (the loop's TRACE mode): counted apart, their
+    texts among the messages, their prefixes among the prefixes (a TRACE at 10, the INFO at 33)."""
+    c = b"h:1:2 [0] NCCL TRACE x\nh:1:2 [0] NCCL INFO a\ng:1:2 [3] NCCL TRACE [Rank 0] NET/IB: y\n"
+    assert nccl_lines._tagged_split(c) is not None
+    for tagged in (nccl_lines.tagged_py, nccl_lines.tagged_loop):
+        lines, info, warn, trace, prefixes, messages, per_line, marks, warns = tagged(c)
+        assert (lines, info, warn, trace) == (3, 1, 0, 2)
+        assert list(prefixes) == [(b"h", 0), (b"g", 3)]
+        assert list(messages.items()) == [(b"NCCL TRACE x", [1, 10]), (b"NCCL INFO a", [1, 33])]
+        assert per_line == [c.index(b"NCCL TRACE [Rank")] and marks == [] and warns == ({}, {})
+
+
 @pytest.mark.parametrize("c", [
     b"h:1:2 [0] NCCL INFO a NCCL INFO b\n",  # two tags on a line
-    b"h:1:2 [0] NCCL TRACE x\nh:1:2 [0] NCCL INFO a\n",  # a TRACE
+    b"h:1:2 [0] NCCL TRACEx\nh:1:2 [0] NCCL INFO a\n",  # a TRACE that is no tag (no blank after it)
+    b"h:1:2 [0] NCCL TRACE a NCCL INFO b\n",  # an INFO tag after a TRACE tag
     b"h:1:2 [0] NCCL INFO a NCCL TRACEx\n",  # a TRACE in an INFO text
     b"h:1:2 [0] NCCL INFO a NCCL WARN b\n",  # a WARN after an INFO tag
     b"h:1:2 [0] x.cc:1 NCCL WARN a NCCL INFO b\n",  # an INFO tag after a WARN

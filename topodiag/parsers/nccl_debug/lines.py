@@ -54,30 +54,33 @@ def tagged_loop(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, l
             _prefix_keys(c, pieces), messages, per_line, _marks(c), (_keys(w_before), w_after))
 
 
-# Every NCCL element a line scan reads, found in one pass (`_tagged_split`): an INFO tag with its
-# text to the end of its line, a WARN likewise, a bare TRACE (then the chunk is read by `tagged_loop`),
-# an untagged mark. Leftmost-first: a tag or mark inside an INFO/WARN text is in that text.
-_ELEMENT_RE = re.compile(rb"(NCCL (?:INFO [^\n]*|WARN[^\n]*|TRACE|failure|error|version))")
+# Every NCCL element a line scan reads, found in one pass (`_tagged_split`): an INFO or TRACE tag with
+# its text to the end of its line, a WARN likewise, a bare TRACE (then the chunk is read by
+# `tagged_loop`), an untagged mark. Leftmost-first: a tag or mark inside an INFO/TRACE/WARN text is in
+# that text.
+_ELEMENT_RE = re.compile(rb"(NCCL (?:INFO [^\n]*|TRACE [^\n]*|WARN[^\n]*|TRACE|failure|error|version))")
 _I, _W, _T = 73, 87, 84  # an element's sixth byte: "I" (INFO), "W" (WARN), "T" (TRACE); marks: "f", "e", "v"
+_TAGS = (_I, _T, _W)
 
 
 def _tagged_split(c: bytes):
     """`tagged_py`'s values from one `_ELEMENT_RE.split` of the chunk ([text, element, text, ...,
     text]), or None where the chunk is not one this way reads as `tagged_loop` does: it reads a chunk
-    whose elements stand alone -- no INFO text holds a second "NCCL INFO ", or "NCCL WARN" or "NCCL
-    TRACE"; no WARN text holds "NCCL INFO " or "NCCL TRACE"; no bare TRACE; no mark with "NCCL INFO"
-    in the text before it or an INFO/WARN element after it on its line. Then (the reasons):
-    "NCCL INFO ", "NCCL WARN" and "NCCL TRACE" never overlap an element's edge (no suffix of one is a
-    prefix of "NCCL "), so every one of them starts an element or lies in an INFO/WARN text: there is
-    no TRACE, the INFO elements are the INFO tags, one a line; each WARN element is its line's first
-    WARN with its text (`_warns_py`'s match) and counts the WARNs in it; each mark element has no tag
-    before it on its line and every untagged mark is one (`_marks`). An INFO/WARN text runs to its
-    line's end, so the text before an INFO/WARN element holds its line's start: its last line is the
-    element's prefix."""
+    whose elements stand alone -- no INFO/TRACE text holds a second "NCCL INFO " or "NCCL TRACE", or
+    "NCCL WARN"; no WARN text holds "NCCL INFO " or "NCCL TRACE"; no bare TRACE (not followed by a
+    blank); no mark with "NCCL INFO" in the text before it or an INFO/TRACE/WARN element after it on
+    its line. Then (the reasons): "NCCL INFO ", "NCCL WARN" and "NCCL TRACE" never overlap an
+    element's edge (no suffix of one is a prefix of "NCCL "), so every one of them starts an element
+    or lies in an INFO/TRACE/WARN text: every "NCCL TRACE" is a TRACE tag (the loop's TRACE mode where
+    there is one), the INFO/TRACE elements are the tags, one a line; each WARN element is its line's
+    first WARN with its text (`_warns_py`'s match) and counts the WARNs in it; each mark element has
+    no tag before it on its line and every untagged mark is one (`_marks`). A tag's or WARN's text
+    runs to its line's end, so the text before such an element holds its line's start: its last line
+    is the element's prefix."""
     parts = _ELEMENT_RE.split(c)  # (element k is parts[2k + 1], the text before it parts[2k])
     n = len(parts) // 2
     counts = collections.Counter(itertools.islice(parts, 1, None, 2))
-    special, n_warn = _special(counts)
+    special, n_warn, n_trace = _special(counts)
     if special is None:
         return None
     nets: list = []
@@ -87,7 +90,7 @@ def _tagged_split(c: bytes):
     if special:
         for k in itertools.compress(range(n), map(special.__contains__, itertools.islice(parts, 1, None, 2))):
             kind = parts[2 * k + 1][5]
-            if kind == _I:
+            if kind == _I or kind == _T:
                 nets.append(k)
                 continue
             skip.append(k)
@@ -95,7 +98,7 @@ def _tagged_split(c: bytes):
                 w_before.setdefault(parts[2 * k].rpartition(b"\n")[2], None)
                 continue
             if b"NCCL INFO" in parts[2 * k] or (b"\n" not in parts[2 * k + 2] and 2 * k + 3 < len(parts)
-                                                and parts[2 * k + 3][5] in (_I, _W)):
+                                                and parts[2 * k + 3][5] in _TAGS):
                 return None
             marks.append(k)
     firsts = _firsts(parts, counts)
@@ -112,43 +115,47 @@ def _tagged_split(c: bytes):
             w_after[t] = [counts[t], at[k]]
         elif t not in special:
             messages[t] = [counts[t], at[k]]
-    return (n_lines, n - len(skip), n_warn, 0, _keys(raw), messages,
+    return (n_lines, n - len(skip) - n_trace, n_warn, n_trace, _keys(raw), messages,
             [at[k] for k in nets], [at[k] for k in marks], (_keys(w_before), w_after))
 
 
 def _special(counts: dict):
-    """(the distinct elements read one by one: NET/IB INFO texts, WARN texts, marks; the count of
-    "NCCL WARN"), or (None, 0) where `_tagged_split` does not read the chunk."""
+    """(the distinct elements read one by one: NET/IB INFO/TRACE texts, WARN texts, marks; the count
+    of "NCCL WARN"; that of the TRACE tags), or (None, 0, 0) where `_tagged_split` does not read the
+    chunk."""
     special = set()
-    n_warn = 0
+    n_warn = n_trace = 0
     for t in counts:
         kind = t[5]
-        if kind == _I:
-            if t.find(b"NCCL ", 10) >= 0 and (t.find(b"NCCL INFO ", 10) >= 0 or b"NCCL WARN" in t
-                                               or b"NCCL TRACE" in t):
-                return None, 0
-            if t.startswith(b"NET/IB: ", 10) or t.startswith(b"[Rank ", 10) and _NET_IB_TEXT_RE.match(t):
+        if kind == _I or kind == _T:
+            m = 10 if kind == _I else 11  # (the tag's length)
+            if kind == _T:
+                if m > len(t):  # a bare TRACE
+                    return None, 0, 0
+                n_trace += counts[t]
+            if t.find(b"NCCL ", m) >= 0 and (t.find(b"NCCL INFO ", m) >= 0 or b"NCCL WARN" in t
+                                              or t.find(b"NCCL TRACE", m) >= 0):
+                return None, 0, 0
+            if t.startswith(b"NET/IB: ", m) or t.startswith(b"[Rank ", m) and _NET_IB_TEXT_RE.match(t):
                 special.add(t)
         elif kind == _W:
             if b"NCCL INFO " in t or b"NCCL TRACE" in t:
-                return None, 0
+                return None, 0, 0
             n_warn += counts[t] * t.count(b"NCCL WARN")
             special.add(t)
-        elif kind == _T:
-            return None, 0
         else:
             special.add(t)
-    return special, n_warn
+    return special, n_warn, n_trace
 
 
 def _firsts(parts: list, counts: dict) -> list:
-    """The index of the first of each distinct INFO/WARN element, in order (each `index` walks on from
+    """The index of the first of each distinct INFO/TRACE/WARN element, in order (each `index` walks on from
     the last: one walk over the list; no text between elements is an element); marks left out."""
     out = []
     at = 0
     for t in counts:
         at = parts.index(t, at + 1)
-        if t[5] in (_I, _W):
+        if t[5] in _TAGS:
             out.append(at >> 1)
     return out
 
@@ -168,8 +175,8 @@ def _places(parts: list, ks: list) -> tuple[list, list]:
 
 
 def _info_prefixes(parts: list, skip: list) -> tuple[int, dict]:
-    """(the count of "\\n" in the chunk, the last lines of the texts before the INFO elements (those of
-    `skip`, WARN and marks, left out), distinct, in order). The newlines are all in the texts between
+    """(the count of "\\n" in the chunk, the last lines of the texts before the INFO/TRACE elements
+    (those of `skip`, WARN and marks, left out), distinct, in order). The newlines are all in the texts between
     the elements: each distinct text's counted once."""
     n_lines = parts[-1].count(b"\n")
     if skip:
