@@ -244,3 +244,170 @@ def test_readers_same_with_either(source: str, monkeypatch) -> None:
     monkeypatch.setattr(nccl_lines, "tagged", nccl_lines.tagged_py)
     monkeypatch.setattr(scan_lines, "untagged", scan_lines.untagged_py)
     assert results() == fast
+
+
+# ---- the split scan (`_tagged_split`, what `tagged_py` runs first) against the old passes (`tagged_loop`)
+
+def _values(r) -> tuple:
+    """A scan's values with every dict as its list of items (order counts)."""
+    return r[:4], list(r[4]), list(r[5].items()), r[6], r[7], list(r[8][0]), list(r[8][1].items())
+
+
+def split_same(c: bytes) -> bool:
+    """`_tagged_split` gives `tagged_loop`'s values where it reads the chunk; whether it did."""
+    got = nccl_lines._tagged_split(c)
+    if got is None:
+        return False
+    assert _values(got) == _values(nccl_lines.tagged_loop(c)), c[:300]
+    return True
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_split_scan_fixture_chunks(path: Path) -> None:
+    with open(path, "rb") as f:
+        for chunk in itertools.islice(iter_chunks(f), 8):
+            c = normalise(chunk)
+            for variant in (c, c[: len(c) // 3], c.rstrip(b"\n"), c + c, c.replace(b"\n", b"\n\n"),
+                            c.replace(b"NCCL INFO ", b"NCCL INFO \xff"), c.replace(b" [", b" \xc3\xa9[")):
+                split_same(variant)
+
+
+def test_split_scan_reads_real_logs() -> None:
+    """The split scan is the one that runs on real logs: it reads every chunk of most NCCL fixtures."""
+    read = declined = 0
+    for path in FILES:
+        if path.parent.name != "nccl_debug" or path.suffix != ".log":
+            continue
+        with open(path, "rb") as f:
+            for chunk in iter_chunks(f):
+                c = normalise(chunk)
+                if b"NCCL INFO " in c and b"NCCL TRACE" not in c:
+                    if split_same(c):
+                        read += 1
+                    else:
+                        declined += 1
+    assert read > 40 and declined * 4 < read, (read, declined)
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(PIECES), max_size=16))
+def test_split_scan_generated(parts: list[bytes]) -> None:
+    split_same(b"".join(parts))
+
+
+MARKS = [b"NCCL version 2.19.3+cuda12.2", b"NCCL error in: x.cc:12", b"NCCL failure", b"NCCL WARNCCL error",
+         b"NCCL error NCCL failure", b"NCCL INFOx NCCL error", b"NCCL error then NCCL INFO x"]
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(PREFIXES), st.sampled_from(TAGS + MARKS), st.sampled_from(TEXTS)),
+                max_size=12), st.booleans())
+def test_split_scan_generated_lines(lines: list, final_newline: bool) -> None:
+    """Whole lines of prefix, tag or mark and text (blank and untagged lines among them): the split
+    scan where it reads them, against the old passes."""
+    split_same(b"\n".join(p + t + x for p, t, x in lines) + (b"\n" if final_newline else b""))
+
+
+def test_split_scan_known_values() -> None:
+    """Hand-checked: a chunk the split scan reads (a banner of h3 before its INFO lines, an untagged
+    row and a blank line, a WARN line, a per-QP line, an untagged error line, a last line with no host
+    and no newline), the places found in the text by hand."""
+    c = (b"h3:1:2 [2] NCCL version 2.19.3\n"
+         b"h1:1:2 [0] NCCL INFO Bootstrap\n"
+         b"plain row\n"
+         b"\n"
+         b"h3:1:2 [2] NCCL INFO Init\n"
+         b"h2:3:4 [1] misc.cc:9 NCCL WARN y\n"
+         b"h1:1:2 [0] NCCL INFO [Rank 1] NET/IB: Dev 0 Port 1 qpn 5 mtu 5 LID 3\n"
+         b"h1:5:6 [0] NCCL INFO Bootstrap\n"
+         b"NCCL error in: x.cc:1\n"
+         b"no host NCCL INFO q")
+    assert nccl_lines._tagged_split(c) is not None
+    scans = [nccl_lines.tagged_py, nccl_lines.tagged_loop] + (
+        [nccl_lines.tagged_c] if _linescan._compiled is not None else [])
+    for tagged in scans:
+        lines, info, warn, trace, prefixes, messages, per_line, marks, warns = tagged(c)
+        assert (lines, info, warn, trace) == (9, 5, 1, 0)
+        # h1 before h3: the banner's line is no INFO line; "no host " names none
+        assert list(prefixes) == [(b"h1", 0), (b"h3", 2)]
+        assert list(messages.items()) == [(b"NCCL INFO Bootstrap", [2, c.index(b"NCCL INFO Bootstrap")]),
+                                          (b"NCCL INFO Init", [1, c.index(b"NCCL INFO Init")]),
+                                          (b"NCCL INFO q", [1, c.index(b"NCCL INFO q")])]
+        assert per_line == [c.index(b"NCCL INFO [Rank 1]")]
+        assert marks == [c.index(b"NCCL version"), c.index(b"NCCL error")]
+        assert list(warns[0]) == [(b"h2", 1)]
+        assert list(warns[1].items()) == [(b"NCCL WARN y", [1, c.index(b"NCCL WARN")])]
+
+
+def test_split_scan_reads_trace_tags() -> None:
+    """Hand-checked: TRACE tags are read as the INFO ones (the loop's TRACE mode): counted apart, their
+    texts among the messages, their prefixes among the prefixes (a TRACE at 10, the INFO at 33)."""
+    c = b"h:1:2 [0] NCCL TRACE x\nh:1:2 [0] NCCL INFO a\ng:1:2 [3] NCCL TRACE [Rank 0] NET/IB: y\n"
+    assert nccl_lines._tagged_split(c) is not None
+    for tagged in (nccl_lines.tagged_py, nccl_lines.tagged_loop):
+        lines, info, warn, trace, prefixes, messages, per_line, marks, warns = tagged(c)
+        assert (lines, info, warn, trace) == (3, 1, 0, 2)
+        assert list(prefixes) == [(b"h", 0), (b"g", 3)]
+        assert list(messages.items()) == [(b"NCCL TRACE x", [1, 10]), (b"NCCL INFO a", [1, 33])]
+        assert per_line == [c.index(b"NCCL TRACE [Rank")] and marks == [] and warns == ({}, {})
+
+
+@pytest.mark.parametrize("c", [
+    b"h:1:2 [0] NCCL INFO a NCCL INFO b\n",  # two tags on a line
+    b"h:1:2 [0] NCCL TRACEx\nh:1:2 [0] NCCL INFO a\n",  # a TRACE that is no tag (no blank after it)
+    b"h:1:2 [0] NCCL TRACE a NCCL INFO b\n",  # an INFO tag after a TRACE tag
+    b"h:1:2 [0] NCCL INFO a NCCL TRACEx\n",  # a TRACE in an INFO text
+    b"h:1:2 [0] NCCL INFO a NCCL WARN b\n",  # a WARN after an INFO tag
+    b"h:1:2 [0] x.cc:1 NCCL WARN a NCCL INFO b\n",  # an INFO tag after a WARN
+    b"h:1:2 [0] NCCL error x NCCL INFO b\n",  # an INFO tag after a mark on its line
+    b"h:1:2 [0] NCCL error x NCCL WARN b\n",  # a WARN after a mark on its line
+    b"NCCL INFOx NCCL error\nh:1:2 [0] NCCL INFO a\n",  # "NCCL INFO" (no blank) before a mark
+])
+def test_split_scan_declines(c: bytes) -> None:
+    """Chunks the split scan leaves to the old passes (`_tagged_split`'s conditions), each read the
+    same by `tagged_py` as by them."""
+    assert nccl_lines._tagged_split(c) is None
+    assert _values(nccl_lines.tagged_py(c)) == _values(nccl_lines.tagged_loop(c))
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(PREFIXES + [b"x[1] ", b"h:1:2 [12] y", b"a:b:1:2 [3]", b"\xff:1:2 [0] "]), max_size=10))
+def test_keys_is_prefix_key_of_each(texts: list) -> None:
+    """`_keys` (one findall over the texts, the others in their place) is its definition: `prefix_key`
+    of each text, distinct, in order, the None ones left out."""
+    raw = dict.fromkeys(texts)
+    want = [k for k in dict.fromkeys(map(_linescan.prefix_key, raw)) if k is not None]
+    assert list(nccl_lines._keys(raw)) == want
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b"\n", b"\xc3\xa9", b"\xc3", b"\xa9", b"\xe2\x82\xac", b"\xf0\x9f\x98\x80",
+                                 b"\xff", b"\xed\xa0\x80", b"abcdefg"]), max_size=24), st.sampled_from([1, 2, 3, 4, 7]))
+def test_valid_utf8_is_decode(parts: list, block: int) -> None:
+    """reader.valid_utf8 (only the blocks that are not ASCII decoded) says what bytes.decode says, with
+    blocks small enough that characters straddle them."""
+    from topodiag.parsers.nccl_debug import reader
+
+    raw = b"".join(parts)
+    try:
+        raw.decode("utf-8")
+        want = True
+    except UnicodeDecodeError:
+        want = False
+    assert reader.valid_utf8(raw, block) is want and reader.valid_utf8(raw) is want
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from([b"h:1:2 [0] NCCL INFO x", b"\n", b"\r\n", b"\r", b"\x1b[31m", b"\x1b[0m", b"\t",
+                                 b"\xff", b"\xc3\xa9", b"\xc3", b"\xe2\x82", b"\xf0\x9f\x98\x80", b"NCCL WARN y", b" "]),
+                max_size=20))
+def test_normalise_is_that_of_the_decoded_text(parts: list) -> None:
+    """`normalise` (UTF-8 checked only where a block is not ASCII) gives the bytes of the decoded text
+    with CR, ANSI codes and tabs edited, as its docstring says: checked against that, written out."""
+    from topodiag.parsers.base import ANSI_RE
+    from topodiag.parsers.nccl_debug import reader
+
+    raw = b"".join(parts)
+    text = raw.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+    want = ANSI_RE.sub("", text).replace("\t", " ").encode("utf-8")
+    assert reader.normalise(raw) == want

@@ -3,8 +3,11 @@ install compiled topodiag/scan/_cscan.c (topodiag/scan/lines.py loads it), `tagg
 the compiled generic primitive `distinct_after` (the tags' texts and the line prefixes before them:
 the pass over every line) and does the rest here (the counts, the WARN and mark lines, the per-QP
 places); elsewhere `tagged_py` does it all, with the same values (tests/parsers/test_linescan.py
-compares the two). A chunk is bytes of whole lines as topodiag/scan/chunks.py cuts them, already
-normalised (CR and ANSI codes out). What NCCL's lines mean is decided here and in kinds.py, never in C.
+compares the two): from one split of the chunk at its NCCL elements (`_tagged_split`: INFO and WARN
+tags with their texts, marks; the counts, places and prefixes taken from the pieces) where each line
+holds one element at most, by a pass over the chunk for each output (`tagged_loop`) otherwise. A
+chunk is bytes of whole lines as topodiag/scan/chunks.py cuts them, already normalised (CR and ANSI
+codes out). What NCCL's lines mean is decided here and in kinds.py, never in C.
 """
 
 from __future__ import annotations
@@ -32,7 +35,15 @@ def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, lis
     "NCCL failure", "NCCL error" and "NCCL version" with no "NCCL INFO", "NCCL WARN" or "NCCL TRACE"
     before them on their line (`marks`); the WARN lines (`warns`): the keys of the texts before the
     first "NCCL WARN" of each line (as the prefixes), and the texts from it to the end of the line,
-    distinct, in order, each with [count, position of its first tag]."""
+    distinct, in order, each with [count, position of its first tag]. Read by `_tagged_split` where
+    its conditions hold (nearly every chunk of a real log), by `tagged_loop` otherwise."""
+    got = _tagged_split(c)
+    return got if got is not None else tagged_loop(c)
+
+
+def tagged_loop(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, list]:
+    """`tagged_py` by its first, simpler way (a pass over the chunk for each output): what it does
+    where `_tagged_split` declines a chunk, and the reference the tests hold that one to."""
     n_trace = c.count(b"NCCL TRACE")
     trace = n_trace > 0 and b"NCCL TRACE " in c  # (a pass over the chunk fewer where there is none)
     pieces = _TAG_SPLIT_RE.split(c) if trace else c.split(b"NCCL INFO ")
@@ -41,6 +52,146 @@ def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, lis
     n_info = c.count(b"NCCL INFO ") if trace else len(pieces) - 1
     return (c.count(b"\n"), n_info, n_warn, n_trace,
             _prefix_keys(c, pieces), messages, per_line, _marks(c), (_keys(w_before), w_after))
+
+
+# Every NCCL element a line scan reads, found in one pass (`_tagged_split`): an INFO or TRACE tag with
+# its text to the end of its line, a WARN likewise, a bare TRACE (then the chunk is read by
+# `tagged_loop`), an untagged mark. Leftmost-first: a tag or mark inside an INFO/TRACE/WARN text is in
+# that text.
+_ELEMENT_RE = re.compile(rb"(NCCL (?:INFO [^\n]*|TRACE [^\n]*|WARN[^\n]*|TRACE|failure|error|version))")
+_I, _W, _T = 73, 87, 84  # an element's sixth byte: "I" (INFO), "W" (WARN), "T" (TRACE); marks: "f", "e", "v"
+_TAGS = (_I, _T, _W)
+
+
+def _tagged_split(c: bytes):
+    """`tagged_py`'s values from one `_ELEMENT_RE.split` of the chunk ([text, element, text, ...,
+    text]), or None where the chunk is not one this way reads as `tagged_loop` does: it reads a chunk
+    whose elements stand alone -- no INFO/TRACE text holds a second "NCCL INFO " or "NCCL TRACE", or
+    "NCCL WARN"; no WARN text holds "NCCL INFO " or "NCCL TRACE"; no bare TRACE (not followed by a
+    blank); no mark with "NCCL INFO" in the text before it or an INFO/TRACE/WARN element after it on
+    its line. Then (the reasons): "NCCL INFO ", "NCCL WARN" and "NCCL TRACE" never overlap an
+    element's edge (no suffix of one is a prefix of "NCCL "), so every one of them starts an element
+    or lies in an INFO/TRACE/WARN text: every "NCCL TRACE" is a TRACE tag (the loop's TRACE mode where
+    there is one), the INFO/TRACE elements are the tags, one a line; each WARN element is its line's
+    first WARN with its text (`_warns_py`'s match) and counts the WARNs in it; each mark element has
+    no tag before it on its line and every untagged mark is one (`_marks`). A tag's or WARN's text
+    runs to its line's end, so the text before such an element holds its line's start: its last line
+    is the element's prefix."""
+    parts = _ELEMENT_RE.split(c)  # (element k is parts[2k + 1], the text before it parts[2k])
+    n = len(parts) // 2
+    counts = collections.Counter(itertools.islice(parts, 1, None, 2))
+    special, n_warn, n_trace = _special(counts)
+    if special is None:
+        return None
+    nets: list = []
+    marks: list = []
+    w_before: dict = {}
+    skip: list = []  # the WARN and mark elements: the text before them is no INFO prefix
+    if special:
+        for k in itertools.compress(range(n), map(special.__contains__, itertools.islice(parts, 1, None, 2))):
+            kind = parts[2 * k + 1][5]
+            if kind == _I or kind == _T:
+                nets.append(k)
+                continue
+            skip.append(k)
+            if kind == _W:
+                w_before.setdefault(parts[2 * k].rpartition(b"\n")[2], None)
+                continue
+            if b"NCCL INFO" in parts[2 * k] or (b"\n" not in parts[2 * k + 2] and 2 * k + 3 < len(parts)
+                                                and parts[2 * k + 3][5] in _TAGS):
+                return None
+            marks.append(k)
+    firsts = _firsts(parts, counts)
+    at = dict(zip(*_places(parts, sorted(set(firsts).union(nets, marks)))))
+    texts = list(map(parts.__getitem__, map((1).__add__, map((2).__mul__, firsts))))
+    n_lines, raw = _info_prefixes(parts, skip)
+    # (the split's list let go before the lists and tuples of the values are made: while it lives,
+    # each collection of the young generation that those set off walks its hundred thousand items)
+    del parts
+    messages: dict = {}
+    w_after: dict = {}
+    for k, t in zip(firsts, texts):
+        if t[5] == _W:
+            w_after[t] = [counts[t], at[k]]
+        elif t not in special:
+            messages[t] = [counts[t], at[k]]
+    return (n_lines, n - len(skip) - n_trace, n_warn, n_trace, _keys(raw), messages,
+            [at[k] for k in nets], [at[k] for k in marks], (_keys(w_before), w_after))
+
+
+def _special(counts: dict):
+    """(the distinct elements read one by one: NET/IB INFO/TRACE texts, WARN texts, marks; the count
+    of "NCCL WARN"; that of the TRACE tags), or (None, 0, 0) where `_tagged_split` does not read the
+    chunk."""
+    special = set()
+    n_warn = n_trace = 0
+    for t in counts:
+        kind = t[5]
+        if kind == _I or kind == _T:
+            m = 10 if kind == _I else 11  # (the tag's length)
+            if kind == _T:
+                if m > len(t):  # a bare TRACE
+                    return None, 0, 0
+                n_trace += counts[t]
+            if t.find(b"NCCL ", m) >= 0 and (t.find(b"NCCL INFO ", m) >= 0 or b"NCCL WARN" in t
+                                              or t.find(b"NCCL TRACE", m) >= 0):
+                return None, 0, 0
+            if t.startswith(b"NET/IB: ", m) or t.startswith(b"[Rank ", m) and _NET_IB_TEXT_RE.match(t):
+                special.add(t)
+        elif kind == _W:
+            if b"NCCL INFO " in t or b"NCCL TRACE" in t:
+                return None, 0, 0
+            n_warn += counts[t] * t.count(b"NCCL WARN")
+            special.add(t)
+        else:
+            special.add(t)
+    return special, n_warn, n_trace
+
+
+def _firsts(parts: list, counts: dict) -> list:
+    """The index of the first of each distinct INFO/TRACE/WARN element, in order (each `index` walks on from
+    the last: one walk over the list; no text between elements is an element); marks left out."""
+    out = []
+    at = 0
+    for t in counts:
+        at = parts.index(t, at + 1)
+        if t[5] in _TAGS:
+            out.append(at >> 1)
+    return out
+
+
+def _places(parts: list, ks: list) -> tuple[list, list]:
+    """(ks, the places in the chunk of these elements): element k starts after the texts and elements
+    before it, parts[:2k + 1] (ks ascending; their lengths summed a stretch at a time, no list of them)."""
+    places = []
+    lens = map(len, parts)
+    pos, j = 0, 0
+    for k in ks:
+        e = 2 * k + 1
+        pos += sum(itertools.islice(lens, e - j))
+        j = e
+        places.append(pos)
+    return ks, places
+
+
+def _info_prefixes(parts: list, skip: list) -> tuple[int, dict]:
+    """(the count of "\\n" in the chunk, the last lines of the texts before the INFO/TRACE elements
+    (those of `skip`, WARN and marks, left out), distinct, in order). The newlines are all in the texts between
+    the elements: each distinct text's counted once."""
+    n_lines = parts[-1].count(b"\n")
+    if skip:
+        pre: list = []
+        j = 0
+        for k in skip:
+            pre += parts[j:2 * k:2]
+            j = 2 * k + 2
+        pre += parts[j:-1:2]
+        n_lines += sum(map(bytes.count, map(parts.__getitem__, map((2).__mul__, skip)), itertools.repeat(b"\n")))
+    else:
+        pre = parts[0:-1:2]
+    counts = collections.Counter(pre)
+    n_lines += sum(map(operator.mul, counts.values(), map(bytes.count, counts, itertools.repeat(b"\n"))))
+    return n_lines, dict.fromkeys(map(operator.itemgetter(2), map(bytes.rpartition, counts, itertools.repeat(b"\n"))))
 
 
 _INFO_ONLY = (b"NCCL INFO ",)
@@ -88,11 +239,9 @@ def _net_ib_places(c: bytes, trace: bool) -> list:
 def _prefix_keys(c: bytes, pieces: list) -> dict:
     """The prefixes of `tagged_py`, with C-level passes: the chunk cut at its tags (`pieces`: at each
     "NCCL INFO ", or at each INFO/TRACE tag when it holds "NCCL TRACE "), the text after each piece's
-    last newline; an ASCII prefix's pid and tid set to 0 before it is read (PREFIX_RE finds the same
-    host and device in it: they are never the host, see _PID_TID_B), so that thousands of pid/tid
-    prefixes are read as the few they stand for. (A `findall` of plain `host:pid:tid [dev] ` line
-    starts was tried first until it was measured: 32 ms a 4 MiB chunk where it held, 64 where a few
-    launcher-prefixed lines made it fail, against 22-35 ms for this path alone.)"""
+    last newline, each distinct one read by `_keys`. (A `findall` of plain `host:pid:tid [dev] ` line
+    starts over the whole chunk was tried first until it was measured: 32 ms a 4 MiB chunk where it
+    held, 64 where a few launcher-prefixed lines made it fail, against 22-35 ms for this path alone.)"""
     if pieces is None:
         pieces = _TAG_SPLIT_RE.split(c)
     if len(pieces) < 2:
@@ -107,32 +256,57 @@ def _prefix_keys(c: bytes, pieces: list) -> dict:
 
 
 def _keys(raw: dict) -> dict:
-    """What stands for each of these distinct line prefixes (dict keys), as `prefix_key` gives it, in
-    order, distinct, the None ones left out; an ASCII prefix's pid and tid set to 0 before it is read."""
+    """What stands for each of these distinct line prefixes (dict keys, none holding a newline), as
+    `prefix_key` gives it, in order, distinct, the None ones left out: ASCII ones read by one `findall`
+    over them all (`_found_keys`); otherwise each ASCII prefix's pid and tid set to 0 before it is read
+    (so that thousands of pid/tid prefixes are read as the few they stand for)."""
     if not raw:
         return {}
     joined = b"\n".join(raw)
     if joined.isascii():
-        canon = dict.fromkeys(_PID_TID_B.sub(b":0:0", joined).split(b"\n"))
-        keys = _plain_keys(list(canon))
-    else:
-        canon = dict.fromkeys(_PID_TID_B.sub(b":0:0", r) if r.isascii() else r for r in raw)
-        keys = list(map(prefix_key, canon))
+        found = _PLAIN_PREFIX_B.findall(joined)
+        if len(found) == len(raw):  # (one finding a line: always; the check costs nothing)
+            return _found_keys(found, raw)
+        return _keys_of(raw)
+    canon = dict.fromkeys(_PID_TID_B.sub(b":0:0", r) if r.isascii() else r for r in raw)
+    keys = list(map(prefix_key, canon))
     if any(k.__class__ is bytes and k.isascii() for k in keys):  # handed back as they are: each raw text
         keys = list(map(prefix_key, raw))
     return dict.fromkeys(k for k in keys if k is not None)
 
 
-def _plain_keys(canon: list) -> list:
-    """`prefix_key` of each of these ASCII texts (none holds a newline): the plain ones (a host run
-    from the start, then `:pid:tid`, blanks and `[dev]` of 9 digits at most) read by one `findall`
-    over them joined, the others one by one. For a plain text the first tail that `prefix_key` finds
-    is the one after the host (a tail starts with ":", which the host run holds none of), so both
-    give (host, device)."""
-    found = _PLAIN_PREFIX_B.findall(b"\n".join(canon))
-    if len(found) != len(canon):  # (one finding a text: never otherwise; the values stay prefix_key's)
-        return list(map(prefix_key, canon))
-    return [(host, int(dev)) if host else prefix_key(pre) for (host, dev), pre in zip(found, canon)]
+def _found_keys(found: list, raw) -> dict:
+    """`_keys` of these ASCII texts from `_PLAIN_PREFIX_B`'s finding in each: (host, device digits)
+    for a plain text (a host run from the start, then `:pid:tid`, blanks and `[dev]` of 9 digits at
+    most), whose key is (host, int(device)) -- the first tail that `prefix_key` finds in it is the one
+    after the host (a tail starts with ":", which the host run holds none of) --, (b"", b"") for any
+    other, read by `prefix_key` in its place. The distinct findings are converted once, in order."""
+    if _NOT_PLAIN in found:
+        texts = list(raw)
+        i = found.index(_NOT_PLAIN)
+        while True:
+            key = prefix_key(texts[i])
+            if key.__class__ is bytes:  # (a device number of over 9 digits: the text itself)
+                return _keys_of(texts)
+            # in its place, as a finding: (host, device digits), or (None, b"0") for none (dropped below)
+            found[i] = (key[0], b"%d" % key[1]) if key is not None else _NONE
+            try:
+                i = found.index(_NOT_PLAIN, i + 1)
+            except ValueError:
+                break
+    pairs = dict.fromkeys(found)
+    keys = dict.fromkeys(zip(map(operator.itemgetter(0), pairs), map(int, map(operator.itemgetter(1), pairs))))
+    keys.pop(_NONE_KEY, None)
+    return keys
+
+
+def _keys_of(texts) -> dict:
+    """`_keys` by its definition: `prefix_key` of each text, distinct, in order, the None ones left out."""
+    return dict.fromkeys(k for k in map(prefix_key, texts) if k is not None)
+
+
+_NOT_PLAIN = (b"", b"")
+_NONE, _NONE_KEY = (None, b"0"), (None, 0)
 
 
 def _messages(c: bytes, pieces: list, trace: bool) -> tuple[dict, list, bool]:
