@@ -64,3 +64,18 @@ def test_a_report_missing_a_field_or_with_a_sentence_for_severity_fails():
     bad = json.loads(json.dumps(report))
     bad["findings"][0]["severity"] = "pretty bad"
     assert list(VALIDATOR.iter_errors(bad))
+
+
+def test_the_report_written_in_pieces_is_json_dumps_indented(monkeypatch):
+    """render writes the indented text a piece at a time (WRITE_BYTES): the same text as
+    json.dumps(report, indent=2), pieces joined wherever they are cut."""
+    import io
+
+    report = {"findings": [{"code": "SYS004", "line": k, "text": "é\u2028\"x\"", "v": [1.5, None, True]}
+                           for k in range(3000)], "empty": {}, "none": []}
+    monkeypatch.setattr(json_report, "report", lambda diagnosis: report)
+    for size in (1, 4096, 1 << 20):
+        monkeypatch.setattr(json_report, "WRITE_BYTES", size)
+        out = io.StringIO()
+        json_report.render(None, out)
+        assert out.getvalue() == json.dumps(report, indent=2) + "\n"

@@ -83,9 +83,23 @@ def report(diagnosis) -> dict[str, Any]:
     }
 
 
+WRITE_BYTES = 1 << 20  # the indented text is written a piece of about this size at a time
+
+
 def render(diagnosis, stream: TextIO, **options: Any) -> None:
-    """`check --format json`: the report, indented."""
-    stream.write(json.dumps(report(diagnosis), indent=2) + "\n")
+    """`check --format json`: the report, indented (the text json.dumps(report, indent=2) gives),
+    written a piece at a time: a report of ten thousand findings (a bug report of hundreds of kernel
+    logs) is never one string of tens of MB beside the report it is made of."""
+    buf: list[str] = []
+    size = 0
+    for piece in json.JSONEncoder(indent=2).iterencode(report(diagnosis)):
+        buf.append(piece)
+        size += len(piece)
+        if size >= WRITE_BYTES:
+            stream.write("".join(buf))
+            buf, size = [], 0
+    buf.append("\n")
+    stream.write("".join(buf))
 
 
 def render_topology(diagnosis, stream: TextIO, **options: Any) -> None:
