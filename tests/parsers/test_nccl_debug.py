@@ -561,6 +561,23 @@ def test_the_error_list_is_the_first_lines_however_the_log_is_cut() -> None:
     assert lines == sorted(lines)
 
 
+def test_a_last_error_detail_past_the_chunk_is_read() -> None:
+    """An "NCCL error in:" line that ends a chunk, its "Last error:" detail in the next one, which holds
+    no "NCCL" at all (invented text, the lines as PyTorch prints them in the catalogue fixtures): the
+    detail is read and listed as in one chunk."""
+    pad = b"x" * 5000 + b"\n"
+    text = (pad + b"[rank0]: torch.distributed.DistBackendError: NCCL error in: ../NCCLUtils.hpp:275, unhandled "
+            b"cuda error, NCCL version 2.20.5\n[rank0]: ncclUnhandledCudaError: Call to CUDA function failed.\n"
+            b"[rank0]: Last error:\n[rank0]: Cuda failure 1 'invalid argument'\n" + pad)
+    got = []
+    for size in (1 << 22, 5200, 5100):  # one chunk; cut after the error line; cut inside it
+        with mock.patch.object(reader, "CHUNK", size):
+            r = to_jsonable(parse_binary(io.BytesIO(text)))
+        got.append(([(e["line_no"], e["kind"]) for e in r["errors"]], r["errors_total"]))
+    assert got[0] == ([(2, "unhandled_cuda_error"), (5, "cuda_failure")], 2)
+    assert got[1] == got[0] and got[2] == got[0]
+
+
 def test_a_log_as_pasted_in_a_ticket() -> None:
     """Markdown fences, a shell prompt, backquotes, timestamps, srun and OpenMPI prefixes: the facts a
     person reads from these lines (hosts, nNodes, network, GDR transport)."""

@@ -203,11 +203,13 @@ def feed(st: Facts, raw: bytes, dg: Optional[Digest] = None) -> None:
     st.n += n_lines
     if not c.endswith(b"\n"):
         st.partial = True
+    st.last_error_done = -1  # (set by the carry below for this chunk only)
+    if st.last_error_carry is not None:  # an "NCCL error in:" line near the end of the chunk before
+        _carried_last_error(st, c)  # (its detail needs no "NCCL" in this chunk)
     if not has_nccl:
+        st.flush_errors()
         return
     st.nccl += n_info + n_warn + n_trace
-    if st.last_error_carry is not None:  # an "NCCL error in:" line near the end of the chunk before
-        _carried_last_error(st, c)
     _hosts(st, prefixes)  # the hosts and devices of the chunk's INFO/TRACE lines
     if not messages:  # (bare connection lines: no tag text)
         for conn, cnt in items:
