@@ -171,10 +171,13 @@ def test_the_side_done_first_digests_for_the_other(tmp_path, split_on, monkeypat
     assert len(fed) > 10 and any(fed)
 
 
-def test_this_side_done_first_digests_for_the_worker(tmp_path, split_on, monkeypatch) -> None:
+@pytest.mark.parametrize("store", ["kept", "restarted", "failing"])
+def test_this_side_done_first_digests_for_the_worker(tmp_path, split_on, monkeypatch, store) -> None:
     """The other way round: the worker's side (nccl_tests, made slow by a pause in its merge) ends
     last, and this process, done with its own, digests the worker's chunks ahead of it and sends them
-    down a pipe (topodiag/scan/lend.py): some are given, and the results are the one-process read's."""
+    down a pipe (topodiag/scan/lend.py): some are given, and the results are the one-process read's --
+    also when the digests' file starts again after each (STORE_MAX 1 byte), and when it cannot be
+    written (a full /dev/shm: none given, the worker digests them all)."""
     import time
 
     from topodiag.parsers.nccl_debug import reader
@@ -205,8 +208,15 @@ def test_this_side_done_first_digests_for_the_worker(tmp_path, split_on, monkeyp
         given.append(self.given)
 
     monkeypatch.setattr(lend.Lend, "give", counting)
+    if store == "restarted":
+        monkeypatch.setattr(lend, "STORE_MAX", 1)
+    if store == "failing":
+        def full(*args):
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(lend.os, "pwrite", full)
     assert _plain(_split_read(path, parsers, split_on)) == want
-    assert len(given) == 1 and given[0] > 5
+    assert len(given) == 1 and (given[0] == 0 if store == "failing" else given[0] > 5)
 
 
 def small_chunks(handle):

@@ -11,7 +11,8 @@ lends itself to the other instead, whichever ends first:
   worker is (`Lend.give`, below): each digest is written to a temporary file both processes hold and
   its place sent down a pipe (a few bytes: the loading process never waits on a worker that is busy
   merging); the worker takes the digest of a chunk claimed that way (`Lend.taking`) and digests the
-  others itself.
+  others itself. The file starts again once it holds STORE_MAX bytes and the worker has read them all
+  (a container's /dev/shm is often 64 MB); one that cannot be written ends the giving.
 
 A chunk is claimed under a lock, only past the worker's next chunk (LEAD on), at most MAX_OUT past
 it (the digests waiting in the worker stay few); the worker publishes its place as it goes. Both
@@ -34,6 +35,7 @@ from typing import Callable, Iterator, Optional
 LEAD = 1  # the loading process claims chunks from this many past the worker's next one
 MAX_OUT = 6  # up to this many past it (each such digest may wait in the worker)
 POLL = 0.05  # seconds between looks while the worker waits for a claimed digest
+STORE_MAX = 32 << 20  # bytes of digests written before the file starts again (once the worker read them all)
 
 _current: Optional["Lend"] = None
 
@@ -57,6 +59,7 @@ class Lend:
         # the digests given: in memory where /dev/shm is, else the temporary directory (unlinked)
         self.store = tempfile.TemporaryFile(dir="/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
         self.stored = 0  # bytes written to it (by the loading process)
+        self.consumed = ctx.RawValue("q", 0)  # and read from it by the worker
         self.token = os.urandom(8).hex()
         self.parent = os.getpid()
         self.given = 0  # chunks the loading process digested for the worker (its count, in that process)
@@ -79,7 +82,7 @@ class Lend:
                 if theirs:
                     item = self._wait(k, got)
                     if item is not None:
-                        n, tail, got_dg = pickle.loads(os.pread(self.store.fileno(), item[2], item[1]))
+                        n, tail, got_dg = self._read(item[1], item[2])
                         if n == len(chunk) and tail == chunk[-_TAIL:]:
                             dg = got_dg
                 yield chunk, dg
@@ -87,6 +90,17 @@ class Lend:
             with self.lock:
                 self.taker_done.value = 1
                 self.place.value = self.n
+
+    def _read(self, at: int, size: int) -> tuple:
+        """A digest the loading process wrote (its chunk's length, tail, digests); (-1, b"", None) when
+        it cannot be read back."""
+        try:
+            return pickle.loads(os.pread(self.store.fileno(), size, at))
+        except Exception:  # (a file that failed under it: the chunk is digested here)
+            return -1, b"", None
+        finally:
+            with self.lock:
+                self.consumed.value += size
 
     def _drain(self, got: dict) -> None:
         while self.rx.poll(0):
@@ -112,8 +126,8 @@ class Lend:
         last = 0  # (the first chunk, whose header the worker may blank, is never claimed)
         try:
             while True:
-                if not self.taker_started.value:
-                    if not busy():
+                if not self.taker_started.value or not self._room():
+                    if not self.taker_started.value and not busy():
                         return
                     time.sleep(0.002)
                     continue
@@ -137,8 +151,22 @@ class Lend:
                 self.tx.send((j, self.stored, len(data)))  # (a few bytes: never more than MAX_OUT wait)
                 self.stored += len(data)
                 self.given += 1
+        except OSError:  # a full /dev/shm, a file that failed: the worker digests the rest itself
+            return
         finally:
             self.giver_done.value = 1
+
+    def _room(self) -> bool:
+        """Whether the file may take another digest: under STORE_MAX, or read whole by the worker (it
+        then starts again, emptied)."""
+        if self.stored < STORE_MAX:
+            return True
+        with self.lock:
+            if self.consumed.value < self.stored:
+                return False
+            os.ftruncate(self.store.fileno(), 0)
+            self.stored = self.consumed.value = 0
+        return True
 
     def close(self) -> None:
         for end in (self.rx, self.tx, self.store):
