@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 
+from tests.load.bug_report_lines import lines_of, sections
 from topodiag.load import bug_report
 from topodiag.load.gather import gather
 
@@ -51,7 +52,7 @@ print(got.parsed[-1].result.driver_loaded_line)
 
 def test_the_section_text_is_not_padded():
     lines = (HEAD + "\n" * 5000 + SECTION * 3).split("\n")
-    secs = list(bug_report.sections(lines))
+    secs = list(sections(lines))
     assert [s.text for s in secs] == [LOAD, LOAD, LOAD + "\n"]
     assert [s.start_line for s in secs] == [lines.index(LOAD) + 1 + 5 * i for i in range(3)]
 
@@ -113,7 +114,7 @@ print([p.source for p in got.parsed])
 def test_a_huge_section_is_not_read_and_says_so():
     lines = (HEAD + SECTION).split("\n")
     big = lines[:-1] + ["x" * 1000] * (bug_report.MAX_SECTION_BYTES // 1000 + 1) + [SEP, "", "dmesg:", LOAD]
-    secs = list(bug_report.sections(big))
+    secs = list(sections(big))
     assert secs[0].text is None and "not read" in secs[0].problem
     assert secs[1].text == LOAD
 
@@ -121,6 +122,5 @@ def test_a_huge_section_is_not_read_and_says_so():
 def test_a_long_line_is_cut():
     import io
 
-    blocks = bug_report._byte_blocks(io.BytesIO(b"a" * (3 * bug_report.MAX_LINE) + b"\nb\n"), "x", None)
-    got = [line for block in blocks for line in block]
+    got = lines_of(io.BytesIO(b"a" * (3 * bug_report.MAX_LINE) + b"\nb\n"))  # as the loader cuts them
     assert [len(x) for x in got] == [bug_report.MAX_LINE, 1]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.load.bug_report_lines import sections
 from topodiag.load import bug_report
 from topodiag.load.gather import gather
 
@@ -36,7 +37,7 @@ def test_titles_name_the_sources():
 
 def test_sections_keep_the_file_line_numbers():
     text = PROLOGUE + f"{SEP}\n\n/usr/bin/nvidia-smi topo -m\n\n{TOPO}\n{SEP}\n\ndmesg:\n\n[ 1.0] NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus.\n"
-    secs = list(bug_report.sections(text.split("\n")))
+    secs = list(sections(text.split("\n")))
     assert [(s.source, s.title) for s in secs] == [("nvidia_smi_topo_m", "/usr/bin/nvidia-smi topo -m"),
                                                   ("kernel_log", "dmesg:")]
     lines = text.split("\n")

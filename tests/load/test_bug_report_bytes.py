@@ -1,5 +1,5 @@
 """An nvidia-bug-report read in bytes (topodiag/load/_bug_report_bytes.py) gives the sections and
-results of the line path (bug_report.sections_of_blocks over Report.blocks, which decodes and splits
+results of the line path (tests/load/bug_report_lines.py: sections_of_blocks over report_blocks, which decodes and splits
 every line) to the bit: every kernel-log fixture as a dmesg section (LF, CRLF, CR, blank lines at its
 end, a `#@` header, a NUL byte, the probe's JSON, no kernel line), text sections, a section over the
 section cap, lines cut at MAX_LINE, separators with blanks or a CR after them, underscores inside a
@@ -13,6 +13,7 @@ import io
 import pytest
 
 from tests.fixtures_index import parser_fixtures
+from tests.load import bug_report_lines as L
 from topodiag.errors import InputError
 from topodiag.load import _bug_report_bytes as BB
 from topodiag.load import bug_report
@@ -65,7 +66,7 @@ def _jsonable(parsed):
 def _by_lines(data: bytes) -> list:
     report = bug_report.Report("r", io.BytesIO(data), None)
     return [(s.title, s.source, s.start_line, s.text, s.problem, _jsonable(bug_report.shift_lines(s.parsed, s.offset)))
-            for s in bug_report.sections_of_blocks(report.blocks(), "r", bug_report.STREAMED)]
+            for s in L.sections_of_blocks(L.report_blocks(report), "r", bug_report.STREAMED)]
 
 
 def _by_bytes(data: bytes) -> list:

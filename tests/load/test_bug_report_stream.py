@@ -12,6 +12,8 @@ import pytest
 
 from tests.fixtures_index import parser_fixtures
 from topodiag.errors import InputError
+from tests.load.bug_report_lines import sections
+from topodiag.load import _bug_report_bytes as BB
 from topodiag.load import bug_report
 from topodiag.load.files import open_str, parse_opened
 from topodiag.parsers import ParseError, _kernel_log_block, blank_provenance_header, get, to_jsonable
@@ -39,17 +41,19 @@ VARIANTS = {
 
 
 def _held(sec) -> object:
-    """What the loader makes of a section's text held whole (topodiag/load/gather.py before streaming)."""
+    """What the loader makes of a section's text held whole (topodiag/load/gather.py before streaming),
+    with the file's line numbers."""
     try:
-        return to_jsonable(parse_opened(get(sec.source), open_str("x", sec.text)))
+        return to_jsonable(bug_report.shift_lines(parse_opened(get(sec.source), open_str("x", sec.text)), sec.offset))
     except (ParseError, RecursionError) as exc:
-        return ("error", str(exc).split(": ", 1)[-1], exc.line_no)
+        return ("error", str(exc).split(": ", 1)[-1], exc.line_no + sec.offset if exc.line_no else exc.line_no)
     except InputError as exc:
         return ("error", exc.message, 0)
 
 
 def _streamed(sec) -> object:
-    r = sec.parsed
+    """The streamed section's result, with the file's line numbers."""
+    r = bug_report.shift_lines(sec.parsed, sec.offset)
     if isinstance(r, ParseError):
         return ("error", str(r).split(": ", 1)[-1], r.line_no)
     return to_jsonable(r)
@@ -59,10 +63,12 @@ def _streamed(sec) -> object:
 def test_a_streamed_dmesg_section_reads_as_its_text(variant, monkeypatch):
     monkeypatch.setattr(_kernel_log_block, "FIRST_BLOCK_LINES", 2)  # many small blocks
     monkeypatch.setattr(_kernel_log_block, "BLOCK_LINES", 16)
+    monkeypatch.setattr(_kernel_log_block, "FIRST_BLOCK_CHARS", 256)  # and so in bytes (the loader's path)
+    monkeypatch.setattr(_kernel_log_block, "BLOCK_CHARS", 2048)
     text = PROLOGUE + "".join(f"\n{SEP}\n\ndmesg:\n\n" + VARIANTS[variant](t) for t in _kernel_texts())
     lines = text.split("\n")
-    held = [s for s in bug_report.sections(lines) if s.source == "kernel_log"]
-    streamed = [s for s in bug_report.sections(lines, stream=bug_report.STREAMED) if s.source == "kernel_log"]
+    held = [s for s in sections(lines) if s.source == "kernel_log"]
+    streamed = [s for s in sections(lines, stream=bug_report.STREAMED) if s.source == "kernel_log"]
     assert len(held) == len(streamed) >= 20
     for a, b in zip(held, streamed):
         assert b.text is None and b.start_line == a.start_line
@@ -75,7 +81,7 @@ def test_a_dmesg_section_past_the_section_cap_is_read(monkeypatch):
     monkeypatch.setattr(bug_report, "MAX_SECTION_BYTES", 1000)
     body = "\n".join(f"[{k:>5}.000000] systemd[1]: Started session {k}." for k in range(100)) + "\n" + XID
     lines = (PROLOGUE + f"{SEP}\n\ndmesg:\n\n{body}\n{SEP}\n\n/usr/bin/nvidia-smi topo -m\n\n{body}\n").split("\n")
-    secs = list(bug_report.sections(lines, stream=bug_report.STREAMED))
+    secs = list(sections(lines, stream=bug_report.STREAMED))
     assert secs[0].source == "kernel_log" and secs[0].parsed.xids_total == 1
     assert secs[0].parsed.xids[0].line_no == lines.index(XID) + 1 - secs[0].offset
     assert secs[1].text is None and "not read" in secs[1].problem
@@ -93,10 +99,9 @@ def _report(path, rounds: int) -> None:
 
 def _peak(path) -> tuple[int, object]:
     with open(path, "rb") as fh:
-        report = bug_report.Report(str(path), fh, None)
         tracemalloc.start()
-        try:
-            secs = list(bug_report.sections_of_blocks(report.blocks(), str(path), bug_report.STREAMED))
+        try:  # (the loader's read: the report in bytes)
+            secs = list(BB.read(bug_report, fh, str(path), None, bug_report.STREAMED))
             return tracemalloc.get_traced_memory()[1], secs[0].parsed
         finally:
             tracemalloc.stop()
@@ -104,6 +109,7 @@ def _peak(path) -> tuple[int, object]:
 
 def test_the_streamed_section_memory_does_not_grow_with_it(tmp_path, monkeypatch):
     monkeypatch.setattr(_kernel_log_block, "BLOCK_LINES", 1024)
+    monkeypatch.setattr(_kernel_log_block, "BLOCK_CHARS", 1 << 16)  # the byte path's blocks: as small
     _report(tmp_path / "small.log", 2000)
     _report(tmp_path / "big.log", 16000)
     (small, a), (big, b) = _peak(tmp_path / "small.log"), _peak(tmp_path / "big.log")

@@ -22,8 +22,8 @@ A section's body goes to a sink as byte ranges of whole lines:
   worker is given its byte range and reads it from the file itself (`parse_range`);
 - any other source (`TextSink`): the body decoded and held, up to MAX_SECTION_BYTES characters.
 
-The sections and their results are those of the line path (bug_report.sections over
-Report.blocks), to the bit; tests/load/test_bug_report_bytes.py compares them.
+The sections and their results are those of the line path (tests/load/bug_report_lines.py: every
+line decoded and split), to the bit; tests/load/test_bug_report_bytes.py compares them.
 """
 
 from __future__ import annotations

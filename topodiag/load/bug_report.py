@@ -50,11 +50,9 @@ import re
 import sys
 import zlib
 from dataclasses import dataclass
-from itertools import islice
-from typing import Iterable, Iterator, Optional
+from typing import Iterator, Optional
 
 from ..errors import InputError
-from ..parsers.base import HEADER_END, HEADER_PREFIX
 from . import _bug_report_bytes as _bytes
 
 MARKS = ("Start of NVIDIA bug report log file", "nvidia-bug-report.sh Version")
@@ -117,8 +115,8 @@ def looks_like(head: str) -> bool:
 
 class Report:
     """An nvidia-bug-report opened for reading: its name, its first lines (`head`, for the host and
-    detection) and `lines()`, the stream of its lines (without terminators). `lines()` raises
-    InputError when the report is cut short, corrupt, or over a cap."""
+    detection) and its binary stream, which `read_sections` reads (it raises
+    InputError when the report is cut short, corrupt, or over a cap)."""
 
     def __init__(self, name: str, stream, compressed: Optional[int], closer=None):
         self.name = name
@@ -130,24 +128,6 @@ class Report:
         # refused past MAX_BYTES as it is read: a gzip report (a decompression bomb costs time) or one
         # read from stdin; a regular uncompressed file is read whatever its size (memory stays flat)
         self.capped = True
-
-    def lines(self) -> Iterator[str]:
-        for block in self.blocks():
-            yield from block
-
-    def blocks(self) -> Iterator[list]:
-        """The lines, a list of them for each CHUNK read (a fixture's provenance header blanked)."""
-        header = True
-        for block in _byte_blocks(self._stream, self.name, self._compressed):
-            k = 0
-            while header and k < len(block):
-                if not block[k].startswith(HEADER_PREFIX):  # a fixture's provenance header: blank lines
-                    header = False
-                    break
-                header = block[k].strip() != HEADER_END
-                block[k] = ""
-                k += 1
-            yield block
 
     def close(self) -> None:
         if self._closer is not None:
@@ -166,42 +146,10 @@ def _too_big(where: str, total: int, compressed: Optional[int]) -> Optional[str]
     return None
 
 
-def _byte_blocks(stream, where: str, compressed: Optional[int]) -> Iterator[list]:
-    """The lines of a binary stream, a list of them for each CHUNK read: each line cut at MAX_LINE
-    bytes, then decoded as UTF-8 with bad bytes replaced (the bytes between two line ends decoded at
-    once); the count of bytes read is checked after each chunk (_too_big)."""
-    total, buf = 0, b""
-    while True:
-        try:
-            block = stream.read(CHUNK)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(where, f"a gzip-compressed nvidia-bug-report that cannot be read whole ({exc})") from None
-        if not block:
-            break
-        total += len(block)
-        why = _too_big(where, total, compressed)
-        if why:
-            raise InputError(where, why)
-        data = buf + block if buf else block
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            buf = data[:MAX_LINE]
-            continue
-        buf = data[cut + 1: cut + 1 + MAX_LINE]
-        first = data.find(b"\n")
-        if first > MAX_LINE:  # only the first line can be longer (CHUNK < MAX_LINE): cut there
-            head = [data[:MAX_LINE].decode("utf-8", "replace")]
-            yield head + (data[first + 1:cut].decode("utf-8", "replace").split("\n") if first < cut else [])
-        else:
-            yield data[:cut].decode("utf-8", "replace").split("\n")
-    if buf:
-        yield [buf.decode("utf-8", "replace")]
-
-
 def read_gzip(path: str) -> Optional[Report]:
     """A gzip-compressed bug report at `path`, opened as a stream of lines (close it), or None when
     the file is not gzip or not a bug report. Raises InputError for one cut short or corrupt in its
-    first block; the rest is checked as it is read (Report.lines)."""
+    first block; the rest is checked as it is read (read_sections)."""
     from .files import open_binary  # a regular file only: a FIFO or a device never blocks here
 
     try:
@@ -265,8 +213,8 @@ def _regular(handle) -> bool:
 
 def read_sections(report: Report, where: str) -> Iterator[Section]:
     """The sections of a report that a source reads, in order, found in its bytes
-    (topodiag/load/_bug_report_bytes.py: the same sections as `sections_of_blocks` over
-    `report.blocks()`, the kernel log's streamed), those of a big regular file's kernel log read by
+    (topodiag/load/_bug_report_bytes.py; the line path it replaced, which decoded and split every
+    line, is the tests' reference: tests/load/bug_report_lines.py), those of a big regular file's kernel log read by
     workers (topodiag/load/_bug_report_par.py), given on in order."""
     from . import _bug_report_par as P
 
@@ -323,80 +271,6 @@ def source_of(title: str, commands: list[tuple[str, str]]) -> Optional[str]:
     return None
 
 
-class _Splitter:
-    """State of the section splitter: the section being read and its lines (or, for a source in
-    `stream`, the reader its lines are pushed to: see _Streamed)."""
-
-    def __init__(self, commands: list[tuple[str, str]], stream=frozenset()):
-        self.commands = commands
-        self.stream = stream
-        self.phase = "before"  # before, title, ls, lead, body, big, skip
-        self.title, self.source, self.start, self.size = "", None, 0, 0
-        self.body: list[str] = []
-        self.reader: Optional[_Streamed] = None
-
-    def begin(self) -> None:
-        self.phase, self.title, self.source, self.body, self.size = "title", "", None, [], 0
-        self.reader = None
-
-    def end(self) -> Optional[Section]:
-        """The section just ended, if a source reads it."""
-        if self.phase == "body" and self.reader is not None:
-            parsed, self.reader = self.reader.result(), None
-            return Section(self.title[:120], self.source, self.start, None, parsed=parsed)
-        if self.phase == "body":
-            text, self.body = "\n".join(self.body), []  # the lines let go before the section is parsed
-            return Section(self.title[:120], self.source, self.start, text)
-        if self.phase == "big":
-            return Section(self.title[:120], self.source, self.start, None,
-                           f"a section of more than {MAX_SECTION_BYTES >> 20} MiB: not read")
-        return None
-
-    def feed_lines(self, no: int, lines: list) -> None:
-        """`feed` for each of `lines` (the first is line `no`): the lines of a section's body at once."""
-        k = 0
-        while k < len(lines) and self.phase in ("title", "ls", "lead"):
-            self.feed(no + k, lines[k])
-            k += 1
-        if k == len(lines) or self.phase in ("before", "skip", "big"):
-            return
-        rest = lines[k:] if k else lines
-        if self.reader is not None:
-            self.reader.add_lines(rest)
-            return
-        self.body += rest
-        self.size += sum(map(len, rest)) + len(rest)
-        if self.size > MAX_SECTION_BYTES:
-            self.phase, self.body = "big", []
-
-    def feed(self, no: int, line: str) -> None:
-        if self.phase in ("before", "skip", "big"):
-            return
-        if self.phase == "title":
-            if line.strip():
-                self.title = line.strip()
-                self.source = source_of(self.title, self.commands)
-                self.phase = "skip" if self.source is None else "ls"
-            return
-        if self.phase == "ls":
-            self.phase = "lead"
-            if line.startswith("*** ls:"):
-                return
-        if self.phase == "lead":
-            if not line.strip():
-                return
-            self.phase, self.start = "body", no
-            if self.source in self.stream:
-                self.reader = _Streamed(self.source)
-        if self.reader is not None:
-            self.reader.add(line)
-            return
-        self.body.append(line)
-        self.size += len(line) + 1
-        if self.size > MAX_SECTION_BYTES:
-            self.phase, self.body = "big", []
-
-
 class _Streamed:
     """A section pushed to its parser's line reader as it is read (the kernel log: kernel_log.reader),
     never held whole; what the loader checks of a text held whole (NUL bytes in its first
@@ -432,56 +306,7 @@ class _Streamed:
             return exc
 
 
-STREAMED = frozenset({"kernel_log"})  # sources whose sections `sections(stream=STREAMED)` streams
-
-
-def sections(lines: Iterable[str], where: str = "", stream=frozenset()) -> Iterator[Section]:
-    """The sections of a bug report that a source reads, in order, one at a time: each one's text
-    starts at its first non-blank line after the title (start_line). A section of a source in
-    `stream` (STREAMED) is pushed to its parser as it is read, whatever its size: its Section holds
-    the parser's result (`parsed`), not its text. Raises InputError past MAX_SECTIONS sections (or
-    what the lines raise)."""
-    if isinstance(lines, list):
-        return sections_of_blocks(iter((lines,)), where, stream)
-    it = iter(lines)
-    return sections_of_blocks(iter(lambda: list(islice(it, 4096)), []), where, stream)
-
-
-_UNDERSCORES = "_" * 20
-
-
-def sections_of_blocks(blocks: Iterable[list], where: str = "", stream=frozenset()) -> Iterator[Section]:
-    """`sections` over the report's lines a list at a time (Report.blocks): the separator lines are
-    found by a substring search over each list's text, the lines between them handed on at once."""
-    split = _Splitter(_command_sources(), stream)
-    count = base = 0
-    for block in blocks:
-        text = "\n".join(block)
-        i = line_of = at = 0  # the next line to feed; the line of text position `at`
-        k = text.find(_UNDERSCORES)
-        while k >= 0:
-            start = text.rfind("\n", 0, k) + 1
-            end = text.find("\n", k)
-            end = len(text) if end < 0 else end
-            line_of += text.count("\n", at, start)
-            at = start
-            if SEPARATOR_RE.match(block[line_of]):
-                split.feed_lines(base + i + 1, block[i:line_of])
-                done = split.end()
-                if done is not None:
-                    yield done
-                count += 1
-                if count > MAX_SECTIONS:
-                    raise InputError(where, f"an nvidia-bug-report of more than {MAX_SECTIONS} sections "
-                                     "(a real one has a few hundred): refused")
-                split.begin()
-                i = line_of + 1
-            k = text.find(_UNDERSCORES, end)
-        split.feed_lines(base + i + 1, block[i:])
-        base += len(block)
-    done = split.end()
-    if done is not None:
-        yield done
+STREAMED = frozenset({"kernel_log"})  # sources whose sections the reader streams to their parser
 
 
 _LINE_FIELD = re.compile(r"^(?:line_no|first_line|[a-z]\w*_line)$")
