@@ -411,3 +411,31 @@ def test_normalise_is_that_of_the_decoded_text(parts: list) -> None:
     text = raw.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
     want = ANSI_RE.sub("", text).replace("\t", " ").encode("utf-8")
     assert reader.normalise(raw) == want
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from([b"h:1:2 [0] NCCL INFO x", b"\n", b"\r\n", b"\r", b"\x1b[31m", b"\t", b"\xff",
+                                 b"\xc3\xa9", b"\xe2\x96\x88", b"h:1:2 [0] NCCL WARN y", b" "]), max_size=20))
+def test_digest_bits_say_how_the_merge_normalises(parts: list) -> None:
+    """The digest's bit 16 (the chunk already normal) and 32 (ASCII or valid UTF-8, edited) let the merge
+    skip `normalise` or its UTF-8 check: each gives `normalise`'s bytes, and a chunk that is neither
+    has neither bit; the merge given the digest reads what it reads without it."""
+    from topodiag.parsers.nccl_debug import reader
+    from topodiag.parsers.nccl_debug.facts import Facts
+
+    raw = b"".join(parts) + b"\n"
+    marks = reader.digest(raw)[6]
+    want = reader.normalise(raw)
+    try:
+        raw.decode("utf-8")
+        valid = True
+    except UnicodeDecodeError:
+        valid = False
+    assert bool(marks & 16) == (want == raw and valid) and bool(marks & 32) == (valid and want != raw)
+    if marks & 32:
+        assert reader._normalise_ascii(raw) == want
+    a, b = Facts(), Facts()
+    dg = reader.digest(raw)
+    reader.feed(a, raw, dg)
+    reader.feed(b, raw, dg[:6] + (dg[6] & ~48,) + dg[7:])  # (the merge normalising it whole)
+    assert vars(a) == vars(b)

@@ -86,18 +86,31 @@ def normalise(raw: bytes) -> bytes:
     """CRLF and lone CR to LF, ANSI colour codes out, tabs to spaces. A chunk that is not ASCII is
     decoded first ("replace") and encoded back, so its bytes are those of the decoded text (valid
     UTF-8 with nothing to change is returned as it is: the same bytes)."""
+    return _normalised(raw)[0]
+
+
+def _normalised(raw: bytes) -> tuple[bytes, int]:
+    """(`normalise(raw)`, its digest bit: 16 the chunk was already normal, 32 it is ASCII or valid UTF-8,
+    so that `_normalise_ascii` gives the same bytes; 0 neither)."""
     if not raw.isascii():
         if valid_utf8(raw):  # what changes (CR, ANSI codes, tabs) is ASCII, never inside a character
-            return _normalise_ascii(raw)
-        text = raw.decode("utf-8", "replace")
-        if "\r" in text:
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-        if "\x1b" in text:
-            text = ANSI_RE.sub("", text)
-        if "\t" in text:
-            text = text.replace("\t", " ")
-        return text.encode("utf-8")
-    return _normalise_ascii(raw)
+            c = _normalise_ascii(raw)
+            return c, 16 if c is raw else 32
+        return _normalise_text(raw), 0
+    c = _normalise_ascii(raw)
+    return c, 16 if c is raw else 32
+
+
+def _normalise_text(raw: bytes) -> bytes:
+    """`normalise` of bytes that are not valid UTF-8: decoded ("replace"), edited, encoded back."""
+    text = raw.decode("utf-8", "replace")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\x1b" in text:
+        text = ANSI_RE.sub("", text)
+    if "\t" in text:
+        text = text.replace("\t", " ")
+    return text.encode("utf-8")
 
 
 UTF8_BLOCK = 1 << 14  # (measured: 4-16 KiB blocks check a 4 MiB chunk in 0.8 ms, 256 KiB ones in 6)
@@ -143,14 +156,14 @@ def digest(raw: bytes) -> Digest:
     """The state-free passes over one chunk as read (it is normalised here): (lines, has "NCCL",
     "NCCL INFO "/"NCCL WARN"/"NCCL TRACE" counts, the connection texts with their counts in order of
     first appearance, bits: GPU Direct RDMA 1 any / 2 Enabled / 4 Disabled, 8 "ProcessGroupNCCL",
-    16 the chunk is already normal (normalise would return it unchanged), what the prefixes of its
+    16 the chunk is already normal (normalise would return it unchanged), 32 it is not but is ASCII or
+    valid UTF-8 (its merge normalises it without checking again), what the prefixes of its
     INFO/TRACE lines name (the text before the line's first tag: (host, device) pairs, or the raw text
     where it is not ASCII), distinct, in order, then the line scan's tag texts, per-QP places, untagged
     marks and WARN lines: see Digest). All but the connection counts and the mark bits come from the
     line scan (lines.py `tagged`). A chunk without "NCCL" has no counts, unless it
     holds bare connection lines (BARE_CONN_RE): those are its connections and its INFO count."""
-    c = normalise(raw)
-    same = 16 if c is raw else 0
+    c, same = _normalised(raw)
     if b"NCCL" not in c:
         bare = list(Counter(BARE_CONN_RE.findall(c)).items()) if b"] -> " in c and b" via " in c else []
         # a chunk of bare connection lines counts them as its NCCL lines (the INFO slot)
@@ -198,7 +211,7 @@ def feed(st: Facts, raw: bytes, dg: Optional[Digest] = None) -> None:
     if dg is None:
         dg = digest(raw)
     n_lines, has_nccl, n_info, n_warn, n_trace, items, marks, prefixes, messages, per_line, marked, warns = dg
-    c = raw if marks & 16 else normalise(raw)
+    c = raw if marks & 16 else _normalise_ascii(raw) if marks & 32 else normalise(raw)
     base = st.n
     st.n += n_lines
     if not c.endswith(b"\n"):
