@@ -178,6 +178,27 @@ def test_cuda_failure_lines():
     assert "illegal memory access" in worded("PERF002", h)
 
 
+def test_failure_count_is_every_line_not_the_kept_list(monkeypatch):
+    """The fixture's 7 failure lines (33-39: the CUDA failure, then 6 "Test failure" lines) with the
+    list capped at 3: 3 kept, a lists-not-kept note, and PERF002 counts all 7, on the line path and on
+    the chunk path alike."""
+    import io
+
+    from topodiag.parsers import nccl_tests
+
+    name = "nccltests-alltoall-h800-v2.17.6-cuda-failure-01.txt"
+    monkeypatch.setattr(nccl_tests, "LIST_CAP", 3)
+    raw = parsers.blank_provenance_header((TESTS / name).read_text(encoding="utf-8"))
+    for r in (nccl_tests.parse(raw), nccl_tests.parse_binary(io.BytesIO(raw.encode()))):
+        assert [f.line_no for f in r.failures] == [33, 34, 35] and r.failures_total == 7
+        assert any("not kept" in n for n in r.notes)
+        [h] = list(perf.perf002(r))
+        assert "test failure: 7 failure line(s) and no result rows" in worded("PERF002", h)
+        assert h.values["line_no"] == 33
+    monkeypatch.setattr(nccl_tests, "LIST_CAP", 1000)
+    assert parse(name).failures_total == 7 and len(parse(name).failures) == 7
+
+
 def test_two_separate_multi_rank_runs_are_not_every_rank_alone():
     problems = [problem(h) for h in p2("nccltests-allreduce-h200-4gpu-v2.19.7-two-runs-cuda-failure-md-01.txt")]
     assert problems == ["test failure"]

@@ -364,7 +364,7 @@ def _cause(failures: list[dict]) -> dict:
     return failures[0]
 
 
-def _failure_hit(failures: list[dict], rows: list[dict], subjects: list[str]):
+def _failure_hit(failures: list[dict], rows: list[dict], subjects: list[str], total: int = 0):
     """The test failed: its first cause, what its class means and what to do; an error (critical when a
     line's entry says so), a warning when every line only says an option was ignored or changed."""
     f = _cause(failures)
@@ -373,7 +373,7 @@ def _failure_hit(failures: list[dict], rows: list[dict], subjects: list[str]):
     severity = (Severity.WARNING, Severity.WARNING, Severity.ERROR, Severity.CRITICAL)[worst]
     others = [x for x in failures if x is not f][:4]
     return hit(subjects, severity=severity, variant="test_failure" if rows else "test_failure_no_rows",
-               count=len(failures), line_no=f["line_no"], first=f["text"].strip()[:160],
+               count=max(total, len(failures)), line_no=f["line_no"], first=f["text"].strip()[:160],
                cls=f.get("class") or "not catalogued",
                meaning=e.meaning if e else "no catalogue entry explains this line (SYS004 names it)",
                fix=e.fix if e else "read the line and the lines before it",
@@ -390,7 +390,7 @@ def _failures(nccl_tests: Mapping[str, Any], rows: list[dict], subjects: list[st
                   evidence=[Evidence(SOURCE, None, lines[0] if lines else None)])
     failures = [f for f in nccl_tests.get("failures") or [] if "Out of bounds" not in f.get("text", "")]
     if failures:
-        yield _failure_hit(failures, rows, subjects)
+        yield _failure_hit(failures, rows, subjects, nccl_tests.get("failures_total") or 0)
 
 
 def _wrong(rows: list[dict], subjects: list[str]):

@@ -39,4 +39,5 @@ def _nccl_tests(r) -> dict:
         "collective": r.collective, "nccl_version": r.nccl_version, "nranks": r.nranks,
         "avg_busbw_gbps": r.avg_busbw_gbps, "peak_busbw_gbps": r.peak_busbw_gbps,
         "out_of_bounds": r.out_of_bounds, "out_of_bounds_ok": r.out_of_bounds_ok, "runs": r.runs,
-        "failures": len(r.failures), "rows": rows, "largest": largest}
+        "failures": len(r.failures), "failures_total": r.failures_total,
+        "rows": rows, "largest": largest}

@@ -51,6 +51,7 @@ class Parser:
         self.oob: int | None = None
         self.oob_ok: bool | None = None
         self.failures: list[Failure] = []
+        self.failures_total = 0  # failure lines but the "Out of bounds ... FAILED" summaries, kept or not
         self.warnings: list[WarningLine] = []
         self.notes: list[str] = []
         self.counts = {"version": 0, "starting": 0, "nthread": 0, "header": 0}
@@ -354,6 +355,8 @@ class Parser:
 
     def failure(self, f: Failure) -> None:
         """A failure line, up to list_cap of them (the rest are counted)."""
+        if "Out of bounds" not in f.text:
+            self.failures_total += 1
         if len(self.failures) < self.lim.list_cap:
             self.failures.append(f)
         else:

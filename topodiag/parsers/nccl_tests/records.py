@@ -86,6 +86,9 @@ class NcclTestsReport:
     out_of_bounds_ok: bool | None = None
     runs: int = 1
     failures: tuple[Failure, ...] = ()
+    # the failure lines read other than the "Out of bounds values : N FAILED" summaries (out_of_bounds
+    # says those): the ones in `failures` and those past its cap (a lists-not-kept note says so)
+    failures_total: int = 0
     warnings: tuple[WarningLine, ...] = ()
     notes: tuple[str, ...] = ()
 

@@ -34,6 +34,7 @@ def report(p) -> NcclTestsReport:
         out_of_bounds_ok=p.oob_ok,
         runs=runs,
         failures=_failures.classify(p.failures),
+        failures_total=p.failures_total,
         warnings=tuple(p.warnings),
         notes=tuple(notes(p, runs, nranks, busbws)),
     )
