@@ -170,6 +170,7 @@ def _by_keys(st, block: list, distinct: list, tags, line) -> None:
     line's tag (its key, or the key's id)."""
     full = _full(st)
     ordered, windowed, aer = {}, {}, set()  # ordered: {tag: (kflag, desc) or None}; windowed: {tag: key}
+    left: dict = {}  # the lines of each _CAPPED ordered tag not read yet
     loads, uuids = [], []
     for key, tag, c, at in distinct:
         kflag, desc = _key_desc(st, key, block[at])
@@ -178,7 +179,10 @@ def _by_keys(st, block: list, distinct: list, tags, line) -> None:
         if desc[0] in ("load", "uuid"):
             (loads if desc[0] == "load" else uuids).append((tag, key, at, desc, kflag, c))
         elif not _count(st, desc, c, full):
-            ordered[tag] = (kflag, desc) if desc[0] in _CAPPED else None
+            if desc[0] in _CAPPED:
+                ordered[tag], left[tag] = (kflag, desc), c
+            else:
+                ordered[tag] = None
         else:
             st.kernel += kflag * c
             if desc[0] == "aer":
@@ -188,7 +192,7 @@ def _by_keys(st, block: list, distinct: list, tags, line) -> None:
     if uuids:
         _uuids(st, uuids, ordered)
     if ordered or aer or st.ev.aer_until > st.block_base:
-        _in_order(st, block, tags, ordered, windowed, aer, line)
+        _in_order(st, block, tags, ordered, windowed, aer, line, left)
 
 
 def _loads(st, block: list, tags, loads: list) -> None:
@@ -343,12 +347,15 @@ def _count_other(st, kind: str, desc: tuple, c: int, full: dict, dry: bool) -> b
     return True
 
 
-def _in_order(st, block: list, keys: list, ordered: dict, windowed: dict, aer: set, line) -> None:
-    """The lines of the `ordered` keys, in line order, by the line-by-line code (a line of a kind
-    whose list filled since the block began only counted: `_count_now`); the AER report lines counted
-    by key (`aer`), for the window of continuation lines each opens; and the lines that such a window
-    makes the catalogues read (a `windowed` tag, mapped to its key: no driver named, a "]")."""
+def _in_order(st, block: list, keys: list, ordered: dict, windowed: dict, aer: set, line, left: dict) -> None:
+    """The lines of the `ordered` keys, in line order, by the line-by-line code (a key of a kind
+    whose list filled since the block began only counted from then on: `_count_now`, its lines left
+    in the block (`left`: {tag: lines not read yet}) counted at once, since a list only grows); the
+    AER report lines counted by key (`aer`), for the window of continuation lines each opens; and the
+    lines that such a window makes the catalogues read (a `windowed` tag, mapped to its key: no driver
+    named, a "]")."""
     base, size = st.block_base, len(block)
+    counted: set = set()  # the tags whose lines left were counted at once
     places = ordered.keys() | aer
     heap = list(compress(range(size), map(places.__contains__, keys))) if places else []
     scanned = -1  # the window is pushed up to this index
@@ -370,8 +377,17 @@ def _in_order(st, block: list, keys: list, ordered: dict, windowed: dict, aer: s
         i = heappop(heap)
         n = base + i + 1
         until = st.ev.aer_until
-        if keys[i] in ordered:
-            if not _count_now(st, ordered[keys[i]]):
+        tag = keys[i]
+        if tag in ordered:
+            kd = ordered[tag]
+            if kd is None:
+                line(st, n, block[i])
+            elif tag in counted:
+                pass
+            elif _count_now(st, kd, left[tag]):
+                counted.add(tag)
+            else:
+                left[tag] -= 1
                 line(st, n, block[i])
         elif keys[i] in aer:
             st.ev.aer_until = n + AER_TAIL
@@ -387,13 +403,13 @@ _CAPPED = frozenset({"xid", "sxid", "health", "link", "fault", "event", "unrec",
                      "limit", "cmdline"})
 
 
-def _count_now(st, kd) -> bool:
-    """Count one line of (kflag, description) `kd` (None: not a _CAPPED kind) when, in the state of
-    now, its effect is only counters (as `_count` judges a key's lines at a block's start); False
+def _count_now(st, kd, c: int = 1) -> bool:
+    """Count `c` lines of (kflag, description) `kd` (None: not a _CAPPED kind) when, in the state of
+    now, their effect is only counters (as `_count` judges a key's lines at a block's start); False
     otherwise (the line is then read by the line-by-line code)."""
-    if kd is None or not _count(st, kd[1], 1, _FullNow(st)):
+    if kd is None or not _count(st, kd[1], c, _FullNow(st)):
         return False
-    st.kernel += kd[0]
+    st.kernel += kd[0] * c
     return True
 
 
