@@ -43,6 +43,9 @@ BLOCK_LINES = 1 << 16
 # the lists already full when it begins, and the lists fill within the first few hundred driver lines.
 FIRST_BLOCK_LINES = 1 << 10
 FIRST_BLOCK_CHARS = 1 << 16
+# The lines before a block whose stamps the look-backs read (st.hist) are kept whole (cut to their
+# STAMP_CHARS first characters where they are read) while they hold at most this many characters
+HIST_CHARS = 1 << 20
 MEMO_CAP = 8192  # distinct keys remembered across blocks
 MEMO_KEY_CHARS = 512  # longer texts are described again in each block, not remembered
 LINE_LIMIT = 1 << 20  # the loader's (topodiag/load/files.py): a longer line is cut there
@@ -58,6 +61,11 @@ _KEY_RE = re.compile(r"(?m)^(?:([A-Z])[a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]
 
 # The key of a line that starts with a dmesg stamp, as _KEY_RE finds it: (the rest), one group
 _DMESG_KEY_RE = re.compile(r"(?m)^\[[ \t]*+[0-9]{1,12}+\.[0-9]{1,9}+\](.*+)$")
+
+# A line that does not start with "[" (in the first _DMESG_PROBE characters of a block: the block is
+# then no node's dmesg, whose lines all do, and its two counts are not needed)
+_NOT_DMESG = re.compile(r"\n[^\[]")
+_DMESG_PROBE = 8192
 
 _memo: dict = {}
 
@@ -98,7 +106,10 @@ def feed(st, block: list, line, dg: Optional[tuple] = None) -> None:
     st.block_base = base + len(block)
     st.lines = st.block_base
     keep = K.LOOKBACK_LINES + 1
-    st.hist = (st.hist + [raw[:K.STAMP_CHARS] for raw in block[-keep:]])[-keep:]
+    tail = block[-keep:]
+    if sum(map(len, tail)) > HIST_CHARS:  # only their stamps kept: memory stays flat
+        tail = [raw[:K.STAMP_CHARS] for raw in tail]
+    st.hist = (st.hist + tail)[-keep:] if len(tail) < keep else tail
     st.hist_base = st.block_base - len(st.hist) + 1
     st.block = []
 
@@ -119,7 +130,7 @@ def stamps_before(where) -> list:
     out = []
     if lo <= base:
         first = max(lo, hist_base)
-        out = [(first + k, s) for k, s in enumerate(hist[first - hist_base:])]
+        out = [(first + k, s[:K.STAMP_CHARS]) for k, s in enumerate(hist[first - hist_base:])]
     start = max(lo, base + 1)
     out += [(j, block[j - base - 1][:K.STAMP_CHARS]) for j in range(start, n + 1)]
     return out
@@ -135,27 +146,30 @@ def _fast(st, block: list, text: str, line) -> bool:
     """The block by distinct keys (see the module's docstring); False when the keys do not line up
     with the lines (the caller then reads it line by line)."""
     dg = digest(text)
-    if dg is None:
+    if dg is None or dg[0] != len(block):
         return False
     _by_keys(st, block, dg[1], dg[2], line)
     return True
 
 
 def digest(text: str) -> Optional[tuple]:
-    """The state-free half of `_fast` for a block's lines joined by "\n" (run in a worker): (line count,
-    [(key, its tag, its count, the index of its last line)] of each distinct key, the tag of each
-    line: the index of the key's first line), or None when the keys do not line up with the lines.
+    """The state-free half of `_fast` for a block's lines joined by "\n" (run in a worker): (the count
+    of keys, which the caller holds to its count of lines (`feed`, `_fast`: a block whose keys do not
+    line up with its lines is read line by line), [(key, its tag, its count, the index of its last
+    line)] of each distinct key, the tag of each line: the index of the key's first line).
     A block whose every line has a dmesg stamp (a node's dmesg) finds them by _DMESG_KEY_RE: one
     string a line, not a tuple of five (its key is ("", "", "[", "", the rest), as _KEY_RE gives it)."""
     from array import array
 
-    n = text.count("\n") + 1
-    keys = _DMESG_KEY_RE.findall(text) if text[:1] == "[" and text.count("\n[") == n - 1 else None
-    dmesg = keys is not None and len(keys) == n
+    dmesg = False
+    if text[:1] == "[" and not _NOT_DMESG.search(text, 0, _DMESG_PROBE):
+        n = text.count("\n") + 1
+        if text.count("\n[") == n - 1:
+            keys = _DMESG_KEY_RE.findall(text)
+            dmesg = len(keys) == n
     if not dmesg:
-        keys = _KEY_RE.findall(text)
-        if len(keys) != n:
-            return None
+        keys = _KEY_RE.findall(text)  # one match a line (every part optional): the caller holds
+        n = len(keys)  # n to its count of lines (feed, _fast)
     ids: dict = {}  # each distinct key hashed once: its tag is the index of its first line
     tags = array("I", map(ids.setdefault, keys, range(n)))
     counts = Counter(tags)
@@ -172,11 +186,15 @@ def _by_keys(st, block: list, distinct: list, tags, line) -> None:
     ordered, windowed, aer = {}, {}, set()  # ordered: {tag: (kflag, desc) or None}; windowed: {tag: key}
     left: dict = {}  # the lines of each _CAPPED ordered tag not read yet
     loads, uuids = [], []
+    memo_get, plain, kernel = _memo.get, not st.kmsg, 0
     for key, tag, c, at in distinct:
-        kflag, desc = _key_desc(st, key, block[at])
-        if desc[0] == "plain" and desc[1] and _memo.get(("w", key)) is not NOTHING:
-            windowed[tag] = key
-        if desc[0] in ("load", "uuid"):
+        got = memo_get(key) if plain and not key[3] else None  # what _key_desc gives then, when known
+        kflag, desc = got if got is not None else _key_desc(st, key, block[at])
+        if desc[0] in _ONLY_COUNTS:  # its lines count as kernel lines, nothing else (_count)
+            if desc[0] == "plain" and desc[1] and memo_get(("w", key)) is not NOTHING:
+                windowed[tag] = key
+            kernel += kflag * c
+        elif desc[0] in ("load", "uuid"):
             (loads if desc[0] == "load" else uuids).append((tag, key, at, desc, kflag, c))
         elif not _count(st, desc, c, full):
             if desc[0] in _CAPPED:
@@ -187,6 +205,7 @@ def _by_keys(st, block: list, distinct: list, tags, line) -> None:
             st.kernel += kflag * c
             if desc[0] == "aer":
                 aer.add(tag)
+    st.kernel += kernel
     if loads:
         _loads(st, block, tags, loads)
     if uuids:
@@ -241,6 +260,9 @@ def _uuids(st, uuids: list, ordered: dict) -> None:
     for uuid, (at, bus) in last.items():
         st.uuids[uuid] = (bus, st.block_base + at + 1)
 
+
+# The descriptions whose lines only count as kernel lines, whatever the state (_count)
+_ONLY_COUNTS = frozenset({"nothing", "blank", "plain", "known"})
 
 # Whether each of the parser's lists holds all it keeps (its lines then only count)
 # (the lists of repeated events hold st.cap entries: kernel_log._Log)
