@@ -183,7 +183,8 @@ def _by_keys(st, block: list, distinct: list, tags, line) -> None:
     """The block by distinct keys: `distinct` (key, tag, count, index of a line of it), `tags` each
     line's tag (its key, or the key's id)."""
     full = _full(st)
-    ordered, windowed, aer = {}, {}, set()  # ordered: {tag: (kflag, desc) or None}; windowed: {tag: key}
+    # ordered: {tag: (kflag, desc, its own description) or None}; windowed: {tag: key}
+    ordered, windowed, aer = {}, {}, set()
     left: dict = {}  # the lines of each _CAPPED ordered tag not read yet
     loads, uuids = [], []
     memo_get, plain, kernel = _memo.get, not st.kmsg, 0
@@ -197,8 +198,8 @@ def _by_keys(st, block: list, distinct: list, tags, line) -> None:
         elif desc[0] in ("load", "uuid"):
             (loads if desc[0] == "load" else uuids).append((tag, key, at, desc, kflag, c))
         elif not _count(st, desc, c, full):
-            if desc[0] in _CAPPED:
-                ordered[tag], left[tag] = (kflag, desc), c
+            if desc[0] in _CAPPED:  # (the line's own description, not a /dev/kmsg record's dmesg form's)
+                ordered[tag], left[tag] = (kflag, desc, not key[3]), c
             else:
                 ordered[tag] = None
         else:
@@ -378,6 +379,7 @@ def _in_order(st, block: list, keys: list, ordered: dict, windowed: dict, aer: s
     named, a "]")."""
     base, size = st.block_base, len(block)
     counted: set = set()  # the tags whose lines left were counted at once
+    direct = _direct(line)
     places = ordered.keys() | aer
     heap = list(compress(range(size), map(places.__contains__, keys))) if places else []
     scanned = -1  # the window is pushed up to this index
@@ -410,7 +412,10 @@ def _in_order(st, block: list, keys: list, ordered: dict, windowed: dict, aer: s
                 counted.add(tag)
             else:
                 left[tag] -= 1
-                line(st, n, block[i])
+                if kd[2] and kd[1][0] in _DIRECT and direct is not None:
+                    direct(st, n, block[i], kd[0], kd[1][0])
+                else:
+                    line(st, n, block[i])
         elif keys[i] in aer:
             st.ev.aer_until = n + AER_TAIL
         elif n <= st.ev.aer_until:
@@ -425,8 +430,22 @@ _CAPPED = frozenset({"xid", "sxid", "health", "link", "fault", "event", "unrec",
                      "limit", "cmdline"})
 
 
+# The kinds of line that kernel_log._line reads by one recorder, known from their description
+# (kernel_log._line_known)
+_DIRECT = frozenset({"xid", "sxid", "health", "link", "fault", "reset", "fallen", "limit", "cmdline", "event",
+                     "unrec"})
+
+
+def _direct(line):
+    """kernel_log._line_known when `line` is kernel_log._line (a line of a _DIRECT kind, its own
+    description, read by its recorder without the checks _line makes to find it), else None."""
+    from . import kernel_log
+
+    return kernel_log._line_known if line is kernel_log._line else None
+
+
 def _count_now(st, kd, c: int = 1) -> bool:
-    """Count `c` lines of (kflag, description) `kd` (None: not a _CAPPED kind) when, in the state of
+    """Count `c` lines of (kflag, description, ...) `kd` (None: not a _CAPPED kind) when, in the state of
     now, their effect is only counters (as `_count` judges a key's lines at a block's start); False
     otherwise (the line is then read by the line-by-line code)."""
     if kd is None or not _count(st, kd[1], c, _FullNow(st)):

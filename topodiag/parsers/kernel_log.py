@@ -440,6 +440,18 @@ def _line(st: _Log, n: int, raw: str) -> None:
         _one(st, n, raw, line)
 
 
+def _line_known(st: _Log, n: int, raw: str, kflag: int, kind: str) -> None:
+    """`_line` for a line whose own description (_kernel_log_desc.describe: no /dev/kmsg record, no
+    "#012", its kernel-line flag `kflag`) is `kind`, one of the recorders' (_kernel_log_block._DIRECT):
+    `_known` takes such a line (describe mirrors it), a catalogue kind ("event", "unrec") the
+    catalogues read (describe found it gated, not known)."""
+    st.kernel += kflag
+    if kind == "event" or kind == "unrec":
+        st.ev.line(n, raw)
+    else:
+        _known(st, n, raw, raw.strip())
+
+
 def _finish(st: _Log) -> KernelLog:
     """The result of a pass (_Log) once every block is read; ParseError when no line was the kernel's."""
     n = st.lines
