@@ -300,7 +300,7 @@ def test_lines_read_by_their_recorder_read_as_by_the_line_pass(monkeypatch, cap)
     block._memo.clear()
     kinds = []
     real = kernel_log._line_known
-    monkeypatch.setattr(kernel_log, "_line_known", lambda st, n, raw, k, kind: kinds.append(kind) or real(st, n, raw, k, kind))
+    monkeypatch.setattr(kernel_log._line, "known", lambda st, n, raw, k, kind: kinds.append(kind) or real(st, n, raw, k, kind))
     assert _by_blocks(text, cap) == want
     assert {"xid", "sxid", "link", "health", "fault", "reset", "event"} <= set(kinds)
     kinds.clear()

@@ -437,11 +437,10 @@ _DIRECT = frozenset({"xid", "sxid", "health", "link", "fault", "reset", "fallen"
 
 
 def _direct(line):
-    """kernel_log._line_known when `line` is kernel_log._line (a line of a _DIRECT kind, its own
-    description, read by its recorder without the checks _line makes to find it), else None."""
-    from . import kernel_log
-
-    return kernel_log._line_known if line is kernel_log._line else None
+    """The reader `line` carries for a line of a _DIRECT kind, known by its own description (its
+    `known` attribute: kernel_log._line_known, which reads it by its recorder without the checks
+    _line makes to find it), or None: every line then goes to `line`."""
+    return getattr(line, "known", None)
 
 
 def _count_now(st, kd, c: int = 1) -> bool:

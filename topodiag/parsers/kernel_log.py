@@ -452,6 +452,9 @@ def _line_known(st: _Log, n: int, raw: str, kflag: int, kind: str) -> None:
         _known(st, n, raw, raw.strip())
 
 
+_line.known = _line_known  # type: ignore[attr-defined]  # (_kernel_log_block._direct)
+
+
 def _finish(st: _Log) -> KernelLog:
     """The result of a pass (_Log) once every block is read; ParseError when no line was the kernel's."""
     n = st.lines
