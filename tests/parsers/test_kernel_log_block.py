@@ -323,3 +323,21 @@ def test_the_lines_before_a_block_kept_whole_or_as_stamps(monkeypatch, hist_char
     monkeypatch.setattr(block, "BLOCK_LINES", 256)
     block._memo.clear()
     assert _result(kernel_log.parse, text) == want
+
+
+def test_the_last_line_of_a_key_found_in_the_tags():
+    """`_last`: the index of a key's last line from the digest's tags (each line's key's first index),
+    a tag whose bytes also straddle two others' (0x100 then 0: "00 01 00 00 00 00 00 00") included."""
+    from array import array
+
+    lines = ["a"] * 300
+    for i in range(0, 300, 7):
+        lines[i] = "b"
+    lines[256], lines[257], lines[299] = "c", "a", "c"
+    _n, distinct, tags = block.digest("\n".join(lines))
+    assert isinstance(tags, array)
+    for key, tag, count, _at in distinct:
+        want = max(i for i, x in enumerate(lines) if x == key[4])
+        assert block._last(tags, tag, count) == want, key
+    tags = array("I", [0, 0x100, 0x10000])  # "00 00 00 00" also at byte 6, inside two items
+    assert tags.tobytes().rfind(block.array_of(0)) == 6 and block._last(tags, 0, 2) == 0

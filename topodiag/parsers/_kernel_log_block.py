@@ -70,6 +70,13 @@ _DMESG_PROBE = 8192
 _memo: dict = {}
 
 
+def array_of(tag: int) -> bytes:
+    """The bytes of `tag` as an item of the digest's array of tags."""
+    from array import array
+
+    return array("I", (tag,)).tobytes()
+
+
 def blocks(lines: Iterable[str]) -> Iterator[list]:
     """Lists of lines (no terminators) of at most BLOCK_LINES lines / about BLOCK_CHARS characters."""
     most = FIRST_BLOCK_LINES
@@ -155,8 +162,9 @@ def _fast(st, block: list, text: str, line) -> bool:
 def digest(text: str) -> Optional[tuple]:
     """The state-free half of `_fast` for a block's lines joined by "\n" (run in a worker): (the count
     of keys, which the caller holds to its count of lines (`feed`, `_fast`: a block whose keys do not
-    line up with its lines is read line by line), [(key, its tag, its count, the index of its last
-    line)] of each distinct key, the tag of each line: the index of the key's first line).
+    line up with its lines is read line by line), [(key, its tag, its count, the index of a line of
+    it: its first)] of each distinct key, an array of the tag of each line: the index of the key's
+    first line).
     A block whose every line has a dmesg stamp (a node's dmesg) finds them by _DMESG_KEY_RE: one
     string a line, not a tuple of five (its key is ("", "", "[", "", the rest), as _KEY_RE gives it)."""
     from array import array
@@ -173,15 +181,26 @@ def digest(text: str) -> Optional[tuple]:
     ids: dict = {}  # each distinct key hashed once: its tag is the index of its first line
     tags = array("I", map(ids.setdefault, keys, range(n)))
     counts = Counter(tags)
-    where = dict(zip(tags, range(n)))
     if dmesg:
-        return n, [(("", "", "[", "", key), i, counts[i], where[i]) for key, i in ids.items()], tags
-    return n, [(key, i, counts[i], where[i]) for key, i in ids.items()], tags
+        return n, [(("", "", "[", "", key), i, counts[i], i) for key, i in ids.items()], tags
+    return n, [(key, i, counts[i], i) for key, i in ids.items()], tags
+
+
+def _last(tags, tag: int, count: int) -> int:
+    """The index of the last line of the key tagged `tag` (the index of its first line) that has
+    `count` lines in the block (`tags`: the digest's array of each line's tag)."""
+    if count == 1:
+        return tag
+    data, item = tags.tobytes(), array_of(tag)
+    k = data.rfind(item)
+    while k % tags.itemsize:  # inside two items: the last whole one is before it
+        k = data.rfind(item, 0, k + tags.itemsize - 1)
+    return k // tags.itemsize
 
 
 def _by_keys(st, block: list, distinct: list, tags, line) -> None:
     """The block by distinct keys: `distinct` (key, tag, count, index of a line of it), `tags` each
-    line's tag (its key, or the key's id)."""
+    line's tag (the index of its key's first line: `digest`)."""
     full = _full(st)
     # ordered: {tag: (kflag, desc, its own description) or None}; windowed: {tag: key}
     ordered, windowed, aer = {}, {}, set()
@@ -196,6 +215,7 @@ def _by_keys(st, block: list, distinct: list, tags, line) -> None:
                 windowed[tag] = key
             kernel += kflag * c
         elif desc[0] in ("load", "uuid"):
+            at = _last(tags, tag, c)  # the index of its last line
             (loads if desc[0] == "load" else uuids).append((tag, key, at, desc, kflag, c))
         elif not _count(st, desc, c, full):
             if desc[0] in _CAPPED:  # (the line's own description, not a /dev/kmsg record's dmesg form's)
