@@ -50,7 +50,9 @@ def test_reading_a_report_imports_no_parser_it_does_not_use(tmp_path):
     code = ("import sys\nfrom topodiag.load import bug_report as b\nfrom topodiag.load.files import open_text\n"
             f"o = open_text({str(path)!r})\nlist(b.read_sections(b.from_opened(o), 'x'))\n"
             "print(sorted(m for m in sys.modules if m.startswith('topodiag.parsers.') and m.count('.') == 2))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    root = Path(__file__).resolve().parents[2]  # this checkout's topodiag, whatever is installed
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root,
+                         timeout=120).stdout
     loaded = eval(out)  # noqa: S307 (the list the child printed)
     assert "topodiag.parsers.kernel_log" in loaded
     assert "topodiag.parsers.ibstat" not in loaded and "topodiag.parsers.lspci_vvv" not in loaded
