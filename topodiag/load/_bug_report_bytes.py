@@ -72,6 +72,15 @@ def chunks(R, stream, where: str, compressed: Optional[int], limit: Optional[int
             if not block:
                 carry_at = at
                 continue
+        last = block.rfind(b"\n")
+        if 0 <= last and len(carry) + last < max_line and len(block) - last <= max_line:
+            # the usual case (no line over MAX_LINE): the block copied once with the carry, or not at all
+            if carry or last < len(block) - 1:
+                yield b"".join((carry, memoryview(block)[:last + 1])), carry_at if carry else at
+            else:
+                yield block, at
+            carry, carry_at = block[last + 1:], at + last + 1
+            continue
         data = carry + block if carry else block
         data_at = carry_at if carry else at
         first = data.find(b"\n")
@@ -127,6 +136,7 @@ class Splitter:
     def chunk(self, data: bytes, offset: int, line: int) -> list:
         out: list = []
         pos, n, at, no = 0, len(data), 0, line  # `no`: the line number of data[at]
+        view = memoryview(data)
         while pos < n:
             if self.phase in ("title", "lead"):
                 m = _BLANKS.match(data, pos)
@@ -147,7 +157,7 @@ class Splitter:
                 continue
             k, stop = find_separator(data, pos)
             if self.phase == "body":
-                self.sink.add(data[pos:k if k >= 0 else n])
+                self.sink.add(view[pos:k if k >= 0 else n])  # (not copied: most sinks join or skip it)
             if k < 0:
                 break
             no += data.count(b"\n", at, k)
@@ -252,7 +262,7 @@ class TextSink:
     def add(self, data: bytes) -> None:
         if self.big or not data:
             return
-        text = data.decode("utf-8", "replace")
+        text = str(data, "utf-8", "replace")
         self.size += len(text) + (0 if text.endswith("\n") else 1)
         if self.size > self.cap:
             self.parts, self.big = [], True
@@ -325,7 +335,7 @@ class KernelSink:
         data = b"".join(self.parts) if len(self.parts) > 1 else self.parts[0]
         self.parts, self.size = [], 0
         self.step = min(self.step * 2, B.BLOCK_CHARS)
-        text = data.decode("utf-8", "replace")
+        text = str(data, "utf-8", "replace")
         if self.mode is None:
             self._decide(text)
         if self.mode == "binary":
