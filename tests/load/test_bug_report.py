@@ -35,6 +35,29 @@ def test_titles_name_the_sources():
         assert bug_report.source_of(other, commands) is None
 
 
+def test_the_written_commands_are_the_parsers_commands():
+    """COMMANDS (read without importing the parsers) is what the parsers' INFO.argv say, in the
+    order source_of tries them (a parser added with a command must be added there)."""
+    assert bug_report._command_sources() == bug_report.command_sources_of_infos()
+
+
+def test_reading_a_report_imports_no_parser_it_does_not_use(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "nvidia-bug-report.log"
+    path.write_text(PROLOGUE + f"{SEP}\n\ndmesg:\n\n[ 1.0] NVRM: Xid (PCI:0000:18:00): 79, pid=1, x\n")
+    code = ("import sys\nfrom topodiag.load import bug_report as b\nfrom topodiag.load.files import open_text\n"
+            f"o = open_text({str(path)!r})\nlist(b.read_sections(b.from_opened(o), 'x'))\n"
+            "print(sorted(m for m in sys.modules if m.startswith('topodiag.parsers.') and m.count('.') == 2))")
+    root = Path(__file__).resolve().parents[2]  # this checkout's topodiag, whatever is installed
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root,
+                         timeout=120).stdout
+    loaded = eval(out)  # noqa: S307 (the list the child printed)
+    assert "topodiag.parsers.kernel_log" in loaded
+    assert "topodiag.parsers.ibstat" not in loaded and "topodiag.parsers.lspci_vvv" not in loaded
+
+
 def test_sections_keep_the_file_line_numbers():
     text = PROLOGUE + f"{SEP}\n\n/usr/bin/nvidia-smi topo -m\n\n{TOPO}\n{SEP}\n\ndmesg:\n\n[ 1.0] NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus.\n"
     secs = list(sections(text.split("\n")))

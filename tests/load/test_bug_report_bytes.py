@@ -136,3 +136,31 @@ def test_parse_range_reads_a_sections_bytes_as_the_stream_does(tmp_path):
         assert data[off:].startswith(data.split(b"\n")[no - 1])
         got = bug_report.parse_bytes(str(path), off, end, "kernel_log", no - 1)
         assert _jsonable(got) == _jsonable(bug_report.shift_lines(sec.parsed, sec.offset))
+
+
+@pytest.mark.parametrize("chunk,max_line", [(64, 100), (64, 150), (64, 65), (7, 20), (256, 1024)])
+def test_chunks_are_the_reference_lines(monkeypatch, chunk, max_line):
+    """`chunks` (whole lines, one copy of a block at most, a line past MAX_LINE cut there): the lines
+    the reference reader gives (tests/load/bug_report_lines.py `_byte_blocks`), every offset that of
+    its data in the stream (but inside a cut line), on lines of every length around CHUNK and
+    MAX_LINE (a CHUNK less than MAX_LINE, as the loader has them), with and without a last line end."""
+    import random
+
+    from tests.load.bug_report_lines import _byte_blocks
+
+    monkeypatch.setattr(bug_report, "CHUNK", chunk)
+    monkeypatch.setattr(bug_report, "MAX_LINE", max_line)
+    rnd = random.Random(chunk * 1000 + max_line)
+    for trial in range(60):
+        sizes = [0, 1, 5, chunk - 1, chunk, chunk + 1, max_line - 1, max_line, max_line + 1, 3 * max_line]
+        lines = [bytes(rnd.choice(b"ab\xc3\xa9 ") for _ in range(rnd.choice(sizes))) for _ in range(rnd.randint(1, 12))]
+        data = b"\n".join(lines) + (b"\n" if trial % 2 else b"")
+        want = [x for block in _byte_blocks(io.BytesIO(data), "x", None) for x in block]
+        got, cut = [], any(len(x) > max_line for x in lines)
+        for piece, at in BB.chunks(bug_report, io.BytesIO(data), "x", None, capped=False):
+            assert isinstance(piece, bytes) and (piece.endswith(b"\n") or at + len(piece) == len(data) or cut)
+            if not cut:
+                assert data[at:at + len(piece)] == piece
+            text = piece.decode("utf-8", "replace")
+            got += (text[:-1] if text.endswith("\n") else text).split("\n")
+        assert got == want, (chunk, max_line, trial)

@@ -252,3 +252,92 @@ def test_rsyslog_lines_of_lines_read_by_key_as_line_by_line(monkeypatch, first, 
     assert _result(kernel_log.parse, text) == want
     multi = [v[1] for v in block._memo.values() if isinstance(v, tuple) and len(v) == 2 and v[1][0] == "multi"]
     assert len(multi) == 1 + 8 and all(len(d[1]) == 3 for d in multi)  # the first two rows (8 buses)
+
+
+def _by_blocks(text: str, cap, line=kernel_log._line):
+    """The block pass over `text` with lists of `cap` entries (a later section of a bug report keeps
+    16), or the ParseError."""
+    def run():
+        st = kernel_log._Log(cap)
+        for b in block.blocks(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")):
+            block.feed(st, b, line)
+        return kernel_log._finish(st)
+    return _result(run)
+
+
+@pytest.mark.parametrize("cap", [None, 16])
+@pytest.mark.parametrize("first,most", [(1024, 65536), (65536, 65536)])
+def test_lists_that_fill_inside_a_big_block_count_the_rest_at_once(monkeypatch, cap, first, most):
+    """The fixtures appended: in one big block every list fills part way, the lines of its keys after
+    that counted at once (`_in_order`'s `left`), with lists of MAX_EVENTS and of 16 entries: what the
+    line-by-line pass gives, and fewer counts one line at a time than lines counted."""
+    text = "\n".join(t for _, t in _texts()) * 40 + "\n"
+    with monkeypatch.context() as m:
+        m.setattr(block, "_fast", lambda *a: False)
+        want = _by_blocks(text, cap)
+    assert isinstance(want, dict) and want["xids_total"] > 2 * kernel_log.MAX_EVENTS
+    monkeypatch.setattr(block, "FIRST_BLOCK_LINES", first)
+    monkeypatch.setattr(block, "BLOCK_LINES", most)
+    block._memo.clear()
+    calls = []
+    real = block._count_now
+    monkeypatch.setattr(block, "_count_now", lambda st, kd, c=1: calls.append(c) or real(st, kd, c))
+    assert _by_blocks(text, cap) == want
+    assert max(calls) > 1 and len(calls) < sum(calls)
+
+
+@pytest.mark.parametrize("cap", [None, 16])
+def test_lines_read_by_their_recorder_read_as_by_the_line_pass(monkeypatch, cap):
+    """The lines read in order whose own description names their recorder go to it at once
+    (kernel_log._line_known), the others (kmsg records, "#012" lines, notices) to `_line`: the same
+    result as every line through `_line`; a `line` that is not kernel_log._line gets every line."""
+    text = ("\n".join(t for _, t in _texts()) * 8 + "\n" + "\n".join(row for t in range(1, 300) for row in _state_lines(t))
+            + "\n" + "\n".join(row.format(s=t % 60, g=t % 8) for t in range(300) for row in _SYSLOG_012) + "\n")
+    with monkeypatch.context() as m:
+        m.setattr(block, "_fast", lambda *a: False)
+        want = _by_blocks(text, cap)
+    assert isinstance(want, dict)
+    block._memo.clear()
+    kinds = []
+    real = kernel_log._line_known
+    monkeypatch.setattr(kernel_log._line, "known", lambda st, n, raw, k, kind: kinds.append(kind) or real(st, n, raw, k, kind))
+    assert _by_blocks(text, cap) == want
+    assert {"xid", "sxid", "link", "health", "fault", "reset", "event"} <= set(kinds)
+    kinds.clear()
+    seen = []
+    assert _by_blocks(text, cap, lambda st, n, raw: seen.append(n) or kernel_log._line(st, n, raw)) == want
+    assert not kinds and seen
+
+
+@pytest.mark.parametrize("hist_chars", [0, 1 << 30])
+def test_the_lines_before_a_block_kept_whole_or_as_stamps(monkeypatch, hist_chars):
+    """The lines before a block kept whole (while they hold at most HIST_CHARS) or as their stamps:
+    the driver's window found among them as by the line pass (loads several blocks apart)."""
+    monkeypatch.setattr(block, "HIST_CHARS", hist_chars)
+    text = "\n".join(row for t in range(1, 200) for row in _state_lines(t)) + "\n"
+    text += "".join(f"[{700 + k / 1000:.6f}] x{'y' * (k % 90)}\n" for k in range(6000))
+    text += "[706.000000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.14\n"
+    want = _line_by_line(text, monkeypatch)
+    assert isinstance(want, dict) and want["driver_window_line"] < want["driver_loaded_line"]
+    monkeypatch.setattr(block, "FIRST_BLOCK_LINES", 64)
+    monkeypatch.setattr(block, "BLOCK_LINES", 256)
+    block._memo.clear()
+    assert _result(kernel_log.parse, text) == want
+
+
+def test_the_last_line_of_a_key_found_in_the_tags():
+    """`_last`: the index of a key's last line from the digest's tags (each line's key's first index),
+    a tag whose bytes also straddle two others' (0x100 then 0: "00 01 00 00 00 00 00 00") included."""
+    from array import array
+
+    lines = ["a"] * 300
+    for i in range(0, 300, 7):
+        lines[i] = "b"
+    lines[256], lines[257], lines[299] = "c", "a", "c"
+    _n, distinct, tags = block.digest("\n".join(lines))
+    assert isinstance(tags, array)
+    for key, tag, count, _at in distinct:
+        want = max(i for i, x in enumerate(lines) if x == key[4])
+        assert block._last(tags, tag, count) == want, key
+    tags = array("I", [0, 0x100, 0x10000])  # "00 00 00 00" also at byte 6, inside two items
+    assert tags.tobytes().rfind(block.array_of(0)) == 6 and block._last(tags, 0, 2) == 0

@@ -88,7 +88,9 @@ def test_digest_is_the_blocks_keys():
     lines = ["[    1.000000] usb 1-1: new device", "[    2.500000] usb 1-1: new device", "Jan  1 00:00:00 h kernel: x"]
     n, distinct, ids = block.digest("\n".join(lines))
     assert n == 3 and list(ids) == [0, 0, 2]  # a key's tag: the index of its first line
-    assert [(k[4], tag, c, at) for k, tag, c, at in distinct] == [(" usb 1-1: new device", 0, 2, 1), ("x", 2, 1, 2)]
+    # (key, tag, count, the index of a line of it: its first; _block._last finds its last)
+    assert [(k[4], tag, c, at) for k, tag, c, at in distinct] == [(" usb 1-1: new device", 0, 2, 0), ("x", 2, 1, 2)]
+    assert block._last(ids, 0, 2) == 1 and block._last(ids, 2, 1) == 2
 
 
 @pytest.mark.parametrize("last", ["[    3.000000] usb 1-1: new device", "[ 3.0000000000] x", "[3.0]x", "", "[ 4.5]"])
@@ -101,7 +103,9 @@ def test_a_dmesg_block_has_the_keys_of_the_key_regex(last):
     keys = block._KEY_RE.findall("\n".join(lines))
     assert n == len(keys) == 4 and [keys.index(k) for k in keys] == list(ids)
     assert [(k, tag, c, at) for k, tag, c, at in distinct] == [
-        (k, keys.index(k), keys.count(k), len(keys) - 1 - keys[::-1].index(k)) for k in dict.fromkeys(keys)]
+        (k, keys.index(k), keys.count(k), keys.index(k)) for k in dict.fromkeys(keys)]
+    assert [block._last(ids, tag, c) for _k, tag, c, _at in distinct] == [
+        len(keys) - 1 - keys[::-1].index(k) for k in dict.fromkeys(keys)]
 
 
 def test_a_merge_quicker_than_the_worker_digests_its_share(tmp_path, small_blocks, monkeypatch):

@@ -72,6 +72,15 @@ def chunks(R, stream, where: str, compressed: Optional[int], limit: Optional[int
             if not block:
                 carry_at = at
                 continue
+        last = block.rfind(b"\n")
+        if 0 <= last and len(carry) + last < max_line and len(block) - last <= max_line:
+            # the usual case (no line over MAX_LINE): the block copied once with the carry, or not at all
+            if carry or last < len(block) - 1:
+                yield b"".join((carry, memoryview(block)[:last + 1])), carry_at if carry else at
+            else:
+                yield block, at
+            carry, carry_at = block[last + 1:], at + last + 1
+            continue
         data = carry + block if carry else block
         data_at = carry_at if carry else at
         first = data.find(b"\n")
@@ -127,6 +136,7 @@ class Splitter:
     def chunk(self, data: bytes, offset: int, line: int) -> list:
         out: list = []
         pos, n, at, no = 0, len(data), 0, line  # `no`: the line number of data[at]
+        view = memoryview(data)
         while pos < n:
             if self.phase in ("title", "lead"):
                 m = _BLANKS.match(data, pos)
@@ -146,17 +156,26 @@ class Splitter:
                 pos = stop + 1
                 continue
             k, stop = find_separator(data, pos)
+            counted = False  # the body's line ends counted by its sink (KernelSink), not here
             if self.phase == "body":
-                self.sink.add(data[pos:k if k >= 0 else n])
+                self.sink.add(view[pos:k if k >= 0 else n])  # (not copied: most sinks join or skip it)
+                counted = self.sink.counts
             if k < 0:
+                at = n if counted else at  # `no` stays the body's first line until its sink says
                 break
-            no += data.count(b"\n", at, k)
-            at = k
-            if self.phase == "body":
+            if counted:
                 self.sink.end(offset + k)
+                no, at = self.start + self.sink.newlines, k
+            else:
+                no += data.count(b"\n", at, k)
+                at = k
+                if self.phase == "body":
+                    self.sink.end(offset + k)
             self._separator(out)
             pos = stop + 1
-        self.line = no + data.count(b"\n", at, n)  # the line number after the chunk (each byte counted once)
+        # the line number after the chunk (each byte counted once; in a body its sink counts, that
+        # of its first line until it ends)
+        self.line = no + data.count(b"\n", at, n)
         return out
 
     def finish(self, offset: int) -> list:
@@ -243,6 +262,7 @@ class TextSink:
     characters counted as the line path counts them (each line and its end)."""
 
     streamed = False
+    counts = False  # the line ends of its body: counted by the splitter
 
     def __init__(self, cap: int):
         self.parts: list = []
@@ -252,7 +272,7 @@ class TextSink:
     def add(self, data: bytes) -> None:
         if self.big or not data:
             return
-        text = data.decode("utf-8", "replace")
+        text = str(data, "utf-8", "replace")
         self.size += len(text) + (0 if text.endswith("\n") else 1)
         if self.size > self.cap:
             self.parts, self.big = [], True
@@ -275,6 +295,7 @@ class KernelSink:
 
     streamed = True
     big = False
+    counts = True  # `newlines`: the line ends of its body ("\n"), known once it ended
 
     def __init__(self, R, source: str = "kernel_log", keep: Optional[int] = None, origin: int = 0):
         from ..parsers import _kernel_log_block as B
@@ -288,6 +309,7 @@ class KernelSink:
         self.state = None
         self.lines = None  # the _Streamed reader of the "lines" mode
         self.done = None
+        self.newlines = 0  # the "\n" of the bytes read so far (from the blocks' lines where split)
 
     def add(self, data: bytes) -> None:
         if not data:
@@ -325,9 +347,11 @@ class KernelSink:
         data = b"".join(self.parts) if len(self.parts) > 1 else self.parts[0]
         self.parts, self.size = [], 0
         self.step = min(self.step * 2, B.BLOCK_CHARS)
-        text = data.decode("utf-8", "replace")
+        text = str(data, "utf-8", "replace")  # (a "\n" byte is a "\n" character, bad bytes or not)
         if self.mode is None:
             self._decide(text)
+        if self.mode != "fast":
+            self.newlines += text.count("\n")
         if self.mode == "binary":
             return
         if self.mode == "lines":
@@ -358,10 +382,12 @@ class KernelSink:
 
         body = text[:-1] if text.endswith("\n") else text
         if "\r" in body:
+            self.newlines += text.count("\n")
             lines = B._LINE_END.split(body)
             body = "\n".join(lines)
         else:
             lines = body.split("\n")
+            self.newlines += len(lines) - (0 if text.endswith("\n") else 1)
         if final and lines and lines[-1] == "":
             lines.pop()
             body = body[:-1]

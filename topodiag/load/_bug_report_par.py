@@ -57,6 +57,7 @@ class Far:
 
     streamed = True
     big = False
+    counts = False  # the line ends of its body: counted by the splitter
 
     def __init__(self, remote: "Remote", start: int, source: str, offset: int = 0, keep: Optional[int] = None):
         self.remote, self.start, self.source, self.keep = remote, start, source, keep

@@ -241,9 +241,36 @@ def host_of(text: str) -> Optional[str]:
     return m.group(1) if m else None
 
 
+# (command words, source) of every parser that runs a command (its INFO.argv), longest first: what
+# `command_sources_of_infos` derives from the parsers, written out so that reading a report does not
+# import every parser to find it (~0.15 s); tests/load/test_bug_report.py holds the two equal.
+COMMANDS = (
+    ("systemctl status nvidia-fabricmanager --no-pager --lines=20", "fabricmanager"),
+    ("nvidia-smi topo -p2p r", "nvidia_smi_topo_p2p"),
+    ("mlnx_qos -i {netdev}", "mlnx_qos"),
+    ("nvidia-smi nvlink -e", "nvidia_smi_nvlink_e"),
+    ("nvidia-smi nvlink -s", "nvidia_smi_nvlink_s"),
+    ("ethtool -S {netdev}", "ethtool_stats"),
+    ("nvidia-smi topo -m", "nvidia_smi_topo_m"),
+    ("cat /proc/cmdline", "kernel_cmdline"),
+    ("ibv_devinfo -v", "ibv_devinfo"),
+    ("lspci -vvv", "lspci_vvv"),
+    ("lspci -tv", "lspci_tree"),
+    ("show_gids", "show_gids"),
+    ("ibstat", "ibstat"),
+)
+
+
 def _command_sources() -> list[tuple[str, str]]:
     """(command words, source) for every parser that runs a command, longest command first so that
-    "nvidia-smi topo -m" wins over "nvidia-smi"."""
+    "nvidia-smi topo -m" wins over "nvidia-smi" (COMMANDS, of the parsers this topodiag has)."""
+    from ..parsers import SOURCES
+
+    return [pair for pair in COMMANDS if pair[1] in SOURCES]
+
+
+def command_sources_of_infos() -> list[tuple[str, str]]:
+    """`_command_sources` derived from every parser's INFO.argv (imports every parser)."""
     from ..parsers import SOURCES, info
 
     pairs = []

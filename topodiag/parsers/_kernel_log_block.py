@@ -43,6 +43,9 @@ BLOCK_LINES = 1 << 16
 # the lists already full when it begins, and the lists fill within the first few hundred driver lines.
 FIRST_BLOCK_LINES = 1 << 10
 FIRST_BLOCK_CHARS = 1 << 16
+# The lines before a block whose stamps the look-backs read (st.hist) are kept whole (cut to their
+# STAMP_CHARS first characters where they are read) while they hold at most this many characters
+HIST_CHARS = 1 << 20
 MEMO_CAP = 8192  # distinct keys remembered across blocks
 MEMO_KEY_CHARS = 512  # longer texts are described again in each block, not remembered
 LINE_LIMIT = 1 << 20  # the loader's (topodiag/load/files.py): a longer line is cut there
@@ -59,7 +62,19 @@ _KEY_RE = re.compile(r"(?m)^(?:([A-Z])[a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]
 # The key of a line that starts with a dmesg stamp, as _KEY_RE finds it: (the rest), one group
 _DMESG_KEY_RE = re.compile(r"(?m)^\[[ \t]*+[0-9]{1,12}+\.[0-9]{1,9}+\](.*+)$")
 
+# A line that does not start with "[" (in the first _DMESG_PROBE characters of a block: the block is
+# then no node's dmesg, whose lines all do, and its two counts are not needed)
+_NOT_DMESG = re.compile(r"\n[^\[]")
+_DMESG_PROBE = 8192
+
 _memo: dict = {}
+
+
+def array_of(tag: int) -> bytes:
+    """The bytes of `tag` as an item of the digest's array of tags."""
+    from array import array
+
+    return array("I", (tag,)).tobytes()
 
 
 def blocks(lines: Iterable[str]) -> Iterator[list]:
@@ -98,7 +113,10 @@ def feed(st, block: list, line, dg: Optional[tuple] = None) -> None:
     st.block_base = base + len(block)
     st.lines = st.block_base
     keep = K.LOOKBACK_LINES + 1
-    st.hist = (st.hist + [raw[:K.STAMP_CHARS] for raw in block[-keep:]])[-keep:]
+    tail = block[-keep:]
+    if sum(map(len, tail)) > HIST_CHARS:  # only their stamps kept: memory stays flat
+        tail = [raw[:K.STAMP_CHARS] for raw in tail]
+    st.hist = (st.hist + tail)[-keep:] if len(tail) < keep else tail
     st.hist_base = st.block_base - len(st.hist) + 1
     st.block = []
 
@@ -119,7 +137,7 @@ def stamps_before(where) -> list:
     out = []
     if lo <= base:
         first = max(lo, hist_base)
-        out = [(first + k, s) for k, s in enumerate(hist[first - hist_base:])]
+        out = [(first + k, s[:K.STAMP_CHARS]) for k, s in enumerate(hist[first - hist_base:])]
     start = max(lo, base + 1)
     out += [(j, block[j - base - 1][:K.STAMP_CHARS]) for j in range(start, n + 1)]
     return out
@@ -135,60 +153,86 @@ def _fast(st, block: list, text: str, line) -> bool:
     """The block by distinct keys (see the module's docstring); False when the keys do not line up
     with the lines (the caller then reads it line by line)."""
     dg = digest(text)
-    if dg is None:
+    if dg is None or dg[0] != len(block):
         return False
     _by_keys(st, block, dg[1], dg[2], line)
     return True
 
 
 def digest(text: str) -> Optional[tuple]:
-    """The state-free half of `_fast` for a block's lines joined by "\n" (run in a worker): (line count,
-    [(key, its tag, its count, the index of its last line)] of each distinct key, the tag of each
-    line: the index of the key's first line), or None when the keys do not line up with the lines.
+    """The state-free half of `_fast` for a block's lines joined by "\n" (run in a worker): (the count
+    of keys, which the caller holds to its count of lines (`feed`, `_fast`: a block whose keys do not
+    line up with its lines is read line by line), [(key, its tag, its count, the index of a line of
+    it: its first)] of each distinct key, an array of the tag of each line: the index of the key's
+    first line).
     A block whose every line has a dmesg stamp (a node's dmesg) finds them by _DMESG_KEY_RE: one
     string a line, not a tuple of five (its key is ("", "", "[", "", the rest), as _KEY_RE gives it)."""
     from array import array
 
-    n = text.count("\n") + 1
-    keys = _DMESG_KEY_RE.findall(text) if text[:1] == "[" and text.count("\n[") == n - 1 else None
-    dmesg = keys is not None and len(keys) == n
+    dmesg = False
+    if text[:1] == "[" and not _NOT_DMESG.search(text, 0, _DMESG_PROBE):
+        n = text.count("\n") + 1
+        if text.count("\n[") == n - 1:
+            keys = _DMESG_KEY_RE.findall(text)
+            dmesg = len(keys) == n
     if not dmesg:
-        keys = _KEY_RE.findall(text)
-        if len(keys) != n:
-            return None
+        keys = _KEY_RE.findall(text)  # one match a line (every part optional): the caller holds
+        n = len(keys)  # n to its count of lines (feed, _fast)
     ids: dict = {}  # each distinct key hashed once: its tag is the index of its first line
     tags = array("I", map(ids.setdefault, keys, range(n)))
     counts = Counter(tags)
-    where = dict(zip(tags, range(n)))
     if dmesg:
-        return n, [(("", "", "[", "", key), i, counts[i], where[i]) for key, i in ids.items()], tags
-    return n, [(key, i, counts[i], where[i]) for key, i in ids.items()], tags
+        return n, [(("", "", "[", "", key), i, counts[i], i) for key, i in ids.items()], tags
+    return n, [(key, i, counts[i], i) for key, i in ids.items()], tags
+
+
+def _last(tags, tag: int, count: int) -> int:
+    """The index of the last line of the key tagged `tag` (the index of its first line) that has
+    `count` lines in the block (`tags`: the digest's array of each line's tag)."""
+    if count == 1:
+        return tag
+    data, item = tags.tobytes(), array_of(tag)
+    k = data.rfind(item)
+    while k % tags.itemsize:  # inside two items: the last whole one is before it
+        k = data.rfind(item, 0, k + tags.itemsize - 1)
+    return k // tags.itemsize
 
 
 def _by_keys(st, block: list, distinct: list, tags, line) -> None:
     """The block by distinct keys: `distinct` (key, tag, count, index of a line of it), `tags` each
-    line's tag (its key, or the key's id)."""
+    line's tag (the index of its key's first line: `digest`)."""
     full = _full(st)
-    ordered, windowed, aer = {}, {}, set()  # ordered: {tag: (kflag, desc) or None}; windowed: {tag: key}
+    # ordered: {tag: (kflag, desc, its own description) or None}; windowed: {tag: key}
+    ordered, windowed, aer = {}, {}, set()
+    left: dict = {}  # the lines of each _CAPPED ordered tag not read yet
     loads, uuids = [], []
+    memo_get, plain, kernel = _memo.get, not st.kmsg, 0
     for key, tag, c, at in distinct:
-        kflag, desc = _key_desc(st, key, block[at])
-        if desc[0] == "plain" and desc[1] and _memo.get(("w", key)) is not NOTHING:
-            windowed[tag] = key
-        if desc[0] in ("load", "uuid"):
+        got = memo_get(key) if plain and not key[3] else None  # what _key_desc gives then, when known
+        kflag, desc = got if got is not None else _key_desc(st, key, block[at])
+        if desc[0] in _ONLY_COUNTS:  # its lines count as kernel lines, nothing else (_count)
+            if desc[0] == "plain" and desc[1] and memo_get(("w", key)) is not NOTHING:
+                windowed[tag] = key
+            kernel += kflag * c
+        elif desc[0] in ("load", "uuid"):
+            at = _last(tags, tag, c)  # the index of its last line
             (loads if desc[0] == "load" else uuids).append((tag, key, at, desc, kflag, c))
         elif not _count(st, desc, c, full):
-            ordered[tag] = (kflag, desc) if desc[0] in _CAPPED else None
+            if desc[0] in _CAPPED:  # (the line's own description, not a /dev/kmsg record's dmesg form's)
+                ordered[tag], left[tag] = (kflag, desc, not key[3]), c
+            else:
+                ordered[tag] = None
         else:
             st.kernel += kflag * c
             if desc[0] == "aer":
                 aer.add(tag)
+    st.kernel += kernel
     if loads:
         _loads(st, block, tags, loads)
     if uuids:
         _uuids(st, uuids, ordered)
     if ordered or aer or st.ev.aer_until > st.block_base:
-        _in_order(st, block, tags, ordered, windowed, aer, line)
+        _in_order(st, block, tags, ordered, windowed, aer, line, left)
 
 
 def _loads(st, block: list, tags, loads: list) -> None:
@@ -237,6 +281,9 @@ def _uuids(st, uuids: list, ordered: dict) -> None:
     for uuid, (at, bus) in last.items():
         st.uuids[uuid] = (bus, st.block_base + at + 1)
 
+
+# The descriptions whose lines only count as kernel lines, whatever the state (_count)
+_ONLY_COUNTS = frozenset({"nothing", "blank", "plain", "known"})
 
 # Whether each of the parser's lists holds all it keeps (its lines then only count)
 # (the lists of repeated events hold st.cap entries: kernel_log._Log)
@@ -343,12 +390,16 @@ def _count_other(st, kind: str, desc: tuple, c: int, full: dict, dry: bool) -> b
     return True
 
 
-def _in_order(st, block: list, keys: list, ordered: dict, windowed: dict, aer: set, line) -> None:
-    """The lines of the `ordered` keys, in line order, by the line-by-line code (a line of a kind
-    whose list filled since the block began only counted: `_count_now`); the AER report lines counted
-    by key (`aer`), for the window of continuation lines each opens; and the lines that such a window
-    makes the catalogues read (a `windowed` tag, mapped to its key: no driver named, a "]")."""
+def _in_order(st, block: list, keys: list, ordered: dict, windowed: dict, aer: set, line, left: dict) -> None:
+    """The lines of the `ordered` keys, in line order, by the line-by-line code (a key of a kind
+    whose list filled since the block began only counted from then on: `_count_now`, its lines left
+    in the block (`left`: {tag: lines not read yet}) counted at once, since a list only grows); the
+    AER report lines counted by key (`aer`), for the window of continuation lines each opens; and the
+    lines that such a window makes the catalogues read (a `windowed` tag, mapped to its key: no driver
+    named, a "]")."""
     base, size = st.block_base, len(block)
+    counted: set = set()  # the tags whose lines left were counted at once
+    direct = _direct(line)
     places = ordered.keys() | aer
     heap = list(compress(range(size), map(places.__contains__, keys))) if places else []
     scanned = -1  # the window is pushed up to this index
@@ -370,9 +421,21 @@ def _in_order(st, block: list, keys: list, ordered: dict, windowed: dict, aer: s
         i = heappop(heap)
         n = base + i + 1
         until = st.ev.aer_until
-        if keys[i] in ordered:
-            if not _count_now(st, ordered[keys[i]]):
+        tag = keys[i]
+        if tag in ordered:
+            kd = ordered[tag]
+            if kd is None:
                 line(st, n, block[i])
+            elif tag in counted:
+                pass
+            elif _count_now(st, kd, left[tag]):
+                counted.add(tag)
+            else:
+                left[tag] -= 1
+                if kd[2] and kd[1][0] in _DIRECT and direct is not None:
+                    direct(st, n, block[i], kd[0], kd[1][0])
+                else:
+                    line(st, n, block[i])
         elif keys[i] in aer:
             st.ev.aer_until = n + AER_TAIL
         elif n <= st.ev.aer_until:
@@ -387,13 +450,26 @@ _CAPPED = frozenset({"xid", "sxid", "health", "link", "fault", "event", "unrec",
                      "limit", "cmdline"})
 
 
-def _count_now(st, kd) -> bool:
-    """Count one line of (kflag, description) `kd` (None: not a _CAPPED kind) when, in the state of
-    now, its effect is only counters (as `_count` judges a key's lines at a block's start); False
+# The kinds of line that kernel_log._line reads by one recorder, known from their description
+# (kernel_log._line_known)
+_DIRECT = frozenset({"xid", "sxid", "health", "link", "fault", "reset", "fallen", "limit", "cmdline", "event",
+                     "unrec"})
+
+
+def _direct(line):
+    """The reader `line` carries for a line of a _DIRECT kind, known by its own description (its
+    `known` attribute: kernel_log._line_known, which reads it by its recorder without the checks
+    _line makes to find it), or None: every line then goes to `line`."""
+    return getattr(line, "known", None)
+
+
+def _count_now(st, kd, c: int = 1) -> bool:
+    """Count `c` lines of (kflag, description, ...) `kd` (None: not a _CAPPED kind) when, in the state of
+    now, their effect is only counters (as `_count` judges a key's lines at a block's start); False
     otherwise (the line is then read by the line-by-line code)."""
-    if kd is None or not _count(st, kd[1], 1, _FullNow(st)):
+    if kd is None or not _count(st, kd[1], c, _FullNow(st)):
         return False
-    st.kernel += kd[0]
+    st.kernel += kd[0] * c
     return True
 
 

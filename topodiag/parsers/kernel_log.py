@@ -403,12 +403,12 @@ class _Log:
         self.ev = Events(cap=self.cap)
         self.lines = origin
         self.kmsg = False
-        # The lines are read a block at a time (_kernel_log_block): the block's lines and the stamps
-        # (first STAMP_CHARS characters) of the LOOKBACK_LINES + 1 lines before it; at a driver load the
+        # The lines are read a block at a time (_kernel_log_block): the block's lines and the LOOKBACK_LINES
+        # + 1 lines before it (or only their stamps, first STAMP_CHARS characters); at a driver load the
         # stamps of the lines since the load before are taken from those (before_load: _probe_start).
         self.block: list = []
         self.block_base = origin  # the line number before the block's first line
-        self.hist: list = []
+        self.hist: list = []  # the lines, or their stamps (_block.feed)
         self.hist_base = 1  # the line number of hist[0]
         self.before_load = None  # (first, n, hist, hist_base, block, block_base): _block.stamps_before
 
@@ -440,6 +440,21 @@ def _line(st: _Log, n: int, raw: str) -> None:
         _one(st, n, raw, line)
 
 
+def _line_known(st: _Log, n: int, raw: str, kflag: int, kind: str) -> None:
+    """`_line` for a line whose own description (_kernel_log_desc.describe: no /dev/kmsg record, no
+    "#012", its kernel-line flag `kflag`) is `kind`, one of the recorders' (_kernel_log_block._DIRECT):
+    `_known` takes such a line (describe mirrors it), a catalogue kind ("event", "unrec") the
+    catalogues read (describe found it gated, not known)."""
+    st.kernel += kflag
+    if kind == "event" or kind == "unrec":
+        st.ev.line(n, raw)
+    else:
+        _known(st, n, raw, raw.strip())
+
+
+_line.known = _line_known  # type: ignore[attr-defined]  # (_kernel_log_block._direct)
+
+
 def _finish(st: _Log) -> KernelLog:
     """The result of a pass (_Log) once every block is read; ParseError when no line was the kernel's."""
     n = st.lines
@@ -456,7 +471,8 @@ def _finish(st: _Log) -> KernelLog:
                      tuple(iommu["faults"]), iommu["total"], st.loads,
                      st.loaded[0] if st.loaded else None, st.loaded[1] if st.loaded else None, window,
                      tuple(GpuUuid(u, b, n) for u, (b, n) in st.uuids.items()), resets, tuple(st.health),
-                     st.health_total, _last_time(st.hist[-200:], kmsg), events=tuple(st.ev.events),
+                     st.health_total, _last_time([s[:STAMP_CHARS] for s in st.hist[-200:]], kmsg),
+                     events=tuple(st.ev.events),
                      events_total=st.ev.total, event_counts=dict(sorted(st.ev.counts.items())),
                      unrecognised=tuple(st.ev.unrecognised), unrecognised_total=st.ev.unrecognised_total)
 
