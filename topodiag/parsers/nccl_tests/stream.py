@@ -183,6 +183,8 @@ def _sieve(regex: re.Pattern, at: list[int], lines: list[bytes]) -> tuple[list[i
 
 
 _SETTLED, _NO_EFFECT = 1, 2
+_ROW_FIRST = frozenset(b"0123456789+.")  # first bytes that can start a row's size or a cell
+_PRESENT = (-1).__ne__  # over bytes.find's results (`bytes.find`, not `in`: see scan/lines.py untagged_py)
 
 
 def _counted(p: Parser, line: bytes, line_no: int) -> int:
@@ -207,7 +209,7 @@ def _counted_comment(p: Parser, st: bytes) -> int:
     """A comment line past the cut: no effect, a rank line or "# Using devices" (settled), or 0."""
     if st == b"#" or _UNITS_B.match(st):
         return _NO_EFFECT
-    if b"NCCL" in st or not st.isascii() or _SEP_B.search(st):  # bytes and text patterns differ there
+    if st.find(b"NCCL") >= 0 or not st.isascii() or _SEP_B.search(st):  # bytes and text patterns differ there
         return False
     if _DEVICE_B.match(st):
         p.banner = True
@@ -224,7 +226,7 @@ def _counted_row(p: Parser, st: bytes, line_no: int) -> int:
     shape = _plain_shape(p.layout) if p.layout is not None else None
     regex = shape[5] if shape is not None else None
     m = regex.fullmatch(st) if regex is not None else None
-    if m is None or b"[" in st or b"NCCL" in st or m.group(3).lower() in (b"nan", b"inf"):
+    if m is None or st.find(b"[") >= 0 or st.find(b"NCCL") >= 0 or m.group(3).lower() in (b"nan", b"inf"):
         return False
     p.cut_row(line_no, any(m.group(i + 1) not in (b"0", b"N/A") and _wrong(m.group(i + 1)) for i in shape[4]))
     return True
@@ -233,7 +235,7 @@ def _counted_row(p: Parser, st: bytes, line_no: int) -> int:
 def _no_effect(st: bytes, first: bytes) -> int:
     """_NO_EFFECT for a line whose first token can be neither a row's size, a launcher prefix nor a
     cell (and that no failure word or catalogue hint, "_perf" or "NCCL" is in); 0 for the others."""
-    if not first or not 32 < first[0] < 127 or first in b"0123456789+." or b"_perf" in st or b"NCCL" in st:
+    if not first or not 32 < first[0] < 127 or first[0] in _ROW_FIRST or st.find(b"_perf") >= 0 or st.find(b"NCCL") >= 0:
         return False
     if _HINT_B.search(st):  # may be a failure line the catalogue knows: `feed` looks
         return False
@@ -309,7 +311,7 @@ class ChunkReader:
         memo = self.memo
         warn_full = self._warn_full()
         for i, line in zip(keep, picked):
-            if _WARN_B in line and (warn_full or (warn_full := self._warn_full())) and _quiet.dropped_warn(line):
+            if line.find(_WARN_B) >= 0 and (warn_full or (warn_full := self._warn_full())) and _quiet.dropped_warn(line):
                 p.lists_dropped += 1
                 continue
             if p.cut_run is None or i in fails:
@@ -357,9 +359,9 @@ class ChunkReader:
         if held:  # back in order, never sieved
             merged = sorted(list(zip(at, lines)) + held)
             at, lines = [i for i, _ in merged], [b for _, b in merged]
-        breaks = list(itertools.compress(range(len(lines)), map(operator.contains, lines, itertools.repeat(b"count"))))
+        breaks = list(itertools.compress(range(len(lines)), map(_PRESENT, map(bytes.find, lines, itertools.repeat(b"count")))))
         if fails:
-            breaks = sorted(set(breaks) | {k for k, i in enumerate(at) if i in fails})
+            breaks = sorted(set(breaks).union(itertools.compress(range(len(at)), map(fails.__contains__, at))))
         # Regions of lines under one layout: a break ends one unless it is a line fed before (not one
         # that may hold a failure mark) whose recorded effect leaves the layout in force as it is.
         memo = self.memo
