@@ -15,10 +15,11 @@ from hypothesis import strategies as hst
 
 from topodiag.parsers import _foreign, nccl_tests
 from topodiag.parsers.nccl_tests import assemble, quiet
-from topodiag.parsers.nccl_tests_failures import FAIL_WORDS
+from topodiag.parsers.nccl_tests_failures import FAIL_WORDS, recognise
 from topodiag.scan import chunks as _chunks
 from topodiag.scan import lines as _linescan
 from tests.parsers.test_nccl_tests_chunks import FILES, WORDS, _by_chunks, _outcome, _text
+from tests.parsers.test_nccl_tests_failures import ENTRIES
 
 # invented for a test: tqdm's default bar (12 redraws joined by carriage returns, as a terminal log
 # holds them), a training loop's line, a launcher's timestamp before the NCCL prefix
@@ -179,3 +180,34 @@ def test_warn_lines_past_the_cap_are_counted_not_fed(scan, monkeypatch) -> None:
     fed, got, want = _feeds(monkeypatch, text, LIST_CAP=5)
     assert got == want and len(got["warnings"]) == 5
     assert fed < 500
+
+
+def test_text_lines_past_the_cut_are_replayed_not_fed(scan, monkeypatch) -> None:
+    """Past the cut, a line that no state can make a row and that `feed` does nothing with (an elision,
+    a framework's line, a launcher's echo once the test's name is known) or only counts in
+    `lists_dropped` (a catalogued failure line, a row's numbers-only tail, their lists full) is fed once
+    and replayed after (`Parser.op`, "dropped" and "nothing"): what `parse` gives, fed a bounded number
+    of times (without the replay each of these lines of each run is fed)."""
+    failure = next(line for _, line in ENTRIES if recognise(line) is not None and line[:1].isalpha()
+                   and "NCCL" not in line and not any(w.decode() in line for w in FAIL_WORDS))
+    others = ["[...]", "9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA", "[rank4]:[E1016 03:31:38.928] x.cpp:607 y",
+              "root@h:/t# mpirun -np 8 ./build/all_reduce_perf -b 8 -e 1G", "1.5 2.5 3.5 4.5", failure]
+    run = next(_text(p) for p in FILES if p.parent.name == "nccl_tests" and p.suffix == ".txt"
+               and "# nThread" in _text(p) and "#  Rank" in _text(p) and "redop" in _text(p))  # a banner, a header
+    text = (run + "".join(line + "\n" for line in others)) * 60
+    for name, value in dict(RUN_ROWS_CAP=1, DEVICE_CAP=1, LIST_CAP=2, _BULK_MIN=3).items():
+        monkeypatch.setattr(nccl_tests, name, value)
+    want = _outcome(nccl_tests.parse, text)
+    fed = dict.fromkeys(others, 0)
+    real = assemble.Parser.feed
+
+    def counted(self, line_no, line, *args):
+        if line in fed:
+            fed[line] += 1
+        return real(self, line_no, line, *args)
+
+    monkeypatch.setattr(assemble.Parser, "feed", counted)
+    got = _outcome(nccl_tests.parse_binary, io.BytesIO(text.encode("utf-8")))
+    assert got == want and len(got["failures"]) == 2 and got["failures_total"] >= 60  # the catalogued line of each run
+    assert any("further per-line notes" in n for n in got["notes"]), got["notes"]
+    assert all(n <= 4 for n in fed.values()), fed  # the run cut after the first; the lists full after the second
