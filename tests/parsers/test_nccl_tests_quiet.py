@@ -15,6 +15,7 @@ from hypothesis import strategies as hst
 
 from topodiag.parsers import _foreign, nccl_tests
 from topodiag.parsers.nccl_tests import assemble, quiet
+from topodiag.parsers.nccl_tests.quiet import dropped_warn
 from topodiag.parsers.nccl_tests_failures import FAIL_WORDS, recognise
 from topodiag.scan import chunks as _chunks
 from topodiag.scan import lines as _linescan
@@ -211,3 +212,19 @@ def test_text_lines_past_the_cut_are_replayed_not_fed(scan, monkeypatch) -> None
     assert got == want and len(got["failures"]) == 2 and got["failures_total"] >= 60  # the catalogued line of each run
     assert any("further per-line notes" in n for n in got["notes"]), got["notes"]
     assert all(n <= 4 for n in fed.values()), fed  # the run cut after the first; the lists full after the second
+
+
+WARN_PARTS = hst.sampled_from(["node1:1:1 [0] ", "NCCL WARN ", " NCCL WARN ", "NCCL INFO", " NCCL INFO ", "NCCL TRACE",
+                               "%|", "%", "|", "x", " ", "\xe9", "socket error", "NCCL WARN"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=hst.lists(hst.tuples(hst.lists(WARN_PARTS, min_size=1, max_size=6).map("".join), hst.booleans()),
+                       max_size=20))
+def test_warn_lines_split_at_once_are_those_dropped_warn_takes(lines) -> None:
+    """`split_dropped_warns` (maps over the lines) against `dropped_warn` line by line, giant lines too."""
+    picked = [(text + ("y" * _foreign.LONG_LINE if giant else "")).encode() for text, giant in lines]
+    keep = [3 * k + 1 for k in range(len(picked))]
+    taken = [dropped_warn(line) for line in picked]
+    want = ([i for i, t in zip(keep, taken) if not t], [b for b, t in zip(picked, taken) if not t], sum(taken))
+    assert quiet.split_dropped_warns(keep, picked) == want

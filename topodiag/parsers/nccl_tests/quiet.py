@@ -132,6 +132,26 @@ def dropped_warn(line: bytes) -> bool:
             and line.find(b"NCCL TRACE") < 0 and line.find(BAR) < 0)  # (find, not `in`: see scan/lines.py)
 
 
+def split_dropped_warns(keep: list[int], picked: list[bytes]) -> tuple[list[int], list[bytes], int]:
+    """(keep, picked) without the lines `dropped_warn` takes, and how many those are: C-level maps over
+    the lines, then over the WARN lines (the same tests as `dropped_warn`)."""
+    at = list(itertools.compress(range(len(picked)), map((-1).__ne__, map(bytes.find, picked, itertools.repeat(_WARN)))))
+    if not at:
+        return keep, picked, 0
+    warns = [picked[k] for k in at]
+    ok = map(LONG_LINE.__ge__, map(len, warns))
+    for needle in (b"NCCL INFO", b"NCCL TRACE", BAR):
+        ok = map(operator.and_, ok, map((-1).__eq__, map(bytes.find, warns, itertools.repeat(needle))))
+    mask = bytearray(b"\x01") * len(picked)
+    n = 0
+    for k in itertools.compress(at, list(ok)):
+        mask[k] = 0
+        n += 1
+    if not n:
+        return keep, picked, 0
+    return list(itertools.compress(keep, mask)), list(itertools.compress(picked, mask)), n
+
+
 # Lines of no effect (a training loop's "step 12 | train loss 0.5 | lr 3e-4" lines, a launcher's or a
 # framework's chatter): once the parser has its first text, `feed` does nothing with a line that holds no
 # "NCCL", no "_perf", no word of a catalogued failure line (nccl_tests_failures.HINT_RE: its literals,

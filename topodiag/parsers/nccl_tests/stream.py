@@ -173,13 +173,27 @@ _USING_LINE_B = re.compile((_WS_S + r"#\s*Using devices\b" + _ASCII_S + r".*").e
 _SETTLED_B = re.compile(b"|".join(b"(?:" + r.pattern + b")" for r in (_QUIET_B, _RANK_B, _USING_LINE_B)))
 
 
-def _sieve(regex: re.Pattern, at: list[int], lines: list[bytes]) -> tuple[list[int], list[bytes], list[bytes]]:
-    """(indices, lines) of the lines `regex` does not fullmatch, and the lines it does."""
+def _sieve(regex: re.Pattern, at: list[int], lines: list[bytes],
+           spared: list[int] = ()) -> tuple[list[int], list[bytes], list[bytes]]:
+    """(indices, lines) of the lines `regex` does not fullmatch or that are `spared` (positions in
+    `lines`), and the lines it does."""
     hit = list(map(regex.fullmatch, lines))
+    for k in spared:
+        hit[k] = None
     if not any(hit):
         return at, lines, []
     miss = list(map(operator.not_, hit))
     return list(itertools.compress(at, miss)), list(itertools.compress(lines, miss)), list(itertools.compress(lines, hit))
+
+
+def _positions(at: list[int], fails: set[int]) -> list[int]:
+    """The positions in `at` (sorted indices) of the indices in `fails` that it holds, in order."""
+    found = []
+    for i in fails:
+        k = bisect.bisect_left(at, i)
+        if k < len(at) and at[k] == i:
+            found.append(k)
+    return sorted(found)
 
 
 _SETTLED, _NO_EFFECT = 1, 2
@@ -340,28 +354,23 @@ class ChunkReader:
     def _past_the_cut(self, base: int, keep: list[int], picked, fails: set[int]) -> None:
         """A chunk's lines past the cut: what `_each` does, with the lines of no effect, the rank lines
         and the plain rows of the layout in force settled in bulk (`_sieve`); the rest, in order, by
-        `_each`. Lines that may hold a failure mark go to `_each` (they are never sieved)."""
+        `_each`. Lines that may hold a failure mark go to `_each` (they are never sieved); with the WARN
+        list full, the WARN lines `_each` would only count are counted first (quiet.py)."""
         p = self.p
-        at, lines = list(keep), list(picked)
-        held: list[tuple[int, bytes]] = []
-        if fails:
-            quiet = list(map(fails.__contains__, at))
-            held = list(zip(itertools.compress(at, quiet), itertools.compress(lines, quiet)))
-            loud = list(map(operator.not_, quiet))
-            at, lines = list(itertools.compress(at, loud)), list(itertools.compress(lines, loud))
-        at, lines, settled = _sieve(_SETTLED_B, at, lines)  # one pass; then which, over those only
+        at, lines = keep, picked
+        if self._warn_full():  # the WARN lines `_each` would only count, counted at once
+            at, lines, n_warns = _quiet.split_dropped_warns(at, lines)
+            p.lists_dropped += n_warns
+        at, lines, settled = _sieve(_SETTLED_B, at, lines, _positions(at, fails))  # one pass; then which
         if settled:  # the three kinds exclude each other: the rank lines are the others (their pattern costs most)
             n_using = sum(map(bool, map(_USING_LINE_B.fullmatch, settled)))
             n_rank = len(settled) - n_using - sum(map(bool, map(_QUIET_B.fullmatch, settled)))
             p.devices_dropped += n_rank
             if n_rank or n_using:
                 p.banner = True
-        if held:  # back in order, never sieved
-            merged = sorted(list(zip(at, lines)) + held)
-            at, lines = [i for i, _ in merged], [b for _, b in merged]
         breaks = list(itertools.compress(range(len(lines)), map(_PRESENT, map(bytes.find, lines, itertools.repeat(b"count")))))
         if fails:
-            breaks = sorted(set(breaks).union(itertools.compress(range(len(at)), map(fails.__contains__, at))))
+            breaks = sorted(set(breaks).union(_positions(at, fails)))
         # Regions of lines under one layout: a break ends one unless it is a line fed before (not one
         # that may hold a failure mark) whose recorded effect leaves the layout in force as it is.
         memo = self.memo
