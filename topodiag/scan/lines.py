@@ -34,7 +34,6 @@ TRACE_TAG = b" NCCL TRACE "
 # a tagged line that the nccl-tests reader still reads: nothing printable after its last tag
 _INFO_END_RE = re.compile(rb" NCCL (?:INFO|TRACE) [^!-~\n]*$", re.M)
 _NOT_PRINTABLE = bytes(0 if 0x21 <= b <= 0x7E else 1 for b in range(256))  # bytes.translate: 1 outside "!".."~"
-_ABSENT, _PRESENT = (-1).__eq__, (-1).__ne__  # over bytes.find's results
 
 
 # the INFO/TRACE tags of a line whose text is read (each text runs to the end of the line: a line of
@@ -47,18 +46,19 @@ def untagged_py(c: bytes) -> tuple[int, list[int], list[bytes]]:
     """(n, keep, picked): the chunk's lines as `c.split(b"\\n")` cuts them (no line after a final
     newline): their count; the indices of the non-empty lines without " NCCL INFO " or " NCCL TRACE "
     and of the lines whose last such tag is followed by nothing but bytes outside "!".."~"; those
-    lines. (Every test is a C-level map over the lines; `bytes.find`, not `in`: a `in` test on bytes
-    first tries the needle as an int, and the error it raises and clears costs more than the search.)"""
+    lines. (Every test is a C-level map over the lines; `bytes.count`, not `in`: a `in` test on bytes
+    first tries the needle as an int, and the error it raises and clears costs more than the search;
+    the count is itself the mask of the lines that hold the needle.)"""
     lines = c.split(b"\n")
     if c.endswith(b"\n"):
         lines.pop()
     n = len(lines)
-    where = list(map(bytes.find, lines, itertools.repeat(INFO_TAG)))
-    keep = list(itertools.compress(range(n), map(_ABSENT, where)))
+    tagged = list(map(bytes.count, lines, itertools.repeat(INFO_TAG)))
+    keep = list(itertools.compress(range(n), map(operator.not_, tagged)))
     picked = _pick(lines, keep)
     # (the TRACE tag looked for in the lines left only: a fifth of a busy log's, where a look over the
     # whole chunk would cost a pass)
-    trace = list(map(_PRESENT, map(bytes.find, picked, itertools.repeat(TRACE_TAG))))
+    trace = list(map(bytes.count, picked, itertools.repeat(TRACE_TAG)))
     traced: list[int] = []
     if any(trace):
         traced = list(itertools.compress(keep, trace))
@@ -68,18 +68,17 @@ def untagged_py(c: bytes) -> tuple[int, list[int], list[bytes]]:
         ok = list(map(bool, picked))
         keep, picked = list(itertools.compress(keep, ok)), list(itertools.compress(picked, ok))
     if len(keep) < n:
-        extra = _bare_tags(lines, where, traced)
+        extra = _bare_tags(lines, tagged, traced)
         if extra:
             keep = sorted(set(keep).union(extra))
             picked = _pick(lines, keep)
     return n, keep, list(picked)
 
 
-def _bare_tags(lines: list[bytes], where: list[int], traced: list[int]) -> list[int]:
-    """Indices of the tagged lines (`where`: each line's INFO tag, -1 for none; `traced`: the lines with
+def _bare_tags(lines: list[bytes], info: list[int], traced: list[int]) -> list[int]:
+    """Indices of the tagged lines (`info`: each line's count of INFO tags; `traced`: the lines with
     only a TRACE tag) whose last tag is followed by nothing printable. Such a line ends in a byte outside
     "!".."~" (the tag's own last byte, a blank, is one), so only those lines are searched."""
-    info = list(map(_PRESENT, where))
     last = bytes(map(operator.itemgetter(-1), itertools.compress(lines, info))).translate(_NOT_PRINTABLE)
     extra = []
     if 1 in last:

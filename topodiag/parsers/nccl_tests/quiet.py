@@ -73,7 +73,7 @@ def _bar_free(picked: list[bytes], blob: bytes) -> tuple[list[int], list[bytes]]
     if _linescan.compiled is not None:
         _, at, loud = _linescan.compiled.lines_without(blob, (BAR,))
         return at, loud
-    mask = list(map((-1).__eq__, map(bytes.find, picked, itertools.repeat(BAR))))
+    mask = list(map(operator.not_, map(bytes.count, picked, itertools.repeat(BAR))))  # (count, not `in`: scan/lines.py)
     return list(itertools.compress(range(len(picked)), mask)), list(itertools.compress(picked, mask))
 
 
@@ -135,13 +135,13 @@ def dropped_warn(line: bytes) -> bool:
 def split_dropped_warns(keep: list[int], picked: list[bytes]) -> tuple[list[int], list[bytes], int]:
     """(keep, picked) without the lines `dropped_warn` takes, and how many those are: C-level maps over
     the lines, then over the WARN lines (the same tests as `dropped_warn`)."""
-    at = list(itertools.compress(range(len(picked)), map((-1).__ne__, map(bytes.find, picked, itertools.repeat(_WARN)))))
+    at = list(itertools.compress(range(len(picked)), map(bytes.count, picked, itertools.repeat(_WARN))))
     if not at:
         return keep, picked, 0
     warns = [picked[k] for k in at]
     ok = map(LONG_LINE.__ge__, map(len, warns))
     for needle in (b"NCCL INFO", b"NCCL TRACE", BAR):
-        ok = map(operator.and_, ok, map((-1).__eq__, map(bytes.find, warns, itertools.repeat(needle))))
+        ok = map(operator.and_, ok, map(operator.not_, map(bytes.count, warns, itertools.repeat(needle))))
     mask = bytearray(b"\x01") * len(picked)
     n = 0
     for k in itertools.compress(at, list(ok)):

@@ -198,7 +198,6 @@ def _positions(at: list[int], fails: set[int]) -> list[int]:
 
 _SETTLED, _NO_EFFECT = 1, 2
 _ROW_FIRST = frozenset(b"0123456789+.")  # first bytes that can start a row's size or a cell
-_PRESENT = (-1).__ne__  # over bytes.find's results (`bytes.find`, not `in`: see scan/lines.py untagged_py)
 
 
 def _counted(p: Parser, line: bytes, line_no: int) -> int:
@@ -368,7 +367,7 @@ class ChunkReader:
             p.devices_dropped += n_rank
             if n_rank or n_using:
                 p.banner = True
-        breaks = list(itertools.compress(range(len(lines)), map(_PRESENT, map(bytes.find, lines, itertools.repeat(b"count")))))
+        breaks = list(itertools.compress(range(len(lines)), map(bytes.count, lines, itertools.repeat(b"count"))))
         if fails:
             breaks = sorted(set(breaks).union(_positions(at, fails)))
         # Regions of lines under one layout: a break ends one unless it is a line fed before (not one
