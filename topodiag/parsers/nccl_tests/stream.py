@@ -170,7 +170,10 @@ _QUIET_B = re.compile((_WS_S + r"#(?:" + _WS_S + r"|\s*(?:\(B\)|out-of-place)\s+
 assert _DEVICE_RE.pattern.startswith(r"^#\s*Rank")
 _RANK_B = re.compile((_WS_S + r"#\s*Rank" + _ASCII_S + _DEVICE_RE.pattern[len(r"^#\s*Rank"):]).encode())
 _USING_LINE_B = re.compile((_WS_S + r"#\s*Using devices\b" + _ASCII_S + r".*").encode())
-_SETTLED_B = re.compile(b"|".join(b"(?:" + r.pattern + b")" for r in (_QUIET_B, _RANK_B, _USING_LINE_B)))
+_SETTLED_PREFIX = (_WS_S + "#").encode()  # the three patterns' common start, matched once
+assert all(r.pattern.startswith(_SETTLED_PREFIX) for r in (_QUIET_B, _RANK_B, _USING_LINE_B))
+_SETTLED_B = re.compile(_SETTLED_PREFIX + b"(?:" + b"|".join(b"(?:" + r.pattern[len(_SETTLED_PREFIX):] + b")"
+                                                          for r in (_QUIET_B, _RANK_B, _USING_LINE_B)) + b")")
 
 
 def _sieve(regex: re.Pattern, at: list[int], lines: list[bytes],
@@ -367,6 +370,7 @@ class ChunkReader:
             p.devices_dropped += n_rank
             if n_rank or n_using:
                 p.banner = True
+        at, lines = self._without_nothing(at, lines, fails)
         breaks = list(itertools.compress(range(len(lines)), map(bytes.count, lines, itertools.repeat(b"count"))))
         if fails:
             breaks = sorted(set(breaks).union(_positions(at, fails)))
@@ -383,6 +387,16 @@ class ChunkReader:
             self._each(base, at[b:b + 1], lines[b:b + 1], fails)
             start = b + 1
         self._region(base, at[start:], lines[start:], fails)
+
+    def _without_nothing(self, at: list[int], lines: list[bytes], fails: set[int]) -> tuple[list[int], list[bytes]]:
+        """The lines without those whose recorded effect is nothing (`_each` would replay NOTHING: a
+        line's memo is never read where it may hold a failure mark, so those stay)."""
+        mask = bytearray(map(operator.is_not, map(self.memo.get, lines), itertools.repeat(NOTHING)))
+        for k in _positions(at, fails):
+            mask[k] = 1
+        if all(mask):
+            return at, lines
+        return list(itertools.compress(at, mask)), list(itertools.compress(lines, mask))
 
     def _region(self, base: int, at: list[int], lines: list[bytes], fails: set[int]) -> None:
         """Lines under one layout: its plain rows counted at once, the others one by one in order."""
