@@ -55,12 +55,6 @@ def _has_tag(line: bytes) -> bool:
     return _INFO_B in line or _TRACE_B in line
 
 
-def _line_ends(lines: list[bytes]) -> list[int]:
-    """Where each line of a chunk ends (the offset of its newline): bisect_right(ends, pos) is the
-    index of the line holding the byte at pos."""
-    return list(map(operator.add, itertools.accumulate(map(len, lines)), range(len(lines))))
-
-
 def _first_info_fact(c: bytes, lines: list[bytes], mark: bytes, regex: re.Pattern) -> Optional[int]:
     """Index of the chunk's first INFO/TRACE line whose text `regex` finds something in."""
     pos = c.find(mark)
@@ -79,17 +73,23 @@ def _first_info_fact(c: bytes, lines: list[bytes], mark: bytes, regex: re.Patter
 def _fail_lines(keep: list[int], picked, blob: bytes) -> set[int]:
     """Indices (in the chunk) of the picked lines that hold one of the failure words (FAIL_WORDS, found in
     bytes: the words are ASCII; quiet.py `fail_words`), searched in the picked lines only (`blob`: joined
-    by newlines)."""
+    by newlines). The line of each place found: the newlines counted from the place before (one pass
+    over the blob at most, where the ends of all its lines would cost a pass and a list)."""
     present = _quiet.fail_words(blob)
     if not present:
         return set()
-    ends = _line_ends(list(picked))
-    found = set()
+    places = []
     for w in present:
         pos = blob.find(w)
         while pos >= 0:
-            found.add(keep[bisect.bisect_right(ends, pos)])
+            places.append(pos)
             pos = blob.find(w, pos + 1)
+    found = set()
+    line = last = 0
+    for pos in sorted(places):
+        line += blob.count(b"\n", last, pos)
+        last = pos
+        found.add(keep[line])
     return found
 
 
