@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hst
 
 from topodiag.parsers import _foreign, nccl_tests
-from topodiag.parsers.nccl_tests import assemble, quiet
+from topodiag.parsers.nccl_tests import assemble, quiet, stream
 from topodiag.parsers.nccl_tests.quiet import dropped_warn
 from topodiag.parsers.nccl_tests_failures import FAIL_WORDS, recognise
 from topodiag.scan import chunks as _chunks
@@ -228,3 +228,15 @@ def test_warn_lines_split_at_once_are_those_dropped_warn_takes(lines) -> None:
     taken = [dropped_warn(line) for line in picked]
     want = ([i for i, t in zip(keep, taken) if not t], [b for b, t in zip(picked, taken) if not t], sum(taken))
     assert quiet.split_dropped_warns(keep, picked) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=hst.lists(hst.lists(BLOB_WORDS.filter(lambda w: "\n" not in w), min_size=1, max_size=5).map("".join),
+                       max_size=12))
+def test_failure_lines_found_are_those_holding_a_word(lines) -> None:
+    """stream.py `_fail_lines` (each place's line by the newlines counted from the one before) against
+    the lines' own look."""
+    picked = [line.encode() for line in lines]
+    keep = [2 * k + 5 for k in range(len(picked))]
+    want = {i for i, line in zip(keep, picked) if any(w in line for w in FAIL_WORDS)}
+    assert stream._fail_lines(keep, picked, b"\n".join(picked)) == want
