@@ -81,9 +81,13 @@ def _bare_tags(lines: list[bytes], info: list[int], traced: list[int]) -> list[i
     "!".."~" (the tag's own last byte, a blank, is one), so only those lines are searched."""
     last = bytes(map(operator.itemgetter(-1), itertools.compress(lines, info))).translate(_NOT_PRINTABLE)
     extra = []
-    if 1 in last:
+    j = last.find(1)
+    if j >= 0:
         at = list(itertools.compress(range(len(lines)), info))
-        extra = [at[j] for j in itertools.compress(range(len(last)), last) if _INFO_END_RE.search(lines[at[j]])]
+        while j >= 0:  # (a few lines: found by find, not by a pass over every tagged line)
+            if _INFO_END_RE.search(lines[at[j]]):
+                extra.append(at[j])
+            j = last.find(1, j + 1)
     return extra + [i for i in traced if lines[i][-1] not in _PRINTABLE and _INFO_END_RE.search(lines[i])]
 
 
