@@ -16,7 +16,8 @@ it. Every other line goes to `feed` as before.
 
 An NCCL WARN line once the WARN list is full and the facts the parser reads from NCCL lines are known
 is settled in `ChunkReader._each` by `dropped_warn` (a few substring tests on its bytes): all `feed`
-would do is count it in `lists_dropped`.
+would do is count it in `lists_dropped`. Past the cut, with the list full when a chunk starts, the
+chunk's such lines are taken out and counted at once (`split_dropped_warns`: the same tests, as maps).
 """
 
 from __future__ import annotations

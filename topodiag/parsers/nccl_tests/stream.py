@@ -320,8 +320,9 @@ class ChunkReader:
 
     def _each(self, base: int, keep, picked, fails) -> None:
         """Lines one by one; past the cut, a line fed before whose effect was recorded (`Parser.op`:
-        the banner, header and summary lines a cluster's runs repeat) is replayed without being read
-        again (`replay`), and `_counted` settles most of the others."""
+        the banner, header and summary lines a cluster's runs repeat; a line of text that does nothing
+        or is only counted, its list full) is replayed without being read again (`replay`), and
+        `_counted` settles most of the others."""
         p = self.p
         feed = p.feed
         memo = self.memo
