@@ -218,3 +218,21 @@ def test_right_row_pattern_is_its_plain_form(header, cells, extra, off, blanks, 
         tokens[off[0] % len(tokens)] = off[1]
     line = (indent + blanks.join(tokens) + tail).encode()
     assert bool(fast.fullmatch(line)) == bool(plain.fullmatch(line))
+
+
+def test_settled_kinds_are_those_of_the_three_patterns() -> None:
+    """stream.py's one settled pattern names the kind of each line it takes (`lastgroup`) as its three
+    patterns would, on every line of the fixtures and on a few written around them."""
+    from topodiag.parsers.nccl_tests import stream
+    lines = [line.encode() for p in FILES for line in _text(p).splitlines()]
+    lines += [b"#", b"  #  ", b"#  Rank  0 Group  0 Pid  1 on h device  0 [0x07] NVIDIA A100", b"# Using devices",
+              b"#  Rank  0 Pid 1 on h device 0 [0x07] NCCL", b"#        (B)    (elements)", b"#Using devicesX",
+              b"#  out-of-place  in-place", b"# Using devices \xe9"]
+    seen = set()
+    for line in lines:
+        m = stream._SETTLED_B.fullmatch(line)
+        want = [kind for kind, rx in (("quiet", stream._QUIET_B), ("rank", stream._RANK_B),
+                                      ("using", stream._USING_LINE_B)) if rx.fullmatch(line)]
+        assert len(want) <= 1 and (m.lastgroup if m else None) == (want[0] if want else None), line
+        seen.update(want)
+    assert seen == {"quiet", "rank", "using"}

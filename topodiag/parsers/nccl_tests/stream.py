@@ -170,23 +170,26 @@ _QUIET_B = re.compile((_WS_S + r"#(?:" + _WS_S + r"|\s*(?:\(B\)|out-of-place)\s+
 assert _DEVICE_RE.pattern.startswith(r"^#\s*Rank")
 _RANK_B = re.compile((_WS_S + r"#\s*Rank" + _ASCII_S + _DEVICE_RE.pattern[len(r"^#\s*Rank"):]).encode())
 _USING_LINE_B = re.compile((_WS_S + r"#\s*Using devices\b" + _ASCII_S + r".*").encode())
-_SETTLED_PREFIX = (_WS_S + "#").encode()  # the three patterns' common start, matched once
+# (the three patterns' common start matched once; each ends in an empty group named for its kind: the
+# last group a match closes, its `lastgroup`)
+_SETTLED_PREFIX = (_WS_S + "#").encode()
 assert all(r.pattern.startswith(_SETTLED_PREFIX) for r in (_QUIET_B, _RANK_B, _USING_LINE_B))
-_SETTLED_B = re.compile(_SETTLED_PREFIX + b"(?:" + b"|".join(b"(?:" + r.pattern[len(_SETTLED_PREFIX):] + b")"
-                                                          for r in (_QUIET_B, _RANK_B, _USING_LINE_B)) + b")")
+_SETTLED_B = re.compile(_SETTLED_PREFIX + b"(?:" + b"|".join(
+    b"(?:" + r.pattern[len(_SETTLED_PREFIX):] + b")(?P<" + kind + b">)"
+    for r, kind in ((_QUIET_B, b"quiet"), (_RANK_B, b"rank"), (_USING_LINE_B, b"using"))) + b")")
 
 
 def _sieve(regex: re.Pattern, at: list[int], lines: list[bytes],
-           spared: list[int] = ()) -> tuple[list[int], list[bytes], list[bytes]]:
+           spared: list[int] = ()) -> tuple[list[int], list[bytes], list[re.Match]]:
     """(indices, lines) of the lines `regex` does not fullmatch or that are `spared` (positions in
-    `lines`), and the lines it does."""
+    `lines`), and the matches of the others."""
     hit = list(map(regex.fullmatch, lines))
     for k in spared:
         hit[k] = None
     if not any(hit):
         return at, lines, []
     miss = list(map(operator.not_, hit))
-    return list(itertools.compress(at, miss)), list(itertools.compress(lines, miss)), list(itertools.compress(lines, hit))
+    return list(itertools.compress(at, miss)), list(itertools.compress(lines, miss)), list(itertools.compress(hit, hit))
 
 
 def _positions(at: list[int], fails: set[int]) -> list[int]:
@@ -200,6 +203,7 @@ def _positions(at: list[int], fails: set[int]) -> list[int]:
 
 
 _SETTLED, _NO_EFFECT = 1, 2
+_KIND = operator.attrgetter("lastgroup")
 _ROW_FIRST = frozenset(b"0123456789+.")  # first bytes that can start a row's size or a cell
 
 
@@ -365,9 +369,9 @@ class ChunkReader:
             at, lines, n_warns = _quiet.split_dropped_warns(at, lines)
             p.lists_dropped += n_warns
         at, lines, settled = _sieve(_SETTLED_B, at, lines, _positions(at, fails))  # one pass; then which
-        if settled:  # the three kinds exclude each other: the rank lines are the others (their pattern costs most)
-            n_using = sum(map(bool, map(_USING_LINE_B.fullmatch, settled)))
-            n_rank = len(settled) - n_using - sum(map(bool, map(_QUIET_B.fullmatch, settled)))
+        if settled:  # which kind each: the three exclude each other
+            kinds = list(map(_KIND, settled))
+            n_using, n_rank = kinds.count("using"), kinds.count("rank")
             p.devices_dropped += n_rank
             if n_rank or n_using:
                 p.banner = True
