@@ -133,21 +133,27 @@ def dropped_warn(line: bytes) -> bool:
             and line.find(b"NCCL TRACE") < 0 and line.find(BAR) < 0)  # (find, not `in`: see scan/lines.py)
 
 
+_WARN_READ = (b"NCCL INFO", b"NCCL TRACE", BAR)  # a WARN line that holds one is read by `feed`
+
+
 def split_dropped_warns(keep: list[int], picked: list[bytes]) -> tuple[list[int], list[bytes], int]:
     """(keep, picked) without the lines `dropped_warn` takes, and how many those are: C-level maps over
-    the lines, then over the WARN lines (the same tests as `dropped_warn`)."""
+    the lines, then over the WARN lines (the same tests as `dropped_warn`; where none of the WARN lines
+    is too long or holds a needle that makes `feed` read it, found in their joined bytes, all are taken)."""
     at = list(itertools.compress(range(len(picked)), map(bytes.count, picked, itertools.repeat(_WARN))))
     if not at:
         return keep, picked, 0
     warns = [picked[k] for k in at]
-    ok = map(LONG_LINE.__ge__, map(len, warns))
-    for needle in (b"NCCL INFO", b"NCCL TRACE", BAR):
-        ok = map(operator.and_, ok, map(operator.not_, map(bytes.count, warns, itertools.repeat(needle))))
+    blob = b"\n".join(warns)
+    if max(map(len, warns)) > LONG_LINE or any(blob.find(x) >= 0 for x in _WARN_READ):
+        ok = map(LONG_LINE.__ge__, map(len, warns))
+        for needle in _WARN_READ:
+            ok = map(operator.and_, ok, map(operator.not_, map(bytes.count, warns, itertools.repeat(needle))))
+        at = list(itertools.compress(at, list(ok)))
     mask = bytearray(b"\x01") * len(picked)
-    n = 0
-    for k in itertools.compress(at, list(ok)):
+    n = len(at)
+    for k in at:
         mask[k] = 0
-        n += 1
     if not n:
         return keep, picked, 0
     return list(itertools.compress(keep, mask)), list(itertools.compress(picked, mask)), n
