@@ -190,3 +190,49 @@ def test_runs_past_the_cut_are_read_in_bounded_memory(monkeypatch) -> None:
     assert (r1.runs, r8.runs) == (150, 1200) and len(r1.rows) == len(r8.rows) == 240  # 10 runs kept in each
     assert any("1190 runs (from run 11 of 1200) not kept" in n for n in r8.notes)
     assert big <= 1.25 * small + (256 << 10), (small, big)
+
+
+CELLS = hst.sampled_from(["0", "12.5", "1.", ".5", "1e3", "2.5E-04", "0e+00", "N/A", "5", "007"])
+OFF = hst.sampled_from(["1.2.3", "-1", "x", "nan", "NCCL", "x[1]", "1.5", "half_", "e5", "+1", "-"])
+HEADERS = ["#  size  count  type  redop  root  time  algbw  busbw #wrong  time  algbw  busbw #wrong",
+           "#  size  count  type  redop  time  algbw  busbw  error  time  algbw  busbw  error",
+           "#  size  count  type  time  algbw  busbw #wrong  time  algbw  busbw #wrong"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(header=hst.sampled_from(HEADERS), cells=hst.lists(CELLS, min_size=12, max_size=12),
+       extra=hst.sampled_from([0, 0, 0, -1, 1]), off=hst.one_of(hst.none(), hst.tuples(hst.integers(0, 13), OFF)),
+       blanks=hst.sampled_from([" ", "  ", "\t", " \t "]), indent=hst.sampled_from(["", "   ", "\t"]),
+       tail=hst.sampled_from(["", " ", "\r", " \x0b"]))
+def test_right_row_pattern_is_its_plain_form(header, cells, extra, off, blanks, indent, tail) -> None:
+    """read.py `_right_row_b`, written with possessive runs and the number first in each cell, matches
+    the lines its plain form (every run giving back) matches: rows of the layout, a cell more or less,
+    a token off."""
+    from topodiag.parsers.nccl_tests.read import _header_layout, _plain_shape
+    import re
+    layout = _header_layout(header.lstrip("#").split())
+    fast = _plain_shape(layout)[6]
+    plain = re.compile(fast.pattern.replace(b"++", b"+").replace(b"*+", b"*"))
+    tokens = ["1024", "256", "float", "sum", "-1"][:len(layout.lead)] + cells[:len(layout.oop) + len(layout.ip) + extra]
+    if off is not None:
+        tokens[off[0] % len(tokens)] = off[1]
+    line = (indent + blanks.join(tokens) + tail).encode()
+    assert bool(fast.fullmatch(line)) == bool(plain.fullmatch(line))
+
+
+def test_settled_kinds_are_those_of_the_three_patterns() -> None:
+    """stream.py's one settled pattern names the kind of each line it takes (`lastgroup`) as its three
+    patterns would, on every line of the fixtures and on a few written around them."""
+    from topodiag.parsers.nccl_tests import stream
+    lines = [line.encode() for p in FILES for line in _text(p).splitlines()]
+    lines += [b"#", b"  #  ", b"#  Rank  0 Group  0 Pid  1 on h device  0 [0x07] NVIDIA A100", b"# Using devices",
+              b"#  Rank  0 Pid 1 on h device 0 [0x07] NCCL", b"#        (B)    (elements)", b"#Using devicesX",
+              b"#  out-of-place  in-place", b"# Using devices \xe9"]
+    seen = set()
+    for line in lines:
+        m = stream._SETTLED_B.fullmatch(line)
+        want = [kind for kind, rx in (("quiet", stream._QUIET_B), ("rank", stream._RANK_B),
+                                      ("using", stream._USING_LINE_B)) if rx.fullmatch(line)]
+        assert len(want) <= 1 and (m.lastgroup if m else None) == (want[0] if want else None), line
+        seen.update(want)
+    assert seen == {"quiet", "rank", "using"}

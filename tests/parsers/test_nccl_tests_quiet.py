@@ -14,11 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hst
 
 from topodiag.parsers import _foreign, nccl_tests
-from topodiag.parsers.nccl_tests import assemble, quiet
-from topodiag.parsers.nccl_tests_failures import FAIL_WORDS
+from topodiag.parsers.nccl_tests import assemble, quiet, stream
+from topodiag.parsers.nccl_tests.quiet import dropped_warn
+from topodiag.parsers.nccl_tests_failures import FAIL_WORDS, recognise
 from topodiag.scan import chunks as _chunks
 from topodiag.scan import lines as _linescan
 from tests.parsers.test_nccl_tests_chunks import FILES, WORDS, _by_chunks, _outcome, _text
+from tests.parsers.test_nccl_tests_failures import ENTRIES
 
 # invented for a test: tqdm's default bar (12 redraws joined by carriage returns, as a terminal log
 # holds them), a training loop's line, a launcher's timestamp before the NCCL prefix
@@ -179,3 +181,62 @@ def test_warn_lines_past_the_cap_are_counted_not_fed(scan, monkeypatch) -> None:
     fed, got, want = _feeds(monkeypatch, text, LIST_CAP=5)
     assert got == want and len(got["warnings"]) == 5
     assert fed < 500
+
+
+def test_text_lines_past_the_cut_are_replayed_not_fed(scan, monkeypatch) -> None:
+    """Past the cut, a line that no state can make a row and that `feed` does nothing with (an elision,
+    a framework's line, a launcher's echo once the test's name is known) or only counts in
+    `lists_dropped` (a catalogued failure line, a row's numbers-only tail, their lists full) is fed once
+    and replayed after (`Parser.op`, "dropped" and "nothing"): what `parse` gives, fed a bounded number
+    of times (without the replay each of these lines of each run is fed)."""
+    failure = next(line for _, line in ENTRIES if recognise(line) is not None and line[:1].isalpha()
+                   and "NCCL" not in line and not any(w.decode() in line for w in FAIL_WORDS))
+    others = ["[...]", "9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA", "[rank4]:[E1016 03:31:38.928] x.cpp:607 y",
+              "root@h:/t# mpirun -np 8 ./build/all_reduce_perf -b 8 -e 1G", "1.5 2.5 3.5 4.5", failure]
+    run = next(_text(p) for p in FILES if p.parent.name == "nccl_tests" and p.suffix == ".txt"
+               and "# nThread" in _text(p) and "#  Rank" in _text(p) and "redop" in _text(p))  # a banner, a header
+    text = (run + "".join(line + "\n" for line in others)) * 60
+    for name, value in dict(RUN_ROWS_CAP=1, DEVICE_CAP=1, LIST_CAP=2, _BULK_MIN=3).items():
+        monkeypatch.setattr(nccl_tests, name, value)
+    want = _outcome(nccl_tests.parse, text)
+    fed = dict.fromkeys(others, 0)
+    real = assemble.Parser.feed
+
+    def counted(self, line_no, line, *args):
+        if line in fed:
+            fed[line] += 1
+        return real(self, line_no, line, *args)
+
+    monkeypatch.setattr(assemble.Parser, "feed", counted)
+    got = _outcome(nccl_tests.parse_binary, io.BytesIO(text.encode("utf-8")))
+    assert got == want and len(got["failures"]) == 2 and got["failures_total"] >= 60  # the catalogued line of each run
+    assert any("further per-line notes" in n for n in got["notes"]), got["notes"]
+    assert all(n <= 4 for n in fed.values()), fed  # the run cut after the first; the lists full after the second
+
+
+WARN_PARTS = hst.sampled_from(["node1:1:1 [0] ", "NCCL WARN ", " NCCL WARN ", "NCCL INFO", " NCCL INFO ", "NCCL TRACE",
+                               "%|", "%", "|", "x", " ", "\xe9", "socket error", "NCCL WARN"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=hst.lists(hst.tuples(hst.lists(WARN_PARTS, min_size=1, max_size=6).map("".join), hst.booleans()),
+                       max_size=20))
+def test_warn_lines_split_at_once_are_those_dropped_warn_takes(lines) -> None:
+    """`split_dropped_warns` (maps over the lines) against `dropped_warn` line by line, giant lines too."""
+    picked = [(text + ("y" * _foreign.LONG_LINE if giant else "")).encode() for text, giant in lines]
+    keep = [3 * k + 1 for k in range(len(picked))]
+    taken = [dropped_warn(line) for line in picked]
+    want = ([i for i, t in zip(keep, taken) if not t], [b for b, t in zip(picked, taken) if not t], sum(taken))
+    assert quiet.split_dropped_warns(keep, picked) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=hst.lists(hst.lists(BLOB_WORDS.filter(lambda w: "\n" not in w), min_size=1, max_size=5).map("".join),
+                       max_size=12))
+def test_failure_lines_found_are_those_holding_a_word(lines) -> None:
+    """stream.py `_fail_lines` (each place's line by the newlines counted from the one before) against
+    the lines' own look."""
+    picked = [line.encode() for line in lines]
+    keep = [2 * k + 5 for k in range(len(picked))]
+    want = {i for i, line in zip(keep, picked) if any(w in line for w in FAIL_WORDS)}
+    assert stream._fail_lines(keep, picked, b"\n".join(picked)) == want

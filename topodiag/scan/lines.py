@@ -19,7 +19,6 @@ codes out).
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import operator
 import os
@@ -34,6 +33,7 @@ INFO_TAG = b" NCCL INFO "  # the tags of the lines the nccl-tests reader leaves 
 TRACE_TAG = b" NCCL TRACE "
 # a tagged line that the nccl-tests reader still reads: nothing printable after its last tag
 _INFO_END_RE = re.compile(rb" NCCL (?:INFO|TRACE) [^!-~\n]*$", re.M)
+_NOT_PRINTABLE = bytes(0 if 0x21 <= b <= 0x7E else 1 for b in range(256))  # bytes.translate: 1 outside "!".."~"
 
 
 # the INFO/TRACE tags of a line whose text is read (each text runs to the end of the line: a line of
@@ -46,35 +46,49 @@ def untagged_py(c: bytes) -> tuple[int, list[int], list[bytes]]:
     """(n, keep, picked): the chunk's lines as `c.split(b"\\n")` cuts them (no line after a final
     newline): their count; the indices of the non-empty lines without " NCCL INFO " or " NCCL TRACE "
     and of the lines whose last such tag is followed by nothing but bytes outside "!".."~"; those
-    lines."""
+    lines. (Every test is a C-level map over the lines; `bytes.count`, not `in`: a `in` test on bytes
+    first tries the needle as an int, and the error it raises and clears costs more than the search;
+    the count is itself the mask of the lines that hold the needle.)"""
     lines = c.split(b"\n")
     if c.endswith(b"\n"):
         lines.pop()
     n = len(lines)
-    info = map(operator.contains, lines, itertools.repeat(INFO_TAG))
-    keep = list(itertools.compress(range(n), map(operator.not_, info)))
+    tagged = list(map(bytes.count, lines, itertools.repeat(INFO_TAG)))
+    keep = list(itertools.compress(range(n), map(operator.not_, tagged)))
     picked = _pick(lines, keep)
     # (the TRACE tag looked for in the lines left only: a fifth of a busy log's, where a look over the
     # whole chunk would cost a pass)
-    trace = list(map(operator.contains, picked, itertools.repeat(TRACE_TAG)))
+    trace = list(map(bytes.count, picked, itertools.repeat(TRACE_TAG)))
+    traced: list[int] = []
     if any(trace):
+        traced = list(itertools.compress(keep, trace))
         untraced = list(map(operator.not_, trace))
         keep, picked = list(itertools.compress(keep, untraced)), list(itertools.compress(picked, untraced))
     if not all(picked):  # an empty line is never one
         ok = list(map(bool, picked))
         keep, picked = list(itertools.compress(keep, ok)), list(itertools.compress(picked, ok))
-    if len(keep) < n:  # tagged lines with nothing printable after the tag
-        extra = set()
-        ends = None
-        for m in _INFO_END_RE.finditer(c):
-            if ends is None:
-                ends = list(itertools.accumulate(map(len, lines)))
-                ends = list(map(operator.add, ends, range(n)))
-            extra.add(bisect.bisect_right(ends, m.start()))
+    if len(keep) < n:
+        extra = _bare_tags(lines, tagged, traced)
         if extra:
-            keep = sorted(set(keep) | extra)
+            keep = sorted(set(keep).union(extra))
             picked = _pick(lines, keep)
     return n, keep, list(picked)
+
+
+def _bare_tags(lines: list[bytes], info: list[int], traced: list[int]) -> list[int]:
+    """Indices of the tagged lines (`info`: each line's count of INFO tags; `traced`: the lines with
+    only a TRACE tag) whose last tag is followed by nothing printable. Such a line ends in a byte outside
+    "!".."~" (the tag's own last byte, a blank, is one), so only those lines are searched."""
+    last = bytes(map(operator.itemgetter(-1), itertools.compress(lines, info))).translate(_NOT_PRINTABLE)
+    extra = []
+    j = last.find(1)
+    if j >= 0:
+        at = list(itertools.compress(range(len(lines)), info))
+        while j >= 0:  # (a few lines: found by find, not by a pass over every tagged line)
+            if _INFO_END_RE.search(lines[at[j]]):
+                extra.append(at[j])
+            j = last.find(1, j + 1)
+    return extra + [i for i in traced if lines[i][-1] not in _PRINTABLE and _INFO_END_RE.search(lines[i])]
 
 
 _PRINTABLE = frozenset(range(0x21, 0x7F))

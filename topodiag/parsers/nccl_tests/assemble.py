@@ -23,6 +23,9 @@ from .records import Device, Failure, Layout, Limits, NcclTestsReport, Row, Warn
 NOTHING = ("nothing",)
 _VERSION_OP, _STARTING_OP, _NTHREAD_OP = ("count", "version"), ("count", "starting"), ("count", "nthread")
 _BANNER_OP, _RANK_OP = ("banner",), ("rank",)
+# a line only counted in lists_dropped (its list full): a note, or a failure line (also in failures_total)
+_DROPPED_OP, _DROPPED_FAILURE_OP = ("dropped", 0), ("dropped", 1)
+_NOT_ROW = ("not a row",)  # set by `row` for `text_line` (never left in `op`): no state makes the line a row
 # The first character after "#" and blanks of a banner line ("nccl-tests version", "rccl-tests version",
 # "nThread", "Collective test starting", "Using devices"), of a results header ("size", or "#" again:
 # the header's tokens are read after every leading "#"), of a summary ("Out of bounds", "Avg bus").
@@ -138,18 +141,27 @@ class Parser:
 
     def text_line(self, line_no: int, s: str, failed: bool) -> None:
         """A line that is neither a comment nor a results row: a failure line (marked, or one the
-        catalogue knows: "Invalid number of GPUs: ..."), or an echoed command line naming the test."""
+        catalogue knows: "Invalid number of GPUs: ..."), or an echoed command line naming the test.
+        Where `row` said no state could make it a row (`op` _NOT_ROW), what it did is recorded for
+        `replay` when it was nothing or a count in `lists_dropped` (the failure list full)."""
+        free = self.op is _NOT_ROW
+        self.op = None
         if failed:
             self.failure(Failure(line_no, s, None, self.run_index()))
             return
         hit = _failures.recognise(s)
         if hit is not None:
             e = hit.entry
+            full = len(self.failures) >= self.lim.list_cap
             self.failure(Failure(line_no, s, None, self.run_index(), e.cls, e.id, e.severity))
+            if free and full:
+                self.op = _DROPPED_FAILURE_OP if "Out of bounds" not in s else _DROPPED_OP
             return
         m = _PERF_RE.search(s) if "_perf" in s else None
         if m and self.collective_cmd is None:
             self.collective_cmd = collective_name(m.group(1))
+        elif free:
+            self.op = NOTHING
 
     # -- comment lines ----------------------------------------------------------------------
     def comment(self, line_no: int, s: str) -> None:
@@ -272,13 +284,18 @@ class Parser:
                 return self.add_row(line_no, *_plain_halves(self.layout, plain))
         first = s.split(None, 1)[0] if s else ""
         if "[" not in first and not _is_int(first) and not _cell_ok(first):
+            self.op = _NOT_ROW
             return False  # its first token (no tag in it to take out) can start neither a row nor cells
         tokens = (_TAG_RE.sub(" ", s) if "[" in s else s).split()
         if len(tokens) >= 4 and all(_cell_ok(t) for t in tokens):
-            # numbers only: the tail of a row whose start was cut (a real row has a type word)
+            # numbers only: the tail of a row whose start was cut (a real row has a type word; its type
+            # cell, nan or inf, is none that the plain row's regex takes: no layout makes it a row)
+            full = len(self.notes) >= self.lim.list_cap
             self.note(note("nccl_tests", "partial-row", line=line_no))
+            self.op = _DROPPED_OP if full else None
             return True
         if not tokens or not _is_int(tokens[0]):
+            self.op = _NOT_ROW
             return False
         fail = _FAIL_RE.search(s) if failed else None
         if fail:
@@ -434,6 +451,9 @@ def replay(p: Parser, op: tuple) -> None:
             p.avgs_differ = True
         if len(p.avgs) < p.lim.avgs_shown:
             p.avgs.append(v)
+    elif kind == "dropped":
+        p.lists_dropped += 1
+        p.failures_total += op[1]
     elif kind in ("rank", "banner"):
         p.banner = True
         if kind == "rank":

@@ -16,7 +16,8 @@ it. Every other line goes to `feed` as before.
 
 An NCCL WARN line once the WARN list is full and the facts the parser reads from NCCL lines are known
 is settled in `ChunkReader._each` by `dropped_warn` (a few substring tests on its bytes): all `feed`
-would do is count it in `lists_dropped`.
+would do is count it in `lists_dropped`. Past the cut, with the list full when a chunk starts, the
+chunk's such lines are taken out and counted at once (`split_dropped_warns`: the same tests, as maps).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def _bar_free(picked: list[bytes], blob: bytes) -> tuple[list[int], list[bytes]]
     if _linescan.compiled is not None:
         _, at, loud = _linescan.compiled.lines_without(blob, (BAR,))
         return at, loud
-    mask = list(map(operator.not_, map(operator.contains, picked, itertools.repeat(BAR))))
+    mask = list(map(operator.not_, map(bytes.count, picked, itertools.repeat(BAR))))  # (count, not `in`: scan/lines.py)
     return list(itertools.compress(range(len(picked)), mask)), list(itertools.compress(picked, mask))
 
 
@@ -128,8 +129,34 @@ def dropped_warn(line: bytes) -> bool:
     parser knows the NCCL version, nranks and its first text (the caller's to check): an NCCL WARN line
     (" NCCL WARN " in it and neither "NCCL INFO" nor "NCCL TRACE": the first match of its pattern is the
     WARN), no "%|", at most LONG_LINE bytes (else `feed` may count it as another program's line)."""
-    return (_WARN in line and b"NCCL INFO" not in line and b"NCCL TRACE" not in line and BAR not in line
-            and len(line) <= LONG_LINE)
+    return (len(line) <= LONG_LINE and line.find(_WARN) >= 0 and line.find(b"NCCL INFO") < 0
+            and line.find(b"NCCL TRACE") < 0 and line.find(BAR) < 0)  # (find, not `in`: see scan/lines.py)
+
+
+_WARN_READ = (b"NCCL INFO", b"NCCL TRACE", BAR)  # a WARN line that holds one is read by `feed`
+
+
+def split_dropped_warns(keep: list[int], picked: list[bytes]) -> tuple[list[int], list[bytes], int]:
+    """(keep, picked) without the lines `dropped_warn` takes, and how many those are: C-level maps over
+    the lines, then over the WARN lines (the same tests as `dropped_warn`; where none of the WARN lines
+    is too long or holds a needle that makes `feed` read it, found in their joined bytes, all are taken)."""
+    at = list(itertools.compress(range(len(picked)), map(bytes.count, picked, itertools.repeat(_WARN))))
+    if not at:
+        return keep, picked, 0
+    warns = [picked[k] for k in at]
+    blob = b"\n".join(warns)
+    if max(map(len, warns)) > LONG_LINE or any(blob.find(x) >= 0 for x in _WARN_READ):
+        ok = map(LONG_LINE.__ge__, map(len, warns))
+        for needle in _WARN_READ:
+            ok = map(operator.and_, ok, map(operator.not_, map(bytes.count, warns, itertools.repeat(needle))))
+        at = list(itertools.compress(at, list(ok)))
+    mask = bytearray(b"\x01") * len(picked)
+    n = len(at)
+    for k in at:
+        mask[k] = 0
+    if not n:
+        return keep, picked, 0
+    return list(itertools.compress(keep, mask)), list(itertools.compress(picked, mask)), n
 
 
 # Lines of no effect (a training loop's "step 12 | train loss 0.5 | lr 3e-4" lines, a launcher's or a

@@ -55,12 +55,6 @@ def _has_tag(line: bytes) -> bool:
     return _INFO_B in line or _TRACE_B in line
 
 
-def _line_ends(lines: list[bytes]) -> list[int]:
-    """Where each line of a chunk ends (the offset of its newline): bisect_right(ends, pos) is the
-    index of the line holding the byte at pos."""
-    return list(map(operator.add, itertools.accumulate(map(len, lines)), range(len(lines))))
-
-
 def _first_info_fact(c: bytes, lines: list[bytes], mark: bytes, regex: re.Pattern) -> Optional[int]:
     """Index of the chunk's first INFO/TRACE line whose text `regex` finds something in."""
     pos = c.find(mark)
@@ -79,17 +73,23 @@ def _first_info_fact(c: bytes, lines: list[bytes], mark: bytes, regex: re.Patter
 def _fail_lines(keep: list[int], picked, blob: bytes) -> set[int]:
     """Indices (in the chunk) of the picked lines that hold one of the failure words (FAIL_WORDS, found in
     bytes: the words are ASCII; quiet.py `fail_words`), searched in the picked lines only (`blob`: joined
-    by newlines)."""
+    by newlines). The line of each place found: the newlines counted from the place before (one pass
+    over the blob at most, where the ends of all its lines would cost a pass and a list)."""
     present = _quiet.fail_words(blob)
     if not present:
         return set()
-    ends = _line_ends(list(picked))
-    found = set()
+    places = []
     for w in present:
         pos = blob.find(w)
         while pos >= 0:
-            found.add(keep[bisect.bisect_right(ends, pos)])
+            places.append(pos)
             pos = blob.find(w, pos + 1)
+    found = set()
+    line = last = 0
+    for pos in sorted(places):
+        line += blob.count(b"\n", last, pos)
+        last = pos
+        found.add(keep[line])
     return found
 
 
@@ -170,19 +170,41 @@ _QUIET_B = re.compile((_WS_S + r"#(?:" + _WS_S + r"|\s*(?:\(B\)|out-of-place)\s+
 assert _DEVICE_RE.pattern.startswith(r"^#\s*Rank")
 _RANK_B = re.compile((_WS_S + r"#\s*Rank" + _ASCII_S + _DEVICE_RE.pattern[len(r"^#\s*Rank"):]).encode())
 _USING_LINE_B = re.compile((_WS_S + r"#\s*Using devices\b" + _ASCII_S + r".*").encode())
-_SETTLED_B = re.compile(b"|".join(b"(?:" + r.pattern + b")" for r in (_QUIET_B, _RANK_B, _USING_LINE_B)))
+# (the three patterns' common start matched once; each ends in an empty group named for its kind: the
+# last group a match closes, its `lastgroup`)
+_SETTLED_PREFIX = (_WS_S + "#").encode()
+assert all(r.pattern.startswith(_SETTLED_PREFIX) for r in (_QUIET_B, _RANK_B, _USING_LINE_B))
+_SETTLED_B = re.compile(_SETTLED_PREFIX + b"(?:" + b"|".join(
+    b"(?:" + r.pattern[len(_SETTLED_PREFIX):] + b")(?P<" + kind + b">)"
+    for r, kind in ((_QUIET_B, b"quiet"), (_RANK_B, b"rank"), (_USING_LINE_B, b"using"))) + b")")
 
 
-def _sieve(regex: re.Pattern, at: list[int], lines: list[bytes]) -> tuple[list[int], list[bytes], list[bytes]]:
-    """(indices, lines) of the lines `regex` does not fullmatch, and the lines it does."""
+def _sieve(regex: re.Pattern, at: list[int], lines: list[bytes],
+           spared: list[int] = ()) -> tuple[list[int], list[bytes], list[re.Match]]:
+    """(indices, lines) of the lines `regex` does not fullmatch or that are `spared` (positions in
+    `lines`), and the matches of the others."""
     hit = list(map(regex.fullmatch, lines))
+    for k in spared:
+        hit[k] = None
     if not any(hit):
         return at, lines, []
     miss = list(map(operator.not_, hit))
-    return list(itertools.compress(at, miss)), list(itertools.compress(lines, miss)), list(itertools.compress(lines, hit))
+    return list(itertools.compress(at, miss)), list(itertools.compress(lines, miss)), list(itertools.compress(hit, hit))
+
+
+def _positions(at: list[int], fails: set[int]) -> list[int]:
+    """The positions in `at` (sorted indices) of the indices in `fails` that it holds, in order."""
+    found = []
+    for i in fails:
+        k = bisect.bisect_left(at, i)
+        if k < len(at) and at[k] == i:
+            found.append(k)
+    return sorted(found)
 
 
 _SETTLED, _NO_EFFECT = 1, 2
+_KIND = operator.attrgetter("lastgroup")
+_ROW_FIRST = frozenset(b"0123456789+.")  # first bytes that can start a row's size or a cell
 
 
 def _counted(p: Parser, line: bytes, line_no: int) -> int:
@@ -207,7 +229,7 @@ def _counted_comment(p: Parser, st: bytes) -> int:
     """A comment line past the cut: no effect, a rank line or "# Using devices" (settled), or 0."""
     if st == b"#" or _UNITS_B.match(st):
         return _NO_EFFECT
-    if b"NCCL" in st or not st.isascii() or _SEP_B.search(st):  # bytes and text patterns differ there
+    if st.find(b"NCCL") >= 0 or not st.isascii() or _SEP_B.search(st):  # bytes and text patterns differ there
         return False
     if _DEVICE_B.match(st):
         p.banner = True
@@ -224,7 +246,7 @@ def _counted_row(p: Parser, st: bytes, line_no: int) -> int:
     shape = _plain_shape(p.layout) if p.layout is not None else None
     regex = shape[5] if shape is not None else None
     m = regex.fullmatch(st) if regex is not None else None
-    if m is None or b"[" in st or b"NCCL" in st or m.group(3).lower() in (b"nan", b"inf"):
+    if m is None or st.find(b"[") >= 0 or st.find(b"NCCL") >= 0 or m.group(3).lower() in (b"nan", b"inf"):
         return False
     p.cut_row(line_no, any(m.group(i + 1) not in (b"0", b"N/A") and _wrong(m.group(i + 1)) for i in shape[4]))
     return True
@@ -233,7 +255,7 @@ def _counted_row(p: Parser, st: bytes, line_no: int) -> int:
 def _no_effect(st: bytes, first: bytes) -> int:
     """_NO_EFFECT for a line whose first token can be neither a row's size, a launcher prefix nor a
     cell (and that no failure word or catalogue hint, "_perf" or "NCCL" is in); 0 for the others."""
-    if not first or not 32 < first[0] < 127 or first in b"0123456789+." or b"_perf" in st or b"NCCL" in st:
+    if not first or not 32 < first[0] < 127 or first[0] in _ROW_FIRST or st.find(b"_perf") >= 0 or st.find(b"NCCL") >= 0:
         return False
     if _HINT_B.search(st):  # may be a failure line the catalogue knows: `feed` looks
         return False
@@ -302,14 +324,15 @@ class ChunkReader:
 
     def _each(self, base: int, keep, picked, fails) -> None:
         """Lines one by one; past the cut, a line fed before whose effect was recorded (`Parser.op`:
-        the banner, header and summary lines a cluster's runs repeat) is replayed without being read
-        again (`replay`), and `_counted` settles most of the others."""
+        the banner, header and summary lines a cluster's runs repeat; a line of text that does nothing
+        or is only counted, its list full) is replayed without being read again (`replay`), and
+        `_counted` settles most of the others."""
         p = self.p
         feed = p.feed
         memo = self.memo
         warn_full = self._warn_full()
         for i, line in zip(keep, picked):
-            if _WARN_B in line and (warn_full or (warn_full := self._warn_full())) and _quiet.dropped_warn(line):
+            if line.find(_WARN_B) >= 0 and (warn_full or (warn_full := self._warn_full())) and _quiet.dropped_warn(line):
                 p.lists_dropped += 1
                 continue
             if p.cut_run is None or i in fails:
@@ -338,28 +361,24 @@ class ChunkReader:
     def _past_the_cut(self, base: int, keep: list[int], picked, fails: set[int]) -> None:
         """A chunk's lines past the cut: what `_each` does, with the lines of no effect, the rank lines
         and the plain rows of the layout in force settled in bulk (`_sieve`); the rest, in order, by
-        `_each`. Lines that may hold a failure mark go to `_each` (they are never sieved)."""
+        `_each`. Lines that may hold a failure mark go to `_each` (they are never sieved); with the WARN
+        list full, the WARN lines `_each` would only count are counted first (quiet.py)."""
         p = self.p
-        at, lines = list(keep), list(picked)
-        held: list[tuple[int, bytes]] = []
-        if fails:
-            quiet = list(map(fails.__contains__, at))
-            held = list(zip(itertools.compress(at, quiet), itertools.compress(lines, quiet)))
-            loud = list(map(operator.not_, quiet))
-            at, lines = list(itertools.compress(at, loud)), list(itertools.compress(lines, loud))
-        at, lines, settled = _sieve(_SETTLED_B, at, lines)  # one pass; then which, over those only
-        if settled:  # the three kinds exclude each other: the rank lines are the others (their pattern costs most)
-            n_using = sum(map(bool, map(_USING_LINE_B.fullmatch, settled)))
-            n_rank = len(settled) - n_using - sum(map(bool, map(_QUIET_B.fullmatch, settled)))
+        at, lines = keep, picked
+        if self._warn_full():  # the WARN lines `_each` would only count, counted at once
+            at, lines, n_warns = _quiet.split_dropped_warns(at, lines)
+            p.lists_dropped += n_warns
+        at, lines, settled = _sieve(_SETTLED_B, at, lines, _positions(at, fails))  # one pass; then which
+        if settled:  # which kind each: the three exclude each other
+            kinds = list(map(_KIND, settled))
+            n_using, n_rank = kinds.count("using"), kinds.count("rank")
             p.devices_dropped += n_rank
             if n_rank or n_using:
                 p.banner = True
-        if held:  # back in order, never sieved
-            merged = sorted(list(zip(at, lines)) + held)
-            at, lines = [i for i, _ in merged], [b for _, b in merged]
-        breaks = list(itertools.compress(range(len(lines)), map(operator.contains, lines, itertools.repeat(b"count"))))
+        at, lines = self._without_nothing(at, lines, fails)
+        breaks = list(itertools.compress(range(len(lines)), map(bytes.count, lines, itertools.repeat(b"count"))))
         if fails:
-            breaks = sorted(set(breaks) | {k for k, i in enumerate(at) if i in fails})
+            breaks = sorted(set(breaks).union(_positions(at, fails)))
         # Regions of lines under one layout: a break ends one unless it is a line fed before (not one
         # that may hold a failure mark) whose recorded effect leaves the layout in force as it is.
         memo = self.memo
@@ -373,6 +392,16 @@ class ChunkReader:
             self._each(base, at[b:b + 1], lines[b:b + 1], fails)
             start = b + 1
         self._region(base, at[start:], lines[start:], fails)
+
+    def _without_nothing(self, at: list[int], lines: list[bytes], fails: set[int]) -> tuple[list[int], list[bytes]]:
+        """The lines without those whose recorded effect is nothing (`_each` would replay NOTHING: a
+        line's memo is never read where it may hold a failure mark, so those stay)."""
+        mask = bytearray(map(operator.is_not, map(self.memo.get, lines), itertools.repeat(NOTHING)))
+        for k in _positions(at, fails):
+            mask[k] = 1
+        if all(mask):
+            return at, lines
+        return list(itertools.compress(at, mask)), list(itertools.compress(lines, mask))
 
     def _region(self, base: int, at: list[int], lines: list[bytes], fails: set[int]) -> None:
         """Lines under one layout: its plain rows counted at once, the others one by one in order."""
