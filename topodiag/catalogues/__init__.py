@@ -301,6 +301,21 @@ def _by_id() -> dict:
     return {e.id: e for p in producers() for e in load(p).entries}
 
 
+@lru_cache(maxsize=None)
+def _ids_of(source: str) -> dict:
+    ids: dict = {}
+    for cat in for_reader(source):
+        for e in cat.entries:
+            ids.setdefault(e.id, e)
+    return ids
+
+
+def entry_for(source: str, entry_id: Optional[str]) -> Optional[Entry]:
+    """The entry with this id among the catalogues `source` reads (`for_reader`; the first, in their
+    order, where ids repeat), or None: a rule reading back what a parser recorded, a dict lookup."""
+    return _ids_of(source).get(entry_id) if entry_id else None
+
+
 def entry_by_id(entry_id: str) -> Optional[Entry]:
     """The entry with this id in any shipped catalogue (how a rule reads back what a parser recorded)."""
     return _by_id().get(entry_id)

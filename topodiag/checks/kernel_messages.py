@@ -37,11 +37,8 @@ def groups(kernel_log) -> dict[tuple[str, str], dict[str, Any]]:
 
 def _entry_text(entry_id: str) -> tuple[str, str]:
     """The meaning and fix of a catalogue entry (its own, else its class's)."""
-    for cat in catalogues.for_reader("kernel_log"):
-        for e in cat.entries:
-            if e.id == entry_id:
-                return e.meaning, e.fix
-    return "", ""
+    e = catalogues.entry_for("kernel_log", entry_id)
+    return (e.meaning, e.fix) if e is not None else ("", "")
 
 
 @check("GPU004")

@@ -348,11 +348,7 @@ _SEVERITY = {"info": 0, "warning": 1, "error": 2, "critical": 3}
 
 def _entry(entry_id: Optional[str]):
     """The catalogue entry a failure line was classified as (its meaning and fix), or None."""
-    for cat in catalogues.for_reader(SOURCE) if entry_id else ():
-        for e in cat.entries:
-            if e.id == entry_id:
-                return e
-    return None
+    return catalogues.entry_for(SOURCE, entry_id)
 
 
 def _cause(failures: list[dict]) -> dict:

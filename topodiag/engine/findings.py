@@ -82,12 +82,16 @@ class Evidence:
 
 
 def _evidence_tuple(items: Iterable[Any]) -> tuple[Evidence, ...]:
+    if items.__class__ is tuple and all(e.__class__ is Evidence for e in items):  # (made so already: as is)
+        return items  # type: ignore[return-value]
     if isinstance(items, (Evidence, Mapping)):
         items = (items,)
     return tuple(Evidence.coerce(e) for e in items)
 
 
 def _subjects_tuple(items: Any) -> tuple[str, ...]:
+    if items.__class__ is tuple and all(x.__class__ is str for x in items):  # (made so already: as is)
+        return items
     if isinstance(items, str):
         return (items,)
     return tuple(str(s) for s in items)

@@ -248,12 +248,15 @@ def exit_code_for(findings: Iterable[Finding], fail_on: Optional[Severity] = Sev
     return ExitCode.OK
 
 
-def _finding(rule: Rule, settings: Optional[RuleSettings], h: Hit) -> Finding:
+def _finding(rule: Rule, settings: Optional[RuleSettings], h: Hit,
+             files: Optional[Mapping[str, Optional[str]]] = None) -> Finding:
+    """The Finding of a check's Hit; `files` ({source: file} of a per-file call) fill the file of its
+    evidence that names none (`_filed`)."""
     severity = (settings.severity if settings else None) or h.severity or rule.severity
     params = settings.params if settings else rule.params
     return Finding(
         code=rule.code, slug=rule.slug, severity=severity, subjects=h.subjects,
-        message=rule.format_message(h.values, params, h.variant, h.notes), evidence=h.evidence,
+        message=rule.format_message(h.values, params, h.variant, h.notes), evidence=_filed(h.evidence, files),
         why=rule.why, fix=rule.fix, expectation=h.expectation, values=MappingProxyType(dict(h.values)),
         action=rule.action_for(h.variant), observed=rule.format_observed(h.values, params),
     )
@@ -356,11 +359,11 @@ class _Run:
             if "rule" in spec.wants:
                 kwargs["rule"] = rule
             try:
-                produced = _collect(rule, conf, spec.func(**kwargs))
+                produced = _collect(rule, conf, spec.func(**kwargs), files)
             except Exception as exc:  # crash isolation: the run goes on
                 self.crashed(rule, exc)
                 break
-            self.findings.extend(collapse([_with_files(f, files) for f in produced]))
+            self.findings.extend(collapse(produced))
 
     def crashed(self, rule: Rule, exc: BaseException) -> None:
         error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
@@ -407,26 +410,31 @@ def _calls(spec: registry.CheckSpec, inputs: Mapping[str, Any]):
         yield kwargs, files
 
 
-def _with_files(finding: Finding, files: Mapping[str, Optional[str]]) -> Finding:
+def _filed(evidence: tuple, files: Optional[Mapping[str, Optional[str]]]) -> tuple:
     """Evidence of a per-file input that names no file gets the file the check was called with."""
-    if not files or not any(e.file is None and files.get(e.source) for e in finding.evidence):
-        return finding
-    evidence = tuple(replace(e, file=files[e.source]) if e.file is None and files.get(e.source) else e
-                     for e in finding.evidence)
-    return replace(finding, evidence=evidence)
+    if not files or not any(e.file is None and files.get(e.source) for e in evidence):
+        return evidence
+    return tuple(replace(e, file=files[e.source]) if e.file is None and files.get(e.source) else e for e in evidence)
 
 
-def _collect(rule: Rule, conf: RuleSettings, result: Any) -> list[Finding]:
-    """Hits/Findings from what a check returned (None, one, or an iterable); raises on anything else."""
+def _with_files(finding: Finding, files: Mapping[str, Optional[str]]) -> Finding:
+    """A Finding a check made itself, its evidence filed as `_filed` does."""
+    evidence = _filed(finding.evidence, files)
+    return finding if evidence is finding.evidence else replace(finding, evidence=evidence)
+
+
+def _collect(rule: Rule, conf: RuleSettings, result: Any, files: Optional[Mapping[str, Optional[str]]] = None) -> list[Finding]:
+    """Findings from what a check returned (None, a Hit or Finding, or an iterable of them), their
+    evidence filed (`_filed`); raises on anything else."""
     if result is None:
         return []
     items = [result] if isinstance(result, (Hit, Finding)) else list(result)
     out = []
     for item in items:
         if isinstance(item, Finding):
-            out.append(item)
+            out.append(_with_files(item, files) if files else item)
         elif isinstance(item, Hit):
-            out.append(_finding(rule, conf, item))
+            out.append(_finding(rule, conf, item, files))
         else:
             raise TypeError(f"check {rule.code} produced {type(item).__name__}, not a Hit or Finding")
     return out
