@@ -3,6 +3,9 @@
 in ibnetdiscover's own format (a two-level fat tree). Every writer streams: memory stays small
 whatever the size asked for.
 
+    nccl_issue      the NCCL_DEBUG logs of fixtures/nccl_debug (which hold nccl-tests runs too) appended
+                    round after round, each round with its own hosts and pids: the log issue 11 and
+                    issue 29 measure (benchmarks/check_log.py's "issue" log, redaction.py `generate`)
     nccl_progress   NCCL_DEBUG=INFO logs (fixtures/nccl_debug) interleaved with what a training
                     job prints beside them: tqdm bars redrawn with carriage returns, epoch/loss
                     lines, and timestamps before the NCCL prefix ("[2025-01-07 10:00:01] node...")
@@ -266,6 +269,16 @@ def ibnetdiscover(path: Path, nodes: int) -> None:
                       f"lid {40000 + leaf} 4xNDR\n")
 
 
-WRITERS = {"nccl_progress": nccl_progress, "nccl_long": nccl_long, "one_line": one_line,
+def nccl_issue(path: Path, size: int) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from redaction import generate
+
+    generate(path, size / (1024 * 1024), ("nccl_debug",))
+
+
+# the classes whose reading has a compiled line scan (topodiag/scan/_cscan.c) beside its pure-Python twin
+PURE_CLASSES = ("nccl_issue", "nccl_progress", "nccl_long", "one_line")
+
+WRITERS = {"nccl_issue": nccl_issue, "nccl_progress": nccl_progress, "nccl_long": nccl_long, "one_line": one_line,
            "kernel_log": kernel_log, "kernel_log_node": kernel_log_node, "bug_report": bug_report,
            "bug_report_node": bug_report_node, "ibnetdiscover": ibnetdiscover}
