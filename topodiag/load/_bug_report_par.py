@@ -22,7 +22,7 @@ from collections import deque
 from typing import Iterator, Optional
 
 PARALLEL_MIN_BYTES: Optional[int] = 32 << 20  # reports from this size get workers (None: never)
-AHEAD = 2  # sections sent to each worker and not done yet, past which this process reads the next
+AHEAD = 3  # sections sent to each worker and not done yet, past which this process reads the next
 MAX_HELD = 64  # sections held to keep the order while a worker reads one before them
 HELD_CHARS = 32 << 20  # and the text they hold (memory stays that of a section or so)
 
