@@ -296,18 +296,23 @@ def classify_for(source: str, text: str) -> Optional[Match]:
     return best
 
 
+def _ids(cats) -> dict:
+    """{entry id: entry} of these catalogues (the first, in their order, where an id repeats)."""
+    ids: dict = {}
+    for cat in cats:
+        for e in cat.entries:
+            ids.setdefault(e.id, e)
+    return ids
+
+
 @lru_cache(maxsize=None)
 def _by_id() -> dict:
-    return {e.id: e for p in producers() for e in load(p).entries}
+    return _ids(load(p) for p in producers())
 
 
 @lru_cache(maxsize=None)
 def _ids_of(source: str) -> dict:
-    ids: dict = {}
-    for cat in for_reader(source):
-        for e in cat.entries:
-            ids.setdefault(e.id, e)
-    return ids
+    return _ids(for_reader(source))
 
 
 def entry_for(source: str, entry_id: Optional[str]) -> Optional[Entry]:
