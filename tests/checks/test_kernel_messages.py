@@ -44,3 +44,24 @@ def test_a_clean_log_has_no_finding(tmp_path):
                     "[ 2.0] pcieport 0000:00:01.0: AER: enabled with IRQ 122\n[ 3.0] usb 1-1: new device\n")
     d = topodiag.diagnose([str(path)], select=["GPU004"])
     assert [f for f in d.findings if f.code in ("GPU004", "SYS004")] == []
+
+
+def test_a_count_past_the_kept_events_says_the_log_total(tmp_path):
+    """250 corrected-error reports of one device: the reader keeps the first MAX_EVENTS (200) events and
+    counts all 250 by class; the finding names the 200 it read and says the log holds 250."""
+    lines = [f"[  {100 + k}.0] pcieport 0000:00:01.1: AER: Corrected error received: 0000:01:00.0\n" for k in range(250)]
+    path = tmp_path / "dmesg.txt"
+    path.write_text("".join(lines))
+    log = kernel_log.parse("".join(lines))
+    assert len(log.events) == 200 and log.event_counts["pcie-aer-corrected"] == 250
+    d = topodiag.diagnose([str(path)], select=["GPU004"])
+    [msg] = [f.message for f in d.findings if f.code == "GPU004"]
+    assert "AER, 200 report(s)" in msg
+    assert "the log has 250 line(s) of this kind on all its devices: its first 200 driver events are kept" in msg
+
+
+def test_no_sampled_note_when_every_event_is_kept(tmp_path):
+    path = tmp_path / "dmesg.txt"
+    path.write_text(LOG)
+    d = topodiag.diagnose([str(path)], select=["GPU004"])
+    assert not any("of this kind on all its devices" in f.message for f in d.findings)

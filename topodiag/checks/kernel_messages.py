@@ -41,14 +41,28 @@ def _entry_text(entry_id: str) -> tuple[str, str]:
     return (e.meaning, e.fix) if e is not None else ("", "")
 
 
+def _log_totals(kernel_log, found: dict) -> dict:
+    """{class: its lines in the whole log} for the classes whose kept events are fewer than that (the
+    reader keeps the first MAX_EVENTS events and counts every one by class: `event_counts`)."""
+    kept: dict = {}
+    for (_, cls), g in found.items():
+        kept[cls] = kept.get(cls, 0) + len(g["lines"])
+    counts = getattr(kernel_log, "event_counts", None) or {}
+    return {cls: counts[cls] for cls, n in kept.items() if counts.get(cls, 0) > n}
+
+
 @check("GPU004")
 def gpu004(kernel_log) -> Iterator:
     vocab = catalogues.classes()
-    for (subject, cls), g in sorted(groups(kernel_log).items()):
+    found = groups(kernel_log)
+    totals = _log_totals(kernel_log, found)
+    kept = len(getattr(kernel_log, "events", ()) or ())
+    for (subject, cls), g in sorted(found.items()):
         first = g["first"]
         meaning, fix = _entry_text(first.entry)
         yield hit([subject], variant=_variant(cls),
-                  severity=g["severity"], notes=when(more=len(g["lines"]) > 1),
+                  severity=g["severity"], notes=when(more=len(g["lines"]) > 1, sampled=cls in totals),
+                  class_total=totals.get(cls, 0), kept=kept,
                   evidence=[Evidence("kernel_log", None, first.line_no)],
                   expectation="no driver message that signals a fault",
                   device=subject.split(":", 1)[1] if subject.startswith("pci:") else "the host",
