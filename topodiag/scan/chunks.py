@@ -4,11 +4,23 @@ same chunks to every parser that reads it (topodiag/scan/onepass.py)."""
 
 from __future__ import annotations
 
+import re
 from typing import BinaryIO, Iterable, Iterator
 
 from ..errors import ParseError
 
 CHUNK = 1 << 22  # bytes (or characters of text) read at a time; lines are never cut below this
+_CR_RE = re.compile(rb"\r\n?")
+
+
+def newlines(raw: bytes) -> bytes:
+    """`raw` with CRLF and each lone CR made a newline (the same bytes where it holds no CR). Without
+    a CRLF (a progress bar's lone carriage returns) one replace: 1.9 ms a 4 MiB chunk, the pattern
+    5.4; with one, the pattern in one pass: 5.8 ms, two replaces 13.8 (the look for a CRLF from the
+    end finds a CRLF file's at once)."""
+    if b"\r" not in raw:
+        return raw
+    return raw.replace(b"\r", b"\n") if raw.rfind(b"\r\n") < 0 else _CR_RE.sub(b"\n", raw)
 
 
 def iter_chunks(handle: BinaryIO, size: int = CHUNK) -> Iterator[bytes]:

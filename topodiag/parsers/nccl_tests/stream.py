@@ -44,8 +44,7 @@ Digest = tuple  # (lines in the chunk, [indices of the lines picked], [their byt
 def _normal(raw: bytes) -> bytes:
     """CRLF and lone CR to LF, ANSI codes out: what clean_lines does, on bytes (the patterns are ASCII,
     so the bytes of the cleaned text are the cleaned bytes)."""
-    if b"\r" in raw:  # (rfind: a look for CRLF that `in` and `replace` make twice as slow, the newline being frequent)
-        raw = (raw.replace(b"\r\n", b"\n") if raw.rfind(b"\r\n") >= 0 else raw).replace(b"\r", b"\n")
+    raw = _chunks.newlines(raw)
     if b"\x1b" in raw:
         raw = _B_ANSI_RE.sub(b"", raw)
     return raw
