@@ -165,8 +165,7 @@ def _fixed_prefix(e: Entry) -> str:
     """The fixed text a message of this entry starts with ("" when it starts with a conversion)."""
     if e.format is None:
         return _regex_prefix(e.pattern)
-    parts = _fmt.pieces(e.format)
-    return parts[0][1] if parts and parts[0][0] == "lit" else ""
+    return _fmt.leading_literal(e.format)
 
 
 _META = set(".^$*+?{}[]|()")
@@ -232,20 +231,31 @@ def producers() -> list[str]:
 
 
 def _entry(raw: dict, vocab: dict, producer: str) -> Entry:
+    """The Entry of one raw catalogue entry, its unset fields from its class (`vocab`). Made without
+    Entry's frozen __init__ (a setattr through `object` per field: a third of the time a catalogue of
+    thousands took to load), its fields set at once; the same object as `Entry(...)` of them
+    (tests/catalogues compare them)."""
     cls = raw["class"]
     if cls not in vocab:
         raise ValueError(f"catalogue {producer}: entry {raw.get('id')!r} has class {cls!r}, not in classes.toml")
     c = vocab[cls]
-    fmt_text = raw.get("format")
-    pattern = raw.get("pattern") or (None if fmt_text else _fmt.to_regex(""))
-    severity = raw.get("severity") or c["severity"]
+    get = raw.get
+    fmt_text = get("format")
+    severity = get("severity") or c["severity"]
     if severity not in SEVERITIES:
-        raise ValueError(f"catalogue {producer}: entry {raw.get('id')!r} has severity {severity!r}")
-    return Entry(id=raw["id"], cls=cls, severity=severity, meaning=raw.get("meaning") or c["meaning"],
-                 fix=raw.get("fix") or c["fix"], rule=raw.get("rule", c.get("rule")), format=fmt_text,
-                 raw_pattern=pattern, level=raw.get("level"), versions=raw.get("versions") or {},
-                 where=tuple(raw.get("where") or ()), consequence=bool(raw.get("consequence", False)),
-                 fixed_in=raw.get("fixed_in"))
+        raise ValueError(f"catalogue {producer}: entry {get('id')!r} has severity {severity!r}")
+    e = _new_entry(Entry)
+    e.__dict__.update(
+        id=raw["id"], cls=cls, severity=severity, meaning=get("meaning") or c["meaning"],
+        fix=get("fix") or c["fix"], rule=get("rule", c.get("rule")), format=fmt_text,
+        raw_pattern=get("pattern") or (None if fmt_text else _EMPTY_PATTERN), level=get("level"),
+        versions=get("versions") or {}, where=tuple(get("where") or ()),
+        consequence=bool(get("consequence", False)), fixed_in=get("fixed_in"), fixed_size=None)
+    return e
+
+
+_new_entry = object.__new__
+_EMPTY_PATTERN = _fmt.to_regex("")
 
 
 @lru_cache(maxsize=None)

@@ -61,6 +61,22 @@ def _pieces(fmt: str) -> tuple:
     return tuple(merged)
 
 
+def leading_literal(fmt: str) -> str:
+    """The fixed text a format starts with ("%%" read as "%"), up to its first conversion: the first
+    piece of `pieces` where that is fixed text, else "". Read without parsing the rest of the format
+    (a catalogue of thousands is indexed by it when it loads)."""
+    out = []
+    pos = 0
+    for m in CONV_RE.finditer(fmt):
+        out.append(fmt[pos:m.start()])
+        if m.group("conv") != "%":
+            return "".join(out)
+        out.append("%")
+        pos = m.end()
+    out.append(fmt[pos:])
+    return "".join(out)
+
+
 def _lit_regex(text: str) -> str:
     """Fixed text as a regex; runs of blanks match any run of blanks (people paste tabs and wrap)."""
     return r"\s+".join(re.escape(part) for part in re.split(r"\s+", text)) if text.strip() else r"\s*"
