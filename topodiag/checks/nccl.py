@@ -439,11 +439,13 @@ _RANK = {None: 2, "info": 0, "warning": 1, "error": 2, "critical": 3}
 def _class_text(items: list[dict]) -> dict:
     """The class facts of a group of error lines: the first line's catalogue entry (class, its title,
     meaning and fix, the entry id), and the group's severity (the highest of its entries')."""
-    from ..catalogues import classes, entry_by_id  # noqa: PLC0415
+    from ..catalogues import classes, entry_by_id, entry_for  # noqa: PLC0415
 
     first = items[0]
     cls = first.get("class")
-    entry = entry_by_id(first.get("entry")) if first.get("entry") else None
+    # the reader's catalogues first (those its lines were classified with: loaded already), every
+    # shipped one only for an id they lack (the NVRM catalogue alone is 2 MB of JSON to load)
+    entry = (entry_for("nccl_debug", first["entry"]) or entry_by_id(first["entry"])) if first.get("entry") else None
     vocab = classes().get(cls or "", {})
     worst = max((e.get("severity") for e in items), key=lambda s: _RANK.get(s, 2))
     return {"cls": cls or "", "title": vocab.get("title", ""), "entry": first.get("entry") or "",

@@ -42,8 +42,11 @@ TYPE_BYTES = {
 
 
 def _busbw(row: Mapping[str, Any]) -> Optional[float]:
-    vals = [v for v in (row.get("oop_busbw_gbps"), row.get("ip_busbw_gbps")) if isinstance(v, (int, float))]
-    return max(vals) if vals else None
+    """The better of the row's out-of-place and in-place busbw (the numbers of the two), or None."""
+    oop, ip = row.get("oop_busbw_gbps"), row.get("ip_busbw_gbps")
+    if isinstance(oop, (int, float)):
+        return max(oop, ip) if isinstance(ip, (int, float)) else oop
+    return ip if isinstance(ip, (int, float)) else None
 
 
 def _runs(nccl_tests: Mapping[str, Any]) -> dict[int, list[dict]]:

@@ -241,8 +241,9 @@ _FIELD_NAMES: dict = {}  # dataclass type -> the names of its public fields, in 
 
 def to_jsonable(obj: Any) -> Any:
     """Dataclasses -> dicts (field order kept), tuples -> lists, enums -> values. (A big result holds
-    tens of thousands of rows: plain values are returned first, and a dataclass's field names are
-    looked up once per type.)"""
+    tens of thousands of rows: plain values are taken in place rather than through a call each -- a
+    call per leaf was a third of the conversion -- and a dataclass's field names are looked up once
+    per type.)"""
     kind = type(obj)
     if kind in _AS_IS:
         return obj
@@ -252,11 +253,12 @@ def to_jsonable(obj: Any) -> Any:
         names = _FIELD_NAMES[kind] = tuple((f.name, f.name[:-1] if f.name.endswith("_") else f.name)
                                            for f in fields(obj) if not f.name.startswith("_"))
     if names is not None:
-        return {key: to_jsonable(getattr(obj, name)) for name, key in names}
+        return {key: v if type(v) in _AS_IS else to_jsonable(v)
+                for name, key in names for v in (getattr(obj, name),)}
     if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
+        return {str(k): v if type(v) in _AS_IS else to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
+        return [v if type(v) in _AS_IS else to_jsonable(v) for v in obj]
     if isinstance(obj, Enum):
         return obj.value
     return obj
