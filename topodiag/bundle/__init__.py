@@ -7,15 +7,17 @@ replaces identifiers consistently across every member. See `manifest` for the la
 
 from ..errors import BundleError
 
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar")  # a bundle's archive forms (here: told apart by name, nothing loaded)
+
 # The members load when a name is asked for (PEP 562): `bundle.shown` (one-line errors) is imported on
 # paths that never read a bundle, the prolog's among them, and must not bring tarfile and hashlib along.
-_WHERE = {"ARCHIVE_SUFFIXES": "archive", "MAX_ARCHIVE_BYTES": "archive", "MAX_MEMBER_BYTES": "archive",
+_WHERE = {"MAX_ARCHIVE_BYTES": "archive", "MAX_MEMBER_BYTES": "archive",
           "MAX_MEMBERS": "archive", "pack": "archive", "unpack": "archive", "MANIFEST": "manifest",
           "SCHEMA_VERSION": "manifest", "STATUSES": "manifest", "Manifest": "manifest", "SourceEntry": "manifest",
           "is_bundle_dir": "manifest", "member_path": "manifest", "read_manifest": "manifest",
           "sha256_of": "manifest", "write_bundle_dir": "writer"}
 
-__all__ = ["BundleError", *_WHERE]
+__all__ = ["ARCHIVE_SUFFIXES", "BundleError", *_WHERE]
 
 
 def __getattr__(name: str):

@@ -8,6 +8,7 @@ import os
 import stat
 
 from ..errors import BundleError
+from . import ARCHIVE_SUFFIXES
 from .manifest import MANIFEST
 from .shown import PATH_SHOWN, shown
 
@@ -16,7 +17,6 @@ MAX_ARCHIVE_BYTES = 2 * 1024 * 1024 * 1024  # all members together, uncompressed
 MAX_MEMBERS = 20000
 MAX_DEPTH = 32  # folders inside a bundle (collect writes at most sysfs/class/infiniband/<hca>/ports/<n>/gids/...)
 MAX_NAME_BYTES = 255  # one path component, as file systems allow
-ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar")
 
 
 def pack(root: str, out_path: str) -> None:

@@ -443,8 +443,7 @@ def _class_text(items: list[dict]) -> dict:
 
     first = items[0]
     cls = first.get("class")
-    # the reader's catalogues first (those its lines were classified with: loaded already), every
-    # shipped one only for an id they lack (the NVRM catalogue alone is 2 MB of JSON to load)
+    # the reader's catalogues (loaded already) before every shipped one (NVRM's alone is 2 MB of JSON)
     entry = (entry_for("nccl_debug", first["entry"]) or entry_by_id(first["entry"])) if first.get("entry") else None
     vocab = classes().get(cls or "", {})
     worst = max((e.get("severity") for e in items), key=lambda s: _RANK.get(s, 2))

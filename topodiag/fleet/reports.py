@@ -44,8 +44,9 @@ import stat
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping, Optional, Union
 
+from ..bundle import ARCHIVE_SUFFIXES
+
 REPORT_SUFFIXES = (".json", ".jsonl", ".ndjson")
-ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar")
 SEVERITIES = ("info", "warning", "error", "critical")  # mildest first
 MAX_REPORT_CHARS = 64 << 20  # a report being put back together from prefixed lines, at most
 MAX_FILE_BYTES = 4 << 30  # one file or stream of reports, at most (20,000 reports of 200 KB)

@@ -59,9 +59,15 @@ class Gathered:
 
 
 def is_archive(path: str) -> bool:
-    from ..bundle.archive import ARCHIVE_SUFFIXES
+    from ..bundle import ARCHIVE_SUFFIXES
 
     return path.lower().endswith(ARCHIVE_SUFFIXES)
+
+
+def _is_bundle_dir(path: str) -> bool:
+    from ..bundle.manifest import is_bundle_dir
+
+    return is_bundle_dir(path)
 
 
 def expand(paths: Iterable[str]) -> Iterator[str]:
@@ -113,18 +119,17 @@ def gather(paths: Iterable[str], source: Optional[str] = None) -> Gathered:
     link, a FIFO: see `listing`) is an "ignored" input with its reason, and one line on stderr.
     `source` (a parser's name, `check --source`) reads every loose file as that tool's output instead
     of detecting it (a short paste detection cannot place); bundle members keep their manifest's."""
-    import tempfile
-
-    from ..bundle.archive import unpack
-    from ..bundle.manifest import is_bundle_dir
-
     out = Gathered()
-    for path in paths:
+    for path in paths:  # (the bundle modules are loaded for a bundle only: a loose file needs neither)
         if is_archive(path) and not os.path.isdir(path):
+            import tempfile
+
+            from ..bundle.archive import unpack
+
             with tempfile.TemporaryDirectory(prefix="topodiag-bundle-") as tmp:
                 _gather_bundle(unpack(path, tmp), out, label_root=path)
             continue
-        if os.path.isdir(path) and is_bundle_dir(path):
+        if os.path.isdir(path) and _is_bundle_dir(path):
             _gather_bundle(path, out)
             continue
         for file, skipped in listing(path):
