@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
-import socket
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -398,7 +396,8 @@ def _user_files(opts: Options) -> list[Record]:
 def host_facts(sysfs_root: str = "/") -> dict[str, Any]:
     """Hostname, kernel, OFED version and the NCCL_* environment, for the manifest. ofed_info runs
     under the command's --deadline (commands.session): with no time left it is not run (ofed None)."""
-    facts: dict[str, Any] = {"hostname": socket.gethostname(), "kernel": platform.release(),
+    node = os.uname()  # (what socket.gethostname and platform.release read, without importing either)
+    facts: dict[str, Any] = {"hostname": node.nodename, "kernel": node.release,
                              "nccl_env": {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")}}
     ofed = run(("ofed_info", "-s"), 5.0)
     facts["ofed"] = ofed.stdout.strip().rstrip(":") if ofed.ok else None

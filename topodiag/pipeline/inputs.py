@@ -86,15 +86,12 @@ def collect_live(options: Optional[LiveOptions] = None):
                                         nccl_logs=tuple(opts.nccl_logs), nccl_tests=tuple(opts.nccl_tests),
                                         kernel_log_since_s=opts.kernel_log_since_s),
                            progress=opts.progress)
-    import socket
-
+    node = os.uname()  # this node's name and kernel (what socket.gethostname and platform.release read)
     with parse_deadline(parse_deadline_after(started, opts.deadline_s)):
-        gathered = gather_records(records, host=socket.gethostname(), label_root="live")
+        gathered = gather_records(records, host=node.nodename, label_root="live")
     gathered.records = records
     gathered.collected_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    import platform
-
-    gathered.host_facts = {"kernel": platform.release()}  # this node's (no subprocess)
+    gathered.host_facts = {"kernel": node.release}  # this node's (no subprocess)
     return gathered
 
 
