@@ -49,16 +49,6 @@ def _heads() -> list[tuple[str, str]]:
     return out
 
 
-def _failure_by_full_scan(text: str, source: str):
-    """sniff_failure without its cheap refusal: every line put to the catalogue (what it did before)."""
-    lines = text.splitlines()[:_common.FAILURE_LINES]
-    found = _common.failure_lines(lines, source)
-    if found and any(hit is not None and hit.entry.cls for _, _, hit in found) \
-            and _common.only_failure_lines(lines, {n for n, _, _ in found}):
-        return 0.5
-    return None
-
-
 def test_the_failure_sniff_refuses_cheaply_only_what_the_catalogue_would_refuse():
     """sniff_failure skips the catalogue when no line can be a catalogue match (no failure needle) or a
     line is neither blank, a prompt, the failure marker's nor a possible match: over every fixture and
@@ -74,7 +64,7 @@ def test_the_failure_sniff_refuses_cheaply_only_what_the_catalogue_would_refuse(
     claimed = 0
     for name, text in texts:
         for source in sorted(_needles.NVSMI_FAILURE):
-            want = _failure_by_full_scan(text[:8192], source)
+            want = _common.scored_failure(text[:8192].splitlines()[:_common.FAILURE_LINES], source)
             assert _common.sniff_failure(text[:8192], source) == want, (name, source)
             claimed += want is not None
     assert claimed >= 9  # not vacuous: the failure texts and fixtures were claimed

@@ -100,8 +100,11 @@ def _may_be_failure(lines: list[str]) -> bool:
 def sniff_failure(text: str, source: str) -> Optional[float]:
     """A score for a text that is only a failure of `source`'s tool (None when it is not)."""
     lines = text.splitlines()[:FAILURE_LINES]
-    if not _may_be_failure(lines):
-        return None
+    return scored_failure(lines, source) if _may_be_failure(lines) else None
+
+
+def scored_failure(lines: list[str], source: str) -> Optional[float]:
+    """sniff_failure's answer from the catalogue, every line put to it."""
     found = failure_lines(lines, source)
     if found and any(hit is not None and hit.entry.cls for _, _, hit in found) \
             and only_failure_lines(lines, {n for n, _, _ in found}):
