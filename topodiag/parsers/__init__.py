@@ -8,8 +8,9 @@ Names are found with pkgutil.iter_modules, which lists the package's directory a
 reading an input whose source is known (a bundle member, a live command, `--source`) imports that
 one parser and not all of them, since each costs 5-15 ms to import (regexes, dataclasses) and
 `prolog` runs inside a Slurm prolog's budget. `get(name)` imports one parser; `info(name)` its
-ParserInfo; `infos()` imports every parser; `detect(text)` only those whose needles (_needles.py: substrings
-one of which its sniff needs to see) appear in the text.
+ParserInfo; `infos()` imports every parser; `detect(text)` imports no parser: it asks the sniffs of
+the sources whose needles (_needles.py: substrings one of which its sniff needs to see) appear in the
+text, each from its light module sniff/<source>.py (`sniffer(name)`; the parser re-exports it).
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from types import ModuleType
+from typing import Callable
 
 from . import _needles
 from .base import ParseError, ParserInfo, blank_provenance_header, to_jsonable
 
 __all__ = ["ParseError", "ParserInfo", "blank_provenance_header", "to_jsonable", "get", "names", "info", "infos",
-           "detect", "detect_all", "HELPERS", "SOURCES"]
+           "detect", "detect_all", "sniffer", "HELPERS", "SOURCES"]
 
 # Below this a sniff score is noise: detection gives up and asks for --source.
 DETECT_THRESHOLD = 0.3
@@ -31,7 +33,7 @@ SNIFF_CHARS = 256 * 1024
 
 # The modules of this package that are not parsers: what several parsers share. They define no
 # SOURCE (tests/parsers/test_registry.py holds both ways: every other module is a parser).
-HELPERS = frozenset({"base", "ib_records", "nccl_tests_failures", "nvidia_smi_gpu_blocks"})
+HELPERS = frozenset({"base", "ib_records", "nccl_tests_failures", "nvidia_smi_gpu_blocks", "sniff"})
 
 
 def _discover() -> tuple[str, ...]:
@@ -78,21 +80,28 @@ def detect_all(text: str, *, ask_all: bool = False) -> list[tuple[str, float]]:
     """Every source whose sniffer scores the text at or above the threshold, best first (ties in
     source order). A leading `#@` provenance header is blanked first: no sniffer sees it.
 
-    Only the parsers whose needles (_needles.py) appear in the text are imported and asked: the
-    others' sniffs cannot reach the threshold. `ask_all` asks every parser (what the tests compare
+    Only the sniffs of the sources whose needles (_needles.py) appear in the text are imported (from
+    sniff/, not the parsers) and asked: the others' cannot reach the threshold. `ask_all` asks every parser (what the tests compare
     the needle pass with)."""
     head = blank_provenance_header(text[:SNIFF_CHARS])
     scores: list[tuple[str, float]] = []
     for source in (SOURCES if ask_all else _needles.candidates(head, SOURCES)):
-        mod = get(source)
         try:
-            score = float(mod.sniff(head))
+            score = float(sniffer(source)(head))
         except Exception:  # a sniffer bug must not break detection of the others
             score = 0.0
         if score >= DETECT_THRESHOLD:
             scores.append((source, score))
     scores.sort(key=lambda s: -s[1])
     return scores
+
+
+def sniffer(source: str) -> Callable[[str], float]:
+    """The sniff of a source, from its light module under sniff/ (a few patterns, no parser imported);
+    KeyError if there is no such source."""
+    if source not in SOURCES:
+        raise KeyError(source)
+    return importlib.import_module(f"{__name__}.sniff.{source}").sniff
 
 
 def detect(text: str) -> str | None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from .sniff.kernel_log import _KERNELISH_RE, _STAMP_RE
+
 MAX_EVENTS = 200
 MAX_LINK_EVENTS = 2000  # a flapping link logs many: enough to count the worst window
 MAX_TEXT = 300
@@ -14,14 +16,6 @@ PROBE_LINES = 10
 LOOKBACK_LINES = 5000  # how far before the last driver load its own lines are looked for (_probe_start)
 STAMP_CHARS = 64  # a line's stamp is in its first characters: what the look-backs keep of a line
 
-# [ \t] where a line's blanks are meant and no two runs that can match the same blank side by side:
-# `^\s*(?:<\d+>)?\s*` is quadratic on a line of blanks. dmesg -x/--decode prefixes each line with
-# "facility:level : " ("kern  :err   : "); dmesg --time-format iso stamps it
-# "2025-01-25T10:34:54,859532+00:00 " (no host, no "kernel:"). A bracketed stamp holds seconds with a
-# fraction ("[   12.345678]"): "[1]" starts lines of ibnetdiscover or ethtool output, not of a kernel log.
-_STAMP_RE = re.compile(r"^[ \t]*[a-z]{2,8} {0,3}:[a-z]{2,7} {0,4}: |^[ \t]*[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9][,.][0-9]{1,9}[+-][0-9][0-9]:?[0-9][0-9] |"
-                       r"^[ \t]*(?:<[0-9]{1,3}>[ \t]*)?\[[ \t]*[0-9]{1,12}\.[0-9]{1,9}\]|^[ \t]*\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] [0-9]{4}\]"
-                       r"|^[A-Z][a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] \S+ kernel:|^[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\S* \S+ kernel:")
 _XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-9])?)\): ([0-9]+)(?:,\s*|\s*$)(.*)")  # a line cut after the number still reads
 _CAUSE_RE = re.compile(r"caused by previous Xid ([0-9]+)")
 _SXID_RE = re.compile(r"nvidia-nvswitch[0-9]*: SXid \((?:PCI:)?([0-9a-fA-F:.]+)\): ([0-9]+)(?:,\s*|\s*$)(.*)")
@@ -76,13 +70,6 @@ _CMDLINE_RE = re.compile(r"Kernel command line: (.*)$")
 _FAULT_RE = re.compile(r"IO_PAGE_FAULT|DMAR: \[DMA (?:Read|Write)[^\]]*\] Request device|DMAR: DRHD: handling fault")
 _FAULT_DEV_RE = re.compile(r"([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9]): AMD-Vi|device=([0-9a-fA-F:]+\.[0-9])"
                            r"|Request device \[(?:0x)?([0-9a-fA-F]{2}):(?:0x)?([0-9a-fA-F]{2})\.([0-9])\]")
-
-
-# A line of a short paste that reads as the kernel's: a driver's prefix at its start ("NVRM:", a
-# "<driver> 0000:01:00.0: " device), a journal's "kernel:", an rsyslog "#012" newline; and the elision
-# lines people leave in pastes ("...", "[...]", "[    ....    ]"), which count for nothing.
-_KERNELISH_RE = re.compile(r"^[ \t]*NVRM[: ]|\bkernel: |^[ \t]*(?:pcieport|nvidia|mlx5_core|nvidia-peermem|nvidia_peermem) "
-                           r"|^[ \t]*[\w.-]{1,40} [0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: (?:AER|DMAR|AMD-Vi|PCIe Bus Error)")
 
 
 def time_s(raw: str) -> Optional[float]:

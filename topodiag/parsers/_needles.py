@@ -1,10 +1,11 @@
 """Which parsers can possibly claim a text, decided without importing them (issue 29).
 
-Detection asks every parser's `sniff`; importing all of them costs ~150 ms, more than the rest of
-`check --from FILE`'s start-up. NEEDLES lists, for each parser, substrings of which at least one
-must appear (case-insensitively) in the text its sniff sees for the sniff to be able to score at
-or above the detection threshold: each was read off the sniff's own literals (a regex's fixed
-words, the strings it tests with `in`). A parser whose needles are all absent is not imported.
+Detection asks every source's `sniff` (each in its light module, sniff/<source>.py); importing and
+asking all of them costs more than the rest of `check --from FILE`'s start-up. NEEDLES lists, for each
+parser, substrings of which at least one must appear (case-insensitively) in the text its sniff sees
+for the sniff to be able to score at or above the detection threshold: each was read off the sniff's
+own literals (a regex's fixed words, the strings it tests with `in`). A source whose needles are all
+absent is not asked (its sniff module is not imported).
 
 A parser listed with None is always asked: its sniff has no fixed word to look for.
   busbw_pairs   host-pair lines of two names and a figure

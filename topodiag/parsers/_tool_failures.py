@@ -17,15 +17,12 @@ result carrying `errors` instead of refusing the text.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional
+from typing import Iterable
 
 from .. import catalogues
 from .ib_records import ToolError as ErrorLine
+from .sniff._common import NVSMI_FAILURE_RE, failure_lines, only_failure_lines, sniff_failure
 
-# A line that starts like nvidia-smi's / NVML's own failures (what `unrecognised` keeps when no
-# catalogue entry explains it); table lines never start so.
-NVSMI_FAILURE_RE = re.compile(r"^(?:NVIDIA-SMI has failed|Failed to |Unable to |Unable to determine|NVML|"
-                              r"No devices were found|Error:|ERROR:|GPU [0-9A-Fa-f:.]+: )")
 MAX_ERRORS = 200
 MAX_TEXT = 500
 
@@ -48,53 +45,19 @@ def scan(lines: Iterable[str], source: str, marker: "re.Pattern[str]" = NVSMI_FA
     """Every line of a text that a catalogue read by `source` explains, or that starts with the
     tool's failure marker (class None then), in order; at most MAX_ERRORS."""
     out: list[ErrorLine] = []
-    for n, raw in enumerate(lines, 1):
-        line = raw.strip().strip("`").strip()
-        if not line:
-            continue
-        hit = catalogues.classify_for(source, line) if _maybe(line) else None
-        if hit is not None:
+    for n, line, hit in failure_lines(lines, source, marker, MAX_ERRORS):
+        if hit is None:
+            out.append(ErrorLine(n, line[:MAX_TEXT]))
+        else:
             e = hit.entry
             out.append(ErrorLine(n, line[:MAX_TEXT], class_=e.cls, entry=e.id, severity=e.severity))
-        elif marker.match(line):
-            out.append(ErrorLine(n, line[:MAX_TEXT]))
-        if len(out) >= MAX_ERRORS:
-            break
     return out
-
-
-_CHEAP = re.compile(r"[A-Za-z]{3}")
-
-
-def _maybe(line: str) -> bool:
-    """Worth classifying: table rows of numbers and separators are not."""
-    return _CHEAP.search(line[:80]) is not None and len(line) > 6
 
 
 def only_failure(lines: list[str], errors: list[ErrorLine]) -> bool:
     """Whether the text holds failure lines and nothing else but blanks (a blanked provenance header), shell prompts
     and the tool's command line."""
-    if not errors:
-        return False
-    taken = {e.line_no for e in errors}
-    for n, raw in enumerate(lines, 1):
-        line = raw.strip().strip("`").strip()
-        if not line or n in taken or _PROMPT.match(line):
-            continue
-        return False
-    return True
-
-
-_PROMPT = re.compile(r"^(?:\S*[$#]\s*)?(?:sudo\s+)?nvidia-smi\b|^\S+@\S+[:~][^$#]*[$#]\s*$|^[$#]\s*$")
-
-
-def sniff_failure(text: str, source: str) -> Optional[float]:
-    """A score for a text that is only a failure of `source`'s tool (None when it is not)."""
-    lines = text.splitlines()[:40]
-    errors = scan(lines, source)
-    if errors and any(e.class_ for e in errors) and only_failure(lines, errors):
-        return 0.5
-    return None
+    return bool(errors) and only_failure_lines(lines, {e.line_no for e in errors})
 
 
 NVSMI = "nvidia_smi_q"  # any nvidia-smi reader: they all read the one nvidia-smi catalogue

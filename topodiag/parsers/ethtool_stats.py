@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .base import ParseError, ParserInfo, clean_lines
+from .sniff.ethtool_stats import CMD_RE, _HEADER, sniff
 
 INFO = ParserInfo(
     source="ethtool_stats",
@@ -34,11 +35,7 @@ INFO = ParserInfo(
 )
 SOURCE = INFO.source
 
-CMD_RE = re.compile(r"\bethtool\s+(?:-S|--statistics)\s+(?P<ifname>[A-Za-z0-9_.@\-]{1,40})")
-# one pattern for a line and, multi-line, for sniffing a text (bounded, no two blank runs side by side)
-_HEADER = r"^[ \t]*NIC statistics(?:[ \t]*\([^)\n]{0,80}\))?[ \t]*:[ \t\r]*$"
 HEADER_RE = re.compile(_HEADER)
-_SNIFF_HEADER_RE = re.compile(_HEADER, re.M)
 INT_RE = re.compile(r"^-?\d{1,20}$")
 MAX_STATS = 20000
 
@@ -111,15 +108,3 @@ def parse(text: str) -> EthtoolStats:
         raise ParseError(f"expected ethtool -S output (NIC statistics: and name: value lines), found '{shown[:60]}'",
                          where)
     return EthtoolStats(sections=tuple(s.freeze() for s in found))
-
-
-def sniff(text: str) -> float:
-    """0.85 for a "NIC statistics:" header, 0.5 for an `ethtool -S` command line."""
-    try:
-        if _SNIFF_HEADER_RE.search(text):
-            return 0.85
-        if CMD_RE.search(text):
-            return 0.5
-    except Exception:  # pragma: no cover
-        return 0.0
-    return 0.0

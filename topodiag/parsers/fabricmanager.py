@@ -25,6 +25,7 @@ from typing import Optional
 from .. import catalogues
 from .base import ParseError, ParserInfo, clean_lines, first_body_line
 from .ib_records import ToolError
+from .sniff.fabricmanager import _STATES, _WORD_RE, sniff
 
 INFO = ParserInfo(
     source="fabricmanager",
@@ -41,8 +42,6 @@ SOURCE = INFO.source
 
 MAX_EVENTS = 50
 MAX_TEXT = 300
-_STATES = ("active", "inactive", "failed", "activating", "deactivating", "reloading", "unknown")
-_WORD_RE = re.compile(r"^(?:\S+[$#]\s*systemctl is-active \S+\s*)?(" + "|".join(_STATES) + r")$")
 _ACTIVE_RE = re.compile(r"^\s*Active:\s+(\S+)")
 _MISMATCH_RE = re.compile(r"fabric manager NVIDIA GPU driver interface version (\S+?)\.? do(?:n.?t|esn.?t|es not) match"
                           r"(?: with)? (?:the )?driver version ([0-9]+(?:\.[0-9]+)+)", re.I)
@@ -85,19 +84,6 @@ class FabricManager:
     lines: int
     errors: tuple[ToolError, ...] = ()  # its failure lines: those the catalogue explains (not the informational ones) and
     unrecognised: tuple[ToolError, ...] = ()  # the failure-looking ones no entry explains (SYS004), as in every record
-
-
-def sniff(text: str) -> float:
-    try:
-        head = text[:20000]
-        if "NV_WARN_NOTHING_TO_DO" in head or "nv-fabricmanager" in head or "nvidia-fabricmanager" in head:
-            return 0.9
-        body = [ln.strip() for ln in head.splitlines() if ln.strip()]
-        if len(body) == 1 and _WORD_RE.match(body[0]):
-            return 0.5  # the one word of systemctl is-active
-    except Exception:
-        return 0.0
-    return 0.0
 
 
 def _state(body: str) -> Optional[str]:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from .base import ParseError, ParserInfo, cap_line, probe_object
+from .sniff.gpu_scope import sniff
 
 INFO = ParserInfo(
     source="gpu_scope",
@@ -73,13 +74,6 @@ class GpuScope:
     cgroup_path: Optional[str]
     device_rules: Optional[tuple[DeviceRule, ...]]
     driver_gpus: tuple[DriverGpu, ...]
-
-
-def sniff(text: str) -> float:
-    try:
-        return 0.95 if '"probe": "gpu_scope"' in text[:2000] else 0.0
-    except Exception:
-        return 0.0
 
 
 def short_bdf(bdf: str) -> str:

@@ -44,6 +44,7 @@ from typing import Any, Optional
 
 from .base import ParseError, ParserInfo, clean_lines, probe_object, search_after
 from .ib_records import ErrorLine
+from .sniff.ib_counters import sniff
 
 INFO = ParserInfo(
     source="ib_counters",
@@ -89,11 +90,6 @@ PERF_NAMES = {
     "PortXmitWait": "port_xmit_wait", "PortXmitData": "port_xmit_data", "PortRcvData": "port_rcv_data",
     "PortXmitPkts": "port_xmit_packets", "PortRcvPkts": "port_rcv_packets",
 }
-
-_SNIFF_PROBE = re.compile(r'"probe"\s*:\s*"ib_counters"')
-_SNIFF_PORT = re.compile(r"infiniband/[A-Za-z0-9_.\-]+/ports/\d+/(?:hw_)?counters\b")
-_SNIFF_ECN = re.compile(r"/class/net/[^/\s]+/ecn/roce_(?:np|rp)/enable/")
-_SNIFF_PERF = re.compile(r"#\s*Port (?:extended )?counters:\s*Lid\s+\d+\s+port\s+\d+")
 
 
 @dataclass(frozen=True)
@@ -443,20 +439,3 @@ def parse(text: str) -> IbCounters:
     if text.lstrip().startswith("{"):
         return _parse_json(text)
     return _parse_text(text)
-
-
-def sniff(text: str) -> float:
-    """0.95 for the probe JSON, 0.9 for sysfs port counter paths, 0.85 for perfquery's counters header,
-    0.7 for RoCE ECN switch paths."""
-    try:
-        if _SNIFF_PROBE.search(text):
-            return 0.95
-        if _SNIFF_PORT.search(text):
-            return 0.9
-        if _SNIFF_PERF.search(text):
-            return 0.85
-        if _SNIFF_ECN.search(text):
-            return 0.7
-    except Exception:  # pragma: no cover - regex search on str does not raise
-        return 0.0
-    return 0.0

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping, Optional
 
 from .base import ParseError, note
+from .sniff._common import MASKED_GUID, MASKED_LID
 
 # -- records ---------------------------------------------------------------------------------
 
@@ -230,14 +231,6 @@ MAX_MASKED = 64  # a partly masked identifier (GID, GUID, MAC, address) is short
 _MASKED_IPV4 = re.compile(r"^(?=[^xX*]*[xX*])(?:[0-9]{1,3}|[xX]{1,3}|\*{1,3})(?:\.(?:[0-9]{1,3}|[xX]{1,3}|\*{1,3})){3}$")
 
 
-# A GUID position in a fabric tool's line that was masked: "0xXXXXXXXXXXXXXXXX", "0x7cfe9003xxxxxxxx",
-# "xxxx", "...", "<redacted>", "REDACTED", "****" (regex source, for the iblinkinfo / ibnetdiscover grammars).
-MASKED_GUID = (r"(?:(?:0x)?(?=[0-9a-fA-F]{0,15}[xX*])[0-9a-fA-FxX*]{4,16}|(?:0x)?(?:\.{3,16}|\u2026|<[A-Za-z _-]{1,20}>"
-               r"|\[[A-Za-z _-]{1,20}\]|REDACTED|redacted|\*{1,16}))")
-# A LID position masked the same way ("xxx", "...", "<redacted>", "***"); a LID is decimal, so any run of x does.
-MASKED_LID = r"(?:[xX]{1,9}|\.{2,9}|\u2026|<[A-Za-z _-]{1,20}>|\[[A-Za-z _-]{1,20}\]|REDACTED|redacted|\*{1,9})"
-
-
 def masked_note(field: str, seen: dict[str, list[int]]) -> list[str]:
     """One note per masked form of a field, naming it and the lines it stands on:
     "lines 4, 9: LID redacted ('xxx'): read as null"."""
@@ -452,8 +445,6 @@ def link_rate_gbps(lanes: int | None, speed_name: str | None) -> float | None:
     if lanes is None or speed_name not in IB_SPEEDS:
         return None
     return lanes * IB_SPEEDS[speed_name][1]
-
-
 
 
 def refusal(tool: str, shape: str, first_text: tuple[int, str] | None, head: list[str]) -> ParseError:

@@ -50,6 +50,7 @@ from .ib_records import (
     IB_SPEEDS, MASKED_GUID, MASKED_LID, MAX_LINE, ErrorLine, FabricPass, is_redacted, link_rate_gbps, norm_guid,
     norm_physical_state, norm_state, speed_name_of,
 )
+from .sniff.iblinkinfo import sniff
 
 INFO = ParserInfo(
     source="iblinkinfo",
@@ -146,13 +147,6 @@ _COULD_SPEED_RE = re.compile(r"Could be ([0-9]{1,3}(?:\.[0-9]{1,8})?) Gbps")
 OWN_ERROR_RE = re.compile(r"^iblinkinfo: ")
 
 # Longer lines are not the tool's (two node descriptions of 64 bytes and the columns make ~300).
-
-_SNIFF_LINK = re.compile(
-    rf"^[ \t`]*(?:(?:0x[0-9a-fA-F]{{16}}|{MASKED_GUID})[ \t]+(?:\"[^\"\n]{{0,200}}\"[ \t]+)?)?"
-    rf"(?:[0-9]{{1,9}}|{MASKED_LID})[ \t]+[0-9]{{1,5}}\[[ 0-9]{{0,5}}\][ \t]*==\(",
-    re.M,
-)
-_SNIFF_HEADER = re.compile(r"^[ \t`]*(?:CA|Switch|Router): [^\n]{0,300}:[ \t]*\r?$", re.M)
 
 
 def _int(text: str | None) -> int | None:
@@ -352,20 +346,3 @@ def parse(text: str) -> IblinkinfoReport:
 def parse_lines(lines: Iterable[str]) -> IblinkinfoReport:
     """Streaming form of parse for an iterable of raw lines."""
     return _parse(iter_clean_lines(lines))
-
-
-_SNIFF_OWN_FAILURE = re.compile(r"^iblinkinfo: iberror: ", re.M)
-
-
-def sniff(text: str) -> float:
-    """0.95 for a node header and a "==(...)==>" port line, 0.9 for port lines alone."""
-    try:
-        head = text[:65536]
-        if _SNIFF_LINK.search(head):
-            return 0.95 if _SNIFF_HEADER.search(head) else 0.9
-        if _SNIFF_OWN_FAILURE.search(head):
-            return 0.6  # only its failure ("iblinkinfo: iberror: failed: ..."): parsed as errors, no fabric
-    except Exception:  # pragma: no cover - regex search on str does not raise
-        return 0.0
-    return 0.0
-

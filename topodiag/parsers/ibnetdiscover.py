@@ -60,6 +60,7 @@ from . import _tool_failures
 from .base import is_digits, ParseError, ParserInfo, clean_lines, iter_clean_lines, note
 from .ib_records import (IB_SPEEDS, MASKED_GUID, MASKED_LID, MAX_LINE, ErrorLine, FabricPass, is_redacted,
                          link_rate_gbps, norm_guid)
+from .sniff.ibnetdiscover import _HEX, sniff
 
 INFO = ParserInfo(
     source="ibnetdiscover",
@@ -152,7 +153,6 @@ class IbnetdiscoverReport:
 
 # -- grammar --------------------------------------------------------------------------------------
 
-_HEX = rf"(?:(?:0x)?[0-9a-fA-F]{{1,16}}|{MASKED_GUID})"  # a masked port GUID reads as None
 # A node name: "S-<guid>" (S switch, H CA, R router), the GUID possibly masked ("S-xxxxxxxxxxxxxxxx",
 # "S-0x...", "H-<redacted>", "S-*"), or a name masked whole ("<redacted>", "*": kind unknown).
 def _name_re(guid_group: str) -> str:
@@ -196,19 +196,6 @@ _PORTS_ALONE_RE = re.compile(r"^\s+(?:'(?P<quoted>.*)'|(?P<bare>[^\s'-].*))$")
 LIST_RE = re.compile(r"^(?:Switch|Ca|Router|Rt|\?\?\?)\s*:\s*0x[0-9a-fA-F]{16}\s+ports\s+[0-9]{1,5}\b")
 OWN_ERROR_RE = re.compile(r"^ibnetdiscover: ")
 
-_SNIFF_GENERATED = re.compile(r"^[ \t`]*#[ \t]*Topology file: generated on", re.M)
-_SNIFF_NAME = rf"\"(?:[SHR]-(?:[0-9a-fA-F]{{16}}|{MASKED_GUID})|{MASKED_GUID})\""
-_SNIFF_NODE = re.compile(rf"^[ \t`]*(?:Switch|Ca|Rt)[ \t]+[0-9]{{1,5}}[ \t]+{_SNIFF_NAME}", re.M)
-_SNIFF_CONN = re.compile(
-    rf"^[ \t`]*\[[0-9]{{1,5}}\](?:\[ext [0-9]{{1,5}}\])?(?:\({_HEX}\))?[ \t]*{_SNIFF_NAME}\[[0-9]{{1,5}}\]", re.M
-)
-_SNIFF_KV = re.compile(r"^[ \t`]*(?:switchguid|caguid)=0x[0-9a-fA-F]{1,16}", re.M)
-_SNIFF_PORTS = re.compile(
-    r"^[ \t`]*(?:SW|CA|RT)[ \t]+[0-9]{1,9}[ \t]+[0-9]{1,5}[ \t]+0x[0-9a-fA-F]{16}[ \t]+(?:[0-9]{1,2}x|\?\?)[ \t]+"
-    r"(?:FDR10|[SDQFEHNX]DR|\?\?\?)",
-    re.M,
-)
-_SNIFF_LIST = re.compile(r"^[ \t`]*(?:Switch|Ca|Rt|Router)[ \t]*:[ \t]*0x[0-9a-fA-F]{16}[ \t]+ports[ \t]+[0-9]{1,5}", re.M)
 
 SHAPE = "'Switch|Ca <ports> \"S-<guid>\" # ...' node lines over '[port] \"S-<guid>\"[port] # ... lid N 4xEDR' lines"
 
@@ -471,26 +458,3 @@ def parse(text: str) -> IbnetdiscoverReport:
 def parse_lines(lines: Iterable[str]) -> IbnetdiscoverReport:
     """Streaming form of parse for an iterable of raw lines."""
     return _parse(iter_clean_lines(lines))
-
-
-_SNIFF_OWN_FAILURE = re.compile(r"^ibnetdiscover: iberror: ", re.M)
-
-
-def sniff(text: str) -> float:
-    """0.95 for the "# Topology file" banner or a node line, 0.85 for connection or ports-report
-    lines, 0.8 for switchguid=/caguid= lines, 0.6 for a node list (so the refusal explains it)."""
-    try:
-        head = text[:65536]
-        if _SNIFF_GENERATED.search(head) or _SNIFF_NODE.search(head):
-            return 0.95
-        if _SNIFF_CONN.search(head) or _SNIFF_PORTS.search(head):
-            return 0.85
-        if _SNIFF_KV.search(head):
-            return 0.8
-        if _SNIFF_LIST.search(head):
-            return 0.6
-        if _SNIFF_OWN_FAILURE.search(head):
-            return 0.6  # only its failure ("ibnetdiscover: iberror: failed: ..."): parsed as errors, no fabric
-    except Exception:  # pragma: no cover - regex search on str does not raise
-        return 0.0
-    return 0.0

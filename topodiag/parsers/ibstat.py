@@ -64,6 +64,7 @@ from .ib_records import (
     parse_int,
     set_once,
 )
+from .sniff.ibstat import _NODE, sniff
 
 INFO = ParserInfo(
     source="ibstat",
@@ -74,7 +75,6 @@ INFO = ParserInfo(
 )
 SOURCE = INFO.source
 
-_NODE = r"(CA|Switch|Router|iWARP RNIC|\?\?\?)"
 CA_RE = re.compile(rf"^{_NODE}(:?) '([^']*)'$")
 TYPE_RE = re.compile(rf"^{_NODE} type:\s*(.*)$")
 PORT_RE = re.compile(r"^Port ([0-9]{1,18}):$")
@@ -92,10 +92,6 @@ _FIELD_NAMES = {**CA_KEYS, "State": "state", "Physical state": "physical_state",
                 "Base lid": "base_lid", "LMC": "lmc", "SM lid": "sm_lid", "Capability mask": "capability_mask",
                 "Port GUID": "port_guid", "Link layer": "link_layer"}
 ERROR_RE = re.compile(r"^(?:ibpanic:|ibwarn:|iberror:|ibstat: |\S+: iberror:)")
-
-_SNIFF_CA = re.compile(rf"^[ \t`]*{_NODE}:? '[^']*'[ \t`]*\r?\n(?:[^\n]*\n){{0,2}}?[ \t`]*{_NODE} type:", re.M)
-_SNIFF_PANIC = re.compile(r"ibpanic: \[[0-9]{1,18}\] main: (?:stat of IB device|'[^']*' IB device can't be found|can't)")
-_SNIFF_PORT = re.compile(r"^[ \t]*Physical state: \w{1,40}[ \t\r]*\n[ \t]*Rate: [0-9.]+", re.M)
 
 
 @dataclass(frozen=True)
@@ -248,17 +244,3 @@ def parse(text: str) -> IbstatReport:
 def parse_lines(lines: Iterable[str]) -> IbstatReport:
     """Streaming form of parse for an iterable of raw lines."""
     return _parse(iter_clean_lines(lines))
-
-
-def sniff(text: str) -> float:
-    """0.95 for "CA 'x'" followed by "CA type:", 0.9 for ibstat's ibpanic, 0.7 for a bare port block."""
-    try:
-        if _SNIFF_CA.search(text):
-            return 0.95
-        if _SNIFF_PANIC.search(text):
-            return 0.9
-        if _SNIFF_PORT.search(text):
-            return 0.7
-    except Exception:  # pragma: no cover - regex search on str does not raise
-        return 0.0
-    return 0.0

@@ -53,6 +53,7 @@ from .ib_records import (
     set_once,
     strip_paste,
 )
+from .sniff.ibstatus import _SNIFF_FATAL, sniff
 
 INFO = ParserInfo(
     source="ibstatus",
@@ -64,8 +65,6 @@ SOURCE = INFO.source
 HEADER_RE = re.compile(r"^Infiniband device '([^']*)' port ([0-9]{1,18}) status:$")
 FIELD_RE = re.compile(r"^(default gid|base lid|sm lid|state|phys state|rate|link_layer):\s*(.*)$")
 ERROR_RE = re.compile(r"^(?:Fatal error:|cat: /sys/class/infiniband)")
-_SNIFF_HEADER = re.compile(r"^[ \t]*`?Infiniband device '[^'\n]{0,256}' port [0-9]{1,18} status:", re.M)
-_SNIFF_FATAL = re.compile(r"Fatal error:\s+(?:device '[^']*': sys files not found|No devices)")
 
 
 @dataclass(frozen=True)
@@ -164,15 +163,3 @@ def parse(text: str) -> IbstatusReport:
 def parse_lines(lines: Iterable[str]) -> IbstatusReport:
     """Streaming form of parse for an iterable of raw lines."""
     return _parse(iter_clean_lines(lines))
-
-
-def sniff(text: str) -> float:
-    """0.9 for an ibstatus port header, 0.85 for the script's 'sys files not found' failure."""
-    try:
-        if _SNIFF_HEADER.search(text):
-            return 0.9
-        if _SNIFF_FATAL.search(text):
-            return 0.85
-    except Exception:  # pragma: no cover - regex search on str does not raise
-        return 0.0
-    return 0.0

@@ -68,6 +68,7 @@ from .ib_records import (
     parse_int,
     set_once,
 )
+from .sniff.ibv_devinfo import sniff
 
 INFO = ParserInfo(
     source="ibv_devinfo",
@@ -99,13 +100,6 @@ CA_KEYS = {"transport", "fw_ver", "node_guid", "sys_image_guid", "vendor_id", "v
            "board_id", "phys_port_cnt"}
 PORT_KEYS = {"state", "max_mtu", "active_mtu", "sm_lid", "port_lid", "port_lmc", "link_layer",
              "port_cap_flags", "active_width", "active_speed", "phys_state"}
-
-_SNIFF_STRONG = re.compile(r"^[ \t`]*hca_id:[ \t]*\S+", re.M)
-# `phys_state:[ \t]+[A-Z_ ]+`: both runs took blanks (quadratic on a line of blanks); the state starts with a letter
-_SNIFF_PORT = re.compile(
-    r"^[ \t]*(?:GID\[\s*[0-9]{1,18}\]:|state:[ \t]+PORT_[A-Z_]+ \([0-9]\)|phys_state:[ \t]+[A-Z_][A-Z_ ]* \([0-9]\))", re.M)
-_SNIFF_LIST = re.compile(r"^[0-9]{1,18} HCAs? found:[ \t]*\r?\n[ \t]+\S", re.M)
-_SNIFF_FAIL = re.compile(r"^(?:No IB devices found|Failed to get IB devices list|0 HCAs found:)", re.M)
 
 
 @dataclass(frozen=True)
@@ -281,19 +275,3 @@ def parse(text: str) -> IbvDevinfoReport:
 def parse_lines(lines: Iterable[str]) -> IbvDevinfoReport:
     """Streaming form of parse for an iterable of raw lines."""
     return _parse(iter_clean_lines(lines))
-
-
-def sniff(text: str) -> float:
-    """0.95 'hca_id:', 0.8 verbs port lines (GID[ n]:, PORT_ACTIVE (4)), 0.7 the -l list, 0.6 its failure."""
-    try:
-        if _SNIFF_STRONG.search(text):
-            return 0.95
-        if _SNIFF_PORT.search(text):
-            return 0.8
-        if _SNIFF_LIST.search(text):
-            return 0.7
-        if _SNIFF_FAIL.search(text):
-            return 0.6
-    except Exception:  # pragma: no cover - regex search on str does not raise
-        return 0.0
-    return 0.0

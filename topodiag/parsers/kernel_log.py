@@ -236,43 +236,6 @@ def _limit(m: "re.Match[str]", n: int, line: str) -> PcieLimit:
                      _num(m[7]), _num(m[8]), int(m[9]) if m[9] else None)
 
 
-def _elision(line: str) -> bool:
-    """An elision line people leave in pastes: "...", "[...]", "[    ....    ]", "\u2026" (blanks and
-    dots around them). Decided with str methods: a regex's overlapping dot runs were quadratic on a long
-    run of dots that does not end the line (tests/hostile/test_regex_n4ghi.py holds the old pattern)."""
-    u = line.lstrip(" \t")
-    if u.startswith("["):
-        close = u.find("]")
-        inner = u[1:close] if close > 0 else None
-        return inner is not None and "..." in inner and not inner.strip(" \t.") and not u[close + 1:].strip(" \t.")
-    if u.startswith("..."):
-        return not u.strip(" \t.")
-    return u.startswith("\u2026") and not u[1:].strip(" \t.")
-
-
-def sniff(text: str) -> float:
-    """0.9 for NVRM Xid / SXid / fallen-off-the-bus lines, 0.6 for a kernel log without them: most of
-    its lines stamped as dmesg, dmesg -T, syslog or the journal write them, or a short paste of driver
-    lines (`dmesg | grep NVRM` without stamps, two `dmesg -T` lines, "..." elisions between)."""
-    try:
-        if "NVRM: Xid" in text or "SXid (" in text or ("NVRM:" in text and "fallen off the bus" in text):
-            return 0.9
-        if "Gb/s available PCIe bandwidth, limited by" in text:
-            return 0.8
-        head = [h for h in text.splitlines()[:200] if h.strip() and not _elision(h)]
-        stamped = sum(1 for line in head if _STAMP_RE.match(line))
-        if stamped >= max(3, len(head) // 2):
-            return 0.6
-        kernelish = sum(1 for line in head if _STAMP_RE.match(line) or _KERNELISH_RE.search(line))
-        if kernelish >= 2 and kernelish * 3 >= len(head) * 2:
-            return 0.6
-        if kernelish == 1 and len(head) == 1 and ("NVRM" in head[0] or _STAMP_RE.match(head[0])):
-            return 0.5
-    except Exception:
-        return 0.0
-    return 0.0
-
-
 def parse(text: str) -> KernelLog:
     if text.lstrip()[:1] == "{":
         return _parse_probe(text)
@@ -678,3 +641,4 @@ def _fallen(out: list[Event], seen: set[str], bus: str, n: int, line: str, t: Op
 
 
 from . import _kernel_log_block as _block  # noqa: E402 (it reads this module's matchers)
+from .sniff.kernel_log import _elision, sniff  # _elision: tests/hostile/test_regex_n4ghi.py

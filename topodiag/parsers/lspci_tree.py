@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .base import ParseError, ParserInfo, clean_lines
+from .sniff.lspci_tree import sniff
 
 INFO = ParserInfo(
     source="lspci_tree",
@@ -43,7 +44,6 @@ MAX_NAME = 200
 _ROOT_RE = re.compile(r"\[([0-9a-fA-F]{4}):([0-9a-fA-F]{2})\]")
 _DEV_RE = re.compile(r"([0-9a-fA-F]{2})\.([0-7])(?:-\[([0-9a-fA-F]{2})(?:-([0-9a-fA-F]{2}))?\])?")
 _TREE_LINE_RE = re.compile(r"^[ |\\+-]*(?:-\[[0-9a-fA-F]{4}:[0-9a-fA-F]{2}\]|[+\\]-[0-9a-fA-F]{2}\.[0-7])")
-_SNIFF_RE = re.compile(r"^[ \t]*-(?:\+-)?\[[0-9a-fA-F]{4}:[0-9a-fA-F]{2}\]-[+\\-]", re.M)
 
 
 @dataclass(frozen=True)
@@ -61,14 +61,6 @@ class LspciTree:
     source: str
     devices: tuple[TreeDevice, ...]
     roots: tuple[str, ...]
-
-
-def sniff(text: str) -> float:
-    """0.9 when a root line ("-[0000:00]-+-", "-+-[0000:00]-+-") starts the tree."""
-    try:
-        return 0.9 if _SNIFF_RE.search(text[:65536]) else 0.0
-    except Exception:
-        return 0.0
 
 
 class _Walk:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .base import ParseError, ParserInfo, clean_lines
+from .sniff.lspci_vvv import _BDF, _HEADER_RE, sniff
 
 INFO = ParserInfo(
     source="lspci_vvv",
@@ -48,8 +49,6 @@ SOURCE = INFO.source
 MAX_DEVICES = 4096
 ACS_FLAGS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl", "DirectTrans")
 
-_BDF = r"(?:([0-9a-fA-F]{4}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])"
-_HEADER_RE = re.compile(r"^" + _BDF + r" ([0-9A-Za-z][^:]{2,60}): (.*)$")
 _BDF_RE = re.compile(r"(?<![0-9a-fA-F:])" + _BDF + r"(?![0-9a-fA-F])")
 _PROMPT_RE = re.compile(r"^(?:#|\$|\S*[#$>]\s|sudo\s|lspci\s)")
 _UPSTREAM_RE = re.compile(r"upstream (?:bridge|port) of\s+" + _BDF)
@@ -115,20 +114,6 @@ def _kind(class_name: Optional[str]) -> str:
     if class_name == "PCI bridge":
         return "bridge"
     return "other"
-
-
-def sniff(text: str) -> float:
-    """0.9 for LnkSta/ACSCtl lines with lspci device lines, 0.8 for a grepped paste of them."""
-    try:
-        head = text[:65536]
-        if not any(k in head for k in ("ACSCtl:", "LnkSta:", "LnkCap:", "ACSCap:")):
-            return 0.0
-        for line in head.splitlines()[:400]:
-            if _HEADER_RE.match(line.strip()):
-                return 0.9
-        return 0.8
-    except Exception:
-        return 0.0
 
 
 def _flags(text: str) -> dict:

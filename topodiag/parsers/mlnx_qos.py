@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .base import ParseError, ParserInfo, clean_lines, search_after
+from .sniff.mlnx_qos import sniff
 
 INFO = ParserInfo(
     source="mlnx_qos",
@@ -228,17 +229,3 @@ def parse(text: str) -> MlnxQos:
         raise ParseError(f"expected mlnx_qos output (Priority trust state, PFC configuration), found '{first[1][:60]}'",
                          first[0])
     return MlnxQos(sections=tuple(s.freeze() for s in reader.sections))
-
-
-def sniff(text: str) -> float:
-    """0.9 with a trust line and a PFC configuration; 0.5 for the mlnx_qos command with either."""
-    try:
-        trust = "Priority trust state" in text
-        pfc = "PFC configuration" in text
-        if trust and pfc:
-            return 0.9
-        if (trust or pfc) and "mlnx_qos" in text:
-            return 0.5
-    except Exception:  # pragma: no cover
-        return 0.0
-    return 0.0

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .base import ParseError, ParserInfo, clean_lines
+from .sniff.nccl_diag import sniff
 
 INFO = ParserInfo(
     source="nccl_diag",
@@ -149,15 +150,6 @@ def _summary(body: str, n: int) -> Optional[Summary]:
             skipped = m.group(3) if rx is _PART_RE else None
             return Summary(n, False, int(m.group(1)), int(m.group(2)), _int(skipped))
     return None
-
-
-def sniff(text: str) -> float:
-    """0.85 when an NCCL DIAG line appears: above nccl_debug's 0.8, so `parse` names this report; an NCCL log
-    holding one is read as both (detection lists both sources)."""
-    try:
-        return 0.85 if re.search(r"(?m)NCCL DIAG (?:===|\[OK\]|\[INFO\]|NCCL diagnostics)", text) else 0.0
-    except Exception:
-        return 0.0
 
 
 def parse(text: str) -> NcclDiag:

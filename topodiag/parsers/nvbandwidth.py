@@ -31,6 +31,7 @@ from ._matrix import cell
 from . import _tool_failures
 from .base import ParseError, ParserInfo, clean_lines
 from .ib_records import ToolError
+from .sniff.nvbandwidth import sniff
 
 INFO = ParserInfo(
     source="nvbandwidth",
@@ -142,20 +143,6 @@ class _Block:
         return Testcase(self.name or "unnamed", self.line_no, self.title, engine.group(1) if engine else None,
                         kinds.group(1).upper() if kinds else None, kinds.group(3).upper() if kinds else None,
                         kinds.group(2) if kinds else None, self.columns, tuple(self.rows), self.sum, waived)
-
-
-def sniff(text: str) -> float:
-    """0.9 with the version banner or a "Running <testcase>." line followed by a memcpy title; 0 else."""
-    try:
-        if re.search(r"(?m)^[ \t]*nvbandwidth Version:", text):
-            return 0.9
-        if re.search(r"(?m)^[ \t]*(?:>[ \t]*)?Running [a-z_]{1,80}_(?:ce|sm|copy)\.?[ \t\r]*$", text) and "bandwidth (GB/s)" in text:
-            return 0.9
-        if re.search(r"(?m)^[ \t]*SUM [a-z_]{1,80}_(?:ce|sm|copy) [0-9]", text) and re.search(r"(?m)^[ \t]*memcpy (?:CE|SM) ", text):
-            return 0.9
-    except Exception:
-        return 0.0
-    return 0.0
 
 
 class _State:

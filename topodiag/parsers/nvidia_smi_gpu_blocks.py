@@ -19,6 +19,7 @@ from .base import ParseError
 from . import _tool_failures
 from .ib_records import ToolError
 from ._nvidia_smi_records import smi_note
+from .sniff._common import ALL_INACTIVE_RE, UNSUPPORTED_RE
 
 # "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-...)" possibly followed by an NVML message on the same line.
 # The header is split with str.find, not one regex: `:\s*(.*?)\s*\(UUID:\s*([^)]*?)\s*\)` let three runs
@@ -55,20 +56,11 @@ def match_header(line: str) -> Header | None:
     name = body.strip()
     return Header(index, name, None, "", True, True) if name else None
 ELISION_RE = re.compile(r"^(?:\.{2,}|\u2026+|\[\s*(?:\.{2,}|\u2026)\s*\]|\(\s*\.{2,}\s*\)|<snip>|\[snip\])$", re.I)
-ALL_INACTIVE_RE = re.compile(r"Unable to retrieve NVLink information as all links are in-?active", re.I)
-UNSUPPORTED_RE = re.compile(r"does not have or support NVLink", re.I)
 ERROR_RE = re.compile(r"^(?:Unable to determine|Failed to|Unable to|Error:|NVML:|No devices were found|"
                       r"NVIDIA-SMI has failed|Make sure that the latest NVIDIA driver)", re.I)
 LINK_FRAGMENT_RE = re.compile(r"^(?:L|Li|Lin|Link|Link\s+[0-9]{1,4}:?)$")
 UUID_OK_RE = re.compile(r"^(?:GPU|MIG)-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-SNIFF_HEADER = re.compile(r"^GPU [0-9]{1,6}: [^\n]*\(UUID: ", re.M)
 
-
-def sniff_mode(text: str, mode_line: "re.Pattern[str]", alone: float = 0.8) -> float:
-    """A mode's sniff score: 0.95 when its lines stand under a GPU header, `alone` without one, else 0."""
-    if not mode_line.search(text):
-        return 0.0
-    return 0.95 if SNIFF_HEADER.search(text) else alone
 
 # No two runs over the same blanks side by side (`,\s*.*`, `\s*:?\s*` were quadratic on a run of tabs).
 # What each `nvidia-smi nvlink` mode prints under a GPU header: (mode key, a line of that mode, its name).

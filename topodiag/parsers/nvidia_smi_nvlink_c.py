@@ -36,7 +36,8 @@ from typing import Iterable
 
 from ._nvidia_smi_records import gpu_from_block, gpu_record, link_record, smi_note, result_from_walk, result_record
 from .base import ParserInfo, clean_lines, iter_clean_lines
-from .nvidia_smi_gpu_blocks import GpuBlock, Walk, snake, sniff_mode, walk
+from .nvidia_smi_gpu_blocks import GpuBlock, Walk, snake, walk
+from .sniff.nvidia_smi_nvlink_c import sniff
 
 INFO = ParserInfo(
     source="nvidia_smi_nvlink_c",
@@ -62,8 +63,6 @@ NAMES = {
     "sli supported": "sli",
     "link supported": "link_supported",
 }
-
-_SNIFF_CAPABILITY = re.compile(r"^[ \t]*Link [0-9]{1,4}, [A-Za-z0-9 ]{1,60}supported: (?:true|false)", re.M)
 
 
 @dataclass(frozen=True)
@@ -128,8 +127,3 @@ def parse(text: str) -> NvlinkCapabilities:
 def parse_lines(lines: Iterable[str]) -> NvlinkCapabilities:
     """Streaming form of parse for an iterable of raw lines."""
     return _result(walk(iter_clean_lines(lines), _read, "c", MODE_NAME, EXPECT))
-
-
-def sniff(text: str) -> float:
-    """0.95 for capability lines under a GPU header, 0.8 for capability lines alone, else 0."""
-    return sniff_mode(text, _SNIFF_CAPABILITY)

@@ -43,7 +43,8 @@ from typing import Iterable
 
 from ._nvidia_smi_records import gpu_from_block, gpu_record, link_record, smi_note, result_from_walk, result_record
 from .base import ParserInfo, clean_lines, iter_clean_lines
-from .nvidia_smi_gpu_blocks import GpuBlock, Walk, snake, sniff_mode, walk
+from .nvidia_smi_gpu_blocks import GpuBlock, Walk, snake, walk
+from .sniff.nvidia_smi_nvlink_e import sniff
 
 INFO = ParserInfo(
     source="nvidia_smi_nvlink_e",
@@ -60,10 +61,6 @@ COUNTER_RE = re.compile(r"^Link\s+([0-9]{1,4})\s*:\s*([A-Za-z][^:]{0,80}?)\s*:\s
 LINK_LINE_RE = re.compile(r"^Links?\b", re.I)  # a 'Link' line that is not a counter: cut off or hand-written
 INT_RE = re.compile(r"^[0-9]{1,30}$")
 FLOAT_RE = re.compile(r"^(?:[0-9]{1,30}(?:\.[0-9]{0,30})?|\.[0-9]{1,30})(?:[eE][-+]?[0-9]{1,5})?$")
-
-_SNIFF_COUNTER = re.compile(
-    r"^[ \t]*Link [0-9]{1,4}: [A-Za-z][A-Za-z0-9 ]{0,60}?(?:Errors|errors|Errors - [0-9]{1,2}|events|discards|packets|"
-    r"bytes|BER|Blocks|Lane [0-9]{1,2}|Total): [0-9N]", re.M)
 
 
 @dataclass(frozen=True)
@@ -159,9 +156,3 @@ def parse(text: str) -> NvlinkErrors:
 def parse_lines(lines: Iterable[str]) -> NvlinkErrors:
     """Streaming form of parse for an iterable of raw lines."""
     return _result(walk(iter_clean_lines(lines), _read, "e", MODE_NAME, EXPECT))
-
-
-def sniff(text: str) -> float:
-    """0.95 for counter lines under a GPU header, 0.8 for counter lines alone, else 0 (the NVML
-    all-inactive line alone is every mode's: `nvidia_smi_nvlink_s` claims it)."""
-    return sniff_mode(text, _SNIFF_COUNTER)

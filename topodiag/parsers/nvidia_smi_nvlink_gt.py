@@ -37,7 +37,8 @@ from typing import Iterable, Optional
 
 from ._nvidia_smi_records import gpu_from_block, gpu_record, link_record, smi_note, result_from_walk, result_record
 from .base import ParserInfo, clean_lines, iter_clean_lines
-from .nvidia_smi_gpu_blocks import GpuBlock, Walk, sniff_mode, walk
+from .nvidia_smi_gpu_blocks import GpuBlock, Walk, walk
+from .sniff.nvidia_smi_nvlink_gt import sniff
 
 INFO = ParserInfo(
     source="nvidia_smi_nvlink_gt",
@@ -53,8 +54,6 @@ VALUE_RE = re.compile(r"^([0-9]{1,30})\s*([KMGT]i?B|B|bytes|KBytes)?$", re.I)
 UNIT_KIB = {"kib": 1, "kb": 1, "kbytes": 1, "mib": 1024, "mb": 1024, "gib": 1024 ** 2, "gb": 1024 ** 2,
             "tib": 1024 ** 3, "tb": 1024 ** 3}
 PARTIAL_RE = re.compile(r"^Link\s+[0-9]{1,4}\s*(?::\s*(?:(?:Data|Raw)(?:\s+(?:[TR]x?)?)?)?)?$", re.I)  # a line cut off
-
-_SNIFF_COUNTER = re.compile(r"^[ \t]*Link [0-9]{1,4}: (?:Data|Raw) [TR]x: [0-9]", re.M)
 
 
 Link = link_record(__name__, ("tx_kib", Optional[int]), ("rx_kib", Optional[int]))
@@ -140,8 +139,3 @@ def parse(text: str) -> NvlinkThroughput:
 def parse_lines(lines: Iterable[str]) -> NvlinkThroughput:
     """Streaming form of parse for an iterable of raw lines."""
     return _result(walk(iter_clean_lines(lines), _read, "gt", MODE_NAME, EXPECT))
-
-
-def sniff(text: str) -> float:
-    """0.95 for Data/Raw Tx/Rx lines under a GPU header, 0.8 for them alone, else 0."""
-    return sniff_mode(text, _SNIFF_COUNTER)

@@ -34,7 +34,8 @@ from typing import Iterable, Optional
 
 from ._nvidia_smi_records import gpu_from_block, gpu_record, smi_note, result_from_walk, result_record
 from .base import ParserInfo, clean_lines, iter_clean_lines
-from .nvidia_smi_gpu_blocks import ERROR_RE, GpuBlock, Walk, snake, sniff_mode, walk
+from .nvidia_smi_gpu_blocks import ERROR_RE, GpuBlock, Walk, snake, walk
+from .sniff.nvidia_smi_nvlink_info import sniff
 
 INFO = ParserInfo(
     source="nvidia_smi_nvlink_info",
@@ -52,10 +53,6 @@ VERSION_KEY_RE = re.compile(r"^NVLink Version$", re.I)
 VERSION_VALUE_RE = re.compile(r"^[0-9]{1,9}(?:[:.][0-9]{1,9}){1,4}$")
 ENABLED = {"enabled": True, "enable": True, "on": True, "yes": True, "true": True,
            "disabled": False, "disable": False, "off": False, "no": False, "false": False}
-
-_SNIFF_INFO = re.compile(
-    r"^[ \t]*(?:(?:NVLE|NVLink Encryption): [A-Za-z]|Firmware Version:[ \t\r]*$|(?:MSE|NETIR)[A-Z ]{0,8}: [0-9]+:[0-9]+:[0-9]+)",
-    re.M)
 
 
 Gpu = gpu_record(__name__, ("nvle", Optional[str]), ("nvle_enabled", Optional[bool]), ("nvlink_version", Optional[str]),
@@ -121,8 +118,3 @@ def parse(text: str) -> NvlinkInfo:
 def parse_lines(lines: Iterable[str]) -> NvlinkInfo:
     """Streaming form of parse for an iterable of raw lines."""
     return _result(walk(iter_clean_lines(lines), _read, "info", MODE_NAME, EXPECT))
-
-
-def sniff(text: str) -> float:
-    """0.95 for NVLE / firmware lines under a GPU header, 0.7 for them alone, else 0."""
-    return sniff_mode(text, _SNIFF_INFO, 0.7)

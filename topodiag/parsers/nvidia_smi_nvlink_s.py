@@ -36,12 +36,10 @@ import re
 from dataclasses import field
 from typing import Iterable, Optional
 
-from . import _tool_failures
 from .base import ParseError, ParserInfo, clean_lines, iter_clean_lines
 from ._nvidia_smi_records import gpu_from_block, gpu_record, link_record, smi_note, result_from_walk, result_record
-from .nvidia_smi_gpu_blocks import (ALL_INACTIVE_RE, LINK_FRAGMENT_RE, UNSUPPORTED_RE, GpuBlock, Walker,
-                                    other_modes)
-from .nvidia_smi_gpu_blocks import SNIFF_HEADER as _SNIFF_HEADER
+from .nvidia_smi_gpu_blocks import LINK_FRAGMENT_RE, GpuBlock, Walker, other_modes
+from .sniff.nvidia_smi_nvlink_s import sniff
 
 INFO = ParserInfo(
     source="nvidia_smi_nvlink_s",
@@ -61,12 +59,6 @@ INACTIVE_RE = re.compile(r"^<?\s*in-?active\s*>?$", re.I)
 
 # Lines of the other `nvidia-smi nvlink` modes, and how to name them in the refusal.
 OTHER_MODES: tuple[tuple[re.Pattern[str], str], ...] = other_modes("s")
-
-_SNIFF_STATUS = re.compile(r"^[ \t]*Link [0-9]{1,4}: (?:[0-9]{1,6}(?:\.[0-9]{1,6})? GB/s|<inactive>)[ \t\r]*$", re.M)
-_SNIFF_OTHER = re.compile(
-    r"^[ \t]*(?:Link [0-9]{1,4}, (?:P2P is supported|Access to system memory supported|SLI is supported): |"
-    r"Link [0-9]{1,4}: (?:Replay|Recovery|CRC) Errors: |Link [0-9]{1,4}: Remote Device |Link [0-9]{1,4}: Data [TR]x: |"
-    r"NVLE: |Firmware Version:)", re.M)
 
 
 # speed_gbps: the one-way per-link figure as printed; state: "active", "inactive", or the printed text
@@ -168,23 +160,3 @@ def parse(text: str) -> NvlinkStatus:
 def parse_lines(lines: Iterable[str]) -> NvlinkStatus:
     """Streaming form of parse for an iterable of raw lines."""
     return _parse(iter_clean_lines(lines))
-
-
-def sniff(text: str) -> float:
-    """0.95 for link status lines under a GPU header, 0.9 for the NVML all-inactive line, 0.6 for
-    another `nvidia-smi nvlink` mode (so parsing it gives the clear refusal), else 0."""
-    try:
-        header = _SNIFF_HEADER.search(text) is not None
-        if _SNIFF_STATUS.search(text):
-            return 0.95 if header else 0.8
-        if ALL_INACTIVE_RE.search(text):
-            return 0.9
-        if header and UNSUPPORTED_RE.search(text):
-            return 0.85
-        if _SNIFF_OTHER.search(text):
-            return 0.6 if header else 0.5
-        if _tool_failures.sniff_failure(text[:8192], SOURCE):
-            return 0.4  # only nvidia-smi's failure (nvidia_smi_q scores it higher)
-    except Exception:  # pragma: no cover - regex search on str does not raise
-        return 0.0
-    return 0.0

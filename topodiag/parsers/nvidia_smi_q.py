@@ -46,6 +46,7 @@ from . import _tool_failures
 from .ib_records import ToolError
 from .base import is_digits, ParseError, ParserInfo, clean_lines, first_body_line
 from ._nvidia_smi_records import Fabric, PcieLink, SmiGpu
+from .sniff.nvidia_smi_q import sniff
 
 INFO = ParserInfo(
     source="nvidia_smi_q",
@@ -62,9 +63,6 @@ _KV_RE = re.compile(r"^(\s*)(\S[^:]*):\s?(.*)$")
 _BUS_RE = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$")
 _WIDTH_RE = re.compile(r"^([0-9]+)x$", re.I)
 _MAX_GPUS = 256
-# [ \t], never \s, in a re.M pattern: `^\s*` runs over the newlines after every line start (quadratic).
-_SNIFF_FABRIC = re.compile(r"^[ \t]*Fabric[ \t]*\r?$", re.M)
-_SNIFF_FABRIC_KEY = re.compile(r"^[ \t]*(?:State|CliqueId|ClusterUUID)[ \t]+:", re.M)
 
 
 @dataclass(frozen=True)
@@ -76,22 +74,6 @@ class NvidiaSmiQ:
     gpus: tuple[SmiGpu, ...]
     errors: tuple[ToolError, ...] = ()  # the tool's failure lines (topodiag/catalogues: nvidia-smi)
     unrecognised: tuple[ToolError, ...] = ()  # failure lines no catalogue entry explains (SYS004)
-
-
-def sniff(text: str) -> float:
-    try:
-        head = text[:20000]
-        if _tool_failures.sniff_failure(head, SOURCE):
-            return 0.5  # only nvidia-smi's failure: the same for every subcommand; -q is the usual paste
-        if "NVSMI LOG" in head or ("Attached GPUs" in head and "Product Name" in head):
-            return 0.95
-        if _SNIFF_FABRIC.search(head) and _SNIFF_FABRIC_KEY.search(head):
-            return 0.9
-        if "GPU Link Info" in head and "Link Width" in head:
-            return 0.8
-    except Exception:
-        return 0.0
-    return 0.0
 
 
 def _int(value: Optional[str]) -> Optional[int]:

@@ -52,7 +52,8 @@ from . import _tool_failures
 from .ib_records import ToolError
 from ._matrix import find_header
 from ._nvidia_smi_records import TopoDevice as Device, TopoLink as Link, smi_note
-from .base import is_digits, ANSI_RE, ParseError, ParserInfo, clean_lines, listing
+from .base import is_digits, ParseError, ParserInfo, clean_lines, listing
+from .sniff.nvidia_smi_topo_m import sniff
 
 INFO = ParserInfo(
     source="nvidia_smi_topo_m",
@@ -79,12 +80,6 @@ NIC_LEGEND_RE = re.compile(r"^(NIC[0-9]{1,4}):\s*(\S+)$")
 LEGEND_ENTRY_RE = re.compile(r"^(\S{1,6})\s*=\s")
 LIST_RE = re.compile(r"^[0-9]{1,9}(?:-[0-9]{1,9})?(?:,[0-9]{1,9}(?:-[0-9]{1,9})?)*$")
 ELISION_RE = re.compile(r"^(?:\.{3,}|…+|\[\.\.\.\])$")
-
-_SNIFF_HEADER = re.compile(r"^[ \t]*GPU[0-9]+(?:[ \t]+[\w.:-]+)*[ \t]+CPU Affinity\b", re.M)
-_SNIFF_ROW = re.compile(r"^[ \t]*GPU[0-9]+[ \t]+(?:X[ \t]+(?:SYS|SOC|NODE|PHB|PXB|PIX|NV[0-9]+)|"
-                        r"(?:SYS|SOC|NODE|PHB|PXB|PIX|NV[0-9]+)[ \t]+X)\b", re.M)
-_SNIFF_TOPO_HEAD = re.compile(r"^[ \t]*GPU0[ \t]+(?:GPU1|NIC0|mlx[0-9]_[0-9]+)\b", re.M)
-_SNIFF_LEGEND = re.compile(r"NV#\s+= Connection traversing a bonded set of # NVLinks")
 
 
 @dataclass(frozen=True)
@@ -556,22 +551,3 @@ def _parse(lines: list[str]) -> TopoMatrix:
 def parse(text: str) -> TopoMatrix:
     """`nvidia-smi topo -m` output -> TopoMatrix; ParseError when there is no readable matrix."""
     return _tool_failures.read(clean_lines(text), SOURCE, _parse, TopoMatrix)
-
-
-def sniff(text: str) -> float:
-    """0.95 for a 'GPU0 ... CPU Affinity' header, 0.9 for a 'GPU0  X  NV18' row under a GPU header,
-    0.6 for the topo legend's NV# line alone."""
-    try:
-        if "\x1b" in text:
-            text = ANSI_RE.sub("", text)
-        if _SNIFF_HEADER.search(text):
-            return 0.95
-        if _SNIFF_ROW.search(text) and _SNIFF_TOPO_HEAD.search(text):
-            return 0.9
-        if _SNIFF_LEGEND.search(text):
-            return 0.6
-        if _tool_failures.sniff_failure(text[:8192], SOURCE):
-            return 0.4  # only nvidia-smi's failure (nvidia_smi_q scores it higher)
-    except Exception:  # pragma: no cover - regex search on str does not raise
-        return 0.0
-    return 0.0

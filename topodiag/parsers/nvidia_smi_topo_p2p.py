@@ -37,7 +37,8 @@ from . import _tool_failures
 from .ib_records import ToolError
 from ._matrix import find_header
 from ._nvidia_smi_records import LegendEntry, P2PCell as Cell, smi_note
-from .base import ANSI_RE, ParseError, ParserInfo, clean_lines, listing
+from .base import ParseError, ParserInfo, clean_lines, listing
+from .sniff.nvidia_smi_topo_p2p import sniff
 
 INFO = ParserInfo(
     source="nvidia_smi_topo_p2p",
@@ -54,12 +55,6 @@ GPU_RE = re.compile(r"^GPU[0-9]{1,4}$")
 TOPO_TYPES_RE = re.compile(r"^(?:SYS|SOC|NODE|PHB|PXB|PIX|NV[0-9]+)$")
 PROMPT_RE = re.compile(r"nvidia-smi\s+topo\s+(?:-p2p|--p2pstatus)\s+([rwnap]{1,5})\b")
 LEGEND_RE = re.compile(r"^(X|[A-Z]{1,4})\s+=\s+(.+)$")
-
-# [ \t], never \s, in a re.M pattern: `^\s*` runs over the newlines after every line start (quadratic).
-_SNIFF_LEGEND = re.compile(r"^[ \t]*(?:OK[ \t]+= Status Ok|CNS[ \t]+= Chipset not supported)[ \t\r]*$", re.M)
-_SNIFF_ROW = re.compile(r"^[ \t]*GPU[0-9]+[ \t]+(?:X[ \t]+(?:OK|CNS|GNS|TNS|NS|DR|U)|(?:OK|CNS|GNS|TNS|NS|DR|U)"
-                        r"[ \t]+X)(?:[ \t]|$)", re.M)
-_SNIFF_HEAD = re.compile(r"^[ \t]*GPU0(?:[ \t]+GPU[0-9]+)*[ \t]*$", re.M)
 
 
 @dataclass(frozen=True)
@@ -212,17 +207,3 @@ def _parse(lines: list[str]) -> P2PMatrix:
 def parse(text: str) -> P2PMatrix:
     """`nvidia-smi topo -p2p` output -> P2PMatrix; ParseError when there is no P2P matrix."""
     return _tool_failures.read(clean_lines(text), SOURCE, _parse, P2PMatrix)
-
-
-def sniff(text: str) -> float:
-    """0.95 for the P2P legend ('OK   = Status Ok'), 0.9 for a 'GPU0  X  OK' row under a GPU-only header."""
-    try:
-        if "\x1b" in text:
-            text = ANSI_RE.sub("", text)
-        if _SNIFF_LEGEND.search(text):
-            return 0.95
-        if _SNIFF_ROW.search(text) and _SNIFF_HEAD.search(text):
-            return 0.9
-    except Exception:  # pragma: no cover - regex search on str does not raise
-        return 0.0
-    return 0.0

@@ -40,11 +40,11 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from .base import ParseError, ParserInfo, blank_provenance_header, listing, note
+from .sniff.nvml import sniff
 
 INFO = ParserInfo(
     source="nvml",
@@ -65,8 +65,6 @@ TOPOLOGY_LEVELS = {0: "INTERNAL", 10: "SINGLE", 20: "MULTIPLE", 30: "HOSTBRIDGE"
 PATH_CLASSES = {10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}
 P2P_CODES = ("OK", "CNS", "GNS", "TNS", "NS", "DR", "U")
 REMOTE_TYPES = ("gpu", "switch", "ibmnpu", "unknown")
-
-_SNIFF = re.compile(r'"probe"\s*:\s*"nvml"')
 
 
 @dataclass(frozen=True)
@@ -428,14 +426,3 @@ def parse(text: str) -> NvmlProbe:
         notes=tuple(notes),
         died=_died(r, data.get("died")),
     )
-
-
-def sniff(text: str) -> float:
-    """0.95 for a JSON object whose first keys include "probe": "nvml"; 0 otherwise."""
-    try:
-        head = text[:4096]
-        if head.lstrip().startswith("{") and _SNIFF.search(head):
-            return 0.95
-    except Exception:  # pragma: no cover - str methods on str do not raise
-        return 0.0
-    return 0.0

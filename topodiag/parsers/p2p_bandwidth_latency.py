@@ -38,6 +38,7 @@ from typing import Optional
 
 from ._matrix import cell
 from .base import ParseError, ParserInfo, clean_lines, search_after
+from .sniff.p2p_bandwidth_latency import _ACCESS_RE, sniff
 
 INFO = ParserInfo(
     source="p2p_bandwidth_latency",
@@ -54,7 +55,6 @@ MAX_MATRICES = 64
 _DEVICE_HEAD_RE = re.compile(r"Device:\s*(\d+),")
 _DEVICE_PCI_RE = re.compile(r",\s*pciBusID:\s*([0-9a-fA-Fx]+),\s*pciDeviceID:\s*([0-9a-fA-Fx]+),"
                             r"\s*pciDomainID:\s*([0-9a-fA-Fx]+)")
-_ACCESS_RE = re.compile(r"Device\s*=\s*(\d+)\s+(CAN|CANNOT)\s+Access\s+Peer\s+Device\s*=\s*(\d+)", re.I)
 _TITLE_RE = re.compile(r"^\s*(?:(Unidirectional|Bidirectional)\s+)?P2P\s*=\s*(Enabled|Disabled)\s+(Bandwidth|Latency)"
                        r"(?:\s*\(P2P\s+(Writes|Reads)\))?\s+Matrix\s*\(([^)]*)\)", re.I)
 _CONN_RE = re.compile(r"^\s*P2P\s+Connectivity\s+Matrix", re.I)
@@ -173,22 +173,6 @@ def _title(line: str, n: int, b: _Builder) -> bool:
         b.start(line.strip(), n, kind="connectivity", direction=None, p2p=None, mode=None, unit=None)
         return True
     return False
-
-
-def sniff(text: str) -> float:
-    """0.9 with the test's banner or a P2P=Enabled/Disabled matrix title; 0.5 for Device=a CAN Access
-    Peer Device=b lines alone."""
-    try:
-        if "P2P (Peer-to-Peer) GPU Bandwidth Latency Test" in text:
-            return 0.9
-        if re.search(r"(?m)^[ \t]*(?:Unidirectional|Bidirectional)[ \t]+P2P=(?:Enabled|Disabled)[ \t]+Bandwidth", text) \
-                or re.search(r"(?m)^[ \t]*P2P Connectivity Matrix", text):
-            return 0.9
-        if _ACCESS_RE.search(text):
-            return 0.5
-    except Exception:
-        return 0.0
-    return 0.0
 
 
 def parse(text: str) -> P2pTest:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .base import ParseError, ParserInfo, clean_lines, first_body_line, probe_object
+from .sniff.peermem import _PROC_RE, sniff
 
 INFO = ParserInfo(
     source="peermem",
@@ -50,7 +51,6 @@ SOURCE = INFO.source
 
 PEER_MODULES = ("nvidia_peermem", "nv_peer_mem")
 MAX_MODULES = 400
-_PROC_RE = re.compile(r"^([A-Za-z0-9_]+) ([0-9]+) ([0-9]+) (\S+) (Live|Loading|Unloading) 0x[0-9a-f]+")
 _LSMOD_RE = re.compile(r"^([A-Za-z0-9_]+)\s+([0-9]+)\s+([0-9]+)(?:\s+(\S+))?\s*$")
 _GREP_RE = re.compile(r"(?:lsmod|cat /proc/modules)\s*\|\s*grep\s+(?:-\w+\s+)*['\"]?([\w|\\-]+)['\"]?"
                       r"|grep\s+(?:-\w+\s+)*['\"]?([\w|\\-]+)['\"]?\s+/proc/modules")
@@ -90,25 +90,6 @@ class PeerMem:
     dmabuf_possible: Optional[bool] = None  # open modules and kernel >= 5.12 (None: a fact is missing)
     dmabuf_facts: tuple[str, ...] = ()  # what that judgement relied on, as a person reads it
     probe: Optional[str] = None  # "peermem" for the live probe's JSON
-
-
-def sniff(text: str) -> float:
-    try:
-        head = text[:20000]
-        if "memory_peers" in head or "nvidia_peermem" in head or "nv_peer_mem" in head:
-            return 0.7
-        if '"probe": "peermem"' in head:
-            return 0.95
-        if "NVRM version: NVIDIA UNIX" in head:
-            return 0.6
-        if re.search(r"^Module[ \t]+Size[ \t]+Used by", head, re.M):
-            return 0.6
-        lines = [ln for ln in head.splitlines()[:50] if ln.strip()]
-        if len(lines) >= 3 and all(_PROC_RE.match(ln) for ln in lines):
-            return 0.6
-    except Exception:
-        return 0.0
-    return 0.0
 
 
 def _grep_covers(patterns: list[str]) -> bool:

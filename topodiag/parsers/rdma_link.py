@@ -55,6 +55,7 @@ from typing import Any, Iterable
 
 from .base import is_digits, ParseError, ParserInfo, clean_lines, iter_clean_lines, note
 from .ib_records import ErrorLine, norm_physical_state, norm_state, not_this_tool, strip_paste
+from .sniff.rdma_link import _SNIFF_JSON, sniff
 
 INFO = ParserInfo(
     source="rdma_link",
@@ -89,12 +90,7 @@ SOFTWARE_RE = re.compile(r"^(?:rxe|siw)", re.I)
 # iproute2's names for physical states that the IB tools spell differently.
 _PHYS_EXTRA = {"ARMED": "PortConfigurationTraining", "LINK_ERROR_RECOVER": "LinkErrorRecovery"}
 
-_SNIFF_TEXT = re.compile(
-    r"^[ \t>`]*(?:link[ \t]+[^\s/]{1,256}/[0-9]{1,9}:?|[0-9]{1,9}/[0-9]{1,9}:[ \t]+[^\s/]{1,256}/[0-9]{1,9}:)[ \t]+"
-    r"(?:subnet_prefix|lid|sm_lid|state|physical_state|netdev)\s", re.M)  # one line: [ \t], bounded names
-_SNIFF_JSON = re.compile(r"\"ifname\"\s*:\s*\"[^\"]*\"\s*,\s*\"port\"\s*:|\"port\"\s*:\s*[0-9]+\s*,\s*\"ifname\"")
 SNIFF_LIMIT = 64 * 1024
-_SNIFF_JSON_STATE = re.compile(r"\"physical_state\"\s*:\s*\"[A-Z_]+\"")
 
 
 @dataclass(frozen=True)
@@ -414,16 +410,3 @@ def parse(text: str) -> RdmaLinks:
 def parse_lines(lines: Iterable[str]) -> RdmaLinks:
     """Form of parse for an iterable of raw lines (the output is small: it is read whole)."""
     return _parse(iter_clean_lines(lines))
-
-
-def sniff(text: str) -> float:
-    """0.9 for a `link <dev>/<port> state|subnet_prefix ...` line (either text form), 0.85 for
-    rdma -j link JSON (objects with ifname, port and physical_state)."""
-    try:
-        if _SNIFF_TEXT.search(text):
-            return 0.9
-        if _SNIFF_JSON.search(text) and _SNIFF_JSON_STATE.search(text):
-            return 0.85
-    except Exception:  # pragma: no cover - regex search on str does not raise
-        return 0.0
-    return 0.0

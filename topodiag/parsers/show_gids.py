@@ -24,6 +24,7 @@ from typing import Any, Iterable
 
 from .base import is_digits, ParseError, ParserInfo, clean_lines, iter_clean_lines
 from .ib_records import is_redacted
+from .sniff.show_gids import sniff
 
 INFO = ParserInfo(
     source="show_gids",
@@ -40,9 +41,6 @@ COUNT_RE = re.compile(r"^n_gids_found=([0-9]{1,9})$")
 GID_RE = re.compile(r"^[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){7}$")
 IPV4_RE = re.compile(r"^[0-9]{1,3}(?:\.[0-9]{1,3}){3}$")
 VER_RE = re.compile(r"^[vV]([0-9])$")
-
-_SNIFF_HEADER = re.compile(r"^[ \t#`]*DEV[ \t]+PORT[ \t]+INDEX[ \t]+GID[ \t]+IPv4[ \t]+VER", re.M)
-_SNIFF_ROW = re.compile(r"^\S+[ \t]+[0-9]+[ \t]+[0-9]+[ \t]+[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){7}[ \t]", re.M)
 
 
 @dataclass(frozen=True)
@@ -139,17 +137,3 @@ def parse(text: str) -> ShowGidsReport:
 def parse_lines(lines: Iterable[str]) -> ShowGidsReport:
     """Streaming form of parse for an iterable of raw lines."""
     return _parse(iter_clean_lines(lines))
-
-
-def sniff(text: str) -> float:
-    """0.95 for the table header, 0.8 for n_gids_found=, 0.6 for bare GID rows."""
-    try:
-        if _SNIFF_HEADER.search(text):
-            return 0.95
-        if re.search(r"^n_gids_found=[0-9]+", text, re.M):
-            return 0.8
-        if _SNIFF_ROW.search(text):
-            return 0.6
-    except Exception:  # pragma: no cover - regex search on str does not raise
-        return 0.0
-    return 0.0

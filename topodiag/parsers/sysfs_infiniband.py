@@ -57,6 +57,7 @@ from .ib_records import (
     norm_physical_state,
     norm_state,
 )
+from .sniff.sysfs_infiniband import sniff
 
 INFO = ParserInfo(
     source="sysfs_infiniband",
@@ -69,9 +70,6 @@ INFO = ParserInfo(
 SOURCE = INFO.source
 SCHEMA_VERSION = 1
 PROBES = ("sysfs", "pyverbs")
-
-_SNIFF_PROBE = re.compile(r'"probe"\s*:\s*"(?:sysfs|pyverbs)"')
-_SNIFF_SECTION = re.compile(r'"infiniband"\s*:\s*\[')
 
 
 @dataclass(frozen=True)
@@ -364,7 +362,6 @@ def _pci(raw: Any, i: int, lines: _Lines, start: int) -> PciDevice:
     )
 
 
-
 def parse(text: str) -> SysfsInfinibandReport:
     """Probe JSON -> SysfsInfinibandReport; ParseError for anything else."""
     data = probe_object(text, PROBES, "a sysfs or pyverbs probe JSON")
@@ -414,15 +411,3 @@ def parse(text: str) -> SysfsInfinibandReport:
         skipped=tuple(skipped),
         errors=errors,
     )
-
-
-def sniff(text: str) -> float:
-    """0.95 for a "probe": "sysfs" / "pyverbs" key, 0.5 for an "infiniband": [ section in JSON."""
-    try:
-        if _SNIFF_PROBE.search(text):
-            return 0.95
-        if text.lstrip().startswith("{") and _SNIFF_SECTION.search(text):
-            return 0.5
-    except Exception:  # pragma: no cover - regex search on str does not raise
-        return 0.0
-    return 0.0

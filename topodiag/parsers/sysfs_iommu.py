@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .base import ParseError, ParserInfo, clean_lines
+from .sniff.sysfs_iommu import _UNIT_RE, sniff
 
 INFO = ParserInfo(
     source="sysfs_iommu",
@@ -26,7 +27,6 @@ INFO = ParserInfo(
 )
 SOURCE = INFO.source
 
-_UNIT_RE = re.compile(r"^(dmar[0-9]+|ivhd[0-9]+|amd-iommu\.[0-9]+|[0-9a-f]+\.(?:iommu|smmu)\S*|smmu\S*|iommu[0-9]+)$", re.I)
 _PROMPT_RE = re.compile(r"^(?:\S*[#$>]\s|\$|#|ls\s|sudo\s|total [0-9]+)")
 _LS_L_RE = re.compile(r"^l[rwx-]{9}\S*\s.*?\s(\S+) -> \S+$")
 
@@ -36,18 +36,6 @@ class SysfsIommu:
     source: str
     units: tuple[str, ...]
     vendor: Optional[str]
-
-
-def sniff(text: str) -> float:
-    """0.7 when the first names are dmarN / ivhdN units."""
-    try:
-        toks = text[:4096].split()
-        names = [t for t in toks if _UNIT_RE.match(t)]
-        if names and (names[0].startswith(("dmar", "ivhd", "amd-iommu")) or len(names) >= 2):
-            return 0.7 if len(names) * 2 >= len(toks) else 0.0
-    except Exception:
-        return 0.0
-    return 0.0
 
 
 def _vendor(units: list[str]) -> Optional[str]:

@@ -68,12 +68,12 @@ banner/watchdog/failure lines)}.
 
 from __future__ import annotations
 
-import re
 
 from ..base import ParseError, ParserInfo
 from .facts import normalise_transport
 from .reader import CHUNK, ChunkReader, digest, iter_chunks, parse, parse_binary, parse_chunks, parse_lines
 from .records import IB_MTU_BYTES, MAX_LIST, MAX_SAMPLE, SOURCE, ErrorLine, LogLine, NetDevice, QpMtu, Rank, Result
+from ..sniff.nccl_debug import sniff
 
 # What a byte of a big NCCL log costs this reader beside the nccl-tests reader (1.0), measured at 1 GB
 # (benchmarks/README.md: 10.0 against 7.8 CPU seconds compiled, 15.5 against 13.8 pure, the issue's log;
@@ -92,29 +92,3 @@ INFO = ParserInfo(
 __all__ = ["INFO", "SOURCE", "CHUNK", "ChunkReader", "IB_MTU_BYTES", "MAX_LIST", "MAX_SAMPLE", "ErrorLine", "LogLine",
            "NetDevice", "ParseError", "QpMtu", "Rank", "Result", "digest", "iter_chunks", "normalise_transport", "parse", "parse_binary", "parse_chunks",
            "parse_lines", "sniff"]
-
-
-_BARE_SNIFF_RE = re.compile(r"^[ \t>`*-]{0,8}[0-9]{1,7}\[[0-9a-fA-Fx]{0,16}\] -> [0-9]{1,7}\[[0-9a-fA-Fx]{0,16}\]"
-                            r"(?: \[(?:send|receive)\])? via [A-Za-z]", re.M)
-# A line is [ \t], never \s: in re.M, `^\s*` runs over the newlines after every line start (quadratic
-# on a file of blank lines).
-_SNIFF_VERSION = re.compile(r"^[ \t]*NCCL version [0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4}", re.M)
-
-
-def sniff(text: str) -> float:
-    """0.8 when NCCL INFO/WARN lines or c10d watchdog NCCL lines appear; 0.5 for a banner alone, an
-    application's "NCCL error in: ..." line, or for connection lines quoted without their tag ("9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA"); else 0."""
-    try:
-        if "NCCL INFO" in text or "NCCL WARN" in text:
-            return 0.8
-        if "ProcessGroupNCCL" in text and ("Watchdog" in text or "NCCL work" in text):
-            return 0.8
-        if _SNIFF_VERSION.search(text):
-            return 0.5
-        if "NCCL error in: " in text:  # an application's NCCL error (PyTorch), with its "Last error:" detail
-            return 0.5
-        if _BARE_SNIFF_RE.search(text):  # connection lines quoted without their tag
-            return 0.5
-    except Exception:
-        return 0.0
-    return 0.0

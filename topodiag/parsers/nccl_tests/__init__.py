@@ -45,9 +45,9 @@ every kept run is judged as a run; failure, WARN and note lines keep the first L
 
 The package reads -> assembles -> validates: read.py (one line: prefixes, patterns, cells, layouts),
 assemble.py (the state over the lines: runs, rank lines, rows, failures), validate.py (the report and
-its notes, or ParseError); stream.py is the chunk engine over bytes, records.py what the report holds,
-detect.py `sniff`. The limits below are read when a reader is made (`limits()`): a caller (a test)
-may lower them.
+its notes, or ParseError); stream.py is the chunk engine over bytes, records.py what the report holds;
+its sniff is topodiag/parsers/sniff/nccl_tests.py. The limits below are read when a reader is made
+(`limits()`): a caller (a test) may lower them.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ from . import stream as _stream
 from .assemble import Parser
 from .read import _NUM_RE, collective_name, version_from_code  # noqa: F401 -- _NUM_RE: tests/hostile
 from .records import Device, Failure, Limits, NcclTestsReport, Row, WarningLine
-from .detect import sniff
+from ..sniff.nccl_tests import sniff
 from .stream import Digest, digest
 
 __all__ = ["INFO", "SOURCE", "CHUNK", "ChunkReader", "Device", "Digest", "Failure", "Limits", "NcclTestsReport",

@@ -1,4 +1,5 @@
-"""Whether a text looks like nccl-tests output (parser detection: topodiag/parsers/__init__.py)."""
+"""Whether a text looks like nccl-tests output (parser detection: topodiag/parsers/__init__.py imports this
+module, not the parser)."""
 
 from __future__ import annotations
 

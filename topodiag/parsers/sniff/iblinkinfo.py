@@ -1,0 +1,29 @@
+"""Whether a text looks like iblinkinfo's output: its sniff and what only the sniff and the parser share
+(detection imports this module, not the parser: topodiag/parsers/__init__.py)."""
+
+from __future__ import annotations
+
+import re
+
+from ._common import MASKED_GUID, MASKED_LID
+
+_SNIFF_LINK = re.compile(
+    rf"^[ \t`]*(?:(?:0x[0-9a-fA-F]{{16}}|{MASKED_GUID})[ \t]+(?:\"[^\"\n]{{0,200}}\"[ \t]+)?)?"
+    rf"(?:[0-9]{{1,9}}|{MASKED_LID})[ \t]+[0-9]{{1,5}}\[[ 0-9]{{0,5}}\][ \t]*==\(",
+    re.M,
+)
+_SNIFF_HEADER = re.compile(r"^[ \t`]*(?:CA|Switch|Router): [^\n]{0,300}:[ \t]*\r?$", re.M)
+_SNIFF_OWN_FAILURE = re.compile(r"^iblinkinfo: iberror: ", re.M)
+
+
+def sniff(text: str) -> float:
+    """0.95 for a node header and a "==(...)==>" port line, 0.9 for port lines alone."""
+    try:
+        head = text[:65536]
+        if _SNIFF_LINK.search(head):
+            return 0.95 if _SNIFF_HEADER.search(head) else 0.9
+        if _SNIFF_OWN_FAILURE.search(head):
+            return 0.6  # only its failure ("iblinkinfo: iberror: failed: ..."): parsed as errors, no fabric
+    except Exception:  # pragma: no cover - regex search on str does not raise
+        return 0.0
+    return 0.0

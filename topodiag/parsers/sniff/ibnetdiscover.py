@@ -1,0 +1,44 @@
+"""Whether a text looks like ibnetdiscover's output: its sniff and what only the sniff and the parser share
+(detection imports this module, not the parser: topodiag/parsers/__init__.py)."""
+
+from __future__ import annotations
+
+import re
+
+from ._common import MASKED_GUID
+
+_HEX = rf"(?:(?:0x)?[0-9a-fA-F]{{1,16}}|{MASKED_GUID})"  # a masked port GUID reads as None
+_SNIFF_GENERATED = re.compile(r"^[ \t`]*#[ \t]*Topology file: generated on", re.M)
+_SNIFF_NAME = rf"\"(?:[SHR]-(?:[0-9a-fA-F]{{16}}|{MASKED_GUID})|{MASKED_GUID})\""
+_SNIFF_NODE = re.compile(rf"^[ \t`]*(?:Switch|Ca|Rt)[ \t]+[0-9]{{1,5}}[ \t]+{_SNIFF_NAME}", re.M)
+_SNIFF_CONN = re.compile(
+    rf"^[ \t`]*\[[0-9]{{1,5}}\](?:\[ext [0-9]{{1,5}}\])?(?:\({_HEX}\))?[ \t]*{_SNIFF_NAME}\[[0-9]{{1,5}}\]", re.M
+)
+_SNIFF_KV = re.compile(r"^[ \t`]*(?:switchguid|caguid)=0x[0-9a-fA-F]{1,16}", re.M)
+_SNIFF_PORTS = re.compile(
+    r"^[ \t`]*(?:SW|CA|RT)[ \t]+[0-9]{1,9}[ \t]+[0-9]{1,5}[ \t]+0x[0-9a-fA-F]{16}[ \t]+(?:[0-9]{1,2}x|\?\?)[ \t]+"
+    r"(?:FDR10|[SDQFEHNX]DR|\?\?\?)",
+    re.M,
+)
+_SNIFF_LIST = re.compile(r"^[ \t`]*(?:Switch|Ca|Rt|Router)[ \t]*:[ \t]*0x[0-9a-fA-F]{16}[ \t]+ports[ \t]+[0-9]{1,5}", re.M)
+_SNIFF_OWN_FAILURE = re.compile(r"^ibnetdiscover: iberror: ", re.M)
+
+
+def sniff(text: str) -> float:
+    """0.95 for the "# Topology file" banner or a node line, 0.85 for connection or ports-report
+    lines, 0.8 for switchguid=/caguid= lines, 0.6 for a node list (so the refusal explains it)."""
+    try:
+        head = text[:65536]
+        if _SNIFF_GENERATED.search(head) or _SNIFF_NODE.search(head):
+            return 0.95
+        if _SNIFF_CONN.search(head) or _SNIFF_PORTS.search(head):
+            return 0.85
+        if _SNIFF_KV.search(head):
+            return 0.8
+        if _SNIFF_LIST.search(head):
+            return 0.6
+        if _SNIFF_OWN_FAILURE.search(head):
+            return 0.6  # only its failure ("ibnetdiscover: iberror: failed: ..."): parsed as errors, no fabric
+    except Exception:  # pragma: no cover - regex search on str does not raise
+        return 0.0
+    return 0.0
