@@ -101,12 +101,13 @@ def _streamable(rel: str, full: str) -> bool:
 
 def _sniffed_as(head: str, sources: tuple[str, ...]) -> bool:
     """Whether one of `sources`' sniffers takes the head of a member for its tool's output, as
-    detect_all scores them, without importing every other parser; a sniffer that fails says no."""
-    from ...parsers import DETECT_THRESHOLD, SNIFF_CHARS, get
+    detect_all scores them, from their light sniff modules (no parser imported); a sniffer that fails
+    says no."""
+    from ...parsers import DETECT_THRESHOLD, SNIFF_CHARS, sniffer
 
     for source in sources:
         try:
-            if float(get(source).sniff(head[:SNIFF_CHARS])) >= DETECT_THRESHOLD:
+            if float(sniffer(source)(head[:SNIFF_CHARS])) >= DETECT_THRESHOLD:
                 return True
         except Exception:  # a sniffer bug must not stop redaction (the member is then read whole)
             pass
