@@ -236,3 +236,31 @@ def test_settled_kinds_are_those_of_the_three_patterns() -> None:
         assert len(want) <= 1 and (m.lastgroup if m else None) == (want[0] if want else None), line
         seen.update(want)
     assert seen == {"quiet", "rank", "using"}
+
+
+# The file's first text line is skipped unread when it is a progress bar (or a giant line); an INFO line
+# that holds the nranks or the NCCL version and comes first so leaves the fact to the next such line, in
+# the line path and in chunks alike (a chunk reads the first two of each: stream.py `_fact_lines`).
+# Found by the generated-text test of test_nccl_tests_quiet.py; the text is its example.
+_FIRST_IS_A_BAR = [
+    ("node1:123:456 [0] NCCL INFO comm 0x1 rank 0 nranks 8 \u00e9%|\n"
+     "node1:123:456 [0] NCCL INFO comm 0x1 rank 0 nranks 8\n"
+     "# nccl-tests version 2.13.8 nccl-headers=21903 nccl-library=21903", "nranks", 8),
+    ("node1:123:456 [0] NCCL INFO NCCL version 2.19.3+cuda12.2 50%|\n"
+     "node1:123:456 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
+     "# nccl-tests version 2.13.8", "nccl_version", "2.21.5"),
+]
+
+
+@pytest.mark.parametrize("scan", ["compiled", "pure"])
+@pytest.mark.parametrize("text,key,value", _FIRST_IS_A_BAR)
+def test_a_fact_on_a_first_line_skipped_as_a_bar_comes_from_the_next(scan, monkeypatch, text, key, value) -> None:
+    if scan == "pure":
+        from topodiag.scan import lines as scan_lines
+
+        monkeypatch.setattr(scan_lines, "untagged", scan_lines.untagged_py)
+    want = _outcome(nccl_tests.parse, text)
+    data = text.encode("utf-8")
+    assert want[key] == value  # the second line's, read by hand: the first is a bar, skipped unread
+    for size in (_chunks.CHUNK, 60, 59, 40, 1):
+        assert _outcome(_by_chunks, data, size) == want, size

@@ -54,19 +54,22 @@ def _has_tag(line: bytes) -> bool:
     return _INFO_B in line or _TRACE_B in line
 
 
-def _first_info_fact(c: bytes, lines: list[bytes], mark: bytes, regex: re.Pattern) -> Optional[int]:
-    """Index of the chunk's first INFO/TRACE line whose text `regex` finds something in."""
+def _first_info_facts(c: bytes, lines: list[bytes], mark: bytes, regex: re.Pattern, n: int = 2) -> list[int]:
+    """Indices of the chunk's first `n` INFO/TRACE lines whose text `regex` finds something in."""
+    found: list[int] = []
     pos = c.find(mark)
     while pos >= 0:
         i = c.count(b"\n", 0, pos)
         line = lines[i]
         if _has_tag(line) and regex.search(line.decode("utf-8", "replace").rstrip()):
-            return i
+            found.append(i)
+            if len(found) == n:
+                break
         nl = c.find(b"\n", pos)
         if nl < 0:
-            return None
+            break
         pos = c.find(mark, nl + 1)
-    return None
+    return found
 
 
 def _fail_lines(keep: list[int], picked, blob: bytes) -> set[int]:
@@ -120,12 +123,14 @@ def digest(raw: bytes, bulk: bool = True) -> Digest:
 
 
 def _fact_lines(raw: bytes) -> tuple[list[int], list[bytes]]:
-    """The chunk's first INFO/TRACE line (it may be the file's first text), its first INFO/TRACE line
-    whose text holds an NCCL version and its first that holds an nranks: the parser reads them while it
-    lacks those (a later one cannot change what the first set)."""
+    """The chunk's first INFO/TRACE line (it may be the file's first text), its first two INFO/TRACE
+    lines whose text holds an NCCL version and its first two that hold an nranks: the parser reads them
+    while it lacks those (a later one cannot change what the first set; the second is there for a first
+    that the parser skips unread: the file's first text line, when it is a progress bar or a giant
+    line, parsers/_foreign.py -- only that line can be an INFO line skipped so)."""
     c, lines = _lines_of(raw)
-    found = sorted({i for i in (_first_info(lines), _first_info_fact(c, lines, b"NCCL version", _NCCL_VERSION_RE),
-                                _first_info_fact(c, lines, b"nranks ", _NRANKS_RE)) if i is not None})
+    found = sorted({i for i in (_first_info(lines), *_first_info_facts(c, lines, b"NCCL version", _NCCL_VERSION_RE),
+                                *_first_info_facts(c, lines, b"nranks ", _NRANKS_RE)) if i is not None})
     return found, [lines[i] for i in found]
 
 
