@@ -37,12 +37,31 @@ def test_the_report_is_what_rich_wrapping_every_finding_gives(path, monkeypatch)
         assert got == _render(d, w, v), (w, v)
 
 
-def test_a_finding_with_wide_or_control_characters_is_left_to_rich(monkeypatch):
+def test_a_colour_terminal_gets_the_same_report_as_rich_wrapping_every_finding(monkeypatch):
+    """On a terminal the lines go through rich (the severity word's style): the same bytes, escapes
+    included, as rich wrapping each finding itself."""
+    from topodiag.render import meta
+
+    monkeypatch.setattr(meta, "now_utc", lambda: "2026-12-05T18:00:00Z")
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich: a terminal, with colours
+    monkeypatch.setenv("TERM", "xterm-256color")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    d = run.diagnose([str(INPUTS[0])])
+    ours = _render(d, 80, False)
+    assert "\x1b[" in ours  # styles written
+    monkeypatch.setattr(text, "_print_wrapped", lambda console, t, width: console.print(t))
+    assert ours == _render(d, 80, False)
+
+
+def test_a_finding_with_wide_or_control_characters_is_left_to_rich():
     from rich.text import Text
 
     seen = []
 
     class Console:
+        color_system = "standard"
+        record = False
+
         def print(self, t, **kw):
             seen.append(kw.get("soft_wrap"))
 
@@ -50,3 +69,18 @@ def test_a_finding_with_wide_or_control_characters_is_left_to_rich(monkeypatch):
         text._print_wrapped(Console(), Text(plain), 80)
     text._print_wrapped(Console(), Text("narrow"), 20)
     assert seen == [None, None, None, True, None]
+
+
+def test_no_styles_to_write_the_plain_lines_go_to_the_file():
+    from rich.text import Text
+
+    class Console:
+        color_system = None
+        record = False
+        file = io.StringIO()
+
+        def print(self, t, **kw):  # pragma: no cover - not reached
+            raise AssertionError("printed through rich")
+
+    text._print_wrapped(Console(), Text("ERROR IB001 mlx5_0 port 1 is Down\n    -> reseat"), 80)
+    assert Console.file.getvalue() == "ERROR IB001 mlx5_0 port 1 is Down\n    -> reseat\n"

@@ -240,11 +240,16 @@ def _print_findings(console, outcome, width: int, verbose: bool) -> None:
 def _print_wrapped(console, text, width: int) -> None:
     """A Text `_hanging` wrapped, printed as it is when rich would not wrap it again: printable ASCII
     (each character one cell, nothing for `safe` to escape) in lines of at most `width`, which
-    textwrap made them (width 30 and more). rich's own wrap of each finding was half the time of a
-    report of a thousand findings; anything else is printed (and wrapped) by rich as before."""
+    textwrap made them (width 30 and more); where the console writes no styles (not a terminal), they
+    are written straight to its file, what rich would write. rich's own wrap and render of each
+    finding were most of the time of a report of a thousand findings; anything else is printed (and
+    wrapped) by rich as before."""
     plain = text.plain
     if width >= 30 and plain.isascii() and plain.replace("\n", "").isprintable():
-        console.print(text, soft_wrap=True)
+        if console.color_system is None and not console.record:  # no styles to write: the plain lines
+            console.file.write(plain + "\n")
+        else:
+            console.print(text, soft_wrap=True)
     else:
         console.print(text)
 
