@@ -249,6 +249,10 @@ _FIRST_IS_A_BAR = [
     ("node1:123:456 [0] NCCL INFO NCCL version 2.19.3+cuda12.2 50%|\n"
      "node1:123:456 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
      "# nccl-tests version 2.13.8", "nccl_version", "2.21.5"),
+    # the other line skipped unread when it comes first: one longer than _foreign.LONG_LINE
+    ("node1:123:456 [0] NCCL INFO comm 0x1 rank 0 nranks 4 " + "x" * 9000 + "\n"
+     "node1:123:456 [0] NCCL INFO comm 0x1 rank 0 nranks 8\n"
+     "# nccl-tests version 2.13.8", "nranks", 8),
 ]
 
 

@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping, Optional
 
 from .base import ParseError, note
-from .sniff._common import MASKED_GUID, MASKED_LID
+from .sniff._masks import MASKED_GUID, MASKED_LID
 
 # -- records ---------------------------------------------------------------------------------
 

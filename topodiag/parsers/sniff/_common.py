@@ -8,13 +8,6 @@ from typing import Any, Iterable, Optional
 
 from .._needles import NVSMI_FAILURE_NEEDLES
 
-# A GUID position in a fabric tool's line that was masked: "0xXXXXXXXXXXXXXXXX", "0x7cfe9003xxxxxxxx",
-# "xxxx", "...", "<redacted>", "REDACTED", "****" (regex source, for the iblinkinfo / ibnetdiscover grammars).
-MASKED_GUID = (r"(?:(?:0x)?(?=[0-9a-fA-F]{0,15}[xX*])[0-9a-fA-FxX*]{4,16}|(?:0x)?(?:\.{3,16}|\u2026|<[A-Za-z _-]{1,20}>"
-               r"|\[[A-Za-z _-]{1,20}\]|REDACTED|redacted|\*{1,16}))")
-# A LID position masked the same way ("xxx", "...", "<redacted>", "***"); a LID is decimal, so any run of x does.
-MASKED_LID = r"(?:[xX]{1,9}|\.{2,9}|\u2026|<[A-Za-z _-]{1,20}>|\[[A-Za-z _-]{1,20}\]|REDACTED|redacted|\*{1,9})"
-
 # `nvidia-smi nvlink`: every mode prints the same GPU header and the same NVML lines in place of a GPU's links
 # (nvidia_smi_gpu_blocks.py reads the blocks under the header).
 ALL_INACTIVE_RE = re.compile(r"Unable to retrieve NVLink information as all links are in-?active", re.I)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ._common import MASKED_GUID, MASKED_LID
+from ._masks import MASKED_GUID, MASKED_LID
 
 _SNIFF_LINK = re.compile(
     rf"^[ \t`]*(?:(?:0x[0-9a-fA-F]{{16}}|{MASKED_GUID})[ \t]+(?:\"[^\"\n]{{0,200}}\"[ \t]+)?)?"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ._common import MASKED_GUID
+from ._masks import MASKED_GUID
 
 _HEX = rf"(?:(?:0x)?[0-9a-fA-F]{{1,16}}|{MASKED_GUID})"  # a masked port GUID reads as None
 _SNIFF_GENERATED = re.compile(r"^[ \t`]*#[ \t]*Topology file: generated on", re.M)
