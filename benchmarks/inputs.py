@@ -68,6 +68,9 @@ def _nccl_vary(text: str, rnd: int) -> str:
 
 
 def _tqdm(step: int, total: int = 1000) -> str:
+    """One redraw of a tqdm bar as tqdm writes it to a file (no terminal: a bar 10 cells wide), at
+    `step` of a loop of `total` that starts again once done (a bar never passes 100%)."""
+    step %= total + 1
     pct = step * 100 // total
     bar = "\u2588" * (pct // 10) + " " * (10 - pct // 10)
     return f"Epoch {step % 7}: {pct:3d}%|{bar}| {step}/{total} [00:{step % 60:02d}<01:{(total - step) % 60:02d}, 36.{step % 10}it/s, loss={1 / (step + 1):.4f}]"
