@@ -7,7 +7,8 @@ whatever the size asked for.
                     round after round, each round with its own hosts and pids: the log issue 11 and
                     issue 29 measure (benchmarks/check_log.py's "issue" log, redaction.py `generate`)
     nccl_progress   NCCL_DEBUG=INFO logs (fixtures/nccl_debug) interleaved with what a training
-                    job prints beside them: tqdm bars redrawn with carriage returns, epoch/loss
+                    job prints beside them: tqdm bars redrawn with carriage returns (as tqdm
+                    writes them to a file: 10 cells, 0-100%, a loop that starts again), epoch/loss
                     lines, and timestamps before the NCCL prefix ("[2025-01-07 10:00:01] node...")
     nccl_long       the same logs with long lines between them (a 256 KiB JSON config dump every
                     ~2 MB: the lines a reader must not hold whole)
