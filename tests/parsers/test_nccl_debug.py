@@ -561,6 +561,44 @@ def test_the_error_list_is_the_first_lines_however_the_log_is_cut() -> None:
     assert lines == sorted(lines)
 
 
+# one round of a job's failure as PyTorch and NCCL print it (invented text, the lines' forms from the
+# watchdog and catalogue fixtures): a c10d watchdog timeout, an "NCCL error in:" line with its "Last
+# error:" detail, an uncatalogued NCCL WARN (an unrecognised line), the banner
+_ROUND = (
+    "[rank3]:[E1205 10:00:00.000000 42 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation "
+    "timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600012 "
+    "milliseconds before timing out.\n"
+    "[rank3]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, "
+    "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5\n"
+    "[rank3]: ncclUnhandledCudaError: Call to CUDA function failed.\n"
+    "[rank3]: Last error:\n"
+    "[rank3]: Cuda failure 1 'invalid argument'\n"
+    "node1:42:43 [3] NCCL WARN a message no release of NCCL prints, round {r}\n"
+    "NCCL version 2.20.5+cuda12.4\n")
+
+
+def test_untagged_lines_past_full_lists_are_counted_however_the_log_is_cut() -> None:
+    """Past the caps of the errors and unrecognised lists, a watchdog or "NCCL error in:" line is only
+    counted: its line number, a count of the chunk's newlines up to it, is no longer taken (reader.py
+    `_lines_kept`). The totals are the rounds' (3 errors, 4 NCCL lines, 1 unrecognised line each), the
+    lists the first MAX_LIST by line, the same for chunks of 4 KiB (full lists from the first chunks
+    on), 64 KiB and 4 MiB (one chunk)."""
+    n = MAX_LIST + 40
+    data = "".join(_ROUND.format(r=r) for r in range(n)).encode()
+    per = _ROUND.count("\n")
+    want_errors = [r * per + k for r in range(n) for k in (1, 2, 5)][:MAX_LIST]
+    got = {}
+    for size in (1 << 12, 1 << 16, 1 << 22):
+        with mock.patch.object(reader, "CHUNK", size):
+            got[size] = to_jsonable(parse_binary(io.BytesIO(data)))
+    r = got[1 << 22]
+    assert (r["errors_total"], r["nccl_lines"], r["unrecognised_total"], r["warnings_total"]) == (3 * n, 4 * n, n, n)
+    assert [e["line_no"] for e in r["errors"]] == want_errors
+    assert [e["kind"] for e in r["errors"][:3]] == ["watchdog_timeout", "unhandled_cuda_error", "cuda_failure"]
+    assert [u["line_no"] for u in r["unrecognised"]] == [k * per + 6 for k in range(MAX_LIST)]
+    assert got[1 << 12] == r and got[1 << 16] == r
+
+
 def test_a_last_error_detail_past_the_chunk_is_read() -> None:
     """An "NCCL error in:" line that ends a chunk, its "Last error:" detail in the next one, which holds
     no "NCCL" at all (invented text, the lines as PyTorch prints them in the catalogue fixtures): the

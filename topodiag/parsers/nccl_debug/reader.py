@@ -25,6 +25,7 @@ process and no thread.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from typing import BinaryIO, Iterable, Iterator, Optional
@@ -250,13 +251,14 @@ def feed(st: Facts, raw: bytes, dg: Optional[Digest] = None) -> None:
 def _hosts(st: Facts, prefixes) -> None:
     """The hosts and devices line prefixes name: (host, device) pairs, or raw prefixes (not ASCII)."""
     pseen_b, hd_seen = st.prefix_seen_b, st.host_devs_b
-    for key in prefixes:
+    # (the pairs seen before passed over by a C-level filter, lazily: a pair added below is seen by
+    # the keys after it, as a loop's test would see it)
+    for key in itertools.filterfalse(hd_seen.__contains__, prefixes):
         if key.__class__ is tuple:
-            if key not in hd_seen:
-                if len(hd_seen) >= MAX_CACHE:
-                    hd_seen.clear()
-                hd_seen.add(key)
-                st.host_dev(key[0].decode("ascii"), key[1])
+            if len(hd_seen) >= MAX_CACHE:
+                hd_seen.clear()
+            hd_seen.add(key)
+            st.host_dev(key[0].decode("ascii"), key[1])
         elif key not in pseen_b:
             _new_prefix(st, key)
 
@@ -429,34 +431,52 @@ def _untagged(st: Facts, c: bytes, base: int, marked: list[int], watchdog: int) 
     """Lines with an untagged mark (banner, c10d watchdog, nccl-tests / PyTorch failures), each once:
     the lines of the marks the line scan found (`marked`: the marks with no INFO, WARN or TRACE tag
     before them on their line; a line with a tag after its mark is left out here) and, when the chunk
-    holds one, of each "ProcessGroupNCCL"."""
+    holds one, of each "ProcessGroupNCCL". A line's number is counted only while a list it may join
+    has room (the errors, the unrecognised lines: `_lines_kept`); past that, nothing keeps it. (Tests
+    by `find`, not `in`: see topodiag/scan/lines.py.)"""
     starts: set[int] = {c.rfind(b"\n", 0, pos) + 1 for pos in marked}
     if watchdog:
-        pos = c.find(OTHER_MARKS[0])
+        mark = OTHER_MARKS[0]
+        pos = c.find(mark)
         while pos >= 0:
-            ls, le = _line_at(c, pos)
-            starts.add(ls)
-            pos = c.find(OTHER_MARKS[0], le)
-    ln = _LineNo(c, base)
+            starts.add(c.rfind(b"\n", 0, pos) + 1)
+            le = c.find(b"\n", pos)
+            if le < 0:
+                break
+            pos = c.find(mark, le)
+    ln = _LineNo(c, base) if _lines_kept(st) else None
     done, st.last_error_done = st.last_error_done, -1  # the last "Last error:" read (-1: none in this chunk)
     banners = st.banners_b  # a bare banner line read before does nothing more than count again
+    end = len(c)
     for ls in sorted(starts):
-        _, le = _line_at(c, ls)
+        le = c.find(b"\n", ls)
+        if le < 0:
+            le = end
         line = c[ls:le]
-        if b"NCCL INFO" in line or WARN in line or TRACE in line:
+        if line.find(b"NCCL INFO") >= 0 or line.find(WARN) >= 0 or line.find(TRACE) >= 0:
             continue
         if line in banners:
             st.nccl += 1
             continue
-        line_no = ln.at(ls)
+        line_no = ln.at(ls) if ln is not None else 0
         if st.other(line_no, _text(line).strip()):
             st.nccl += 1
-            if b"NCCL error" in line:
+            error = line.find(b"NCCL error") >= 0
+            if error:
                 done = _last_error(st, c, ls, le, line_no, done)
-            if b"ProcessGroupNCCL" not in line and b"NCCL failure" not in line and b"NCCL error" not in line:
+            if not error and line.find(b"ProcessGroupNCCL") < 0 and line.find(b"NCCL failure") < 0:
                 if len(banners) >= MAX_CACHE:
                     banners.clear()
                 banners.add(line)  # Facts.other read it as a banner: the first version wins
+
+
+def _lines_kept(st: Facts) -> bool:
+    """Whether a line `_untagged` reads may still be kept with its number: the errors list has room
+    (Facts.add_error, Facts.failure; it only grows) or the unrecognised one had room when the chunk
+    began (Facts.unrecognised_room: it stays full once full). Else each such line is only counted,
+    and its number -- a pass over the chunk up to it -- is not needed (a log of a cluster's jobs
+    appended: hundreds of watchdog and error lines a chunk once the lists are full)."""
+    return len(st.errors) < MAX_LIST or st.unrecognised_room
 
 
 def _last_error(st: Facts, c: bytes, ls: int, le: int, line_no: int, done: int) -> int:
