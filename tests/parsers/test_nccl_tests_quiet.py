@@ -130,7 +130,10 @@ def test_generated_text_reads_as_its_lines(scan, monkeypatch, text: str, size: i
 
 BLOB_WORDS = hst.sampled_from([w.decode() for w in FAIL_WORDS] + ["fault", "mped", "ABORT", "AILED", "called",
                                                                      "xited on signal", "Test", "a", " ", "\n",
-                                                                     "Abo-rted", "core 5dumped", "FAI|LED"])
+                                                                     "Abo-rted", "core 5dumped", "FAI|LED",
+                                                                     "Segmentation", "terminate", "dumped", "exited",
+                                                                     "timeout", "failure", "MPI", "_", "Segment ation",
+                                                                     "core\tdumped", "0.00", "|"])
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
