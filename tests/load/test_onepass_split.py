@@ -154,10 +154,11 @@ def test_the_side_done_first_digests_for_the_other(tmp_path, split_on, monkeypat
     path = tmp_path / "cluster.log"
     path.write_text("".join(blank_provenance_header(p.read_text(encoding="utf-8", errors="replace")) for p in LOGS),
                     encoding="utf-8")
-    # (nccl_debug first: the one-process read cuts the file as it does; the split reads nccl_debug, the
-    # heavier, here whatever the order)
+    # (nccl_debug first: the one-process read cuts the file as it does; the split reads nccl_debug
+    # here, its sampled digest made the cheaper)
     parsers = [nccl_debug, nccl_tests]
     want = _plain(_one_process(path, parsers))
+    monkeypatch.setattr(onepass, "_sampled_costs", lambda ps, h: [0.0, 1.0])  # nccl_debug here, as said
     fed = []  # this side's reader (nccl_debug): whether each chunk came with its digest
     real_feed = nccl_debug.ChunkReader.feed
 
@@ -193,6 +194,7 @@ def test_this_side_done_first_digests_for_the_worker(tmp_path, split_on, monkeyp
                     encoding="utf-8")
     parsers = [nccl_debug, nccl_tests]
     want = _plain(_one_process(path, parsers))
+    monkeypatch.setattr(onepass, "_sampled_costs", lambda ps, h: [0.0, 1.0])  # nccl_tests in the worker
     real_feed = stream.ChunkReader.feed
 
     def slow_feed(self, raw, dg=None):  # (in the worker: the fork keeps the patch)
@@ -223,3 +225,64 @@ def small_chunks(handle):
     from topodiag.scan import chunks
 
     return chunks.iter_chunks(handle, 1 << 13)
+
+
+@pytest.mark.parametrize("here", ["nccl_tests", "nccl_debug"])
+def test_either_reader_here_gives_the_same_results(tmp_path, split_on, monkeypatch, here) -> None:
+    """On two cores the reader whose digest of a sample costs less stays in this process (`_sides`);
+    with either one here (the sample's costs set), the results are the one-process read's, in the
+    parsers' order."""
+    monkeypatch.setenv("TOPODIAG_WORKERS", "2")
+    path = tmp_path / "cluster.log"
+    path.write_text("".join(blank_provenance_header(p.read_text(encoding="utf-8", errors="replace")) for p in LOGS),
+                    encoding="utf-8")
+    parsers = [nccl_tests, nccl_debug]
+    want = _plain(_one_process(path, parsers))
+    costs = [0.0, 1.0] if here == "nccl_tests" else [1.0, 0.0]
+    monkeypatch.setattr(onepass, "_sampled_costs", lambda ps, h: list(costs))
+    sides = []
+    real = onepass._sides
+    monkeypatch.setattr(onepass, "_sides", lambda ps, c=None: sides.append(real(ps, c)) or sides[-1])
+    assert _plain(_split_read(path, parsers, split_on)) == want
+    assert [p.__name__.rsplit(".", 1)[1] for p in sides[0][1]] == [here]
+
+
+def test_the_sides_follow_the_sampled_costs_then_the_weights() -> None:
+    """The cheaper sampled digest here; without costs (more cores), the heavier by READ_WEIGHT
+    (nccl_debug's 1.3 against nccl_tests' 1 unsaid)."""
+    parsers = [nccl_tests, nccl_debug]
+    assert onepass._sides(parsers, [0.002, 0.005]) == ([0, 1], [nccl_tests], [nccl_debug])
+    assert onepass._sides(parsers, [0.009, 0.005]) == ([1, 0], [nccl_debug], [nccl_tests])
+    assert onepass._sides(parsers) == ([1, 0], [nccl_debug], [nccl_tests])
+    assert onepass._sides(parsers, [0.001]) == ([1, 0], [nccl_debug], [nccl_tests])  # not one a parser
+
+
+def test_the_sample_is_whole_lines_from_the_middle(tmp_path, monkeypatch) -> None:
+    """`_sampled_costs` digests the same whole lines with each parser (read by offset: the handle
+    stays where it was), and gives None where SAMPLE bytes hold no whole line or a digest raises."""
+    monkeypatch.setattr(onepass, "SAMPLE", 64)
+    seen = []
+
+    class Reader:
+        def __init__(self, fail=None):
+            self.fail = fail
+
+        def digest(self, chunk):
+            seen.append(chunk)
+            if self.fail:
+                raise self.fail
+
+    path = tmp_path / "log"
+    path.write_bytes(b"".join(b"line %03d\n" % i for i in range(100)))  # 9 bytes a line, 900 in all
+    with open(path, "rb") as f:
+        f.seek(9)
+        got = onepass._sampled_costs([Reader(), Reader()], f)
+        assert f.tell() == 9
+    assert len(got) == 2 and all(isinstance(c, float) and c >= 0 for c in got)
+    # bytes 422-485 ((900 - 9 - 64) // 2 + 9 = 422): the newline of line 46, lines 47-53 whole
+    assert seen[0] == seen[1] == b"".join(b"line %03d\n" % i for i in range(47, 54))
+    with open(path, "rb") as f:
+        assert onepass._sampled_costs([Reader(), Reader(ParseError("no", 1))], f) is None
+    path.write_bytes(b"x" * 900)  # one giant line: no whole line in the sample
+    with open(path, "rb") as f:
+        assert onepass._sampled_costs([Reader(), Reader()], f) is None

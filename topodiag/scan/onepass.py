@@ -134,10 +134,11 @@ def _split(parsers, handle: BinaryIO):
     # forked at its first submit, before its thread starts); the other side's worker forks its own.
     extra = max(0, worker_count() - 2)
     my_workers, their_workers = (extra + 1) // 2, extra // 2
+    # (the sides chosen before the pool forks: sampling them digests in this process alone)
+    order, mine, theirs = _sides(parsers, _sampled_costs(parsers, handle) if not extra else None)
     pool = worker_pool(1 + my_workers)
     if pool is None:
         return _NOT_SPLIT
-    order, mine, theirs = _sides(parsers)
     # with no core to spare, the side that ends first digests for the other (topodiag/scan/lend.py):
     # the state it needs is made before the pool forks the worker
     lend = lending.start(os.fstat(handle.fileno()).st_size, mine[0].CHUNK) \
@@ -173,12 +174,58 @@ def _split(parsers, handle: BinaryIO):
         release(pool, settled)
 
 
-def _sides(parsers) -> tuple[list, list, list]:
-    """(order, this side's parsers, the worker's): the heavier readers here (READ_WEIGHT, 1 where a
-    parser does not say), the first half in that order; results go back in `parsers`' order."""
-    order = sorted(range(len(parsers)), key=lambda k: -getattr(parsers[k], "READ_WEIGHT", 1.0))
+def _sides(parsers, costs: Optional[list] = None) -> tuple[list, list, list]:
+    """(order, this side's parsers, the worker's), the first half of `order` here; results go back in
+    `parsers`' order. With `costs` (each parser's digest of a sample of the file: `_sampled_costs`,
+    taken on two cores, where the sides lend themselves to each other) the lighter readers stay here:
+    this side then ends first and digests ahead of the worker through topodiag/scan/lend.py, which
+    keeps both processes busy to the end, where the worker's process lent to this one through the pool
+    left this one waiting on its digests a quarter of the time (the issue's 1 GB log: nccl_tests here
+    7.45 s compiled, 10.1 s pure, against 8.08 s and 10.5 s with nccl_debug here; the progress-bar log,
+    pure, whose nccl-tests reader is the heavier: 11.7 s with nccl_debug here, 13.3 s the other way;
+    benchmarks/README.md). A cheaper result to send back comes with it: the nccl-tests report of a big
+    log pickles to megabytes, the NCCL log's result to a tenth of that. Without costs (more cores:
+    each side has digest workers of its own, and this one the odd one), the heavier readers by
+    READ_WEIGHT (1 where a parser does not say) stay here."""
+    if costs is not None and len(costs) == len(parsers):
+        order = sorted(range(len(parsers)), key=costs.__getitem__)
+    else:
+        order = sorted(range(len(parsers)), key=lambda k: -getattr(parsers[k], "READ_WEIGHT", 1.0))
     half = (len(parsers) + 1) // 2
     return order, [parsers[k] for k in order[:half]], [parsers[k] for k in order[half:]]
+
+
+SAMPLE = 1 << 20  # bytes of whole lines from the middle of the file, digested by each parser
+
+
+def _sampled_costs(parsers, handle: BinaryIO) -> Optional[list]:
+    """The CPU seconds each parser's `digest` takes over the same SAMPLE bytes of whole lines from the
+    middle of the file (read by offset: the handle stays where it is), or None where there is no such
+    sample (a giant line, an unreadable file) or a digest raises: the weights decide then. (What a
+    reader costs a byte is the log's: the nccl-tests reader pays for the lines without an NCCL tag, a
+    training job's progress bars, the NCCL log's for the tagged ones.)"""
+    import time
+
+    try:
+        fd = handle.fileno()
+        start = handle.tell()
+        size = os.fstat(fd).st_size
+        raw = os.pread(fd, SAMPLE, start + max(0, (size - start - SAMPLE) // 2))
+    except (OSError, ValueError, AttributeError):
+        return None
+    a, b = raw.find(b"\n") + 1, raw.rfind(b"\n") + 1
+    if a <= 0 or b <= a:
+        return None
+    sample = raw[a:b]
+    costs = []
+    for p in parsers:
+        t0 = time.process_time()
+        try:
+            p.digest(sample)
+        except (ParseError, RecursionError, ValueError, TypeError):
+            return None
+        costs.append(time.process_time() - t0)
+    return costs
 
 
 def _same_cut(a, b) -> bool:

@@ -77,9 +77,10 @@ from ..sniff.nccl_debug import sniff
 
 # What a byte of a big NCCL log costs this reader beside the nccl-tests reader (1.0), measured at 1 GB
 # (benchmarks/README.md: 10.0 against 7.8 CPU seconds compiled, 15.5 against 13.8 pure, the log;
-# 0.97 against 0.57 s a 100 MB on the progress-bar log): of a file both read in two processes, the
-# heavier reader stays in the loading process, which the other one's process helps once it is done
-# (topodiag/scan/onepass.py).
+# 0.97 against 0.57 s a 100 MB on the progress-bar log): of a file both read in two processes on a
+# machine with cores beyond the two, the heavier reader stays in the loading process, which gets the
+# odd digest worker. (On two cores a sample of the file decides instead, the cheaper reader staying
+# there: topodiag/scan/onepass.py `_sides`.)
 READ_WEIGHT = 1.3
 
 INFO = ParserInfo(
