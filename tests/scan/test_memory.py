@@ -1,6 +1,7 @@
 """scan/memory.py: a big input raises glibc malloc's mmap and trim thresholds once per process (in a
 child process here: the thresholds are the process's); a small one, a second call, or an environment
-that sets a threshold itself changes nothing."""
+that sets a threshold itself changes nothing. The same call makes the collector's young generation
+run every YOUNG allocations, unless the program set its own threshold."""
 
 from __future__ import annotations
 
@@ -39,3 +40,15 @@ def test_once_for_a_big_input() -> None:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
 def test_the_environment_wins() -> None:
     assert _run(MALLOC_MMAP_THRESHOLD_="1048576") == "False False False"
+
+
+GC_CHILD = ("import gc; from topodiag.scan import memory as m; {setup}"
+            "m.big_input(m.BIG_INPUT - 1); a = gc.get_threshold(); m.big_input(m.BIG_INPUT); "
+            "print(a[0], gc.get_threshold()[0], gc.get_threshold()[1:] == a[1:], gc.isenabled())")
+
+
+@pytest.mark.parametrize("setup, want", [("", "700 10000 True True"), ("gc.set_threshold(500); ", "500 500 True True")])
+def test_a_big_input_collects_the_young_generation_less_often(setup, want) -> None:
+    got = subprocess.run([sys.executable, "-c", GC_CHILD.format(setup=setup)], capture_output=True, text=True,
+                         timeout=60, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), check=True).stdout.strip()
+    assert got == want
