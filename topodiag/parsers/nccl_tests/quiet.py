@@ -187,21 +187,28 @@ def _ends(lines) -> list[int]:
 
 
 def _loud(keep: list[int], fails: set[int], at: list[int], cands: list[bytes]) -> set[int]:
-    """Which candidates (positions in `cands`) `feed` must still read: a mark in them, too long, or one
-    that may hold a failure mark."""
-    blob = b"\n".join(cands)
+    """Which candidates (positions in `cands`) `feed` must still read: too long, a mark in them, or one
+    that may hold a failure mark. The marks are looked for in the lines that are not too long only
+    (those are read whatever they hold: a 256 KiB line of JSON among a chunk's candidates was scanned
+    once for each of the two dozen marks)."""
     loud: set[int] = set()
-    ends = None
-    for mark in _MARKS:
-        pos = blob.find(mark)
-        if pos >= 0 and ends is None:
-            ends = _ends(cands)
-        while pos >= 0:
-            j = bisect.bisect_right(ends, pos)
-            loud.add(j)
-            pos = blob.find(mark, ends[j] + 1) if j < len(ends) - 1 else -1
+    short, where = cands, None
     if max(map(len, cands)) > LONG_LINE:
-        loud.update(j for j, line in enumerate(cands) if len(line) > LONG_LINE)
+        fits = list(map(LONG_LINE.__ge__, map(len, cands)))
+        loud.update(itertools.compress(range(len(cands)), map(operator.not_, fits)))
+        where = list(itertools.compress(range(len(cands)), fits))
+        short = list(itertools.compress(cands, fits))
+    if short:
+        blob = b"\n".join(short)
+        ends = None
+        for mark in _MARKS:
+            pos = blob.find(mark)
+            if pos >= 0 and ends is None:
+                ends = _ends(short)
+            while pos >= 0:
+                j = bisect.bisect_right(ends, pos)
+                loud.add(j if where is None else where[j])
+                pos = blob.find(mark, ends[j] + 1) if j < len(ends) - 1 else -1
     for i in fails:
         j = bisect.bisect_left(at, bisect.bisect_left(keep, i))
         if j < len(at) and keep[at[j]] == i:
