@@ -281,8 +281,9 @@ def test_the_sample_is_whole_lines_from_the_middle(tmp_path, monkeypatch) -> Non
     assert len(got) == 2 and all(isinstance(c, float) and c >= 0 for c in got)
     # bytes 422-485 ((900 - 9 - 64) // 2 + 9 = 422): the newline of line 46, lines 47-53 whole
     assert seen[0] == seen[1] == b"".join(b"line %03d\n" % i for i in range(47, 54))
-    with open(path, "rb") as f:
-        assert onepass._sampled_costs([Reader(), Reader(ParseError("no", 1))], f) is None
+    for error in (ParseError("no", 1), IndexError("a digest's own bug")):
+        with open(path, "rb") as f:
+            assert onepass._sampled_costs([Reader(), Reader(error)], f) is None
     path.write_bytes(b"x" * 900)  # one giant line: no whole line in the sample
     with open(path, "rb") as f:
         assert onepass._sampled_costs([Reader(), Reader()], f) is None
