@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from ._ladder import ladder
 from ._masks import MASKED_GUID, MASKED_LID
 
 _SNIFF_LINK = re.compile(
@@ -14,16 +15,11 @@ _SNIFF_LINK = re.compile(
 )
 _SNIFF_HEADER = re.compile(r"^[ \t`]*(?:CA|Switch|Router): [^\n]{0,300}:[ \t]*\r?$", re.M)
 _SNIFF_OWN_FAILURE = re.compile(r"^iblinkinfo: iberror: ", re.M)
+# a port line under a node header; port lines alone; only its failure ("iblinkinfo: iberror: failed:
+# ..."): parsed as errors, no fabric
+_RUNGS = ((0.95, (_SNIFF_LINK, _SNIFF_HEADER)), (0.9, _SNIFF_LINK), (0.6, _SNIFF_OWN_FAILURE))
 
 
 def sniff(text: str) -> float:
     """0.95 for a node header and a "==(...)==>" port line, 0.9 for port lines alone."""
-    try:
-        head = text[:65536]
-        if _SNIFF_LINK.search(head):
-            return 0.95 if _SNIFF_HEADER.search(head) else 0.9
-        if _SNIFF_OWN_FAILURE.search(head):
-            return 0.6  # only its failure ("iblinkinfo: iberror: failed: ..."): parsed as errors, no fabric
-    except Exception:  # pragma: no cover - regex search on str does not raise
-        return 0.0
-    return 0.0
+    return ladder(text[:65536], _RUNGS)

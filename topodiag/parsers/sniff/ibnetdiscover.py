@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from ._ladder import ladder
 from ._masks import MASKED_GUID
 
 _HEX = rf"(?:(?:0x)?[0-9a-fA-F]{{1,16}}|{MASKED_GUID})"  # a masked port GUID reads as None
@@ -22,23 +23,13 @@ _SNIFF_PORTS = re.compile(
 )
 _SNIFF_LIST = re.compile(r"^[ \t`]*(?:Switch|Ca|Rt|Router)[ \t]*:[ \t]*0x[0-9a-fA-F]{16}[ \t]+ports[ \t]+[0-9]{1,5}", re.M)
 _SNIFF_OWN_FAILURE = re.compile(r"^ibnetdiscover: iberror: ", re.M)
+# the banner or a node line; connection or ports-report lines; switchguid=/caguid= lines; a node list (so
+# the refusal explains it); only its failure ("ibnetdiscover: iberror: failed: ..."): errors, no fabric
+_RUNGS = ((0.95, _SNIFF_GENERATED), (0.95, _SNIFF_NODE), (0.85, _SNIFF_CONN), (0.85, _SNIFF_PORTS), (0.8, _SNIFF_KV),
+          (0.6, _SNIFF_LIST), (0.6, _SNIFF_OWN_FAILURE))
 
 
 def sniff(text: str) -> float:
     """0.95 for the "# Topology file" banner or a node line, 0.85 for connection or ports-report
     lines, 0.8 for switchguid=/caguid= lines, 0.6 for a node list (so the refusal explains it)."""
-    try:
-        head = text[:65536]
-        if _SNIFF_GENERATED.search(head) or _SNIFF_NODE.search(head):
-            return 0.95
-        if _SNIFF_CONN.search(head) or _SNIFF_PORTS.search(head):
-            return 0.85
-        if _SNIFF_KV.search(head):
-            return 0.8
-        if _SNIFF_LIST.search(head):
-            return 0.6
-        if _SNIFF_OWN_FAILURE.search(head):
-            return 0.6  # only its failure ("ibnetdiscover: iberror: failed: ..."): parsed as errors, no fabric
-    except Exception:  # pragma: no cover - regex search on str does not raise
-        return 0.0
-    return 0.0
+    return ladder(text[:65536], _RUNGS)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from ._ladder import ladder
+
 _NODE = r"(CA|Switch|Router|iWARP RNIC|\?\?\?)"
 _SNIFF_CA = re.compile(rf"^[ \t`]*{_NODE}:? '[^']*'[ \t`]*\r?\n(?:[^\n]*\n){{0,2}}?[ \t`]*{_NODE} type:", re.M)
 _SNIFF_PANIC = re.compile(r"ibpanic: \[[0-9]{1,18}\] main: (?:stat of IB device|'[^']*' IB device can't be found|can't)")
@@ -13,13 +15,4 @@ _SNIFF_PORT = re.compile(r"^[ \t]*Physical state: \w{1,40}[ \t\r]*\n[ \t]*Rate: 
 
 def sniff(text: str) -> float:
     """0.95 for "CA 'x'" followed by "CA type:", 0.9 for ibstat's ibpanic, 0.7 for a bare port block."""
-    try:
-        if _SNIFF_CA.search(text):
-            return 0.95
-        if _SNIFF_PANIC.search(text):
-            return 0.9
-        if _SNIFF_PORT.search(text):
-            return 0.7
-    except Exception:  # pragma: no cover - regex search on str does not raise
-        return 0.0
-    return 0.0
+    return ladder(text, ((0.95, _SNIFF_CA), (0.9, _SNIFF_PANIC), (0.7, _SNIFF_PORT)))

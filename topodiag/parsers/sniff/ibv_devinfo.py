@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from ._ladder import ladder
+
 _SNIFF_STRONG = re.compile(r"^[ \t`]*hca_id:[ \t]*\S+", re.M)
 # `phys_state:[ \t]+[A-Z_ ]+`: both runs took blanks (quadratic on a line of blanks); the state starts with a letter
 _SNIFF_PORT = re.compile(
@@ -15,15 +17,4 @@ _SNIFF_FAIL = re.compile(r"^(?:No IB devices found|Failed to get IB devices list
 
 def sniff(text: str) -> float:
     """0.95 'hca_id:', 0.8 verbs port lines (GID[ n]:, PORT_ACTIVE (4)), 0.7 the -l list, 0.6 its failure."""
-    try:
-        if _SNIFF_STRONG.search(text):
-            return 0.95
-        if _SNIFF_PORT.search(text):
-            return 0.8
-        if _SNIFF_LIST.search(text):
-            return 0.7
-        if _SNIFF_FAIL.search(text):
-            return 0.6
-    except Exception:  # pragma: no cover - regex search on str does not raise
-        return 0.0
-    return 0.0
+    return ladder(text, ((0.95, _SNIFF_STRONG), (0.8, _SNIFF_PORT), (0.7, _SNIFF_LIST), (0.6, _SNIFF_FAIL)))

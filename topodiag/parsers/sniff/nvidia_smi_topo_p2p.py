@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from ..base import ANSI_RE
+from ._ladder import ladder
 
 # [ \t], never \s, in a re.M pattern: `^\s*` runs over the newlines after every line start (quadratic).
 _SNIFF_LEGEND = re.compile(r"^[ \t]*(?:OK[ \t]+= Status Ok|CNS[ \t]+= Chipset not supported)[ \t\r]*$", re.M)
@@ -16,13 +17,6 @@ _SNIFF_HEAD = re.compile(r"^[ \t]*GPU0(?:[ \t]+GPU[0-9]+)*[ \t]*$", re.M)
 
 def sniff(text: str) -> float:
     """0.95 for the P2P legend ('OK   = Status Ok'), 0.9 for a 'GPU0  X  OK' row under a GPU-only header."""
-    try:
-        if "\x1b" in text:
-            text = ANSI_RE.sub("", text)
-        if _SNIFF_LEGEND.search(text):
-            return 0.95
-        if _SNIFF_ROW.search(text) and _SNIFF_HEAD.search(text):
-            return 0.9
-    except Exception:  # pragma: no cover - regex search on str does not raise
-        return 0.0
-    return 0.0
+    if "\x1b" in text:
+        text = ANSI_RE.sub("", text)
+    return ladder(text, ((0.95, _SNIFF_LEGEND), (0.9, (_SNIFF_ROW, _SNIFF_HEAD))))

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from ._ladder import ladder
+
 _SNIFF_TEXT = re.compile(
     r"^[ \t>`]*(?:link[ \t]+[^\s/]{1,256}/[0-9]{1,9}:?|[0-9]{1,9}/[0-9]{1,9}:[ \t]+[^\s/]{1,256}/[0-9]{1,9}:)[ \t]+"
     r"(?:subnet_prefix|lid|sm_lid|state|physical_state|netdev)\s", re.M)  # one line: [ \t], bounded names
@@ -15,11 +17,4 @@ _SNIFF_JSON_STATE = re.compile(r"\"physical_state\"\s*:\s*\"[A-Z_]+\"")
 def sniff(text: str) -> float:
     """0.9 for a `link <dev>/<port> state|subnet_prefix ...` line (either text form), 0.85 for
     rdma -j link JSON (objects with ifname, port and physical_state)."""
-    try:
-        if _SNIFF_TEXT.search(text):
-            return 0.9
-        if _SNIFF_JSON.search(text) and _SNIFF_JSON_STATE.search(text):
-            return 0.85
-    except Exception:  # pragma: no cover - regex search on str does not raise
-        return 0.0
-    return 0.0
+    return ladder(text, ((0.9, _SNIFF_TEXT), (0.85, (_SNIFF_JSON, _SNIFF_JSON_STATE))))

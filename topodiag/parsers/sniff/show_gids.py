@@ -5,19 +5,13 @@ from __future__ import annotations
 
 import re
 
+from ._ladder import ladder
+
 _SNIFF_HEADER = re.compile(r"^[ \t#`]*DEV[ \t]+PORT[ \t]+INDEX[ \t]+GID[ \t]+IPv4[ \t]+VER", re.M)
+_SNIFF_FOUND = re.compile(r"^n_gids_found=[0-9]+", re.M)
 _SNIFF_ROW = re.compile(r"^\S+[ \t]+[0-9]+[ \t]+[0-9]+[ \t]+[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){7}[ \t]", re.M)
 
 
 def sniff(text: str) -> float:
     """0.95 for the table header, 0.8 for n_gids_found=, 0.6 for bare GID rows."""
-    try:
-        if _SNIFF_HEADER.search(text):
-            return 0.95
-        if re.search(r"^n_gids_found=[0-9]+", text, re.M):
-            return 0.8
-        if _SNIFF_ROW.search(text):
-            return 0.6
-    except Exception:  # pragma: no cover - regex search on str does not raise
-        return 0.0
-    return 0.0
+    return ladder(text, ((0.95, _SNIFF_HEADER), (0.8, _SNIFF_FOUND), (0.6, _SNIFF_ROW)))
