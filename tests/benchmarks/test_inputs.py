@@ -2,7 +2,10 @@
 the text it names. The progress-bar class (`nccl_progress`) holds tqdm redraws as tqdm writes them to
 a file: a bar 10 cells wide that never passes 100%, `n/total` with n <= total (its step once ran on
 unbounded, and by the 1 GB mark each redraw was a bar of thousands of full blocks: 150 KB lines of
-U+2588 that no progress bar writes, with grep's baseline three times quicker than on any NCCL log)."""
+U+2588 that no progress bar writes, with grep's baseline three times quicker than on any NCCL log).
+The 10-cell form is what a job's log file holds (tqdm without a terminal, as public threads quote it:
+"  0%|          | 0/10 [00:00<?, ?it/s]", "100%|██████████| 10/10 [...]"); the terminal form, as wide
+as the console with partial blocks ("███▉"), is not generated here."""
 
 from __future__ import annotations
 

@@ -287,3 +287,9 @@ def test_the_sample_is_whole_lines_from_the_middle(tmp_path, monkeypatch) -> Non
     path.write_bytes(b"x" * 900)  # one giant line: no whole line in the sample
     with open(path, "rb") as f:
         assert onepass._sampled_costs([Reader(), Reader()], f) is None
+    path.write_bytes(b"")  # an empty file: nothing to sample
+    with open(path, "rb") as f:
+        assert onepass._sampled_costs([Reader(), Reader()], f) is None
+    path.write_bytes(b"line 000\nline 0")  # one newline, a truncated line after it: no line both starts
+    with open(path, "rb") as f:          # and ends in the sample (its first bytes may be a line's tail)
+        assert onepass._sampled_costs([Reader()], f) is None
