@@ -380,6 +380,28 @@ def test_keys_is_prefix_key_of_each(texts: list) -> None:
     assert list(nccl_lines._keys(raw)) == want
 
 
+@settings(max_examples=4000, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([b"h", b"ab", b":", b"1", b"23", b" ", b"\t", b"\x1c", b"[", b"]", b"`", b"-",
+                                          b"[2025-01-07 10:17:39] ", b"1234567890", b"\xc3\xa9"]), max_size=14)
+                .map(b"".join), max_size=6))
+def test_keys_is_prefix_key_of_each_drawn(texts: list) -> None:
+    """The same over texts drawn from the pieces of a prefix: host characters, colons, digits, blanks
+    (\\x1c among them), brackets, a timestamp before the prefix, a device number of 10 digits, a
+    non-ASCII character -- the first `host:pid:tid [dev]` anywhere in a line, whatever stands before it."""
+    raw = dict.fromkeys(texts)
+    want = [k for k in dict.fromkeys(map(_linescan.prefix_key, raw)) if k is not None]
+    assert list(nccl_lines._keys(raw)) == want
+
+
+def test_keys_reads_a_prefix_behind_a_timestamp() -> None:
+    """Hand-checked: the prefix after a bracketed timestamp (its "10:17:39]" is no tail: a "]" follows
+    the digits) and after launcher text; in "x:1:2:3 [4]" the tail is ":2:3 [4]" (":1:2" has a colon, not
+    a blank, after it) and its host the run before it, "1"; none in a line of neither."""
+    raw = dict.fromkeys([b"[2025-01-07 10:17:39] node8493:246899:246899 [4] ", b"[1,0]<stdout>:gpu-07:12:13 [3] ",
+                         b"x:1:2:3 [4] ", b"step 7 | loss 0.1 ", b"[2025-01-07 10:17:40] node8493:9:9 [4] "])
+    assert list(nccl_lines._keys(raw)) == [(b"node8493", 4), (b"gpu-07", 3), (b"1", 4)]
+
+
 @settings(max_examples=3000, deadline=None)
 @given(st.lists(st.sampled_from([b"a", b"\n", b"\xc3\xa9", b"\xc3", b"\xa9", b"\xe2\x82\xac", b"\xf0\x9f\x98\x80",
                                  b"\xff", b"\xed\xa0\x80", b"abcdefg"]), max_size=24), st.sampled_from([1, 2, 3, 4, 7]))

@@ -264,7 +264,7 @@ def _keys(raw: dict) -> dict:
         return {}
     joined = b"\n".join(raw)
     if joined.isascii():
-        found = _PLAIN_PREFIX_B.findall(joined)
+        found = _PREFIX_FOUND_B.findall(joined)
         if len(found) == len(raw):  # (one finding a line: always; the check costs nothing)
             return _found_keys(found, raw)
         return _keys_of(raw)
@@ -276,28 +276,16 @@ def _keys(raw: dict) -> dict:
 
 
 def _found_keys(found: list, raw) -> dict:
-    """`_keys` of these ASCII texts from `_PLAIN_PREFIX_B`'s finding in each: (host, device digits)
-    for a plain text (a host run from the start, then `:pid:tid`, blanks and `[dev]` of 9 digits at
-    most), whose key is (host, int(device)) -- the first tail that `prefix_key` finds in it is the one
-    after the host (a tail starts with ":", which the host run holds none of) --, (b"", b"") for any
-    other, read by `prefix_key` in its place. The distinct findings are converted once, in order."""
-    if _NOT_PLAIN in found:
-        texts = list(raw)
-        i = found.index(_NOT_PLAIN)
-        while True:
-            key = prefix_key(texts[i])
-            if key.__class__ is bytes:  # (a device number of over 9 digits: the text itself)
-                return _keys_of(texts)
-            # in its place, as a finding: (host, device digits), or (None, b"0") for none (dropped below)
-            found[i] = (key[0], b"%d" % key[1]) if key is not None else _NONE
-            try:
-                i = found.index(_NOT_PLAIN, i + 1)
-            except ValueError:
-                break
+    """`_keys` of these ASCII texts from `_PREFIX_FOUND_B`'s finding in each: (host, device digits) of
+    the first `host:pid:tid [dev]` in it, as `prefix_key` finds it, or (b"", b"") where it holds none
+    (key None, left out). The distinct findings are converted once, in order; a device number of over 9
+    digits (a text `prefix_key` hands back as it is) sends them all to `_keys_of`."""
     pairs = dict.fromkeys(found)
-    keys = dict.fromkeys(zip(map(operator.itemgetter(0), pairs), map(int, map(operator.itemgetter(1), pairs))))
-    keys.pop(_NONE_KEY, None)
-    return keys
+    pairs.pop(_NO_PREFIX, None)
+    devices = list(map(operator.itemgetter(1), pairs))
+    if max(map(len, devices), default=0) > 9:
+        return _keys_of(raw)
+    return dict.fromkeys(zip(map(operator.itemgetter(0), pairs), map(int, devices)))
 
 
 def _keys_of(texts) -> dict:
@@ -305,8 +293,7 @@ def _keys_of(texts) -> dict:
     return dict.fromkeys(k for k in map(prefix_key, texts) if k is not None)
 
 
-_NOT_PLAIN = (b"", b"")
-_NONE, _NONE_KEY = (None, b"0"), (None, 0)
+_NO_PREFIX = (b"", b"")
 
 
 def _messages(c: bytes, pieces: list, trace: bool) -> tuple[dict, list, bool]:
@@ -445,9 +432,16 @@ PREFIX_B = re.compile(PREFIX_RE.pattern.replace(r"[^\s", "[^" + _SPACE).replace(
 assert "\\s" not in PREFIX_B.pattern.decode(), "PREFIX_RE holds a \\s this translation does not know"
 
 
-# a plain prefix at the start of a line (re.M), or nothing there: one finding a line, whatever it holds
-_PLAIN_PREFIX_B = re.compile(rb"^(?:([^" + _SPACE.encode() + rb":\[\]`'\"]+):[0-9]+:[0-9]+[\t\x0b\x0c\r\x1c-\x1f ]+"
-                             rb"\[([0-9]{1,9})\])?[^\n]*", re.M)
+# The first prefix of each line (re.M) as `prefix_key` finds it, or nothing there: one finding a line,
+# whatever it holds (a timestamp or launcher text before the prefix, no prefix at all). A host is a
+# run of _HOST_B started where no host character stands before it (the lookbehind) and taken whole
+# (the look-ahead and its back-reference: an atomic group, which `re` lacks before Python 3.11), so
+# each line is read once, whatever runs of host characters it holds; the first `:pid:tid [dev]`
+# after a whole run is the first tail with a host before it, the one `first_prefix` stops at. (The
+# blanks of the tail are _SPACE without the newline: a prefix holds none.)
+_HOST_B = rb"[^" + _SPACE.encode() + rb":\[\]`'\"]"
+_PREFIX_FOUND_B = re.compile(rb"^(?:[^\n]*?(?<!" + _HOST_B + rb")(?=(" + _HOST_B + rb"+))\1:[0-9]+:[0-9]+"
+                             rb"[\t\x0b\x0c\r\x1c-\x1f ]+\[([0-9]+)\])?[^\n]*", re.M)
 
 
 def prefix_key(pre: bytes):
