@@ -233,13 +233,24 @@ def test_warn_lines_split_at_once_are_those_dropped_warn_takes(lines) -> None:
     assert quiet.split_dropped_warns(keep, picked) == want
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=hst.lists(hst.lists(BLOB_WORDS.filter(lambda w: "\n" not in w), min_size=1, max_size=5).map("".join),
                        max_size=12))
-def test_failure_lines_found_are_those_holding_a_word(lines) -> None:
-    """stream.py `_fail_lines` (each place's line by the newlines counted from the one before) against
-    the lines' own look."""
+def test_failure_lines_found_are_those_holding_a_word(scan, lines) -> None:
+    """stream.py `_fail_lines` (quiet.py `fail_positions`: compiled, each place's line by the newlines
+    counted from the one before; pure, each word's run of letters in the blob with the other bytes
+    deleted, then the word in the run's line) against the lines' own look."""
     picked = [line.encode() for line in lines]
     keep = [2 * k + 5 for k in range(len(picked))]
     want = {i for i, line in zip(keep, picked) if any(w in line for w in FAIL_WORDS)}
     assert stream._fail_lines(keep, picked, b"\n".join(picked)) == want
+
+
+def test_failure_lines_hand_checked(scan) -> None:
+    """Hand-checked: a word in lines 1 and 3 (positions), a run of its letters that the deletion of the
+    blanks and digits makes ("Seg mentation faul t" has "Segmentation"'s run, not the word), a word cut
+    by a newline (no line holds it), and a word twice on one line."""
+    picked = [b"ok 1 2", b"[0] Segmentation fault (core dumped)", b"Seg mentation faul t", b"x FAILED y FAILED",
+              b"core", b"dumped"]
+    keep = [10, 11, 12, 13, 14, 15]
+    assert stream._fail_lines(keep, picked, b"\n".join(picked)) == {11, 13}

@@ -60,6 +60,9 @@ assert all(run in word and run.isalpha() or run == b"MPI_ABORT" for word, run in
 _NOT_IN_WORDS = bytes(set(range(256)) - set(b"".join(_LETTERS.values())))
 
 
+_NOT_IN_RUNS = bytes(set(_NOT_IN_WORDS) - {10})  # (the newlines kept: they say which line a run is on)
+
+
 def fail_words(blob: bytes) -> list[bytes]:
     """The failure words `blob` holds (in FAIL_WORDS' order within each group)."""
     c = _linescan.compiled
@@ -71,6 +74,48 @@ def fail_words(blob: bytes) -> list[bytes]:
         if c.distinct_after(blob, parts, 0, 0)[1]:
             out += words if parts == words else [w for w in words if c.distinct_after(blob, (w,), 0, 0)[1]]
     return out
+
+
+def fail_positions(picked: list[bytes], blob: bytes) -> set[int]:
+    """The positions of the lines (`picked`, joined by newlines in `blob`) that hold a failure word.
+    Compiled: the words `fail_words` finds, each place's line by the newlines counted from the place
+    before (one pass over the blob at most). Without it: each word's run of letters (`_LETTERS`) looked
+    for in the blob with every byte but the runs' letters and the newlines deleted (a tenth of a busy
+    log's blob), its line counted there, and the word itself looked for in that line; the rest of a
+    line is passed over once it is settled. (A word in a line always leaves its run there, whole, on
+    that line: a candidate is never missed, and the look in the line itself turns down the runs that
+    the deletion joined.)"""
+    if _linescan.compiled is not None:
+        present = fail_words(blob)
+        if not present:
+            return set()
+        places = []
+        for w in present:
+            pos = blob.find(w)
+            while pos >= 0:
+                places.append(pos)
+                pos = blob.find(w, pos + 1)
+        at = set()
+        line = last = 0
+        for pos in sorted(places):
+            line += blob.count(b"\n", last, pos)
+            last = pos
+            at.add(line)
+        return at
+    small = blob.translate(None, _NOT_IN_RUNS)
+    found: set[int] = set()
+    for w in _failures.FAIL_WORDS:
+        run = _LETTERS[w]
+        pos = small.find(run)
+        line = last = 0
+        while pos >= 0:
+            line += small.count(b"\n", last, pos)
+            last = pos
+            if line not in found and picked[line].find(w) >= 0:
+                found.add(line)
+            end = small.find(b"\n", pos)
+            pos = small.find(run, end + 1) if end >= 0 else -1
+    return found
 
 
 def _bar_free(picked: list[bytes], blob: bytes) -> tuple[list[int], list[bytes]]:

@@ -74,25 +74,9 @@ def _first_info_facts(c: bytes, lines: list[bytes], mark: bytes, regex: re.Patte
 
 def _fail_lines(keep: list[int], picked, blob: bytes) -> set[int]:
     """Indices (in the chunk) of the picked lines that hold one of the failure words (FAIL_WORDS, found in
-    bytes: the words are ASCII; quiet.py `fail_words`), searched in the picked lines only (`blob`: joined
-    by newlines). The line of each place found: the newlines counted from the place before (one pass
-    over the blob at most, where the ends of all its lines would cost a pass and a list)."""
-    present = _quiet.fail_words(blob)
-    if not present:
-        return set()
-    places = []
-    for w in present:
-        pos = blob.find(w)
-        while pos >= 0:
-            places.append(pos)
-            pos = blob.find(w, pos + 1)
-    found = set()
-    line = last = 0
-    for pos in sorted(places):
-        line += blob.count(b"\n", last, pos)
-        last = pos
-        found.add(keep[line])
-    return found
+    bytes: the words are ASCII), searched in the picked lines only (`blob`: joined by newlines; quiet.py
+    `fail_positions`)."""
+    return set(map(keep.__getitem__, _quiet.fail_positions(picked, blob)))
 
 
 def _lines_of(raw: bytes) -> tuple[bytes, list[bytes]]:
