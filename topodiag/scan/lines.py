@@ -33,7 +33,7 @@ INFO_TAG = b" NCCL INFO "  # the tags of the lines the nccl-tests reader leaves 
 TRACE_TAG = b" NCCL TRACE "
 # a tagged line that the nccl-tests reader still reads: nothing printable after its last tag
 _INFO_END_RE = re.compile(rb" NCCL (?:INFO|TRACE) [^!-~\n]*$", re.M)
-_NOT_PRINTABLE = bytes(0 if 0x21 <= b <= 0x7E else 1 for b in range(256))  # bytes.translate: 1 outside "!".."~"
+NOT_PRINTABLE = bytes(0 if 0x21 <= b <= 0x7E else 1 for b in range(256))  # bytes.translate: 1 outside "!".."~"
 
 
 # the INFO/TRACE tags of a line whose text is read (each text runs to the end of the line: a line of
@@ -79,7 +79,7 @@ def _bare_tags(lines: list[bytes], info: list[int], traced: list[int]) -> list[i
     """Indices of the tagged lines (`info`: each line's count of INFO tags; `traced`: the lines with
     only a TRACE tag) whose last tag is followed by nothing printable. Such a line ends in a byte outside
     "!".."~" (the tag's own last byte, a blank, is one), so only those lines are searched."""
-    last = bytes(map(operator.itemgetter(-1), itertools.compress(lines, info))).translate(_NOT_PRINTABLE)
+    last = bytes(map(operator.itemgetter(-1), itertools.compress(lines, info))).translate(NOT_PRINTABLE)
     extra = []
     j = last.find(1)
     if j >= 0:

@@ -134,15 +134,27 @@ def _is_bar(at: list[int], k: int) -> bool:
     return j == len(at) or at[j] != k
 
 
-def _odd(keep: list[int], fails: set[int], blob: bytes, at: list[int]) -> bool:
+def _odd(keep: list[int], fails: set[int], blob: bytes, at: list[int], picked: list[bytes], untagged: bool) -> bool:
     """Whether some bar line must still be fed: one that may hold a failure mark or holds an INFO/TRACE
     tag (a picked line holds one only where nothing printable follows it: few). Found without a loop over
     the bars: the failure lines and the tags are few. (A bar longer than LONG_LINE is counted all the
-    same: `skip` counts a line that holds "%|" or is that long.)"""
+    same: `skip` counts a line that holds "%|" or is that long.) `untagged`: the lines are as
+    scan/lines.py `untagged` picks them, so only one that ends in a byte outside "!".."~" can hold a
+    tag; without the compiled scan only those are looked at (one C-level map over the lines' last
+    bytes, where a look for each tag in the blob costs a pass over it)."""
     if any(_is_bar(at, bisect.bisect_left(keep, i)) for i in fails):
         return True
     c = _linescan.compiled
     if c is not None and not c.distinct_after(blob, _TAGS, 0, 0)[1]:
+        return False
+    if c is None and untagged and all(picked):
+        ends = bytes(map(operator.itemgetter(-1), picked)).translate(_linescan.NOT_PRINTABLE)
+        j = ends.find(1)
+        while j >= 0:
+            line = picked[j]
+            if line.find(BAR) >= 0 and (line.find(_INFO) >= 0 or line.find(_TRACE) >= 0):
+                return True
+            j = ends.find(1, j + 1)
         return False
     for tag in _TAGS:
         pos = blob.find(tag)
@@ -155,16 +167,17 @@ def _odd(keep: list[int], fails: set[int], blob: bytes, at: list[int]) -> bool:
     return False
 
 
-def split_bars(keep: list[int], picked: list[bytes], fails: set[int], blob: bytes) -> tuple[list[int], list[bytes], int]:
+def split_bars(keep: list[int], picked: list[bytes], fails: set[int], blob: bytes,
+               untagged: bool = False) -> tuple[list[int], list[bytes], int]:
     """(keep, picked) without the bar lines `feed` would only count (see above), and how many those are.
     `blob`: the picked lines joined by newlines; `fails`: the indices (in the chunk) of the lines that may
-    hold a failure mark."""
+    hold a failure mark; `untagged`: the lines are as scan/lines.py `untagged` picks them (see `_odd`)."""
     if BAR not in blob:
         return keep, picked, 0
     at, loud = _bar_free(picked, blob)
     if len(at) == len(picked):
         return keep, picked, 0
-    if _odd(keep, fails, blob, at):
+    if _odd(keep, fails, blob, at, picked, untagged):
         at = [k for k, line in enumerate(picked)
               if not (BAR in line and _INFO not in line and _TRACE not in line and keep[k] not in fails)]
         loud = [picked[k] for k in at]

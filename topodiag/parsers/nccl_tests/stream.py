@@ -101,7 +101,7 @@ def digest(raw: bytes, bulk: bool = True) -> Digest:
     fails = _fail_lines(keep, picked, blob)
     if not bulk:
         return n, keep, picked, fails, 0, 0
-    keep, picked, n_bars = _quiet.split_bars(keep, picked, fails, blob)
+    keep, picked, n_bars = _quiet.split_bars(keep, picked, fails, blob, untagged=True)
     keep, picked, n_quiet = _quiet.split_no_effect(keep, picked, fails)
     return n, keep, picked, fails, n_bars, n_quiet
 
