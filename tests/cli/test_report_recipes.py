@@ -10,7 +10,10 @@ import os
 import re
 import subprocess
 import sys
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10 (pyproject.toml: tomli there)
+    import tomli as tomllib  # type: ignore[no-redef]
 from pathlib import Path
 
 import jsonschema

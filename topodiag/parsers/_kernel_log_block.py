@@ -35,6 +35,7 @@ from . import _kernel_log_re as K
 from ..scan.chunks import bounded_put
 from ._kernel_log_desc import BLANK, KNOWN, NOTHING, ORDERED, _event, describe  # noqa: F401 (this module's names too)
 from ._kernel_log_events import AER_TAIL, split
+from ._possessive import possessive
 from .base import HEADER_END, HEADER_PREFIX
 
 BLOCK_CHARS = 1 << 22  # characters of lines per block
@@ -55,12 +56,13 @@ _LINE_END = re.compile(r"\r\n|\r|\n")
 # /dev/kmsg record's "<prio>,<seq>,<usec>,<flags>;" (usec of at most 17 digits: its dmesg form stays a
 # dmesg stamp), the rest). Every line gives one match (all parts optional): the block's lines in order.
 # (Possessive runs, "*+" / "{m,n}+": what follows each cannot start inside it, so giving back a character
-# could never match; they only save the engine the tries.)
-_KEY_RE = re.compile(r"(?m)^(?:([A-Z])[a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] (\S{1,64}+ kernel: ?))?"
-                     r"(?:(\[)[ \t]*+[0-9]{1,12}+\.[0-9]{1,9}+\]|[0-9]{1,3}+,[0-9]{1,20}+,[0-9]{1,17}+,[^;\n]{0,40}+(;))?(.*+)$")
+# could never match; they only save the engine the tries; greedy before Python 3.11: _possessive.py.)
+_KEY_RE = re.compile(possessive(
+    r"(?m)^(?:([A-Z])[a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] (\S{1,64}+ kernel: ?))?"
+    r"(?:(\[)[ \t]*+[0-9]{1,12}+\.[0-9]{1,9}+\]|[0-9]{1,3}+,[0-9]{1,20}+,[0-9]{1,17}+,[^;\n]{0,40}+(;))?(.*+)$"))
 
 # The key of a line that starts with a dmesg stamp, as _KEY_RE finds it: (the rest), one group
-_DMESG_KEY_RE = re.compile(r"(?m)^\[[ \t]*+[0-9]{1,12}+\.[0-9]{1,9}+\](.*+)$")
+_DMESG_KEY_RE = re.compile(possessive(r"(?m)^\[[ \t]*+[0-9]{1,12}+\.[0-9]{1,9}+\](.*+)$"))
 
 # A line that does not start with "[" (in the first _DMESG_PROBE characters of a block: the block is
 # then no node's dmesg, whose lines all do, and its two counts are not needed)

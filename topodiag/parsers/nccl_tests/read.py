@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from .. import nccl_tests_failures as _failures
+from .._possessive import possessive
 from .records import Layout
 
 # Line prefixes a launcher adds: srun "-l" (" 0: "), OpenMPI --tag-output ("[1,0]<stdout>:"), "[0]".
@@ -217,7 +218,8 @@ def _plain_shape(layout: Layout) -> tuple:
 
 # a cell of _PLAIN_CELL's, for `_right_row_b`: the number first (most cells), possessive runs (what
 # follows each run cannot start inside it, so giving back a character could never match: they only
-# save the engine the tries; the same for the runs of blanks between the cells)
+# save the engine the tries; the same for the runs of blanks between the cells; greedy before Python
+# 3.11: parsers/_possessive.py)
 _CELL_FAST = r"(?:[0-9]++(?:\.[0-9]*+)?(?:[eE][-+]?[0-9]++)?|\.[0-9]++(?:[eE][-+]?[0-9]++)?|N/A)"
 _INT_FAST = r"(-?[0-9]++)"
 
@@ -241,7 +243,7 @@ def _right_row_b(parts_b: list[str], wrong_at: list[int]) -> re.Pattern:
         parts.append(part)
     parts[2] = r"(?!(?i:nan|inf)[ \t])" + parts[2]
     body = re.sub(r"\((?!\?)", "(?:", r"[ \t]++".join(parts))  # no groups: only whether it matches
-    return re.compile((_WS_S + r"(?=[0-9])" + body + _WS_S).encode())
+    return re.compile(possessive((_WS_S + r"(?=[0-9])" + body + _WS_S).encode()))
 
 
 def _plain_row(layout: Layout, s: str) -> tuple | None:
