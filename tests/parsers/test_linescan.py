@@ -254,11 +254,18 @@ def _values(r) -> tuple:
 
 
 def split_same(c: bytes) -> bool:
-    """`_tagged_split` gives `tagged_loop`'s values where it reads the chunk; whether it did."""
-    got = nccl_lines._tagged_split(c)
-    if got is None:
-        return False
-    assert _values(got) == _values(nccl_lines.tagged_loop(c)), c[:300]
+    """`_tagged_split` gives `tagged_loop`'s values where it reads the chunk, with the texts between
+    the elements made distinct first and each read where it lies (LONG_TEXTS); whether it did."""
+    saved = nccl_lines.LONG_TEXTS
+    try:
+        for long_texts in (1 << 62, 0):
+            nccl_lines.LONG_TEXTS = long_texts
+            got = nccl_lines._tagged_split(c)
+            if got is None:
+                return False
+            assert _values(got) == _values(nccl_lines.tagged_loop(c)), (long_texts, c[:300])
+    finally:
+        nccl_lines.LONG_TEXTS = saved
     return True
 
 
