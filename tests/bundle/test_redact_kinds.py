@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from topodiag.bundle.redact import Redactor, hostnames_in
 from topodiag.bundle.redact import core, ipv4, text
 
@@ -117,3 +120,39 @@ def test_placeholders_and_right_aligned_columns() -> None:
     assert text.fit("   ", "1719", "1") == "      1"  # the column's right edge stays
     assert text.fit("   ", "7", "12") == "  12"  # a longer token takes a blank from the left
     assert text.case("0002C903", "000a0001") == "000A0001"
+
+
+# -- the hex form of an IPv6 address, on every Python ---------------------------------------------
+
+@settings(max_examples=3000, deadline=None)
+@given(n=st.one_of(st.integers(0, (1 << 128) - 1), st.integers(0, (1 << 32) - 1).map(lambda v: (0xFFFF << 32) | v),
+                   st.lists(st.sampled_from([0, 0, 0, 1, 0xFFFF, 0xABC]), min_size=8, max_size=8)
+                   .map(lambda gs: int("".join(f"{g:04x}" for g in gs), 16))))
+def test_hex_text_is_ipaddress_hex(n: int) -> None:
+    """redact/ipv6.py `hex_text` is what `ipaddress` prints where it prints hex (every address before
+    Python 3.13; all but the IPv4-mapped ones from 3.13, which it prints dotted): the same text,
+    exploded and compressed, and never a dot."""
+    import ipaddress
+    import sys
+
+    from topodiag.bundle.redact.ipv6 import hex_text
+
+    addr = ipaddress.IPv6Address(n)
+    for exploded in (True, False):
+        text = hex_text(n, exploded)
+        assert "." not in text and int(ipaddress.IPv6Address(text)) == n
+        if sys.version_info < (3, 13) or addr.ipv4_mapped is None:
+            assert text == (addr.exploded if exploded else addr.compressed)
+
+
+def test_hex_text_hand_checked() -> None:
+    """An IPv4-mapped GID as show_gids prints it, compressed as an ip command would; runs of zeros."""
+    from topodiag.bundle.redact.ipv6 import hex_text
+
+    mapped = (0xFFFF << 32) | 0xC6120001  # ::ffff:198.18.0.1
+    assert hex_text(mapped, True) == "0000:0000:0000:0000:0000:ffff:c612:0001"
+    assert hex_text(mapped) == "::ffff:c612:1"
+    assert hex_text(0) == "::" and hex_text(1) == "::1" and hex_text(1 << 112) == "1::"
+    assert hex_text(int("1" + "0000" * 2 + "0001" + "0000" * 3 + "0001", 16)) == "1:0:0:1::1"  # the first of two runs
+    assert hex_text(int("0001" * 8, 16)) == "1:1:1:1:1:1:1:1"
+    assert hex_text(int("0001" + "0000" + "0001" * 6, 16)) == "1:0:1:1:1:1:1:1"  # one zero group is kept

@@ -69,10 +69,32 @@ def _printed_as(raw: str, new: int) -> str:
         return f"::ffff:{ipaddress.IPv4Address(new & 0xFFFFFFFF)}"
     if "." in raw and (new >> 32) == 0xFFFF:
         return f"0:0:0:0:0:ffff:{ipaddress.IPv4Address(new & 0xFFFFFFFF)}"
-    out = ipaddress.IPv6Address(new)
-    if "::" not in raw and "." not in raw and all(len(g) == 4 for g in raw.split(":")):
-        return out.exploded
-    return out.compressed
+    return hex_text(new, "::" not in raw and "." not in raw and all(len(g) == 4 for g in raw.split(":")))
+
+
+def hex_text(n: int, exploded: bool = False) -> str:
+    """The address `n` in hex groups: all eight of four digits (`exploded`), or RFC 5952's form (no
+    leading zeros, the longest run of two or more zero groups, the first of equal ones, as "::") --
+    what `ipaddress` printed before Python 3.13, which prints an IPv4-mapped address with its last 32
+    bits dotted ("::ffff:198.18.0.1") in both forms: a redacted GID keeps the hex form its tool printed."""
+    groups = [(n >> (112 - 16 * i)) & 0xFFFF for i in range(8)]
+    if exploded:
+        return ":".join(f"{g:04x}" for g in groups)
+    start, length, i = -1, 1, 0
+    while i < 8:
+        if groups[i]:
+            i += 1
+            continue
+        j = i
+        while j < 8 and not groups[j]:
+            j += 1
+        if j - i > length:
+            start, length = i, j - i
+        i = j
+    if start < 0:
+        return ":".join(f"{g:x}" for g in groups)
+    return (":".join(f"{g:x}" for g in groups[:start]) + "::"
+            + ":".join(f"{g:x}" for g in groups[start + length:]))
 
 
 def _not_an_address(raw: str) -> bool:
