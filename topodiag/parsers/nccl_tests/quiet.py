@@ -80,7 +80,7 @@ def fail_positions(picked: list[bytes], blob: bytes) -> set[int]:
     """The positions of the lines (`picked`, joined by newlines in `blob`) that hold a failure word.
     Compiled: the words `fail_words` finds, each place's line by the newlines counted from the place
     before (one pass over the blob at most). Without it: each word's run of letters (`_LETTERS`) looked
-    for in the blob with every byte but the runs' letters and the newlines deleted (a tenth of a busy
+    for in the blob with every byte but the runs' letters and the newlines deleted (an eighth of a busy
     log's blob), its line counted there, and the word itself looked for in that line; the rest of a
     line is passed over once it is settled. (A word in a line always leaves its run there, whole, on
     that line: a candidate is never missed, and the look in the line itself turns down the runs that
