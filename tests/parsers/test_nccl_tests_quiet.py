@@ -254,3 +254,21 @@ def test_failure_lines_hand_checked(scan) -> None:
               b"core", b"dumped"]
     keep = [10, 11, 12, 13, 14, 15]
     assert stream._fail_lines(keep, picked, b"\n".join(picked)) == {11, 13}
+
+
+MARK_PIECES = hst.sampled_from([m.decode() for m in quiet._MARKS] + [
+    "Unable", " to", "is need", "ed", "want=", "0x", "want=1x", "#wrong", "=", "NCC", "L", "_per", "f", "%", "|",
+    "step 12 | train loss 0.5", " ", "1", "Error", " at", "CuRAND", "power of", "x", "\t", "KERNEL_LAUNCH_", "ERROR"])
+
+
+@settings(max_examples=1500, deadline=None)
+@given(lines=hst.lists(hst.tuples(hst.lists(MARK_PIECES, min_size=1, max_size=6).map("".join), hst.booleans()),
+                       min_size=1, max_size=12))
+def test_loud_lines_are_those_holding_a_mark(lines) -> None:
+    """quiet.py `_loud` (each mark's run in the candidates' blob with the other bytes deleted, then
+    the mark in the run's line) against each line's own look: too long, or a mark in it."""
+    cands = [(text + ("y" * _foreign.LONG_LINE if giant else "")).encode() for text, giant in lines]
+    at = list(range(len(cands)))
+    want = {k for k, line in enumerate(cands)
+            if len(line) > _foreign.LONG_LINE or any(m in line for m in quiet._MARKS)}
+    assert quiet._loud(at, set(), at, cands) == want

@@ -25,6 +25,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import operator
+import re
 
 from ...scan import lines as _linescan
 from .. import nccl_tests_failures as _failures
@@ -239,9 +240,15 @@ _CAN_BE_QUIET = bytes(1 if c in _FIRST else 0 for c in range(256))
 _FLIP = bytes([1, 0]) + bytes(254)
 
 
-def _ends(lines) -> list[int]:
-    """Where each line of `b"\\n".join(lines)` ends (the offset of its newline)."""
-    return list(map(operator.add, itertools.accumulate(map(len, lines)), range(len(lines))))
+# Each mark stands for its longest run without a blank or a digit (`_MARK_RUNS`): the candidates'
+# blob with every byte no run holds deleted, the newlines kept (half of a training job's "step 12 |
+# train loss 0.5" line goes), is searched for the runs, each run's line counted there, and the mark
+# itself looked for in that line -- as the failure words are (`fail_positions`): a mark in a line
+# leaves its run whole on that line, so none is missed, and the look in the line turns down the runs
+# that the deletion joined.
+_MARK_RUNS = {m: max(re.split(rb"[ 0-9]+", m), key=len) for m in _MARKS}
+assert all(run and run in mark for mark, run in _MARK_RUNS.items())
+_NOT_IN_MARK_RUNS = bytes(set(range(256)) - set(b"".join(_MARK_RUNS.values())) - {10})
 
 
 def _loud(keep: list[int], fails: set[int], at: list[int], cands: list[bytes]) -> set[int]:
@@ -257,16 +264,19 @@ def _loud(keep: list[int], fails: set[int], at: list[int], cands: list[bytes]) -
         where = list(itertools.compress(range(len(cands)), fits))
         short = list(itertools.compress(cands, fits))
     if short:
-        blob = b"\n".join(short)
-        ends = None
+        small = b"\n".join(short).translate(None, _NOT_IN_MARK_RUNS)
         for mark in _MARKS:
-            pos = blob.find(mark)
-            if pos >= 0 and ends is None:
-                ends = _ends(short)
+            run = _MARK_RUNS[mark]
+            pos = small.find(run)
+            line = last = 0
             while pos >= 0:
-                j = bisect.bisect_right(ends, pos)
-                loud.add(j if where is None else where[j])
-                pos = blob.find(mark, ends[j] + 1) if j < len(ends) - 1 else -1
+                line += small.count(b"\n", last, pos)
+                last = pos
+                k = line if where is None else where[line]
+                if k not in loud and short[line].find(mark) >= 0:
+                    loud.add(k)
+                end = small.find(b"\n", pos)
+                pos = small.find(run, end + 1) if end >= 0 else -1
     for i in fails:
         j = bisect.bisect_left(at, bisect.bisect_left(keep, i))
         if j < len(at) and keep[at[j]] == i:
