@@ -8,6 +8,7 @@ it; and the bars are never fed (counted by the calls to `feed`, not by time)."""
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,6 +22,7 @@ from topodiag.scan import chunks as _chunks
 from topodiag.scan import lines as _linescan
 from tests.parsers.test_nccl_tests_chunks import FILES, WORDS, _by_chunks, _outcome, _text
 from tests.parsers.test_nccl_tests_failures import ENTRIES
+from tests.parsers.test_possessive import _row_lines, _row_patterns
 
 # invented for a test: tqdm's default bar (12 redraws joined by carriage returns, as a terminal log
 # holds them), a training loop's line, a launcher's timestamp before the NCCL prefix
@@ -272,3 +274,41 @@ def test_loud_lines_are_those_holding_a_mark(lines) -> None:
     want = {k for k, line in enumerate(cands)
             if len(line) > _foreign.LONG_LINE or any(m in line for m in quiet._MARKS)}
     assert quiet._loud(at, set(), at, cands) == want
+
+
+def test_row_patterns_are_shape_blind() -> None:
+    """stream.py `shape_blind`: the plain-row pattern of every layout of the nccl-tests fixtures is, and
+    a pattern with a digit of 1-9 in a class or outside one is not; every fixture line and drawn rows
+    (digits changed, cells 0 and 5 in each place) match as their shape does (digits 1-9 made "1")."""
+    import random
+
+    patterns = _row_patterns()
+    assert patterns and all(stream.shape_blind(p) for p in patterns)
+    assert not stream.shape_blind(rb"[1-5]+") and not stream.shape_blind(rb"x7") and not stream.shape_blind(rb"[0-9a]")
+    assert stream.shape_blind(rb"\x0b(?:0|N/A)[0-9]")
+    rng = random.Random(29)
+    lines = _row_lines()
+    drawn = []
+    for line in [x for x in lines if x.strip()[:1].isdigit()][:300]:
+        for _ in range(4):
+            drawn.append(bytes(rng.choice(b"0123456789") if 48 <= b <= 57 else b for b in line))
+        drawn += [line.replace(b" 0 ", b" 5 ", 1), line.replace(b" 0\n", b" 7\n"), line.replace(b" 0", b" 0 0", 1)]
+    for pattern in patterns:
+        regex = re.compile(pattern)
+        for line in lines + drawn:
+            assert bool(regex.fullmatch(line)) == bool(regex.fullmatch(line.translate(stream._SHAPE))), line
+
+
+def test_rows_sieve_is_sieve() -> None:
+    """`_rows_sieve` (shapes matched once, then looked up, the cache full past SHAPES_CAP) gives
+    `_sieve`'s lines and count, on the rows and other lines of every nccl-tests fixture."""
+    lines = _row_lines()
+    at = list(range(len(lines)))
+    for pattern in _row_patterns():
+        regex = re.compile(pattern)
+        want = stream._sieve(regex, at, lines)
+        for shapes in ({}, {b"x": True}, dict.fromkeys(range(stream.SHAPES_CAP), False)):
+            got = stream._rows_sieve(regex, at, lines, shapes)
+            assert got[:2] == want[:2] and len(got[2]) == len(want[2])
+            got = stream._rows_sieve(regex, at, lines, shapes)  # the second time from the shapes kept
+            assert got[:2] == want[:2] and len(got[2]) == len(want[2])
