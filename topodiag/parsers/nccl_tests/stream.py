@@ -185,9 +185,11 @@ def _sieve(regex: re.Pattern, at: list[int], lines: list[bytes],
 # `_right_row_b` answers alike for every line of one shape -- the line with its digits 1-9 made "1"
 # (`_SHAPE`): its only literal digit is the 0 of a #wrong cell, and each of its classes holds all ten
 # digits or none (`shape_blind`, checked on the pattern) -- so each shape is matched once, the
-# pattern's answer kept (`_rows_sieve`), at most SHAPES_CAP of them a layout.
+# pattern's answer kept (`_rows_sieve`), at most SHAPES_CAP of them a layout, for SHAPE_LAYOUTS
+# layouts at most (a log has a few; a bounded ~1 MB whatever the log holds).
 _SHAPE = bytes.maketrans(b"123456789", b"111111111")
-SHAPES_CAP = 4096
+SHAPES_CAP = 1024
+SHAPE_LAYOUTS = 8
 _BLIND_CLASSES = frozenset((rb"[0-9]", rb"[A-Za-z0-9_]", rb"[!-~]", rb"[A-Za-z]", rb"[ \t]", rb"[eE]", rb"[-+]"))
 
 
@@ -437,9 +439,9 @@ class ChunkReader:
         right = _plain_shape(p.layout)[6] if p.layout is not None else None
         if right is not None:
             shapes = self.shapes.get(right)
-            if shapes is None:
-                shapes = {} if shape_blind(right.pattern) else False
-                if len(self.shapes) < 64:  # (layouts: a log has a few)
+            if shapes is None:  # (a layout's first region: shapes kept for the first SHAPE_LAYOUTS)
+                shapes = {} if len(self.shapes) < SHAPE_LAYOUTS and shape_blind(right.pattern) else False
+                if len(self.shapes) < 64:
                     self.shapes[right] = shapes
             at, lines, rows = _sieve(right, at, lines) if shapes is False else _rows_sieve(right, at, lines, shapes)
             p.rows_cut += len(rows)
