@@ -106,17 +106,26 @@ def fail_positions(picked: list[bytes], blob: bytes) -> set[int]:
     small = blob.translate(None, _NOT_IN_RUNS)
     found: set[int] = set()
     for w in _failures.FAIL_WORDS:
-        run = _LETTERS[w]
-        pos = small.find(run)
-        line = last = 0
-        while pos >= 0:
-            line += small.count(b"\n", last, pos)
-            last = pos
-            if line not in found and picked[line].find(w) >= 0:
-                found.add(line)
-            end = small.find(b"\n", pos)
-            pos = small.find(run, end + 1) if end >= 0 else -1
+        found.update(_lines_holding(small, _LETTERS[w], picked, w, found))
     return found
+
+
+def _lines_holding(small: bytes, run: bytes, lines: list[bytes], word: bytes, done: set) -> list[int]:
+    """The positions of the `lines` (not in `done`) that hold `word`, found by its `run` in `small`:
+    the lines joined by newlines with bytes no run holds deleted (the newlines kept). Each run found,
+    its line counted from the one before, the word looked for in that line, the rest of the line
+    passed over (see `fail_positions`)."""
+    out = []
+    pos = small.find(run)
+    line = last = 0
+    while pos >= 0:
+        line += small.count(b"\n", last, pos)
+        last = pos
+        if line not in done and lines[line].find(word) >= 0:
+            out.append(line)
+        end = small.find(b"\n", pos)
+        pos = small.find(run, end + 1) if end >= 0 else -1
+    return out
 
 
 def _bar_free(picked: list[bytes], blob: bytes) -> tuple[list[int], list[bytes]]:
@@ -265,18 +274,10 @@ def _loud(keep: list[int], fails: set[int], at: list[int], cands: list[bytes]) -
         short = list(itertools.compress(cands, fits))
     if short:
         small = b"\n".join(short).translate(None, _NOT_IN_MARK_RUNS)
+        marked: set[int] = set()  # (positions in `short`)
         for mark in _MARKS:
-            run = _MARK_RUNS[mark]
-            pos = small.find(run)
-            line = last = 0
-            while pos >= 0:
-                line += small.count(b"\n", last, pos)
-                last = pos
-                k = line if where is None else where[line]
-                if k not in loud and short[line].find(mark) >= 0:
-                    loud.add(k)
-                end = small.find(b"\n", pos)
-                pos = small.find(run, end + 1) if end >= 0 else -1
+            marked.update(_lines_holding(small, _MARK_RUNS[mark], short, mark, marked))
+        loud.update(marked if where is None else map(where.__getitem__, marked))
     for i in fails:
         j = bisect.bisect_left(at, bisect.bisect_left(keep, i))
         if j < len(at) and keep[at[j]] == i:
