@@ -50,26 +50,26 @@ _GROUPS = tuple((tuple(_PART[w] for w in words), words) for words in (
 
 
 # Without the compiled module: each word stands for a run of its letters (`_LETTERS`: the word's
-# longest, no blank in it), the bytes no such run holds deleted first (one C-level translate: blanks,
-# digits and punctuation go, so a results row or a progress bar leaves a tenth of itself or less, where
-# keeping the words' blanks left 60% of a busy log's picked lines), the runs looked for in what is
-# left, and only the word of a run found there in the lines themselves. (Deleting bytes never splits a
-# run, whose bytes are all kept, so a word in the lines is never missed; it may join two pieces into
-# one, which the second look turns down.)
+# longest, no blank in it), the bytes no such run holds deleted first but the newlines (one C-level
+# translate: blanks, digits and punctuation go, so a results row or a progress bar leaves a tenth of
+# itself or less), the runs looked for in what is left, and the word of a run found there in that
+# run's line itself (`fail_positions`). (Deleting bytes never splits a run, whose bytes are all kept,
+# so a word in the lines is never missed; it may join two pieces into one, which the second look
+# turns down.)
 _LETTERS = {w: max(w.split(), key=len) for w in _failures.FAIL_WORDS}
 assert all(run in word and run.isalpha() or run == b"MPI_ABORT" for word, run in _LETTERS.items())
-_NOT_IN_WORDS = bytes(set(range(256)) - set(b"".join(_LETTERS.values())))
-
-
-_NOT_IN_RUNS = bytes(set(_NOT_IN_WORDS) - {10})  # (the newlines kept: they say which line a run is on)
+_NOT_IN_RUNS = bytes(set(range(256)) - set(b"".join(_LETTERS.values())) - {10})
 
 
 def fail_words(blob: bytes) -> list[bytes]:
-    """The failure words `blob` holds (in FAIL_WORDS' order within each group)."""
+    """The failure words `blob` holds (in FAIL_WORDS' order within each group): the compiled scan's
+    grouped passes; without it, the words of the lines `fail_positions` finds (a word holds no
+    newline: it is in the blob where it is in one of its lines)."""
     c = _linescan.compiled
     if c is None:
-        small = blob.translate(None, _NOT_IN_WORDS)
-        return [w for w in _failures.FAIL_WORDS if small.find(_LETTERS[w]) >= 0 and blob.find(w) >= 0]
+        lines = blob.split(b"\n")
+        found = [lines[k] for k in fail_positions(lines, blob)]
+        return [w for w in _failures.FAIL_WORDS if any(line.find(w) >= 0 for line in found)]
     out: list[bytes] = []
     for parts, words in _GROUPS:
         if c.distinct_after(blob, parts, 0, 0)[1]:
