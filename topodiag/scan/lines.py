@@ -52,6 +52,13 @@ def untagged_py(c: bytes) -> tuple[int, list[int], list[bytes]]:
     lines = c.split(b"\n")
     if c.endswith(b"\n"):
         lines.pop()
+    keep, picked = untagged_lines_py(lines)
+    return len(lines), keep, picked
+
+
+def untagged_lines_py(lines: list[bytes]) -> tuple[list[int], list[bytes]]:
+    """`untagged_py`'s (keep, picked) for a list of lines (none holding a newline) rather than a chunk:
+    the positions in `lines` of those it would pick, and those lines."""
     n = len(lines)
     tagged = list(map(bytes.count, lines, itertools.repeat(INFO_TAG)))
     keep = list(itertools.compress(range(n), map(operator.not_, tagged)))
@@ -72,7 +79,7 @@ def untagged_py(c: bytes) -> tuple[int, list[int], list[bytes]]:
         if extra:
             keep = sorted(set(keep).union(extra))
             picked = _pick(lines, keep)
-    return n, keep, list(picked)
+    return keep, list(picked)
 
 
 def _bare_tags(lines: list[bytes], info: list[int], traced: list[int]) -> list[int]:

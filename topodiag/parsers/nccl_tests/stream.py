@@ -27,7 +27,7 @@ from typing import Optional
 from ...scan import chunks as _chunks, lines as _linescan
 from .. import nccl_tests_failures as _failures
 from ..base import ANSI_RE
-from . import quiet as _quiet
+from . import quiet as _quiet, redraws as _redraws
 from .assemble import NOTHING, Parser, replay
 from .read import (_DEVICE_RE, _NCCL_VERSION_RE, _NRANKS_RE, _SRUN_RE, _USING_RE, _WS_S, _plain_shape,
                    _wrong)
@@ -96,14 +96,18 @@ def digest(raw: bytes, bulk: bool = True) -> Digest:
     it would do nothing with are found in a few more (quiet.py `split_bars`, `split_no_effect`; `bulk`
     False: kept, as the parser needs them before its first text). The INFO/TRACE lines that hold facts
     are added by `ChunkReader` while the parser lacks them."""
-    n, keep, picked = _linescan.untagged(_normal(raw))
+    got = _redraws.untagged(raw) if bulk and _redraws.worth_it(raw) else None
+    if got is None:
+        (n, keep, picked), redrawn = _linescan.untagged(_normal(raw)), 0
+    else:
+        n, keep, picked, redrawn = got
     blob = b"\n".join(picked)
     fails = _fail_lines(keep, picked, blob)
     if not bulk:
         return n, keep, picked, fails, 0, 0
     keep, picked, n_bars = _quiet.split_bars(keep, picked, fails, blob, untagged=True)
     keep, picked, n_quiet = _quiet.split_no_effect(keep, picked, fails)
-    return n, keep, picked, fails, n_bars, n_quiet
+    return n, keep, picked, fails, redrawn + n_bars, n_quiet
 
 
 def _fact_lines(raw: bytes) -> tuple[list[int], list[bytes]]:

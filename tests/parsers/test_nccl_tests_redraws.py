@@ -1,0 +1,168 @@
+"""A progress bar's redraws settled as runs (parsers/nccl_tests/redraws.py): the digest of a chunk read
+that way is the digest of the ordinary way (every carriage return made a newline, the lines scanned,
+then the failure lines, the bars and the lines of no effect), on generated chunks of bars, runs with
+tags, failure words, empty redraws, redraws without a bar, NULs, CRLFs and escape codes among
+nccl-tests and NCCL lines; on the fixtures with a job's bars between their lines; and on a chunk of the
+progress-bar benchmark's log. Where the runs are all bars the one-blob look settles them (`_all_bars`
+is not None: the fast way is the one tested, not only the fallback), and a hand-checked chunk gives
+its counts."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hst
+
+from topodiag.parsers.nccl_tests import redraws, stream
+from topodiag.scan import lines as _linescan
+from tests.parsers.test_nccl_tests_chunks import FILES, _text
+from tests.parsers.test_nccl_tests_quiet import BAR, BARS, STEP, _with_a_job
+
+
+@pytest.fixture
+def scan(monkeypatch):
+    """The pure-Python line scan, whose path the runs are (with the compiled one `untagged` hands every
+    chunk back)."""
+    monkeypatch.setattr(_linescan, "compiled", None)
+    monkeypatch.setattr(_linescan, "untagged", _linescan.untagged_py)
+
+
+def _both(monkeypatch, raw: bytes):
+    """(the digest by runs, the ordinary digest), the runs tried whatever `worth_it` says."""
+    monkeypatch.setattr(redraws, "worth_it", lambda raw: True)
+    by_runs = stream.digest(raw)
+    monkeypatch.setattr(redraws, "worth_it", lambda raw: False)
+    return by_runs, stream.digest(raw)
+
+
+def _bar(k: int, pct: int = 45) -> str:
+    return BAR.replace("450/", f"{k}/").replace(" 45%", f"{pct:3d}%")
+
+
+PIECES = hst.sampled_from([
+    _bar(1), _bar(2, 100), BAR + "   ", "", "step 3 | loss 0.5", "node1:1:1 [0] NCCL INFO Ring 00 : 0 1",
+    "node1:1:1 [0] NCCL INFO ", "node1:1:1 [0] NCCL TRACE x", "node1:1:1 [0] NCCL WARN Cuda failure x",
+    "Epoch 1: 50%|##| FAILED", "Aborted (core dumped)", " failure", "50% | not a bar", "%|", "%|%|", "\x00",
+    "\x1b[A" + BAR, "node1:1:1 [0] NCCL INFO " + BAR, BAR + " NCCL INFO ", BAR + " NCCL TRACE x", BAR + " FAILED",
+    "     8388608       2097152     float     sum      -1   100.1   83.80  157.12      0",
+    "# Out of bounds values : 0 OK", "NCCL version 2.18.1+cuda12.1", "\t%|", "\xe2\x96\x88", "\x85",
+])
+# a chunk: lines of runs (redraws joined by a carriage return), a CRLF or a lone CR now and then
+RUN = hst.lists(PIECES, min_size=1, max_size=8).map("\r".join)
+CHUNK = hst.tuples(hst.lists(RUN, min_size=1, max_size=25), hst.sampled_from(["\n", "\r\n"]),
+                   hst.booleans()).map(lambda t: (t[1].join(t[0]) + "\n") if t[2] else "\n".join(t[0]))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=CHUNK)
+def test_the_digest_by_runs_is_the_ordinary_digest(scan, monkeypatch, text: str) -> None:
+    raw = text.encode("utf-8", "surrogateescape")
+    by_runs, ordinary = _both(monkeypatch, raw)
+    assert by_runs == ordinary
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(runs=hst.lists(hst.lists(hst.integers(min_value=0, max_value=1000), min_size=1, max_size=14), min_size=1,
+                      max_size=12),
+       between=hst.lists(hst.sampled_from([STEP, "", "node1:1:1 [0] NCCL INFO Ring 00 : 0 1", "# nThread 1 nGpus 1"]),
+                         max_size=12))
+def test_runs_of_bars_are_settled_in_one_blob(scan, monkeypatch, runs, between) -> None:
+    """Runs of bars only, between other lines: the one-blob look counts them (not the fallback), and
+    the digest is the ordinary one."""
+    lines = []
+    for k, run in enumerate(runs):
+        lines.append("\r".join(_bar(step, step * 100 // 1000) for step in run))
+        lines += between[k:k + 1]
+    raw = ("\n".join(lines) + "\n").encode()
+    texts = [line for line in raw.split(b"\n")[:-1] if b"\r" in line]
+    if texts:
+        assert redraws._all_bars(texts, b"\n".join(texts)) == sum(len(run) for run in runs if len(run) > 1)
+    by_runs, ordinary = _both(monkeypatch, raw)
+    assert by_runs == ordinary
+    assert by_runs[4] >= sum(len(run) for run in runs if len(run) > 1)
+
+
+def test_the_fixtures_with_a_job_between_their_lines(scan, monkeypatch) -> None:
+    raw = _with_a_job("".join(_text(p) for p in FILES)).encode("utf-8")
+    chunks = raw.splitlines(True)
+    for size in (len(chunks), 500, 37):
+        for k in range(0, len(chunks), size):
+            chunk = b"".join(chunks[k:k + size])
+            by_runs, ordinary = _both(monkeypatch, chunk)
+            assert by_runs == ordinary
+    assert redraws.untagged(raw) is not None  # (the runs are read, not handed back)
+
+
+def test_a_chunk_of_the_benchmark_log(scan, monkeypatch, tmp_path) -> None:
+    from benchmarks import inputs
+
+    path = tmp_path / "progress.log"
+    inputs.nccl_progress(path, 1 << 20)
+    raw = path.read_bytes()
+    raw = raw[:raw.rfind(b"\n", 0, 600_000) + 1]
+    by_runs, ordinary = _both(monkeypatch, raw)
+    assert by_runs == ordinary and by_runs[4] > 1000
+    texts = [line for line in raw.split(b"\n") if b"\r" in line]
+    assert redraws._all_bars(texts, b"\n".join(texts)) == sum(line.count(b"\r") + 1 for line in texts)
+
+
+def test_hand_checked(scan, monkeypatch) -> None:
+    """Lines 0-2: a run of three bars (counted); 3: a training step; 4-5: a run of an empty redraw (the
+    carriage return that starts it) and one bar; 6: an INFO line (not picked); 7-9: a run whose
+    second redraw is a failure line, so all three are picked; 10: a results row."""
+    lines = [
+        "\r".join([_bar(1), _bar(2), _bar(3)]),
+        STEP,
+        "\r" + _bar(4),
+        "node1:1:1 [0] NCCL INFO Ring 00 : 0 1",
+        "\r".join([_bar(5), "Aborted (core dumped)", _bar(6)]),
+        "     8388608       2097152     float     sum      -1   100.1   83.80  157.12      0",
+    ]
+    raw = ("\n".join(lines) + "\n").encode()
+    got = redraws.untagged(raw)
+    assert got is not None
+    n, keep, picked, bars = got
+    assert n == 11 and bars == 4
+    assert keep == [3, 7, 8, 9, 10]
+    assert picked[1:4] == [_bar(5).encode(), b"Aborted (core dumped)", _bar(6).encode()]
+    by_runs, ordinary = _both(monkeypatch, raw)
+    assert by_runs == ordinary
+    assert by_runs[0] == 11 and by_runs[4] == 6  # the four redraws and the two bars beside the failure
+    assert 8 in by_runs[3]  # the failure line
+
+
+@pytest.mark.parametrize("lines, n, bars, keep", [
+    (["\r" + _bar(1), STEP], 3, 1, [2]),  # the chunk's first line: an empty redraw, then a bar
+    ([_bar(1) + "\r", STEP], None, None, None),  # a CR before the newline: a CRLF's half, the ordinary way
+    ([_bar(1) + "\r\r" + _bar(2), STEP], 4, 2, [3]),  # an empty redraw between two bars
+    ([_bar(1) + "\rnode1:1:1 [0] NCCL INFO " + _bar(2)], 2, 0, [0]),  # a tagged redraw: its run goes line by line
+    ([_bar(1) + "\r" + _bar(2) + " NCCL INFO ", STEP], 3, 0, [0, 1, 2]),  # a bare tag: the line scan picks it
+    ([_bar(1) + "\r" + _bar(2) + " NCCL TRACE x"], 2, 0, [0]),
+    ([_bar(1) + "\rstep 1\r" + _bar(2)], 3, 2, [1]),  # a redraw without a bar is a line
+    ([_bar(1) + "\r\x00\r" + _bar(2)], 3, 2, [1]),  # a NUL (the one-blob look's mark) in a redraw
+    ([_bar(1) + "\r" + _bar(2), "\r" + _bar(3)], 4, 3, []),  # a later run starts with an empty redraw
+    ([_bar(1) + "\rstep 1", _bar(2) + "\r" + _bar(3)], 4, 3, [1]),  # a run ends with a redraw without a bar
+])
+def test_runs_hand_checked(scan, monkeypatch, lines, n, bars, keep) -> None:
+    """Runs at the edges of the one-blob look (`_all_bars` is None for all but the plain ones): the
+    counts and the lines picked, then the digest against the ordinary one."""
+    raw = ("\n".join(lines) + "\n").encode()
+    got = redraws.untagged(raw)
+    if n is None:
+        assert got is None
+    else:
+        assert got is not None and (got[0], got[3], got[1]) == (n, bars, keep)
+    by_runs, ordinary = _both(monkeypatch, raw)
+    assert by_runs == ordinary
+
+
+def test_what_goes_the_ordinary_way(scan, monkeypatch) -> None:
+    """A chunk cut inside a line, an escape code, a CRLF, no carriage return: not read by runs; nor any
+    chunk with the compiled line scan."""
+    assert redraws.untagged(BARS.encode()) is None
+    assert redraws.untagged(("\x1b[A" + BARS + "\n").encode()) is None
+    assert redraws.untagged((BARS + "\r\n").encode()) is None
+    assert redraws.untagged((STEP + "\n").encode()) is None
+    assert redraws.untagged((BARS + "\n").encode()) is not None
+    monkeypatch.setattr(_linescan, "compiled", object())
+    assert redraws.untagged((BARS + "\n").encode()) is None
