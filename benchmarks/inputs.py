@@ -77,6 +77,18 @@ def _tqdm(step: int, total: int = 1000) -> str:
     return f"Epoch {step % 7}: {pct:3d}%|{bar}| {step}/{total} [00:{step % 60:02d}<01:{(total - step) % 60:02d}, 36.{step % 10}it/s, loss={1 / (step + 1):.4f}]"
 
 
+def _redraws(step: int, n: int) -> str:
+    """`n` redraws of a bar from `step` on as tqdm's status printer writes them (tqdm/std.py
+    `status_printer`, v4.67.3): each a carriage return, the bar, and blanks over what is left of a
+    longer redraw before it."""
+    out, last = [], 0
+    for k in range(n):
+        bar = _tqdm(step + k)
+        out.append("\r" + bar + " " * max(last - len(bar), 0))
+        last = len(bar)
+    return "".join(out)
+
+
 def nccl_progress(path: Path, size: int) -> None:
     texts = _texts("nccl_debug")
     stamp = 0
@@ -92,7 +104,7 @@ def nccl_progress(path: Path, size: int) -> None:
                     block = [f"[2025-01-07 10:{stamp // 60 % 60:02d}:{stamp % 60:02d}] {ln}" if ":" in ln[:40] else ln
                              for ln in block]
                 out.write("".join(block))
-                out.write("\r".join(_tqdm(stamp * 7 + k) for k in range(12)) + "\n")
+                out.write(_redraws(stamp * 7, 12) + "\n")
                 out.write(f"step {stamp} | train loss {1 / stamp:.5f} | lr 3.0e-04 | grad norm 0.{stamp % 97:02d} | "
                           f"tokens/s {40000 + stamp % 977}\n")
 

@@ -1,6 +1,6 @@
 """benchmarks/inputs.py builds the inputs the budgets of issue 29 are measured on: each class must be
 the text it names. The progress-bar class (`nccl_progress`) holds tqdm redraws as tqdm writes them to
-a file: a bar 10 cells wide that never passes 100%, `n/total` with n <= total (its step once ran on
+a file (a carriage return before each, blanks after one shorter than the one before): a bar 10 cells wide that never passes 100%, `n/total` with n <= total (its step once ran on
 unbounded, and by the 1 GB mark each redraw was a bar of thousands of full blocks: 150 KB lines of
 U+2588 that no progress bar writes, with grep's baseline three times quicker than on any NCCL log).
 The 10-cell form is what a job's log file holds (tqdm without a terminal, as public threads quote it:
@@ -37,14 +37,19 @@ def test_nccl_progress_is_nccl_lines_with_bars_and_training_lines(tmp_path):
     data = path.read_bytes()
     assert len(data) >= 3 << 20
     lines = data.decode("utf-8").split("\n")
-    bars = [ln for ln in lines if ln.startswith("Epoch ")]
+    bars = [ln for ln in lines if ln.startswith("\rEpoch ")]
     assert len(bars) > 1000
     longest = 0
     for line in bars:
         redraws = line.split("\r")
-        assert len(redraws) == 12  # one tqdm line: twelve redraws joined by carriage returns
-        for r in redraws:
-            m = REDRAW.fullmatch(r)
+        # one tqdm line: twelve redraws, each after a carriage return (the line's first piece empty),
+        # padded with blanks over a longer one before it, as tqdm's status printer writes them
+        assert len(redraws) == 13 and redraws[0] == ""
+        for before, r in zip(redraws[1:], redraws[2:]):
+            bar = r.rstrip(" ")
+            assert len(r) == max(len(bar), len(before.rstrip(" ")))
+        for r in redraws[1:]:
+            m = REDRAW.fullmatch(r.rstrip(" "))
             assert m is not None, r
             assert int(m[1]) <= 100 and int(m[3]) <= int(m[4])
         longest = max(longest, len(line))

@@ -62,24 +62,27 @@ def test_the_digest_by_runs_is_the_ordinary_digest(scan, monkeypatch, text: str)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(runs=hst.lists(hst.lists(hst.integers(min_value=0, max_value=1000), min_size=1, max_size=14), min_size=1,
-                      max_size=12),
+@given(runs=hst.lists(hst.tuples(hst.lists(hst.integers(min_value=0, max_value=1000), min_size=1, max_size=14),
+                                 hst.booleans(), hst.integers(min_value=0, max_value=3)), min_size=1, max_size=12),
        between=hst.lists(hst.sampled_from([STEP, "", "node1:1:1 [0] NCCL INFO Ring 00 : 0 1", "# nThread 1 nGpus 1"]),
                          max_size=12))
 def test_runs_of_bars_are_settled_in_one_blob(scan, monkeypatch, runs, between) -> None:
-    """Runs of bars only, between other lines: the one-blob look counts them (not the fallback), and
-    the digest is the ordinary one."""
+    """Runs of bars only, between other lines, each redraw after a carriage return or not (tqdm writes
+    one before each: a run's first line is then empty), padded with blanks as tqdm pads a redraw shorter
+    than the one before: the one-blob look counts them (not the fallback), and the digest is the
+    ordinary one."""
     lines = []
-    for k, run in enumerate(runs):
-        lines.append("\r".join(_bar(step, step * 100 // 1000) for step in run))
+    for k, (steps, lead, pad) in enumerate(runs):
+        lines.append(("\r" if lead else "") + "\r".join(_bar(step, step * 100 // 1000) + " " * pad for step in steps))
         lines += between[k:k + 1]
     raw = ("\n".join(lines) + "\n").encode()
     texts = [line for line in raw.split(b"\n")[:-1] if b"\r" in line]
     if texts:
-        assert redraws._all_bars(texts, b"\n".join(texts)) == sum(len(run) for run in runs if len(run) > 1)
+        assert redraws._all_bars(texts, b"\n".join(texts)) == sum(
+            len(steps) for steps, lead, _ in runs if lead or len(steps) > 1)
     by_runs, ordinary = _both(monkeypatch, raw)
     assert by_runs == ordinary
-    assert by_runs[4] >= sum(len(run) for run in runs if len(run) > 1)
+    assert by_runs[4] >= sum(len(steps) for steps, lead, _ in runs if lead or len(steps) > 1)
 
 
 def test_the_fixtures_with_a_job_between_their_lines(scan, monkeypatch) -> None:
@@ -103,7 +106,8 @@ def test_a_chunk_of_the_benchmark_log(scan, monkeypatch, tmp_path) -> None:
     by_runs, ordinary = _both(monkeypatch, raw)
     assert by_runs == ordinary and by_runs[4] > 1000
     texts = [line for line in raw.split(b"\n") if b"\r" in line]
-    assert redraws._all_bars(texts, b"\n".join(texts)) == sum(line.count(b"\r") + 1 for line in texts)
+    assert all(line.startswith(b"\r") for line in texts)  # (tqdm's: a carriage return before each redraw)
+    assert redraws._all_bars(texts, b"\n".join(texts)) == sum(line.count(b"\r") for line in texts)
 
 
 def test_hand_checked(scan, monkeypatch) -> None:
@@ -142,6 +146,8 @@ def test_hand_checked(scan, monkeypatch) -> None:
     ([_bar(1) + "\r\x00\r" + _bar(2)], 3, 2, [1]),  # a NUL (the one-blob look's mark) in a redraw
     ([_bar(1) + "\r" + _bar(2), "\r" + _bar(3)], 4, 3, []),  # a later run starts with an empty redraw
     ([_bar(1) + "\rstep 1", _bar(2) + "\r" + _bar(3)], 4, 3, [1]),  # a run ends with a redraw without a bar
+    (["\r" + _bar(1) + "\r" + _bar(2), "step 1\r" + _bar(3)], 5, 3, [3]),  # a bar-less first redraw, not empty
+    (["\r" + _bar(1) + "\r    \rsaved checkpoint", "\r" + _bar(2)], 6, 2, [2, 3]),  # tqdm.write: cleared, a message
 ])
 def test_runs_hand_checked(scan, monkeypatch, lines, n, bars, keep) -> None:
     """Runs at the edges of the one-blob look (`_all_bars` is None for all but the plain ones): the

@@ -98,9 +98,10 @@ _NOT_SHAPE = bytes(set(range(256)) - set(b"\0\r\n"))
 
 
 def _all_bars(texts: list[bytes], blob: bytes) -> Optional[int]:
-    """How many redraws the runs (`texts`, joined by newlines in `blob`) hold, where each holds "%|"
-    and no run holds a failure word or "NCCL" (so no INFO/TRACE tag); None otherwise (or where the runs
-    hold a NUL: `_sorted_out` then sorts them one by one)."""
+    """How many bars the runs (`texts`, joined by newlines in `blob`) hold, where each redraw holds "%|"
+    but the empty first one of a run that starts with a carriage return, and no run holds a failure
+    word or "NCCL" (so no INFO/TRACE tag); None otherwise (or where the runs hold a NUL: `_sorted_out`
+    then sorts them one by one)."""
     if blob.find(b"\0") >= 0:
         return None
     small = blob.replace(_quiet.BAR, _MARK).translate(None, _NOT_KEPT)
@@ -109,11 +110,16 @@ def _all_bars(texts: list[bytes], blob: bytes) -> Optional[int]:
     for w in _quiet._failures.FAIL_WORDS:
         if _quiet._lines_holding(small, _quiet._LETTERS[w], texts, w, set()):
             return None
+    # each run as a piece of `shape` per redraw, a redraw without "%|" an empty piece: none is allowed
+    # but the first of a run that starts with a carriage return (tqdm's each redraw does: the first
+    # is an empty line), and all of those must be
     shape = small.translate(None, _NOT_SHAPE)
-    if shape[:1] == CR or shape[-1:] == CR or shape.find(b"\r\r") >= 0 or shape.find(b"\n\r") >= 0 \
-            or shape.find(b"\r\n") >= 0:
-        return None  # a redraw without "%|" (empty, or another text)
-    return shape.count(CR) + len(texts)
+    if shape[-1:] == CR or shape.find(b"\r\r") >= 0 or shape.find(b"\r\n") >= 0:
+        return None
+    first_empty = bytes(map(operator.itemgetter(0), texts)).count(13)
+    if shape.count(b"\n\r") + (shape[:1] == CR) != first_empty:
+        return None
+    return shape.count(CR) + len(texts) - first_empty
 
 
 def _sorted_out(rl: list[bytes], crs: list[int], runs: list[int], texts: list[bytes], blob: bytes,
