@@ -62,7 +62,7 @@ def untagged_lines_py(lines: list[bytes]) -> tuple[list[int], list[bytes]]:
     n = len(lines)
     tagged = list(map(bytes.count, lines, itertools.repeat(INFO_TAG)))
     keep = list(itertools.compress(range(n), map(operator.not_, tagged)))
-    picked = _pick(lines, keep)
+    picked = pick(lines, keep)
     # (the TRACE tag looked for in the lines left only: a fifth of a busy log's, where a look over the
     # whole chunk would cost a pass)
     trace = list(map(bytes.count, picked, itertools.repeat(TRACE_TAG)))
@@ -78,7 +78,7 @@ def untagged_lines_py(lines: list[bytes]) -> tuple[list[int], list[bytes]]:
         extra = _bare_tags(lines, tagged, traced)
         if extra:
             keep = sorted(set(keep).union(extra))
-            picked = _pick(lines, keep)
+            picked = pick(lines, keep)
     return keep, list(picked)
 
 
@@ -174,7 +174,7 @@ def distinct_after_py(c: bytes, needles: tuple, per_line: int, later_max: int) -
     return c.count(b"\n"), found, before, after
 
 
-def _pick(lines: list[bytes], at: list[int]) -> list[bytes]:
+def pick(lines: list[bytes], at: list[int]) -> list[bytes]:
     """The lines at these indices (one C-level call)."""
     if len(at) > 1:
         return list(operator.itemgetter(*at)(lines))

@@ -49,16 +49,16 @@ _GROUPS = tuple((tuple(_PART[w] for w in words), words) for words in (
     tuple(w for w in _PART if _PART[w][:1] == first) for first in dict.fromkeys(part[:1] for part in _PART.values())))
 
 
-# Without the compiled module: each word stands for a run of its letters (`_LETTERS`: the word's
+# Without the compiled module: each word stands for a run of its letters (`LETTERS`: the word's
 # longest, no blank in it), the bytes no such run holds deleted first but the newlines (one C-level
 # translate: blanks, digits and punctuation go, so a results row or a progress bar leaves a tenth of
 # itself or less), the runs looked for in what is left, and the word of a run found there in that
 # run's line itself (`fail_positions`). (Deleting bytes never splits a run, whose bytes are all kept,
 # so a word in the lines is never missed; it may join two pieces into one, which the second look
 # turns down.)
-_LETTERS = {w: max(w.split(), key=len) for w in _failures.FAIL_WORDS}
-assert all(run in word and run.isalpha() or run == b"MPI_ABORT" for word, run in _LETTERS.items())
-_NOT_IN_RUNS = bytes(set(range(256)) - set(b"".join(_LETTERS.values())) - {10})
+LETTERS = {w: max(w.split(), key=len) for w in _failures.FAIL_WORDS}
+assert all(run in word and run.isalpha() or run == b"MPI_ABORT" for word, run in LETTERS.items())
+_NOT_IN_RUNS = bytes(set(range(256)) - set(b"".join(LETTERS.values())) - {10})
 
 
 def fail_words(blob: bytes) -> list[bytes]:
@@ -80,7 +80,7 @@ def fail_words(blob: bytes) -> list[bytes]:
 def fail_positions(picked: list[bytes], blob: bytes) -> set[int]:
     """The positions of the lines (`picked`, joined by newlines in `blob`) that hold a failure word.
     Compiled: the words `fail_words` finds, each place's line by the newlines counted from the place
-    before (one pass over the blob at most). Without it: each word's run of letters (`_LETTERS`) looked
+    before (one pass over the blob at most). Without it: each word's run of letters (`LETTERS`) looked
     for in the blob with every byte but the runs' letters and the newlines deleted (an eighth of a busy
     log's blob), its line counted there, and the word itself looked for in that line; the rest of a
     line is passed over once it is settled. (A word in a line always leaves its run there, whole, on
@@ -106,11 +106,11 @@ def fail_positions(picked: list[bytes], blob: bytes) -> set[int]:
     small = blob.translate(None, _NOT_IN_RUNS)
     found: set[int] = set()
     for w in _failures.FAIL_WORDS:
-        found.update(_lines_holding(small, _LETTERS[w], picked, w, found))
+        found.update(lines_holding(small, LETTERS[w], picked, w, found))
     return found
 
 
-def _lines_holding(small: bytes, run: bytes, lines: list[bytes], word: bytes, done: set) -> list[int]:
+def lines_holding(small: bytes, run: bytes, lines: list[bytes], word: bytes, done: set) -> list[int]:
     """The positions of the `lines` (not in `done`) that hold `word`, found by its `run` in `small`:
     the lines joined by newlines with bytes no run holds deleted (the newlines kept). Each run found,
     its line counted from the one before, the word looked for in that line, the rest of the line
@@ -276,7 +276,7 @@ def _loud(keep: list[int], fails: set[int], at: list[int], cands: list[bytes]) -
         small = b"\n".join(short).translate(None, _NOT_IN_MARK_RUNS)
         marked: set[int] = set()  # (positions in `short`)
         for mark in _MARKS:
-            marked.update(_lines_holding(small, _MARK_RUNS[mark], short, mark, marked))
+            marked.update(lines_holding(small, _MARK_RUNS[mark], short, mark, marked))
         loud.update(marked if where is None else map(where.__getitem__, marked))
     for i in fails:
         j = bisect.bisect_left(at, bisect.bisect_left(keep, i))

@@ -21,9 +21,10 @@ and their indices are those `untagged` would pick with the counted redraws taken
 `digest`'s later steps (the failure lines, the bars, the lines of no effect) decides line by line: the
 digest is the same (tests/parsers/test_nccl_tests_redraws.py holds it against the ordinary one).
 
-Used only where it pays: a chunk that ends in a newline and holds no escape code and no CRLF (those go
-the ordinary way: `newlines` and the ANSI pattern change more than the carriage returns), whose first
-SAMPLE bytes hold at least one carriage return for every RUNS_MIN newlines.
+Used only where it pays: without the compiled line scan (see `untagged`), on a chunk that ends in a
+newline and holds no escape code and no CRLF (those go the ordinary way: `newlines` and the ANSI
+pattern change more than the carriage returns), whose first SAMPLE bytes hold at least one carriage
+return for every RUNS_MIN newlines.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import operator
 from typing import Optional
 
 from ...scan import lines as _linescan
+from ..nccl_tests_failures import FAIL_WORDS
 from . import quiet as _quiet
 
 CR = b"\r"
@@ -63,7 +65,7 @@ def untagged(raw: bytes) -> Optional[tuple[int, list[int], list[bytes], int]]:
     runs = list(itertools.compress(range(len(rl)), crs))  # the lines with a carriage return
     if not runs:
         return None
-    texts = _linescan._pick(rl, runs)
+    texts = _linescan.pick(rl, runs)
     if 13 in bytes(map(operator.itemgetter(-1), texts)):  # a CRLF (or CR, LF): the ordinary way
         return None
     before = list(itertools.accumulate(crs, initial=0))  # the carriage returns before each line
@@ -92,7 +94,7 @@ def untagged(raw: bytes) -> Optional[tuple[int, list[int], list[bytes], int]]:
 # failure words and "NCCL" are looked for there (as quiet.py `fail_positions` does), and with the letters
 # deleted too, a redraw without a bar is an empty piece between two carriage returns (or a newline).
 _MARK = b"\0\0"
-_KEPT = set(b"".join(_quiet._LETTERS.values())) | set(b"NCL\0\r\n")
+_KEPT = set(b"".join(_quiet.LETTERS.values())) | set(b"NCL\0\r\n")
 _NOT_KEPT = bytes(set(range(256)) - _KEPT)
 _NOT_SHAPE = bytes(set(range(256)) - set(b"\0\r\n"))
 
@@ -107,12 +109,14 @@ def _all_bars(texts: list[bytes], blob: bytes) -> Optional[int]:
     small = blob.replace(_quiet.BAR, _MARK).translate(None, _NOT_KEPT)
     if small.find(b"NCCL") >= 0:
         return None
-    for w in _quiet._failures.FAIL_WORDS:
-        if _quiet._lines_holding(small, _quiet._LETTERS[w], texts, w, set()):
+    for w in FAIL_WORDS:
+        if _quiet.lines_holding(small, _quiet.LETTERS[w], texts, w, set()):
             return None
-    # each run as a piece of `shape` per redraw, a redraw without "%|" an empty piece: none is allowed
-    # but the first of a run that starts with a carriage return (tqdm's each redraw does: the first
-    # is an empty line), and all of those must be
+    # `shape`: the runs' redraws as pieces between carriage returns (the runs between newlines), a
+    # bar's piece its NULs, a redraw without "%|" an empty piece. The only empty pieces allowed are
+    # the first of the runs whose line starts with a carriage return (tqdm writes one before each
+    # redraw: that first redraw is an empty line in the chunk too), so there must be as many empty
+    # first pieces as such runs, and no other
     shape = small.translate(None, _NOT_SHAPE)
     if shape[-1:] == CR or shape.find(b"\r\r") >= 0 or shape.find(b"\r\n") >= 0:
         return None
@@ -131,7 +135,7 @@ def _sorted_out(rl: list[bytes], crs: list[int], runs: list[int], texts: list[by
         mixed.update(itertools.compress(range(len(texts)), map(operator.or_, map(
             bytes.count, texts, itertools.repeat(_linescan.INFO_TAG)), map(bytes.count, texts, itertools.repeat(_linescan.TRACE_TAG)))))
     plain = runs if not mixed else [r for k, r in enumerate(runs) if k not in mixed]
-    redraws = b"\r".join(_linescan._pick(rl, plain)).split(CR) if plain else []
+    redraws = b"\r".join(_linescan.pick(rl, plain)).split(CR) if plain else []
     found = list(map(bytes.find, redraws, itertools.repeat(_quiet.BAR)))
     bars = len(found) - found.count(-1)
     extra: list[tuple[int, bytes]] = []
