@@ -162,11 +162,27 @@ def test_runs_hand_checked(scan, monkeypatch, lines, n, bars, keep) -> None:
     assert by_runs == ordinary
 
 
+def test_escape_codes_are_taken_out_first(scan, monkeypatch) -> None:
+    """tqdm's coloured bar (its colour set and reset around the bar) and a nested bar's cursor move
+    up: read by runs, as their lines read without the codes; a code between a CR and a LF (out, they
+    would make a CRLF, one newline, of what the ordinary way reads as two): the ordinary way."""
+    colour = "\r".join("\x1b[32m" + _bar(k) + "\x1b[39m" for k in range(5))
+    nested = "\r".join(_bar(k) + "\x1b[A" for k in range(5))
+    raw = ("\r" + colour + "\n" + STEP + "\n\r" + nested + "\n").encode()
+    got = redraws.untagged(raw)
+    assert got is not None and got[3] == 10 and got[0] == 13 and got[1] == [6]
+    by_runs, ordinary = _both(monkeypatch, raw)
+    assert by_runs == ordinary
+    edge = (_bar(1) + "\r\x1b[0m\n" + STEP + "\n").encode()
+    assert redraws.untagged(edge) is None
+    by_runs, ordinary = _both(monkeypatch, edge)
+    assert by_runs == ordinary and ordinary[0] == 3
+
+
 def test_what_goes_the_ordinary_way(scan, monkeypatch) -> None:
-    """A chunk cut inside a line, an escape code, a CRLF, no carriage return: not read by runs; nor any
-    chunk with the compiled line scan."""
+    """A chunk cut inside a line, a CRLF, no carriage return: not read by runs; nor any chunk with the
+    compiled line scan."""
     assert redraws.untagged(BARS.encode()) is None
-    assert redraws.untagged(("\x1b[A" + BARS + "\n").encode()) is None
     assert redraws.untagged((BARS + "\r\n").encode()) is None
     assert redraws.untagged((STEP + "\n").encode()) is None
     assert redraws.untagged((BARS + "\n").encode()) is not None

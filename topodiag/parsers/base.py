@@ -65,6 +65,7 @@ HEADER_PREFIX = "#@"
 HEADER_END = "#@ ---"
 
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+ANSI_B_RE = re.compile(ANSI_RE.pattern.encode())  # the same over bytes (its classes are ASCII, none holds CR or LF)
 
 
 def blank_provenance_header(text: str) -> str:

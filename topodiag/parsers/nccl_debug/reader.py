@@ -33,7 +33,7 @@ from typing import BinaryIO, Iterable, Iterator, Optional
 from ...scan import chunks as _chunks
 from . import lines as _linescan
 from ...scan.chunks import CHUNK
-from ..base import ANSI_RE
+from ..base import ANSI_B_RE, ANSI_RE
 from . import classify
 from .facts import Facts
 from .kinds import scan_starts
@@ -73,7 +73,6 @@ OTHER_MARKS = (b"ProcessGroupNCCL", b"NCCL failure", b"NCCL error", b"NCCL versi
 WARN = b"NCCL WARN"
 TRACE = b"NCCL TRACE"
 GDR = b"GPU Direct RDMA"
-B_ANSI_RE = re.compile(ANSI_RE.pattern.encode())
 
 # (lines, has "NCCL", INFO, WARN, TRACE counts, [(connection text, count)], mark bits, {(host, device)
 #  or raw prefix}, {tag text: [count, first place]}, [places of per-QP tags], [places of untagged
@@ -145,7 +144,7 @@ def _normalise_ascii(raw: bytes) -> bytes:
     """`normalise` of ASCII or valid UTF-8 bytes: the same edits on the bytes (ANSI_RE matches ASCII only)."""
     raw = _chunks.newlines(raw)
     if b"\x1b" in raw:
-        raw = B_ANSI_RE.sub(b"", raw)
+        raw = ANSI_B_RE.sub(b"", raw)
     if b"\t" in raw:
         raw = raw.replace(b"\t", b" ")
     return raw

@@ -21,10 +21,13 @@ and their indices are those `untagged` would pick with the counted redraws taken
 `digest`'s later steps (the failure lines, the bars, the lines of no effect) decides line by line: the
 digest is the same (tests/parsers/test_nccl_tests_redraws.py holds it against the ordinary one).
 
-Used only where it pays: without the compiled line scan (see `untagged`), on a chunk that ends in a
-newline and holds no escape code and no CRLF (those go the ordinary way: `newlines` and the ANSI
-pattern change more than the carriage returns), whose first SAMPLE bytes hold at least one carriage
-return for every RUNS_MIN newlines.
+Escape codes (tqdm's coloured bars, a nested bar's cursor moves) are taken out first: the ordinary way
+makes the carriage returns newlines and then takes them out, and the two commute, as no code holds a
+CR or LF (parsers/base.py ANSI_RE) -- but for a code between a CR and a LF, whose removal makes a CRLF
+of a lone CR: that chunk, as any with a CRLF, goes the ordinary way (`newlines` reads a CRLF as one
+newline). Used only where it pays: without the compiled line scan (see `untagged`), on a chunk that
+ends in a newline and whose first SAMPLE bytes hold at least one carriage return for every RUNS_MIN
+newlines.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import operator
 from typing import Optional
 
 from ...scan import lines as _linescan
+from ..base import ANSI_B_RE
 from ..nccl_tests_failures import FAIL_WORDS
 from . import quiet as _quiet
 
@@ -57,8 +61,10 @@ def untagged(raw: bytes) -> Optional[tuple[int, list[int], list[bytes], int]]:
     scan, which cuts and scans the whole chunk in one C pass (19.6 ms a progress-bar benchmark chunk,
     against 22.6 this way) and leaves a line that ends in "%|" to `feed` (quiet.py `_bar_free`), where the
     pure-Python bars, as here, count it."""
-    if _linescan.compiled is not None or not raw.endswith(b"\n") or b"\x1b" in raw:
+    if _linescan.compiled is not None or not raw.endswith(b"\n"):
         return None
+    if b"\x1b" in raw:  # (a coloured bar, a nested bar's cursor moves) out first: see above
+        raw = ANSI_B_RE.sub(b"", raw)
     rl = raw.split(b"\n")
     rl.pop()
     crs = list(map(bytes.count, rl, itertools.repeat(CR)))

@@ -26,7 +26,7 @@ from typing import Optional
 
 from ...scan import chunks as _chunks, lines as _linescan
 from .. import nccl_tests_failures as _failures
-from ..base import ANSI_RE
+from ..base import ANSI_B_RE
 from . import quiet as _quiet, redraws as _redraws
 from .assemble import NOTHING, Parser, replay
 from .read import (_DEVICE_RE, _NCCL_VERSION_RE, _NRANKS_RE, _SRUN_RE, _USING_RE, _WS_S, _plain_shape,
@@ -35,7 +35,6 @@ from .records import Limits, NcclTestsReport
 
 _INFO_B, _TRACE_B = _linescan.INFO_TAG, _linescan.TRACE_TAG
 _WARN_B = b" NCCL WARN "
-_B_ANSI_RE = re.compile(ANSI_RE.pattern.encode())
 
 Digest = tuple  # (lines in the chunk, [indices of the lines picked], [their bytes], {indices of those with a failure
 #                   word}, progress-bar lines counted and left out of those picked, lines of no effect left out)
@@ -46,7 +45,7 @@ def _normal(raw: bytes) -> bytes:
     so the bytes of the cleaned text are the cleaned bytes)."""
     raw = _chunks.newlines(raw)
     if b"\x1b" in raw:
-        raw = _B_ANSI_RE.sub(b"", raw)
+        raw = ANSI_B_RE.sub(b"", raw)
     return raw
 
 
