@@ -93,8 +93,10 @@ def digest(raw: bytes, bulk: bool = True) -> Digest:
     out). The lines are picked in one pass (topodiag/scan/lines.py `untagged`: compiled, or C-level
     map/compress passes), not a Python loop; the bar lines that `feed` would only count and the lines
     it would do nothing with are found in a few more (quiet.py `split_bars`, `split_no_effect`; `bulk`
-    False: kept, as the parser needs them before its first text). The INFO/TRACE lines that hold facts
-    are added by `ChunkReader` while the parser lacks them."""
+    False: kept, as the parser needs them before its first text); without the compiled scan, a chunk
+    of a training job's bar redraws has its runs of carriage returns settled first (redraws.py: the
+    same digest). The INFO/TRACE lines that hold facts are added by `ChunkReader` while the parser
+    lacks them."""
     got = _redraws.untagged(raw) if bulk and _redraws.worth_it(raw) else None
     if got is None:
         (n, keep, picked), redrawn = _linescan.untagged(_normal(raw)), 0
