@@ -3,9 +3,10 @@ that way is the digest of the ordinary way (every carriage return made a newline
 then the failure lines, the bars and the lines of no effect), on generated chunks of bars, runs with
 tags, failure words, empty redraws, redraws without a bar, NULs, CRLFs and escape codes among
 nccl-tests and NCCL lines; on the fixtures with a job's bars between their lines; and on a chunk of the
-progress-bar benchmark's log. Where the runs are all bars the one-blob look settles them (`_all_bars`
-is not None: the fast way is the one tested, not only the fallback), and a hand-checked chunk gives
-its counts."""
+progress-bar benchmark's log. Where the runs are all bars the one-blob look counts them all (`_settled`
+sends none line by line: the quick way is the one tested, not only the line-by-line one), a run with
+tqdm.write's cleared line and message goes line by line alone, and hand-checked chunks give their
+counts."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ def scan(monkeypatch):
     chunk back)."""
     monkeypatch.setattr(_linescan, "compiled", None)
     monkeypatch.setattr(_linescan, "untagged", _linescan.untagged_py)
+    # (every run read by runs, however many go line by line: the tests below hold the way that mixes
+    # them; test_most_runs_line_by_line_go_the_ordinary_way holds the limit)
+    monkeypatch.setattr(redraws, "MIXED_MAX", 1)  # (more than every run: never)
 
 
 def _both(monkeypatch, raw: bytes):
@@ -78,8 +82,7 @@ def test_runs_of_bars_are_settled_in_one_blob(scan, monkeypatch, runs, between) 
     raw = ("\n".join(lines) + "\n").encode()
     texts = [line for line in raw.split(b"\n")[:-1] if b"\r" in line]
     if texts:
-        assert redraws._all_bars(texts, b"\n".join(texts)) == sum(
-            len(steps) for steps, lead, _ in runs if lead or len(steps) > 1)
+        assert redraws._settled(texts) == (sum(len(steps) for steps, lead, _ in runs if lead or len(steps) > 1), set())
     by_runs, ordinary = _both(monkeypatch, raw)
     assert by_runs == ordinary
     assert by_runs[4] >= sum(len(steps) for steps, lead, _ in runs if lead or len(steps) > 1)
@@ -107,7 +110,7 @@ def test_a_chunk_of_the_benchmark_log(scan, monkeypatch, tmp_path) -> None:
     assert by_runs == ordinary and by_runs[4] > 1000
     texts = [line for line in raw.split(b"\n") if b"\r" in line]
     assert all(line.startswith(b"\r") for line in texts)  # (tqdm's: a carriage return before each redraw)
-    assert redraws._all_bars(texts, b"\n".join(texts)) == sum(line.count(b"\r") for line in texts)
+    assert redraws._settled(texts) == (sum(line.count(b"\r") for line in texts), set())
 
 
 def test_hand_checked(scan, monkeypatch) -> None:
@@ -138,20 +141,20 @@ def test_hand_checked(scan, monkeypatch) -> None:
 @pytest.mark.parametrize("lines, n, bars, keep", [
     (["\r" + _bar(1), STEP], 3, 1, [2]),  # the chunk's first line: an empty redraw, then a bar
     ([_bar(1) + "\r", STEP], None, None, None),  # a CR before the newline: a CRLF's half, the ordinary way
-    ([_bar(1) + "\r\r" + _bar(2), STEP], 4, 2, [3]),  # an empty redraw between two bars
+    ([_bar(1) + "\r\r" + _bar(2), STEP], 4, 0, [0, 2, 3]),  # an empty redraw between two bars: line by line
     ([_bar(1) + "\rnode1:1:1 [0] NCCL INFO " + _bar(2)], 2, 0, [0]),  # a tagged redraw: its run goes line by line
     ([_bar(1) + "\r" + _bar(2) + " NCCL INFO ", STEP], 3, 0, [0, 1, 2]),  # a bare tag: the line scan picks it
     ([_bar(1) + "\r" + _bar(2) + " NCCL TRACE x"], 2, 0, [0]),
-    ([_bar(1) + "\rstep 1\r" + _bar(2)], 3, 2, [1]),  # a redraw without a bar is a line
-    ([_bar(1) + "\r\x00\r" + _bar(2)], 3, 2, [1]),  # a NUL (the one-blob look's mark) in a redraw
+    ([_bar(1) + "\rstep 1\r" + _bar(2)], 3, 0, [0, 1, 2]),  # a redraw without a bar: its run line by line
+    ([_bar(1) + "\r\x00\r" + _bar(2)], 3, 0, [0, 1, 2]),  # a NUL (the one-blob look's mark) in a redraw
     ([_bar(1) + "\r" + _bar(2), "\r" + _bar(3)], 4, 3, []),  # a later run starts with an empty redraw
-    ([_bar(1) + "\rstep 1", _bar(2) + "\r" + _bar(3)], 4, 3, [1]),  # a run ends with a redraw without a bar
-    (["\r" + _bar(1) + "\r" + _bar(2), "step 1\r" + _bar(3)], 5, 3, [3]),  # a bar-less first redraw, not empty
-    (["\r" + _bar(1) + "\r    \rsaved checkpoint", "\r" + _bar(2)], 6, 2, [2, 3]),  # tqdm.write: cleared, a message
+    ([_bar(1) + "\rstep 1", _bar(2) + "\r" + _bar(3)], 4, 2, [0, 1]),  # a run ends with a redraw without a bar
+    (["\r" + _bar(1) + "\r" + _bar(2), "step 1\r" + _bar(3)], 5, 2, [3, 4]),  # a bar-less first redraw, not empty
+    (["\r" + _bar(1) + "\r    \rsaved checkpoint", "\r" + _bar(2)], 6, 1, [1, 2, 3]),  # tqdm.write: cleared, a message
 ])
 def test_runs_hand_checked(scan, monkeypatch, lines, n, bars, keep) -> None:
-    """Runs at the edges of the one-blob look (`_all_bars` is None for all but the plain ones): the
-    counts and the lines picked, then the digest against the ordinary one."""
+    """Runs at the edges of the one-blob look (all but the plain ones go line by line): the counts and
+    the lines picked, then the digest against the ordinary one."""
     raw = ("\n".join(lines) + "\n").encode()
     got = redraws.untagged(raw)
     if n is None:
@@ -160,6 +163,40 @@ def test_runs_hand_checked(scan, monkeypatch, lines, n, bars, keep) -> None:
         assert got is not None and (got[0], got[3], got[1]) == (n, bars, keep)
     by_runs, ordinary = _both(monkeypatch, raw)
     assert by_runs == ordinary
+
+
+def test_only_the_runs_that_must_go_line_by_line_do(scan, monkeypatch) -> None:
+    """tqdm.write clears the bar (a carriage return, blanks, a carriage return) and writes its message
+    after it on the same line; a later run holds a failure word, another an INFO tag: those three runs
+    go line by line, the bars of the others are counted at once."""
+    plain = "\r" + "\r".join(_bar(k) for k in range(4))
+    write = "\r" + _bar(5) + "\r" + " " * 70 + "\r{'loss': 0.25, 'epoch': 1.0}"
+    failed = "\r" + _bar(6) + "\rEpoch 1: 50%|##| 7/9 FAILED"
+    tagged = "\r" + _bar(8) + "\rnode1:1:1 [0] NCCL INFO Ring 00 : 0 1"
+    lines = [plain, STEP, write, plain, failed, tagged, plain]
+    texts = [line.encode() for line in lines if "\r" in line]
+    bars, mixed = redraws._settled(texts)
+    assert mixed == {1, 3, 4} and bars == 3 * 4
+    raw = ("\n".join(lines) + "\n").encode()
+    by_runs, ordinary = _both(monkeypatch, raw)
+    assert by_runs == ordinary
+    # the plain runs' 12 bars here, the bar before the message, the failure and the tag by split_bars
+    # (a bar line with a failure word is fed, not counted)
+    assert by_runs[4] == 12 + 1 + 1 + 1
+
+
+def test_most_runs_line_by_line_go_the_ordinary_way(scan, monkeypatch) -> None:
+    """Where more than one run in MIXED_MAX must go line by line, the chunk goes the ordinary way."""
+    monkeypatch.setattr(redraws, "MIXED_MAX", 5)
+    plain = "\r" + "\r".join(_bar(k) for k in range(4))
+    write = "\r" + _bar(5) + "\r" + " " * 70 + "\r{'loss': 0.25}"
+    few = ("\n".join([write] + [plain] * 4) + "\n").encode()  # one in five
+    many = ("\n".join([write] * 2 + [plain] * 8) + "\n").encode()  # two in ten, and one more
+    many = many + (write + "\n").encode()
+    assert redraws.untagged(few) is not None and redraws.untagged(many) is None
+    for raw in (few, many):
+        by_runs, ordinary = _both(monkeypatch, raw)
+        assert by_runs == ordinary
 
 
 def test_escape_codes_are_taken_out_first(scan, monkeypatch) -> None:

@@ -10,16 +10,18 @@ benchmark's), and each C-level map of the line scan, the failure words and the b
 them.
 
 Here the chunk is cut at its newlines only (a tenth of the pieces are runs of redraws) and the runs
-are settled as runs. A redraw that holds "%|" is counted, as `split_bars` counts it, when its run holds
-no INFO/TRACE tag and no failure word (quiet.py `fail_positions`; the run is then looked at whole: a
-tag or a word holds no carriage return, so it is in the run exactly when it is in one of its redraws);
-an empty redraw (the carriage return that starts a run, or two together) is a line no reader picks. Every
-other line -- the lines without a carriage return, each redraw of a run with a tag or a failure word,
-a redraw without "%|" -- goes to the same line scan as before (topodiag/scan/lines.py
-`untagged_lines`), with its index among the chunk's lines as `newlines` makes them. So the lines left
-and their indices are those `untagged` would pick with the counted redraws taken out, and each of
-`digest`'s later steps (the failure lines, the bars, the lines of no effect) decides line by line: the
-digest is the same (tests/parsers/test_nccl_tests_redraws.py holds it against the ordinary one).
+are settled as runs, in one blob (`_settled`). A run whose every redraw holds "%|" (but an empty first
+one: tqdm writes a carriage return before each redraw, so a run starts with an empty line) and which
+holds no INFO/TRACE tag and no failure word is counted, each of its redraws as `split_bars` counts a
+bar (a tag or a word holds no carriage return: it is in the run exactly when it is in one of its
+redraws); the empty first line is one no reader picks. Every other line -- the lines without a
+carriage return, and each redraw of the other runs (one with a tag, a failure word, an empty redraw
+between two, a redraw without "%|" such as tqdm.write's cleared line and its message) -- goes to the
+same line scan as before (topodiag/scan/lines.py `untagged_lines_py`), with its index among the
+chunk's lines as `newlines` makes them. So the lines left and their indices are those `untagged` would
+pick with the counted redraws taken out, and each of `digest`'s later steps (the failure lines, the
+bars, the lines of no effect) decides line by line: the digest is the same
+(tests/parsers/test_nccl_tests_redraws.py holds it against the ordinary one).
 
 Escape codes (tqdm's coloured bars, a nested bar's cursor moves) are taken out first: the ordinary way
 makes the carriage returns newlines and then takes them out, and the two commute, as no code holds a
@@ -48,6 +50,10 @@ SAMPLE = 1 << 18  # bytes at the start of a chunk that decide whether its runs a
 # chunks with a part of their runs left out: 0.35 CRs a newline 18.5 ms a chunk this way against 19.8
 # the ordinary way, 0.18: 17.2 against 16.7; all of them, 1.30: 26.9 against 38.4)
 RUNS_MIN = 4
+# the chunk goes the ordinary way where more than one run in this many must go line by line (measured
+# with tqdm.write's cleared line and message after one run in 50: 29.9 ms a chunk against 38.1 the
+# ordinary way; in 10: 33.8 against 38.7; in 6: 37.3 against 38.8; in 5: 39.5 against 37.9)
+MIXED_MAX = 5
 
 
 def worth_it(raw: bytes) -> bool:
@@ -78,11 +84,13 @@ def untagged(raw: bytes) -> Optional[tuple[int, list[int], list[bytes], int]]:
     if 13 in bytes(map(operator.itemgetter(-1), texts)):  # a CRLF (or CR, LF): the ordinary way
         return None
     before = list(itertools.accumulate(crs, initial=0))  # the carriage returns before each line
-    blob = b"\n".join(texts)
-    bars = _all_bars(texts, blob)
-    extra: list[tuple[int, bytes]] = []  # redraws that go the ordinary way, with their indices
-    if bars is None:
-        bars, extra = _sorted_out(rl, crs, runs, texts, blob, before)
+    bars, mixed = _settled(texts)
+    if len(mixed) * MIXED_MAX > len(texts):  # (most runs line by line: the ordinary way is quicker)
+        return None
+    extra: list[tuple[int, bytes]] = []  # the redraws of the runs that go line by line, with their indices
+    for k in sorted(mixed):
+        r = runs[k]
+        extra += zip(itertools.count(r + before[r]), rl[r].split(CR))
     flat = list(map(operator.not_, crs))
     lines = list(itertools.compress(rl, flat))  # the lines without a carriage return
     if extra:
@@ -97,67 +105,47 @@ def untagged(raw: bytes) -> Optional[tuple[int, list[int], list[bytes], int]]:
     return len(rl) + before[-1], keep, list(picked), bars
 
 
-# The runs looked at in one blob (`_all_bars`): each "%|" made two NULs (the same length: a replace that
+# The runs looked at in one blob (`_settled`): each "%|" made two NULs (the same length: a replace that
 # copies), then every byte deleted but the NULs, the carriage returns, the newlines and the letters of
 # the failure words' runs (quiet.py) and of "NCCL". What is left is about a sixth of the runs: the
 # failure words and "NCCL" are looked for there (as quiet.py `fail_positions` does), and with the letters
-# deleted too, a redraw without a bar is an empty piece between two carriage returns (or a newline).
+# deleted too (`shape`), each run is its redraws as pieces between carriage returns, a bar's piece its
+# NULs, a redraw without "%|" an empty piece.
 _MARK = b"\0\0"
 _KEPT = set(b"".join(_quiet.LETTERS.values())) | set(b"NCL\0\r\n")
 _NOT_KEPT = bytes(set(range(256)) - _KEPT)
 _NOT_SHAPE = bytes(set(range(256)) - set(b"\0\r\n"))
 
 
-def _all_bars(texts: list[bytes], blob: bytes) -> Optional[int]:
-    """How many bars the runs (`texts`, joined by newlines in `blob`) hold, where each redraw holds "%|"
-    but the empty first one of a run that starts with a carriage return, and no run holds a failure
-    word or "NCCL" (so no INFO/TRACE tag); None otherwise (or where the runs hold a NUL: `_sorted_out`
-    then sorts them one by one)."""
+def _settled(texts: list[bytes]) -> tuple[int, set[int]]:
+    """(the bars of the runs counted at once, the positions in `texts` of the runs whose redraws go line
+    by line). A run is counted when each of its redraws holds "%|" but an empty first one (tqdm writes a
+    carriage return before each redraw: a run that starts with one has an empty line first) and it holds
+    no failure word, no "NCCL" (so no INFO/TRACE tag) and no NUL (the marks' byte); any other run goes
+    line by line (a tag, a failure word, tqdm.write's cleared line and its message after it, an empty
+    redraw between two)."""
+    blob = b"\n".join(texts)
+    mixed: set[int] = set()
     if blob.find(b"\0") >= 0:
-        return None
+        mixed.update(_quiet.lines_holding(blob, b"\0", texts, b"\0", mixed))
     small = blob.replace(_quiet.BAR, _MARK).translate(None, _NOT_KEPT)
-    if small.find(b"NCCL") >= 0:
-        return None
     for w in FAIL_WORDS:
-        if _quiet.lines_holding(small, _quiet.LETTERS[w], texts, w, set()):
-            return None
-    # `shape`: the runs' redraws as pieces between carriage returns (the runs between newlines), a
-    # bar's piece its NULs, a redraw without "%|" an empty piece. The only empty pieces allowed are
-    # the first of the runs whose line starts with a carriage return (tqdm writes one before each
-    # redraw: that first redraw is an empty line in the chunk too), so there must be as many empty
-    # first pieces as such runs, and no other
+        mixed.update(_quiet.lines_holding(small, _quiet.LETTERS[w], texts, w, mixed))
+    mixed.update(_quiet.lines_holding(small, b"NCCL", texts, b"NCCL", mixed))
     shape = small.translate(None, _NOT_SHAPE)
-    if shape[-1:] == CR or shape.find(b"\r\r") >= 0 or shape.find(b"\r\n") >= 0:
-        return None
-    first_empty = bytes(map(operator.itemgetter(0), texts)).count(13)
-    if shape.count(b"\n\r") + (shape[:1] == CR) != first_empty:
-        return None
-    return shape.count(CR) + len(texts) - first_empty
-
-
-def _sorted_out(rl: list[bytes], crs: list[int], runs: list[int], texts: list[bytes], blob: bytes,
-                before: list[int]) -> tuple[int, list[tuple[int, bytes]]]:
-    """(the redraws counted as bars, [(index, redraw)] of the others, sorted): each redraw of a run
-    with a failure word or an INFO/TRACE tag, and each other redraw that holds no "%|" and is not empty."""
-    mixed = _quiet.fail_positions(texts, blob)  # runs that keep every redraw as a line
-    if blob.find(_linescan.INFO_TAG) >= 0 or blob.find(_linescan.TRACE_TAG) >= 0:
-        mixed.update(itertools.compress(range(len(texts)), map(operator.or_, map(
-            bytes.count, texts, itertools.repeat(_linescan.INFO_TAG)), map(bytes.count, texts, itertools.repeat(_linescan.TRACE_TAG)))))
-    plain = runs if not mixed else [r for k, r in enumerate(runs) if k not in mixed]
-    redraws = b"\r".join(_linescan.pick(rl, plain)).split(CR) if plain else []
-    found = list(map(bytes.find, redraws, itertools.repeat(_quiet.BAR)))
-    bars = len(found) - found.count(-1)
-    extra: list[tuple[int, bytes]] = []
-    for k in sorted(mixed):
-        r = runs[k]
-        extra += zip(itertools.count(r + before[r]), rl[r].split(CR))
-    if bars + redraws.count(b"") < len(redraws):
-        first = list(map(operator.add, plain, map(before.__getitem__, plain)))
-        index = list(itertools.chain.from_iterable(map(range, first, map(operator.add, first, map(
-            (1).__add__, map(crs.__getitem__, plain))))))
-        extra += [(index[j], redraws[j]) for j in itertools.compress(range(len(redraws)), map((-1).__eq__, found))
-                  if redraws[j]]
-    return bars, sorted(extra)
+    firsts = bytes(map(operator.itemgetter(0), texts))
+    empty_first = firsts.count(13)
+    if shape[-1:] == CR or shape.find(b"\r\r") >= 0 or shape.find(b"\r\n") >= 0 \
+            or shape.count(b"\n\r") + (shape[:1] == CR) != empty_first:
+        # some run holds a redraw without a bar (but an empty first one): which (a loop over the runs'
+        # shapes, a few bytes each)
+        for k, (piece, first) in enumerate(zip(shape.split(b"\n"), firsts)):
+            if (piece[:1] == CR) != (first == 13) or piece[-1:] == CR or piece.find(b"\r\r") >= 0:
+                mixed.add(k)
+    bars = shape.count(CR) + len(texts) - empty_first
+    for k in mixed:  # (the redraws of the runs that go line by line are no bars counted here)
+        bars -= texts[k].count(CR) + (texts[k][0] != 13)
+    return bars, mixed
 
 
 def _merged(at: list[int], lines: list[bytes], extra: list[tuple[int, bytes]]) -> tuple[list[int], list[bytes]]:
