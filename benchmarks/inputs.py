@@ -89,6 +89,13 @@ def _redraws(step: int, n: int) -> str:
     return "".join(out)
 
 
+def _written(last: str, message: str) -> str:
+    """`tqdm.write(message)` under a bar whose last redraw was `last`, as tqdm writes it (tqdm/std.py
+    `clear` and `write`, v4.67.3): the bar cleared (a carriage return, blanks over it, a carriage
+    return), then the message; its newline and the bar's next redraw follow."""
+    return "\r" + " " * len(last) + "\r" + message
+
+
 def nccl_progress(path: Path, size: int) -> None:
     texts = _texts("nccl_debug")
     stamp = 0
@@ -104,7 +111,11 @@ def nccl_progress(path: Path, size: int) -> None:
                     block = [f"[2025-01-07 10:{stamp // 60 % 60:02d}:{stamp % 60:02d}] {ln}" if ":" in ln[:40] else ln
                              for ln in block]
                 out.write("".join(block))
-                out.write(_redraws(stamp * 7, 12) + "\n")
+                out.write(_redraws(stamp * 7, 12))
+                if stamp % 20 == 0:  # a logging callback's line through tqdm.write (Hugging Face's Trainer does)
+                    out.write(_written(_tqdm(stamp * 7 + 11), f"{{'loss': {1 / stamp:.4f}, 'learning_rate': 3e-05, "
+                                                              f"'epoch': {stamp / 1000:.2f}}}"))
+                out.write("\n")
                 out.write(f"step {stamp} | train loss {1 / stamp:.5f} | lr 3.0e-04 | grad norm 0.{stamp % 97:02d} | "
                           f"tokens/s {40000 + stamp % 977}\n")
 
