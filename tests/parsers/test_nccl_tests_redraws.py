@@ -28,7 +28,8 @@ def scan(monkeypatch):
     monkeypatch.setattr(_linescan, "untagged", _linescan.untagged_py)
     # (every run read by runs, however many go line by line: the tests below hold the way that mixes
     # them; test_most_runs_line_by_line_go_the_ordinary_way holds the limit)
-    monkeypatch.setattr(redraws, "MIXED_MAX", 1)  # (more than every run: never)
+    monkeypatch.setattr(redraws, "WHOLE_MAX", 1)  # (more than every run: never)
+    monkeypatch.setattr(redraws, "ODD_MAX", 1)
 
 
 def _both(monkeypatch, raw: bytes):
@@ -82,7 +83,8 @@ def test_runs_of_bars_are_settled_in_one_blob(scan, monkeypatch, runs, between) 
     raw = ("\n".join(lines) + "\n").encode()
     texts = [line for line in raw.split(b"\n")[:-1] if b"\r" in line]
     if texts:
-        assert redraws._settled(texts) == (sum(len(steps) for steps, lead, _ in runs if lead or len(steps) > 1), set())
+        assert redraws._settled(texts) == (sum(len(steps) for steps, lead, _ in runs if lead or len(steps) > 1), set(),
+                                           set())
     by_runs, ordinary = _both(monkeypatch, raw)
     assert by_runs == ordinary
     assert by_runs[4] >= sum(len(steps) for steps, lead, _ in runs if lead or len(steps) > 1)
@@ -114,7 +116,7 @@ def test_a_chunk_of_the_benchmark_log(scan, monkeypatch, tmp_path) -> None:
     written = {k for k, line in enumerate(texts) if b"{'loss': " in line}
     assert 0 < len(written) < len(texts) // 10
     assert redraws._settled(texts) == (sum(line.count(b"\r") for k, line in enumerate(texts) if k not in written),
-                                       written)
+                                       set(), written)
 
 
 def test_hand_checked(scan, monkeypatch) -> None:
@@ -145,16 +147,16 @@ def test_hand_checked(scan, monkeypatch) -> None:
 @pytest.mark.parametrize("lines, n, bars, keep", [
     (["\r" + _bar(1), STEP], 3, 1, [2]),  # the chunk's first line: an empty redraw, then a bar
     ([_bar(1) + "\r", STEP], None, None, None),  # a CR before the newline: a CRLF's half, the ordinary way
-    ([_bar(1) + "\r\r" + _bar(2), STEP], 4, 0, [0, 2, 3]),  # an empty redraw between two bars: line by line
+    ([_bar(1) + "\r\r" + _bar(2), STEP], 4, 2, [3]),  # an empty redraw between two bars
     ([_bar(1) + "\rnode1:1:1 [0] NCCL INFO " + _bar(2)], 2, 0, [0]),  # a tagged redraw: its run goes line by line
     ([_bar(1) + "\r" + _bar(2) + " NCCL INFO ", STEP], 3, 0, [0, 1, 2]),  # a bare tag: the line scan picks it
     ([_bar(1) + "\r" + _bar(2) + " NCCL TRACE x"], 2, 0, [0]),
-    ([_bar(1) + "\rstep 1\r" + _bar(2)], 3, 0, [0, 1, 2]),  # a redraw without a bar: its run line by line
+    ([_bar(1) + "\rstep 1\r" + _bar(2)], 3, 2, [1]),  # a redraw without a bar is a line
     ([_bar(1) + "\r\x00\r" + _bar(2)], 3, 0, [0, 1, 2]),  # a NUL (the one-blob look's mark) in a redraw
     ([_bar(1) + "\r" + _bar(2), "\r" + _bar(3)], 4, 3, []),  # a later run starts with an empty redraw
-    ([_bar(1) + "\rstep 1", _bar(2) + "\r" + _bar(3)], 4, 2, [0, 1]),  # a run ends with a redraw without a bar
-    (["\r" + _bar(1) + "\r" + _bar(2), "step 1\r" + _bar(3)], 5, 2, [3, 4]),  # a bar-less first redraw, not empty
-    (["\r" + _bar(1) + "\r    \rsaved checkpoint", "\r" + _bar(2)], 6, 1, [1, 2, 3]),  # tqdm.write: cleared, a message
+    ([_bar(1) + "\rstep 1", _bar(2) + "\r" + _bar(3)], 4, 3, [1]),  # a run ends with a redraw without a bar
+    (["\r" + _bar(1) + "\r" + _bar(2), "step 1\r" + _bar(3)], 5, 3, [3]),  # a bar-less first redraw, not empty
+    (["\r" + _bar(1) + "\r    \rsaved checkpoint", "\r" + _bar(2)], 6, 2, [2, 3]),  # tqdm.write: cleared, a message
 ])
 def test_runs_hand_checked(scan, monkeypatch, lines, n, bars, keep) -> None:
     """Runs at the edges of the one-blob look (all but the plain ones go line by line): the counts and
@@ -171,16 +173,20 @@ def test_runs_hand_checked(scan, monkeypatch, lines, n, bars, keep) -> None:
 
 def test_only_the_runs_that_must_go_line_by_line_do(scan, monkeypatch) -> None:
     """tqdm.write clears the bar (a carriage return, blanks, a carriage return) and writes its message
-    after it on the same line; a later run holds a failure word, another an INFO tag: those three runs
-    go line by line, the bars of the others are counted at once."""
+    after it on the same line: that run's bar is counted, its cleared line and message go line by line;
+    a later run holds a failure word, another an INFO tag: every redraw of those two goes line by line;
+    the bars of the others are counted at once."""
     plain = "\r" + "\r".join(_bar(k) for k in range(4))
     write = "\r" + _bar(5) + "\r" + " " * 70 + "\r{'loss': 0.25, 'epoch': 1.0}"
     failed = "\r" + _bar(6) + "\rEpoch 1: 50%|##| 7/9 FAILED"
     tagged = "\r" + _bar(8) + "\rnode1:1:1 [0] NCCL INFO Ring 00 : 0 1"
     lines = [plain, STEP, write, plain, failed, tagged, plain]
     texts = [line.encode() for line in lines if "\r" in line]
-    bars, mixed = redraws._settled(texts)
-    assert mixed == {1, 3, 4} and bars == 3 * 4
+    bars, whole, odd = redraws._settled(texts)
+    assert whole == {3, 4} and odd == {1} and bars == 3 * 4
+    n, keep, picked, counted = redraws.untagged(("\n".join(lines) + "\n").encode())
+    assert counted == 3 * 4 + 1  # and the bar before the message
+    assert b"{'loss': 0.25, 'epoch': 1.0}" in picked and b"Epoch 1: 50%|##| 7/9 FAILED" in picked
     raw = ("\n".join(lines) + "\n").encode()
     by_runs, ordinary = _both(monkeypatch, raw)
     assert by_runs == ordinary
@@ -189,18 +195,25 @@ def test_only_the_runs_that_must_go_line_by_line_do(scan, monkeypatch) -> None:
     assert by_runs[4] == 12 + 1 + 1 + 1
 
 
-def test_most_runs_line_by_line_go_the_ordinary_way(scan, monkeypatch) -> None:
-    """Where more than one run in MIXED_MAX must go line by line, the chunk goes the ordinary way."""
-    monkeypatch.setattr(redraws, "MIXED_MAX", 5)
+def test_most_runs_looked_at_again_go_the_ordinary_way(scan, monkeypatch) -> None:
+    """Where more than one run in WHOLE_MAX goes line by line whole (here a failure word), or more than
+    one in ODD_MAX holds a redraw without a bar (here tqdm.write's), the chunk goes the ordinary way."""
+    monkeypatch.setattr(redraws, "WHOLE_MAX", 5)
+    monkeypatch.setattr(redraws, "ODD_MAX", 1.5)
     plain = "\r" + "\r".join(_bar(k) for k in range(4))
+    failed = "\r" + _bar(5) + "\rEpoch 1: 50%|##| 7/9 FAILED"
     write = "\r" + _bar(5) + "\r" + " " * 70 + "\r{'loss': 0.25}"
-    few = ("\n".join([write] + [plain] * 4) + "\n").encode()  # one in five
-    many = ("\n".join([write] * 2 + [plain] * 8) + "\n").encode()  # two in ten, and one more
-    many = many + (write + "\n").encode()
-    assert redraws.untagged(few) is not None and redraws.untagged(many) is None
-    for raw in (few, many):
+    chunks = {
+        "one in five whole": ([failed] + [plain] * 4, True),
+        "three in eleven whole": ([failed] * 3 + [plain] * 8, False),
+        "two in three odd": ([write] * 2 + [plain], True),
+        "three in four odd": ([write] * 3 + [plain], False),
+    }
+    for name, (lines, read) in chunks.items():
+        raw = ("\n".join(lines) + "\n").encode()
+        assert (redraws.untagged(raw) is not None) == read, name
         by_runs, ordinary = _both(monkeypatch, raw)
-        assert by_runs == ordinary
+        assert by_runs == ordinary, name
 
 
 def test_escape_codes_are_taken_out_first(scan, monkeypatch) -> None:

@@ -50,10 +50,13 @@ SAMPLE = 1 << 18  # bytes at the start of a chunk that decide whether its runs a
 # chunks with a part of their runs left out: 0.35 CRs a newline 18.5 ms a chunk this way against 19.8
 # the ordinary way, 0.18: 17.2 against 16.7; all of them, 1.30: 26.9 against 38.4)
 RUNS_MIN = 4
-# the chunk goes the ordinary way where more than one run in this many must go line by line (measured
-# with tqdm.write's cleared line and message after one run in 50: 29.9 ms a chunk against 38.1 the
-# ordinary way; in 10: 33.8 against 38.7; in 6: 37.3 against 38.8; in 5: 39.5 against 37.9)
-MIXED_MAX = 5
+# the chunk goes the ordinary way where more than one run in WHOLE_MAX goes line by line whole (a tag, a
+# failure word: measured with such runs one in 50, 29.9 ms a chunk against 38.1 the ordinary way; one
+# in 10: 33.8 against 38.7; in 6: 37.3 against 38.8; in 5: 39.5 against 37.9), or more than one in
+# ODD_MAX holds a redraw without a bar (tqdm.write's cleared line and message: one run in 5, 33.9 ms
+# against 40.4; in 2, 39.1 against 41.6; every run, 48.5 against 44.7)
+WHOLE_MAX = 5
+ODD_MAX = 1.5
 
 
 def worth_it(raw: bytes) -> bool:
@@ -84,13 +87,23 @@ def untagged(raw: bytes) -> Optional[tuple[int, list[int], list[bytes], int]]:
     if 13 in bytes(map(operator.itemgetter(-1), texts)):  # a CRLF (or CR, LF): the ordinary way
         return None
     before = list(itertools.accumulate(crs, initial=0))  # the carriage returns before each line
-    bars, mixed = _settled(texts)
-    if len(mixed) * MIXED_MAX > len(texts):  # (most runs line by line: the ordinary way is quicker)
+    bars, whole, odd = _settled(texts)
+    if len(whole) * WHOLE_MAX > len(texts) or len(odd) * ODD_MAX > len(texts):  # (the ordinary way is quicker)
         return None
-    extra: list[tuple[int, bytes]] = []  # the redraws of the runs that go line by line, with their indices
-    for k in sorted(mixed):
+    # the redraws that go line by line, a run at a time: (the index of its first redraw, their indices,
+    # them), in order; every redraw of a run in `whole`, those of a run in `odd` that are not bars
+    extra = []
+    for k in sorted(whole | odd):
         r = runs[k]
-        extra += zip(itertools.count(r + before[r]), rl[r].split(CR))
+        i = r + before[r]
+        redraws = rl[r].split(CR)
+        if k in whole:
+            extra.append((i, range(i, i + len(redraws)), redraws))
+            continue
+        found = list(map(bytes.find, redraws, itertools.repeat(_quiet.BAR)))
+        other = [j for j in itertools.compress(range(len(redraws)), map((-1).__eq__, found)) if redraws[j]]
+        bars += len(redraws) - found.count(-1)
+        extra.append((i, [i + j for j in other], [redraws[j] for j in other]))
     flat = list(map(operator.not_, crs))
     lines = list(itertools.compress(rl, flat))  # the lines without a carriage return
     if extra:
@@ -115,17 +128,19 @@ _MARK = b"\0\0"
 _KEPT = set(b"".join(_quiet.LETTERS.values())) | set(b"NCL\0\r\n")
 _NOT_KEPT = bytes(set(range(256)) - _KEPT)
 _NOT_SHAPE = bytes(set(range(256)) - set(b"\0\r\n"))
+_IS_CR = bytes(1 if b == 13 else 0 for b in range(256))  # bytes.translate: 1 for a carriage return
 
 
-def _settled(texts: list[bytes]) -> tuple[int, set[int]]:
-    """(the bars of the runs counted at once, the positions in `texts` of the runs whose redraws go line
-    by line). A run is counted when each of its redraws holds "%|" but an empty first one (tqdm writes a
-    carriage return before each redraw: a run that starts with one has an empty line first) and it holds
-    no failure word, no "NCCL" (so no INFO/TRACE tag) and no NUL (the marks' byte); any other run goes
-    line by line (a tag, a failure word, tqdm.write's cleared line and its message after it, an empty
-    redraw between two)."""
+def _settled(texts: list[bytes]) -> tuple[int, set[int], set[int]]:
+    """(the bars of the runs counted at once, the positions in `texts` of the runs whose every redraw
+    goes line by line, those of the runs to be looked at a redraw at a time). A run is counted when each
+    of its redraws holds "%|" but an empty first one (tqdm writes a carriage return before each redraw:
+    a run that starts with one has an empty line first) and it holds no failure word, no "NCCL" (so no
+    INFO/TRACE tag) and no NUL (the marks' byte). A run with one of those goes line by line whole; one
+    that only holds a redraw without "%|" (tqdm.write's cleared line and its message after it, an empty
+    redraw between two) has its bars counted and its other redraws go line by line."""
     blob = b"\n".join(texts)
-    mixed: set[int] = set()
+    mixed: set[int] = set()  # (whole)
     if blob.find(b"\0") >= 0:
         mixed.update(_quiet.lines_holding(blob, b"\0", texts, b"\0", mixed))
     small = blob.replace(_quiet.BAR, _MARK).translate(None, _NOT_KEPT)
@@ -137,28 +152,35 @@ def _settled(texts: list[bytes]) -> tuple[int, set[int]]:
     empty_first = firsts.count(13)
     if shape[-1:] == CR or shape.find(b"\r\r") >= 0 or shape.find(b"\r\n") >= 0 \
             or shape.count(b"\n\r") + (shape[:1] == CR) != empty_first:
-        # some run holds a redraw without a bar (but an empty first one): which (a loop over the runs'
-        # shapes, a few bytes each)
-        for k, (piece, first) in enumerate(zip(shape.split(b"\n"), firsts)):
-            if (piece[:1] == CR) != (first == 13) or piece[-1:] == CR or piece.find(b"\r\r") >= 0:
-                mixed.add(k)
+        # some run holds a redraw without a bar (but an empty first one): which (C-level maps over the
+        # runs' shapes, a few bytes each, none empty: each holds a carriage return): one whose shape
+        # starts with a CR where the run does not, ends with one, or holds two together
+        pieces = shape.split(b"\n")
+        heads = bytes(map(operator.itemgetter(0), pieces)).translate(_IS_CR)
+        odd = map(operator.ne, heads, firsts.translate(_IS_CR))
+        odd = map(operator.or_, odd, bytes(map(operator.itemgetter(-1), pieces)).translate(_IS_CR))
+        odd = map(operator.or_, odd, map((-1).__ne__, map(bytes.find, pieces, itertools.repeat(b"\r\r"))))
+        odd = set(itertools.compress(range(len(pieces)), odd)) - mixed
+    else:
+        odd = set()
     bars = shape.count(CR) + len(texts) - empty_first
-    for k in mixed:  # (the redraws of the runs that go line by line are no bars counted here)
+    for k in mixed | odd:  # (the redraws of the runs looked at again are no bars counted here)
         bars -= texts[k].count(CR) + (texts[k][0] != 13)
-    return bars, mixed
+    return bars, mixed, odd
 
 
-def _merged(at: list[int], lines: list[bytes], extra: list[tuple[int, bytes]]) -> tuple[list[int], list[bytes]]:
-    """The lines at indices `at` (increasing) and the `extra` (index, line) pairs (sorted) in one
-    increasing order (slices of the long lists between the few extra ones)."""
+def _merged(at: list[int], lines: list[bytes], extra: list) -> tuple[list[int], list[bytes]]:
+    """The lines at indices `at` (increasing) and the `extra` lines of a few runs ((the index of the
+    run's first line, the lines' indices, the lines) a run, in order: no index of `at` falls within a
+    run) in one increasing order (slices of the long lists between the runs)."""
     out_at: list[int] = []
     out_lines: list[bytes] = []
     prev = 0
-    for i, line in extra:
+    for i, indices, run in extra:
         p = bisect.bisect_left(at, i, prev)
         out_at += at[prev:p]
         out_lines += lines[prev:p]
-        out_at.append(i)
-        out_lines.append(line)
+        out_at += indices
+        out_lines += run
         prev = p
     return out_at + at[prev:], out_lines + lines[prev:]
