@@ -15,10 +15,11 @@ one: tqdm writes a carriage return before each redraw, so a run starts with an e
 holds no INFO/TRACE tag and no failure word is counted, each of its redraws as `split_bars` counts a
 bar (a tag or a word holds no carriage return: it is in the run exactly when it is in one of its
 redraws); the empty first line is one no reader picks. Every other line -- the lines without a
-carriage return, and each redraw of the other runs (one with a tag, a failure word, an empty redraw
-between two, a redraw without "%|" such as tqdm.write's cleared line and its message) -- goes to the
-same line scan as before (topodiag/scan/lines.py `untagged_lines_py`), with its index among the
-chunk's lines as `newlines` makes them. So the lines left and their indices are those `untagged` would
+carriage return, each redraw of a run with a tag, a failure word or a NUL, and the redraws without
+"%|" of a run that holds one (tqdm.write's cleared line and its message after it, an empty redraw
+between two; the run's bars are counted) -- goes to the same line scan as before
+(topodiag/scan/lines.py `untagged_lines_py`), with its index among the chunk's lines as `newlines`
+makes them. So the lines left and their indices are those `untagged` would
 pick with the counted redraws taken out, and each of `digest`'s later steps (the failure lines, the
 bars, the lines of no effect) decides line by line: the digest is the same
 (tests/parsers/test_nccl_tests_redraws.py holds it against the ordinary one).
@@ -51,10 +52,11 @@ SAMPLE = 1 << 18  # bytes at the start of a chunk that decide whether its runs a
 # the ordinary way, 0.18: 17.2 against 16.7; all of them, 1.30: 26.9 against 38.4)
 RUNS_MIN = 4
 # the chunk goes the ordinary way where more than one run in WHOLE_MAX goes line by line whole (a tag, a
-# failure word: measured with such runs one in 50, 29.9 ms a chunk against 38.1 the ordinary way; one
-# in 10: 33.8 against 38.7; in 6: 37.3 against 38.8; in 5: 39.5 against 37.9), or more than one in
-# ODD_MAX holds a redraw without a bar (tqdm.write's cleared line and message: one run in 5, 33.9 ms
-# against 40.4; in 2, 39.1 against 41.6; every run, 48.5 against 44.7)
+# failure word; measured with tqdm.write's runs sent whole, as they were before ODD_MAX: one run in 50,
+# 29.9 ms a chunk against 38.1 the ordinary way; in 10, 33.8 against 38.7; in 6, 37.3 against 38.8; in
+# 5, 39.5 against 37.9), or more than one in ODD_MAX holds a redraw without a bar (tqdm.write's cleared
+# line and message: one run in 5, 33.9 ms against 40.4; in 2, 39.1 against 41.6; every run, 48.5
+# against 44.7)
 WHOLE_MAX = 5
 ODD_MAX = 1.5
 
