@@ -5,8 +5,8 @@ tags, failure words, empty redraws, redraws without a bar, NULs, CRLFs and escap
 nccl-tests and NCCL lines; on the fixtures with a job's bars between their lines; and on a chunk of the
 progress-bar benchmark's log. Where the runs are all bars the one-blob look counts them all (`_settled`
 sends none line by line: the quick way is the one tested, not only the line-by-line one), a run with
-tqdm.write's cleared line and message goes line by line alone, and hand-checked chunks give their
-counts."""
+tqdm.write's cleared line and message sends only those two lines and a run with a tag or a failure
+word every redraw line by line, and hand-checked chunks give their counts."""
 
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ def scan(monkeypatch):
     chunk back)."""
     monkeypatch.setattr(_linescan, "compiled", None)
     monkeypatch.setattr(_linescan, "untagged", _linescan.untagged_py)
-    # (every run read by runs, however many go line by line: the tests below hold the way that mixes
-    # them; test_most_runs_line_by_line_go_the_ordinary_way holds the limit)
+    # (every chunk read by runs, however many of its runs go line by line: the tests below hold the way
+    # that mixes them; test_most_runs_looked_at_again_go_the_ordinary_way holds the limits)
     monkeypatch.setattr(redraws, "WHOLE_MAX", 1)  # (more than every run: never)
     monkeypatch.setattr(redraws, "ODD_MAX", 1)
 
