@@ -179,6 +179,11 @@ def _sieve(regex: re.Pattern, at: list[int], lines: list[bytes],
     hit = list(map(regex.fullmatch, lines))
     for k in spared:
         hit[k] = None
+    return _split_hits(at, lines, hit)
+
+
+def _split_hits(at: list[int], lines: list[bytes], hit: list) -> tuple[list[int], list[bytes], list]:
+    """(indices, lines) of the lines whose `hit` is false, and the true hits."""
     if not any(hit):
         return at, lines, []
     miss = list(map(operator.not_, hit))
@@ -218,10 +223,7 @@ def _rows_sieve(regex: re.Pattern, at: list[int], lines: list[bytes], shapes: di
         h = hit[k] = regex.fullmatch(lines[k]) is not None
         if len(shapes) < SHAPES_CAP:
             shapes[keys[k]] = h
-    if not any(hit):
-        return at, lines, []
-    miss = list(map(operator.not_, hit))
-    return list(itertools.compress(at, miss)), list(itertools.compress(lines, miss)), list(itertools.compress(hit, hit))
+    return _split_hits(at, lines, hit)
 
 
 def _positions(at: list[int], fails: set[int]) -> list[int]:
