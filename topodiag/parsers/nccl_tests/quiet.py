@@ -103,10 +103,15 @@ def fail_positions(picked: list[bytes], blob: bytes) -> set[int]:
             last = pos
             at.add(line)
         return at
-    small = blob.translate(None, _NOT_IN_RUNS)
-    found: set[int] = set()
+    return fail_lines_in(blob.translate(None, _NOT_IN_RUNS), picked, set())
+
+
+def fail_lines_in(small: bytes, lines: list[bytes], found: set) -> set[int]:
+    """`found` with the positions of the `lines` that hold a failure word, from `small`: the lines
+    joined by newlines, any of their bytes deleted but the letters of the words' runs and the newlines
+    (see `fail_positions`; redraws.py keeps a few more)."""
     for w in _failures.FAIL_WORDS:
-        found.update(lines_holding(small, LETTERS[w], picked, w, found))
+        found.update(lines_holding(small, LETTERS[w], lines, w, found))
     return found
 
 

@@ -42,7 +42,6 @@ from typing import Optional
 
 from ...scan import lines as _linescan
 from ..base import ANSI_B_RE
-from ..nccl_tests_failures import FAIL_WORDS
 from . import quiet as _quiet
 
 CR = b"\r"
@@ -146,8 +145,7 @@ def _settled(texts: list[bytes]) -> tuple[int, set[int], set[int]]:
     if blob.find(b"\0") >= 0:
         mixed.update(_quiet.lines_holding(blob, b"\0", texts, b"\0", mixed))
     small = blob.replace(_quiet.BAR, _MARK).translate(None, _NOT_KEPT)
-    for w in FAIL_WORDS:
-        mixed.update(_quiet.lines_holding(small, _quiet.LETTERS[w], texts, w, mixed))
+    _quiet.fail_lines_in(small, texts, mixed)
     mixed.update(_quiet.lines_holding(small, b"NCCL", texts, b"NCCL", mixed))
     shape = small.translate(None, _NOT_SHAPE)
     firsts = bytes(map(operator.itemgetter(0), texts))
