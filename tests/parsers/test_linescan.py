@@ -63,7 +63,8 @@ PIECES = [b"NCCL INFO ", b" NCCL INFO ", b"NCCL INFO", b" NCCL TRACE ", b"NCCL T
           b"NCCL", b"\n", b"\n\n", b" ", b"\t", b"\x00", b"\xff", b"\x80", b"x", b"host:1:2 [0] ", b"INFO ",
           b"~", b"!", b"\x7f", b"\x1f", b"NCCL INFO NCCL INFO ", b":", b"7", b"[3]", b"h", b"\xc3\xa9",
           b"[Rank 3] ", b"[Rank ", b"NET/IB: ", b"NCCL failure", b"NCCL error", b"NCCL version", b"error",
-          b"Channel 00 : 0[0] -> 1[1] via P2P", b"CCL WARN", b"WARN"]
+          b"Channel 00 : 0[0] -> 1[1] via P2P", b"CCL WARN", b"WARN", b"ProcessGroup", b"ProcessGroupNCCL",
+          b"[E ProcessGroupNCCL.cpp:1] "]
 
 
 @compiled
@@ -76,7 +77,7 @@ def test_generated(parts: list[bytes]) -> None:
 PREFIXES = [b"h1:12:34 [0] ", b"h2:5:6 [1] ", b"x:1:2:3 [4] ", b"a:12b:3:4 [5] ", b"", b"[1,0]<stdout>:", b"h:1:2\x1c[7] ",
             b"h:1:2\t[3] ", b"\xc3\xa9h:5:6 [2] ", b"h:1:2 [1234567890] ", b"1:2 ", b"q:7:8  [9]"]
 TAGS = [b"NCCL INFO ", b"NCCL TRACE ", b"NCCL WARN ", b"NCCL version 2.1", b"NCCL error x", b"", b"NCCL INFO [Rank 2] ",
-        b"NCCL INFO"]
+        b"NCCL INFO", b"[E ProcessGroupNCCL.cpp:1] Watchdog ", b"ProcessGroupNCCL INFO "]
 TEXTS = [b"NET/IB: Dev 0 Port 1 qpn 5 mtu 5 LID 3", b"Channel 00 : 0[0] -> 1[1] via P2P", b"Bootstrap", b"x", b"",
          b"NCCL WARN y", b"comm 0x1 rank 0 nranks 2", b"NCCL error z", b"NCCL INFO again"]
 
@@ -303,7 +304,10 @@ def test_split_scan_generated(parts: list[bytes]) -> None:
 
 
 MARKS = [b"NCCL version 2.19.3+cuda12.2", b"NCCL error in: x.cc:12", b"NCCL failure", b"NCCL WARNCCL error",
-         b"NCCL error NCCL failure", b"NCCL INFOx NCCL error", b"NCCL error then NCCL INFO x"]
+         b"NCCL error NCCL failure", b"NCCL INFOx NCCL error", b"NCCL error then NCCL INFO x",
+         b"[E ProcessGroupNCCL.cpp:1] Watchdog caught", b"ProcessGroupNCCL NCCL error", b"ProcessGroupNCCL error x",
+         b"ProcessGroupNCCL INFOx", b"ProcessGroupNCCL WARN x", b"ProcessGroupNCCL TRACE x", b"NCCL error ProcessGroupNCCL",
+         b"ProcessGroupNCCL then NCCL INFO x", b"ProcessGroupProcessGroupNCCLNCCL"]
 
 
 @settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -346,6 +350,27 @@ def test_split_scan_known_values() -> None:
         assert list(warns[1].items()) == [(b"NCCL WARN y", [1, c.index(b"NCCL WARN")])]
 
 
+def test_watchdog_marks() -> None:
+    """Hand-checked: the "NCCL" of a "ProcessGroupNCCL" is an untagged mark where it starts no tag and
+    no tag stands before it on its line (a c10d watchdog line; one with an error mark after it: both);
+    inside an INFO or WARN text it is none. Each scan gives the same places, counted here by hand."""
+    c = (b"h:1:2 [0] NCCL INFO a\n"
+         b"[rank0]:[E ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout\n"
+         b"h:1:2 [0] NCCL INFO ProcessGroupNCCL in a text\n"
+         b"[E ProcessGroupNCCL.cpp:1] NCCL error in: x\n"
+         b"h:1:2 [1] x.cc:1 NCCL WARN ProcessGroupNCCL y\n")
+    assert nccl_lines._tagged_split(c) is not None
+    scans = [nccl_lines.tagged_py, nccl_lines.tagged_loop] + (
+        [nccl_lines.tagged_c] if _linescan._compiled is not None else [])
+    for tagged in scans:
+        lines, info, warn, trace, prefixes, messages, per_line, marks, warns = tagged(c)
+        assert (lines, info, warn, trace) == (5, 2, 1, 0)
+        assert marks == [c.index(b"NCCL.cpp:607"), c.index(b"NCCL.cpp:1]"), c.index(b"NCCL error")]
+        assert list(prefixes) == [(b"h", 0)]
+        assert list(messages) == [b"NCCL INFO a", b"NCCL INFO ProcessGroupNCCL in a text"]
+        assert list(warns[0]) == [(b"h", 1)]
+
+
 def test_split_scan_reads_trace_tags() -> None:
     """Hand-checked: TRACE tags are read as the INFO ones (the loop's TRACE mode): counted apart, their
     texts among the messages, their prefixes among the prefixes (a TRACE at 10, the INFO at 33)."""
@@ -369,6 +394,7 @@ def test_split_scan_reads_trace_tags() -> None:
     b"h:1:2 [0] NCCL error x NCCL INFO b\n",  # an INFO tag after a mark on its line
     b"h:1:2 [0] NCCL error x NCCL WARN b\n",  # a WARN after a mark on its line
     b"NCCL INFOx NCCL error\nh:1:2 [0] NCCL INFO a\n",  # "NCCL INFO" (no blank) before a mark
+    b"[E ProcessGroupNCCL.cpp:1] x NCCL INFO b\n",  # an INFO tag after a watchdog's mark on its line
 ])
 def test_split_scan_declines(c: bytes) -> None:
     """Chunks the split scan leaves to the old passes (`_tagged_split`'s conditions), each read the

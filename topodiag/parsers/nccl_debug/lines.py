@@ -32,8 +32,9 @@ def tagged_py(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, lis
     distinct texts, from the tag on, in order of first appearance, each with [its count, the position
     of its first tag] (`messages`), except those whose text (past a "[Rank N] ")
     starts with "NET/IB: ", read line by line: the positions of their tags (`per_line`); the positions of
-    "NCCL failure", "NCCL error" and "NCCL version" with no "NCCL INFO", "NCCL WARN" or "NCCL TRACE"
-    before them on their line (`marks`); the WARN lines (`warns`): the keys of the texts before the
+    the untagged marks (`_MARK_RE`: "NCCL failure", "NCCL error", "NCCL version", the "NCCL" of a
+    "ProcessGroupNCCL" that starts no tag) with no "NCCL INFO", "NCCL WARN" or "NCCL TRACE" before them
+    on their line (`marks`); the WARN lines (`warns`): the keys of the texts before the
     first "NCCL WARN" of each line (as the prefixes), and the texts from it to the end of the line,
     distinct, in order, each with [count, position of its first tag]. Read by `_tagged_split` where
     its conditions hold (nearly every chunk of a real log), by `tagged_loop` otherwise."""
@@ -56,11 +57,15 @@ def tagged_loop(c: bytes) -> tuple[int, int, int, int, dict, dict, list, list, l
 
 # Every NCCL element a line scan reads, found in one pass (`_tagged_split`): an INFO or TRACE tag with
 # its text to the end of its line, a WARN likewise, a bare TRACE (then the chunk is read by
-# `tagged_loop`), an untagged mark. Leftmost-first: a tag or mark inside an INFO/TRACE/WARN text is in
-# that text.
-_ELEMENT_RE = re.compile(rb"(NCCL (?:INFO [^\n]*|TRACE [^\n]*|WARN[^\n]*|TRACE|failure|error|version))")
+# `tagged_loop`), an untagged mark (the "NCCL" of a "ProcessGroupNCCL" among them, where nothing above
+# starts there: `_MARK_RE`). Leftmost-first: a tag or mark inside an INFO/TRACE/WARN text is in that
+# text. (All start with the literal "NCCL", so `re` looks for that first: the watchdog's word costs
+# the split 0.3 ms a 4 MiB chunk, where looking for it apart cost the merge a pass, ~3 ms.)
+_ELEMENT_RE = re.compile(rb"(NCCL(?: (?:INFO [^\n]*|TRACE [^\n]*|WARN[^\n]*|TRACE|failure|error|version)"
+                         rb"|(?<=ProcessGroupNCCL)))")
 _I, _W, _T = 73, 87, 84  # an element's sixth byte: "I" (INFO), "W" (WARN), "T" (TRACE); marks: "f", "e", "v"
 _TAGS = (_I, _T, _W)
+_TAG_KINDS = (b"I", b"T", b"W")  # (the same, as a one-byte slice: a "ProcessGroupNCCL" mark is 4 bytes long)
 
 
 def _tagged_split(c: bytes):
@@ -69,8 +74,10 @@ def _tagged_split(c: bytes):
     whose elements stand alone -- no INFO/TRACE text holds a second "NCCL INFO " or "NCCL TRACE", or
     "NCCL WARN"; no WARN text holds "NCCL INFO " or "NCCL TRACE"; no bare TRACE (not followed by a
     blank); no mark with "NCCL INFO" in the text before it or an INFO/TRACE/WARN element after it on
-    its line. Then (the reasons): "NCCL INFO ", "NCCL WARN" and "NCCL TRACE" never overlap an
-    element's edge (no suffix of one is a prefix of "NCCL "), so every one of them starts an element
+    its line; no "ProcessGroupNCCL" mark that is the "NCCL" of an "NCCL INFO" (" INFO" after it: no
+    blank after that, or it would be a tag). Then (the reasons): "NCCL INFO ", "NCCL WARN" and "NCCL
+    TRACE" never overlap an element's edge (no suffix of one is a prefix of "NCCL "; where one starts
+    at a watchdog's "NCCL", it is the element there), so every one of them starts an element
     or lies in an INFO/TRACE/WARN text: every "NCCL TRACE" is a TRACE tag (the loop's TRACE mode where
     there is one), the INFO/TRACE elements are the tags, one a line; each WARN element is its line's
     first WARN with its text (`_warns_py`'s match) and counts the WARNs in it; each mark element has
@@ -89,16 +96,17 @@ def _tagged_split(c: bytes):
     skip: list = []  # the WARN and mark elements: the text before them is no INFO prefix
     if special:
         for k in itertools.compress(range(n), map(special.__contains__, itertools.islice(parts, 1, None, 2))):
-            kind = parts[2 * k + 1][5]
-            if kind == _I or kind == _T:
+            kind = parts[2 * k + 1][5:6]
+            if kind == b"I" or kind == b"T":
                 nets.append(k)
                 continue
             skip.append(k)
-            if kind == _W:
+            if kind == b"W":
                 w_before.setdefault(parts[2 * k].rpartition(b"\n")[2], None)
                 continue
             if b"NCCL INFO" in parts[2 * k] or (b"\n" not in parts[2 * k + 2] and 2 * k + 3 < len(parts)
-                                                and parts[2 * k + 3][5] in _TAGS):
+                                                and parts[2 * k + 3][5:6] in _TAG_KINDS) \
+                    or kind == b"" and parts[2 * k + 2].startswith(b" INFO"):  # ("ProcessGroupNCCL INFOx")
                 return None
             marks.append(k)
     firsts = _firsts(parts, counts)
@@ -126,6 +134,9 @@ def _special(counts: dict):
     special = set()
     n_warn = n_trace = 0
     for t in counts:
+        if len(t) == 4:  # a "ProcessGroupNCCL" mark
+            special.add(t)
+            continue
         kind = t[5]
         if kind == _I or kind == _T:
             m = 10 if kind == _I else 11  # (the tag's length)
@@ -155,7 +166,7 @@ def _firsts(parts: list, counts: dict) -> list:
     at = 0
     for t in counts:
         at = parts.index(t, at + 1)
-        if t[5] in _TAGS:
+        if len(t) > 5 and t[5] in _TAGS:
             out.append(at >> 1)
     return out
 
@@ -368,7 +379,7 @@ def _marks(c: bytes) -> list:
     previous mark on, when that is on the same line: linear)."""
     marks: list = []
     prev, tagged = -1, False
-    places = [m.start() for m in _MARK_RE.finditer(c)] if b"NCCL " in c else []  # (no two overlap)
+    places = [m.start() for m in _MARK_RE.finditer(c)] if b"NCCL" in c else []  # (no two overlap)
     for at in places:
         if prev >= 0 and c.find(b"\n", prev, at) < 0:  # the same line as the previous mark
             seg = c[prev:at + 1]
@@ -422,7 +433,9 @@ def warn_lines(c: bytes) -> list:
 
 
 _TAG_RE = re.compile(rb"NCCL (?:INFO|TRACE) ")
-_MARK_RE = re.compile(rb"NCCL (?:failure|error|version)")
+# The untagged marks: "NCCL failure", "NCCL error", "NCCL version", and the "NCCL" of "ProcessGroupNCCL"
+# (PyTorch's c10d lines) where `_ELEMENT_RE` finds no tag or mark starting there.
+_MARK_RE = re.compile(rb"NCCL(?: (?:failure|error|version)|(?<=ProcessGroupNCCL)(?! (?:INFO |TRACE|WARN|failure|error|version)))")
 _TAG_SPLIT_RE = _TAG_RE
 _NET_IB_RE = re.compile(rb"(?:\[Rank [0-9]{1,9}\] )?NET/IB: ")
 _NET_IB_TEXT_RE = re.compile(rb"NCCL (?:INFO|TRACE) (?:\[Rank [0-9]{1,9}\] )?NET/IB: ")

@@ -7,7 +7,7 @@ the same values) gives the line and tag counts, the (host, device) of the line p
 distinct INFO/TRACE tag text with its count and first place -- the bulk of a big log is a few hundred
 texts repeated by every rank, so each "8[0] -> 15[7] via P2P/IPC" connection text or fact message is
 looked at once --, the per-QP lines, the untagged marks and the WARN lines by place; `digest` adds
-the connection counts (CONN_RE on each distinct text) and the GPU Direct RDMA and watchdog marks.
+the connection counts (CONN_RE on each distinct text) and the GPU Direct RDMA marks.
 `feed` reads the distinct texts that are fact lines (SCAN_RE says which, and where the message
 starts), the per-QP lines, WARN and untagged lines, decodes only those and hands them to `Facts`
 (facts.py).
@@ -69,7 +69,6 @@ QP_RE = re.compile(rb"NET/IB: (?:[A-Za-z_][A-Za-z0-9_]{0,48}: )?(?:(NCCL (?:Merg
                    rb"(?:query_ece=\{[^}\n]{0,300}\} )?(LID|GID) (-?[0-9]{1,12})")
 # INFO wording that may signal a fault (classify.py decides, through the catalogue, once per distinct text)
 FAULT_RE = re.compile(rb"[Ff]ail|[Ee]rror|[Uu]nable|[Cc]ould not|[Tt]ime ?out|timed out|[Aa]bort")
-OTHER_MARKS = (b"ProcessGroupNCCL", b"NCCL failure", b"NCCL error", b"NCCL version")
 WARN = b"NCCL WARN"
 TRACE = b"NCCL TRACE"
 GDR = b"GPU Direct RDMA"
@@ -153,8 +152,7 @@ def _normalise_ascii(raw: bytes) -> bytes:
 def digest(raw: bytes) -> Digest:
     """The state-free passes over one chunk as read (it is normalised here): (lines, has "NCCL",
     "NCCL INFO "/"NCCL WARN"/"NCCL TRACE" counts, the connection texts with their counts in order of
-    first appearance, bits: GPU Direct RDMA 1 any / 2 Enabled / 4 Disabled, 8 "ProcessGroupNCCL",
-    16 the chunk is already normal (normalise would return it unchanged), 32 it is not but is ASCII or
+    first appearance, bits: GPU Direct RDMA 1 any / 2 Enabled / 4 Disabled, 16 the chunk is already normal (normalise would return it unchanged), 32 it is not but is ASCII or
     valid UTF-8 (its merge normalises it without checking again), what the prefixes of its
     INFO/TRACE lines name (the text before the line's first tag: (host, device) pairs, or the raw text
     where it is not ASCII), distinct, in order, then the line scan's tag texts, per-QP places, untagged
@@ -173,7 +171,7 @@ def _digest_normal(raw: bytes) -> tuple[bytes, Digest]:
         bare = list(Counter(BARE_CONN_RE.findall(c)).items()) if b"] -> " in c and b" via " in c else []
         # a chunk of bare connection lines counts them as its NCCL lines (the INFO slot)
         return c, (c.count(b"\n"), bool(bare), sum(n for _, n in bare), 0, 0, bare, same, {}, {}, [], [], ({}, {}))
-    marks = same | (8 if b"ProcessGroupNCCL" in c else 0)
+    marks = same
     if GDR in c:
         marks |= 1 | (2 if b"GPU Direct RDMA Enabled" in c else 0) | (4 if b"GPU Direct RDMA Disabled" in c else 0)
     n_lines, n_info, n_warn, n_trace, prefixes, messages, per_line, mark_at, warns = _linescan.tagged(c)
@@ -242,8 +240,8 @@ def feed(st: Facts, raw: bytes, dg: Optional[Digest] = None) -> None:
         _old_warns(st, c, base)
     # NCCL lines without a tag: banner, watchdog, failures (the lines of the marks found, tagged ones
     # left out there)
-    if marked or marks & 8:
-        _untagged(st, c, base, marked, marks & 8)
+    if marked:
+        _untagged(st, c, base, marked)
     st.flush_errors()
 
 
@@ -426,23 +424,15 @@ def _qp(st: Facts, c: bytes, lines: _LineNo, start: int, msg_b: bytes) -> bool:
     return True
 
 
-def _untagged(st: Facts, c: bytes, base: int, marked: list[int], watchdog: int) -> None:
+def _untagged(st: Facts, c: bytes, base: int, marked: list[int]) -> None:
     """Lines with an untagged mark (banner, c10d watchdog, nccl-tests / PyTorch failures), each once:
-    the lines of the marks the line scan found (`marked`: the marks with no INFO, WARN or TRACE tag
-    before them on their line; a line with a tag after its mark is left out here) and, when the chunk
-    holds one, of each "ProcessGroupNCCL". A line's number is counted only while a list it may join
+    the lines of the marks the line scan found (`marked`: "NCCL failure", "NCCL error", "NCCL
+    version" and the "NCCL" of each "ProcessGroupNCCL" that starts no tag, with no INFO, WARN or TRACE
+    tag before them on their line: lines.py `_MARK_RE`; a line with a tag after its mark is left out
+    here, as is one whose "ProcessGroupNCCL" starts a tag or lies after one). A line's number is counted only while a list it may join
     has room (the errors, the unrecognised lines: `_lines_kept`); past that, nothing keeps it. (Tests
     by `find`, not `in`: see topodiag/scan/lines.py.)"""
     starts: set[int] = {c.rfind(b"\n", 0, pos) + 1 for pos in marked}
-    if watchdog:
-        mark = OTHER_MARKS[0]
-        pos = c.find(mark)
-        while pos >= 0:
-            starts.add(c.rfind(b"\n", 0, pos) + 1)
-            le = c.find(b"\n", pos)
-            if le < 0:
-                break
-            pos = c.find(mark, le)
     ln = _LineNo(c, base) if _lines_kept(st) else None
     done, st.last_error_done = st.last_error_done, -1  # the last "Last error:" read (-1: none in this chunk)
     banners = st.banners_b  # a bare banner line read before does nothing more than count again
