@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hst
 
 from topodiag.parsers import ParseError, blank_provenance_header, nccl_tests
+from topodiag.parsers.nccl_tests import stream
 from topodiag.scan import chunks as _chunks
 from topodiag.parsers.base import to_jsonable
 
@@ -79,6 +80,32 @@ def test_the_fixtures_concatenated() -> None:
         assert _outcome(_by_chunks, text.encode("utf-8"), size) == want
 
 
+def test_pieces_are_whole_lines_of_about_the_size() -> None:
+    """Hand-checked: `pieces` cuts after the first newline that leaves a piece of `size` bytes or more,
+    leaves the rest whole once it is under 1.5 `size`, keeps a line whole however long, and never
+    gives an empty piece."""
+    chunk = b"aaaa\nbb\ncccccc\nd\neeeeeeeeee\nf\n"  # 30 bytes, newlines at 4, 7, 14, 16, 27, 29
+    # size 5: a newline at 4 (a 5-byte piece), then from 9 on the one at 14, from 19 on the one at 27; 2 left
+    assert list(stream.pieces(chunk, 5)) == [b"aaaa\n", b"bb\ncccccc\n", b"d\neeeeeeeeee\n", b"f\n"]
+    # size 12: from 11 on the newline at 14; 15 left, under 18
+    assert list(stream.pieces(chunk, 12)) == [b"aaaa\nbb\ncccccc\n", b"d\neeeeeeeeee\nf\n"]
+    assert list(stream.pieces(chunk, 30)) == [chunk]
+    assert list(stream.pieces(b"x" * 40 + b"\n", 5)) == [b"x" * 40 + b"\n"]
+    assert list(stream.pieces(chunk, 1)) == [b"aaaa\n", b"bb\n", b"cccccc\n", b"d\n", b"eeeeeeeeee\n", b"f\n"]
+
+
+@pytest.mark.parametrize("piece", [1, 50, 4096])
+def test_a_chunk_read_in_pieces_is_read_as_smaller_chunks(monkeypatch, piece: int) -> None:
+    """A chunk the reader digests itself is read a piece of whole lines at a time (stream.PIECE): the
+    fixtures concatenated (CR and CRLF lines, progress bars, NCCL lines among them), in chunks of the
+    loader's size and of 64 KiB, read so give what `parse(text)` gives."""
+    monkeypatch.setattr(stream, "PIECE", piece)
+    text = "".join(_text(p) for p in FILES)
+    want = _outcome(nccl_tests.parse, text)
+    for size in (_chunks.CHUNK, 65536):
+        assert _outcome(_by_chunks, text.encode("utf-8"), size) == want
+
+
 WORDS = hst.sampled_from([
     "# nccl-tests version 2.13.8 nccl-headers=21903 nccl-library=21903", "# Collective test starting: all_reduce_perf",
     "# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20",
@@ -106,6 +133,14 @@ JUNK = hst.sampled_from([b"", b"\xff", b"\xc3", b"\r", b"\x00", b" "])
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=LINES, junk=JUNK, size=hst.integers(min_value=1, max_value=300))
 def test_generated_bytes_read_as_their_decoded_text(text: str, junk: bytes, size: int) -> None:
+    data = text.encode("utf-8") + junk
+    assert _outcome(_by_chunks, data, size) == _outcome(nccl_tests.parse, data.decode("utf-8", "replace"))
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(text=LINES, junk=JUNK, size=hst.integers(min_value=40, max_value=3000), piece=hst.integers(min_value=1, max_value=200))
+def test_generated_bytes_read_in_pieces(monkeypatch, text: str, junk: bytes, size: int, piece: int) -> None:
+    monkeypatch.setattr(stream, "PIECE", piece)
     data = text.encode("utf-8") + junk
     assert _outcome(_by_chunks, data, size) == _outcome(nccl_tests.parse, data.decode("utf-8", "replace"))
 
