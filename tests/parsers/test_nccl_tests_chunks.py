@@ -80,6 +80,14 @@ def test_the_fixtures_concatenated() -> None:
         assert _outcome(_by_chunks, text.encode("utf-8"), size) == want
 
 
+def _pure(monkeypatch) -> None:
+    """The reader as an install without the compiled scan has it: the pure-Python twins."""
+    from topodiag.scan import lines as linescan
+
+    monkeypatch.setattr(linescan, "compiled", None)
+    monkeypatch.setattr(linescan, "untagged", linescan.untagged_py)
+
+
 def test_pieces_are_whole_lines_of_about_the_size() -> None:
     """Hand-checked: `pieces` cuts after the first newline that leaves a piece of `size` bytes or more,
     leaves the rest whole once it is under 1.5 `size`, keeps a line whole however long, and never
@@ -96,9 +104,11 @@ def test_pieces_are_whole_lines_of_about_the_size() -> None:
 
 @pytest.mark.parametrize("piece", [1, 50, 4096])
 def test_a_chunk_read_in_pieces_is_read_as_smaller_chunks(monkeypatch, piece: int) -> None:
-    """A chunk the reader digests itself is read a piece of whole lines at a time (stream.PIECE): the
-    fixtures concatenated (CR and CRLF lines, progress bars, NCCL lines among them), in chunks of the
-    loader's size and of 64 KiB, read so give what `parse(text)` gives."""
+    """Without the compiled scan (as here: its pure-Python twins then run), a chunk the reader digests
+    itself is read a piece of whole lines at a time (stream.PIECE): the fixtures concatenated (CR and
+    CRLF lines, progress bars, NCCL lines among them), in chunks of the loader's size and of 64 KiB,
+    read so give what `parse(text)` gives."""
+    _pure(monkeypatch)
     monkeypatch.setattr(stream, "PIECE", piece)
     text = "".join(_text(p) for p in FILES)
     want = _outcome(nccl_tests.parse, text)
@@ -140,6 +150,7 @@ def test_generated_bytes_read_as_their_decoded_text(text: str, junk: bytes, size
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(text=LINES, junk=JUNK, size=hst.integers(min_value=40, max_value=3000), piece=hst.integers(min_value=1, max_value=200))
 def test_generated_bytes_read_in_pieces(monkeypatch, text: str, junk: bytes, size: int, piece: int) -> None:
+    _pure(monkeypatch)
     monkeypatch.setattr(stream, "PIECE", piece)
     data = text.encode("utf-8") + junk
     assert _outcome(_by_chunks, data, size) == _outcome(nccl_tests.parse, data.decode("utf-8", "replace"))

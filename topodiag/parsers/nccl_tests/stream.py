@@ -299,11 +299,12 @@ def _no_effect(st: bytes, first: bytes) -> int:
     return 0 if st[:3].lower() in (b"nan", b"inf", b"n/a") else _NO_EFFECT
 
 
-# A chunk this reader digests itself is read PIECE bytes of whole lines at a time (`pieces`): its lists
-# of lines (tens of thousands in 4 MiB of an NCCL log) then stay few enough for the CPU's caches and
-# the cyclic collector's young generation, read back and forth between the digest and the merge.
-# Measured, pure Python, the NCCL log, this reader's digest and merge per 4 MiB: 31-33 ms in
-# 4 MiB chunks, 27-28 ms in 1 or 2 MiB ones (the compiled scan: 14.2-14.8 ms either way). A digest
+# Without the compiled scan, a chunk this reader digests itself is read PIECE bytes of whole lines at a
+# time (`pieces`): its lists of lines (tens of thousands in 4 MiB of an NCCL log) then stay fewer for
+# the CPU's caches and the cyclic collector's young generation, read back and forth between the digest
+# and the merge. Measured (`feed` of each 4 MiB chunk, the first 400 MB of the NCCL log, three
+# pairs): 29.1-30.0 ms a chunk against 30.4-30.8 read whole; the progress-bar log the same (39-40 ms
+# either way); with the compiled scan, slower (16.8-17.0 against 16.2 ms), so not there. A digest
 # computed elsewhere comes for its whole chunk, and is read so.
 PIECE = 2 << 20
 
@@ -342,7 +343,7 @@ class ChunkReader:
             chunk, self.carry = chunk[:cut], chunk[cut:]
             if not chunk:
                 return
-        if dg is None and len(chunk) >= 2 * PIECE:
+        if dg is None and len(chunk) >= 2 * PIECE and _linescan.compiled is None:
             for piece in pieces(chunk, PIECE):  # (whole lines each: the result is that of smaller chunks)
                 self._lines(piece, digest(piece))
             return
