@@ -92,6 +92,18 @@ def test_generated_lines(lines: list, final_newline: bool) -> None:
     same(b"\n".join(p + t + x for p, t, x in lines) + (b"\n" if final_newline else b""))
 
 
+def test_untagged_reads_a_line_of_hundreds_of_tags() -> None:
+    """Hand-checked: a line of 300 INFO tags (a count that does not fit a byte: the map of `not`
+    instead of the byte mask) is left out, one whose last tag has nothing after it but blanks is kept,
+    and the plain lines around them are kept, at their places."""
+    many = b"h:1:2 [0]" + b" NCCL INFO x" * 300
+    bare = b"h:1:2 [0]" + b" NCCL INFO x" * 300 + b" NCCL INFO  "
+    c = b"a\n" + many + b"\nb\n" + bare + b"\nc\n"
+    assert scan_lines.untagged_py(c) == (5, [0, 2, 3, 4], [b"a", b"b", bare, b"c"])
+    if _linescan._compiled is not None:
+        assert _linescan._compiled.lines_without(c, scan_lines.TAGS) == scan_lines.untagged_py(c)
+
+
 @compiled
 def test_compiled_primitives_refuse_bad_needles() -> None:
     """The primitives check what they are given: a ValueError (never a crash) for needles that are not
