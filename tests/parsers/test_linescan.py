@@ -331,6 +331,15 @@ def test_split_scan_generated_lines(lines: list, final_newline: bool) -> None:
     split_same(b"\n".join(p + t + x for p, t, x in lines) + (b"\n" if final_newline else b""))
 
 
+def _every_scan(c: bytes) -> list:
+    """Each scan's values for a chunk the split scan reads (that it does is asserted): the split one,
+    the loop, and the compiled one where the build made it."""
+    assert nccl_lines._tagged_split(c) is not None
+    scans = [nccl_lines.tagged_py, nccl_lines.tagged_loop] + (
+        [nccl_lines.tagged_c] if _linescan._compiled is not None else [])
+    return [tagged(c) for tagged in scans]
+
+
 def test_split_scan_known_values() -> None:
     """Hand-checked: a chunk the split scan reads (a banner of h3 before its INFO lines, an untagged
     row and a blank line, a WARN line, a per-QP line, an untagged error line, a last line with no host
@@ -345,11 +354,7 @@ def test_split_scan_known_values() -> None:
          b"h1:5:6 [0] NCCL INFO Bootstrap\n"
          b"NCCL error in: x.cc:1\n"
          b"no host NCCL INFO q")
-    assert nccl_lines._tagged_split(c) is not None
-    scans = [nccl_lines.tagged_py, nccl_lines.tagged_loop] + (
-        [nccl_lines.tagged_c] if _linescan._compiled is not None else [])
-    for tagged in scans:
-        lines, info, warn, trace, prefixes, messages, per_line, marks, warns = tagged(c)
+    for lines, info, warn, trace, prefixes, messages, per_line, marks, warns in _every_scan(c):
         assert (lines, info, warn, trace) == (9, 5, 1, 0)
         # h1 before h3: the banner's line is no INFO line; "no host " names none
         assert list(prefixes) == [(b"h1", 0), (b"h3", 2)]
@@ -371,11 +376,7 @@ def test_watchdog_marks() -> None:
          b"h:1:2 [0] NCCL INFO ProcessGroupNCCL in a text\n"
          b"[E ProcessGroupNCCL.cpp:1] NCCL error in: x\n"
          b"h:1:2 [1] x.cc:1 NCCL WARN ProcessGroupNCCL y\n")
-    assert nccl_lines._tagged_split(c) is not None
-    scans = [nccl_lines.tagged_py, nccl_lines.tagged_loop] + (
-        [nccl_lines.tagged_c] if _linescan._compiled is not None else [])
-    for tagged in scans:
-        lines, info, warn, trace, prefixes, messages, per_line, marks, warns = tagged(c)
+    for lines, info, warn, trace, prefixes, messages, per_line, marks, warns in _every_scan(c):
         assert (lines, info, warn, trace) == (5, 2, 1, 0)
         assert marks == [c.index(b"NCCL.cpp:607"), c.index(b"NCCL.cpp:1]"), c.index(b"NCCL error")]
         assert list(prefixes) == [(b"h", 0)]
