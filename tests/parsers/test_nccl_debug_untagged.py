@@ -19,7 +19,8 @@ from topodiag.parsers.nccl_debug.facts import Facts
 SCANS = [nccl_lines.tagged_py, nccl_lines.tagged_loop] + (
     [nccl_lines.tagged_c] if nccl_lines.compiled is not None else [])
 PIECES = [b"h:1:2 [0]", b"NCCL INFO x", b"NCCL INFO", b"NCCL WARN y", b"NCCL TRACE z", b"NCCL error in: a.cc:1",
-          b"NCCL failure", b"NCCL version 2.18.1", b"[E ProcessGroupNCCL.cpp:607] Watchdog caught collective operation timeout",
+          b"NCCL failure", b"NCCL version 2.18.1",
+          b"[E ProcessGroupNCCL.cpp:607] Watchdog caught collective operation timeout",
           b"ProcessGroupNCCL", b"ProcessGroupNCCL INFOx", b"ProcessGroup", b"NCCL", b"plain text", b"[rank0]:"]
 TAGS = (b"NCCL INFO", b"NCCL WARN", b"NCCL TRACE")
 MARKS = (b"ProcessGroupNCCL", b"NCCL error", b"NCCL failure", b"NCCL version")

@@ -148,7 +148,8 @@ def test_generated_bytes_read_as_their_decoded_text(text: str, junk: bytes, size
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(text=LINES, junk=JUNK, size=hst.integers(min_value=40, max_value=3000), piece=hst.integers(min_value=1, max_value=200))
+@given(text=LINES, junk=JUNK, size=hst.integers(min_value=40, max_value=3000),
+       piece=hst.integers(min_value=1, max_value=200))
 def test_generated_bytes_read_in_pieces(monkeypatch, text: str, junk: bytes, size: int, piece: int) -> None:
     _pure(monkeypatch)
     monkeypatch.setattr(stream, "PIECE", piece)

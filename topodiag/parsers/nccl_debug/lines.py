@@ -435,7 +435,8 @@ def warn_lines(c: bytes) -> list:
 _TAG_RE = re.compile(rb"NCCL (?:INFO|TRACE) ")
 # The untagged marks: "NCCL failure", "NCCL error", "NCCL version", and the "NCCL" of "ProcessGroupNCCL"
 # (PyTorch's c10d lines) where `_ELEMENT_RE` finds no tag or mark starting there.
-_MARK_RE = re.compile(rb"NCCL(?: (?:failure|error|version)|(?<=ProcessGroupNCCL)(?! (?:INFO |TRACE|WARN|failure|error|version)))")
+_MARK_RE = re.compile(rb"NCCL(?: (?:failure|error|version)"
+                      rb"|(?<=ProcessGroupNCCL)(?! (?:INFO |TRACE|WARN|failure|error|version)))")
 _TAG_SPLIT_RE = _TAG_RE
 _NET_IB_RE = re.compile(rb"(?:\[Rank [0-9]{1,9}\] )?NET/IB: ")
 _NET_IB_TEXT_RE = re.compile(rb"NCCL (?:INFO|TRACE) (?:\[Rank [0-9]{1,9}\] )?NET/IB: ")

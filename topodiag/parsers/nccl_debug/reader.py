@@ -152,7 +152,8 @@ def _normalise_ascii(raw: bytes) -> bytes:
 def digest(raw: bytes) -> Digest:
     """The state-free passes over one chunk as read (it is normalised here): (lines, has "NCCL",
     "NCCL INFO "/"NCCL WARN"/"NCCL TRACE" counts, the connection texts with their counts in order of
-    first appearance, bits: GPU Direct RDMA 1 any / 2 Enabled / 4 Disabled, 16 the chunk is already normal (normalise would return it unchanged), 32 it is not but is ASCII or
+    first appearance, bits: GPU Direct RDMA 1 any / 2 Enabled / 4 Disabled, 16 the chunk is already
+    normal (normalise would return it unchanged), 32 it is not but is ASCII or
     valid UTF-8 (its merge normalises it without checking again), what the prefixes of its
     INFO/TRACE lines name (the text before the line's first tag: (host, device) pairs, or the raw text
     where it is not ASCII), distinct, in order, then the line scan's tag texts, per-QP places, untagged
@@ -429,7 +430,8 @@ def _untagged(st: Facts, c: bytes, base: int, marked: list[int]) -> None:
     the lines of the marks the line scan found (`marked`: "NCCL failure", "NCCL error", "NCCL
     version" and the "NCCL" of each "ProcessGroupNCCL" that starts no tag, with no INFO, WARN or TRACE
     tag before them on their line: lines.py `_MARK_RE`; a line with a tag after its mark is left out
-    here, as is one whose "ProcessGroupNCCL" starts a tag or lies after one). A line's number is counted only while a list it may join
+    here, as is one whose "ProcessGroupNCCL" starts a tag or lies after one). A line's number is
+    counted only while a list it may join
     has room (the errors, the unrecognised lines: `_lines_kept`); past that, nothing keeps it. (Tests
     by `find`, not `in`: see topodiag/scan/lines.py.)"""
     starts: set[int] = {c.rfind(b"\n", 0, pos) + 1 for pos in marked}
