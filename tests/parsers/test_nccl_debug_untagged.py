@@ -67,3 +67,32 @@ def test_watchdog_lines_read(monkeypatch) -> None:
         assert got == {text.split(b"\n")[0].decode(), "[rank1]:[E ProcessGroupNCCL.cpp:1] something else"}
     r = parse(text.decode())
     assert [e.kind for e in r.errors] == ["watchdog_timeout"]
+
+
+def test_watchdog_lines_of_real_shapes(monkeypatch) -> None:
+    """The shapes PyTorch c10d's lines take in public threads (pytorch/pytorch#118369: after a tqdm bar
+    with no newline; vllm-project/vllm#6042: behind a Ray worker's prefix; sgl-project/sglang#1693: a
+    stack frame and the "Exception raised from" line; the values here are invented), one NCCL INFO line
+    that names the watchdog in its text, and one whose tag follows it: each scan reads the five
+    untagged ones, and the first two are the watchdog's timeouts."""
+    lines = [
+        "Epoch 0:   6%|\u2588\u2588        | 320/5001 [6:28<94:39,  1.37it/s, loss=2.6][E ProcessGroupNCCL.cpp:458] "
+        "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=96, OpType=ALLREDUCE, "
+        "Timeout(ms)=1800000) ran for 1800123 milliseconds before timing out.",
+        "(RayWorkerWrapper pid=4009) [rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught collective "
+        "operation timeout: WorkNCCL(SeqNum=15, OpType=GATHER, NumelIn=28, NumelOut=0, Timeout(ms)=600000) "
+        "ran for 600027 milliseconds before timing out.",
+        "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, "
+        "std::ratio<1l, 1000l> > >) + 0x1d2 (0x7f3b6e71a8d2 in /usr/lib/libtorch_cuda.so)",
+        "Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:609 (most "
+        "recent call first):",
+        "[rank0]:[E1206 18:44:12.715 ProcessGroupNCCL.cpp:1664] [PG 1 Rank 0] Exception (either an error or "
+        "timeout) detected by watchdog at work: 7, last enqueued NCCL work: 9, last completed NCCL work: 6.",
+        "node1:12:34 [0] NCCL INFO ProcessGroupNCCL is named in this text",
+        "[I ProcessGroupNCCL.cpp:1] node1:12:34 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
+    ]
+    text = ("node1:12:34 [0] NCCL INFO start\n" + "\n".join(lines) + "\n").encode()
+    for scan in SCANS:
+        assert _read_by_other(text, scan, monkeypatch) == set(lines[:5]), scan.__name__
+    r = parse(text.decode())
+    assert [e.kind for e in r.errors][:2] == ["watchdog_timeout", "watchdog_timeout"]
