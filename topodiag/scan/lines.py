@@ -61,8 +61,8 @@ def untagged_lines_py(lines: list[bytes]) -> tuple[list[int], list[bytes]]:
     the positions in `lines` of those it would pick, and those lines."""
     n = len(lines)
     tagged = list(map(bytes.count, lines, itertools.repeat(INFO_TAG)))
-    try:  # (the counts as bytes, their mask by one translate: a map of `not` costs ~0.3 ms more a chunk)
-        tagged = bytes(tagged)
+    try:  # (the same counts as bytes, their mask by one translate: a map of `not` costs ~0.3 ms more a chunk)
+        tagged = bytes(tagged)  # (where it raises, `tagged` stays the list)
         untagged = tagged.translate(_ZERO_ONLY)
     except ValueError:  # a line of 256 tags or more
         untagged = map(operator.not_, tagged)
@@ -91,9 +91,10 @@ _ZERO_ONLY = bytes([1]) + bytes(255)  # bytes.translate: 1 where a byte is 0, el
 
 
 def _bare_tags(lines: list[bytes], info, traced: list[int]) -> list[int]:
-    """Indices of the tagged lines (`info`: each line's count of INFO tags, a list or bytes; `traced`: the lines with
-    only a TRACE tag) whose last tag is followed by nothing printable. Such a line ends in a byte outside
-    "!".."~" (the tag's own last byte, a blank, is one), so only those lines are searched."""
+    """Indices of the tagged lines (`info`: each line's count of INFO tags, a list or the same counts as
+    bytes; `traced`: the lines with only a TRACE tag) whose last tag is followed by nothing printable.
+    Such a line ends in a byte outside "!".."~" (the tag's own last byte, a blank, is one), so only
+    those lines are searched."""
     last = bytes(map(operator.itemgetter(-1), itertools.compress(lines, info))).translate(NOT_PRINTABLE)
     extra = []
     j = last.find(1)
