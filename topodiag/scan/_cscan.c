@@ -288,11 +288,275 @@ fail:
     return NULL;
 }
 
+/* ---- kernel_keys: the kernel log's line keys (topodiag/parsers/_kernel_log_block.py) ---- */
+
+#include <stdint.h>
+
+static int
+k_digit(unsigned char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* `\s` of a str pattern over ASCII (Py_UNICODE_ISSPACE): \t \n \v \f \r, \x1c-\x1f and the blank */
+static int
+k_space(unsigned char c)
+{
+    return c == ' ' || (c >= 9 && c <= 13) || (c >= 28 && c <= 31);
+}
+
+/* a run of at most `most` bytes from `p` (before `e`) for which `ok` holds: its length (possessive) */
+static Py_ssize_t
+k_digits(const unsigned char *p, const unsigned char *e, Py_ssize_t most)
+{
+    Py_ssize_t k = 0;
+    while (k < most && p + k < e && k_digit(p[k]))
+        k++;
+    return k;
+}
+
+/* one line's key, as _KEY_RE's groups: the syslog month's first letter (0: none), "<host> kernel: "
+   [g2, g2 + g2n), whether a dmesg stamp ("[") or a /dev/kmsg prefix (";") was taken, the rest from `rest` */
+typedef struct {
+    unsigned char g1;
+    unsigned char mark; /* 0, '[' or ';' */
+    Py_ssize_t g2, g2n, rest, restn;
+} kkey_t;
+
+static void
+k_key(const unsigned char *s, Py_ssize_t ls, Py_ssize_t le, kkey_t *k)
+{
+    const unsigned char *a = s + ls, *e = s + le, *p = a;
+    k->g1 = 0;
+    k->mark = 0;
+    k->g2 = k->g2n = 0;
+    /* (?:([A-Z])[a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] (\S{1,64}+ kernel: ?))? */
+    if (e - a >= 17 && a[0] >= 'A' && a[0] <= 'Z' && a[1] >= 'a' && a[1] <= 'z' && a[2] >= 'a' && a[2] <= 'z' &&
+        a[3] == ' ' && (a[4] == ' ' || k_digit(a[4])) && k_digit(a[5]) && a[6] == ' ' && k_digit(a[7]) &&
+        k_digit(a[8]) && a[9] == ':' && k_digit(a[10]) && k_digit(a[11]) && a[12] == ':' && k_digit(a[13]) &&
+        k_digit(a[14]) && a[15] == ' ') {
+        const unsigned char *h = a + 16;
+        Py_ssize_t n = 0;
+        while (n < 64 && h + n < e && !k_space(h[n]))
+            n++;
+        if (n >= 1 && e - (h + n) >= 8 && memcmp(h + n, " kernel:", 8) == 0) {
+            const unsigned char *q = h + n + 8;
+            if (q < e && *q == ' ')
+                q++;
+            k->g1 = a[0];
+            k->g2 = h - s;
+            k->g2n = q - h;
+            p = q;
+        }
+    }
+    /* (?:(\[)[ \t]*+[0-9]{1,12}+\.[0-9]{1,9}+\]|[0-9]{1,3}+,[0-9]{1,20}+,[0-9]{1,17}+,[^;\n]{0,40}+(;))? */
+    if (p < e && *p == '[') {
+        const unsigned char *q = p + 1;
+        while (q < e && (*q == ' ' || *q == '\t'))
+            q++;
+        Py_ssize_t d = k_digits(q, e, 12);
+        if (d >= 1 && q + d < e && q[d] == '.') {
+            q += d + 1;
+            d = k_digits(q, e, 9);
+            if (d >= 1 && q + d < e && q[d] == ']') {
+                k->mark = '[';
+                p = q + d + 1;
+            }
+        }
+    }
+    else if (p < e && k_digit(*p)) {
+        const unsigned char *q = p;
+        static const Py_ssize_t most[3] = {3, 20, 17};
+        int ok = 1;
+        for (int i = 0; i < 3 && ok; i++) {
+            Py_ssize_t d = k_digits(q, e, most[i]);
+            ok = d >= 1 && q + d < e && q[d] == ',';
+            q += d + 1;
+        }
+        if (ok) {
+            Py_ssize_t f = 0;
+            while (f < 40 && q + f < e && q[f] != ';')
+                f++;
+            if (q + f < e && q[f] == ';') {
+                k->mark = ';';
+                p = q + f + 1;
+            }
+        }
+    }
+    k->rest = p - s;
+    k->restn = e - p;
+}
+
+static uint64_t
+k_hash(const unsigned char *p, Py_ssize_t n, uint64_t h)
+{
+    h ^= (uint64_t)n * 0x9E3779B97F4A7C15ull;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+        p += 8;
+        n -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, p, (size_t)n);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 29);
+}
+
+typedef struct {
+    kkey_t k;
+    Py_ssize_t first, count;
+    uint64_t h;
+} kentry_t;
+
+static int
+k_same(const unsigned char *s, const kkey_t *x, const kkey_t *y)
+{
+    return x->g1 == y->g1 && x->mark == y->mark && x->g2n == y->g2n && x->restn == y->restn &&
+           memcmp(s + x->rest, s + y->rest, (size_t)x->restn) == 0 &&
+           memcmp(s + x->g2, s + y->g2, (size_t)x->g2n) == 0;
+}
+
+static PyObject *
+k_str(PyObject *text, Py_ssize_t a, Py_ssize_t n)
+{
+    return PyUnicode_Substring(text, a, a + n);
+}
+
+static PyObject *
+kernel_keys(PyObject *Py_UNUSED(self), PyObject *text)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "kernel_keys: a str");
+        return NULL;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0)
+        return NULL;
+#endif
+    if (!PyUnicode_IS_ASCII(text))
+        Py_RETURN_NONE; /* the regex reads it */
+    const unsigned char *s = (const unsigned char *)PyUnicode_DATA(text);
+    Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    Py_ssize_t n = 1;
+    for (const unsigned char *q = s; (q = memchr(q, '\n', (size_t)(s + len - q))) != NULL; q++)
+        n++;
+    if ((uint64_t)n > UINT32_MAX)
+        Py_RETURN_NONE;
+    PyObject *tags = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(uint32_t));
+    if (tags == NULL)
+        return NULL;
+    uint32_t *tag = (uint32_t *)PyBytes_AS_STRING(tags);
+    Py_ssize_t cap = 64, used = 0, mask = 255; /* entries; the table holds 4 x their room */
+    kentry_t *ent = PyMem_Malloc((size_t)cap * sizeof(kentry_t));
+    Py_ssize_t *table = PyMem_Malloc((size_t)(mask + 1) * sizeof(Py_ssize_t));
+    PyObject *out = NULL, *distinct = NULL, *empty = NULL, *marks[2] = {NULL, NULL};
+    if (ent == NULL || table == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memset(table, 0xff, (size_t)(mask + 1) * sizeof(Py_ssize_t));
+    Py_ssize_t ls = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const unsigned char *nl = memchr(s + ls, '\n', (size_t)(len - ls));
+        Py_ssize_t le = nl ? nl - s : len;
+        kkey_t k;
+        k_key(s, ls, le, &k);
+        uint64_t h = k_hash(s + k.rest, k.restn, ((uint64_t)k.g1 << 8) | k.mark);
+        if (k.g2n)
+            h = k_hash(s + k.g2, k.g2n, h);
+        Py_ssize_t at = (Py_ssize_t)(h & (uint64_t)mask);
+        for (;;) {
+            Py_ssize_t e = table[at];
+            if (e < 0) {
+                if (used == cap) {
+                    kentry_t *more = PyMem_Realloc(ent, (size_t)cap * 2 * sizeof(kentry_t));
+                    if (more == NULL) {
+                        PyErr_NoMemory();
+                        goto done;
+                    }
+                    ent = more;
+                    cap *= 2;
+                    Py_ssize_t *t2 = PyMem_Malloc((size_t)cap * 4 * sizeof(Py_ssize_t));
+                    if (t2 == NULL) {
+                        PyErr_NoMemory();
+                        goto done;
+                    }
+                    PyMem_Free(table);
+                    table = t2;
+                    mask = cap * 4 - 1;
+                    memset(table, 0xff, (size_t)(mask + 1) * sizeof(Py_ssize_t));
+                    for (Py_ssize_t j = 0; j < used; j++) {
+                        Py_ssize_t b = (Py_ssize_t)(ent[j].h & (uint64_t)mask);
+                        while (table[b] >= 0)
+                            b = (b + 1) & mask;
+                        table[b] = j;
+                    }
+                    at = (Py_ssize_t)(h & (uint64_t)mask);
+                    continue;
+                }
+                ent[used].k = k;
+                ent[used].first = i;
+                ent[used].count = 1;
+                ent[used].h = h;
+                table[at] = used++;
+                tag[i] = (uint32_t)i;
+                break;
+            }
+            if (ent[e].h == h && k_same(s, &ent[e].k, &k)) {
+                ent[e].count++;
+                tag[i] = (uint32_t)ent[e].first;
+                break;
+            }
+            at = (at + 1) & mask;
+        }
+        ls = le + 1;
+    }
+    /* [(key, its tag, its count, its first line)], the keys in order of first appearance */
+    empty = PyUnicode_FromStringAndSize("", 0);
+    marks[0] = PyUnicode_FromString("[");
+    marks[1] = PyUnicode_FromString(";");
+    distinct = PyList_New(used);
+    if (empty == NULL || marks[0] == NULL || marks[1] == NULL || distinct == NULL)
+        goto done;
+    for (Py_ssize_t j = 0; j < used; j++) {
+        const kkey_t *k = &ent[j].k;
+        PyObject *g1 = k->g1 ? k_str(text, k->g2 - 16, 1) : (Py_INCREF(empty), empty);
+        PyObject *g2 = k->g2n ? k_str(text, k->g2, k->g2n) : (Py_INCREF(empty), empty);
+        PyObject *g3 = k->mark == '[' ? marks[0] : empty;
+        PyObject *g4 = k->mark == ';' ? marks[1] : empty;
+        PyObject *g5 = k_str(text, k->rest, k->restn);
+        PyObject *key = (g1 && g2 && g5) ? PyTuple_Pack(5, g1, g2, g3, g4, g5) : NULL;
+        Py_XDECREF(g1);
+        Py_XDECREF(g2);
+        Py_XDECREF(g5);
+        PyObject *item = key ? Py_BuildValue("(Nnnn)", key, ent[j].first, ent[j].count, ent[j].first) : NULL;
+        if (item == NULL)
+            goto done;
+        PyList_SET_ITEM(distinct, j, item);
+    }
+    out = Py_BuildValue("(nON)", n, distinct, tags);
+    tags = NULL;
+done:
+    Py_XDECREF(tags);
+    Py_XDECREF(distinct);
+    Py_XDECREF(empty);
+    Py_XDECREF(marks[0]);
+    Py_XDECREF(marks[1]);
+    PyMem_Free(ent);
+    PyMem_Free(table);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"lines_without", lines_without, METH_VARARGS,
      "lines_without(chunk, needles) -> (n, keep, picked): the lines holding none of the needles"},
     {"distinct_after", distinct_after, METH_VARARGS,
      "distinct_after(chunk, needles, per_line, later_max) -> (lines, found, before, after)"},
+    {"kernel_keys", kernel_keys, METH_O,
+     "kernel_keys(text) -> (n, distinct, tags) or None: the kernel log's line keys (an ASCII str)"},
     {NULL, NULL, 0, NULL},
 };
 

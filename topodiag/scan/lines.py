@@ -20,6 +20,7 @@ codes out).
 from __future__ import annotations
 
 import itertools
+from array import array
 import operator
 import os
 import re
@@ -195,6 +196,10 @@ def pick(lines: list[bytes], at: list[int]) -> list[bytes]:
 COMPILED = (_compiled is not None and os.environ.get("TOPODIAG_PURE", "") in ("", "0")
             and hasattr(_compiled, "distinct_after") and hasattr(_compiled, "lines_without"))
 compiled = _compiled if COMPILED else None
+# the kernel log's line keys (parsers/_kernel_log_block.py `digest`, whose regex is their twin), from a
+# module that has them; their tags come as native 32-bit integers, the items of array("I") here
+kernel_keys = (_compiled.kernel_keys if COMPILED and hasattr(_compiled, "kernel_keys")
+               and array("I").itemsize == 4 else None)
 TAGS = (INFO_TAG, TRACE_TAG)
 
 
