@@ -1,7 +1,9 @@
 """The C line scanner (topodiag/scan/_cscan.c) parses untrusted logs: built here under AddressSanitizer
 and UndefinedBehaviorSanitizer, it is fed random chunks made of the tags' pieces and of random bytes,
 in a child process (20,000 chunks a seed), with needles of every shape, and must neither trip a sanitizer nor differ from its
-pure-Python twins (nor the NCCL scans built on it from theirs). A sweep
+pure-Python twins (nor the NCCL scans built on it from theirs); and with the kernel log's line keys,
+built so that every key hashes alike (each compared in full), it is fed texts of kernel-log lines
+(tests/parsers/test_kernel_keys.py's) and must give the regex's keys. A sweep
 of seconds (`pytest -m slow`); skipped where there is no C compiler, no Python headers or no
 sanitizer runtime."""
 
@@ -56,6 +58,12 @@ for i in range(int(sys.argv[3])):
     assert _cscan.lines_without(c, needles) == sl.lines_without_py(c, needles), (c, needles)
     x, y = _cscan.distinct_after(c, needles, per_line, later), sl.distinct_after_py(c, needles, per_line, later)
     assert x[:2] == y[:2] and list(x[2]) == list(y[2]) and list(x[3].items()) == list(y[3].items()), (c, needles)
+from topodiag.parsers import _kernel_log_block as kb
+from tests.parsers.test_kernel_keys import random_text, structured_text
+for i in range(int(sys.argv[3]) // 4):  # the kernel log's line keys, every key hashed alike
+    t = random_text(rng) if i % 2 else structured_text(rng)
+    n, distinct, raw = _cscan.kernel_keys(t)
+    assert (n, distinct, list(memoryview(raw).cast("I"))) == (lambda d: (d[0], d[1], list(d[2])))(kb.digest_py(t)), t
 print("ok")
 """
 
@@ -82,6 +90,7 @@ def test_the_scanner_under_asan_and_ubsan(tmp_path) -> None:
         pytest.skip("no sanitizer runtime")
     out = tmp_path / ("_cscan" + (sysconfig.get_config_var("EXT_SUFFIX") or ".so"))
     built = subprocess.run(cc + ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
+                                 "-DTOPODIAG_KEYS_COLLIDE",
                                  "-fno-sanitize-recover=undefined", "-shared", "-fPIC", "-I", include,
                                  str(SOURCE), "-o", str(out)], capture_output=True, text=True, timeout=300)
     if built.returncode != 0:

@@ -9,7 +9,8 @@ an NCCL INFO/TRACE tag, in one pass (`lines_without` with the two tags, or its t
 `untagged_py`). `compiled` is the C module (or None) from whose `distinct_after` the NCCL_DEBUG reader
 builds its scan (parsers/nccl_debug/lines.py, which holds the pure-Python `tagged_py`). Without a
 compiler the pure-Python twins give the same values (tests/parsers/test_linescan.py compares them on
-every fixture and on generated text), only slower. `COMPILED` says which runs; `TOPODIAG_PURE=1` in
+every fixture and on generated text), only slower. The module's third function, `kernel_keys`, is
+the kernel log's line key (parsers/_kernel_log_block.py `digest`; its twin `digest_py` there). `COMPILED` says which runs; `TOPODIAG_PURE=1` in
 the environment forces the Python twins (how the tests compare them, and a way out should the
 compiled one ever misbehave).
 
