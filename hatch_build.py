@@ -2,7 +2,7 @@
 
 The package is pure Python; this one C file makes the two NCCL log readers read a big log about twice
 as fast (topodiag/scan/lines.py, benchmarks/check_log.py), and the kernel log's block digest ten
-times as fast (topodiag/parsers/_kernel_log_block.py). It is compiled with the C compiler
+times as fast (topodiag/parsers/_kernel_log_keys.py). It is compiled with the C compiler
 the Python build used (sysconfig), with nothing but the Python headers. Where that fails (no compiler,
 no headers) the build goes on without it and the readers use their pure-Python twins, which give the
 same results; TOPODIAG_NO_COMPILE=1 skips the compiler on purpose. An editable install

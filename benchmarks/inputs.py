@@ -304,7 +304,11 @@ def nccl_issue(path: Path, size: int) -> None:
 
 
 # the classes whose reading has a compiled line scan (topodiag/scan/_cscan.c) beside its pure-Python twin
-PURE_CLASSES = ("nccl_issue", "nccl_progress", "nccl_long", "one_line")
+PURE_CLASSES = ("nccl_issue", "nccl_progress", "nccl_long", "one_line", "kernel_log", "kernel_log_node", "bug_report",
+                "bug_report_node")
+# those whose pure-Python reading has a budget of its own (issue 29: the NCCL log, pure, <= 10x grep); the
+# kernel logs' pure runs are shown beside their budget, which is the install's (compiled) one
+PURE_BUDGET_CLASSES = ("nccl_issue", "nccl_progress", "nccl_long", "one_line")
 
 WRITERS = {"nccl_issue": nccl_issue, "nccl_progress": nccl_progress, "nccl_long": nccl_long, "one_line": one_line,
            "kernel_log": kernel_log, "kernel_log_node": kernel_log_node, "bug_report": bug_report,

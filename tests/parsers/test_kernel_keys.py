@@ -1,5 +1,5 @@
 """The kernel log's line keys in C (topodiag/scan/_cscan.c `kernel_keys`, used by
-topodiag/parsers/_kernel_log_block.py `digest`) against their twin, the regex (`digest_py`, _KEY_RE's
+topodiag/parsers/_kernel_log_keys.py `digest`) against their twin, the regex (`digest_py`, _KEY_RE's
 five groups: the syslog month's first letter, "<host> kernel: ", the "[" of a dmesg stamp, the ";" of
 a /dev/kmsg prefix, the rest): the same count of lines, distinct keys in the same order with the same
 counts, the same tag for each line. On every fixture, on generated texts built from the pieces where
@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from topodiag.parsers import _kernel_log_block as B
+from topodiag.parsers import _kernel_log_keys as keys
 from topodiag.scan import lines as scan_lines
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -172,7 +173,7 @@ def test_not_ascii_is_the_regexs() -> None:
 
 def test_pure_twin_when_not_compiled(monkeypatch) -> None:
     """Without the C scanner (TOPODIAG_PURE, or an install with no compiler) `digest` is the regex's."""
-    monkeypatch.setattr(B, "_compiled_keys", None)
+    monkeypatch.setattr(keys, "_compiled_keys", None)
     text = "[ 1.0] a\n[ 2.0] a\nb"
     assert _plain(B.digest(text)) == (3, [(("", "", "[", "", " a"), 0, 2, 0), (("", "", "", "", "b"), 2, 1, 2)],
                                       [0, 0, 2])

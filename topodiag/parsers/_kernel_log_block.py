@@ -4,8 +4,8 @@ blocks smaller), at the cost of finding the lines that matter.
 A block is read by distinct texts (`_fast`; line by line, `_slow`, only when its keys do not line up
 with its lines). Each line's key is its text with the leading time stamp taken off (a dmesg
 "[ 12.345678]", a syslog "Mon DD HH:MM:SS" before "<host> kernel:", a /dev/kmsg record's
-"prio,seq,usec,flags;"), found for the whole block by one regex; a Counter of the keys gives each
-distinct text once with its count. What a line does is described once per key (`describe`, _kernel_log_desc.py, which
+"prio,seq,usec,flags;"), found for the whole block at once with each distinct text's count
+(_kernel_log_keys.py `digest`: one pass in C where the install compiled it, else one regex). What a line does is described once per key (`describe`, _kernel_log_desc.py, which
 mirrors kernel_log._one without doing anything; memoised across blocks, MEMO_CAP keys at most):
 
 - a line whose effect is only counters (one of a kind whose list is already full, a line that names
@@ -33,10 +33,9 @@ from typing import Iterable, Iterator, Optional
 
 from . import _kernel_log_re as K
 from ..scan.chunks import bounded_put
-from ..scan.lines import kernel_keys as _compiled_keys
 from ._kernel_log_desc import BLANK, KNOWN, NOTHING, ORDERED, _event, describe  # noqa: F401 (this module's names too)
 from ._kernel_log_events import AER_TAIL, split
-from ._possessive import possessive
+from ._kernel_log_keys import _DMESG_KEY_RE, _KEY_RE, digest, digest_py  # noqa: F401 (this module's names too)
 from .base import HEADER_END, HEADER_PREFIX
 
 BLOCK_CHARS = 1 << 22  # characters of lines per block
@@ -52,23 +51,6 @@ MEMO_CAP = 8192  # distinct keys remembered across blocks
 MEMO_KEY_CHARS = 512  # longer texts are described again in each block, not remembered
 LINE_LIMIT = 1 << 20  # the loader's (topodiag/load/files.py): a longer line is cut there
 _LINE_END = re.compile(r"\r\n|\r|\n")
-
-# A line's key: (the syslog month's first letter, "<host> kernel: ", "[" of a dmesg stamp, ";" of a
-# /dev/kmsg record's "<prio>,<seq>,<usec>,<flags>;" (usec of at most 17 digits: its dmesg form stays a
-# dmesg stamp), the rest). Every line gives one match (all parts optional): the block's lines in order.
-# (Possessive runs, "*+" / "{m,n}+": what follows each cannot start inside it, so giving back a character
-# could never match; they only save the engine the tries; greedy before Python 3.11: _possessive.py.)
-_KEY_RE = re.compile(possessive(
-    r"(?m)^(?:([A-Z])[a-z]{2} [ 0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] (\S{1,64}+ kernel: ?))?"
-    r"(?:(\[)[ \t]*+[0-9]{1,12}+\.[0-9]{1,9}+\]|[0-9]{1,3}+,[0-9]{1,20}+,[0-9]{1,17}+,[^;\n]{0,40}+(;))?(.*+)$"))
-
-# The key of a line that starts with a dmesg stamp, as _KEY_RE finds it: (the rest), one group
-_DMESG_KEY_RE = re.compile(possessive(r"(?m)^\[[ \t]*+[0-9]{1,12}+\.[0-9]{1,9}+\](.*+)$"))
-
-# A line that does not start with "[" (in the first _DMESG_PROBE characters of a block: the block is
-# then no node's dmesg, whose lines all do, and its two counts are not needed)
-_NOT_DMESG = re.compile(r"\n[^\[]")
-_DMESG_PROBE = 8192
 
 _memo: dict = {}
 
@@ -160,50 +142,6 @@ def _fast(st, block: list, text: str, line) -> bool:
         return False
     _by_keys(st, block, dg[1], dg[2], line)
     return True
-
-
-def digest(text: str) -> Optional[tuple]:
-    """The state-free half of `_fast` for a block's lines joined by "\n" (run in a worker): (the count
-    of keys, which the caller holds to its count of lines (`feed`, `_fast`: a block whose keys do not
-    line up with its lines is read line by line), [(key, its tag, its count, the index of a line of
-    it: its first)] of each distinct key, an array of the tag of each line: the index of the key's
-    first line). A key is _KEY_RE's five groups. Where the install compiled it, an ASCII text's keys
-    come from one pass in C (topodiag/scan/_cscan.c `kernel_keys`: 2 ms a 4 MiB block against the
-    regex's 25, whose match of five groups a line is most of the cost); `digest_py`, its twin, gives
-    the same values (tests/parsers/test_kernel_keys.py holds them equal) for any other text."""
-    if _compiled_keys is not None:
-        got = _compiled_keys(text)
-        if got is not None:
-            from array import array
-
-            n, distinct, raw = got
-            tags = array("I")
-            tags.frombytes(raw)
-            return n, distinct, tags
-    return digest_py(text)
-
-
-def digest_py(text: str) -> tuple:
-    """`digest` by _KEY_RE. A block whose every line has a dmesg stamp (a node's dmesg) finds them by
-    _DMESG_KEY_RE: one string a line, not a tuple of five (its key is ("", "", "[", "", the rest), as
-    _KEY_RE gives it)."""
-    from array import array
-
-    dmesg = False
-    if text[:1] == "[" and not _NOT_DMESG.search(text, 0, _DMESG_PROBE):
-        n = text.count("\n") + 1
-        if text.count("\n[") == n - 1:
-            keys = _DMESG_KEY_RE.findall(text)
-            dmesg = len(keys) == n
-    if not dmesg:
-        keys = _KEY_RE.findall(text)  # one match a line (every part optional): the caller holds
-        n = len(keys)  # n to its count of lines (feed, _fast)
-    ids: dict = {}  # each distinct key hashed once: its tag is the index of its first line
-    tags = array("I", map(ids.setdefault, keys, range(n)))
-    counts = Counter(tags)
-    if dmesg:
-        return n, [(("", "", "[", "", key), i, counts[i], i) for key, i in ids.items()], tags
-    return n, [(key, i, counts[i], i) for key, i in ids.items()], tags
 
 
 def _last(tags, tag: int, count: int) -> int:

@@ -1,5 +1,5 @@
 """The kernel log of a big regular file read over the machine's cores: the state-free half of a block
-(the key of each line, the Counter of the distinct keys: _kernel_log_block.digest) is computed in
+(the key of each line, the Counter of the distinct keys: _kernel_log_keys.digest) is computed in
 forked workers (topodiag/scan/parallel.py and workers.py; the count follows the usable CPUs or TOPODIAG_WORKERS, this
 process included) while this process reads the blocks in order with the digests (`feed`): what
 depends on a line's place (a driver load, a list being filled, an AER window) stays in line order.
@@ -57,7 +57,7 @@ def read(handle, new_state, finish, line):
 
 
 def digest_bytes(data: bytes) -> Optional[tuple]:
-    """In the worker: the block digest (_kernel_log_block.digest) of a chunk of whole lines; None for the
+    """In the worker: the block digest (_kernel_log_keys.digest) of a chunk of whole lines; None for the
     file's last line without its end (read here, as the text path cuts it)."""
     text = data.decode("utf-8", "replace")
     if not text.endswith("\n"):

@@ -1,6 +1,6 @@
 """Possessive quantifiers where `re` has them (Python 3.11 and later), greedy ones before.
 
-A few line patterns (the kernel log's line key, _kernel_log_block.py; the plain rows of nccl-tests,
+A few line patterns (the kernel log's line key, _kernel_log_keys.py; the plain rows of nccl-tests,
 nccl_tests/read.py) write their runs possessive ("*+", "++", "?+", "{m,n}+"): what follows each run
 cannot start inside it, so giving back a character could never lead to a match, and the possessive
 form only spares the engine the tries. Python 3.10's `re` refuses that syntax ("multiple repeat"),

@@ -27,7 +27,7 @@
  *
  *   kernel_keys(text) -> (n, distinct, tags) or None
  *       The one primitive that knows a format: the kernel log's line key, the five groups of
- *       topodiag/parsers/_kernel_log_block.py `_KEY_RE` (the syslog month's first letter, "<host>
+ *       topodiag/parsers/_kernel_log_keys.py `_KEY_RE` (the syslog month's first letter, "<host>
  *       kernel: ", the "[" of a dmesg stamp, the ";" of a /dev/kmsg prefix, the rest of the line), for
  *       each line of a str as text.split("\n") cuts it, the distinct ones counted by a hash table: n,
  *       the count of lines; distinct, [(key, tag, count, tag)] in order of first appearance (a key's
@@ -301,7 +301,7 @@ fail:
     return NULL;
 }
 
-/* ---- kernel_keys: the kernel log's line keys (topodiag/parsers/_kernel_log_block.py) ---- */
+/* ---- kernel_keys: the kernel log's line keys (topodiag/parsers/_kernel_log_keys.py) ---- */
 
 #include <stdint.h>
 

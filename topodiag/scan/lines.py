@@ -10,7 +10,7 @@ an NCCL INFO/TRACE tag, in one pass (`lines_without` with the two tags, or its t
 builds its scan (parsers/nccl_debug/lines.py, which holds the pure-Python `tagged_py`). Without a
 compiler the pure-Python twins give the same values (tests/parsers/test_linescan.py compares them on
 every fixture and on generated text), only slower. The module's third function, `kernel_keys`, is
-the kernel log's line key (parsers/_kernel_log_block.py `digest`; its twin `digest_py` there). `COMPILED` says which runs; `TOPODIAG_PURE=1` in
+the kernel log's line key (parsers/_kernel_log_keys.py `digest`; its twin `digest_py` there). `COMPILED` says which runs; `TOPODIAG_PURE=1` in
 the environment forces the Python twins (how the tests compare them, and a way out should the
 compiled one ever misbehave).
 
@@ -197,7 +197,7 @@ def pick(lines: list[bytes], at: list[int]) -> list[bytes]:
 COMPILED = (_compiled is not None and os.environ.get("TOPODIAG_PURE", "") in ("", "0")
             and hasattr(_compiled, "distinct_after") and hasattr(_compiled, "lines_without"))
 compiled = _compiled if COMPILED else None
-# the kernel log's line keys (parsers/_kernel_log_block.py `digest`, whose regex is their twin), from a
+# the kernel log's line keys (parsers/_kernel_log_keys.py `digest`, whose regex is their twin), from a
 # module that has them; their tags come as native 32-bit integers, the items of array("I") here
 kernel_keys = (_compiled.kernel_keys if COMPILED and hasattr(_compiled, "kernel_keys")
                and array("I").itemsize == 4 else None)
