@@ -32,7 +32,7 @@ PIECES = ["Sep 19 16:18:02 ", "Jan  1 00:00:00 ", "Mar 3 01:02:03 ", "jan. 29 20
           "1" * 21 + ",", "1" * 17 + ",", "1" * 18 + ",", "-;", "c;", "f" * 40 + ";", "f" * 41 + ";", ";", ",",
           "6,1234,5678901,-;", " SUBSYSTEM=pci", "NVRM: Xid (PCI:0000:01:00): 79, pid=1", "pcieport 0000:00:03.1: AER: ",
           "mlx5_core 0000:3b:00.0: ", " ", "\t", "\x0b", "\x0c", "\r", "\x1c", "\x1f", "\x1b", "\x7f", "x", "Z", "a",
-          "0", ":", "\n", "\n\n", "kernel", "Sep", "S"]
+          "0", ":", "\n", "\n\n", "kernel", "Sep", "S", "\x00", "h\x00"]
 
 
 def random_text(rng: random.Random, pieces: int = 40) -> str:
@@ -44,7 +44,7 @@ def structured_line(rng: random.Random) -> str:
     """A line field by field (a syslog prefix, a stamp, a rest), each field on or near a bound."""
     out = ""
     if rng.random() < 0.5:
-        host = rng.choice(["h", "bubz", "h" * 64, "h" * 65, "bu\x1cz", "bu\x0bz", "bu\tz", "x:y"])
+        host = rng.choice(["h", "bubz", "h" * 64, "h" * 65, "bu\x1cz", "bu\x0bz", "bu\tz", "x:y", "h\x00"])
         out += rng.choice(["Sep 19 16:18:02 ", "Oct  3 01:02:03 ", "sep 19 16:18:02 ", "Sep 19 16:18:02"]) + host
         out += rng.choice([" kernel:", " kernel: ", " kernel:  ", " kernel", "  kernel: "])
     r = rng.random()
