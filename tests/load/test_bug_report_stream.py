@@ -115,3 +115,25 @@ def test_the_streamed_section_memory_does_not_grow_with_it(tmp_path, monkeypatch
     (small, a), (big, b) = _peak(tmp_path / "small.log"), _peak(tmp_path / "big.log")
     assert a.xids_total == 2000 and b.xids_total == 16000 and b.lines == 48000
     assert big < 1.5 * small + 256 * 1024, (small, big)
+
+
+@pytest.mark.parametrize("tail", [b"\n", b"\n\n", b"\r\n", b"[ 2.0] x\n", b"[ 2.0] x"])
+def test_a_last_block_of_the_tail_alone_reads_as_one_block(tail):
+    """The section's last block holding nothing but its tail (the sink cuts its blocks where its reads
+    came): one line end, two, a line with or without its end; read as the same bytes in one block (a
+    blank last line is the one before the report's separator: none, whatever the cut)."""
+    body = ("\n".join(t for t in _kernel_texts() if t.isascii()) + "\n").encode() * 5
+    # the first read makes a block of its own (KernelSink.add): the tail is the last one
+    assert len(body) >= max(4 * BB._PROBE, _kernel_log_block.FIRST_BLOCK_CHARS)
+
+    def sink(*reads):
+        out = BB.KernelSink(bug_report)
+        for data in reads:
+            out.add(data)
+        out.end()
+        return to_jsonable(out.result()), out.newlines
+
+    cut, whole = sink(body, tail), sink(body + tail)
+    assert cut == whole and whole[1] == (body + tail).count(b"\n")
+    if tail.strip():  # no blank last line: as the text held whole
+        assert whole[0] == to_jsonable(parse_opened(get("kernel_log"), open_str("x", (body + tail).decode())))

@@ -177,3 +177,46 @@ def test_pure_twin_when_not_compiled(monkeypatch) -> None:
     text = "[ 1.0] a\n[ 2.0] a\nb"
     assert _plain(B.digest(text)) == (3, [(("", "", "[", "", " a"), 0, 2, 0), (("", "", "", "", "b"), 2, 1, 2)],
                                       [0, 0, 2])
+
+
+@needs_c
+@pytest.mark.parametrize("text", ["a\n\nbc\n[ 1.0] d\n", "\n", "x\n", "\n\n\n", "[ 1.0] a\n" * 5 + "tail\n"])
+def test_lines_cut_from_their_ends_read_as_the_list(text, monkeypatch) -> None:
+    """`Lines` (the merge's lines of a block, cut as they are read) reads as text.split("\\n") of the block."""
+    monkeypatch.setattr(keys, "_compiled_keys", keys_c)  # the C pass, whatever TOPODIAG_PURE says
+    n, distinct, tags, ends, longest = keys.digest(text[:-1], ends=True)
+    want = text[:-1].split("\n")
+    got = keys.Lines(text, ends)
+    assert (n, len(got), longest) == (len(want), len(want), max(map(len, want)))
+    assert [got[i] for i in range(len(want))] == want and [got[-i] for i in range(1, len(want) + 1)] == want[::-1]
+    for cut in (slice(None), slice(-2, None), slice(-10, None), slice(1, 3), slice(5, 2), slice(None, None, 2),
+                slice(None, None, -1), slice(1, -1)):
+        assert got[cut] == want[cut]
+    assert list(got) == want and (n, distinct, list(tags)) == _plain(B.digest_py(text[:-1]))
+
+
+@needs_c
+def test_the_merge_of_a_big_file_reads_lines_cut_from_their_ends(tmp_path, monkeypatch) -> None:
+    """A big ASCII file read with a worker: its blocks come as `Lines` (the worker's ends), with the
+    line path's result; the fixtures' kernel logs, each a few times over."""
+    from tests.parsers.test_kernel_log_block import _lines_of, _result, _texts
+    from topodiag.parsers import _kernel_log_par as par
+    from topodiag.parsers import kernel_log
+    from topodiag.scan import parallel, workers
+
+    monkeypatch.setattr(keys, "_compiled_keys", keys_c)  # (forked: the worker has it too)
+    monkeypatch.setenv(workers.ENV, "2")
+    monkeypatch.setattr(par, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(B, "FIRST_BLOCK_CHARS", 4096)
+    monkeypatch.setattr(B, "BLOCK_CHARS", 1 << 16)
+    monkeypatch.setattr(parallel, "_behind", lambda pending, ahead: False)
+    made = []
+    monkeypatch.setattr(par, "Lines", lambda text, ends: made.append(len(ends)) or keys.Lines(text, ends))
+    B._memo.clear()
+    data = (("\n".join(t for _, t in _texts() if t.isascii()) + "\n") * 20).encode()
+    path = tmp_path / "kern.log"
+    path.write_bytes(data)
+    with open(path, "rb") as fh:
+        got = _result(kernel_log.parse_binary, fh)
+    assert got == _result(_lines_of, data)
+    assert len(made) >= 8 and sum(made) == data.count(b"\n")  # every block, every line

@@ -64,9 +64,11 @@ def test_bad_bytes_and_a_last_line_without_its_end(tmp_path, small_blocks):
     assert _file(tmp_path, data) == _result(_lines_of, data)
 
 
-def test_without_a_worker_the_same(tmp_path, small_blocks, monkeypatch):
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r", "some \r"])
+def test_without_a_worker_the_same(tmp_path, small_blocks, monkeypatch, newline):
     monkeypatch.setattr(parallel, "worker_pool", lambda n: None)  # where scan/parallel.py makes its pool
-    data = (("\n".join(t for _, t in _texts()) + "\n") * 4).encode()
+    text = ("\n".join(t for _, t in _texts()) + "\n") * 4
+    data = (text.replace("\n", "\r", 40) if newline == "some \r" else text.replace("\n", newline)).encode()
     want = _result(_lines_of, data)
     small_blocks.clear()
     assert _file(tmp_path, data) == want
@@ -82,6 +84,19 @@ def test_a_line_past_the_limit_is_read_by_the_line_path(tmp_path, small_blocks, 
     assert got == _result(lambda d: kernel_log.parse_lines(files.bounded_lines(
         io.TextIOWrapper(io.BytesIO(d), encoding="utf-8", errors="replace", newline=""), 300)), data)
     assert got["xids_total"] > 3
+
+
+def test_what_lies_past_the_limit_of_a_long_line_is_not_read(tmp_path, small_blocks, monkeypatch):
+    """An Xid past LINE_LIMIT characters of its line is not seen, as the line path cuts the line there
+    (the worker's digest says how long the longest line is: the block goes to the line path)."""
+    monkeypatch.setattr(block, "LINE_LIMIT", 300)
+    monkeypatch.setattr(files, "LINE_LIMIT", 300)
+    text = "[    1.000000] " + "x" * 400 + " NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus.\n"
+    data = ("[    0.500000] usb 1-1: new device\n" * 20 + text * 3).encode()
+    got = _file(tmp_path, data)
+    assert got == _result(lambda d: kernel_log.parse_lines(files.bounded_lines(
+        io.TextIOWrapper(io.BytesIO(d), encoding="utf-8", errors="replace", newline=""), 300)), data)
+    assert got["xids_total"] == 0
 
 
 def test_digest_is_the_blocks_keys():

@@ -64,6 +64,10 @@ for i in range(int(sys.argv[3]) // 4):  # the kernel log's line keys, every key 
     t = random_text(rng) if i % 2 else structured_text(rng)
     n, distinct, raw = _cscan.kernel_keys(t)
     assert (n, distinct, list(memoryview(raw).cast("I"))) == (lambda d: (d[0], d[1], list(d[2])))(kb.digest_py(t)), t
+    n2, distinct2, raw2, ends, longest = _cscan.kernel_keys(t, True)  # and each line's end
+    cut = [k for k, ch in enumerate(t) if ch == "\n"] + [len(t)]
+    assert (n2, distinct2, raw2) == (n, distinct, raw) and list(memoryview(ends).cast("I")) == cut, t
+    assert longest == max(map(len, t.split("\n"))), t
 print("ok")
 """
 

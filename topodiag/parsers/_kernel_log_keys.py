@@ -34,7 +34,7 @@ _NOT_DMESG = re.compile(r"\n[^\[]")
 _DMESG_PROBE = 8192
 
 
-def digest(text: str) -> Optional[tuple]:
+def digest(text: str, ends: bool = False) -> Optional[tuple]:
     """The state-free half of `_fast` for a block's lines joined by "\n" (run in a worker): (the count
     of keys, which the caller holds to its count of lines (`feed`, `_fast`: a block whose keys do not
     line up with its lines is read line by line), [(key, its tag, its count, the index of a line of
@@ -42,17 +42,50 @@ def digest(text: str) -> Optional[tuple]:
     first line). A key is _KEY_RE's five groups. Where the install compiled it, an ASCII text's keys
     come from one pass in C (topodiag/scan/_cscan.c `kernel_keys`: 2 ms a 4 MiB block against the
     regex's 25, whose match of five groups a line is most of the cost); `digest_py`, its twin, gives
-    the same values (tests/parsers/test_kernel_keys.py holds them equal) for any other text."""
+    the same values (tests/parsers/test_kernel_keys.py holds them equal) for any other text. `ends`:
+    from the C pass, also each line's end and the longest line's length (`Lines`), as two more items."""
     if _compiled_keys is not None:
-        got = _compiled_keys(text)
+        got = _compiled_keys(text, ends)
         if got is not None:
             from array import array
 
-            n, distinct, raw = got
             tags = array("I")
-            tags.frombytes(raw)
-            return n, distinct, tags
+            tags.frombytes(got[2])
+            if not ends:
+                return got[0], got[1], tags
+            at = array("I")
+            at.frombytes(got[3])
+            return got[0], got[1], tags, at, got[4]
     return digest_py(text)
+
+
+class Lines:
+    """A block's lines as a list of them reads (len, an item, a slice, iteration), each cut from the
+    block's text by the ends `digest(text, ends=True)` found (`ends[i]`: the place of line i's "\n"):
+    a line is made when it is read, so the merge of a big file (_kernel_log_par.py) does not cut
+    every line of a block it reads a few hundred of in order."""
+
+    __slots__ = ("text", "ends")
+
+    def __init__(self, text: str, ends) -> None:
+        self.text, self.ends = text, ends
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    def __getitem__(self, i):
+        ends = self.ends
+        if i.__class__ is slice:  # a run of lines: cut once from the text (the look-backs' last 5,001)
+            lo, hi, step = i.indices(len(ends))
+            if step != 1:
+                return [self[k] for k in range(lo, hi, step)]
+            return self.text[ends[lo - 1] + 1 if lo else 0:ends[hi - 1]].split("\n") if lo < hi else []
+        if i < 0:
+            i += len(ends)
+        return self.text[ends[i - 1] + 1 if i else 0:ends[i]]
+
+    def __iter__(self):
+        return iter(self[:])
 
 
 def digest_py(text: str) -> tuple:

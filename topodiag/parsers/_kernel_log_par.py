@@ -19,6 +19,7 @@ import stat
 from typing import Iterator, Optional
 
 from . import _kernel_log_block as B
+from ._kernel_log_keys import Lines
 
 PARALLEL_MIN_BYTES: Optional[int] = 32 << 20  # files from this size are read with workers (None: never)
 
@@ -62,7 +63,9 @@ def digest_bytes(data: bytes) -> Optional[tuple]:
     text = data.decode("utf-8", "replace")
     if not text.endswith("\n"):
         return None
-    return B.digest("\n".join(_lines(text)) if "\r" in text else text[:-1])
+    if "\r" in text:
+        return B.digest("\n".join(_lines(text)))
+    return B.digest(text[:-1], ends=True)  # the lines' ends too: the merge cuts only the lines it reads
 
 
 def _blocks_of(data: bytes, dg: Optional[tuple]) -> Iterator[tuple[list, Optional[tuple]]]:
@@ -71,6 +74,13 @@ def _blocks_of(data: bytes, dg: Optional[tuple]) -> Iterator[tuple[list, Optiona
     if not text.endswith("\n"):  # the file's last line, without its end: as the text path cuts it
         pending = [text]
         yield from ((b, None) for b in B.text_blocks(lambda n: pending.pop() if pending else ""))
+        return
+    if dg is None and "\r" not in text:  # digested here (not sent to the worker, or not right)
+        dg = B.digest(text[:-1], ends=True)
+    if len(dg or ()) == 5:  # each line's end too (the C pass over a text without "\r")
+        if dg[4] > B.LINE_LIMIT:
+            raise B.LongLine()
+        yield Lines(text, dg[3]), dg[:3]
         return
     lines = B._checked(_lines(text), B.LINE_LIMIT)
     if dg is None:  # digested here (not sent to the worker, or its digest did not come back right)

@@ -25,7 +25,7 @@
  *       The needles must share a first byte (the scan looks for their common start); no needle may hold
  *       a newline (for both functions).
  *
- *   kernel_keys(text) -> (n, distinct, tags) or None
+ *   kernel_keys(text, ends=False) -> (n, distinct, tags[, ends, longest]) or None
  *       The one primitive that knows a format: the kernel log's line key, the five groups of
  *       topodiag/parsers/_kernel_log_keys.py `_KEY_RE` (the syslog month's first letter, "<host>
  *       kernel: ", the "[" of a dmesg stamp, the ";" of a /dev/kmsg prefix, the rest of the line), for
@@ -35,7 +35,8 @@
  *       match of five groups a line is most of the block digest's cost in Python (25 ms a 4 MiB block,
  *       2 ms here); its twin is `digest_py` there, and tests/parsers/test_kernel_keys.py holds them
  *       equal. None for a str that is not ASCII (the regex reads it: `\S` and the character counts of
- *       its bounds are Unicode's). Built with TOPODIAG_KEYS_COLLIDE (the sanitized test), every key
+ *       its bounds are Unicode's). With `ends`, also each line's end (the place of its "\n", or the
+ *       text's length) as native uint32 bytes and the longest line's length. Built with TOPODIAG_KEYS_COLLIDE (the sanitized test), every key
  *       hashes alike, so each is compared in full.
  */
 #define PY_SSIZE_T_CLEAN
@@ -445,8 +446,12 @@ k_str(PyObject *text, Py_ssize_t a, Py_ssize_t n)
 }
 
 static PyObject *
-kernel_keys(PyObject *Py_UNUSED(self), PyObject *text)
+kernel_keys(PyObject *Py_UNUSED(self), PyObject *args)
 {
+    PyObject *text;
+    int want_ends = 0;
+    if (!PyArg_ParseTuple(args, "O|p:kernel_keys", &text, &want_ends))
+        return NULL;
     if (!PyUnicode_Check(text)) {
         PyErr_SetString(PyExc_TypeError, "kernel_keys: a str");
         return NULL;
@@ -462,12 +467,18 @@ kernel_keys(PyObject *Py_UNUSED(self), PyObject *text)
     Py_ssize_t n = 1;
     for (const unsigned char *q = s; (q = memchr(q, '\n', (size_t)(s + len - q))) != NULL; q++)
         n++;
-    if ((uint64_t)n > UINT32_MAX)
+    if ((uint64_t)len > UINT32_MAX)
         Py_RETURN_NONE;
     PyObject *tags = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(uint32_t));
-    if (tags == NULL)
+    PyObject *ends = want_ends ? PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(uint32_t)) : NULL;
+    if (tags == NULL || (want_ends && ends == NULL)) {
+        Py_XDECREF(tags);
+        Py_XDECREF(ends);
         return NULL;
+    }
     uint32_t *tag = (uint32_t *)PyBytes_AS_STRING(tags);
+    uint32_t *end_at = ends ? (uint32_t *)PyBytes_AS_STRING(ends) : NULL;
+    Py_ssize_t longest = 0;
     Py_ssize_t cap = 64, used = 0, mask = 255; /* entries; the table holds 4 x their room */
     kentry_t *ent = PyMem_Malloc((size_t)cap * sizeof(kentry_t));
     Py_ssize_t *table = PyMem_Malloc((size_t)(mask + 1) * sizeof(Py_ssize_t));
@@ -481,6 +492,11 @@ kernel_keys(PyObject *Py_UNUSED(self), PyObject *text)
     for (Py_ssize_t i = 0; i < n; i++) {
         const unsigned char *nl = memchr(s + ls, '\n', (size_t)(len - ls));
         Py_ssize_t le = nl ? nl - s : len;
+        if (end_at != NULL) {
+            end_at[i] = (uint32_t)le;
+            if (le - ls > longest)
+                longest = le - ls;
+        }
         kkey_t k;
         k_key(s, ls, le, &k);
         uint64_t h = k_hash(s + k.rest, k.restn, ((uint64_t)k.g1 << 8) | k.mark);
@@ -556,10 +572,14 @@ kernel_keys(PyObject *Py_UNUSED(self), PyObject *text)
             goto done;
         PyList_SET_ITEM(distinct, j, item);
     }
-    out = Py_BuildValue("(nON)", n, distinct, tags);
-    tags = NULL;
+    if (ends != NULL)
+        out = Py_BuildValue("(nONNn)", n, distinct, tags, ends, longest);
+    else
+        out = Py_BuildValue("(nON)", n, distinct, tags);
+    tags = ends = NULL;
 done:
     Py_XDECREF(tags);
+    Py_XDECREF(ends);
     Py_XDECREF(distinct);
     Py_XDECREF(empty);
     Py_XDECREF(marks[0]);
@@ -574,8 +594,8 @@ static PyMethodDef methods[] = {
      "lines_without(chunk, needles) -> (n, keep, picked): the lines holding none of the needles"},
     {"distinct_after", distinct_after, METH_VARARGS,
      "distinct_after(chunk, needles, per_line, later_max) -> (lines, found, before, after)"},
-    {"kernel_keys", kernel_keys, METH_O,
-     "kernel_keys(text) -> (n, distinct, tags) or None: the kernel log's line keys (an ASCII str)"},
+    {"kernel_keys", kernel_keys, METH_VARARGS,
+     "kernel_keys(text, ends=False) -> (n, distinct, tags[, ends, longest]) or None: the kernel log's line keys"},
     {NULL, NULL, 0, NULL},
 };
 

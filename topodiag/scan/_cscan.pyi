@@ -17,8 +17,10 @@ def distinct_after(chunk: bytes, needles: tuple[bytes, ...], per_line: int, late
     distinct, in order; the first `per_line` needles of each line with their text to the end of the
     line (later ones: `later_max` bytes at most), distinct, in order: {text: [count, first position]}."""
 
-def kernel_keys(text: str, /) -> tuple[int, list[tuple[tuple[str, str, str, str, str], int, int, int]], bytes] | None:
+def kernel_keys(text: str, ends: bool = False, /) -> tuple | None:
     """(n, distinct, tags) of the kernel log's line keys (_kernel_log_keys._KEY_RE's five groups) of
     an ASCII str's lines: their count; [(key, tag, count, tag)] of each distinct key in order of first
     appearance (a tag: the index of the key's first line); each line's tag as native uint32 bytes.
-    None for a str that is not ASCII; TypeError for anything but a str."""
+    With `ends`, two more: each line's end (its "\n"'s place, or the text's length) as native uint32
+    bytes, and the longest line's length. None for a str that is not ASCII; TypeError for anything but
+    a str."""
