@@ -5,8 +5,9 @@ A block is read by distinct texts (`_fast`; line by line, `_slow`, only when its
 with its lines). Each line's key is its text with the leading time stamp taken off (a dmesg
 "[ 12.345678]", a syslog "Mon DD HH:MM:SS" before "<host> kernel:", a /dev/kmsg record's
 "prio,seq,usec,flags;"), found for the whole block at once with each distinct text's count
-(_kernel_log_keys.py `digest`: one pass in C where the install compiled it, else one regex). What a line does is described once per key (`describe`, _kernel_log_desc.py, which
-mirrors kernel_log._one without doing anything; memoised across blocks, MEMO_CAP keys at most):
+(_kernel_log_keys.py `digest`: one pass in C where the install compiled it, else one regex). What a
+line does is described once per key (`describe`, _kernel_log_desc.py, which mirrors kernel_log._one
+without doing anything; memoised across blocks, MEMO_CAP keys at most):
 
 - a line whose effect is only counters (one of a kind whose list is already full, a line that names
   no driver, a catalogue event once MAX_EVENTS are kept) is counted by its key's count;

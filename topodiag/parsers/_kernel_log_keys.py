@@ -61,7 +61,7 @@ def digest(text: str, ends: bool = False) -> Optional[tuple]:
 
 class Lines:
     """A block's lines as a list of them reads (len, an item, a slice, iteration), each cut from the
-    block's text by the ends `digest(text, ends=True)` found (`ends[i]`: the place of line i's "\n"):
+    block's text by the ends `digest(text, ends=True)` found (`ends[i]`: the place of line i's "\\n"):
     a line is made when it is read, so the merge of a big file (_kernel_log_par.py) does not cut
     every line of a block it reads a few hundred of in order."""
 

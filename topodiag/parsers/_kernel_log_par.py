@@ -68,8 +68,9 @@ def digest_bytes(data: bytes) -> Optional[tuple]:
     return B.digest(text[:-1], ends=True)  # the lines' ends too: the merge cuts only the lines it reads
 
 
-def _blocks_of(data: bytes, dg: Optional[tuple]) -> Iterator[tuple[list, Optional[tuple]]]:
-    """The blocks of lines of one chunk, with the worker's digest (None: found here)."""
+def _blocks_of(data: bytes, dg: Optional[tuple]) -> Iterator[tuple[object, Optional[tuple]]]:
+    """The blocks of lines of one chunk (a list of them, or `Lines` where the digest gave each line's
+    end), with the worker's digest (None: found here)."""
     text = data.decode("utf-8", "replace")
     if not text.endswith("\n"):  # the file's last line, without its end: as the text path cuts it
         pending = [text]
