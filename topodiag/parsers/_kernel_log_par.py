@@ -84,8 +84,8 @@ def _blocks_of(data: bytes, dg: Optional[tuple]) -> Iterator[tuple[object, Optio
         yield Lines(text, dg[3]), dg[:3]
         return
     lines = B._checked(_lines(text), B.LINE_LIMIT)
-    if dg is None:  # digested here (not sent to the worker, or its digest did not come back right)
-        dg = B.digest("\n".join(lines) if "\r" in text else text[:-1])
+    if dg is None:  # a text with "\r" digested here: its lines joined as the worker joins them
+        dg = B.digest("\n".join(lines))
     yield lines, dg
 
 

@@ -36,8 +36,8 @@
  *       2 ms here); its twin is `digest_py` there, and tests/parsers/test_kernel_keys.py holds them
  *       equal. None for a str that is not ASCII (the regex reads it: `\S` and the character counts of
  *       its bounds are Unicode's). With `ends`, also each line's end (the place of its "\n", or the
- *       text's length) as native uint32 bytes and the longest line's length. Built with TOPODIAG_KEYS_COLLIDE (the sanitized test), every key
- *       hashes alike, so each is compared in full.
+ *       text's length) as native uint32 bytes and the longest line's length. Built with
+ *       TOPODIAG_KEYS_COLLIDE (the sanitized test), every key hashes alike, so each is compared in full.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>  /* defines _GNU_SOURCE on glibc: memmem */
@@ -319,7 +319,7 @@ k_space(unsigned char c)
     return c == ' ' || (c >= 9 && c <= 13) || (c >= 28 && c <= 31);
 }
 
-/* a run of at most `most` bytes from `p` (before `e`) for which `ok` holds: its length (possessive) */
+/* the length of the run of digits from `p` (before `e`), at most `most` of them (a possessive {1,most}+) */
 static Py_ssize_t
 k_digits(const unsigned char *p, const unsigned char *e, Py_ssize_t most)
 {
@@ -464,11 +464,11 @@ kernel_keys(PyObject *Py_UNUSED(self), PyObject *args)
         Py_RETURN_NONE; /* the regex reads it */
     const unsigned char *s = (const unsigned char *)PyUnicode_DATA(text);
     Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+    if ((uint64_t)len > UINT32_MAX)
+        Py_RETURN_NONE; /* the tags and ends are 32-bit */
     Py_ssize_t n = 1;
     for (const unsigned char *q = s; (q = memchr(q, '\n', (size_t)(s + len - q))) != NULL; q++)
         n++;
-    if ((uint64_t)len > UINT32_MAX)
-        Py_RETURN_NONE;
     PyObject *tags = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(uint32_t));
     PyObject *ends = want_ends ? PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(uint32_t)) : NULL;
     if (tags == NULL || (want_ends && ends == NULL)) {
